@@ -1,0 +1,5 @@
+"""Allow ``python -m shellkeep``."""
+
+from shellkeep.cli.main import entry
+
+entry()

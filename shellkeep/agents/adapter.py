@@ -1,0 +1,246 @@
+"""Share the command-line half of the built-in adapters: recognise, pre-assign, resume.
+
+``CommandAdapter`` implements ``matches``, ``prepare``, ``resume_argv``, ``read_exchanges``
+and ``transcript_files`` from a few class attributes (executable names, an argument
+grammar, which options pick a conversation, the transcript format); each agent's module
+adds where its transcripts live (``find_session``) and how to read them.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import ClassVar
+
+from shellkeep.agents import jsonl
+from shellkeep.agents.argv import (
+    CommandLine,
+    Grammar,
+    Option,
+    Token,
+    find_option,
+    first_positional,
+    rebuild,
+    split_command,
+    tokenize,
+)
+from shellkeep.agents.base import AgentSession, Exchange, Launch
+from shellkeep.agents.locations import is_new, mtime_at, newest, same_dir
+
+__all__ = ["HELP", "VERSION", "CommandAdapter", "TranscriptLayout", "locate_transcript"]
+
+log = logging.getLogger(__name__)
+
+HELP = Option(("--help", "-h"))
+VERSION = Option(("--version", "-v", "-V"))
+
+
+class CommandAdapter:
+    """Base of the built-in adapters; subclasses set the class attributes and ``find_session``.
+
+    Class attributes:
+        name: the adapter's name, stored in meta.json.
+        executables / packages / modules: how the agent is started (see ``split_command``).
+        grammar: its arguments, so values and prompts are told apart.
+        session_option: the option that gives a new conversation a chosen id, or None.
+        non_conversation_options: options that make the run something else than a
+            conversation (listing sessions, one-shot modes); no id is pre-assigned then.
+        conversation_options: options that pick an existing conversation (resume, continue,
+            session id, fork); when the user gave one, ``prepare`` leaves argv alone.
+        id_options: those of them whose value is the agent's session id.
+        dropped_on_resume: options removed from the user's argv by ``resume_argv``
+            (conversation options, initial-prompt options, one-shot modes).
+        transcript_format: how to read the JSONL transcript, or None when it is not JSONL.
+    """
+
+    name: str = ""
+    executables: ClassVar[tuple[str, ...]] = ()
+    packages: ClassVar[tuple[str, ...]] = ()
+    modules: ClassVar[tuple[str, ...]] = ()
+    grammar: ClassVar[Grammar] = Grammar(options=())
+    session_option: ClassVar[Option | None] = None
+    non_conversation_options: ClassVar[tuple[Option, ...]] = ()
+    conversation_options: ClassVar[tuple[Option, ...]] = ()
+    id_options: ClassVar[tuple[Option, ...]] = ()
+    dropped_on_resume: ClassVar[tuple[Option, ...]] = ()
+    transcript_format: ClassVar[jsonl.TranscriptFormat | None] = None
+
+    def matches(self, argv: Sequence[str]) -> bool:
+        """Return whether ``argv`` runs this agent (directly, through npx/node/python -m...)."""
+        return split_command(argv, self.executables, self.packages, self.modules) is not None
+
+    def command(self, argv: Sequence[str]) -> CommandLine:
+        """Return ``argv`` split into launcher prefix and arguments (first word as prefix if unknown)."""
+        found = split_command(argv, self.executables, self.packages, self.modules)
+        if found is not None:
+            return found
+        if not argv:
+            return CommandLine(prefix=(self.executables[0],) if self.executables else (), args=())
+        return CommandLine(prefix=(argv[0],), args=tuple(argv[1:]))
+
+    def starts_conversation(self, tokens: Sequence[Token]) -> bool:
+        """Return whether the arguments start an interactive conversation (no help, version, subcommand)."""
+        if find_option(tokens, HELP, VERSION, *self.non_conversation_options) is not None:
+            return False
+        first = first_positional(tokens)
+        return first is None or first not in self.grammar.subcommands
+
+    def session_id_from(self, token: Token) -> str | None:
+        """Return the session id named by a conversation option the user gave, or None."""
+        if token.option in self.id_options and token.value and self.looks_like_id(token.value):
+            return token.value
+        return None
+
+    def looks_like_id(self, value: str) -> bool:
+        """Return whether ``value`` is one of this agent's session ids (not a name or search term)."""
+        return bool(value.strip())
+
+    def new_session_id(self) -> str:
+        """Return a fresh id to pre-assign (a random UUID)."""
+        return str(uuid.uuid4())
+
+    def prepare(self, argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> Launch:
+        """Return the launch for ``argv``, with ``session_option <new id>`` added when it applies.
+
+        Nothing is added when the agent cannot take an id, when argv asks for help, a
+        version or a subcommand, or when the user already picked a conversation; in the
+        last case the id is taken from the user's flag when it names one.
+        """
+        cmd = self.command(argv)
+        tokens = tokenize(cmd.args, self.grammar)
+        if not self.starts_conversation(tokens):
+            return Launch(argv=tuple(argv))
+        given = find_option(tokens, *self.conversation_options)
+        if given is not None:
+            return Launch(argv=tuple(argv), agent_session_id=self.session_id_from(given))
+        if self.session_option is None:
+            return Launch(argv=tuple(argv))
+        session_id = self.new_session_id()
+        new_argv = (*cmd.prefix, self.session_option.names[0], session_id, *cmd.args)
+        return Launch(argv=new_argv, agent_session_id=session_id)
+
+    def is_preassigned(self, launch: Launch) -> bool:
+        """Return whether ``launch.agent_session_id`` was given through ``session_option`` (a new conversation)."""
+        if launch.agent_session_id is None or self.session_option is None:
+            return False
+        tokens = tokenize(self.command(launch.argv).args, self.grammar)
+        token = find_option(tokens, self.session_option)
+        return token is not None and token.value == launch.agent_session_id
+
+    def find_session(
+        self,
+        launch: Launch,
+        cwd: Path,
+        env: Mapping[str, str],
+        started_at: datetime,
+        screen_text: str,
+    ) -> AgentSession | None:
+        """Return None; subclasses know where their agent keeps conversations."""
+        return None
+
+    def resume_words(self, session: AgentSession) -> list[str]:
+        """Return the arguments that resume ``session`` (``["--resume", id]``); subclasses override."""
+        return ["--resume", session.session_id or ""]
+
+    def resume_argv(self, original_argv: Sequence[str], session: AgentSession) -> list[str] | None:
+        """Return the user's command with its conversation flags and prompt replaced by a resume.
+
+        None when the session has no id or its transcript is known to be missing (the
+        agent would refuse to resume it).
+        """
+        if session.session_id is None:
+            return None
+        if session.transcript is not None and not session.transcript.exists():
+            return None
+        cmd = self.command(original_argv)
+        tokens = tokenize(cmd.args, self.grammar)
+        kept = rebuild(tokens, self.dropped_on_resume, drop_positionals=self.grammar.prompt_positionals)
+        return [*cmd.prefix, *kept, *self.resume_words(session)]
+
+    def read_exchanges(self, session: AgentSession, limit: int | None = None) -> list[Exchange]:
+        """Return the session's exchanges (the last ``limit``); [] with a warning when unreadable."""
+        if session.transcript is None or self.transcript_format is None:
+            return []
+        return jsonl.read_exchanges(session.transcript, self.transcript_format, limit, self.name)
+
+    def transcript_files(self, session: AgentSession) -> list[Path]:
+        """Return the transcript when it exists."""
+        if session.transcript is not None and session.transcript.is_file():
+            return [session.transcript]
+        return []
+
+    def __repr__(self) -> str:
+        """Return ``<ClaudeAdapter claude>``."""
+        return f"<{type(self).__name__} {self.name}>"
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptLayout:
+    """Where one agent keeps the transcripts of one project, for ``locate_transcript``.
+
+    transcripts: the project's transcript files (any order).
+    path_of: the existing transcript of a session id, or None.
+    id_of: the session id of a transcript file, or None.
+    head_of: the start time and cwd recorded at a transcript's head (each may be None).
+    expected_path: where a pre-assigned id's transcript will appear, or None when unknown.
+    """
+
+    transcripts: Callable[[], list[Path]]
+    path_of: Callable[[str], Path | None]
+    id_of: Callable[[Path], str | None]
+    head_of: Callable[[Path], tuple[datetime | None, str | None]]
+    expected_path: Callable[[str], Path | None]
+
+
+def locate_transcript(
+    agent: str,
+    layout: TranscriptLayout,
+    *,
+    known_id: str | None,
+    preassigned: bool,
+    cwd: Path,
+    started_at: datetime,
+    hinted_id: str | None,
+) -> AgentSession | None:
+    """Return the conversation a launch produced, trying the clues from the surest down.
+
+    1. the pre-assigned id's transcript, when it exists;
+    2. the newest transcript that started after ``started_at`` with a matching (or no) cwd;
+    3. the id the user's resume flag named, when its transcript exists;
+    4. the id hinted on the last screen (with its transcript, else without);
+    5. the transcript last written after ``started_at`` (a continued conversation);
+    6. the pre-assigned id, its transcript not written yet.
+    """
+    if known_id is not None and preassigned:
+        path = layout.path_of(known_id)
+        if path is not None:
+            return AgentSession(agent=agent, session_id=known_id, transcript=path)
+    recent = [p for p in newest(layout.transcripts()) if is_new(mtime_at(p), started_at)]
+    fresh: list[tuple[datetime, str, Path]] = []
+    for path in recent:
+        begun, recorded_cwd = layout.head_of(path)
+        session_id = layout.id_of(path)
+        if session_id is None or not is_new(begun, started_at):
+            continue
+        if recorded_cwd is None or same_dir(recorded_cwd, cwd):
+            fresh.append((begun or started_at, session_id, path))
+    if fresh:
+        _, session_id, path = max(fresh, key=lambda item: item[0])
+        return AgentSession(agent=agent, session_id=session_id, transcript=path)
+    if known_id is not None and not preassigned:
+        path = layout.path_of(known_id)
+        if path is not None:
+            return AgentSession(agent=agent, session_id=known_id, transcript=path)
+    if hinted_id is not None:
+        return AgentSession(agent=agent, session_id=hinted_id, transcript=layout.path_of(hinted_id))
+    for path in recent:
+        session_id = layout.id_of(path)
+        if session_id is not None:
+            return AgentSession(agent=agent, session_id=session_id, transcript=path)
+    if known_id is not None:
+        return AgentSession(agent=agent, session_id=known_id, transcript=layout.expected_path(known_id))
+    return None

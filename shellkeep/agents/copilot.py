@@ -1,0 +1,230 @@
+"""Know GitHub Copilot CLI (``copilot``): its session-state folders, event log, ``--resume``.
+
+Sessions: ``$COPILOT_HOME`` (else ``~/.copilot``) ``/session-state/<session uuid>/events.jsonl``,
+an append-only event log beside ``workspace.yaml`` (Copilot CLI 1.0 session state, as
+documented by empathic/toolpath): envelope ``{type, id, parentId, timestamp, data}`` with
+``session.start{sessionId, context{cwd}}``, ``user.message{content}``, ``assistant.message
+{content, toolRequests[{toolCallId, name, arguments}], outputTokens, model}``,
+``tool.execution_complete{toolCallId, success, result{content}}`` and, where present,
+``assistant.usage{inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens}``.
+``--session-id <uuid>`` sets a new session's id; resume with ``copilot --resume <id>``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+
+from shellkeep.agents import jsonl
+from shellkeep.agents.adapter import HELP, VERSION, CommandAdapter, TranscriptLayout, locate_transcript
+from shellkeep.agents.argv import Arity, Grammar, Option
+from shellkeep.agents.base import AgentSession, Exchange, Launch, Usage
+from shellkeep.agents.locations import UUID_PATTERN, find_in_screen, home_dir
+from shellkeep.agents.records import ExchangeBuilder, JsonObject, as_dict, as_int, as_list, as_str, dig, parse_time
+
+__all__ = ["CopilotAdapter", "copilot_home"]
+
+_RESUME = Option(("--resume", "-r"), Arity.OPTIONAL)
+_CONTINUE = Option(("--continue",))
+_SESSION_ID = Option(("--session-id",), Arity.ONE)
+_PROMPT = Option(("--prompt", "-p"), Arity.ONE)
+_INTERACTIVE = Option(("--interactive", "-i"), Arity.ONE)
+
+_GRAMMAR = Grammar(
+    options=(
+        HELP,
+        VERSION,
+        _RESUME,
+        _CONTINUE,
+        _SESSION_ID,
+        _PROMPT,
+        _INTERACTIVE,
+        *(
+            Option(names, Arity.ONE)
+            for names in (
+                ("--model",),
+                ("--name", "-n"),
+                ("--log-level",),
+                ("--log-dir",),
+                ("--agent",),
+                ("--config-dir",),
+                ("--additional-mcp-config",),
+                ("--stream",),
+            )
+        ),
+        *(
+            Option(names, Arity.MANY)
+            for names in (
+                ("--add-dir",),
+                ("--allow-tool",),
+                ("--deny-tool",),
+                ("--allow-url",),
+                ("--deny-url",),
+            )
+        ),
+        *(
+            Option(names)
+            for names in (
+                ("--allow-all-tools",),
+                ("--allow-all-paths",),
+                ("--allow-all",),
+                ("--yolo",),
+                ("--banner",),
+                ("--no-color",),
+                ("--screen-reader",),
+                ("--disable-builtin-mcps",),
+                ("--no-custom-instructions",),
+            )
+        ),
+    ),
+    subcommands=frozenset({"help", "version", "update", "login", "logout", "sessions", "session", "mcp", "plugin"}),
+)
+
+
+def copilot_home(env: Mapping[str, str]) -> Path:
+    """Return Copilot CLI's folder: ``$COPILOT_HOME`` when set, else ``~/.copilot``."""
+    configured = env.get("COPILOT_HOME")
+    return Path(configured) if configured else home_dir(env) / ".copilot"
+
+
+def _is_prompt(record: JsonObject) -> bool:
+    """Return whether an event is a user message."""
+    return record.get("type") == "user.message"
+
+
+def _build(records: list[JsonObject]) -> list[Exchange]:
+    """Turn events in file order into exchanges; an event repeated by id counts once (last wins).
+
+    Usage comes from ``assistant.usage`` events when the exchange has any, else from the
+    ``outputTokens`` of its assistant messages.
+    """
+    unique: dict[str, JsonObject] = {}
+    for position, record in enumerate(records):
+        unique[as_str(record.get("id")) or f"#{position}"] = record
+    builder = ExchangeBuilder()
+    reported: list[Usage] = []
+    output_tokens = 0
+
+    def flush_usage() -> None:
+        nonlocal output_tokens
+        if reported:
+            total = Usage()
+            for usage in reported:
+                total = total + usage
+            builder.add_usage(total)
+        elif output_tokens:
+            builder.add_usage(Usage(output=output_tokens))
+        reported.clear()
+        output_tokens = 0
+
+    for record in unique.values():
+        kind = record.get("type")
+        data = as_dict(record.get("data")) or {}
+        if kind == "user.message":
+            flush_usage()
+            builder.prompt(as_str(data.get("content")) or "", record.get("timestamp"))
+        elif kind == "assistant.message":
+            builder.answer(as_str(data.get("content")) or "")
+            for request in (as_dict(item) for item in as_list(data.get("toolRequests"))):
+                if request is not None:
+                    builder.tool_call(as_str(request.get("name")) or "?", request.get("arguments"))
+            if builder.is_open:
+                output_tokens += as_int(data.get("outputTokens"))
+            builder.set_model(as_str(data.get("model")))
+        elif kind == "tool.execution_complete":
+            result = dig(data, "result", "content")
+            if data.get("success") is False:
+                error = dig(data, "error", "message") or data.get("error") or result
+                builder.tool_result(f"error: {error if isinstance(error, str) else ''}")
+            else:
+                builder.tool_result(result)
+        elif kind == "assistant.usage" and builder.is_open:
+            reported.append(
+                Usage(
+                    input=as_int(data.get("inputTokens")),
+                    output=as_int(data.get("outputTokens")),
+                    cache_read=as_int(data.get("cacheReadTokens")),
+                    cache_write=as_int(data.get("cacheWriteTokens")),
+                )
+            )
+            builder.set_model(as_str(data.get("model")))
+    flush_usage()
+    return builder.exchanges()
+
+
+COPILOT_FORMAT = jsonl.TranscriptFormat(is_prompt=_is_prompt, build=_build)
+"""How Copilot CLI event logs are read."""
+
+
+def _head(path: Path) -> tuple[datetime | None, str | None]:
+    """Return the start time and cwd of a session from its ``session.start`` event."""
+    for record in jsonl.read_head(path, max_records=4):
+        if record.get("type") == "session.start":
+            data = as_dict(record.get("data")) or {}
+            begun = parse_time(data.get("startTime")) or parse_time(record.get("timestamp"))
+            return begun, as_str(dig(data, "context", "cwd"))
+    return None, None
+
+
+class CopilotAdapter(CommandAdapter):
+    """Adapter for GitHub Copilot CLI (``copilot``, ``npx @github/copilot``)."""
+
+    name = "copilot"
+    executables = ("copilot",)
+    packages = ("@github/copilot",)
+    grammar = _GRAMMAR
+    session_option = _SESSION_ID
+    conversation_options = (_RESUME, _CONTINUE, _SESSION_ID)
+    id_options = (_RESUME, _SESSION_ID)
+    dropped_on_resume = (_RESUME, _CONTINUE, _SESSION_ID, _PROMPT, _INTERACTIVE)
+    transcript_format = COPILOT_FORMAT
+
+    def looks_like_id(self, value: str) -> bool:
+        """Return whether ``value`` is a full session uuid (``--resume`` also takes prefixes and names)."""
+        return re.fullmatch(UUID_PATTERN, value) is not None
+
+    def find_session(
+        self,
+        launch: Launch,
+        cwd: Path,
+        env: Mapping[str, str],
+        started_at: datetime,
+        screen_text: str,
+    ) -> AgentSession | None:
+        """Return the session ``launch`` started in ``cwd`` (clues in ``locate_transcript``'s order).
+
+        The screen hint is ``copilot --resume <id>`` (or ``--session-id``).
+        """
+        state = copilot_home(env) / "session-state"
+
+        def path_of(session_id: str) -> Path | None:
+            path = state / session_id / "events.jsonl"
+            return path if path.is_file() else None
+
+        layout = TranscriptLayout(
+            transcripts=lambda: list(state.glob("*/events.jsonl")),
+            path_of=path_of,
+            id_of=lambda path: path.parent.name,
+            head_of=_head,
+            expected_path=lambda session_id: state / session_id / "events.jsonl",
+        )
+        return locate_transcript(
+            self.name,
+            layout,
+            known_id=launch.agent_session_id,
+            preassigned=self.is_preassigned(launch),
+            cwd=cwd,
+            started_at=started_at,
+            hinted_id=find_in_screen(screen_text, rf"copilot (?:--resume|-r|--session-id)[ =]({UUID_PATTERN})"),
+        )
+
+    def transcript_files(self, session: AgentSession) -> list[Path]:
+        """Return ``events.jsonl`` and ``workspace.yaml`` of the session folder."""
+        files = super().transcript_files(session)
+        if files and session.transcript is not None:
+            workspace = session.transcript.parent / "workspace.yaml"
+            if workspace.is_file():
+                files.append(workspace)
+        return files

@@ -1,0 +1,331 @@
+"""Know Gemini CLI (``gemini``): its per-project chat files, their upserted records, ``gemini -r``.
+
+Chats: ``$GEMINI_CLI_HOME`` (else ``~``) ``/.gemini/tmp/<project>/chats/session-<UTC minute>-<first
+8 chars of the session id>.jsonl``, where ``<project>`` is the slug ``~/.gemini/projects.json``
+maps the cwd to (older versions: ``sha256(cwd)``). Gemini CLI 0.61 ``ChatRecordingService``
+JSONL: line 1 is metadata ``{sessionId, startTime, ...}``; then message records ``{id,
+timestamp, type: user|gemini|info|error|warning, content, toolCalls, tokens, model}`` that are
+upserts (a message is re-appended whenever it changes; last wins, first position kept),
+``{"$set": {...}}`` metadata updates and ``{"$rewindTo": id}`` truncations. Older versions
+wrote one ``session-….json`` document with a ``messages`` array. ``--session-id <uuid>``
+chooses a new session's id; resume with ``gemini -r <id>``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+
+from shellkeep.agents import jsonl
+from shellkeep.agents.adapter import HELP, VERSION, CommandAdapter, TranscriptLayout, locate_transcript
+from shellkeep.agents.argv import Arity, Grammar, Option
+from shellkeep.agents.base import AgentSession, Exchange, Launch, Usage
+from shellkeep.agents.locations import UUID_PATTERN, find_in_screen, home_dir, newest
+from shellkeep.agents.records import (
+    ExchangeBuilder,
+    JsonObject,
+    as_dict,
+    as_int,
+    as_list,
+    as_str,
+    last,
+    parse_time,
+    texts_of,
+)
+
+__all__ = ["GeminiAdapter", "chat_dirs", "gemini_dir"]
+
+log = logging.getLogger(__name__)
+
+_RESUME = Option(("--resume", "-r"), Arity.OPTIONAL)
+_SESSION_ID = Option(("--session-id",), Arity.ONE)
+_SESSION_FILE = Option(("--session-file",), Arity.ONE)
+_PROMPT = Option(("--prompt", "-p"), Arity.ONE)
+_PROMPT_INTERACTIVE = Option(("--prompt-interactive", "-i"), Arity.ONE)
+_LIST_SESSIONS = Option(("--list-sessions",))
+_DELETE_SESSION = Option(("--delete-session",), Arity.ONE)
+_LIST_EXTENSIONS = Option(("--list-extensions", "-l"))
+
+_GRAMMAR = Grammar(
+    options=(
+        HELP,
+        VERSION,
+        _RESUME,
+        _SESSION_ID,
+        _SESSION_FILE,
+        _PROMPT,
+        _PROMPT_INTERACTIVE,
+        _LIST_SESSIONS,
+        _DELETE_SESSION,
+        _LIST_EXTENSIONS,
+        *(
+            Option(names, Arity.ONE)
+            for names in (
+                ("--model", "-m"),
+                ("--approval-mode",),
+                ("--output-format", "-o"),
+                ("--sandbox-image",),
+                ("--proxy",),
+            )
+        ),
+        *(
+            Option(names, Arity.MANY)
+            for names in (
+                ("--extensions", "-e"),
+                ("--include-directories",),
+                ("--allowed-tools",),
+                ("--allowed-mcp-server-names",),
+            )
+        ),
+        *(
+            Option(names)
+            for names in (
+                ("--sandbox", "-s"),
+                ("--yolo", "-y"),
+                ("--debug", "-d"),
+                ("--screen-reader",),
+                ("--experimental-acp",),
+                ("--checkpointing", "-c"),
+            )
+        ),
+    ),
+    subcommands=frozenset({"mcp", "extensions", "extension", "skills", "skill", "hooks", "hook"}),
+)
+
+_SLUG_CHARS = re.compile(r"[^a-z0-9]")
+
+
+def gemini_dir(env: Mapping[str, str]) -> Path:
+    """Return Gemini CLI's folder: ``$GEMINI_CLI_HOME/.gemini``, else ``~/.gemini``."""
+    configured = env.get("GEMINI_CLI_HOME")
+    return (Path(configured) if configured else home_dir(env)) / ".gemini"
+
+
+def chat_dirs(root: Path, cwd: Path) -> list[Path]:
+    """Return the ``chats`` folders that may hold ``cwd``'s sessions, the likeliest first.
+
+    Looked up through ``projects.json``, the ``.project_root`` marker of each project
+    folder, the slug rule (base name lowercased, other characters '-') and the legacy
+    ``sha256(cwd)`` folder.
+    """
+    tmp = root / "tmp"
+    keys = [str(cwd), str(cwd.resolve())]
+    found: list[Path] = []
+    try:
+        mapping = as_dict(json.loads((root / "projects.json").read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        mapping = None
+    projects = as_dict(mapping.get("projects")) if mapping is not None else None
+    if projects is not None:
+        for key in keys:
+            slug = as_str(projects.get(key))
+            if slug:
+                found.append(tmp / slug)
+    for marker in sorted(tmp.glob("*/.project_root")):
+        try:
+            if marker.read_text(encoding="utf-8").strip() in keys:
+                found.append(marker.parent)
+        except OSError:
+            continue
+    for key in keys:
+        slug = _SLUG_CHARS.sub("-", Path(key).name.lower())
+        if slug:
+            found.append(tmp / slug)
+        found.append(tmp / hashlib.sha256(key.encode()).hexdigest())
+    unique: list[Path] = []
+    for folder in found:
+        chats = folder / "chats"
+        if chats not in unique and chats.is_dir():
+            unique.append(chats)
+    return unique
+
+
+def _is_metadata(record: JsonObject) -> bool:
+    """Return whether a record is the metadata first line (it has a sessionId and no type)."""
+    return "sessionId" in record and "type" not in record
+
+
+def _messages(records: list[JsonObject]) -> list[JsonObject]:
+    """Return the chat's messages after applying upserts and ``$rewindTo`` (``$set`` is metadata).
+
+    A message re-appended with the same id replaces the earlier one in its first position.
+    ``$rewindTo: X`` removes X and every message after it; when X is not among the records
+    (a window read from the end, where X came earlier) every message so far is removed.
+    """
+    partial = not records or not _is_metadata(records[0])
+    ordered: dict[str, JsonObject] = {}
+    for record in records:
+        if "$rewindTo" in record:
+            target = as_str(record.get("$rewindTo"))
+            if target is not None and target in ordered:
+                keys = list(ordered)
+                for key in keys[keys.index(target) :]:
+                    del ordered[key]
+            elif partial:
+                ordered.clear()
+            continue
+        message_id = as_str(record.get("id"))
+        if message_id is not None and "type" in record:
+            ordered[message_id] = record
+    return list(ordered.values())
+
+
+def _content_text(value: object) -> str:
+    """Return the text of Gemini content: a string or a list of parts (thoughts skipped)."""
+    if isinstance(value, str):
+        return value
+    obj = as_dict(value)
+    if obj is not None:
+        return "\n".join(texts_of(as_list(obj.get("parts"))))
+    return "\n".join(texts_of(as_list(value)))
+
+
+def _build(records: list[JsonObject]) -> list[Exchange]:
+    """Turn chat records in file order into exchanges (see ``_messages`` for upserts)."""
+    builder = ExchangeBuilder()
+    for message in _messages(records):
+        kind = message.get("type")
+        if kind == "user":
+            shown = message.get("displayContent")
+            text = _content_text(shown) if shown else _content_text(message.get("content"))
+            builder.prompt(text, message.get("timestamp"))
+        elif kind == "gemini":
+            builder.answer(_content_text(message.get("content")))
+            for call in (as_dict(item) for item in as_list(message.get("toolCalls"))):
+                if call is None:
+                    continue
+                builder.tool_call(as_str(call.get("name")) or "?", call.get("args"))
+                display = call.get("resultDisplay")
+                if isinstance(display, str) and display:
+                    builder.tool_result(display)
+                elif call.get("result") is not None:
+                    builder.tool_result(call.get("result"))
+            tokens = as_dict(message.get("tokens"))
+            if tokens is not None:
+                builder.add_usage(
+                    Usage(
+                        input=as_int(tokens.get("input")),
+                        output=as_int(tokens.get("output")),
+                        cache_read=as_int(tokens.get("cached")),
+                    )
+                )
+            builder.set_model(as_str(message.get("model")))
+    return builder.exchanges()
+
+
+def _is_prompt(record: JsonObject) -> bool:
+    """Return whether a record is a user message."""
+    return record.get("type") == "user"
+
+
+GEMINI_FORMAT = jsonl.TranscriptFormat(is_prompt=_is_prompt, build=_build)
+"""How Gemini CLI chat files are read."""
+
+
+def _head(path: Path) -> tuple[str | None, datetime | None]:
+    """Return the session id and start time a chat file's metadata gives."""
+    if path.suffix == ".json":
+        try:
+            document = as_dict(json.loads(path.read_text(encoding="utf-8"))) or {}
+        except (OSError, ValueError):
+            return None, None
+        return as_str(document.get("sessionId")), parse_time(document.get("startTime"))
+    for record in jsonl.read_head(path, max_records=1):
+        return as_str(record.get("sessionId")), parse_time(record.get("startTime"))
+    return None, None
+
+
+class GeminiAdapter(CommandAdapter):
+    """Adapter for Gemini CLI (``gemini``, ``npx @google/gemini-cli``)."""
+
+    name = "gemini"
+    executables = ("gemini",)
+    packages = ("@google/gemini-cli",)
+    grammar = _GRAMMAR
+    session_option = _SESSION_ID
+    non_conversation_options = (_LIST_SESSIONS, _DELETE_SESSION, _LIST_EXTENSIONS)
+    conversation_options = (_RESUME, _SESSION_ID, _SESSION_FILE)
+    id_options = (_RESUME, _SESSION_ID)
+    dropped_on_resume = (_RESUME, _SESSION_ID, _SESSION_FILE, _PROMPT, _PROMPT_INTERACTIVE)
+    transcript_format = GEMINI_FORMAT
+    screen_pattern = rf"gemini (?:--resume|-r)[ =]({UUID_PATTERN})"
+
+    def looks_like_id(self, value: str) -> bool:
+        """Return whether ``value`` is a session uuid (``-r`` also takes ``latest`` and an index)."""
+        return re.fullmatch(UUID_PATTERN, value) is not None
+
+    def chat_dirs(self, cwd: Path, env: Mapping[str, str]) -> list[Path]:
+        """Return the folders holding ``cwd``'s chat files."""
+        return chat_dirs(gemini_dir(env), cwd)
+
+    def chat_files(self, folder: Path) -> list[Path]:
+        """Return a chats folder's session files, most recently written first."""
+        return newest([*folder.glob("session-*.jsonl"), *folder.glob("session-*.json")])
+
+    def session_file(self, folders: list[Path], session_id: str) -> Path | None:
+        """Return the chat file of ``session_id`` (named after its first 8 characters), or None."""
+        for folder in folders:
+            for path in self.chat_files(folder):
+                if session_id[:8] in path.name and _head(path)[0] == session_id:
+                    return path
+        return None
+
+    def find_session(
+        self,
+        launch: Launch,
+        cwd: Path,
+        env: Mapping[str, str],
+        started_at: datetime,
+        screen_text: str,
+    ) -> AgentSession | None:
+        """Return the chat ``launch`` started in ``cwd`` (clues in ``locate_transcript``'s order).
+
+        The screen hint is ``gemini --resume <id>``. A pre-assigned id whose chat was never
+        written gives a session without transcript (the file name holds the start minute).
+        """
+        folders = self.chat_dirs(cwd, env)
+        layout = TranscriptLayout(
+            transcripts=lambda: [p for folder in folders for p in self.chat_files(folder)],
+            path_of=lambda session_id: self.session_file(folders, session_id),
+            id_of=lambda path: _head(path)[0],
+            head_of=lambda path: (_head(path)[1], None),
+            expected_path=lambda session_id: None,
+        )
+        return locate_transcript(
+            self.name,
+            layout,
+            known_id=launch.agent_session_id,
+            preassigned=self.is_preassigned(launch),
+            cwd=cwd,
+            started_at=started_at,
+            hinted_id=find_in_screen(screen_text, self.screen_pattern),
+        )
+
+    def resume_words(self, session: AgentSession) -> list[str]:
+        """Return ``["-r", <id>]``."""
+        return ["-r", session.session_id or ""]
+
+    def read_exchanges(self, session: AgentSession, limit: int | None = None) -> list[Exchange]:
+        """Return the chat's exchanges; a legacy ``.json`` document is read whole."""
+        path = session.transcript
+        if path is not None and path.suffix == ".json":
+            try:
+                document = as_dict(json.loads(path.read_text(encoding="utf-8"))) or {}
+            except (OSError, ValueError) as exc:
+                log.warning("cannot read %s chat %s: %s", self.name, path, exc)
+                return []
+            messages = [m for m in (as_dict(item) for item in as_list(document.get("messages"))) if m is not None]
+            return last(_build([{"sessionId": document.get("sessionId")}, *messages]), limit)
+        return super().read_exchanges(session, limit)
+
+    def transcript_files(self, session: AgentSession) -> list[Path]:
+        """Return the chat file and its subagents' chats (``chats/<session id>/*.jsonl``)."""
+        files = super().transcript_files(session)
+        if files and session.transcript is not None and session.session_id is not None:
+            files.extend(sorted((session.transcript.parent / session.session_id).glob("*.jsonl")))
+        return files

@@ -1,0 +1,296 @@
+"""Know OpenCode (``opencode``): its SQLite store, sessions, messages and parts, ``opencode -s``.
+
+Store (OpenCode ≥ 1.2): ``$XDG_DATA_HOME/opencode/opencode.db`` (``opencode-<channel>.db``
+on other release channels; ``$OPENCODE_DB`` overrides), tables ``session(id, directory,
+parent_id, time_created, time_updated, ...)``, ``message(id, session_id, time_created, data)``
+and ``part(id, message_id, session_id, data)`` where ``data`` is JSON text (OpenCode
+``message-v2.ts``: message ``{role, modelID, tokens{input, output, cache{read, write}}}``, part
+``{type: text|reasoning|tool|..., text, tool, state{input, output, error}}``). Opened read-only.
+OpenCode takes no id; it prints ``opencode -s <ses_…>`` on exit.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import quote
+
+from shellkeep.agents.adapter import HELP, VERSION, CommandAdapter
+from shellkeep.agents.argv import Arity, Grammar, Option
+from shellkeep.agents.base import AgentSession, Exchange, Launch, Usage
+from shellkeep.agents.locations import CLOCK_SLACK, find_in_screen, xdg_data_home
+from shellkeep.agents.records import ExchangeBuilder, JsonObject, as_dict, as_int, as_str, dig, last
+
+if TYPE_CHECKING:
+    import sqlite3
+
+__all__ = ["OpenCodeAdapter", "database_paths"]
+
+log = logging.getLogger(__name__)
+
+_CONTINUE = Option(("--continue", "-c"))
+_SESSION = Option(("--session", "-s"), Arity.ONE)
+_FORK = Option(("--fork",))
+_PROMPT = Option(("--prompt",), Arity.ONE)
+
+_GRAMMAR = Grammar(
+    options=(
+        HELP,
+        VERSION,
+        _CONTINUE,
+        _SESSION,
+        _FORK,
+        _PROMPT,
+        Option(("--model", "-m"), Arity.ONE),
+        Option(("--agent",), Arity.ONE),
+        Option(("--port",), Arity.ONE),
+        Option(("--hostname",), Arity.ONE),
+        Option(("--log-level",), Arity.ONE),
+        Option(("--print-logs",)),
+    ),
+    subcommands=frozenset(
+        {
+            "run",
+            "serve",
+            "web",
+            "acp",
+            "mcp",
+            "auth",
+            "agent",
+            "models",
+            "stats",
+            "export",
+            "import",
+            "github",
+            "pr",
+            "session",
+            "db",
+            "debug",
+            "upgrade",
+            "uninstall",
+            "generate",
+            "attach",
+        }
+    ),
+    prompt_positionals=False,  # opencode [project]: the positional is a directory
+)
+
+_CHUNK = 500  # ids per IN (...) query, below SQLite's variable limit
+
+
+def database_paths(env: Mapping[str, str]) -> list[Path]:
+    """Return OpenCode's existing databases, the one in use first.
+
+    ``$OPENCODE_DB`` (absolute, or relative to the data folder; ``:memory:`` means none) wins;
+    else ``opencode.db``, then channel databases ``opencode-*.db``, most recently written first.
+    """
+    data = xdg_data_home(env) / "opencode"
+    configured = env.get("OPENCODE_DB")
+    if configured:
+        if configured == ":memory:":
+            return []
+        path = Path(configured) if os.path.isabs(configured) else data / configured
+        return [path] if path.is_file() else []
+    found = [data / "opencode.db"] if (data / "opencode.db").is_file() else []
+    channels = [p for p in data.glob("opencode-*.db") if p.is_file()]
+    channels.sort(key=lambda p: p.stat().st_mtime, reverse=True)
+    return found + channels
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    """Open ``path`` read-only (``file:…?mode=ro``); raises ``sqlite3.Error`` when it cannot."""
+    import sqlite3
+
+    connection = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, timeout=2.0)
+    connection.row_factory = sqlite3.Row
+    return connection
+
+
+def _json(text: object) -> JsonObject:
+    """Return a JSON ``data`` column as an object ({} when it is not one)."""
+    if isinstance(text, (bytes, str)):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return {}
+        return as_dict(value) or {}
+    return {}
+
+
+def _ms(moment: datetime) -> int:
+    """Return an aware datetime as epoch milliseconds (OpenCode's time columns)."""
+    return int(moment.timestamp() * 1000)
+
+
+class OpenCodeAdapter(CommandAdapter):
+    """Adapter for OpenCode (``opencode``, ``npx opencode-ai``)."""
+
+    name = "opencode"
+    executables = ("opencode",)
+    packages = ("opencode-ai",)
+    grammar = _GRAMMAR
+    conversation_options = (_CONTINUE, _SESSION)
+    id_options = (_SESSION,)
+    dropped_on_resume = (_CONTINUE, _SESSION, _FORK, _PROMPT)
+
+    def looks_like_id(self, value: str) -> bool:
+        """Return whether ``value`` is an OpenCode session id (``ses_…``)."""
+        return value.startswith("ses_")
+
+    def find_session(
+        self,
+        launch: Launch,
+        cwd: Path,
+        env: Mapping[str, str],
+        started_at: datetime,
+        screen_text: str,
+    ) -> AgentSession | None:
+        """Return the session ``launch`` ran in ``cwd``.
+
+        In order: the newest top-level session created after ``started_at`` whose
+        ``directory`` is ``cwd``; the ``-s <id>`` the user gave; the ``opencode -s ses_…``
+        hint on the last screen; the session of ``cwd`` last updated after ``started_at``
+        (``--continue``). The transcript is the database holding the session.
+        """
+        databases = database_paths(env)
+        since = _ms(started_at - CLOCK_SLACK)
+        directories = sorted({str(cwd), str(cwd.resolve())})
+        marks = ",".join("?" * len(directories))
+        for path in databases:
+            found = self._query_one(
+                path,
+                f"SELECT id FROM session WHERE directory IN ({marks}) AND parent_id IS NULL "
+                "AND time_created >= ? ORDER BY time_created DESC LIMIT 1",
+                (*directories, since),
+            )
+            if found is not None:
+                return AgentSession(agent=self.name, session_id=found, transcript=path)
+        hinted = find_in_screen(screen_text, r"opencode (?:-s|--session)[ =](ses_[A-Za-z0-9]+)")
+        for candidate in (launch.agent_session_id, hinted):
+            if candidate is None:
+                continue
+            for path in databases:
+                if self._query_one(path, "SELECT id FROM session WHERE id = ?", (candidate,)) is not None:
+                    return AgentSession(agent=self.name, session_id=candidate, transcript=path)
+            return AgentSession(agent=self.name, session_id=candidate, transcript=databases[0] if databases else None)
+        for path in databases:
+            found = self._query_one(
+                path,
+                f"SELECT id FROM session WHERE directory IN ({marks}) AND parent_id IS NULL "
+                "AND time_updated >= ? ORDER BY time_updated DESC LIMIT 1",
+                (*directories, since),
+            )
+            if found is not None:
+                return AgentSession(agent=self.name, session_id=found, transcript=path)
+        return None
+
+    def _query_one(self, path: Path, query: str, params: Sequence[object]) -> str | None:
+        """Return the first column of the first row of ``query``, or None (also when unreadable)."""
+        import sqlite3
+
+        try:
+            connection = _connect(path)
+            try:
+                row = connection.execute(query, tuple(params)).fetchone()
+            finally:
+                connection.close()
+        except sqlite3.Error as exc:
+            log.warning("cannot read opencode database %s: %s", path, exc)
+            return None
+        return None if row is None else str(row[0])
+
+    def resume_words(self, session: AgentSession) -> list[str]:
+        """Return ``["-s", <ses_…>]``."""
+        return ["-s", session.session_id or ""]
+
+    def read_exchanges(self, session: AgentSession, limit: int | None = None) -> list[Exchange]:
+        """Return the session's exchanges from the database; only the last ``limit`` prompts' parts are read.
+
+        Messages (small: no content) are all read to find where the last ``limit`` user
+        messages start; parts (text, tool calls, outputs) only from there on.
+        """
+        import sqlite3
+
+        if session.transcript is None or session.session_id is None:
+            return []
+        try:
+            connection = _connect(session.transcript)
+            try:
+                return self._read(connection, session.session_id, limit)
+            finally:
+                connection.close()
+        except (sqlite3.Error, OSError) as exc:
+            log.warning("cannot read opencode database %s: %s", session.transcript, exc)
+        except Exception as exc:  # another program's database: whatever breaks, the caller gets []
+            log.warning("cannot read opencode session %s: %s", session.session_id, exc)
+        return []
+
+    def _read(self, connection: sqlite3.Connection, session_id: str, limit: int | None) -> list[Exchange]:
+        """Build exchanges from one session's message and part rows."""
+        messages = [
+            (str(row["id"]), _json(row["data"]))
+            for row in connection.execute(
+                "SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created, id", (session_id,)
+            )
+        ]
+        if limit is not None:
+            starts = [i for i, (_, data) in enumerate(messages) if data.get("role") == "user"]
+            if limit <= 0:
+                return []
+            if len(starts) > limit:
+                messages = messages[starts[-limit] :]
+        parts: dict[str, list[JsonObject]] = {}
+        ids = [message_id for message_id, _ in messages]
+        for offset in range(0, len(ids), _CHUNK):
+            chunk = ids[offset : offset + _CHUNK]
+            rows = connection.execute(
+                f"SELECT message_id, data FROM part WHERE message_id IN ({','.join('?' * len(chunk))}) ORDER BY id",
+                chunk,
+            )
+            for row in rows:
+                parts.setdefault(str(row["message_id"]), []).append(_json(row["data"]))
+        builder = ExchangeBuilder()
+        for message_id, data in messages:
+            message_parts = parts.get(message_id, [])
+            if data.get("role") == "user":
+                texts = [
+                    as_str(p.get("text")) or ""
+                    for p in message_parts
+                    if p.get("type") == "text" and p.get("synthetic") is not True and p.get("ignored") is not True
+                ]
+                builder.prompt("\n".join(t for t in texts if t), dig(data, "time", "created"))
+                continue
+            if data.get("role") != "assistant":
+                continue
+            for part in message_parts:
+                kind = part.get("type")
+                if kind == "text" and part.get("synthetic") is not True:
+                    builder.answer(as_str(part.get("text")) or "")
+                elif kind == "tool":
+                    state = as_dict(part.get("state")) or {}
+                    builder.tool_call(as_str(part.get("tool")) or "?", state.get("input"))
+                    if state.get("status") == "completed":
+                        builder.tool_result(state.get("output"))
+                    elif state.get("status") == "error":
+                        builder.tool_result(f"error: {as_str(state.get('error')) or ''}")
+            builder.set_model(as_str(data.get("modelID")) or as_str(dig(data, "model", "modelID")))
+            tokens = as_dict(data.get("tokens"))
+            if tokens is not None:
+                builder.add_usage(
+                    Usage(
+                        input=as_int(tokens.get("input")),
+                        output=as_int(tokens.get("output")),
+                        cache_read=as_int(dig(tokens, "cache", "read")),
+                        cache_write=as_int(dig(tokens, "cache", "write")),
+                    )
+                )
+        return last(builder.exchanges(), limit)
+
+    def transcript_files(self, session: AgentSession) -> list[Path]:
+        """Return nothing: the database is shared by every OpenCode session of the user."""
+        return []

@@ -1,0 +1,213 @@
+"""Know Qwen Code (``qwen``, a Gemini CLI fork): its chat JSONL, ``--session-id``, ``qwen -r``.
+
+Chats: ``$QWEN_HOME`` (else ``~/.qwen``) ``/projects/<cwd, every character that is not a letter
+or digit as '-'>/chats/<session id>.jsonl``. Qwen Code 0.24 ``ChatRecordingService`` records
+are Claude-like envelopes (``uuid, parentUuid, sessionId, timestamp, type: user|assistant|
+tool_result|system, cwd``) carrying a Gemini ``Content`` ``message`` (``role``, ``parts`` with
+``text``/``functionCall``/``functionResponse``), ``usageMetadata`` and ``model``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+
+from shellkeep.agents import jsonl
+from shellkeep.agents.adapter import HELP, VERSION, CommandAdapter, TranscriptLayout, locate_transcript
+from shellkeep.agents.argv import Arity, Grammar, Option
+from shellkeep.agents.base import AgentSession, Exchange, Launch, Usage
+from shellkeep.agents.locations import UUID_PATTERN, dash_encoded, find_in_screen, home_dir
+from shellkeep.agents.records import (
+    ExchangeBuilder,
+    JsonObject,
+    as_dict,
+    as_int,
+    as_list,
+    as_str,
+    dig,
+    parse_time,
+    texts_of,
+)
+
+__all__ = ["QwenAdapter", "qwen_root"]
+
+_CONTINUE = Option(("--continue", "-c"))
+_RESUME = Option(("--resume", "-r"), Arity.OPTIONAL)
+_SESSION_ID = Option(("--session-id",), Arity.ONE)
+_FORK = Option(("--fork-session",))
+_PROMPT = Option(("--prompt", "-p"), Arity.ONE)
+_PROMPT_INTERACTIVE = Option(("--prompt-interactive", "-i"), Arity.ONE)
+
+_GRAMMAR = Grammar(
+    options=(
+        HELP,
+        VERSION,
+        _CONTINUE,
+        _RESUME,
+        _SESSION_ID,
+        _FORK,
+        _PROMPT,
+        _PROMPT_INTERACTIVE,
+        Option(("--chat-recording",), Arity.OPTIONAL),
+        *(
+            Option(names, Arity.ONE)
+            for names in (
+                ("--model", "-m"),
+                ("--approval-mode",),
+                ("--output-format", "-o"),
+                ("--openai-api-key",),
+                ("--openai-base-url",),
+                ("--auth-type",),
+                ("--proxy",),
+            )
+        ),
+        *(
+            Option(names, Arity.MANY)
+            for names in (
+                ("--extensions", "-e"),
+                ("--include-directories",),
+                ("--allowed-tools",),
+                ("--allowed-mcp-server-names",),
+            )
+        ),
+        *(Option(names) for names in (("--sandbox", "-s"), ("--yolo", "-y"), ("--debug", "-d"))),
+    ),
+    subcommands=frozenset({"mcp", "extensions", "sessions", "session", "auth"}),
+)
+
+
+def qwen_root(env: Mapping[str, str]) -> Path:
+    """Return Qwen Code's folder: ``$QWEN_HOME`` when set, else ``~/.qwen``."""
+    configured = env.get("QWEN_HOME")
+    return Path(configured) if configured else home_dir(env) / ".qwen"
+
+
+def _parts(record: JsonObject) -> list[object]:
+    """Return the ``message.parts`` of a record."""
+    return as_list(dig(record, "message", "parts"))
+
+
+def _prompt_text(record: JsonObject) -> str | None:
+    """Return the prompt of a ``user`` record (None for anything else or an empty text)."""
+    if record.get("type") != "user":
+        return None
+    text = "\n".join(texts_of(_parts(record)))
+    return text if text.strip() else None
+
+
+def _is_prompt(record: JsonObject) -> bool:
+    """Return whether a record is a prompt the user typed."""
+    return _prompt_text(record) is not None
+
+
+def _build(records: list[JsonObject]) -> list[Exchange]:
+    """Turn chat records in file order into exchanges; a record repeated by uuid counts once (last wins)."""
+    unique: dict[str, JsonObject] = {}
+    for position, record in enumerate(records):
+        unique[as_str(record.get("uuid")) or f"#{position}"] = record
+    builder = ExchangeBuilder()
+    for record in unique.values():
+        kind = record.get("type")
+        if kind == "user":
+            prompt = _prompt_text(record)
+            if prompt is not None:
+                builder.prompt(prompt, record.get("timestamp"))
+        elif kind == "assistant":
+            for part in (as_dict(item) for item in _parts(record)):
+                if part is None:
+                    continue
+                call = as_dict(part.get("functionCall"))
+                if call is not None:
+                    builder.tool_call(as_str(call.get("name")) or "?", call.get("args"))
+            builder.answer("\n".join(texts_of(_parts(record))))
+            usage = as_dict(record.get("usageMetadata"))
+            if usage is not None:
+                builder.add_usage(
+                    Usage(
+                        input=as_int(usage.get("promptTokenCount")),
+                        output=as_int(usage.get("candidatesTokenCount")),
+                        cache_read=as_int(usage.get("cachedContentTokenCount")),
+                    )
+                )
+            builder.set_model(as_str(record.get("model")))
+        elif kind == "tool_result":
+            display = dig(record, "toolCallResult", "resultDisplay")
+            if isinstance(display, str) and display:
+                builder.tool_result(display)
+                continue
+            for part in (as_dict(item) for item in _parts(record)):
+                if part is not None and "functionResponse" in part:
+                    builder.tool_result(dig(part, "functionResponse", "response"))
+    return builder.exchanges()
+
+
+QWEN_FORMAT = jsonl.TranscriptFormat(is_prompt=_is_prompt, build=_build)
+"""How Qwen Code chat files are read."""
+
+
+def _head(path: Path) -> tuple[datetime | None, str | None]:
+    """Return the first timestamp and cwd recorded in a chat file."""
+    begun: datetime | None = None
+    cwd: str | None = None
+    for record in jsonl.read_head(path, max_records=4):
+        begun = begun or parse_time(record.get("timestamp"))
+        cwd = cwd or as_str(record.get("cwd"))
+    return begun, cwd
+
+
+class QwenAdapter(CommandAdapter):
+    """Adapter for Qwen Code (``qwen``, ``npx @qwen-code/qwen-code``)."""
+
+    name = "qwen"
+    executables = ("qwen",)
+    packages = ("@qwen-code/qwen-code",)
+    grammar = _GRAMMAR
+    session_option = _SESSION_ID
+    conversation_options = (_CONTINUE, _RESUME, _SESSION_ID)
+    id_options = (_RESUME, _SESSION_ID)
+    dropped_on_resume = (_CONTINUE, _RESUME, _SESSION_ID, _FORK, _PROMPT, _PROMPT_INTERACTIVE)
+    transcript_format = QWEN_FORMAT
+
+    def find_session(
+        self,
+        launch: Launch,
+        cwd: Path,
+        env: Mapping[str, str],
+        started_at: datetime,
+        screen_text: str,
+    ) -> AgentSession | None:
+        """Return the chat ``launch`` started in ``cwd`` (clues in ``locate_transcript``'s order).
+
+        The screen hint is ``qwen --resume <id>``.
+        """
+        projects = qwen_root(env) / "projects"
+        folders = list(dict.fromkeys(projects / dash_encoded(d) / "chats" for d in (cwd, cwd.resolve())))
+
+        def path_of(session_id: str) -> Path | None:
+            for folder in folders:
+                path = folder / f"{session_id}.jsonl"
+                if path.is_file():
+                    return path
+            return None
+
+        layout = TranscriptLayout(
+            transcripts=lambda: [p for folder in folders for p in folder.glob("*.jsonl")],
+            path_of=path_of,
+            id_of=lambda path: path.stem,
+            head_of=_head,
+            expected_path=lambda session_id: folders[0] / f"{session_id}.jsonl",
+        )
+        return locate_transcript(
+            self.name,
+            layout,
+            known_id=launch.agent_session_id,
+            preassigned=self.is_preassigned(launch),
+            cwd=cwd,
+            started_at=started_at,
+            hinted_id=find_in_screen(screen_text, rf"qwen (?:--resume|-r)[ =]({UUID_PATTERN})"),
+        )
+
+    def resume_words(self, session: AgentSession) -> list[str]:
+        """Return ``["-r", <id>]``."""
+        return ["-r", session.session_id or ""]

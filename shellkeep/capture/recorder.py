@@ -1,0 +1,291 @@
+"""Turn relay reads into asciicast v2 lines on disk, on a writer thread behind a queue.
+
+The relay only enqueues (``SimpleQueue.put``); the writer thread coalesces reads that arrive
+close together, decodes UTF-8 incrementally (a character split across reads joins; invalid
+bytes become U+FFFD), filters input, redacts, encodes and writes with a timed flush. A
+failing disk suspends the recording, reports once through ``on_error`` and never reaches
+the relay.
+"""
+
+from __future__ import annotations
+
+import codecs
+import errno
+import logging
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import BinaryIO, Protocol
+
+from shellkeep.asciicast.encoder import encode_event
+from shellkeep.capture.input_filter import strip_terminal_replies
+from shellkeep.termsize import TermSize
+
+log = logging.getLogger(__name__)
+
+HIDDEN_INPUT_MARKER = "input hidden"
+_FSYNC_INTERVAL_S = 1.0
+# Text a redaction filter holds back (a possible secret still arriving, perhaps typed by
+# hand) is written once the stream has been quiet this long, or at the end.
+_FILTER_IDLE_FLUSH_S = 1.0
+
+
+class TextFilter(Protocol):
+    """A streaming text filter (redaction): ``feed`` returns what is safe to write now."""
+
+    def feed(self, text: str) -> str:
+        """Take more text; return the part that can be written now."""
+
+    def flush(self) -> str:
+        """Return everything still held back."""
+
+
+@dataclass(frozen=True, slots=True)
+class RecordingStats:
+    """What a recording holds once closed.
+
+    output_bytes / input_bytes: raw bytes relayed (input counts stored keystrokes only).
+    last_time: float seconds since session start of the last event written.
+    error: why recording was suspended, or None.
+    """
+
+    output_bytes: int
+    input_bytes: int
+    events: int
+    last_time: float
+    error: str | None
+    hidden_input: bool
+
+
+class Recorder:
+    """A relay sink that writes an asciicast v2 recording; call ``close`` at the end.
+
+    Args:
+        out: the recording, opened for binary append, header already written.
+        record_input: store ``i`` events for what the user types.
+        flush_interval_s: longest time written events stay in the buffer.
+        coalesce_s: output reads closer than this to the first of a run become one event.
+        make_filter: builds one redaction filter per stream (output, input), or None.
+        on_error: called once, from the writer thread, with a one-line reason.
+    """
+
+    def __init__(
+        self,
+        out: BinaryIO,
+        *,
+        record_input: bool = True,
+        flush_interval_s: float = 0.25,
+        coalesce_s: float = 0.005,
+        make_filter: Callable[[], TextFilter] | None = None,
+        on_error: Callable[[str], None] | None = None,
+    ) -> None:
+        self._out = out
+        self._record_input = record_input
+        self._flush_interval_s = flush_interval_s
+        self._coalesce_s = coalesce_s
+        self._make_filter = make_filter
+        self._on_error = on_error
+        self._queue: queue.SimpleQueue[tuple[float, str, bytes | str] | None] = queue.SimpleQueue()
+        self._output_bytes = 0
+        self._input_bytes = 0
+        self._events = 0
+        self._last_time = 0.0
+        self._error: str | None = None
+        self._hidden_seen = False
+        self._in_hidden = False
+        self._thread = threading.Thread(target=self._run, name="shellkeep-writer", daemon=True)
+        self._thread.start()
+
+    # -- the relay's side: enqueue only -----------------------------------------------
+
+    def on_output(self, raw: bytes, at: float) -> None:
+        """Enqueue child output (see ``Sink``)."""
+        self._queue.put((at, "o", raw))
+
+    def on_input(self, raw: bytes, at: float, hidden: bool) -> None:
+        """Enqueue typed input unless input is not recorded; hidden input becomes a marker."""
+        if hidden:
+            if not self._in_hidden:
+                self._in_hidden = True
+                self._queue.put((at, "m", HIDDEN_INPUT_MARKER))
+            return
+        self._in_hidden = False
+        if self._record_input:
+            self._queue.put((at, "i", raw))
+
+    def on_resize(self, size: TermSize, at: float) -> None:
+        """Enqueue a resize event ``COLSxROWS``."""
+        self._queue.put((at, "r", str(size)))
+
+    def add_marker(self, label: str, at: float) -> None:
+        """Enqueue a marker event with ``label``."""
+        self._queue.put((at, "m", label))
+
+    def close(self, timeout_s: float = 10.0) -> RecordingStats:
+        """Write what is queued, flush, fsync and close the file; return the stats.
+
+        Blocks up to ``timeout_s`` for the writer thread.
+        """
+        self._queue.put(None)
+        self._thread.join(timeout_s)
+        return RecordingStats(
+            output_bytes=self._output_bytes,
+            input_bytes=self._input_bytes,
+            events=self._events,
+            last_time=self._last_time,
+            error=self._error,
+            hidden_input=self._hidden_seen,
+        )
+
+    # -- the writer thread ------------------------------------------------------------
+
+    def _run(self) -> None:
+        out_decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        in_decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        out_filter = self._new_filter()
+        in_filter = self._new_filter()
+        last_flush = time.monotonic()
+        last_fsync = last_flush
+        dirty = False
+        closing = False
+        last_item = last_flush
+        while not closing:
+            held = out_filter is not None or in_filter is not None
+            wait = max(0.0, self._flush_interval_s - (time.monotonic() - last_flush)) if dirty or held else None
+            try:
+                item = self._queue.get(timeout=wait)
+            except queue.Empty:
+                item = ()  # type: ignore[assignment]  # the flush timer ran out
+            batch: list[tuple[float, str, bytes | str]] = []
+            if item is None:
+                closing = True
+            elif item:
+                last_item = time.monotonic()
+                batch.append(item)
+                while True:
+                    try:
+                        more = self._queue.get_nowait()
+                    except queue.Empty:
+                        break
+                    if more is None:
+                        closing = True
+                        break
+                    batch.append(more)
+            if self._error is not None:
+                continue  # suspended: keep draining so memory stays flat
+            try:
+                chunks = self._encode(batch, out_decoder, in_decoder, out_filter, in_filter)
+                now = time.monotonic()
+                timer_due = now - last_flush >= self._flush_interval_s
+                if closing or (timer_due and now - last_item >= _FILTER_IDLE_FLUSH_S):
+                    chunks.extend(self._flush_filters(out_decoder, in_decoder, out_filter, in_filter, closing))
+                if chunks:
+                    self._out.write(b"".join(chunks))
+                    dirty = True
+                if dirty and (closing or timer_due):
+                    self._out.flush()
+                    last_flush = now
+                    dirty = False
+                    if closing or now - last_fsync >= _FSYNC_INTERVAL_S:
+                        os.fsync(self._out.fileno())
+                        last_fsync = now
+            except Exception as exc:  # noqa: BLE001 - nothing here may reach the relay
+                self._suspend(exc)
+        try:
+            self._out.close()
+        except Exception as exc:  # noqa: BLE001
+            if self._error is None:
+                self._suspend(exc)
+
+    def _new_filter(self) -> TextFilter | None:
+        if self._make_filter is None:
+            return None
+        try:
+            return self._make_filter()
+        except Exception as exc:  # noqa: BLE001
+            log.warning("redaction disabled for this session: %s", exc)
+            self._suspend(exc)
+            return None
+
+    def _suspend(self, exc: BaseException) -> None:
+        if self._error is not None:
+            return
+        if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+            reason = "disk full"
+        elif isinstance(exc, OSError) and exc.strerror:
+            reason = exc.strerror.lower()
+        else:
+            reason = f"{type(exc).__name__}: {exc}"
+            log.exception("recording writer failed")
+        self._error = reason
+        if self._on_error is not None:
+            try:
+                self._on_error(f"recording suspended: {reason}; the program keeps running")
+            except Exception:  # noqa: BLE001
+                pass
+
+    def _encode(
+        self,
+        batch: list[tuple[float, str, bytes | str]],
+        out_decoder: codecs.IncrementalDecoder,
+        in_decoder: codecs.IncrementalDecoder,
+        out_filter: TextFilter | None,
+        in_filter: TextFilter | None,
+    ) -> list[bytes]:
+        chunks: list[bytes] = []
+        i = 0
+        n = len(batch)
+        while i < n:
+            at, code, payload = batch[i]
+            i += 1
+            if code == "o":
+                assert isinstance(payload, bytes)
+                if i < n and batch[i][1] == "o":
+                    parts = [payload]
+                    limit = at + self._coalesce_s
+                    while i < n and batch[i][1] == "o" and batch[i][0] <= limit:
+                        parts.append(batch[i][2])  # type: ignore[arg-type]
+                        i += 1
+                    payload = b"".join(parts)
+                self._output_bytes += len(payload)
+                text = out_decoder.decode(payload)
+                if out_filter is not None:
+                    text = out_filter.feed(text)
+            elif code == "i":
+                assert isinstance(payload, bytes)
+                text = strip_terminal_replies(in_decoder.decode(payload))
+                if in_filter is not None:
+                    text = in_filter.feed(text)
+                self._input_bytes += len(text.encode("utf-8"))
+            else:
+                assert isinstance(payload, str)
+                text = payload
+                if code == "m" and payload == HIDDEN_INPUT_MARKER:
+                    self._hidden_seen = True
+            if text or code in "rm":
+                chunks.append(encode_event(at, code, text))
+                self._events += 1
+                self._last_time = at
+        return chunks
+
+    def _flush_filters(
+        self,
+        out_decoder: codecs.IncrementalDecoder,
+        in_decoder: codecs.IncrementalDecoder,
+        out_filter: TextFilter | None,
+        in_filter: TextFilter | None,
+        final: bool,
+    ) -> list[bytes]:
+        """Write out text the filters held back (and, at the end, undecoded bytes)."""
+        chunks: list[bytes] = []
+        for code, decoder, text_filter in (("o", out_decoder, out_filter), ("i", in_decoder, in_filter)):
+            text = decoder.decode(b"", final=True) if final else ""
+            if text_filter is not None:
+                text = text_filter.feed(text) + text_filter.flush() if text else text_filter.flush()
+            if text:
+                chunks.append(encode_event(self._last_time, code, text))
+                self._events += 1
+        return chunks

@@ -1,0 +1,48 @@
+"""Shared click options and helpers of the commands: session reference, --json, warnings."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+import click
+
+from shellkeep.store.paths import Paths, resolve_paths
+
+F = TypeVar("F", bound=Callable[..., object])
+
+
+def session_argument(func: F) -> F:
+    """Add ``SESSION`` (id, unique prefix or name; optional) and ``--last``."""
+    func = click.option("--last", "last", is_flag=True, help="The newest session of this project.")(func)
+    return click.argument("ref", metavar="SESSION", required=False)(func)  # type: ignore[return-value]
+
+
+def json_option(func: F) -> F:
+    """Add ``--json``: print the result as JSON and nothing else."""
+    return click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")(func)  # type: ignore[return-value]
+
+
+def paths() -> Paths:
+    """Return the data and config locations for this invocation."""
+    return resolve_paths()
+
+
+def cwd() -> Path:
+    """Return the working directory (absolute)."""
+    return Path.cwd()
+
+
+def warn(message: str) -> None:
+    """Write one warning line to stderr (with a carriage return, safe in raw mode)."""
+    end = "\r\n" if sys.stderr.isatty() else "\n"
+    sys.stderr.write(f"shellkeep: {message}{end}")
+    sys.stderr.flush()
+
+
+def require_ref(ref: str | None, last: bool) -> None:
+    """Raise a usage error when neither SESSION nor --last was given."""
+    if not ref and not last:
+        raise click.UsageError("give a SESSION (id, prefix or name) or --last")

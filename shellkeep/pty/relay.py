@@ -1,0 +1,426 @@
+"""Relay bytes between the user's terminal and a child program in a pty.
+
+The loop serves the user's screen first: every read from the child is written to stdout
+in full before it is handed to the sink, and the sink never blocks the loop. The user's
+terminal is put in raw mode while the child runs and restored on every exit path.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import select
+import signal
+import struct
+import termios
+import time
+import tty
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from shellkeep.pty.sink import Sink
+from shellkeep.termsize import TermSize
+
+READ_SIZE = 65536
+_MAX_PENDING_INPUT = 1 << 20
+_DRAIN_IDLE_S = 0.05  # after the child exits: stop once the pty is quiet this long
+_DRAIN_MAX_S = 2.0  # ...or after this long, if a background process keeps writing
+_FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT)
+DEFAULT_SIZE = TermSize(80, 24)
+
+
+class SpawnError(Exception):
+    """The program could not be started; ``errno`` tells why (ENOENT, EACCES)."""
+
+    def __init__(self, program: str, err: int, message: str) -> None:
+        super().__init__(message)
+        self.program = program
+        self.errno = err
+
+
+@dataclass(frozen=True, slots=True)
+class RelayResult:
+    """How a relayed child ended.
+
+    exit_code: the child's status as a shell reports it (128+N when killed by signal N).
+    signal: the signal that killed the child, or None.
+    received_signal: a SIGTERM, SIGHUP, SIGINT or SIGQUIT sent to shellkeep and passed on.
+    hangup: the user's terminal went away (SIGHUP or EIO on it).
+    duration: float seconds from spawn to the child's exit.
+    """
+
+    exit_code: int
+    signal: int | None
+    received_signal: int | None
+    hangup: bool
+    duration: float
+
+
+def terminal_size(fds: Sequence[int] = (1, 0, 2)) -> TermSize | None:
+    """Return the size of the first of ``fds`` that is a terminal, or None."""
+    for fd in fds:
+        try:
+            rows, cols, _, _ = struct.unpack("HHHH", fcntl.ioctl(fd, termios.TIOCGWINSZ, b"\0" * 8))
+        except OSError:
+            continue
+        if rows > 0 and cols > 0:
+            return TermSize(cols=cols, rows=rows)
+    return None
+
+
+def _set_size(fd: int, size: TermSize) -> None:
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", size.rows, size.cols, 0, 0))
+
+
+def find_program(program: str, env: Mapping[str, str]) -> str | None:
+    """Return the path ``program`` runs as under ``env``'s PATH, or None (like ``command -v``)."""
+    if "/" in program:
+        return program if os.access(program, os.X_OK) and not os.path.isdir(program) else None
+    for folder in env.get("PATH", os.defpath).split(os.pathsep):
+        candidate = os.path.join(folder or ".", program)
+        if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
+            return candidate
+    return None
+
+
+class Child:
+    """A program running in a new pty: its pid and the pty's master fd."""
+
+    def __init__(self, pid: int, fd: int) -> None:
+        self.pid = pid
+        self.fd = fd
+
+
+def spawn(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    size: TermSize,
+    termios_attrs: list[object] | None = None,
+) -> Child:
+    """Start ``argv`` in a new pty of ``size``, in its own session, and return it.
+
+    termios_attrs: the user's terminal modes, copied onto the child's pty (as script(1)
+    does) so erase keys and UTF-8 input behave the same. Raises SpawnError when the
+    program cannot be executed.
+    """
+    import ptyprocess
+
+    def _preexec() -> None:
+        # Python ignores SIGPIPE and SIGXFSZ; a child must get the default back.
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+        if termios_attrs is not None:
+            try:
+                termios.tcsetattr(0, termios.TCSANOW, termios_attrs)
+            except termios.error:
+                pass
+
+    try:
+        proc = ptyprocess.PtyProcess.spawn(
+            list(argv),
+            cwd=str(cwd),
+            env=dict(env),
+            dimensions=(size.rows, size.cols),
+            preexec_fn=_preexec,
+        )
+    except FileNotFoundError as exc:
+        raise SpawnError(argv[0], errno.ENOENT, f"{argv[0]}: command not found") from exc
+    except PermissionError as exc:
+        raise SpawnError(argv[0], errno.EACCES, f"{argv[0]}: permission denied") from exc
+    except OSError as exc:
+        raise SpawnError(argv[0], exc.errno or 0, f"{argv[0]}: {exc.strerror or exc}") from exc
+    # We own the pty and the child's status from here on: keep our own copy of the fd and
+    # close ptyprocess's, so collecting its object neither closes ours nor kills the child.
+    fd = os.dup(proc.fd)
+    fcntl.fcntl(fd, fcntl.F_SETFD, fcntl.FD_CLOEXEC)
+    proc.fileobj.close()
+    proc.closed = True
+    proc.terminated = True
+    return Child(proc.pid, fd)
+
+
+class Relay:
+    """Run the relay loop for one child; see ``run``.
+
+    stdin_fd and stdout_fd are the user's side (terminals, pipes or /dev/null).
+    """
+
+    def __init__(self, child: Child, sink: Sink, *, stdin_fd: int = 0, stdout_fd: int = 1) -> None:
+        self.child = child
+        self.sink = sink
+        self.stdin_fd = stdin_fd
+        self.stdout_fd = stdout_fd
+        self._start = time.monotonic()
+        self._signals: list[int] = []
+        self._received: int | None = None
+        self._hangup = False
+        self._stdout_ok = True
+        self._status: int | None = None
+        self._exit_at: float | None = None
+        self._size: TermSize | None = None
+
+    # -- public ---------------------------------------------------------------------
+
+    def run(self, on_signal: Callable[[int], None] | None = None) -> RelayResult:
+        """Relay until the child exits and its output is drained; return how it ended.
+
+        Blocks. Installs handlers for SIGWINCH, SIGCHLD, SIGTERM, SIGHUP, SIGINT and
+        SIGQUIT for its duration and puts them back afterwards.
+        """
+        wake_r, wake_w = os.pipe()
+        for fd in (wake_r, wake_w):
+            os.set_blocking(fd, False)
+            fcntl.fcntl(fd, fcntl.F_SETFD, fcntl.FD_CLOEXEC)
+        handled = (signal.SIGWINCH, signal.SIGCHLD, *_FORWARDED)
+        previous = {sig: signal.signal(sig, self._on_signal) for sig in handled}
+        old_wakeup = signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+        self._size = terminal_size((self.stdout_fd, self.stdin_fd))
+        try:
+            self._loop(wake_r, on_signal)
+        finally:
+            signal.set_wakeup_fd(old_wakeup)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            os.close(wake_r)
+            os.close(wake_w)
+            try:
+                os.close(self.child.fd)
+            except OSError:
+                pass
+        status = self._status if self._status is not None else 0
+        code = os.waitstatus_to_exitcode(status)
+        killed_by = -code if code < 0 else None
+        end = self._exit_at if self._exit_at is not None else time.monotonic()
+        return RelayResult(
+            exit_code=128 + killed_by if killed_by else code,
+            signal=killed_by,
+            received_signal=self._received,
+            hangup=self._hangup,
+            duration=end - self._start,
+        )
+
+    # -- internals ------------------------------------------------------------------
+
+    def _on_signal(self, signum: int, _frame: object) -> None:
+        self._signals.append(signum)
+
+    def _now(self) -> float:
+        return time.monotonic() - self._start
+
+    def _reap(self) -> bool:
+        """Collect the child's status if it has exited; return whether it has."""
+        if self._status is not None:
+            return True
+        try:
+            pid, status = os.waitpid(self.child.pid, os.WNOHANG)
+        except ChildProcessError:
+            self._status = 0
+            self._exit_at = time.monotonic()
+            return True
+        if pid == 0:
+            return False
+        self._status = status
+        self._exit_at = time.monotonic()
+        return True
+
+    def _handle_signals(self, on_signal: Callable[[int], None] | None) -> None:
+        while self._signals:
+            sig = self._signals.pop(0)
+            if sig == signal.SIGCHLD:
+                self._reap()
+            elif sig == signal.SIGWINCH:
+                self._resize()
+            else:
+                self._received = sig
+                if sig == signal.SIGHUP:
+                    self._hangup = True
+                    self._stdout_ok = False
+                try:
+                    os.kill(self.child.pid, sig)
+                except ProcessLookupError:
+                    pass
+                if on_signal is not None:
+                    on_signal(sig)
+
+    def _resize(self) -> None:
+        size = terminal_size((self.stdout_fd, self.stdin_fd))
+        if size is None or size == self._size:
+            return
+        self._size = size
+        try:
+            _set_size(self.child.fd, size)
+        except OSError:
+            return
+        self.sink.on_resize(size, self._now())
+
+    def _write_out(self, data: bytes) -> None:
+        if not self._stdout_ok:
+            return
+        view = memoryview(data)
+        while view:
+            try:
+                n = os.write(self.stdout_fd, view)
+            except BlockingIOError:
+                select.select([], [self.stdout_fd], [], 1.0)
+                continue
+            except OSError:
+                # The user's terminal or pipe is gone; keep recording what the child writes.
+                self._stdout_ok = False
+                return
+            view = view[n:]
+
+    def _eof_bytes(self, last: int | None) -> bytes:
+        try:
+            eof = termios.tcgetattr(self.child.fd)[6][termios.VEOF]
+        except termios.error:
+            eof = b"\x04"
+        if isinstance(eof, int):
+            eof = bytes([eof])
+        # In canonical mode an EOF after a partial line only ends that line; a second one
+        # then reads as end-of-file.
+        return eof if last in (None, 10, 13) else eof + eof
+
+    def _is_hidden_input(self) -> bool:
+        try:
+            lflag = termios.tcgetattr(self.child.fd)[3]
+        except termios.error:
+            return False
+        return bool(lflag & termios.ICANON) and not lflag & termios.ECHO
+
+    def _loop(self, wake_r: int, on_signal: Callable[[int], None] | None) -> None:
+        master = self.child.fd
+        os.set_blocking(master, False)
+        stdin_open = self.stdin_fd >= 0
+        pending = bytearray()
+        last_in: int | None = None
+        eof_due = False
+        master_open = True
+        drain_deadline: float | None = None
+        while True:
+            if self._signals:
+                self._handle_signals(on_signal)
+            if self._hangup:
+                stdin_open = False
+            exited = self._status is not None
+            if exited and drain_deadline is None:
+                drain_deadline = time.monotonic() + _DRAIN_MAX_S
+            if not master_open:
+                if exited:
+                    return
+                # The child closed its terminal but runs on: wait for it.
+                select.select([wake_r], [], [], 1.0)
+                self._clear_wakeup(wake_r)
+                self._reap()
+                continue
+            rlist = [master, wake_r]
+            if stdin_open and len(pending) < _MAX_PENDING_INPUT and not exited:
+                rlist.append(self.stdin_fd)
+            wlist = [master] if pending and not exited else []
+            timeout = _DRAIN_IDLE_S if exited else None
+            try:
+                readable, writable, _ = select.select(rlist, wlist, [], timeout)
+            except InterruptedError:  # pragma: no cover - PEP 475 retries
+                continue
+            if wake_r in readable:
+                self._clear_wakeup(wake_r)
+            if self._signals:
+                # Before reading input: a resize the user made comes before what they typed next.
+                self._handle_signals(on_signal)
+                if self._hangup:
+                    stdin_open = False
+            if exited and not readable and not writable:
+                return  # drained: the pty stayed quiet after the child exited
+            if exited and drain_deadline is not None and time.monotonic() > drain_deadline:
+                return
+            if master in readable:
+                try:
+                    data = os.read(master, READ_SIZE)
+                except BlockingIOError:
+                    data = None
+                except OSError:
+                    data = b""  # EIO on Linux: every holder of the pty's other end closed it
+                if data is None:
+                    pass
+                elif data:
+                    self._write_out(data)
+                    self.sink.on_output(data, self._now())
+                else:
+                    master_open = False
+                    if not self._reap():
+                        # A quick exit's SIGCHLD may still be on its way.
+                        self._wait_briefly()
+                    continue
+            if self.stdin_fd in readable:
+                try:
+                    data = os.read(self.stdin_fd, READ_SIZE)
+                except OSError:
+                    data = b""
+                    self._hangup = self._hangup or os.isatty(self.stdin_fd)
+                if data:
+                    self.sink.on_input(data, self._now(), self._is_hidden_input())
+                    pending += data
+                    last_in = data[-1]
+                else:
+                    stdin_open = False
+                    if not self._hangup:
+                        eof_due = True
+            if eof_due and not pending:
+                pending += self._eof_bytes(last_in)
+                eof_due = False
+            if pending and (master in writable or not wlist):
+                try:
+                    n = os.write(master, pending)
+                    del pending[:n]
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    pending.clear()
+
+    def _wait_briefly(self) -> None:
+        for _ in range(100):
+            if self._reap():
+                return
+            time.sleep(0.01)
+
+    @staticmethod
+    def _clear_wakeup(wake_r: int) -> None:
+        try:
+            while os.read(wake_r, 512):
+                pass
+        except OSError:
+            pass
+
+
+class RawMode:
+    """Put a terminal in raw mode for the duration of a ``with`` block; restore it exactly.
+
+    Does nothing when ``fd`` is not a terminal. ``attrs`` holds the modes as found.
+    """
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.attrs: list[object] | None = None
+
+    def __enter__(self) -> RawMode:
+        try:
+            self.attrs = termios.tcgetattr(self.fd)
+        except termios.error:
+            return self
+        tty.setraw(self.fd, termios.TCSANOW)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.restore()
+
+    def restore(self) -> None:
+        """Put the modes back as found; safe to call more than once, never raises."""
+        if self.attrs is None:
+            return
+        try:
+            termios.tcsetattr(self.fd, termios.TCSADRAIN, self.attrs)
+        except termios.error:
+            pass

@@ -1,0 +1,336 @@
+"""Run one program in a recorded pty: the glue of relay, capture and store.
+
+``shellkeep``, ``shellkeep PROGRAM`` and ``shellkeep run -- PROGRAM`` all build a
+``RunRequest`` and call ``run_session``. Nothing here imports pyte, rich, sqlite3 or
+cryptography: the child must be running before any of them loads.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import getpass
+import logging
+import os
+import shlex
+import signal
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO
+
+from shellkeep import __version__
+from shellkeep.asciicast.encoder import encode_header
+from shellkeep.asciicast.model import Header
+from shellkeep.errors import AgentNotFound, ShellkeepError
+from shellkeep.pty.relay import DEFAULT_SIZE, RawMode, Relay, RelayResult, SpawnError, find_program, spawn, terminal_size
+from shellkeep.store.paths import FILE_MODE, Paths, git_state, project_key, project_root_of
+from shellkeep.store.session import (
+    CAST_FILE,
+    SessionMeta,
+    Status,
+    boot_id,
+    create_session_folder,
+    host_name,
+    iso,
+    new_session_id,
+    utc_now,
+    write_meta,
+)
+from shellkeep.termsize import TermSize
+
+if TYPE_CHECKING:
+    from shellkeep.config import Config
+    from shellkeep.capture.recorder import Recorder, RecordingStats
+
+log = logging.getLogger(__name__)
+
+Warn = Callable[[str], None]
+
+
+class ProgramNotExecutable(ShellkeepError):
+    """The program exists but cannot be executed (exit status 126, like a shell)."""
+
+    exit_code = 126
+
+
+@dataclass(frozen=True, slots=True)
+class RecordSettings:
+    """How to record one session, resolved from config and flags.
+
+    flush_interval_s / coalesce_s: float seconds (see ``capture.recorder.Recorder``).
+    """
+
+    record_input: bool = True
+    flush_interval_s: float = 0.25
+    coalesce_s: float = 0.005
+    redact: bool = True
+
+
+def settings_from_config(config: Config, *, no_input: bool = False) -> RecordSettings:
+    """Return the ``RecordSettings`` of a loaded config, with ``--no-input`` applied."""
+    return RecordSettings(
+        record_input=config.record.input and not no_input,
+        flush_interval_s=config.record.flush_interval_ms / 1000,
+        coalesce_s=config.record.coalesce_ms / 1000,
+        redact=config.redact.enabled,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RunRequest:
+    """What to run and how: argv (argv[0] looked up on PATH), cwd, and session options."""
+
+    argv: tuple[str, ...]
+    cwd: Path
+    name: str | None = None
+    title: str | None = None
+    settings: RecordSettings = RecordSettings()
+    parent: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutcome:
+    """How a run ended: the exit status to return and the session (None if unrecorded)."""
+
+    exit_code: int
+    session: SessionMeta | None
+
+
+def default_argv(env: Mapping[str, str]) -> tuple[str, ...]:
+    """Return the argv of ``shellkeep`` alone: ``$SHELL``, else ``/bin/sh``."""
+    shell = env.get("SHELL") or ""
+    if shell and find_program(shell, env):
+        return (shell,)
+    return ("/bin/sh",)
+
+
+def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[str, str] | None = None) -> RunOutcome:
+    """Run ``request.argv`` in a recorded pty and return its exit status and session.
+
+    Blocks until the child has exited. Inside a recorded session (``SHELLKEEP_SESSION``
+    set) the program replaces this process without a second recording.
+    Raises AgentNotFound (exit 127) or ProgramNotExecutable (126) before anything is stored.
+    """
+    env = dict(os.environ if env is None else env)
+    program = request.argv[0]
+    if find_program(program, env) is None:
+        raise AgentNotFound(f"{program}: command not found")
+    if env.get("SHELLKEEP_SESSION"):
+        warn(f"already recording session {env['SHELLKEEP_SESSION']}; running {program} without a second recording")
+        _exec_directly(request.argv, env, request.cwd)
+
+    started = utc_now()
+    project_root = project_root_of(request.cwd)
+    session_id = new_session_id(started)
+    folder: Path | None = None
+    out: BinaryIO | None = None
+    meta: SessionMeta | None = None
+    size = terminal_size() or DEFAULT_SIZE
+    try:
+        folder = create_session_folder(paths, project_root, session_id)
+        meta = _initial_meta(request, env, session_id, project_root, folder, started, size)
+        write_meta(meta)
+        out = _open_cast(folder / CAST_FILE, meta, size, started.timestamp(), env)
+    except OSError as exc:
+        warn(f"cannot record ({exc.strerror or exc}: {exc.filename or paths.home}); running {program} unrecorded")
+        if out is not None:
+            out.close()
+        out, meta = None, None
+
+    child_env = dict(env)
+    child_env["SHELLKEEP_PROJECT"] = str(project_root)
+    if meta is not None:
+        child_env["SHELLKEEP_SESSION"] = session_id
+        child_env["SHELLKEEP_SESSION_DIR"] = str(folder)
+    else:
+        child_env["SHELLKEEP_SESSION"] = "unrecorded"
+
+    recorder = _make_recorder(out, request.settings, warn) if out is not None else None
+    sink = recorder if recorder is not None else _NullSink()
+    with RawMode(0) as raw:
+        try:
+            child = spawn(request.argv, cwd=request.cwd, env=child_env, size=size, termios_attrs=raw.attrs)
+        except SpawnError as exc:
+            raw.restore()
+            if recorder is not None:
+                recorder.close()
+            _discard(folder)
+            if exc.errno == 2:
+                raise AgentNotFound(str(exc)) from exc
+            raise ProgramNotExecutable(str(exc)) from exc
+        git_start: dict[str, object] = {}
+        starter = threading.Thread(target=_after_spawn, args=(meta, child.pid, request.cwd, git_start), daemon=True)
+        if meta is not None:
+            starter.start()
+        relay = Relay(child, sink)
+        try:
+            result = relay.run(on_signal=lambda sig: raw.restore() if sig == signal.SIGHUP else None)
+        finally:
+            raw.restore()
+    if meta is None or recorder is None:
+        return RunOutcome(result.exit_code, None)
+    stats = recorder.close()
+    if starter.is_alive():
+        starter.join(5)
+    meta = dataclasses.replace(meta, child_pid=child.pid, git_start=git_start.get("state"))
+    meta = _final_meta(meta, result, stats, request.cwd)
+    try:
+        write_meta(meta)
+    except OSError as exc:
+        warn(f"could not store the session's metadata: {exc.strerror or exc}")
+    return RunOutcome(result.exit_code, meta)
+
+
+class _NullSink:
+    """A sink for an unrecorded run: drops everything."""
+
+    def on_output(self, raw: bytes, at: float) -> None:
+        pass
+
+    def on_input(self, raw: bytes, at: float, hidden: bool) -> None:
+        pass
+
+    def on_resize(self, size: TermSize, at: float) -> None:
+        pass
+
+
+def _exec_directly(argv: tuple[str, ...], env: dict[str, str], cwd: Path) -> None:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.chdir(cwd)
+    try:
+        os.execvpe(argv[0], list(argv), env)
+    except OSError as exc:
+        raise ProgramNotExecutable(f"{argv[0]}: {exc.strerror or exc}") from exc
+
+
+def _discard(folder: Path | None) -> None:
+    """Remove a session folder that never recorded anything (the program did not start)."""
+    if folder is None:
+        return
+    import shutil
+
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _initial_meta(
+    request: RunRequest,
+    env: Mapping[str, str],
+    session_id: str,
+    project_root: Path,
+    folder: Path,
+    started: object,
+    size: TermSize,
+) -> SessionMeta:
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = str(os.getuid())
+    return SessionMeta(
+        id=session_id,
+        name=request.name,
+        title=request.title,
+        project=project_key(project_root),
+        project_root=str(project_root),
+        cwd=str(request.cwd),
+        command=list(request.argv),
+        agent=os.path.basename(request.argv[0]),
+        started_at=iso(started),  # type: ignore[arg-type]
+        host=host_name(),
+        user=user,
+        pid=os.getpid(),
+        boot_id=boot_id(),
+        term=env.get("TERM"),
+        colorterm=env.get("COLORTERM"),
+        shell=env.get("SHELL"),
+        lang=env.get("LANG") or env.get("LC_ALL"),
+        cols=size.cols,
+        rows=size.rows,
+        cast=str(folder / CAST_FILE),
+        record_input=request.settings.record_input,
+        parent=request.parent,
+        shellkeep_version=__version__,
+    )
+
+
+def _open_cast(path: Path, meta: SessionMeta, size: TermSize, timestamp: float, env: Mapping[str, str]) -> BinaryIO:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
+    out = os.fdopen(fd, "ab", buffering=1 << 16)
+    header = Header(
+        size=size,
+        timestamp=int(timestamp),
+        command=shlex.join(meta.command),
+        title=meta.title or meta.name,
+        env={"SHELL": env.get("SHELL"), "TERM": env.get("TERM")},
+    )
+    out.write(encode_header(header))
+    out.flush()
+    return out
+
+
+def _make_recorder(out: BinaryIO, settings: RecordSettings, warn: Warn) -> Recorder:
+    from shellkeep.capture.recorder import Recorder
+
+    make_filter = None
+    if settings.redact:
+        make_filter = _redaction_factory()
+    return Recorder(
+        out,
+        record_input=settings.record_input,
+        flush_interval_s=settings.flush_interval_s,
+        coalesce_s=settings.coalesce_s,
+        make_filter=make_filter,
+        on_error=warn,
+    )
+
+
+def _redaction_factory() -> Callable[[], object] | None:
+    try:
+        from shellkeep.capture import redaction
+    except ImportError:
+        return None
+    factory = getattr(redaction, "default_stream_redactor", None)
+    return factory  # type: ignore[no-any-return]
+
+
+def _after_spawn(meta: SessionMeta | None, child_pid: int, cwd: Path, found: dict[str, object]) -> None:
+    """Add what is known once the child runs (its pid, the git state) to ``meta.json``.
+
+    Runs on its own thread so the relay starts at once; ``found["state"]`` gets the git state.
+    """
+    if meta is None:
+        return
+    found["state"] = state = git_state(cwd)
+    try:
+        write_meta(dataclasses.replace(meta, child_pid=child_pid, git_start=state))
+    except OSError as exc:
+        log.warning("could not update meta.json: %s", exc)
+
+
+def _final_meta(meta: SessionMeta, result: RelayResult, stats: RecordingStats, cwd: Path) -> SessionMeta:
+    from datetime import timedelta
+
+    from shellkeep.store.session import parse_iso
+
+    if result.hangup:
+        status = Status.HANGUP
+    elif result.signal is not None or result.received_signal in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT):
+        status = Status.KILLED
+    else:
+        status = Status.FINISHED
+    ended = parse_iso(meta.started_at) + timedelta(seconds=result.duration)
+    return dataclasses.replace(
+        meta,
+        ended_at=iso(ended),
+        duration=round(result.duration, 3),
+        exit_code=result.exit_code,
+        signal=result.signal,
+        status=status.value,
+        output_bytes=stats.output_bytes,
+        input_bytes=stats.input_bytes,
+        hidden_input=stats.hidden_input,
+        recording_error=stats.error,
+        git_end=git_state(cwd),
+    )

@@ -1,0 +1,1 @@
+"""Own where and how sessions are kept: paths, metadata, listing, recovery."""

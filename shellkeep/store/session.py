@@ -1,0 +1,354 @@
+"""Own a session's folder and ``meta.json``: ids, atomic writes, listing, lookup, recovery.
+
+A session is ``projects/<project>/<session-id>/`` with ``session.cast`` (asciicast v2) and
+``meta.json``. Ids sort by time: ``YYYYmmdd-HHMMSS-xxxx`` (UTC, 4 random hex digits).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+import logging
+import os
+import secrets
+import socket
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from shellkeep.errors import AmbiguousSession, DataError, SessionNotFound
+from shellkeep.store.paths import FILE_MODE, Paths, ensure_dir, project_key
+
+log = logging.getLogger(__name__)
+
+META_FILE = "meta.json"
+CAST_FILE = "session.cast"
+
+
+class Status(str, enum.Enum):
+    """The life of a session: running, then finished, hangup or killed; or interrupted."""
+
+    RUNNING = "running"
+    FINISHED = "finished"
+    HANGUP = "hangup"
+    KILLED = "killed"
+    INTERRUPTED = "interrupted"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionMeta:
+    """The metadata of one session, as stored in ``meta.json`` (field names are the contract).
+
+    Times ``*_at`` are ISO 8601 UTC strings; ``duration`` is float seconds;
+    ``git_start``/``git_end`` are ``{"branch", "commit", "dirty"}`` or None.
+    """
+
+    id: str
+    project: str
+    project_root: str
+    cwd: str
+    command: list[str]
+    agent: str
+    started_at: str
+    name: str | None = None
+    title: str | None = None
+    host: str = ""
+    user: str = ""
+    pid: int = 0
+    child_pid: int | None = None
+    boot_id: str | None = None
+    term: str | None = None
+    colorterm: str | None = None
+    shell: str | None = None
+    lang: str | None = None
+    cols: int = 80
+    rows: int = 24
+    ended_at: str | None = None
+    duration: float | None = None
+    exit_code: int | None = None
+    signal: int | None = None
+    status: str = Status.RUNNING.value
+    cast: str = ""
+    output_bytes: int = 0
+    input_bytes: int = 0
+    record_input: bool = True
+    hidden_input: bool = False
+    recording_error: str | None = None
+    git_start: dict[str, object] | None = None
+    git_end: dict[str, object] | None = None
+    parent: str | None = None
+    agent_session_id: str | None = None
+    shellkeep_version: str = ""
+    extra: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def folder(self) -> Path:
+        """Return the session's folder (the parent of its recording)."""
+        return Path(self.cast).parent
+
+    def to_json(self) -> dict[str, object]:
+        """Return the ``meta.json`` object; unknown keys read earlier are kept."""
+        obj = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "extra"}
+        return {**self.extra, **obj}
+
+    @classmethod
+    def from_json(cls, obj: dict[str, object], folder: Path) -> SessionMeta:
+        """Build from a parsed ``meta.json``; raises DataError when required keys are missing."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        known = {k: v for k, v in obj.items() if k in names and k != "extra"}
+        extra = {k: v for k, v in obj.items() if k not in names}
+        known.setdefault("cast", str(folder / CAST_FILE))
+        try:
+            return cls(**known, extra=extra)  # type: ignore[arg-type]
+        except TypeError as exc:
+            raise DataError(f"{folder / META_FILE} is missing fields ({exc}); run 'shellkeep reindex'") from exc
+
+
+def utc_now() -> datetime:
+    """Return the current time as an aware UTC datetime."""
+    return datetime.now(timezone.utc)
+
+
+def iso(at: datetime) -> str:
+    """Format an aware datetime as ISO 8601 UTC with a ``Z`` suffix, millisecond precision."""
+    return at.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def parse_iso(text: str) -> datetime:
+    """Parse an ISO 8601 time as written by ``iso``; raises ValueError."""
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def new_session_id(at: datetime) -> str:
+    """Return a new session id that sorts by ``at``: ``YYYYmmdd-HHMMSS-xxxx``."""
+    return at.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+
+
+def boot_id() -> str | None:
+    """Return this boot's id (Linux ``/proc/sys/kernel/random/boot_id``), or None."""
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip() or None
+    except OSError:
+        return None
+
+
+def host_name() -> str:
+    """Return this machine's host name."""
+    return socket.gethostname()
+
+
+def write_json_atomic(path: Path, obj: object) -> None:
+    """Write ``obj`` as JSON to ``path`` through a temporary file and a rename (mode 0600).
+
+    Raises OSError when the folder is not writable or the disk is full.
+    """
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    data = (json.dumps(obj, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise
+
+
+def write_meta(meta: SessionMeta) -> None:
+    """Write ``meta.json`` of ``meta``'s session atomically; raises OSError."""
+    write_json_atomic(meta.folder / META_FILE, meta.to_json())
+
+
+def read_meta(folder: Path) -> SessionMeta:
+    """Read ``folder/meta.json``; raises DataError when it is not valid JSON."""
+    path = folder / META_FILE
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise DataError(f"{path} is not valid JSON ({exc}); restore it or remove the session folder") from exc
+    if not isinstance(obj, dict):
+        raise DataError(f"{path} is not a JSON object; restore it or remove the session folder")
+    return SessionMeta.from_json(obj, folder)
+
+
+def create_session_folder(paths: Paths, project_root: Path, session_id: str) -> Path:
+    """Create and return the folder of a new session (mode 0700); raises OSError."""
+    folder = paths.session_dir(project_root, session_id)
+    ensure_dir(folder.parent)
+    folder.mkdir(mode=0o700)
+    return folder
+
+
+# -- liveness and recovery ------------------------------------------------------------
+
+
+def _pid_is_shellkeep(pid: int) -> bool:
+    """Return whether ``pid`` is alive and (where /proc tells) a shellkeep process."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return True
+    return b"shellkeep" in cmdline
+
+
+def is_interrupted(meta: SessionMeta) -> bool:
+    """Return whether a session marked running has lost its recorder on this host.
+
+    True when its boot id differs from this boot's, or its shellkeep process is gone.
+    Sessions recorded on another host are never judged interrupted from here.
+    """
+    if meta.status != Status.RUNNING.value or meta.host != host_name():
+        return False
+    current_boot = boot_id()
+    if meta.boot_id and current_boot and meta.boot_id != current_boot:
+        return True
+    return not _pid_is_shellkeep(meta.pid)
+
+
+def recover(meta: SessionMeta) -> SessionMeta:
+    """Repair an interrupted session from its recording and store the repaired metadata.
+
+    Drops a cut last line from the recording (it was never a whole event), then sets
+    status ``interrupted``, ``ended_at``, ``duration`` and byte counts from the events.
+    Never raises for an unreadable recording: the metadata is repaired as far as possible.
+    """
+    from shellkeep.asciicast.reader import open_cast
+
+    cast_path = Path(meta.cast)
+    last_time = 0.0
+    out_bytes = 0
+    in_bytes = 0
+    try:
+        _truncate_cut_tail(cast_path)
+        for event in open_cast(cast_path).events():
+            last_time = event.time
+            if event.code == "o":
+                out_bytes += len(event.data.encode("utf-8"))
+            elif event.code == "i":
+                in_bytes += len(event.data.encode("utf-8"))
+    except (OSError, DataError) as exc:
+        log.warning("could not read %s while recovering: %s", cast_path, exc)
+    try:
+        ended = parse_iso(meta.started_at) + timedelta(seconds=last_time)
+        ended_at: str | None = iso(ended)
+    except ValueError:
+        ended_at = None
+    repaired = dataclasses.replace(
+        meta,
+        status=Status.INTERRUPTED.value,
+        ended_at=ended_at,
+        duration=round(last_time, 3),
+        output_bytes=max(out_bytes, meta.output_bytes),
+        input_bytes=max(in_bytes, meta.input_bytes),
+    )
+    try:
+        write_meta(repaired)
+    except OSError as exc:
+        log.warning("could not store repaired metadata of %s: %s", meta.id, exc)
+    return repaired
+
+
+def _truncate_cut_tail(path: Path) -> None:
+    """Cut a recording back to its last newline if it ends inside a line."""
+    with open(path, "rb+") as fh:
+        size = fh.seek(0, os.SEEK_END)
+        if size == 0:
+            return
+        fh.seek(size - 1)
+        if fh.read(1) == b"\n":
+            return
+        block = 65536
+        pos = size
+        while pos > 0:
+            start = max(0, pos - block)
+            fh.seek(start)
+            chunk = fh.read(pos - start)
+            nl = chunk.rfind(b"\n")
+            if nl >= 0:
+                fh.truncate(start + nl + 1)
+                return
+            pos = start
+
+
+# -- listing and lookup ---------------------------------------------------------------
+
+
+def iter_session_folders(paths: Paths, project_root: Path | None) -> Iterator[Path]:
+    """Yield session folders of one project (or of all projects when None), any order."""
+    if project_root is not None:
+        projects = [paths.project_dir(project_root)]
+    else:
+        try:
+            projects = [p for p in paths.projects.iterdir() if p.is_dir()]
+        except FileNotFoundError:
+            return
+    for project in projects:
+        try:
+            entries = list(project.iterdir())
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for entry in entries:
+            if (entry / META_FILE).is_file():
+                yield entry
+
+
+def list_sessions(paths: Paths, project_root: Path | None) -> list[SessionMeta]:
+    """Return the sessions of a project (all projects when None), newest first.
+
+    Sessions whose recorder is gone are recovered on the way (status ``interrupted``);
+    a folder with unreadable metadata is skipped with a logged warning.
+    """
+    found: list[SessionMeta] = []
+    for folder in iter_session_folders(paths, project_root):
+        try:
+            meta = read_meta(folder)
+        except (OSError, DataError) as exc:
+            log.warning("skipping %s: %s", folder, exc)
+            continue
+        if is_interrupted(meta):
+            meta = recover(meta)
+        found.append(meta)
+    found.sort(key=lambda m: (m.started_at, m.id), reverse=True)
+    return found
+
+
+def resolve_session(paths: Paths, project_root: Path, ref: str | None, *, last: bool = False) -> SessionMeta:
+    """Find one session by id, unique id prefix, name, or the newest (``last``).
+
+    The current project is searched first, then every project. A name shared by several
+    sessions means the newest of them. Raises SessionNotFound or AmbiguousSession.
+    """
+    project = project_key(project_root)
+    if last or not ref:
+        sessions = list_sessions(paths, project_root)
+        if not sessions:
+            raise SessionNotFound(f"no sessions recorded in project {project} yet; run 'shellkeep' to record one")
+        return sessions[0]
+    for scope in (project_root, None):
+        sessions = list_sessions(paths, scope)
+        exact = [m for m in sessions if m.id == ref]
+        if exact:
+            return exact[0]
+        named = [m for m in sessions if m.name == ref]
+        if named:
+            return named[0]
+        prefixed = [m for m in sessions if m.id.startswith(ref)]
+        if len(prefixed) == 1:
+            return prefixed[0]
+        if len(prefixed) > 1:
+            shown = ", ".join(m.id for m in prefixed[:3])
+            raise AmbiguousSession(f"'{ref}' matches {len(prefixed)} sessions ({shown}, ...); give more of the id")
+    raise SessionNotFound(f"no session matches '{ref}' in project {project}; run 'shellkeep ls --all'")

@@ -1,0 +1,253 @@
+"""Fixtures for driving real agent CLIs against loopback stand-in model servers.
+
+Binaries: ``claude_bin`` / ``codex_bin`` come from ``SHELLKEEP_TEST_CLAUDE`` /
+``SHELLKEEP_TEST_CODEX`` when set, else from the CI npm cache
+(``npm install --prefix ~/.cache/shellkeep-ci/npm @anthropic-ai/claude-code@2.1.197
+@openai/codex@0.171.0``), else from ``PATH``; a test that needs a missing one is skipped
+with the reason.
+
+Each test gets its own HOME (with the agent's first-run screens answered), its own
+``SHELLKEEP_HOME``, a project folder, and a started stand-in; ``agent_env`` /
+``codex_env`` are complete environments (nothing is inherited from the test process).
+Processes left behind that use the test's HOME (Codex's app-server daemon) are ended at
+teardown.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+import pytest
+
+from shellkeep.asciicast.model import TermSize
+
+from .agent_processes import reap
+from .screen_driver import DEFAULT_SIZE, ScreenDriver
+from .standin_anthropic import AnthropicStandin
+from .standin_openai import OpenAIStandin
+
+# A fake key: Claude Code remembers approved keys by their last 20 characters.
+TEST_API_KEY = "sk-ant-test-shellkeep-standin-0123456789ABCDEFGHIJ"
+TEST_OPENAI_KEY = "sk-test-shellkeep-standin-openai"
+CODEX_KEY_ENV = "SHELLKEEP_STANDIN_OPENAI_KEY"
+CI_NPM_PREFIX = Path("~/.cache/shellkeep-ci/npm")
+
+
+def _find_binary(env_var: str, name: str, package: str) -> Path:
+    """Return the agent binary named by *env_var*, in the CI npm cache, or on PATH.
+
+    Skips the test, saying where it looked, when there is none.
+    """
+    explicit = os.environ.get(env_var)
+    if explicit:
+        if not Path(explicit).is_file():
+            pytest.skip(f"{env_var}={explicit!r} is not a file")
+        return Path(explicit)
+    cached = CI_NPM_PREFIX.expanduser() / "node_modules" / ".bin" / name
+    if cached.exists():
+        return cached
+    found = shutil.which(name)
+    if found is None:
+        pytest.skip(
+            f"{name} not found: set {env_var}, or run 'npm install --prefix {CI_NPM_PREFIX} "
+            f"{package}', or put {name} on PATH"
+        )
+    return Path(found)
+
+
+def _search_path(*binaries: Path) -> str:
+    """Return a PATH with the binaries' folders (and node's) before the system defaults."""
+    folders = [str(b.parent) for b in binaries]
+    node = shutil.which("node")
+    if node:
+        folders.append(str(Path(node).parent))
+    folders += os.defpath.strip(":").split(":") + ["/usr/local/bin", "/usr/bin", "/bin"]
+    return ":".join(dict.fromkeys(f for f in folders if f))
+
+
+@pytest.fixture(scope="session")
+def claude_bin() -> Path:
+    """Return the Claude Code CLI to test, or skip when it is not installed."""
+    return _find_binary("SHELLKEEP_TEST_CLAUDE", "claude", "@anthropic-ai/claude-code@2.1.197")
+
+
+@pytest.fixture(scope="session")
+def codex_bin() -> Path:
+    """Return the Codex CLI to test, or skip when it (or node for its launcher) is missing."""
+    found = _find_binary("SHELLKEEP_TEST_CODEX", "codex", "@openai/codex@0.171.0")
+    if found.resolve().suffix == ".js" and shutil.which("node") is None:
+        pytest.skip("codex's launcher (codex.js) needs node, which is not on PATH")
+    return found
+
+
+@pytest.fixture
+def project_dir(tmp_path: Path) -> Path:
+    """Return the project folder (its real path) the agent runs in.
+
+    It is ``tmp_path/project``, the folder the suite-wide ``home`` fixture (if any) made and
+    changed into; it is made here when missing.
+    """
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+    return Path(os.path.realpath(project))
+
+
+@pytest.fixture
+def shellkeep_home(tmp_path: Path) -> Path:
+    """Return the ``SHELLKEEP_HOME`` for the agent's environment.
+
+    The suite-wide ``home`` fixture's folder when it set one under ``tmp_path``, else
+    ``tmp_path/home``.
+    """
+    configured = os.environ.get("SHELLKEEP_HOME")
+    if configured and Path(configured).is_relative_to(tmp_path):
+        return Path(configured)
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def anthropic_standin() -> Iterator[AnthropicStandin]:
+    """Yield a started Anthropic Messages API stand-in on loopback."""
+    with AnthropicStandin() as standin:
+        yield standin
+
+
+@pytest.fixture
+def openai_standin() -> Iterator[OpenAIStandin]:
+    """Yield a started OpenAI Responses API stand-in on loopback."""
+    with OpenAIStandin() as standin:
+        yield standin
+
+
+def claude_state(project_dirs: Sequence[Path], api_key: str = TEST_API_KEY) -> dict[str, object]:
+    """Return a ``~/.claude.json`` that skips Claude Code's first-run screens.
+
+    Onboarding and theme choice are marked done, *api_key* is approved (by its last 20
+    characters) and each project folder (real path) is trusted.
+    """
+    return {
+        "hasCompletedOnboarding": True,
+        "theme": "dark",
+        "autoUpdates": False,
+        "customApiKeyResponses": {"approved": [api_key[-20:]], "rejected": []},
+        "projects": {
+            os.path.realpath(p): {
+                "hasTrustDialogAccepted": True,
+                "hasCompletedProjectOnboarding": True,
+            }
+            for p in project_dirs
+        },
+    }
+
+
+@pytest.fixture
+def claude_home(tmp_path: Path, project_dir: Path) -> Iterator[Path]:
+    """Yield a temporary HOME holding a ``.claude.json`` made by ``claude_state``."""
+    home = tmp_path / "claude-home"
+    home.mkdir()
+    (home / ".claude.json").write_text(json.dumps(claude_state([project_dir]), indent=2))
+    yield home
+    reap(home)
+
+
+@pytest.fixture
+def agent_env(
+    claude_home: Path,
+    anthropic_standin: AnthropicStandin,
+    claude_bin: Path,
+    shellkeep_home: Path,
+) -> dict[str, str]:
+    """Return the whole environment for running Claude Code against the stand-in."""
+    return {
+        "HOME": str(claude_home),
+        "ANTHROPIC_API_KEY": TEST_API_KEY,
+        "ANTHROPIC_BASE_URL": anthropic_standin.base_url,
+        "DISABLE_AUTOUPDATER": "1",
+        "TERM": "xterm-256color",
+        "LANG": "C.UTF-8",
+        "SHELLKEEP_HOME": str(shellkeep_home),
+        "PATH": _search_path(claude_bin),
+    }
+
+
+def codex_config(api_base: str, project_dirs: Sequence[Path], model: str) -> str:
+    """Return a Codex ``config.toml`` that points it at a stand-in and trusts the projects."""
+    lines = [
+        f'model = "{model}"',
+        'model_provider = "standin"',
+        "",
+        "[model_providers.standin]",
+        'name = "standin"',
+        f'base_url = "{api_base}"',
+        'wire_api = "responses"',
+        f'env_key = "{CODEX_KEY_ENV}"',
+    ]
+    for project in project_dirs:
+        lines += ["", f'[projects."{os.path.realpath(project)}"]', 'trust_level = "trusted"']
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture
+def codex_home(tmp_path: Path, project_dir: Path, openai_standin: OpenAIStandin) -> Iterator[Path]:
+    """Yield a temporary HOME whose ``.codex/config.toml`` points Codex at the stand-in.
+
+    At teardown every process using this HOME (Codex's app-server daemon) is ended and the
+    copy of the Codex binary the daemon installs under ``.codex/packages`` (about 400 MB) is
+    removed.
+    """
+    home = tmp_path / "codex-home"
+    (home / ".codex").mkdir(parents=True)
+    (home / ".codex" / "config.toml").write_text(
+        codex_config(openai_standin.api_base, [project_dir], openai_standin.model)
+    )
+    yield home
+    reap(home)
+    shutil.rmtree(home / ".codex" / "packages", ignore_errors=True)
+
+
+@pytest.fixture
+def codex_env(
+    codex_home: Path, openai_standin: OpenAIStandin, codex_bin: Path, shellkeep_home: Path
+) -> dict[str, str]:
+    """Return the whole environment for running Codex against the stand-in."""
+    return {
+        "HOME": str(codex_home),
+        "CODEX_HOME": str(codex_home / ".codex"),
+        CODEX_KEY_ENV: TEST_OPENAI_KEY,
+        "TERM": "xterm-256color",
+        "LANG": "C.UTF-8",
+        "SHELLKEEP_HOME": str(shellkeep_home),
+        "PATH": _search_path(codex_bin),
+    }
+
+
+@pytest.fixture
+def drive(tmp_path: Path) -> Iterator[Callable[..., ScreenDriver]]:
+    """Yield a factory that starts a program under a ``ScreenDriver``; all are closed after.
+
+    Call it as ``drive(argv, env=..., cwd=..., size=TermSize(120, 40))``. What each program
+    printed is kept in ``tmp_path/screen-<n>.log`` for post-mortems.
+    """
+    drivers: list[ScreenDriver] = []
+
+    def start(
+        argv: Sequence[str | os.PathLike[str]],
+        *,
+        env: dict[str, str],
+        cwd: Path,
+        size: TermSize = DEFAULT_SIZE,
+    ) -> ScreenDriver:
+        driver = ScreenDriver(
+            [os.fspath(a) for a in argv], env=env, cwd=cwd, size=size,
+            log_path=tmp_path / f"screen-{len(drivers)}.log",
+        )
+        drivers.append(driver)
+        return driver
+
+    yield start
+    for driver in drivers:
+        driver.close()

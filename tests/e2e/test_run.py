@@ -1,0 +1,413 @@
+"""``shellkeep run`` in real ptys: every case of ../shared/reference/pty-cases.md, and more."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from shellkeep.store.paths import Paths
+from tests.helpers import SK, PtyHarness, load_session, only_session, output_text, run_sk, session_folders, wait_until
+
+PY = sys.executable
+SK_CMD = " ".join(shlex.quote(a) for a in SK)
+
+
+def _sh(script: str) -> list[str]:
+    return ["/bin/sh", "-c", script]
+
+
+# -- 1: exit status ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "sig"),
+    [
+        (["sh", "-c", "exit 3"], 3, None),
+        (["sh", "-c", "kill -TERM $$"], 143, 15),
+        (["true"], 0, None),
+    ],
+    ids=["exit-3", "self-sigterm", "true"],
+)
+def test_exit_status_is_the_childs(home: Paths, argv: list[str], code: int, sig: int | None) -> None:
+    result = run_sk("run", "--", *argv)
+    assert result.returncode == code
+    meta, _, _ = only_session(home)
+    assert meta["exit_code"] == code
+    assert meta["signal"] == sig
+    assert meta["status"] == ("killed" if sig else "finished")
+
+
+# -- 2: all output drained after exit -----------------------------------------------------
+
+
+def test_every_byte_is_drained_after_the_child_exits(home: Paths) -> None:
+    script = "import sys; sys.stdout.write('x' * 200000 + 'END'); sys.stdout.flush()"
+    for _ in range(50):
+        result = run_sk("run", "--", PY, "-c", script)
+        assert result.returncode == 0
+        assert result.stdout.endswith(b"END")
+        assert result.stdout.count(b"x") == 200000
+    folders = session_folders(home)
+    assert len(folders) == 50
+    for meta_path in folders:
+        _, _, events = load_session(meta_path.parent)
+        text = output_text(events)
+        assert text.count("x") == 200000 and text.endswith("END")
+
+
+# -- 5: a quick command --------------------------------------------------------------------
+
+
+def test_a_quick_command_leaves_its_output(home: Paths) -> None:
+    result = run_sk("run", "--", "echo", "hi")
+    assert result.returncode == 0
+    assert result.stdout == b"hi\r\n"
+    _, header, events = only_session(home)
+    assert "hi" in output_text(events)
+    assert header.command == "echo hi"
+
+
+# -- 7 and 8: sizes ---------------------------------------------------------------------------
+
+
+def test_resize_reaches_the_child_and_is_recorded(home: Paths) -> None:
+    h = PtyHarness.start([*SK, "run", "--", "sh", "-c", "echo ready; read x; stty size"], cols=80, rows=24)
+    h.expect(b"ready")
+    h.resize(100, 30)
+    h.write(b"\r")
+    h.expect(b"30 100")
+    assert h.finish() == 0
+    _, header, events = only_session(home)
+    assert (header.size.cols, header.size.rows) == (80, 24)
+    resizes = [(i, e) for i, e in enumerate(events) if e.code == "r"]
+    assert [e.data for _, e in resizes] == ["100x30"]
+    answer = next(i for i, e in enumerate(events) if e.code == "o" and "30 100" in e.data)
+    assert resizes[0][0] < answer
+
+
+@pytest.mark.parametrize("stdin_null", [False, True], ids=["tty-stdin", "devnull-stdin"])
+def test_child_starts_at_the_real_size(home: Paths, stdin_null: bool) -> None:
+    redirect = " </dev/null" if stdin_null else ""
+    h = PtyHarness.start(_sh(f"exec {SK_CMD} run -- stty size{redirect}"), cols=132, rows=43)
+    assert h.finish() == 0
+    assert b"43 132" in h.output
+    _, header, _ = only_session(home)
+    assert (header.size.cols, header.size.rows) == (132, 43)
+
+
+# -- 9: a large paste does not deadlock -------------------------------------------------------
+
+
+def test_large_paste_is_echoed_without_hanging(home: Paths) -> None:
+    lines = [f"line {n:06d} " + "p" * 60 for n in range(2400)]  # about 170 KB
+    payload = ("\n".join(lines) + "\n").encode()
+    h = PtyHarness.start([*SK, "run", "--", "sh", "-c", "echo ready; exec cat"], cols=120, rows=40)
+    h.expect(b"ready")  # raw mode is on before the child starts
+    import threading
+
+    writer = threading.Thread(target=h.write, args=(payload,))
+    writer.start()
+    # The tty's echo and cat's copy interleave at any byte, so count bytes, not lines:
+    # each is the payload with every \n turned into \r\n.
+    expected = len(b"ready\r\n") + 2 * (len(payload) + payload.count(b"\n"))
+    wait_until(lambda: h.read_some(0.05) is not None and len(h.output) >= expected, timeout_s=60)
+    writer.join(30)
+    assert not writer.is_alive()
+    h.write(b"\x04")
+    assert h.finish() == 0
+    assert len(h.output) == expected
+    assert h.output.count(b"p") == 2 * payload.count(b"p")
+
+
+# -- 12: kill -9 of the wrapper -------------------------------------------------------------
+
+
+def test_kill_9_keeps_what_was_printed_and_marks_the_session_interrupted(home: Paths) -> None:
+    script = "import time,sys\nfor n in range(1000):\n print(f'tick {n}', flush=True); time.sleep(0.2)"
+    h = PtyHarness.start([*SK, "run", "--", PY, "-c", script])
+    h.expect(b"tick 12")
+    printed = h.output.count(b"tick ")
+    os.kill(h.pid, signal.SIGKILL)
+    h.finish()
+    folder = session_folders(home)[0].parent
+    _, _, events = load_session(folder)  # a cut last line is accepted by the reader
+    recorded = output_text(events).count("tick ")
+    assert recorded >= printed - 6  # at most about a second (5 ticks) lost
+    meta = json.loads((folder / "meta.json").read_text())
+    assert meta["status"] == "running"
+    child = meta["child_pid"]
+    wait_until(lambda: not _alive(child))  # the child got SIGHUP when the pty closed
+    listed = json.loads(run_sk("ls", "--json").stdout)
+    assert listed[0]["status"] == "interrupted"
+    assert listed[0]["duration"] > 2
+    assert json.loads((folder / "meta.json").read_text())["status"] == "interrupted"
+    assert (folder / "session.cast").read_bytes().endswith(b"\n")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie still answers kill(0); /proc tells it apart
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+# -- 13: SIGTERM and SIGHUP to the wrapper ----------------------------------------------------
+
+
+@pytest.mark.parametrize(("sig", "code", "status"), [(signal.SIGTERM, 143, "killed"), (signal.SIGHUP, 129, "hangup")], ids=["term", "hup"])
+def test_signals_to_the_wrapper_reach_the_child(home: Paths, sig: int, code: int, status: str) -> None:
+    h = PtyHarness.start(_sh(f"stty -g; {SK_CMD} run -- sh -c 'echo started; sleep 30'; echo \"rc=$?\"; stty -g"))
+    h.expect(b"started")
+    meta_path = session_folders(home)[0]
+    sk_pid = json.loads(meta_path.read_text())["pid"]
+    os.kill(sk_pid, sig)
+    h.expect(b"rc=", timeout_s=10)
+    h.finish()
+    assert f"rc={code}".encode() in h.output
+    before, after = _stty_lines(h.output)
+    assert before == after
+    meta, _, events = load_session(meta_path.parent)
+    assert meta["exit_code"] == code
+    assert meta["signal"] == sig
+    assert meta["status"] == status
+    assert "started" in output_text(events)
+
+
+def _stty_lines(output: bytes) -> tuple[bytes, bytes]:
+    found = [line.strip() for line in output.splitlines() if line.count(b":") > 30]
+    assert len(found) == 2, output
+    return found[0], found[1]
+
+
+# -- 14: the terminal is restored -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "child",
+    [
+        "echo normal",
+        "stty -echo -icanon raw; exit 1",
+        "kill -KILL $$",
+    ],
+    ids=["normal", "child-changes-modes", "child-sigkill"],
+)
+def test_terminal_modes_are_restored(home: Paths, child: str) -> None:
+    h = PtyHarness.start(_sh(f"stty -g; {SK_CMD} run -- sh -c {shlex.quote(child)}; stty -g"))
+    h.finish()
+    before, after = _stty_lines(h.output)
+    assert before == after
+
+
+# -- 15 and 16: no terminal, pipes ------------------------------------------------------------
+
+
+def test_no_terminal_at_all(home: Paths, tmp_path: Path) -> None:
+    out = tmp_path / "out.txt"
+    cmd = f"setsid {SK_CMD} run -- echo hi </dev/null >{shlex.quote(str(out))}"
+    result = subprocess.run(["sh", "-c", cmd], timeout=30)
+    assert result.returncode == 0
+    assert b"hi" in out.read_bytes()
+    _, header, events = only_session(home)
+    assert "hi" in output_text(events)
+    assert (header.size.cols, header.size.rows) == (80, 24)
+
+
+@pytest.mark.parametrize(
+    ("stdin", "argv", "expect"),
+    [
+        (b"echo hhh\nexit\n", ["sh"], b"hhh"),
+        (b"abc", ["cat"], b"abc"),
+        (b"line one\nline two\n", ["cat"], b"line two"),
+    ],
+    ids=["sh-script", "cat-no-newline", "cat-lines"],
+)
+def test_piped_stdin_ends_with_eof(home: Paths, stdin: bytes, argv: list[str], expect: bytes) -> None:
+    result = run_sk("run", "--", *argv, input_bytes=stdin, timeout_s=30)
+    assert result.returncode == 0
+    assert expect in result.stdout
+
+
+# -- 18: ending while input is still arriving -------------------------------------------------
+
+
+def test_child_exit_while_the_user_types_ends_the_run(home: Paths) -> None:
+    h = PtyHarness.start([*SK, "run", "--", "sh", "-c", "echo go; sleep 0.5"])
+    h.expect(b"go")
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            pid, _ = os.waitpid(h.pid, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if pid:
+            break
+        h.write(b"typing ")
+        h.read_some(0.01)
+    else:
+        pytest.fail("shellkeep did not end while input kept arriving")
+
+
+# -- 21: bracketed paste passes through -----------------------------------------------------
+
+
+PASTE_CHILD = r"""
+import os, sys, tty
+sys.stdout.write('\x1b[?2004h'); sys.stdout.flush()
+tty.setraw(0)
+data = b''
+while not data.endswith(b'\x1b[201~'):
+    data += os.read(0, 1024)
+sys.stdout.write('\x1b[?2004l' + 'GOT ' + data.hex() + '\r\n'); sys.stdout.flush()
+"""
+
+
+def test_bracketed_paste_passes_through(home: Paths) -> None:
+    h = PtyHarness.start([*SK, "run", "--", PY, "-c", PASTE_CHILD])
+    h.expect(b"\x1b[?2004h")
+    paste = b"\x1b[200~a\nb \x1b[201~"
+    h.write(paste)
+    h.expect(b"GOT ")
+    assert h.finish() == 0
+    assert b"GOT " + paste.hex().encode() in h.output
+
+
+# -- 24: UTF-8 split across reads ----------------------------------------------------------
+
+
+def test_utf8_split_across_reads_joins(home: Paths) -> None:
+    script = (
+        "import os,time; os.write(1, b'A\\xe2\\x82'); time.sleep(0.3); os.write(1, b'\\xacB\\xff\\xfeC')"
+    )
+    result = run_sk("run", "--", PY, "-c", script)
+    assert result.returncode == 0
+    folder = session_folders(home)[0].parent
+    for line in (folder / "session.cast").read_text(encoding="utf-8").splitlines():
+        json.loads(line)  # every line valid JSON
+    _, _, events = load_session(folder)
+    assert output_text(events) == "A€B\ufffd\ufffdC"
+
+
+def test_nul_and_control_bytes_stay_valid_json(home: Paths) -> None:
+    script = "import os; os.write(1, bytes(range(0, 32)) + b'\\x7f end')"
+    assert run_sk("run", "--", PY, "-c", script).returncode == 0
+    _, _, events = only_session(home)
+    text = output_text(events)
+    assert "\x00" in text and "\x1b" in text and text.endswith("\x7f end")
+
+
+# -- 28: quick exit, EIO ---------------------------------------------------------------------
+
+
+def test_true_ends_and_leaves_the_terminal_intact(home: Paths) -> None:
+    h = PtyHarness.start(_sh(f"stty -g; {SK_CMD} run -- true; echo rc=$?; stty -g"))
+    assert h.finish(timeout_s=10) == 0
+    assert b"rc=0" in h.output
+    before, after = _stty_lines(h.output)
+    assert before == after
+
+
+# -- 30: two runs never glue into one recording ---------------------------------------------
+
+
+def test_two_runs_with_a_resize_between_are_two_ordered_recordings(home: Paths) -> None:
+    h = PtyHarness.start(_sh(f"{SK_CMD} run -- echo one; echo between; read x; {SK_CMD} run -- echo two"), cols=80, rows=24)
+    h.expect(b"between")
+    h.resize(90, 33)
+    h.write(b"\r")
+    assert h.finish() == 0
+    folders = [p.parent for p in session_folders(home)]
+    assert len(folders) == 2
+    (_, first, ev1), (_, second, ev2) = (load_session(f) for f in folders)
+    assert (first.size.cols, first.size.rows) == (80, 24)
+    assert (second.size.cols, second.size.rows) == (90, 33)
+    for events in (ev1, ev2):
+        times = [e.time for e in events]
+        assert times == sorted(times)
+
+
+# -- metadata, env, nesting, missing programs ---------------------------------------------------
+
+
+def test_metadata_is_complete(home: Paths, tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", "-b", "main"], check=True)
+    Path("f.txt").write_text("x")
+    subprocess.run(["git", "-c", "user.email=t@e", "-c", "user.name=t", "commit", "-qm", "c", "--allow-empty"], check=True)
+    result = run_sk("run", "--name", "first", "--title", "T", "--", "sh", "-c", "echo out; echo $SHELLKEEP_SESSION $SHELLKEEP_PROJECT")
+    assert result.returncode == 0
+    meta, header, _ = only_session(home)
+    for key in (
+        "id", "name", "command", "agent", "cwd", "project_root", "host", "user", "pid", "term", "colorterm",
+        "shell", "lang", "cols", "rows", "started_at", "ended_at", "duration", "exit_code", "signal", "status",
+        "cast", "output_bytes", "input_bytes", "git_start", "git_end", "shellkeep_version",
+    ):
+        assert key in meta, key
+    assert meta["name"] == "first" and header.title == "T"
+    assert meta["command"] == ["sh", "-c", "echo out; echo $SHELLKEEP_SESSION $SHELLKEEP_PROJECT"]
+    assert meta["agent"] == "sh"
+    assert meta["git_start"]["branch"] == "main" and meta["git_start"]["dirty"] is False
+    assert len(meta["git_start"]["commit"]) == 40
+    assert meta["output_bytes"] > 0
+    assert meta["started_at"].endswith("Z") and meta["ended_at"] >= meta["started_at"]
+    assert f"{meta['id']} {Path.cwd().resolve()}".encode() in result.stdout
+    assert header.env.get("SHELL") == os.environ.get("SHELL")
+
+
+def test_files_and_folders_are_private(home: Paths) -> None:
+    run_sk("run", "--", "true")
+    folder = session_folders(home)[0].parent
+    for path in (folder, folder.parent, home.projects):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o700, path
+    for path in folder.iterdir():
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+
+
+def test_missing_program_is_command_not_found(home: Paths) -> None:
+    result = run_sk("nosuchagent", "--flag")
+    assert result.returncode == 127
+    assert result.stderr == b"shellkeep: nosuchagent: command not found\n"
+    assert not home.projects.exists() or not list(home.projects.glob("*/*"))
+
+
+def test_arguments_pass_to_the_program_untouched(home: Paths) -> None:
+    result = run_sk(PY, "-c", "import sys; print(sys.argv[1:])", "--model", "x", "-c", "--name", "--help")
+    assert result.returncode == 0
+    assert b"['--model', 'x', '-c', '--name', '--help']" in result.stdout
+
+
+def test_nested_run_does_not_record_twice(home: Paths) -> None:
+    result = run_sk("run", "--", *SK, "run", "--", "sh", "-c", "echo inner $SHELLKEEP_SESSION")
+    assert result.returncode == 0
+    # The inner shellkeep's stderr is the outer child's terminal, so its note is recorded too.
+    assert b"without a second recording" in result.stdout
+    assert len(session_folders(home)) == 1
+
+
+def test_shellkeep_alone_records_the_shell(home: Paths, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SHELL", "/bin/sh")
+    result = run_sk(input_bytes=b"echo from-shell\nexit 4\n")
+    assert result.returncode == 4
+    meta, _, events = only_session(home)
+    assert meta["command"] == ["/bin/sh"]
+    assert "from-shell" in output_text(events)
+
+
+def test_unwritable_home_runs_the_program_unrecorded(home: Paths) -> None:
+    home.home.parent.mkdir(parents=True, exist_ok=True)
+    home.home.write_text("a file where the data folder should be")
+    result = run_sk("run", "--", "sh", "-c", "echo still-here; exit 5")
+    assert result.returncode == 5
+    assert b"still-here" in result.stdout
+    assert result.stderr.count(b"\n") == 1 and b"unrecorded" in result.stderr

@@ -1,0 +1,154 @@
+"""Helpers for tests that run shellkeep as a user would: a real process, often in a real pty."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import signal
+import struct
+import subprocess
+import sys
+import termios
+import fcntl
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from shellkeep.asciicast.reader import open_cast
+from shellkeep.asciicast.model import Event, Header
+from shellkeep.store.paths import Paths
+
+SK: tuple[str, ...] = (sys.executable, "-m", "shellkeep")
+
+
+def wait_until(condition: Callable[[], object], timeout_s: float = 20.0, interval_s: float = 0.02) -> object:
+    """Poll ``condition`` until it returns something truthy; return it or raise TimeoutError."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"condition not met within {timeout_s}s")
+        time.sleep(interval_s)
+
+
+def run_sk(*args: str, input_bytes: bytes | None = None, timeout_s: float = 60, **kw: object) -> subprocess.CompletedProcess[bytes]:
+    """Run ``shellkeep ARGS`` without a terminal (pipes on every side)."""
+    return subprocess.run(
+        [*SK, *args],
+        input=input_bytes,
+        stdin=None if input_bytes is not None else subprocess.DEVNULL,
+        capture_output=True,
+        timeout=timeout_s,
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def session_folders(paths: Paths) -> list[Path]:
+    """Return every session folder under the home, oldest first."""
+    return sorted(paths.projects.glob("*/*/meta.json"), key=lambda p: p.parent.name)
+
+
+def only_session(paths: Paths) -> tuple[dict[str, object], Header, list[Event]]:
+    """Return (meta, header, events) of the one session recorded; fails if not exactly one."""
+    metas = session_folders(paths)
+    assert len(metas) == 1, f"expected one session, found {[str(m) for m in metas]}"
+    return load_session(metas[0].parent)
+
+
+def load_session(folder: Path) -> tuple[dict[str, object], Header, list[Event]]:
+    """Return (meta, header, events) of the session in ``folder``."""
+    meta = json.loads((folder / "meta.json").read_text())
+    cast = open_cast(folder / "session.cast")
+    return meta, cast.header, list(cast.events())
+
+
+def output_text(events: Sequence[Event]) -> str:
+    """Return the concatenated data of the output events."""
+    return "".join(e.data for e in events if e.code == "o")
+
+
+@dataclass
+class PtyHarness:
+    """H from pty-cases.md: runs a command in its own pty, reads until EOF, can resize."""
+
+    pid: int
+    fd: int
+    output: bytearray
+
+    @classmethod
+    def start(cls, argv: Sequence[str], *, cols: int = 80, rows: int = 24, env: dict[str, str] | None = None) -> PtyHarness:
+        """Fork ``argv`` in a new pty of ``cols`` x ``rows``."""
+        pid, fd = pty.fork()
+        if pid == 0:  # pragma: no cover - the child
+            try:
+                fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+                os.execvpe(argv[0], list(argv), env if env is not None else dict(os.environ))
+            finally:
+                os._exit(127)
+        fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        return cls(pid, fd, bytearray())
+
+    def resize(self, cols: int, rows: int) -> None:
+        """Resize the harness's terminal (the kernel sends SIGWINCH to its foreground group)."""
+        fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+
+    def write(self, data: bytes) -> None:
+        """Write all of ``data`` to the terminal, as typed or pasted."""
+        view = memoryview(data)
+        while view:
+            n = os.write(self.fd, view)
+            view = view[n:]
+
+    def read_some(self, timeout_s: float = 0.1) -> bytes:
+        """Read what is available within ``timeout_s``; b"" at EOF or when nothing came."""
+        ready, _, _ = select.select([self.fd], [], [], timeout_s)
+        if not ready:
+            return b""
+        try:
+            data = os.read(self.fd, 65536)
+        except OSError:
+            return b""
+        self.output += data
+        return data
+
+    def expect(self, needle: bytes, timeout_s: float = 20.0) -> None:
+        """Read until ``needle`` has appeared in the output; raise TimeoutError otherwise."""
+        deadline = time.monotonic() + timeout_s
+        while needle not in self.output:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{needle!r} not seen; output so far: {bytes(self.output[-2000:])!r}")
+            self.read_some(0.05)
+
+    def finish(self, timeout_s: float = 30.0) -> int:
+        """Read until EOF and return the exit status (shell convention)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            ready, _, _ = select.select([self.fd], [], [], 0.1)
+            if ready:
+                try:
+                    data = os.read(self.fd, 65536)
+                except OSError:
+                    data = b""
+                if not data:
+                    break
+                self.output += data
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self._drain()
+                os.close(self.fd)
+                return os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
+            if time.monotonic() > deadline:
+                os.kill(self.pid, signal.SIGKILL)
+                raise TimeoutError(f"no EOF within {timeout_s}s; output: {bytes(self.output[-2000:])!r}")
+        _, status = os.waitpid(self.pid, 0)
+        os.close(self.fd)
+        return os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
+
+    def _drain(self) -> None:
+        while self.read_some(0.05):
+            pass
