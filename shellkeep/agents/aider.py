@@ -100,7 +100,7 @@ def _count(number: str, scale: str) -> int:
         value = float(number)
     except ValueError:
         return 0
-    return int(round(value * {"k": 1_000, "m": 1_000_000}.get(scale.lower(), 1)))
+    return round(value * {"k": 1_000, "m": 1_000_000}.get(scale.lower(), 1))
 
 
 def _usage(line: str) -> Usage | None:
@@ -120,7 +120,7 @@ def exchanges_from_markdown(lines: Iterable[str]) -> list[Exchange]:
     """Build exchanges from aider chat history lines (one launch's section or many).
 
     ``#### `` lines are the prompt (consecutive ones form one multi-line prompt); ``> ``
-    lines are aider's output, kept as tool results (consecutive ones joined), except the
+    lines are aider's output, kept as tool results (consecutive ones joined by ``; ``), except the
     token report, which gives usage, and the model banner, which gives the model;
     other lines are the answer. Lines before the first prompt are dropped.
     """
@@ -132,7 +132,7 @@ def exchanges_from_markdown(lines: Iterable[str]) -> list[Exchange]:
 
     def flush_notice() -> None:
         if notice_lines:
-            builder.tool_result(" ".join(notice_lines))
+            builder.tool_result("; ".join(notice_lines))
             notice_lines.clear()
 
     def flush_answer() -> None:

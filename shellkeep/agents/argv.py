@@ -134,9 +134,8 @@ def split_command(
         if program_name(script) in name_set or any(f"/{p}/" in f"/{script}" for p in package_set):
             return CommandLine(prefix=tuple(argv[: i + 1]), args=tuple(argv[i + 1 :]))
         return None
-    if first.startswith(_PYTHON_PREFIXES) and len(argv) > 2 and argv[1] == "-m":
-        if argv[2] in set(modules):
-            return CommandLine(prefix=tuple(argv[:3]), args=tuple(argv[3:]))
+    if first.startswith(_PYTHON_PREFIXES) and len(argv) > 2 and argv[1] == "-m" and argv[2] in set(modules):
+        return CommandLine(prefix=tuple(argv[:3]), args=tuple(argv[3:]))
     return None
 
 
@@ -226,10 +225,7 @@ def tokenize(args: Sequence[str], grammar: Grammar) -> list[Token]:
         arity = option.arity if option is not None else Arity.OPTIONAL
         words = [arg]
         i += 1
-        if arity is Arity.ONE and i < n:
-            words.append(args[i])
-            i += 1
-        elif arity is Arity.OPTIONAL and i < n and not args[i].startswith("-"):
+        if (arity is Arity.ONE and i < n) or (arity is Arity.OPTIONAL and i < n and not args[i].startswith("-")):
             words.append(args[i])
             i += 1
         elif arity is Arity.MANY:

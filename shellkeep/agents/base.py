@@ -28,7 +28,7 @@ __all__ = [
     "Usage",
 ]
 
-JsonValue: TypeAlias = "str | int | float | bool | None | list[JsonValue] | dict[str, JsonValue]"
+JsonValue: TypeAlias = "str | int | float | bool | list[JsonValue] | dict[str, JsonValue] | None"
 """A value as ``json.dumps`` writes it."""
 
 _T = TypeVar("_T")
@@ -130,13 +130,13 @@ class Exchange:
         """
         calls = []
         for item in _typed(data, "tool_calls", list, []):
-            if not isinstance(item, Mapping):
+            if not isinstance(item, dict):
                 raise DataError(f"exchange key 'tool_calls' holds a {type(item).__name__}; expected objects")
             calls.append(ToolCall(name=_typed(item, "name", str, ""), summary=_typed(item, "summary", str, "")))
         results = _typed(data, "tool_results", list, [])
         if not all(isinstance(r, str) for r in results):
-            raise DataError("exchange key 'tool_results' must hold strings; rewrite exchanges.jsonl with 'shellkeep reindex'")
-        usage_data = _typed(data, "usage", Mapping, None)
+            raise DataError("exchange key 'tool_results' must hold strings")
+        usage_data = _typed(data, "usage", dict, None)
         usage = None
         if usage_data is not None:
             usage = Usage(
@@ -158,16 +158,13 @@ class Exchange:
 
 
 def _typed(data: Mapping[str, object], key: str, kind: type[_T], default: _D) -> _T | _D:
-    """Return ``data[key]`` when it is a ``kind`` (or missing/None → default), else raise DataError."""
+    """Return ``data[key]`` when it is a ``kind`` (missing or null gives ``default``), else raise DataError."""
     value = data.get(key)
     if value is None:
         return default
     if isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
         return value
-    raise DataError(
-        f"exchange key '{key}' holds a {type(value).__name__}, expected {kind.__name__}; "
-        "rewrite exchanges.jsonl with 'shellkeep reindex'"
-    )
+    raise DataError(f"exchange key '{key}' holds a {type(value).__name__}, expected {kind.__name__}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,10 +195,12 @@ class AgentSession:
         agent = data.get("agent")
         session_id = data.get("session_id")
         transcript = data.get("transcript")
-        if not isinstance(agent, str) or not isinstance(session_id, (str, type(None))) or not isinstance(
-            transcript, (str, type(None))
+        if (
+            not isinstance(agent, str)
+            or not isinstance(session_id, (str, type(None)))
+            or not isinstance(transcript, (str, type(None)))
         ):
-            raise DataError("agent session in meta.json is malformed; expected agent, session_id and transcript strings")
+            raise DataError("agent session is malformed; expected agent, session_id and transcript strings")
         return cls(agent=agent, session_id=session_id, transcript=None if transcript is None else Path(transcript))
 
 

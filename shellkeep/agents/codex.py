@@ -182,9 +182,7 @@ def _build(records: list[JsonObject]) -> list[Exchange]:
     is the ``agent_message`` events, else the assistant ``response_item`` messages. Usage sums
     ``token_count.info.last_token_usage`` (repeated counts with an unchanged total are skipped).
     """
-    has_events = any(
-        r.get("type") == "event_msg" and dig(r, "payload", "type") == "user_message" for r in records
-    )
+    has_events = any(r.get("type") == "event_msg" and dig(r, "payload", "type") == "user_message" for r in records)
     builder = ExchangeBuilder()
     model: str | None = None
     events_text: list[str] = []
@@ -205,7 +203,8 @@ def _build(records: list[JsonObject]) -> list[Exchange]:
         ptype = payload.get("type")
         if kind == "turn_context":
             model = as_str(payload.get("model")) or model
-            builder.set_model(model)
+            if not builder.is_answered:  # a context recorded just after its prompt
+                builder.set_model(model)
         elif kind == "event_msg" and ptype == "user_message":
             flush_answer()
             builder.prompt(as_str(payload.get("message")) or "", record.get("timestamp"))
@@ -361,7 +360,7 @@ class CodexAdapter(CommandAdapter):
         return ["resume", session.session_id or ""]
 
     def resume_argv(self, original_argv: Sequence[str], session: AgentSession) -> list[str] | None:
-        """Return ``codex <the user's options> resume <id>``; a ``resume``/``fork`` subcommand and prompt are dropped."""
+        """Return ``codex <the user's options> resume <id>``, dropping a resume/fork subcommand and the prompt."""
         if session.session_id is None:
             return None
         if session.transcript is not None and not session.transcript.exists():

@@ -74,8 +74,7 @@ def iter_lines_backwards(fh: BinaryIO, block_size: int = BLOCK_SIZE) -> Iterator
             continue
         pending.append(parts[-1])
         yield b"".join(reversed(pending))
-        for part in reversed(parts[1:-1]):
-            yield part
+        yield from reversed(parts[1:-1])
         pending = [parts[0]]
     if pending:
         yield b"".join(reversed(pending))
@@ -135,11 +134,11 @@ def open_transcript(path: Path) -> BinaryIO | None:
         import zstandard
 
         reader = zstandard.ZstdDecompressor().stream_reader(raw, closefd=True)
-        return io.BufferedReader(reader)  # type: ignore[arg-type]
+        return io.BufferedReader(reader)  # type: ignore[arg-type,unused-ignore]
     except ImportError:
         pass
     try:
-        from compression import zstd  # type: ignore[import-not-found,unused-ignore]
+        from compression import zstd  # type: ignore[import-not-found,unused-ignore]  # Python 3.14
 
         raw.close()
         return zstd.open(path, "rb")  # type: ignore[no-any-return,unused-ignore]

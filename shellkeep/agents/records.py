@@ -8,6 +8,7 @@ usage in file order and hands out ``Exchange`` records.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Iterable
@@ -116,10 +117,8 @@ def summarize_arguments(arguments: object) -> str:
     if isinstance(arguments, str):
         stripped = arguments.strip()
         if stripped.startswith("{"):
-            try:
+            with contextlib.suppress(ValueError):
                 arguments = json.loads(stripped)
-            except ValueError:
-                pass
     obj = as_dict(arguments)
     if obj is not None:
         for key in _SUMMARY_KEYS:

@@ -38,10 +38,7 @@ class ShellkeepGroup(click.Group):
         if target is None:
             return None
         module_name, _, attr = target.partition(":")
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError:
-            return None
+        module = importlib.import_module(module_name)
         command = getattr(module, attr)
         assert isinstance(command, click.Command)
         return command

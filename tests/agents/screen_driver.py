@@ -24,12 +24,12 @@ import re
 import signal
 import time
 from pathlib import Path
-from typing import Callable, Mapping, Sequence, TypeVar
+from typing import Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import pexpect
 import pyte
 
-from shellkeep.asciicast.model import TermSize
+from shellkeep.asciicast.model import Event, TermSize
 
 DEFAULT_SIZE = TermSize(cols=120, rows=40)
 
@@ -178,13 +178,8 @@ class ScreenDriver:
         if self._log is not None:
             self._log.write(raw)
             self._log.flush()
-        data = self._held + raw
-        cut = _CUT_TAIL.search(data)
-        if cut is not None:
-            data, self._held = data[: cut.start()], data[cut.start() :]
-        else:
-            self._held = b""
-        self._stream.feed(_UNPARSEABLE_CSI.sub(b"", data))
+        data, self._held = split_feedable(self._held + raw)
+        self._stream.feed(data)
 
     def _send_reply(self, data: str) -> None:
         if self.child.isalive():
@@ -287,3 +282,52 @@ class ScreenDriver:
     def signal(self, signum: int = signal.SIGTERM) -> None:
         """Send a signal to the child."""
         self.child.kill(signum)
+
+    def resize(self, size: TermSize) -> None:
+        """Resize the terminal: the child gets SIGWINCH, the rendered screen takes *size*.
+
+        Output read before the call is drawn at the old size, everything after at the new one.
+        """
+        self.pump(0)
+        self.size = size
+        self.screen.resize(lines=size.rows, columns=size.cols)
+        self.child.setwinsize(size.rows, size.cols)
+
+
+def split_feedable(data: bytes) -> tuple[bytes, bytes]:
+    """Split *data* into what pyte can be fed now and a cut escape sequence to hold back.
+
+    The first part has the CSI sequences pyte mis-parses removed; prepend the second part
+    to the next read.
+    """
+    cut = _CUT_TAIL.search(data)
+    held = b""
+    if cut is not None:
+        data, held = data[: cut.start()], data[cut.start() :]
+    return _UNPARSEABLE_CSI.sub(b"", data), held
+
+
+def replay_screens(size: TermSize, events: Iterable[Event]) -> Iterator[tuple[Event, pyte.Screen]]:
+    """Play a recording's events into a pyte screen; yield each event with the screen after it.
+
+    Starts at *size* (the header's). Output events (``o``) are drawn from their UTF-8 bytes
+    as ``ScreenDriver`` draws a live program; resize events (``r``, ``"COLSxROWS"``) resize
+    the screen; other events change nothing. The same screen object is yielded every time:
+    copy what you keep (``screen_text(screen)``).
+    """
+    screen = pyte.Screen(columns=size.cols, lines=size.rows)
+    stream = pyte.ByteStream(screen)
+    held = b""
+    for event in events:
+        if event.code == "o":
+            data, held = split_feedable(held + event.data.encode("utf-8"))
+            stream.feed(data)
+        elif event.code == "r":
+            new = TermSize.parse(event.data)
+            screen.resize(lines=new.rows, columns=new.cols)
+        yield event, screen
+
+
+def screen_text(screen: pyte.Screen) -> str:
+    """Return a pyte screen's rows joined by newlines, trailing spaces removed."""
+    return "\n".join(line.rstrip() for line in screen.display)

@@ -110,22 +110,21 @@ def test_child_starts_at_the_real_size(home: Paths, stdin_null: bool) -> None:
 def test_large_paste_is_echoed_without_hanging(home: Paths) -> None:
     lines = [f"line {n:06d} " + "p" * 60 for n in range(2400)]  # about 170 KB
     payload = ("\n".join(lines) + "\n").encode()
-    h = PtyHarness.start([*SK, "run", "--", "sh", "-c", "echo ready; exec cat"], cols=120, rows=40)
+    # The kernel's own echo may drop characters when its echo buffer overflows under a burst
+    # (n_tty behaviour, the same under script(1)), so echo is off and cat's copy is checked.
+    h = PtyHarness.start([*SK, "run", "--", "sh", "-c", "stty -echo; echo ready; exec cat"], cols=120, rows=40)
     h.expect(b"ready")  # raw mode is on before the child starts
     import threading
 
     writer = threading.Thread(target=h.write, args=(payload,))
     writer.start()
-    # The tty's echo and cat's copy interleave at any byte, so count bytes, not lines:
-    # each is the payload with every \n turned into \r\n.
-    expected = len(b"ready\r\n") + 2 * (len(payload) + payload.count(b"\n"))
+    expected = len(b"ready\r\n") + len(payload) + payload.count(b"\n")  # \n became \r\n
     wait_until(lambda: h.read_some(0.05) is not None and len(h.output) >= expected, timeout_s=60)
     writer.join(30)
     assert not writer.is_alive()
     h.write(b"\x04")
     assert h.finish() == 0
-    assert len(h.output) == expected
-    assert h.output.count(b"p") == 2 * payload.count(b"p")
+    assert bytes(h.output) == b"ready\r\n" + payload.replace(b"\n", b"\r\n")
 
 
 # -- 12: kill -9 of the wrapper -------------------------------------------------------------

@@ -1,0 +1,293 @@
+"""Stand in for any program without an adapter: no ids, no transcript, exchanges from the screen.
+
+``exchanges_from_recording`` rebuilds exchanges from a recording alone: what the user
+typed up to each Enter is a prompt; what the screen shows after it, until the next prompt,
+is the answer, rendered with pyte (a VT100/ECMA-48 emulator) as plain text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from shellkeep.agents.base import AgentSession, Exchange, Launch
+from shellkeep.agents.records import ExchangeBuilder, iso_utc, last
+
+if TYPE_CHECKING:
+    import pyte
+
+__all__ = ["GenericAdapter", "RecordedEvent", "exchanges_from_recording", "typed_lines"]
+
+DEFAULT_COLS = 80
+DEFAULT_ROWS = 24
+
+_KEY_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|O.|\][^\x07\x1b]*(?:\x07|\x1b\\)|.)?", re.DOTALL)
+_PASTE_START = "\x1b[200~"
+_PASTE_END = "\x1b[201~"
+_PROMPT_SIGNS = "$#>%:)]\u276f\u203a\u00bb"  # also the heavy, single and double right angle quotes
+
+
+class RecordedEvent(Protocol):
+    """One asciicast event as shellkeep's reader yields it.
+
+    time: float seconds since session start; code: ``o`` output, ``i`` input, ``r`` resize
+    (data ``"COLSxROWS"``), ``m`` marker; data: the text.
+    """
+
+    @property
+    def time(self) -> float:
+        """Return the event's time in seconds since session start."""
+        ...
+
+    @property
+    def code(self) -> str:
+        """Return the event's code."""
+        ...
+
+    @property
+    def data(self) -> str:
+        """Return the event's text."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class TypedLine:
+    """One line the user submitted with Enter.
+
+    text: the line after editing (backspace, Ctrl-U, Ctrl-W) without escape sequences.
+    started_s / submitted_s: times of its first key and of Enter, seconds since session start.
+    """
+
+    text: str
+    started_s: float
+    submitted_s: float
+
+
+class _LineEditor:
+    """Replay keystrokes the way a line editor would, to recover what was submitted."""
+
+    def __init__(self) -> None:
+        """Start with an empty line and no paste."""
+        self.buffer: list[str] = []
+        self.started_s: float | None = None
+        self.in_paste = False
+        self.after_cr = False
+
+    def feed(self, data: str, time_s: float) -> list[TypedLine]:
+        """Apply one input event; return the lines it submitted."""
+        submitted: list[TypedLine] = []
+        position = 0
+        while position < len(data):
+            char = data[position]
+            if char == "\x1b":
+                match = _KEY_ESCAPE.match(data, position)
+                sequence = match.group(0) if match else char
+                if sequence == _PASTE_START:
+                    self.in_paste = True
+                elif sequence == _PASTE_END:
+                    self.in_paste = False
+                position += len(sequence)
+                self.after_cr = False
+                continue
+            position += 1
+            if char in "\r\n":
+                if char == "\n" and self.after_cr:
+                    self.after_cr = False
+                    continue
+                self.after_cr = char == "\r"
+                if self.in_paste:
+                    self._insert("\n", time_s)
+                    continue
+                text = "".join(self.buffer)
+                started = self.started_s if self.started_s is not None else time_s
+                self.buffer = []
+                self.started_s = None
+                if text.strip():
+                    submitted.append(TypedLine(text=text, started_s=started, submitted_s=time_s))
+                continue
+            self.after_cr = False
+            if char in "\x7f\x08":
+                if self.buffer:
+                    self.buffer.pop()
+            elif char in "\x15\x03":  # Ctrl-U kills the line; Ctrl-C abandons it
+                self.buffer = []
+            elif char == "\x17":  # Ctrl-W: the word before the cursor
+                while self.buffer and self.buffer[-1].isspace():
+                    self.buffer.pop()
+                while self.buffer and not self.buffer[-1].isspace():
+                    self.buffer.pop()
+            elif char == "\t" or char >= " ":
+                self._insert(char, time_s)
+        return submitted
+
+    def _insert(self, char: str, time_s: float) -> None:
+        """Add a character, noting when the line's first key came."""
+        if self.started_s is None:
+            self.started_s = time_s
+        self.buffer.append(char)
+
+
+def typed_lines(events: Iterable[RecordedEvent]) -> list[TypedLine]:
+    """Return the lines the user submitted in a recording's input (``i``) events."""
+    editor = _LineEditor()
+    lines: list[TypedLine] = []
+    for event in events:
+        if event.code == "i":
+            lines.extend(editor.feed(event.data, event.time))
+    return lines
+
+
+def _scrolling_screen(cols: int, rows: int) -> tuple[pyte.Screen, list[str]]:
+    """Return a pyte screen and the list it appends the text of each line scrolled off its top to."""
+    import pyte
+
+    scrolled: list[str] = []
+
+    class ScrollingScreen(pyte.Screen):
+        """A pyte screen remembering lines that scroll off the whole-screen region."""
+
+        def index(self) -> None:
+            """Move the cursor down a line, keeping the top line's text when the screen scrolls."""
+            top, bottom = self.margins or (0, self.lines - 1)
+            if self.cursor.y == bottom and top == 0:
+                line = self.buffer[0]
+                scrolled.append("".join(line[x].data for x in range(self.columns)).rstrip())
+            super().index()
+
+    return ScrollingScreen(columns=cols, lines=rows), scrolled
+
+
+def _is_echo(line: str, prompt: str) -> bool:
+    """Return whether a screen line shows ``prompt`` as typed (alone or after a prompt sign)."""
+    text = line.strip()
+    typed = prompt.strip()
+    if not typed or not text.endswith(typed):
+        return False
+    before = text[: -len(typed)].rstrip()
+    return before == "" or before[-1] in _PROMPT_SIGNS
+
+
+def _size(data: str) -> tuple[int, int] | None:
+    """Return (cols, rows) of a resize event's ``"COLSxROWS"``, or None when malformed."""
+    cols, sep, rows = data.partition("x")
+    if not sep or not cols.strip().isdigit() or not rows.strip().isdigit():
+        return None
+    return max(int(cols), 1), max(int(rows), 1)
+
+
+def exchanges_from_recording(
+    events: Iterable[RecordedEvent],
+    *,
+    cols: int = DEFAULT_COLS,
+    rows: int = DEFAULT_ROWS,
+    started_at: datetime | None = None,
+    limit: int | None = None,
+) -> list[Exchange]:
+    """Build exchanges from a recording's events, for programs without a transcript.
+
+    Each line typed up to Enter (``\\r`` or ``\\n``; backspace/DEL, Ctrl-U and Ctrl-W applied,
+    escape sequences dropped, newlines inside a bracketed paste kept) is a prompt. Its
+    answer is the screen text below the line where Enter was pressed, up to the line where
+    the next prompt's first key was typed (or the end), including lines that scrolled off
+    the top meanwhile; trailing blank lines are trimmed, and a first line repeating the
+    prompt is dropped. Full-screen programs that redraw in place give the last screen.
+
+    Args:
+        events: the recording's events in order (``o``, ``i``, ``r``; others ignored).
+        cols / rows: the terminal size in the recording's header.
+        started_at: aware UTC datetime of the recording's start, to date the prompts.
+        limit: keep only the last ``limit`` exchanges.
+    """
+    import pyte
+
+    screen, scrolled = _scrolling_screen(cols, rows)
+    stream = pyte.Stream(screen)
+    editor = _LineEditor()
+    builder = ExchangeBuilder()
+    pending: tuple[TypedLine, int] | None = None  # the prompt waiting for its answer, its line
+
+    def absolute_row() -> int:
+        return len(scrolled) + int(screen.cursor.y)
+
+    def lines_between(start: int, end: int | None) -> list[str]:
+        everything = [*scrolled, *(line.rstrip() for line in screen.display)]
+        return everything[start:end]
+
+    def close(end_row: int | None) -> None:
+        nonlocal pending
+        if pending is None:
+            return
+        typed, row = pending
+        answer = lines_between(row + 1, end_row if end_row is None or end_row > row else row + 1)
+        while answer and not answer[-1].strip():
+            answer.pop()
+        while answer and not answer[0].strip():
+            answer.pop(0)
+        if answer and _is_echo(answer[0], typed.text):
+            answer.pop(0)
+        when = iso_utc((started_at + timedelta(seconds=typed.submitted_s)).isoformat()) if started_at else None
+        builder.prompt(typed.text, when)
+        builder.answer("\n".join(answer).strip("\n"))
+        pending = None
+
+    for event in events:
+        if event.code == "o":
+            stream.feed(event.data)
+        elif event.code == "r":
+            size = _size(event.data)
+            if size is not None:
+                screen.resize(lines=size[1], columns=size[0])
+        elif event.code == "i":
+            # Input is recorded before the program echoes it: the cursor is still on the
+            # line where these keys are typed, which ends the previous answer.
+            row = absolute_row()
+            was_empty = not editor.buffer
+            submitted = editor.feed(event.data, event.time)
+            if was_empty and (submitted or editor.buffer):
+                close(row)
+            for typed in submitted:
+                close(row)
+                pending = (typed, row)
+    close(None)
+    return last(builder.exchanges(), limit)
+
+
+class GenericAdapter:
+    """Adapter for any other program: matches everything, finds nothing, never resumes natively."""
+
+    name = "generic"
+
+    def matches(self, argv: Sequence[str]) -> bool:
+        """Return True: the generic adapter is the last resort."""
+        return True
+
+    def prepare(self, argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> Launch:
+        """Return the launch unchanged."""
+        return Launch(argv=tuple(argv))
+
+    def find_session(
+        self,
+        launch: Launch,
+        cwd: Path,
+        env: Mapping[str, str],
+        started_at: datetime,
+        screen_text: str,
+    ) -> AgentSession | None:
+        """Return None: a generic program keeps no conversation shellkeep can find."""
+        return None
+
+    def read_exchanges(self, session: AgentSession, limit: int | None = None) -> list[Exchange]:
+        """Return []: use ``exchanges_from_recording`` on the session's recording instead."""
+        return []
+
+    def resume_argv(self, original_argv: Sequence[str], session: AgentSession) -> list[str] | None:
+        """Return None: there is no native resume."""
+        return None
+
+    def transcript_files(self, session: AgentSession) -> list[Path]:
+        """Return []: there is no transcript."""
+        return []

@@ -1,0 +1,961 @@
+"""Own config.toml: the settings, their defaults, validation and where each value comes from.
+
+Settings are frozen dataclasses with their defaults in code, one class per TOML table
+(``[record]``, ``[redact]``, ...). ``load_config`` resolves them in one place, later layers
+winning: defaults → the user's ``config.toml`` (``Paths.config_file``) → the project's
+``.shellkeep.toml`` at its root → ``SHELLKEEP_*`` environment variables (``ENV_VARS``) →
+command-line flags. Every value is validated when it is loaded; nothing is re-parsed later.
+
+A project file comes with the code a user checks out, so it may only set keys that cannot
+weaken privacy or delete data: the ``[record]`` and ``[resume]`` keys, and extra
+``redact.patterns``, which are added to the user's rather than replacing them.
+
+Loading is pure: it reads files and the mapping it is given, and creates nothing.
+Format: TOML 1.0 (toml.io/en/v1.0.0), read with tomllib (tomli on Python 3.10) and written
+with tomli-w.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import math
+import os
+import re
+import sys
+import tempfile
+import types
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import TypeAlias, Union
+
+from shellkeep.errors import ConfigError, ShellkeepError
+from shellkeep.store.paths import FILE_MODE, Paths, ensure_dir
+
+PROJECT_FILE_NAME = ".shellkeep.toml"
+"""Name of the optional per-project config file at a project's root."""
+
+_Check = Callable[[object], None]
+"""Raise ``ValueError("<what the value must be>")`` when a typed value is out of range."""
+
+
+def _setting(
+    default: typing.Any,
+    doc: str,
+    *,
+    expect: str = "",
+    check: _Check | None = None,
+    project: bool = True,
+    append: bool = False,
+    example: object = None,
+) -> typing.Any:
+    """Declare one config key: its default, its one-line doc, and how it is validated.
+
+    ``expect`` replaces the type's wording in errors ("an integer >= 1"); ``check`` tests
+    the value once its type is right; ``project`` says whether a project file may set it;
+    ``append`` makes later layers add to the list instead of replacing it; ``example`` is
+    the value shown, commented out, for a key that is unset by default.
+    """
+    meta = {
+        "doc": doc,
+        "expect": expect,
+        "check": check,
+        "project": project,
+        "append": append,
+        "example": example,
+    }
+    return field(default=default, metadata=meta)
+
+
+def _at_least(minimum: float, what: str) -> _Check:
+    """Return a check that a number is ``>= minimum``."""
+
+    def check(value: object) -> None:
+        assert isinstance(value, (int, float))
+        if value < minimum:
+            raise ValueError(f"{what} >= {minimum:g}")
+
+    return check
+
+
+def _above_zero(value: object) -> None:
+    assert isinstance(value, (int, float))
+    if value <= 0:
+        raise ValueError("a number > 0")
+
+
+def _valid_size(value: object) -> None:
+    assert isinstance(value, str)
+    try:
+        parse_size(value)
+    except ValueError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _valid_allowlist(value: object) -> None:
+    assert isinstance(value, tuple)
+    for entry in value:
+        try:
+            re.compile(entry)
+        except re.error as exc:
+            raise ValueError(f"a list of regular expressions; {entry!r} is not one ({exc})") from None
+
+
+_RULE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+def _valid_patterns(value: object) -> None:
+    assert isinstance(value, tuple)
+    for rule in value:
+        assert isinstance(rule, RedactPattern)
+        if not _RULE_NAME.fullmatch(rule.name):
+            raise ValueError(
+                f"a list of {{name, pattern}} tables whose names are letters, digits, '.', '_' "
+                f"or '-' (at most 64); {rule.name!r} is not"
+            )
+        try:
+            compiled = re.compile(rule.pattern)
+        except re.error as exc:
+            raise ValueError(
+                f"a list of {{name, pattern}} tables with valid regular expressions; "
+                f"rule {rule.name!r}: {exc}"
+            ) from None
+        if compiled.fullmatch("") is not None:
+            raise ValueError(
+                f"a list of {{name, pattern}} tables whose patterns never match empty text; "
+                f"rule {rule.name!r} does"
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class RedactPattern:
+    """One user redaction rule: a name for the ``[REDACTED:<name>]`` marker and a regex.
+
+    When the regex has a group named ``secret`` only that group is replaced, else the match.
+    """
+
+    name: str
+    pattern: str
+
+
+@dataclass(frozen=True, slots=True)
+class RecordConfig:
+    """How a session is recorded."""
+
+    input: bool = _setting(
+        True, "Store keyboard input as 'i' events (input typed while echo is off is never stored)."
+    )
+    flush_interval_ms: int = _setting(
+        250,
+        "Write buffered events to disk at least this often, in milliseconds.",
+        expect="an integer >= 1",
+        check=_at_least(1, "an integer"),
+    )
+    coalesce_ms: int = _setting(
+        5,
+        "Merge output reads arriving within this many milliseconds into one event (0 = never).",
+        expect="an integer >= 0",
+        check=_at_least(0, "an integer"),
+    )
+    idle_time_limit: float | None = _setting(
+        None,
+        "Shorten pauses longer than this many seconds on replay (asciicast idle_time_limit); "
+        "unset keeps real time.",
+        expect="a number > 0",
+        check=_above_zero,
+        example=2.5,
+    )
+    title: str | None = _setting(
+        None, "Title written into each recording's header; unset uses none.", example="my session"
+    )
+    compress: bool = _setting(True, "Compress a recording once its session has ended.")
+    min_free_mb: int = _setting(
+        500,
+        "Suspend recording while the disk has less free space than this many MB (0 = never).",
+        expect="an integer >= 0",
+        check=_at_least(0, "an integer"),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RedactConfig:
+    """Which secrets are replaced by [REDACTED:<name>] before anything is stored."""
+
+    enabled: bool = _setting(True, "Replace secrets in recorded output and input.", project=False)
+    patterns: tuple[RedactPattern, ...] = _setting(
+        (),
+        "Extra rules, added to the built-in ones: a list of { name, pattern } tables, pattern a "
+        "Python regex; a group named 'secret' limits what is replaced. A project file's rules "
+        "are added to these.",
+        check=_valid_patterns,
+        append=True,
+    )
+    allowlist: tuple[str, ...] = _setting(
+        (),
+        "Never redact a secret that one of these Python regexes matches in full "
+        "(a plain word matches itself).",
+        check=_valid_allowlist,
+        project=False,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ResumeConfig:
+    """How 'shellkeep resume' puts a session back."""
+
+    exchanges: int = _setting(
+        5,
+        "Number of last exchanges typed back into an agent that has no resume flag of its own.",
+        expect="an integer >= 0",
+        check=_at_least(0, "an integer"),
+    )
+    inject_settle_ms: int = _setting(
+        800,
+        "Wait this many milliseconds for the agent's screen to settle before typing into it.",
+        expect="an integer >= 0",
+        check=_at_least(0, "an integer"),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RetentionConfig:
+    """When old sessions are deleted (each limit: 0 or "" = no limit)."""
+
+    max_age_days: int = _setting(
+        0,
+        "Delete sessions older than this many days (0 = keep forever).",
+        expect="an integer >= 0",
+        check=_at_least(0, "an integer"),
+        project=False,
+    )
+    max_sessions: int = _setting(
+        0,
+        "Keep at most this many sessions, deleting the oldest (0 = no limit).",
+        expect="an integer >= 0",
+        check=_at_least(0, "an integer"),
+        project=False,
+    )
+    max_total_size: str = _setting(
+        "",
+        'Keep all sessions together under this size, e.g. "5GB" (units of 1024; "" = no limit).',
+        expect='a size such as "500MB" or "5GB", or ""',
+        check=_valid_size,
+        project=False,
+    )
+    auto_gc: bool = _setting(
+        False, "Apply these limits automatically after each session ends.", project=False
+    )
+
+    @property
+    def max_total_bytes(self) -> int | None:
+        """Return ``max_total_size`` in bytes, or None when there is no limit."""
+        return parse_size(self.max_total_size)
+
+
+@dataclass(frozen=True, slots=True)
+class EncryptionConfig:
+    """Encryption of recordings at rest."""
+
+    encrypt: bool = _setting(False, "Encrypt recordings at rest.", project=False)
+    key_file: str = _setting(
+        "", 'Key file to encrypt with ("" = the default key in the data directory).', project=False
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SyncConfig:
+    """Copying sessions to another store."""
+
+    url: str = _setting(
+        "", 'Where to copy sessions, an fsspec URL such as "s3://bucket/shellkeep" ("" = off).',
+        project=False,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """All settings, one attribute per config.toml table."""
+
+    record: RecordConfig = field(default_factory=RecordConfig)
+    redact: RedactConfig = field(default_factory=RedactConfig)
+    resume: ResumeConfig = field(default_factory=ResumeConfig)
+    retention: RetentionConfig = field(default_factory=RetentionConfig)
+    encryption: EncryptionConfig = field(default_factory=EncryptionConfig)
+    sync: SyncConfig = field(default_factory=SyncConfig)
+
+
+ConfigValue: TypeAlias = Union[bool, int, float, str, None, tuple[str, ...], tuple[RedactPattern, ...]]
+"""The type of one resolved setting; None means unset."""
+
+ENV_VARS: Mapping[str, str] = types.MappingProxyType(
+    {
+        "SHELLKEEP_RECORD_INPUT": "record.input",
+        "SHELLKEEP_RECORD_FLUSH_INTERVAL_MS": "record.flush_interval_ms",
+        "SHELLKEEP_RECORD_COALESCE_MS": "record.coalesce_ms",
+        "SHELLKEEP_RECORD_IDLE_TIME_LIMIT": "record.idle_time_limit",
+        "SHELLKEEP_RECORD_TITLE": "record.title",
+        "SHELLKEEP_RECORD_COMPRESS": "record.compress",
+        "SHELLKEEP_REDACT_ENABLED": "redact.enabled",
+        "SHELLKEEP_RESUME_EXCHANGES": "resume.exchanges",
+        "SHELLKEEP_RETENTION_AUTO_GC": "retention.auto_gc",
+        "SHELLKEEP_ENCRYPTION_ENCRYPT": "encryption.encrypt",
+        "SHELLKEEP_ENCRYPTION_KEY_FILE": "encryption.key_file",
+        "SHELLKEEP_SYNC_URL": "sync.url",
+    }
+)
+"""Environment variables that set one key each (``SHELLKEEP_<SECTION>_<KEY>``).
+
+Booleans take true/false, 1/0, yes/no or on/off; an empty variable counts as unset.
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigEntry:
+    """One resolved key, for ``shellkeep config show``.
+
+    source: "default", the config file's path, the environment variable's name, or "flag";
+    two file paths joined by " + " when a project file added to a list.
+    """
+
+    key: str
+    value: ConfigValue
+    source: str
+
+
+# --------------------------------------------------------------------------- key table
+
+
+@dataclass(frozen=True, slots=True)
+class _Spec:
+    """What the loader knows about one dotted key."""
+
+    key: str
+    section: str
+    name: str
+    kind: str  # "bool", "int", "float", "str", "strings" or "patterns"
+    optional: bool
+    default: ConfigValue
+    doc: str
+    expect: str
+    check: _Check | None
+    project: bool
+    append: bool
+    example: object
+
+
+_KIND_EXPECT = {
+    "bool": "true or false",
+    "int": "an integer",
+    "float": "a number",
+    "str": "a string",
+    "strings": "a list of strings",
+    "patterns": "a list of { name, pattern } tables",
+}
+
+
+def _kind_of(hint: object) -> tuple[str, bool]:
+    """Return (kind, optional) for a section field's type hint."""
+    optional = False
+    if typing.get_origin(hint) in (Union, types.UnionType):
+        args = [a for a in typing.get_args(hint) if a is not type(None)]
+        optional = len(args) != len(typing.get_args(hint))
+        (hint,) = args
+    if hint is bool:
+        return "bool", optional
+    if hint is int:
+        return "int", optional
+    if hint is float:
+        return "float", optional
+    if hint is str:
+        return "str", optional
+    if typing.get_origin(hint) is tuple:
+        item = typing.get_args(hint)[0]
+        if item is str:
+            return "strings", optional
+        if item is RedactPattern:
+            return "patterns", optional
+    raise TypeError(f"config type {hint!r} has no loader")  # a bug in this module
+
+
+@cache
+def _sections() -> dict[str, type]:
+    """Return the table name → section class map, in declaration order."""
+    hints = typing.get_type_hints(Config)
+    return {f.name: hints[f.name] for f in dataclasses.fields(Config)}
+
+
+@cache
+def _specs() -> dict[str, _Spec]:
+    """Return every dotted key's spec, in declaration order (built on first use)."""
+    specs: dict[str, _Spec] = {}
+    for section, cls in _sections().items():
+        hints = typing.get_type_hints(cls)
+        for f in dataclasses.fields(cls):
+            kind, optional = _kind_of(hints[f.name])
+            key = f"{section}.{f.name}"
+            specs[key] = _Spec(
+                key=key,
+                section=section,
+                name=f.name,
+                kind=kind,
+                optional=optional,
+                default=f.default,  # type: ignore[arg-type]
+                doc=f.metadata["doc"],
+                expect=f.metadata["expect"] or _KIND_EXPECT[kind],
+                check=f.metadata["check"],
+                project=f.metadata["project"],
+                append=f.metadata["append"],
+                example=f.metadata["example"],
+            )
+    return specs
+
+
+def config_keys() -> tuple[str, ...]:
+    """Return every dotted config key ("record.input", ...) in declaration order."""
+    return tuple(_specs())
+
+
+def _suggest(word: str, choices: typing.Iterable[str]) -> str:
+    """Return '; did you mean X?' for the closest choice, or ''."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f"; did you mean '{close[0]}'?" if close else ""
+
+
+def _spec_for(dotted_key: str) -> _Spec:
+    """Return the spec of ``dotted_key``; raise ConfigError naming the closest key."""
+    spec = _specs().get(dotted_key)
+    if spec is None:
+        hint = _suggest(dotted_key, _specs()) or "; run 'shellkeep config show' to list the keys"
+        raise ConfigError(f"unknown config key '{dotted_key}'{hint}")
+    return spec
+
+
+# --------------------------------------------------------------------------- values
+
+
+def parse_size(text: str) -> int | None:
+    """Return the number of bytes in a size such as "500MB", "5 GB", "1.5GiB" or "1024".
+
+    Units B, K/KB/KiB, M/MB/MiB, G/GB/GiB, T/TB/TiB, case-insensitive, all powers of 1024
+    (as disk tools report). "" means no limit and returns None.
+
+    Raises:
+        ValueError: the text is not a size.
+    """
+    stripped = text.strip()
+    if not stripped:
+        return None
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(?:([kmgt])(?:i?b)?|b)?", stripped, re.IGNORECASE)
+    if m is None:
+        raise ValueError('a size such as "500MB" or "5GB", or ""')
+    power = " kmgt".index((m.group(2) or " ").lower())
+    return int(float(m.group(1)) * 1024**power)
+
+
+def _show(value: object) -> str:
+    """Render a bad value for an error message, briefly."""
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    elif isinstance(value, str):
+        text = repr(value)
+    elif isinstance(value, dict):
+        text = "a table"
+    elif isinstance(value, list):
+        text = "a list"
+    else:
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _bad_value(origin: str, key: str, expect: str, got: object) -> ConfigError:
+    return ConfigError(f"invalid config in {origin}: {key} must be {expect}, got {_show(got)}")
+
+
+def _coerce(spec: _Spec, value: object, origin: str) -> ConfigValue:
+    """Check a parsed TOML (or flag) value against ``spec``; return it in the field's type."""
+    kind = spec.kind
+    result: ConfigValue
+    if kind == "bool" and isinstance(value, bool):
+        result = value
+    elif kind == "int" and isinstance(value, int) and not isinstance(value, bool):
+        result = value
+    elif (
+        kind == "float"
+        and isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+    ):
+        result = float(value)
+    elif kind == "str" and isinstance(value, str):
+        result = value
+    elif kind == "strings" and isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        result = tuple(value)
+    elif kind == "patterns" and isinstance(value, (list, tuple)):
+        result = tuple(_coerce_pattern(spec, i, item, origin) for i, item in enumerate(value))
+    else:
+        raise _bad_value(origin, spec.key, spec.expect, value)
+    if spec.check is not None:
+        try:
+            spec.check(result)
+        except ValueError as exc:
+            raise _bad_value(origin, spec.key, str(exc), value) from None
+    return result
+
+
+def _coerce_pattern(spec: _Spec, index: int, item: object, origin: str) -> RedactPattern:
+    """Turn one ``{name, pattern}`` table into a RedactPattern."""
+    where = f"{spec.key}[{index}]"
+    if isinstance(item, RedactPattern):
+        return item
+    if not isinstance(item, dict):
+        raise _bad_value(origin, where, "a { name, pattern } table", item)
+    for extra in item:
+        if extra not in ("name", "pattern"):
+            hint = _suggest(extra, ("name", "pattern"))
+            raise ConfigError(f"unknown key '{where}.{extra}' in {origin}{hint}")
+    for needed in ("name", "pattern"):
+        if not isinstance(item.get(needed), str) or not item[needed]:
+            raise _bad_value(origin, f"{where}.{needed}", "a non-empty string", item.get(needed))
+    return RedactPattern(name=item["name"], pattern=item["pattern"])
+
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off"})
+
+
+def _parse_raw(spec: _Spec, raw: str, origin: str) -> ConfigValue:
+    """Convert a string from the environment or ``config set`` to the key's type.
+
+    An empty string unsets a key that may be unset. Lists are written as TOML arrays;
+    ``redact.allowlist`` also takes a single bare string.
+    """
+    text = raw.strip()
+    if spec.optional and text == "":
+        return None
+    if spec.kind == "bool":
+        if text.lower() in _TRUE:
+            return _coerce(spec, True, origin)
+        if text.lower() in _FALSE:
+            return _coerce(spec, False, origin)
+        raise _bad_value(origin, spec.key, "true or false (or 1/0, yes/no, on/off)", raw)
+    if spec.kind == "int":
+        try:
+            return _coerce(spec, int(text), origin)
+        except ValueError:
+            raise _bad_value(origin, spec.key, spec.expect, raw) from None
+    if spec.kind == "float":
+        try:
+            return _coerce(spec, float(text), origin)
+        except ValueError:
+            raise _bad_value(origin, spec.key, spec.expect, raw) from None
+    if spec.kind == "str":
+        return _coerce(spec, raw, origin)
+    if spec.kind == "strings" and not text.startswith("["):
+        return _coerce(spec, [raw], origin)
+    try:
+        parsed = _toml_loads(f"value = {text}")["value"]
+    except _TomlError:
+        raise _bad_value(origin, spec.key, f"{spec.expect} written as a TOML array", raw) from None
+    return _coerce(spec, parsed, origin)
+
+
+# --------------------------------------------------------------------------- TOML files
+
+
+class _TomlError(Exception):
+    """A TOML syntax error, with its 1-based line and column when known."""
+
+    def __init__(self, reason: str, line: int | None, column: int | None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.line = line
+        self.column = column
+
+
+def _toml_loads(text: str) -> dict[str, typing.Any]:
+    """Parse TOML text (tomllib on 3.11+, tomli before); raise _TomlError on bad syntax."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
+
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        message = str(exc)
+        line = getattr(exc, "lineno", None)
+        column = getattr(exc, "colno", None)
+        reason = getattr(exc, "msg", None) or message
+        m = re.search(r"\s*\(at line (\d+), column (\d+)\)", message)
+        if m is not None:
+            line, column = int(m.group(1)), int(m.group(2))
+            reason = message[: m.start()] if reason == message else reason
+        elif "(at end of document)" in message and reason == message:
+            reason = message.replace(" (at end of document)", " at the end")
+        raise _TomlError(reason[:1].lower() + reason[1:], line, column) from None
+
+
+def _read_document(path: Path, fix: str) -> dict[str, typing.Any] | None:
+    """Return the parsed TOML of ``path``, or None when it does not exist.
+
+    Raises:
+        ConfigError: the file cannot be read or is not TOML; ``fix`` says what to do.
+    """
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file '{path}': {exc.strerror or exc}; {fix}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"config file '{path}' is not valid utf-8; {fix}") from None
+    try:
+        return _toml_loads(text)
+    except _TomlError as exc:
+        where = f" at line {exc.line}" if exc.line is not None else ""
+        where += f", column {exc.column}" if exc.line is not None and exc.column is not None else ""
+        raise ConfigError(f"invalid toml in '{path}'{where}: {exc.reason}; {fix}") from None
+
+
+def _validate_document(
+    doc: Mapping[str, object], origin: str, *, project: bool
+) -> dict[str, ConfigValue]:
+    """Check a parsed config file; return its values by dotted key.
+
+    ``origin`` names the file in messages; ``project`` refuses keys a project may not set.
+    """
+    values: dict[str, ConfigValue] = {}
+    sections = _sections()
+    for section, table in doc.items():
+        if section not in sections:
+            if not isinstance(table, dict):
+                homes = [s.key for s in _specs().values() if s.name == section]
+                hint = (
+                    f"; put it in its table, as {homes[0]}"
+                    if homes
+                    else f"; the tables are {', '.join(sections)}"
+                )
+                raise ConfigError(f"unknown key '{section}' in {origin}{hint}")
+            hint = _suggest(section, sections) or f"; the tables are {', '.join(sections)}"
+            raise ConfigError(f"unknown table [{section}] in {origin}{hint}")
+        if not isinstance(table, dict):
+            raise ConfigError(f"invalid config in {origin}: '{section}' must be a [{section}] table")
+        for name, value in table.items():
+            key = f"{section}.{name}"
+            spec = _specs().get(key)
+            if spec is None:
+                names = [s.name for s in _specs().values() if s.section == section]
+                close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+                hint = (
+                    f"; did you mean '{section}.{close[0]}'?"
+                    if close
+                    else f"; [{section}] has {', '.join(names)}"
+                )
+                raise ConfigError(f"unknown key '{key}' in {origin}{hint}")
+            if project and not spec.project:
+                raise ConfigError(
+                    f"{key} cannot be set in a project file ({origin}); "
+                    f"set it in your own config with 'shellkeep config set {key} ...'"
+                )
+            values[key] = _coerce(spec, value, origin)
+    return values
+
+
+def _user_origin(path: Path) -> str:
+    return f"'{path}'"
+
+
+_FIX_USER = "fix it with 'shellkeep config edit'"
+_FIX_PROJECT = "fix or remove that file"
+
+
+def _layers(
+    paths: Paths,
+    project_root: Path | None,
+    env: Mapping[str, str],
+    overrides: Mapping[str, object] | None,
+) -> list[tuple[str, dict[str, ConfigValue]]]:
+    """Return (source, values) per layer above the defaults, lowest precedence first."""
+    layers: list[tuple[str, dict[str, ConfigValue]]] = []
+    user = paths.config_file
+    doc = _read_document(user, _FIX_USER)
+    if doc is not None:
+        layers.append((str(user), _validate_document(doc, _user_origin(user), project=False)))
+    if project_root is not None:
+        project_file = project_root / PROJECT_FILE_NAME
+        if project_file.absolute() != user.absolute():
+            doc = _read_document(project_file, _FIX_PROJECT)
+            if doc is not None:
+                values = _validate_document(doc, f"'{project_file}'", project=True)
+                layers.append((str(project_file), values))
+    for var, key in ENV_VARS.items():
+        raw = env.get(var)
+        if raw:
+            origin = f"environment variable {var}"
+            layers.append((var, {key: _parse_raw(_specs()[key], raw, origin)}))
+    flags: dict[str, ConfigValue] = {}
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            flags[key] = _coerce(_spec_for(key), value, "a command-line flag")
+    if flags:
+        layers.append(("flag", flags))
+    return layers
+
+
+def _resolve(
+    paths: Paths,
+    project_root: Path | None,
+    env: Mapping[str, str],
+    overrides: Mapping[str, object] | None,
+) -> tuple[Config, dict[str, ConfigEntry]]:
+    """Apply the layers over the defaults; the one place precedence is decided."""
+    entries = {key: ConfigEntry(key, spec.default, "default") for key, spec in _specs().items()}
+    for source, values in _layers(paths, project_root, env, overrides):
+        for key, value in values.items():
+            old = entries[key]
+            if _specs()[key].append and source != "flag":
+                assert isinstance(old.value, tuple) and isinstance(value, tuple)
+                joined = source if old.source == "default" else f"{old.source} + {source}"
+                entries[key] = ConfigEntry(key, old.value + value, joined)  # type: ignore[arg-type]
+            else:
+                entries[key] = ConfigEntry(key, value, source)
+    tables: dict[str, object] = {}
+    for section, cls in _sections().items():
+        kwargs = {e.key.split(".", 1)[1]: e.value for e in entries.values() if e.key.startswith(section + ".")}
+        tables[section] = cls(**kwargs)
+    return Config(**tables), entries  # type: ignore[arg-type]
+
+
+def load_config(
+    paths: Paths,
+    project_root: Path | None,
+    env: Mapping[str, str],
+    overrides: Mapping[str, object] | None = None,
+) -> Config:
+    """Return the settings: defaults, user file, project file, environment, then flags.
+
+    Args:
+        paths: where the user's config.toml is (``paths.config_file``; may not exist).
+        project_root: the project whose ``.shellkeep.toml`` applies, or None.
+        env: the environment to read ``ENV_VARS`` from (pass ``os.environ``).
+        overrides: command-line flags by dotted key ("record.input"); None values are
+            flags that were not given.
+
+    Raises:
+        ConfigError: a file is not TOML, or a key is unknown, of the wrong type, out of
+            range or not allowed in a project file. The message names the file (or
+            variable or flag), the key and what it must be.
+    """
+    return _resolve(paths, project_root, env, overrides)[0]
+
+
+def explain_config(
+    paths: Paths,
+    project_root: Path | None,
+    env: Mapping[str, str],
+    overrides: Mapping[str, object] | None = None,
+) -> tuple[ConfigEntry, ...]:
+    """Return every key's resolved value and the layer it came from, in declaration order.
+
+    Same arguments and errors as ``load_config``.
+    """
+    return tuple(_resolve(paths, project_root, env, overrides)[1].values())
+
+
+def config_files(paths: Paths, project_root: Path | None) -> tuple[Path, ...]:
+    """Return the config files that exist and apply, user file first."""
+    found = [paths.config_file] if paths.config_file.is_file() else []
+    if project_root is not None:
+        project_file = project_root / PROJECT_FILE_NAME
+        if project_file.is_file() and project_file.absolute() != paths.config_file.absolute():
+            found.append(project_file)
+    return tuple(found)
+
+
+def check_config_file(path: Path, *, project: bool = False) -> None:
+    """Validate one config file (a missing file is valid).
+
+    Raises:
+        ConfigError: as ``load_config`` would for this file.
+    """
+    doc = _read_document(path, _FIX_PROJECT if project else _FIX_USER)
+    if doc is not None:
+        _validate_document(doc, f"'{path}'", project=project)
+
+
+def get_config_value(config: Config, dotted_key: str) -> ConfigValue:
+    """Return one setting by dotted key ("record.input").
+
+    Raises:
+        ConfigError: the key is unknown (with the closest key, if any).
+    """
+    spec = _spec_for(dotted_key)
+    value: ConfigValue = getattr(getattr(config, spec.section), spec.name)
+    return value
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def _to_toml(value: ConfigValue) -> object:
+    """Return a value in the shape tomli-w writes."""
+    if isinstance(value, tuple):
+        return [{"name": v.name, "pattern": v.pattern} if isinstance(v, RedactPattern) else v for v in value]
+    return value
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data``: temp file, fsync, rename; file 0600, new dirs 0700.
+
+    A symlinked config file is followed, so the link's target is replaced, not the link.
+    """
+    target = path.resolve() if path.is_symlink() else path
+    try:
+        ensure_dir(target.parent)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                os.fchmod(fh.fileno(), FILE_MODE)
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise ShellkeepError(
+            f"cannot write config file '{path}': {exc.strerror or exc}; check the folder's permissions"
+        ) from None
+
+
+def set_config_value(path: Path, dotted_key: str, raw_value: str) -> ConfigValue:
+    """Set one key in the config file at ``path``, keeping its other keys; return the value.
+
+    ``raw_value`` is converted to the key's type as for environment variables: booleans
+    take true/false/1/0/yes/no/on/off, lists a TOML array (``'["a", "b"]'``), and "" unsets
+    a key that may be unset. The file is rewritten with tomli-w (comments are not kept)
+    atomically, mode 0600, its folder made 0700 if missing.
+
+    Raises:
+        ConfigError: the key is unknown, the value is wrong, or the existing file is not
+            valid (the whole file is checked before it is written).
+        ShellkeepError: the file cannot be written.
+    """
+    import tomli_w
+
+    spec = _spec_for(dotted_key)
+    value = _parse_raw(spec, raw_value, f"'{dotted_key}'")
+    doc = _read_document(path, _FIX_USER) or {}
+    table = doc.setdefault(spec.section, {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"invalid config in '{path}': '{spec.section}' must be a [{spec.section}] table")
+    if value is None:
+        table.pop(spec.name, None)
+        if not table:
+            del doc[spec.section]
+    else:
+        table[spec.name] = _to_toml(value)
+    _validate_document(doc, f"'{path}'", project=False)
+    _write_atomically(path, tomli_w.dumps(doc).encode("utf-8"))
+    return value
+
+
+def create_config_file(path: Path) -> bool:
+    """Write the documented template (every key commented out) to ``path`` if it is missing.
+
+    Returns True when the file was created. Same file modes as ``set_config_value``.
+    """
+    if path.exists():
+        return False
+    _write_atomically(path, render_config_template(commented=True).encode("utf-8"))
+    return True
+
+
+def format_toml_value(value: ConfigValue) -> str:
+    """Render a setting as a TOML value ("true", "250", '"5GB"', '["a"]')."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return _toml_string(value)
+    if isinstance(value, tuple):
+        items = [
+            f"{{ name = {_toml_string(v.name)}, pattern = {_toml_string(v.pattern)} }}"
+            if isinstance(v, RedactPattern)
+            else _toml_string(v)
+            for v in value
+        ]
+        return "[" + ", ".join(items) + "]"
+    return ""
+
+
+def _toml_string(text: str) -> str:
+    """Return a TOML literal string when possible (regexes stay readable), else a basic one."""
+    plain = not any(ord(c) < 32 or ord(c) == 127 for c in text)
+    if plain and "\\" not in text and '"' not in text:
+        return f'"{text}"'
+    if plain and "'" not in text:
+        return f"'{text}'"
+    out = []
+    for c in text:
+        if c in '"\\':
+            out.append("\\" + c)
+        elif ord(c) < 32 or ord(c) == 127:
+            out.append(f"\\u{ord(c):04x}")
+        else:
+            out.append(c)
+    return '"' + "".join(out) + '"'
+
+
+_TEMPLATE_HEAD = """\
+# shellkeep configuration: config.toml
+#
+# Where it is: `shellkeep config path`. What is in effect and why: `shellkeep config show`.
+# Later layers win: these defaults < this file < a project's .shellkeep.toml (only the
+# [record] and [resume] keys, and extra redact.patterns) < SHELLKEEP_* environment
+# variables < command-line flags. Every key is listed with its default.
+"""
+
+_EXAMPLE_PATTERN = '{ name = "corp-token", pattern = \'corp_[A-Za-z0-9]{32}\' }'
+
+
+def render_config_template(*, commented: bool = False) -> str:
+    """Return config.toml text documenting every key with its default.
+
+    With ``commented`` every setting line is commented out, so the file changes nothing
+    until a line is uncommented (the template ``config edit`` starts from). Without it,
+    the text parses to the defaults (it is ``config.example.toml``).
+    """
+    lines = [_TEMPLATE_HEAD.rstrip("\n")]
+    env_of = {key: var for var, key in ENV_VARS.items()}
+    for section, cls in _sections().items():
+        lines += ["", f"[{section}]", f"# {(cls.__doc__ or '').strip().splitlines()[0]}"]
+        for spec in _specs().values():
+            if spec.section != section:
+                continue
+            lines.append("")
+            lines += [f"# {line}" for line in _wrap(spec.doc, 94)]
+            if spec.key in env_of:
+                lines.append(f"# env: {env_of[spec.key]}")
+            if spec.key == "redact.patterns":
+                lines.append(f"# patterns = [{_EXAMPLE_PATTERN}]")
+            if spec.default is None:
+                lines.append(f"# {spec.name} = {format_toml_value(spec.example)}  # unset by default")
+            else:
+                prefix = "# " if commented else ""
+                lines.append(f"{prefix}{spec.name} = {format_toml_value(spec.default)}")
+    return "\n".join(lines) + "\n"
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    """Wrap ``text`` into lines of at most ``width`` characters."""
+    import textwrap
+
+    return textwrap.wrap(text, width=width, break_long_words=False, break_on_hyphens=False)

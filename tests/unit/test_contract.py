@@ -1,0 +1,99 @@
+"""Contracts users and scripts rely on: exit codes, --help, --json fields, a light start-up."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from shellkeep import errors
+from shellkeep.cli.main import COMMANDS, main
+from shellkeep.store.session import SessionMeta
+from tests.helpers import SK, run_sk
+
+
+@pytest.mark.parametrize(
+    ("cls", "code"),
+    [
+        (errors.ShellkeepError, 1),
+        (errors.UserInputError, 2),
+        (errors.SessionNotFound, 2),
+        (errors.AmbiguousSession, 2),
+        (errors.ConfigError, 2),
+        (errors.DataError, 3),
+        (errors.InternalError, 70),
+        (errors.AgentNotFound, 127),
+    ],
+    ids=lambda v: getattr(v, "__name__", str(v)),
+)
+def test_exit_code_table(cls: type[errors.ShellkeepError], code: int) -> None:
+    assert cls.exit_code == code
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS), ids=str)
+def test_every_command_has_help_ending_with_an_example(name: str) -> None:
+    result = CliRunner().invoke(main, [name, "--help"])
+    assert result.exit_code == 0, result.output
+    assert "Example:" in result.output
+    assert "shellkeep" in result.output.split("Example:")[1]
+
+
+def test_top_level_help_and_version() -> None:
+    result = CliRunner().invoke(main, ["--help"])
+    assert result.exit_code == 0 and "Example:" in result.output
+    version = run_sk("--version")
+    assert version.returncode == 0 and version.stdout.startswith(b"shellkeep, version ")
+
+
+def test_unknown_session_is_one_line_and_exit_2() -> None:
+    result = run_sk("show", "nope")
+    assert result.returncode == 2
+    assert result.stdout == b""
+    assert result.stderr.startswith(b"shellkeep: no session matches 'nope'")
+    assert result.stderr.count(b"\n") == 1
+
+
+def test_ambiguous_prefix_is_exit_2() -> None:
+    for _ in range(2):
+        run_sk("run", "--", "true")
+    prefix = json.loads(run_sk("ls", "--json").stdout)[0]["id"][:4]
+    result = run_sk("show", prefix)
+    assert result.returncode == 2
+    assert b"matches 2 sessions" in result.stderr and result.stderr.count(b"\n") == 1
+
+
+def test_usage_error_is_exit_2() -> None:
+    result = run_sk("ls", "--no-such-flag")
+    assert result.returncode == 2
+    assert b"Traceback" not in result.stderr
+
+
+def test_json_field_names_are_the_documented_ones() -> None:
+    run_sk("run", "--name", "n1", "--", "true")
+    listed = json.loads(run_sk("ls", "--json").stdout)
+    shown = json.loads(run_sk("show", "n1", "--json").stdout)
+    fields = {f.name for f in dataclasses.fields(SessionMeta)} - {"extra"}
+    assert isinstance(listed, list) and set(listed[0]) == fields
+    assert isinstance(shown, dict) and set(shown) == fields
+    assert shown == listed[0]
+
+
+HEAVY = ("pyte", "rich", "sqlite3", "_sqlite3", "cryptography", "tomli_w", "asciinema")
+
+
+def test_run_imports_no_heavy_module() -> None:
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "shellkeep", "run", "--", "true"],
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
+    assert result.returncode == 0
+    imported = {line.split("|")[-1].strip() for line in result.stderr.decode().splitlines() if line.startswith("import time:")}
+    assert "shellkeep.runner" in imported
+    loaded_heavy = {m for m in imported if m.split(".")[0] in HEAVY}
+    assert not loaded_heavy
