@@ -129,7 +129,14 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
     meta: SessionMeta | None = None
     size = terminal_size() or DEFAULT_SIZE
     try:
-        folder = create_session_folder(paths, project_root, session_id)
+        for _ in range(20):  # two shellkeeps may draw the same id in the same millisecond
+            try:
+                folder = create_session_folder(paths, project_root, session_id)
+                break
+            except FileExistsError:
+                session_id = new_session_id(utc_now())
+        else:
+            raise FileExistsError(17, "no free session id", str(paths.projects))
         meta = _initial_meta(request, env, session_id, project_root, folder, started, size)
         write_meta(meta)
         out = _open_cast(folder / CAST_FILE, meta, size, started.timestamp(), env)

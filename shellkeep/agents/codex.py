@@ -147,14 +147,12 @@ def _thread_id_by_name(home: Path, name: str) -> str | None:
 
 
 def _is_turn_start(record: JsonObject) -> bool:
-    """Return whether a record may open a turn (a turn context or a user message)."""
-    kind = record.get("type")
-    payload = as_dict(record.get("payload")) or {}
-    if kind == "turn_context":
-        return True
-    if kind == "event_msg":
-        return payload.get("type") == "user_message"
-    return kind == "response_item" and payload.get("type") == "message" and payload.get("role") == "user"
+    """Return whether a record opens a turn: its ``turn_context``, written just before the prompt.
+
+    Counting contexts rather than prompts keeps each turn's model in a window read from
+    the end; a rollout without them (old Codex) is read back to its start.
+    """
+    return record.get("type") == "turn_context"
 
 
 def _is_instruction(text: str) -> bool:

@@ -34,7 +34,8 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from shellkeep.config import RedactConfig
@@ -65,7 +66,7 @@ class RedactionRule:
 # whitespace, a quote, ',' or ';' or a control character (the start of an escape sequence),
 # and a quoted value runs to its closing quote.
 _SGR = r"(?:\x1b\[[0-9;]{0,32}m)"
-_SEP = rf"[\"']?{_SGR}*[ \t]{{0,5}}[:=]{{1,3}}>?(?:[ \t]|{_SGR}){{0,8}}[\"']?"
+_SEP = rf"[\"']?{_SGR}{{0,4}}[ \t]{{0,5}}[:=]{{1,3}}>?(?:[ \t]|{_SGR}){{0,8}}[\"']?"
 _VALUE = (
     r"(?P<secret>(?<=\")[^\"\x00-\x1f\x7f]{1,256}"
     r"|(?<=')[^'\x00-\x1f\x7f]{1,256}"
@@ -154,7 +155,7 @@ RULES: tuple[RedactionRule, ...] = (
     ),
     RedactionRule(
         "bearer-token",
-        r"(?i)bearer[ \t]+(?=[A-Za-z0-9._~+/-]{0,2048}[0-9])(?P<secret>[A-Za-z0-9._~+/-]{20,2048}=*)",
+        r"(?i)bearer[ \t]+(?=[A-Za-z0-9._~+/-]{0,2048}[0-9])(?P<secret>[A-Za-z0-9._~+/-]{20,2048}={0,2})",
         "Authorization: Bearer FAKEopaqueToken0000000000",
     ),
     RedactionRule("api-key", _keyword(r"api[_-]?key"), 'api_key = "FAKE-api-key-0000"'),
@@ -197,7 +198,7 @@ class Redactor:
         engine = self.engine()
         if not engine.rules:
             return text
-        hits = engine.hits(text, engine.lower(text))
+        hits = engine.hits(text)
         return engine.apply(text, hits, len(text)) if hits else text
 
     def engine(self) -> _Engine:
@@ -238,9 +239,8 @@ class StreamRedactor:
         if not engine.rules:
             self._held = ""
             return buf
-        low = engine.lower(buf)
-        hits = engine.hits(buf, low)
-        cut = engine.hold_start(buf, low)
+        hits = engine.hits(buf)
+        cut = engine.hold_start(buf)
         if hits and cut < len(buf):
             cut = _settle(cut, hits)
         if len(buf) - cut > _HOLD_MAX:  # only a pattern without a length bound gets here
@@ -300,6 +300,7 @@ class _Rule:
     prefix_search: re.Pattern[str] | None  # the same, ending in \Z, for search()
     window: int  # the longest a match can be: a hold never starts further back
     secret: int  # group number of "secret", or 0 for the whole match
+    required: tuple[frozenset[str], ...]  # text without a char of each set cannot match
 
 
 class _Engine:
@@ -309,6 +310,7 @@ class _Engine:
         self.rules = tuple(_compile_rule(rule, i) for i, rule in enumerate(rules))
         self._allow = tuple(re.compile(entry) for entry in allowlist)
         self._any_ci = any(r.ci for r in self.rules)
+        self._ci_window = max((r.window for r in self.rules if r.ci), default=0)
         partial_cs: set[str] = set()
         partial_ci: set[str] = set()
         for r in self.rules:
@@ -319,16 +321,20 @@ class _Engine:
         self._max_partial = max(map(len, partial_cs | partial_ci), default=0)
 
     def lower(self, text: str) -> str | None:
-        """Return ``text`` lower-cased when a rule needs it and indices stay aligned."""
-        if not self._any_ci:
-            return None
+        """Return ``text`` lower-cased, or None when that would move characters' indices."""
         low = text.lower()
         return low if len(low) == len(text) else None
 
-    def hits(self, text: str, low: str | None) -> list[_Hit]:
+    def hits(self, text: str) -> list[_Hit]:
         """Return every match of every rule in ``text`` (overlaps included)."""
         hits: list[_Hit] = []
+        low: str | None = None
+        lowered = False
         for r in self.rules:
+            if r.required and not all(any(ch in text for ch in chars) for chars in r.required):
+                continue  # a character every match needs is absent (a memchr per set)
+            if r.find_literals and r.ci and not lowered:
+                low, lowered = self.lower(text), True
             if r.find_literals and (low is not None or not r.ci):
                 hay = low if r.ci else text
                 assert hay is not None
@@ -346,29 +352,29 @@ class _Engine:
                     _add_hit(hits, r, m)
         return hits
 
-    def hold_start(self, text: str, low: str | None) -> int:
+    def hold_start(self, text: str) -> int:
         """Return where the tail that could still grow into a secret begins (len = none)."""
         n = len(text)
         best = n
-        for k in range(min(self._max_partial, n), 0, -1):
+        for k in range(min(self._max_partial, n), 0, -1):  # a literal cut short at the end
             tail = text[n - k :]
-            if tail in self._partial_cs or (
-                self._partial_ci and (low[n - k :] if low is not None else tail.lower()) in self._partial_ci
-            ):
+            if tail in self._partial_cs or (self._partial_ci and tail.lower() in self._partial_ci):
                 best = n - k
                 break
+        low_from = max(0, n - self._ci_window)
+        low = self.lower(text[low_from:]) if self._any_ci else None
         for r in self.rules:
             start = max(0, n - r.window)
             if start >= best:
                 continue
             if r.prefix is not None and r.literals and (low is not None or not r.ci):
-                hay = low if r.ci else text
+                hay, offset = (low, low_from) if r.ci else (text, 0)
                 assert hay is not None
                 for lit in r.literals:
-                    pos = hay.find(lit, start)
-                    while pos != -1 and pos < best:
-                        if r.prefix.fullmatch(text, pos) is not None:
-                            best = pos
+                    pos = hay.find(lit, start - offset)
+                    while pos != -1 and pos + offset < best:
+                        if r.prefix.fullmatch(text, pos + offset) is not None:
+                            best = pos + offset
                             break
                         pos = hay.find(lit, pos + 1)
             elif r.prefix_search is not None:
@@ -425,7 +431,11 @@ class _Unsupported(Exception):
     """The regex uses a construct the prefix builder does not handle."""
 
 
-def _sre() -> tuple[object, object]:
+_Node = tuple[Any, Any]
+"""One parse-tree node of Python's regex parser: (opcode, argument)."""
+
+
+def _sre() -> tuple[ModuleType, ModuleType]:
     """Return Python's regex parser and constants modules."""
     try:
         return importlib.import_module("re._parser"), importlib.import_module("re._constants")
@@ -440,12 +450,14 @@ def _compile_rule(rule: RedactionRule, priority: int) -> _Rule:
     prefix: re.Pattern[str] | None = None
     prefix_search: re.Pattern[str] | None = None
     window = _HOLD_UNBOUNDED
+    required: tuple[frozenset[str], ...] = ()
     try:
         parser, consts = _sre()
-        tree = parser.parse(rule.pattern)  # type: ignore[attr-defined]
-        _lo, hi = tree.getwidth()
-        window = min(int(hi), _HOLD_MAX) if hi < _HOLD_MAX else _HOLD_UNBOUNDED
+        tree = parser.parse(rule.pattern)
+        hi = int(tree.getwidth()[1])
+        window = hi if hi <= _HOLD_MAX else _HOLD_UNBOUNDED
         literals = _starting_literals(list(tree), consts, ci)
+        required = tuple(dict.fromkeys(_required_chars(list(tree), consts)))
         source = _Prefix(consts).of_sequence(list(tree))
         if len(source) > 200_000:
             raise _Unsupported("prefix regex too large")
@@ -453,23 +465,53 @@ def _compile_rule(rule: RedactionRule, priority: int) -> _Rule:
         prefix = re.compile(source, flags)
         prefix_search = re.compile(f"(?:{source})\\Z", flags)
     except (_Unsupported, re.error, RecursionError, AttributeError, ImportError, TypeError, ValueError) as exc:
-        log.warning("redaction rule %r: partial matches cannot be checked (%s); holding back more", rule.name, exc)
+        log.warning("redaction rule %r: cannot check partial matches (%s); holding back more", rule.name, exc)
         prefix = prefix_search = None
     find_literals = bool(literals) and (ci or len(literals) > 1)
     secret = rx.groupindex.get("secret", 0)
-    return _Rule(rule.name, priority, rx, ci, literals, find_literals, prefix, prefix_search, window, secret)
+    return _Rule(
+        rule.name, priority, rx, ci, literals, find_literals, prefix, prefix_search, window, secret, required
+    )
 
 
-def _starting_literals(items: list[tuple[object, object]], c: object, ci: bool) -> tuple[str, ...]:
+def _required_chars(items: list[_Node], c: ModuleType) -> list[frozenset[str]]:
+    """Return sets of punctuation or space characters every match contains one of.
+
+    Only characters that are not letters or digits are used: they are the rare ones in
+    ordinary output, and case-insensitivity cannot change them.
+    """
+    found: list[frozenset[str]] = []
+    for op, av in items:
+        chars: set[str] | None = None
+        if op is c.LITERAL:
+            chars = {chr(av)}
+        elif op is c.IN and all(o is c.LITERAL or o is c.RANGE for o, _ in av):
+            chars = set()
+            for o, v in av:
+                lo, hi = (v, v) if o is c.LITERAL else v
+                if hi - lo > 8:
+                    chars = None
+                    break
+                chars.update(chr(x) for x in range(lo, hi + 1))
+        elif op is c.SUBPATTERN:
+            found += _required_chars(list(av[3]), c)
+        elif op in (c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", None)) and av[0] >= 1:
+            found += _required_chars(list(av[2]), c)
+        if chars and len(chars) <= 6 and not any(ch.isalnum() for ch in chars):
+            found.append(frozenset(chars))
+    return found
+
+
+def _starting_literals(items: list[_Node], c: ModuleType, ci: bool) -> tuple[str, ...]:
     """Return strings one of which every match starts with, or () when there is none."""
     found, _complete = _literals_of(items, c, limit=16)
-    if not found or any(not s for s in found):
+    if any(not s for s in found):
         return ()
     if ci:
-        lowered = {s.lower() for s in found}
-        if any(len(a) != len(b) for a, b in zip(sorted(found, key=str.lower), sorted(lowered))):
+        lowered = [s.lower() for s in found]
+        if any(len(a) != len(b) for a, b in zip(found, lowered)):
             return ()
-        found = sorted(lowered)
+        found = lowered
     unique = sorted(set(found))
     common = os.path.commonprefix(unique)
     if len(unique) > 1 and len(common) >= 2:
@@ -477,20 +519,20 @@ def _starting_literals(items: list[tuple[object, object]], c: object, ci: bool) 
     return tuple(unique)
 
 
-def _literals_of(items: list[tuple[object, object]], c: object, limit: int) -> tuple[list[str], bool]:
-    """Return (literal starts of a node sequence, whether the sequence is all literal)."""
+def _literals_of(items: list[_Node], c: ModuleType, limit: int) -> tuple[list[str], bool]:
+    """Return (the literal starts of a node sequence, whether the sequence is all literal)."""
     acc = [""]
     for op, av in items:
         complete = True
-        if op is c.LITERAL:  # type: ignore[attr-defined]
-            opts = [chr(av)]  # type: ignore[arg-type]
-        elif op is c.IN and all(o is c.LITERAL for o, _ in av):  # type: ignore[attr-defined, union-attr, attr-defined]
-            opts = [chr(v) for _, v in av]  # type: ignore[union-attr]
-        elif op is c.SUBPATTERN and not av[1] and not av[2]:  # type: ignore[attr-defined, index]
-            opts, complete = _literals_of(list(av[3]), c, limit)  # type: ignore[index]
-        elif op is c.BRANCH:  # type: ignore[attr-defined]
+        if op is c.LITERAL:
+            opts = [chr(av)]
+        elif op is c.IN and all(o is c.LITERAL for o, _ in av):
+            opts = [chr(v) for _, v in av]
+        elif op is c.SUBPATTERN and not av[1] and not av[2]:
+            opts, complete = _literals_of(list(av[3]), c, limit)
+        elif op is c.BRANCH:
             opts = []
-            for alt in av[1]:  # type: ignore[index]
+            for alt in av[1]:
                 sub, sub_complete = _literals_of(list(alt), c, limit)
                 opts += sub
                 complete = complete and sub_complete
@@ -513,19 +555,13 @@ _CATEGORIES = {
     "CATEGORY_WORD": r"\w",
     "CATEGORY_NOT_WORD": r"\W",
 }
-_AT = {
-    "AT_BEGINNING": "^",
-    "AT_BEGINNING_STRING": r"\A",
-    "AT_END": "$",
-    "AT_END_STRING": r"\Z",
-    "AT_BOUNDARY": r"\b",
-    "AT_NON_BOUNDARY": r"\B",
-}
-_FORWARD_AT = {"AT_END", "AT_END_STRING", "AT_BOUNDARY", "AT_NON_BOUNDARY"}
+_BACKWARD_AT = {"AT_BEGINNING": "^", "AT_BEGINNING_STRING": r"\A"}
+_FORWARD_AT = {"AT_END": "$", "AT_END_STRING": r"\Z", "AT_BOUNDARY": r"\b", "AT_NON_BOUNDARY": r"\B"}
 _FLAG_LETTERS = ((re.IGNORECASE, "i"), (re.MULTILINE, "m"), (re.DOTALL, "s"), (re.ASCII, "a"))
 
 
 def _esc(code: int) -> str:
+    """Return one character as regex source, escaped unless it is an ASCII letter or digit."""
     ch = chr(code)
     if ch.isascii() and ch.isalnum():
         return ch
@@ -534,157 +570,149 @@ def _esc(code: int) -> str:
     return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
-class _Prefix:
-    """Build regex source from a parse tree: ``emit`` the node itself, or ``of_*`` a regex
-    matching every prefix of what the node matches (the empty one included).
+def _flags(add: int, remove: int) -> str:
+    """Return the letters of a scoped-flags group, as in ``(?i-s:...)``."""
+    on = "".join(letter for bit, letter in _FLAG_LETTERS if add & bit)
+    off = "".join(letter for bit, letter in _FLAG_LETTERS if remove & bit)
+    return on + (f"-{off}" if off else "")
 
-    The prefix regex may match more than the true prefixes (that holds back a little
-    more), never less (that would let a split secret through). So assertions that look
-    forward (lookaheads, ``$``, ``\\b``) are dropped from it, since the text they look at
-    may not have arrived; lookbehinds and ``^`` look at text already there and are kept.
+
+class _Prefix:
+    """Build, from a parse tree, a regex matching every prefix of what the tree matches.
+
+    For a sequence ``x rest`` the prefixes are ``x`` then a prefix of ``rest``, or a prefix
+    of ``x``; for ``x{lo,hi}`` up to ``hi - 1`` whole ``x`` then a prefix of ``x``; every
+    prefix regex also matches the empty string. The result may match more than the true
+    prefixes (that holds back a little more), never less (that would let a split secret
+    through), so assertions that look forward (lookaheads, ``$``, ``\b``) are dropped:
+    the text they look at may not have arrived. Lookbehinds and ``^`` look at text that
+    is already there and are kept.
     """
 
-    def __init__(self, c: object) -> None:
+    def __init__(self, c: ModuleType) -> None:
         self.c = c
 
-    def _op(self, name: str) -> object:
-        return getattr(self.c, name, None)
+    def of_sequence(self, items: list[_Node]) -> str:
+        """Return a regex matching every prefix of what the node sequence matches."""
+        groups: list[list[int] | _Node] = []  # runs of literal codes, or single nodes
+        for op, av in items:
+            if op is self.c.LITERAL:
+                if groups and isinstance(groups[-1], list):
+                    groups[-1].append(av)
+                else:
+                    groups.append([av])
+            else:
+                groups.append((op, av))
+        out = ""
+        for group in reversed(groups):  # build from the end: out is the prefix regex of the rest
+            out = self._of_group(group, out)
+        return out
 
-    def _is(self, op: object, *names: str) -> bool:
-        return any(op is self._op(n) and op is not None for n in names)
+    def _of_group(self, group: list[int] | _Node, rest: str) -> str:
+        if isinstance(group, list):
+            chars = [_esc(code) for code in group]
+            partials = ["".join(chars[:k]) for k in range(len(chars) - 1, 0, -1)]
+            return "(?:" + "|".join(["".join(chars) + rest, *partials, ""]) + ")"
+        op, av = group
+        c = self.c
+        if op is c.AT:
+            if str(av) in _FORWARD_AT:
+                return rest
+            return f"(?:{self._backward_at(av)}{rest})"
+        if op is c.ASSERT or op is c.ASSERT_NOT:
+            if av[0] > 0:  # lookahead
+                return rest
+            return f"(?:{self.emit_node(op, av)}{rest})"
+        return f"(?:{self.emit_node(op, av)}{rest}|{self._of_node(op, av)})"
 
-    def emit(self, items: list[tuple[object, object]]) -> str:
-        """Return the regex source of a node sequence, forward assertions dropped."""
-        return "".join(self._emit_node(op, av) for op, av in items)
-
-    def _emit_node(self, op: object, av: object) -> str:
-        if self._is(op, "LITERAL"):
-            return _esc(av)  # type: ignore[arg-type]
-        if self._is(op, "NOT_LITERAL"):
-            return f"[^{_esc(av)}]"  # type: ignore[arg-type]
-        if self._is(op, "ANY"):
-            return "."
-        if self._is(op, "IN"):
-            return self._emit_class(av)  # type: ignore[arg-type]
-        if self._is(op, "BRANCH"):
-            return "(?:" + "|".join(self.emit(list(alt)) for alt in av[1]) + ")"  # type: ignore[index]
-        if self._is(op, "SUBPATTERN"):
-            _group, add, remove, sub = av  # type: ignore[misc]
-            return f"(?{_flags(add, remove)}:{self.emit(list(sub))})"
-        if self._is(op, "MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
-            lo, hi, sub = av  # type: ignore[misc]
-            lazy = "?" if self._is(op, "MIN_REPEAT") else ""
-            return f"(?:{self.emit(list(sub))}){self._quant(lo, hi)}{lazy}"
-        if self._is(op, "ATOMIC_GROUP"):
-            return f"(?:{self.emit(list(av))})"  # type: ignore[call-overload]
-        if self._is(op, "AT"):
-            name = str(av)
-            if name in _FORWARD_AT:
+    def _of_node(self, op: Any, av: Any) -> str:
+        """Return a regex matching every prefix of what one (non-assertion) node matches."""
+        c = self.c
+        if op in (c.LITERAL, c.NOT_LITERAL, c.ANY, c.IN):
+            return f"(?:{self.emit_node(op, av)})?"
+        if op is c.BRANCH:
+            return "(?:" + "|".join(self.of_sequence(list(alt)) for alt in av[1]) + ")"
+        if op is c.SUBPATTERN:
+            return f"(?{_flags(av[1], av[2])}:{self.of_sequence(list(av[3]))})"
+        if op is getattr(c, "ATOMIC_GROUP", None):
+            return f"(?:{self.of_sequence(list(av))})"
+        if op in self._repeats():
+            _lo, hi, sub = av
+            if hi == 0:
                 return ""
-            if name not in _AT:
-                raise _Unsupported(name)
-            return _AT[name]
-        if self._is(op, "ASSERT", "ASSERT_NOT"):
-            direction, sub = av  # type: ignore[misc]
+            upper = "" if hi == c.MAXREPEAT else str(hi - 1)
+            return f"(?:(?:{self.emit(list(sub))}){{0,{upper}}}{self.of_sequence(list(sub))})"
+        raise _Unsupported(str(op))
+
+    def _repeats(self) -> tuple[Any, ...]:
+        c = self.c
+        return tuple(op for op in (c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", None)) if op)
+
+    def emit(self, items: list[_Node]) -> str:
+        """Return regex source for a node sequence, forward assertions dropped."""
+        return "".join(self.emit_node(op, av) for op, av in items)
+
+    def emit_node(self, op: Any, av: Any) -> str:
+        """Return regex source for one node, forward assertions dropped."""
+        c = self.c
+        if op is c.LITERAL:
+            return _esc(av)
+        if op is c.NOT_LITERAL:
+            return f"[^{_esc(av)}]"
+        if op is c.ANY:
+            return "."
+        if op is c.IN:
+            return self._emit_class(av)
+        if op is c.BRANCH:
+            return "(?:" + "|".join(self.emit(list(alt)) for alt in av[1]) + ")"
+        if op is c.SUBPATTERN:
+            return f"(?{_flags(av[1], av[2])}:{self.emit(list(av[3]))})"
+        if op is getattr(c, "ATOMIC_GROUP", None):
+            return f"(?:{self.emit(list(av))})"
+        if op in self._repeats():
+            lo, hi, sub = av
+            quant = f"{{{lo},}}" if hi == c.MAXREPEAT else f"{{{lo},{hi}}}"
+            lazy = "?" if op is c.MIN_REPEAT else ""
+            return f"(?:{self.emit(list(sub))}){quant}{lazy}"
+        if op is c.AT:
+            return "" if str(av) in _FORWARD_AT else self._backward_at(av)
+        if op is c.ASSERT or op is c.ASSERT_NOT:
+            direction, sub = av
             if direction > 0:
                 return ""
-            kind = "=" if self._is(op, "ASSERT") else "!"
+            kind = "=" if op is c.ASSERT else "!"
             return f"(?<{kind}{self._emit_exact(list(sub))})"
         raise _Unsupported(str(op))
 
-    def _emit_exact(self, items: list[tuple[object, object]]) -> str:
-        """Return a lookbehind's body as written (it must keep its fixed width)."""
+    def _backward_at(self, av: Any) -> str:
+        if str(av) not in _BACKWARD_AT:
+            raise _Unsupported(str(av))
+        return _BACKWARD_AT[str(av)]
+
+    def _emit_exact(self, items: list[_Node]) -> str:
+        """Return a lookbehind's body as written, assertions kept (its width must not change)."""
         out = []
         for op, av in items:
-            if self._is(op, "AT"):
-                if str(av) not in _AT:
-                    raise _Unsupported(str(av))
-                out.append(_AT[str(av)])
-            elif self._is(op, "ASSERT", "ASSERT_NOT"):
-                raise _Unsupported("assertion inside a lookbehind")
+            if op is self.c.AT:
+                out.append({**_BACKWARD_AT, **_FORWARD_AT}.get(str(av)) or self._backward_at(av))
+            elif op is self.c.ASSERT or op is self.c.ASSERT_NOT:
+                raise _Unsupported("an assertion inside a lookbehind")
             else:
-                out.append(self._emit_node(op, av))
+                out.append(self.emit_node(op, av))
         return "".join(out)
 
-    def _emit_class(self, items: list[tuple[object, object]]) -> str:
+    def _emit_class(self, items: list[_Node]) -> str:
+        c = self.c
         parts = []
         for op, av in items:
-            if self._is(op, "NEGATE"):
+            if op is c.NEGATE:
                 parts.insert(0, "^")
-            elif self._is(op, "LITERAL"):
-                parts.append(_esc(av))  # type: ignore[arg-type]
-            elif self._is(op, "RANGE"):
-                lo, hi = av  # type: ignore[misc]
-                parts.append(f"{_esc(lo)}-{_esc(hi)}")
-            elif self._is(op, "CATEGORY") and str(av) in _CATEGORIES:
+            elif op is c.LITERAL:
+                parts.append(_esc(av))
+            elif op is c.RANGE:
+                parts.append(f"{_esc(av[0])}-{_esc(av[1])}")
+            elif op is c.CATEGORY and str(av) in _CATEGORIES:
                 parts.append(_CATEGORIES[str(av)])
             else:
                 raise _Unsupported(str(op))
         return "[" + "".join(parts) + "]"
-
-    def _quant(self, lo: int, hi: int) -> str:
-        return f"{{{lo},}}" if hi is self._op("MAXREPEAT") or hi >= 2**32 else f"{{{lo},{hi}}}"
-
-    def of_sequence(self, items: list[tuple[object, object]]) -> str:
-        """Return a regex matching every prefix of what the node sequence matches."""
-        groups = self._literal_runs(items)
-        return self._of_groups(groups, 0)
-
-    def _literal_runs(self, items: list[tuple[object, object]]) -> list[tuple[str, object]]:
-        """Join consecutive literals into ("run", text); other nodes become ("node", node)."""
-        groups: list[tuple[str, object]] = []
-        for op, av in items:
-            if self._is(op, "LITERAL"):
-                if groups and groups[-1][0] == "run":
-                    groups[-1] = ("run", str(groups[-1][1]) + _esc(av))  # type: ignore[arg-type]
-                    continue
-                groups.append(("run", _esc(av)))  # type: ignore[arg-type]
-            else:
-                groups.append(("node", (op, av)))
-        return groups
-
-    def _of_groups(self, groups: list[tuple[str, object]], i: int) -> str:
-        if i == len(groups):
-            return ""
-        kind, value = groups[i]
-        rest = self._of_groups(groups, i + 1)
-        if kind == "run":
-            chars = re.findall(r"\\U[0-9a-f]{8}|\\u[0-9a-f]{4}|\\x[0-9a-f]{2}|.", str(value))
-            partial = "|".join("".join(chars[:k]) for k in range(len(chars) - 1, 0, -1))
-            full = "".join(chars)
-            return f"(?:{full}{rest}|{partial})" if partial else f"(?:{full}{rest}|)"
-        op, av = value  # type: ignore[misc]
-        if self._is(op, "AT") or (self._is(op, "ASSERT", "ASSERT_NOT") and av[0] > 0):
-            if self._is(op, "AT") and str(av) in _FORWARD_AT:
-                return rest
-            if self._is(op, "ASSERT", "ASSERT_NOT"):
-                return rest
-            return f"(?:{self._emit_node(op, av)}{rest})"
-        if self._is(op, "ASSERT", "ASSERT_NOT"):  # lookbehind: looks at text already there
-            return f"(?:{self._emit_node(op, av)}{rest})"
-        return f"(?:{self._emit_node(op, av)}{rest}|{self._of_node(op, av)})"
-
-    def _of_node(self, op: object, av: object) -> str:
-        """Return a regex matching every prefix of what one node matches."""
-        if self._is(op, "LITERAL", "NOT_LITERAL", "ANY", "IN"):
-            return f"(?:{self._emit_node(op, av)})?"
-        if self._is(op, "BRANCH"):
-            return "(?:" + "|".join(self.of_sequence(list(alt)) for alt in av[1]) + ")"  # type: ignore[index]
-        if self._is(op, "SUBPATTERN"):
-            _group, add, remove, sub = av  # type: ignore[misc]
-            return f"(?{_flags(add, remove)}:{self.of_sequence(list(sub))})"
-        if self._is(op, "ATOMIC_GROUP"):
-            return f"(?:{self.of_sequence(list(av))})"  # type: ignore[call-overload]
-        if self._is(op, "MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
-            lo, hi, sub = av  # type: ignore[misc]
-            if hi == 0:
-                return ""
-            upper = "" if hi is self._op("MAXREPEAT") or hi >= 2**32 else str(hi - 1)
-            return f"(?:(?:{self.emit(list(sub))}){{0,{upper}}}{self.of_sequence(list(sub))})"
-        raise _Unsupported(str(op))
-
-
-def _flags(add: int, remove: int) -> str:
-    on = "".join(letter for bit, letter in _FLAG_LETTERS if add & bit)
-    off = "".join(letter for bit, letter in _FLAG_LETTERS if remove & bit)
-    return on + (f"-{off}" if off else "")

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from shellkeep.pty.inject import SettledInjection
 from shellkeep.pty.sink import Sink
 from shellkeep.termsize import TermSize
 
@@ -27,6 +28,7 @@ READ_SIZE = 65536
 _MAX_PENDING_INPUT = 1 << 20
 _DRAIN_IDLE_S = 0.05  # after the child exits: stop once the pty is quiet this long
 _DRAIN_MAX_S = 2.0  # ...or after this long, if a background process keeps writing
+_INJECT_POLL_S = 0.05
 _FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT)
 DEFAULT_SIZE = TermSize(80, 24)
 
@@ -149,9 +151,18 @@ class Relay:
     stdin_fd and stdout_fd are the user's side (terminals, pipes or /dev/null).
     """
 
-    def __init__(self, child: Child, sink: Sink, *, stdin_fd: int = 0, stdout_fd: int = 1) -> None:
+    def __init__(
+        self,
+        child: Child,
+        sink: Sink,
+        *,
+        stdin_fd: int = 0,
+        stdout_fd: int = 1,
+        injection: SettledInjection | None = None,
+    ) -> None:
         self.child = child
         self.sink = sink
+        self.injection = injection
         self.stdin_fd = stdin_fd
         self.stdout_fd = stdout_fd
         self._start = time.monotonic()
@@ -320,7 +331,8 @@ class Relay:
             if stdin_open and len(pending) < _MAX_PENDING_INPUT and not exited:
                 rlist.append(self.stdin_fd)
             wlist = [master] if pending and not exited else []
-            timeout = _DRAIN_IDLE_S if exited else None
+            injecting = self.injection is not None and self.injection.pending
+            timeout = _DRAIN_IDLE_S if exited else (_INJECT_POLL_S if injecting else None)
             try:
                 readable, writable, _ = select.select(rlist, wlist, [], timeout)
             except InterruptedError:  # pragma: no cover - PEP 475 retries
@@ -347,7 +359,10 @@ class Relay:
                     pass
                 elif data:
                     self._write_out(data)
-                    self.sink.on_output(data, self._now())
+                    now = self._now()
+                    self.sink.on_output(data, now)
+                    if injecting:
+                        self.injection.on_output(data, now)  # type: ignore[union-attr]
                 else:
                     master_open = False
                     if not self._reap():
@@ -368,6 +383,11 @@ class Relay:
                     stdin_open = False
                     if not self._hangup:
                         eof_due = True
+            if injecting and not exited:
+                typed = self.injection.poll(self._now())  # type: ignore[union-attr]
+                if typed:
+                    self.sink.on_input(typed, self._now(), False)
+                    pending += typed
             if eof_due and not pending:
                 pending += self._eof_bytes(last_in)
                 eof_due = False

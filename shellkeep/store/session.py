@@ -1,7 +1,7 @@
 """Own a session's folder and ``meta.json``: ids, atomic writes, listing, lookup, recovery.
 
 A session is ``projects/<project>/<session-id>/`` with ``session.cast`` (asciicast v2) and
-``meta.json``. Ids sort by time: ``YYYYmmdd-HHMMSS-xxxx`` (UTC, 4 random hex digits).
+``meta.json``. Ids sort by time: ``YYYYmmdd-HHMMSS-mmmxx`` (UTC, milliseconds, 2 random hex digits).
 """
 
 from __future__ import annotations
@@ -122,8 +122,11 @@ def parse_iso(text: str) -> datetime:
 
 
 def new_session_id(at: datetime) -> str:
-    """Return a new session id that sorts by ``at``: ``YYYYmmdd-HHMMSS-xxxx``."""
-    return at.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+    """Return a new session id that sorts by ``at``: ``YYYYmmdd-HHMMSS-mmmxx``.
+
+    mmm: milliseconds, so ids of one second still sort; xx: two random hex digits.
+    """
+    return at.strftime("%Y%m%d-%H%M%S-") + f"{at.microsecond // 1000:03d}" + secrets.token_hex(1)
 
 
 def boot_id() -> str | None:
