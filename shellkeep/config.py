@@ -586,15 +586,17 @@ def _toml_loads(text: str) -> dict[str, typing.Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         message = str(exc)
-        line = getattr(exc, "lineno", None)
-        column = getattr(exc, "colno", None)
         reason = getattr(exc, "msg", None) or message
-        m = re.search(r"\s*\(at line (\d+), column (\d+)\)", message)
+        line: int | None = getattr(exc, "lineno", None)
+        column: int | None = getattr(exc, "colno", None)
+        m = re.search(r"\s*\((?:at line (\d+), column (\d+)|at end of document)\)", message)
         if m is not None:
-            line, column = int(m.group(1)), int(m.group(2))
-            reason = message[: m.start()] if reason == message else reason
-        elif "(at end of document)" in message and reason == message:
-            reason = message.replace(" (at end of document)", " at the end")
+            if m.group(1):
+                line, column = int(m.group(1)), int(m.group(2))
+            else:
+                line, column = text.count("\n") + 1, None
+            if reason == message:
+                reason = message[: m.start()]
         raise _TomlError(reason[:1].lower() + reason[1:], line, column) from None
 
 

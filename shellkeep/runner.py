@@ -88,6 +88,9 @@ class RunRequest:
     title: str | None = None
     settings: RecordSettings = RecordSettings()
     parent: str | None = None
+    inject: bytes | None = None
+    inject_settle_s: float = 0.8
+    use_adapter: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +124,9 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
         warn(f"already recording session {env['SHELLKEEP_SESSION']}; running {program} without a second recording")
         _exec_directly(request.argv, env, request.cwd)
 
+    argv, agent, agent_session_id = request.argv, os.path.basename(program), None
+    if request.use_adapter:
+        argv, agent, agent_session_id, env = _prepare_launch(request, env)
     started = utc_now()
     project_root = project_root_of(request.cwd)
     session_id = new_session_id(started)
@@ -138,6 +144,7 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
         else:
             raise FileExistsError(17, "no free session id", str(paths.projects))
         meta = _initial_meta(request, env, session_id, project_root, folder, started, size)
+        meta = dataclasses.replace(meta, command=list(argv), agent=agent, agent_session_id=agent_session_id)
         write_meta(meta)
         out = _open_cast(folder / CAST_FILE, meta, size, started.timestamp(), env)
     except OSError as exc:
@@ -158,7 +165,7 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
     sink = recorder if recorder is not None else _NullSink()
     with RawMode(0) as raw:
         try:
-            child = spawn(request.argv, cwd=request.cwd, env=child_env, size=size, termios_attrs=raw.attrs)
+            child = spawn(argv, cwd=request.cwd, env=child_env, size=size, termios_attrs=raw.attrs)
         except SpawnError as exc:
             raw.restore()
             if recorder is not None:
@@ -171,7 +178,12 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
         starter = threading.Thread(target=_after_spawn, args=(meta, child.pid, request.cwd, git_start), daemon=True)
         if meta is not None:
             starter.start()
-        relay = Relay(child, sink)
+        injection = None
+        if request.inject:
+            from shellkeep.pty.inject import SettledInjection
+
+            injection = SettledInjection(request.inject, settle_s=request.inject_settle_s)
+        relay = Relay(child, sink, injection=injection)
         try:
             result = relay.run(on_signal=lambda sig: raw.restore() if sig == signal.SIGHUP else None)
         finally:
@@ -187,7 +199,35 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
         write_meta(meta)
     except OSError as exc:
         warn(f"could not store the session's metadata: {exc.strerror or exc}")
+        return RunOutcome(result.exit_code, meta)
+    meta = _collect_conversation(meta, child_env)
     return RunOutcome(result.exit_code, meta)
+
+
+def _prepare_launch(request: RunRequest, env: dict[str, str]) -> tuple[tuple[str, ...], str, str | None, dict[str, str]]:
+    """Let the agent's adapter adjust the launch (a pre-assigned session id); never fails the run."""
+    from shellkeep.agents.registry import adapter_for
+
+    base = os.path.basename(request.argv[0])
+    try:
+        adapter = adapter_for(request.argv)
+        launch = adapter.prepare(request.argv, request.cwd, env)
+    except Exception as exc:  # noqa: BLE001 - an adapter bug must not stop the program
+        log.warning("agent adapter failed to prepare %s: %s", base, exc)
+        return request.argv, base, None, env
+    name = base if adapter.name == "generic" else adapter.name
+    return tuple(launch.argv), name, launch.agent_session_id, {**env, **launch.env_updates}
+
+
+def _collect_conversation(meta: SessionMeta, env: Mapping[str, str]) -> SessionMeta:
+    """Store the session's exchanges; a failure is logged and leaves the session as it is."""
+    try:
+        from shellkeep.conversation import collect
+
+        return collect(meta, env)
+    except Exception as exc:  # noqa: BLE001 - the recording is safe; exchanges can be rebuilt
+        log.warning("could not collect the conversation of %s: %s", meta.id, exc)
+        return meta
 
 
 class _NullSink:

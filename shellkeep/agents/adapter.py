@@ -8,7 +8,6 @@ adds where its transcripts live (``find_session``) and how to read them.
 
 from __future__ import annotations
 
-import logging
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,8 +32,6 @@ from shellkeep.agents.locations import is_new, mtime_at, newest, same_dir
 
 __all__ = ["HELP", "VERSION", "CommandAdapter", "TranscriptLayout", "locate_transcript"]
 
-log = logging.getLogger(__name__)
-
 HELP = Option(("--help", "-h"))
 VERSION = Option(("--version", "-v", "-V"))
 
@@ -52,6 +49,8 @@ class CommandAdapter:
         conversation_options: options that pick an existing conversation (resume, continue,
             session id, fork); when the user gave one, ``prepare`` leaves argv alone.
         id_options: those of them whose value is the agent's session id.
+        fork_options: options that copy the picked conversation under a new id, so the
+            id the user named is not the one the agent will write.
         dropped_on_resume: options removed from the user's argv by ``resume_argv``
             (conversation options, initial-prompt options, one-shot modes).
         transcript_format: how to read the JSONL transcript, or None when it is not JSONL.
@@ -66,6 +65,7 @@ class CommandAdapter:
     non_conversation_options: ClassVar[tuple[Option, ...]] = ()
     conversation_options: ClassVar[tuple[Option, ...]] = ()
     id_options: ClassVar[tuple[Option, ...]] = ()
+    fork_options: ClassVar[tuple[Option, ...]] = ()
     dropped_on_resume: ClassVar[tuple[Option, ...]] = ()
     transcript_format: ClassVar[jsonl.TranscriptFormat | None] = None
 
@@ -116,7 +116,8 @@ class CommandAdapter:
             return Launch(argv=tuple(argv))
         given = find_option(tokens, *self.conversation_options)
         if given is not None:
-            return Launch(argv=tuple(argv), agent_session_id=self.session_id_from(given))
+            forked = find_option(tokens, *self.fork_options) is not None
+            return Launch(argv=tuple(argv), agent_session_id=None if forked else self.session_id_from(given))
         if self.session_option is None:
             return Launch(argv=tuple(argv))
         session_id = self.new_session_id()
@@ -212,22 +213,25 @@ def locate_transcript(
     2. the newest transcript that started after ``started_at`` with a matching (or no) cwd;
     3. the id the user's resume flag named, when its transcript exists;
     4. the id hinted on the last screen (with its transcript, else without);
-    5. the transcript last written after ``started_at`` (a continued conversation);
+    5. the transcript of the cwd last written after ``started_at`` (a continued conversation);
     6. the pre-assigned id, its transcript not written yet.
     """
     if known_id is not None and preassigned:
         path = layout.path_of(known_id)
         if path is not None:
             return AgentSession(agent=agent, session_id=known_id, transcript=path)
-    recent = [p for p in newest(layout.transcripts()) if is_new(mtime_at(p), started_at)]
-    fresh: list[tuple[datetime, str, Path]] = []
-    for path in recent:
+    recent: list[tuple[Path, str]] = []  # written since the launch, in cwd; newest first
+    fresh: list[tuple[datetime, str, Path]] = []  # also started since the launch
+    for path in newest(layout.transcripts()):
+        if not is_new(mtime_at(path), started_at):
+            break
         begun, recorded_cwd = layout.head_of(path)
         session_id = layout.id_of(path)
-        if session_id is None or not is_new(begun, started_at):
+        if session_id is None or (recorded_cwd is not None and not same_dir(recorded_cwd, cwd)):
             continue
-        if recorded_cwd is None or same_dir(recorded_cwd, cwd):
-            fresh.append((begun or started_at, session_id, path))
+        recent.append((path, session_id))
+        if begun is not None and is_new(begun, started_at):
+            fresh.append((begun, session_id, path))
     if fresh:
         _, session_id, path = max(fresh, key=lambda item: item[0])
         return AgentSession(agent=agent, session_id=session_id, transcript=path)
@@ -237,10 +241,9 @@ def locate_transcript(
             return AgentSession(agent=agent, session_id=known_id, transcript=path)
     if hinted_id is not None:
         return AgentSession(agent=agent, session_id=hinted_id, transcript=layout.path_of(hinted_id))
-    for path in recent:
-        session_id = layout.id_of(path)
-        if session_id is not None:
-            return AgentSession(agent=agent, session_id=session_id, transcript=path)
+    if recent:
+        path, session_id = recent[0]
+        return AgentSession(agent=agent, session_id=session_id, transcript=path)
     if known_id is not None:
         return AgentSession(agent=agent, session_id=known_id, transcript=layout.expected_path(known_id))
     return None

@@ -76,8 +76,8 @@ _GRAMMAR = Grammar(
 _HEADER = "# aider chat started at "
 _DEFAULT_FILE = ".aider.chat.history.md"
 _STAMP_FORMAT = "%Y-%m-%d %H:%M:%S"
-_TOKENS = re.compile(r"([\d.]+)([kKmM]?) (sent|received|cache write|cache hit)")
-_MODEL = re.compile(r"^> (?:Main )?[Mm]odel: (\S+)")
+_TOKENS = r"([\d.]+)([kKmM]?) (sent|received|cache write|cache hit)"
+_MODEL = r"^> (?:Main )?[Mm]odel: (\S+)"
 
 
 def chat_history_file(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> Path:
@@ -107,7 +107,7 @@ def _usage(line: str) -> Usage | None:
     """Return the usage a ``> Tokens: …`` line reports, or None for another line."""
     if not line.startswith("> Tokens:"):
         return None
-    counts = {kind: _count(number, scale) for number, scale, kind in _TOKENS.findall(line)}
+    counts = {kind: _count(number, scale) for number, scale, kind in re.findall(_TOKENS, line)}
     return Usage(
         input=counts.get("sent", 0),
         output=counts.get("received", 0),
@@ -154,6 +154,7 @@ def exchanges_from_markdown(lines: Iterable[str]) -> list[Exchange]:
             flush_prompt()
             flush_answer()
             flush_notice()
+            builder.end()  # a new launch: its banner belongs to no exchange
             model = None
             continue
         if line == "####" or line.startswith("#### "):
@@ -168,7 +169,7 @@ def exchanges_from_markdown(lines: Iterable[str]) -> list[Exchange]:
             flush_answer()
             text = line[2:].rstrip()
             usage = _usage(line)
-            found = _MODEL.match(line)
+            found = re.match(_MODEL, line)
             if found:
                 model = found.group(1)
                 builder.set_model(model)

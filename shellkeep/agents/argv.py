@@ -22,6 +22,7 @@ __all__ = [
     "Option",
     "Token",
     "find_option",
+    "first_positional",
     "program_name",
     "rebuild",
     "split_command",

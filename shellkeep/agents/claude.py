@@ -30,7 +30,7 @@ from shellkeep.agents.records import (
     parse_time,
 )
 
-__all__ = ["ClaudeAdapter", "claude_root", "project_dirs"]
+__all__ = ["CLAUDE_FORMAT", "ClaudeAdapter", "claude_root", "project_dirs"]
 
 _CONTINUE = Option(("--continue", "-c"))
 _RESUME = Option(("--resume", "-r"), Arity.OPTIONAL)
@@ -314,6 +314,7 @@ class ClaudeAdapter(CommandAdapter):
     session_option = _SESSION_ID
     conversation_options = (_CONTINUE, _RESUME, _SESSION_ID, _FROM_PR, _TELEPORT)
     id_options = (_RESUME, _SESSION_ID)
+    fork_options = (_FORK,)
     dropped_on_resume = (_CONTINUE, _RESUME, _SESSION_ID, _FORK, _FROM_PR, _TELEPORT, _PRINT)
     transcript_format = CLAUDE_FORMAT
 

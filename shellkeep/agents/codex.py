@@ -42,7 +42,7 @@ from shellkeep.agents.records import (
     texts_of,
 )
 
-__all__ = ["CodexAdapter", "codex_home", "find_rollout"]
+__all__ = ["CODEX_FORMAT", "CodexAdapter", "codex_home", "find_rollout"]
 
 _RESUME_SUBCOMMANDS = frozenset({"resume", "fork"})
 _LAST = Option(("--last",))

@@ -24,7 +24,7 @@ from shellkeep.agents.base import AgentSession, Exchange, Launch, Usage
 from shellkeep.agents.locations import UUID_PATTERN, find_in_screen, home_dir
 from shellkeep.agents.records import ExchangeBuilder, JsonObject, as_dict, as_int, as_list, as_str, dig, parse_time
 
-__all__ = ["CopilotAdapter", "copilot_home"]
+__all__ = ["COPILOT_FORMAT", "CopilotAdapter", "copilot_home"]
 
 _RESUME = Option(("--resume", "-r"), Arity.OPTIONAL)
 _CONTINUE = Option(("--continue",))

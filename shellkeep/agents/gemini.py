@@ -38,7 +38,7 @@ from shellkeep.agents.records import (
     texts_of,
 )
 
-__all__ = ["GeminiAdapter", "chat_dirs", "gemini_dir"]
+__all__ = ["GEMINI_FORMAT", "GeminiAdapter", "chat_dirs", "gemini_dir"]
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +97,7 @@ _GRAMMAR = Grammar(
     subcommands=frozenset({"mcp", "extensions", "extension", "skills", "skill", "hooks", "hook"}),
 )
 
-_SLUG_CHARS = re.compile(r"[^a-z0-9]")
+_SLUG_CHARS = r"[^a-z0-9]"
 
 
 def gemini_dir(env: Mapping[str, str]) -> Path:
@@ -133,7 +133,7 @@ def chat_dirs(root: Path, cwd: Path) -> list[Path]:
         except OSError:
             continue
     for key in keys:
-        slug = _SLUG_CHARS.sub("-", Path(key).name.lower())
+        slug = re.sub(_SLUG_CHARS, "-", Path(key).name.lower())
         if slug:
             found.append(tmp / slug)
         found.append(tmp / hashlib.sha256(key.encode()).hexdigest())

@@ -20,12 +20,14 @@ from shellkeep.agents.records import ExchangeBuilder, iso_utc, last
 if TYPE_CHECKING:
     import pyte
 
-__all__ = ["GenericAdapter", "RecordedEvent", "exchanges_from_recording", "typed_lines"]
+__all__ = ["GenericAdapter", "RecordedEvent", "TypedLine", "exchanges_from_recording", "typed_lines"]
 
 DEFAULT_COLS = 80
 DEFAULT_ROWS = 24
+MAX_SCROLLBACK_LINES = 20_000
+"""Most lines of one answer kept from what scrolled off the screen (its last ones)."""
 
-_KEY_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|O.|\][^\x07\x1b]*(?:\x07|\x1b\\)|.)?", re.DOTALL)
+_KEY_ESCAPE = r"(?s)\x1b(?:\[[0-?]*[ -/]*[@-~]|O.|\][^\x07\x1b]*(?:\x07|\x1b\\)|.)?"
 _PASTE_START = "\x1b[200~"
 _PASTE_END = "\x1b[201~"
 _PROMPT_SIGNS = "$#>%:)]\u276f\u203a\u00bb"  # also the heavy, single and double right angle quotes
@@ -84,7 +86,7 @@ class _LineEditor:
         while position < len(data):
             char = data[position]
             if char == "\x1b":
-                match = _KEY_ESCAPE.match(data, position)
+                match = re.compile(_KEY_ESCAPE).match(data, position)
                 sequence = match.group(0) if match else char
                 if sequence == _PASTE_START:
                     self.in_paste = True
@@ -141,11 +143,40 @@ def typed_lines(events: Iterable[RecordedEvent]) -> list[TypedLine]:
     return lines
 
 
-def _scrolling_screen(cols: int, rows: int) -> tuple[pyte.Screen, list[str]]:
-    """Return a pyte screen and the list it appends the text of each line scrolled off its top to."""
-    import pyte
+class _Scrollback:
+    """Lines scrolled off the top of the screen, addressed by absolute line number.
 
-    scrolled: list[str] = []
+    Absolute line n is the n-th line the screen ever had at its top (0-based); ``dropped``
+    lines at the start are no longer kept. At most ``MAX_SCROLLBACK_LINES`` are kept, so a
+    huge answer keeps its last lines.
+    """
+
+    def __init__(self) -> None:
+        """Start with no line."""
+        self.lines: list[str] = []
+        self.dropped = 0
+
+    @property
+    def total(self) -> int:
+        """Return how many lines have scrolled off in all."""
+        return self.dropped + len(self.lines)
+
+    def append(self, text: str) -> None:
+        """Keep one more scrolled line, forgetting the older half when the limit is reached."""
+        self.lines.append(text)
+        if len(self.lines) > MAX_SCROLLBACK_LINES:
+            self.forget_before(self.total - MAX_SCROLLBACK_LINES // 2)
+
+    def forget_before(self, absolute: int) -> None:
+        """Drop the lines before absolute line ``absolute``."""
+        count = min(max(absolute - self.dropped, 0), len(self.lines))
+        del self.lines[:count]
+        self.dropped += count
+
+
+def _scrolling_screen(cols: int, rows: int, scrollback: _Scrollback) -> pyte.Screen:
+    """Return a pyte screen that adds each line scrolled off its top to ``scrollback``."""
+    import pyte
 
     class ScrollingScreen(pyte.Screen):
         """A pyte screen remembering lines that scroll off the whole-screen region."""
@@ -155,10 +186,10 @@ def _scrolling_screen(cols: int, rows: int) -> tuple[pyte.Screen, list[str]]:
             top, bottom = self.margins or (0, self.lines - 1)
             if self.cursor.y == bottom and top == 0:
                 line = self.buffer[0]
-                scrolled.append("".join(line[x].data for x in range(self.columns)).rstrip())
+                scrollback.append("".join(line[x].data for x in range(self.columns)).rstrip())
             super().index()
 
-    return ScrollingScreen(columns=cols, lines=rows), scrolled
+    return ScrollingScreen(columns=cols, lines=rows)
 
 
 def _is_echo(line: str, prompt: str) -> bool:
@@ -193,8 +224,9 @@ def exchanges_from_recording(
     escape sequences dropped, newlines inside a bracketed paste kept) is a prompt. Its
     answer is the screen text below the line where Enter was pressed, up to the line where
     the next prompt's first key was typed (or the end), including lines that scrolled off
-    the top meanwhile; trailing blank lines are trimmed, and a first line repeating the
-    prompt is dropped. Full-screen programs that redraw in place give the last screen.
+    the top meanwhile (at most ``MAX_SCROLLBACK_LINES``, the last); trailing blank lines are
+    trimmed, and a first line repeating the prompt is dropped. Full-screen programs that
+    redraw in place give the last screen.
 
     Args:
         events: the recording's events in order (``o``, ``i``, ``r``; others ignored).
@@ -204,18 +236,20 @@ def exchanges_from_recording(
     """
     import pyte
 
-    screen, scrolled = _scrolling_screen(cols, rows)
+    scrollback = _Scrollback()
+    screen = _scrolling_screen(cols, rows, scrollback)
     stream = pyte.Stream(screen)
     editor = _LineEditor()
     builder = ExchangeBuilder()
     pending: tuple[TypedLine, int] | None = None  # the prompt waiting for its answer, its line
 
     def absolute_row() -> int:
-        return len(scrolled) + int(screen.cursor.y)
+        return scrollback.total + int(screen.cursor.y)
 
     def lines_between(start: int, end: int | None) -> list[str]:
-        everything = [*scrolled, *(line.rstrip() for line in screen.display)]
-        return everything[start:end]
+        everything = [*scrollback.lines, *(line.rstrip() for line in screen.display)]
+        begin = max(start - scrollback.dropped, 0)
+        return everything[begin:] if end is None else everything[begin : max(end - scrollback.dropped, begin)]
 
     def close(end_row: int | None) -> None:
         nonlocal pending
@@ -233,6 +267,7 @@ def exchanges_from_recording(
         builder.prompt(typed.text, when)
         builder.answer("\n".join(answer).strip("\n"))
         pending = None
+        scrollback.forget_before(scrollback.total)  # nothing before the next prompt is needed
 
     for event in events:
         if event.code == "o":

@@ -29,6 +29,7 @@ __all__ = [
     "parse_line",
     "read_exchanges",
     "read_exchanges_from",
+    "read_head",
     "read_records",
     "tail_lines",
 ]

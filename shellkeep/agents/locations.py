@@ -23,6 +23,7 @@ __all__ = [
     "home_dir",
     "is_new",
     "mtime_at",
+    "newest",
     "same_dir",
     "xdg_data_home",
 ]
@@ -33,8 +34,8 @@ UUID_PATTERN = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-
 CLOCK_SLACK = timedelta(seconds=2)
 """How much earlier than the launch a file may look and still count as new (mtime granularity)."""
 
-_NON_ALNUM = re.compile(r"[^a-zA-Z0-9]")
-_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+_NON_ALNUM = r"[^a-zA-Z0-9]"
+_ESCAPE = r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])"
 
 
 def home_dir(env: Mapping[str, str]) -> Path:
@@ -63,7 +64,7 @@ def dash_encoded(cwd: Path) -> str:
     ``/home/alice/src/app`` → ``-home-alice-src-app``. Claude Code cuts names longer than
     200 characters and adds a hash suffix; callers glob ``<first 200>-*`` for those.
     """
-    return _NON_ALNUM.sub("-", str(cwd))
+    return re.sub(_NON_ALNUM, "-", str(cwd))
 
 
 def git_root(cwd: Path) -> Path | None:
@@ -116,7 +117,7 @@ def find_in_screen(screen_text: str, pattern: str) -> str | None:
     Escape sequences are removed first; when nothing matches, the lines are joined and
     searched again, for a hint the terminal wrapped in the middle of the id.
     """
-    text = _ESCAPE.sub("", screen_text)
+    text = re.sub(_ESCAPE, "", screen_text)
     regex = re.compile(pattern)
     for candidate in (text, text.replace("\r", "").replace("\n", "")):
         matches = list(regex.finditer(candidate))

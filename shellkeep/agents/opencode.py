@@ -136,6 +136,7 @@ class OpenCodeAdapter(CommandAdapter):
     grammar = _GRAMMAR
     conversation_options = (_CONTINUE, _SESSION)
     id_options = (_SESSION,)
+    fork_options = (_FORK,)
     dropped_on_resume = (_CONTINUE, _SESSION, _FORK, _PROMPT)
 
     def looks_like_id(self, value: str) -> bool:

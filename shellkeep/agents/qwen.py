@@ -30,7 +30,7 @@ from shellkeep.agents.records import (
     texts_of,
 )
 
-__all__ = ["QwenAdapter", "qwen_root"]
+__all__ = ["QWEN_FORMAT", "QwenAdapter", "qwen_root"]
 
 _CONTINUE = Option(("--continue", "-c"))
 _RESUME = Option(("--resume", "-r"), Arity.OPTIONAL)
@@ -166,6 +166,7 @@ class QwenAdapter(CommandAdapter):
     session_option = _SESSION_ID
     conversation_options = (_CONTINUE, _RESUME, _SESSION_ID)
     id_options = (_RESUME, _SESSION_ID)
+    fork_options = (_FORK,)
     dropped_on_resume = (_CONTINUE, _RESUME, _SESSION_ID, _FORK, _PROMPT, _PROMPT_INTERACTIVE)
     transcript_format = QWEN_FORMAT
 

@@ -24,19 +24,24 @@ from shellkeep.agents.base import (
 
 __all__ = [
     "ExchangeBuilder",
+    "JsonObject",
     "as_dict",
     "as_int",
     "as_list",
     "as_str",
     "dig",
     "iso_utc",
+    "last",
     "one_line",
+    "parse_time",
     "shorten",
     "summarize_arguments",
     "summarize_result",
+    "texts_of",
 ]
 
 JsonObject = dict[str, object]
+"""A JSON object as ``json.loads`` returns it, values not yet narrowed."""
 
 # Argument keys that name what a tool call is about, most telling first.
 _SUMMARY_KEYS = (
@@ -167,7 +172,7 @@ def _result_text(result: object) -> str:
         return repr(result)
 
 
-_FRACTION = re.compile(r"\.(\d+)")
+_FRACTION = r"\.(\d+)"
 
 
 def iso_utc(value: object) -> str | None:
@@ -188,7 +193,7 @@ def iso_utc(value: object) -> str | None:
     elif isinstance(value, str) and value:
         text = value.strip().replace("Z", "+00:00").replace("z", "+00:00")
         # Python 3.10's fromisoformat wants 3 or 6 fraction digits.
-        text = _FRACTION.sub(lambda m: "." + (m.group(1) + "000000")[:6], text, count=1)
+        text = re.sub(_FRACTION, lambda m: "." + (m.group(1) + "000000")[:6], text, count=1)
         try:
             moment = datetime.fromisoformat(text)
         except ValueError:
@@ -279,6 +284,10 @@ class ExchangeBuilder:
         """Record the model that answered (the last one set wins)."""
         if self._open and model:
             self._model = model
+
+    def end(self) -> None:
+        """Close the open exchange; what comes before the next prompt is dropped."""
+        self._close()
 
     def exchanges(self) -> list[Exchange]:
         """Close the open exchange and return all exchanges, indexed from 0."""

@@ -51,6 +51,10 @@ _HOLD_UNBOUNDED = 4096
 _HOLD_MAX = 20 * 1024
 """No rule holds back more than this (the private-key rule needs a little over 16 KiB)."""
 
+_SMALL = 2048
+"""Texts up to this long are first checked for any rule's literal with one combined regex
+(cheaper than a scan per rule for a short read; slower than those scans for a long one)."""
+
 
 @dataclass(frozen=True, slots=True)
 class RedactionRule:
@@ -199,7 +203,7 @@ class Redactor:
         if not engine.rules:
             return text
         hits = engine.hits(text)
-        return engine.apply(text, hits, len(text)) if hits else text
+        return engine.apply(text, hits, 0, len(text)) if hits else text
 
     def engine(self) -> _Engine:
         """Return the compiled rules, compiling them on first use."""
@@ -224,6 +228,7 @@ class StreamRedactor:
         """Redact with ``redactor``'s rules."""
         self._redactor = redactor
         self._held = ""
+        self._context = ""
 
     @property
     def held(self) -> int:
@@ -232,28 +237,39 @@ class StreamRedactor:
 
     def feed(self, text: str) -> str:
         """Add ``text`` to the stream; return the redacted text that is safe to write now."""
-        buf = self._held + text if self._held else text
-        if not buf:
-            return ""
         engine = self._redactor.engine()
         if not engine.rules:
-            self._held = ""
-            return buf
-        hits = engine.hits(buf)
-        cut = engine.hold_start(buf)
+            return text
+        # The last characters already written stay as context (never written again), so a
+        # lookbehind or a \b at the start of a match sees what the whole text would show.
+        base = len(self._context)
+        buf = self._context + self._held + text
+        if len(buf) == base:
+            return ""
+        hits = [h for h in engine.hits(buf) if h[2] >= base]
+        cut = engine.hold_start(buf, base)
         if hits and cut < len(buf):
             cut = _settle(cut, hits)
         if len(buf) - cut > _HOLD_MAX:  # only a pattern without a length bound gets here
             cut = len(buf)
-        self._held = buf[cut:]
-        if not hits:
-            return buf[:cut]
-        return engine.apply(buf, hits, cut)
+        return self._advance(engine, buf, base, hits, cut)
 
     def flush(self) -> str:
-        """Return the held tail, redacted, and hold nothing."""
-        held, self._held = self._held, ""
-        return self._redactor.redact(held)
+        """Return the held tail, redacted as it stands, and hold nothing."""
+        engine = self._redactor.engine()
+        if not self._held or not engine.rules:
+            held, self._held = self._held, ""
+            return held
+        base = len(self._context)
+        buf = self._context + self._held
+        hits = [h for h in engine.hits(buf) if h[2] >= base]
+        return self._advance(engine, buf, base, hits, len(buf))
+
+    def _advance(self, engine: _Engine, buf: str, base: int, hits: list[_Hit], cut: int) -> str:
+        """Write ``buf[base:cut]``, hold the rest and keep the context; return what is written."""
+        self._held = buf[cut:]
+        self._context = buf[max(0, cut - engine.context_chars) : cut]
+        return engine.apply(buf, hits, base, cut) if hits else buf[base:cut]
 
 
 def build_redactor(config: RedactConfig) -> Redactor:
@@ -301,6 +317,7 @@ class _Rule:
     window: int  # the longest a match can be: a hold never starts further back
     secret: int  # group number of "secret", or 0 for the whole match
     required: tuple[frozenset[str], ...]  # text without a char of each set cannot match
+    lookbehind: int  # the most characters a lookbehind looks back
 
 
 class _Engine:
@@ -311,6 +328,7 @@ class _Engine:
         self._allow = tuple(re.compile(entry) for entry in allowlist)
         self._any_ci = any(r.ci for r in self.rules)
         self._ci_window = max((r.window for r in self.rules if r.ci), default=0)
+        self.context_chars = max((r.lookbehind for r in self.rules), default=0) + 1
         partial_cs: set[str] = set()
         partial_ci: set[str] = set()
         for r in self.rules:
@@ -319,6 +337,25 @@ class _Engine:
         self._partial_cs = frozenset(partial_cs)
         self._partial_ci = frozenset(partial_ci)
         self._max_partial = max(map(len, partial_cs | partial_ci), default=0)
+        self._partial_last = frozenset(p[-1] for p in partial_cs) | frozenset(
+            ch for p in partial_ci for ch in (p[-1], p[-1].upper())
+        )
+        self._all_have_literals = all(r.literals for r in self.rules)
+        cs = sorted({lit for r in self.rules if not r.ci for lit in r.literals}, key=len, reverse=True)
+        ci = sorted({lit for r in self.rules if r.ci for lit in r.literals}, key=len, reverse=True)
+        alternatives = [re.escape(lit) for lit in cs]
+        if ci:
+            alternatives.append("(?i:" + "|".join(re.escape(lit) for lit in ci) + ")")
+        self._any_literal = re.compile("|".join(alternatives)) if alternatives else None
+
+    def _quiet(self, text: str) -> bool:
+        """Return True when a short text holds no rule's literal, so nothing can match in it."""
+        return (
+            len(text) <= _SMALL
+            and self._all_have_literals
+            and self._any_literal is not None
+            and self._any_literal.search(text) is None
+        )
 
     def lower(self, text: str) -> str | None:
         """Return ``text`` lower-cased, or None when that would move characters' indices."""
@@ -328,6 +365,8 @@ class _Engine:
     def hits(self, text: str) -> list[_Hit]:
         """Return every match of every rule in ``text`` (overlaps included)."""
         hits: list[_Hit] = []
+        if self._quiet(text):
+            return hits
         low: str | None = None
         lowered = False
         for r in self.rules:
@@ -352,19 +391,25 @@ class _Engine:
                     _add_hit(hits, r, m)
         return hits
 
-    def hold_start(self, text: str) -> int:
-        """Return where the tail that could still grow into a secret begins (len = none)."""
+    def hold_start(self, text: str, first: int) -> int:
+        """Return where the tail that could still grow into a secret begins (len = none).
+
+        Positions before ``first`` (context already written) are not considered.
+        """
         n = len(text)
         best = n
-        for k in range(min(self._max_partial, n), 0, -1):  # a literal cut short at the end
-            tail = text[n - k :]
-            if tail in self._partial_cs or (self._partial_ci and tail.lower() in self._partial_ci):
-                best = n - k
-                break
-        low_from = max(0, n - self._ci_window)
+        if n > first and text[-1] in self._partial_last:
+            for k in range(min(self._max_partial, n - first), 0, -1):  # a literal cut short
+                tail = text[n - k :]
+                if tail in self._partial_cs or (self._partial_ci and tail.lower() in self._partial_ci):
+                    best = n - k
+                    break
+        if self._quiet(text):
+            return best
+        low_from = max(first, n - self._ci_window)
         low = self.lower(text[low_from:]) if self._any_ci else None
         for r in self.rules:
-            start = max(0, n - r.window)
+            start = max(first, n - r.window)
             if start >= best:
                 continue
             if r.prefix is not None and r.literals and (low is not None or not r.ci):
@@ -385,11 +430,11 @@ class _Engine:
                 best = start
         return best
 
-    def apply(self, text: str, hits: list[_Hit], cut: int) -> str:
-        """Return ``text[:cut]`` with the secrets of the hits that end by ``cut`` replaced."""
+    def apply(self, text: str, hits: list[_Hit], base: int, cut: int) -> str:
+        """Return ``text[base:cut]`` with the secrets of the hits inside it replaced."""
         spans: list[list[int | str]] = []  # [start, end, priority, name], merged
         for start, end, _ms, _me, priority, name in sorted(hits):
-            if end > cut or self._allowed(text[start:end]):
+            if start < base or end > cut or self._allowed(text[start:end]):
                 continue
             if spans and start < int(spans[-1][1]):
                 last = spans[-1]
@@ -399,7 +444,7 @@ class _Engine:
             else:
                 spans.append([start, end, priority, name])
         out: list[str] = []
-        pos = 0
+        pos = base
         for start, end, _priority, name in spans:
             out.append(text[pos : int(start)])
             out.append(MARKER.format(name=name))
@@ -451,6 +496,7 @@ def _compile_rule(rule: RedactionRule, priority: int) -> _Rule:
     prefix_search: re.Pattern[str] | None = None
     window = _HOLD_UNBOUNDED
     required: tuple[frozenset[str], ...] = ()
+    lookbehind = _HOLD_UNBOUNDED
     try:
         parser, consts = _sre()
         tree = parser.parse(rule.pattern)
@@ -458,6 +504,7 @@ def _compile_rule(rule: RedactionRule, priority: int) -> _Rule:
         window = hi if hi <= _HOLD_MAX else _HOLD_UNBOUNDED
         literals = _starting_literals(list(tree), consts, ci)
         required = tuple(dict.fromkeys(_required_chars(list(tree), consts)))
+        lookbehind = _lookbehind_width(list(tree), consts)
         source = _Prefix(consts).of_sequence(list(tree))
         if len(source) > 200_000:
             raise _Unsupported("prefix regex too large")
@@ -470,8 +517,37 @@ def _compile_rule(rule: RedactionRule, priority: int) -> _Rule:
     find_literals = bool(literals) and (ci or len(literals) > 1)
     secret = rx.groupindex.get("secret", 0)
     return _Rule(
-        rule.name, priority, rx, ci, literals, find_literals, prefix, prefix_search, window, secret, required
+        rule.name, priority, rx, ci, literals, find_literals, prefix, prefix_search, window, secret, required,
+        lookbehind,
     )
+
+
+def _lookbehind_width(items: list[_Node], c: ModuleType) -> int:
+    """Return the most characters any lookbehind in the tree looks back (0 for none)."""
+    width = 0
+    for op, av in items:
+        if (op is c.ASSERT or op is c.ASSERT_NOT) and av[0] < 0:
+            width = max(width, int(av[1].getwidth()[1]))
+        for sub in _children(op, av, c):
+            width = max(width, _lookbehind_width(list(sub), c))
+    return min(width, _HOLD_UNBOUNDED)
+
+
+def _children(op: Any, av: Any, c: ModuleType) -> list[Any]:
+    """Return the node sequences directly inside one node."""
+    if op is c.BRANCH:
+        return list(av[1])
+    if op is c.SUBPATTERN:
+        return [av[3]]
+    if op is c.ASSERT or op is c.ASSERT_NOT:
+        return [av[1]]
+    if op is getattr(c, "ATOMIC_GROUP", None):
+        return [av]
+    if op in (c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", None)):
+        return [av[2]]
+    if op is getattr(c, "GROUPREF_EXISTS", None):
+        return [x for x in av[1:] if x is not None]
+    return []
 
 
 def _required_chars(items: list[_Node], c: ModuleType) -> list[frozenset[str]]:

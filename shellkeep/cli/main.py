@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "show": "shellkeep.cli.show:show",
     "replay": "shellkeep.cli.replay:replay",
     "config": "shellkeep.cli.config:config",
+    "resume": "shellkeep.cli.resume:resume",
 }
 
 

@@ -25,6 +25,8 @@ log = logging.getLogger(__name__)
 
 META_FILE = "meta.json"
 CAST_FILE = "session.cast"
+EXCHANGES_FILE = "exchanges.jsonl"
+AGENT_FOLDER = "agent"
 
 
 class Status(str, enum.Enum):
@@ -80,6 +82,9 @@ class SessionMeta:
     git_end: dict[str, object] | None = None
     parent: str | None = None
     agent_session_id: str | None = None
+    agent_transcript: str | None = None
+    exchange_count: int = 0
+    usage: dict[str, int] | None = None
     shellkeep_version: str = ""
     extra: dict[str, object] = field(default_factory=dict)
 

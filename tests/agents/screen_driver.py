@@ -19,6 +19,7 @@ never blocks on a full pty buffer while a test is waiting.
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 import signal
@@ -35,8 +36,11 @@ DEFAULT_SIZE = TermSize(cols=120, rows=40)
 
 _T = TypeVar("_T")
 
-# CSI sequences pyte mis-parses: a '<', '=' or '>' parameter prefix, or ':' sub-parameters.
-_UNPARSEABLE_CSI = re.compile(rb"\x1b\[(?:[<=>][0-9;:]*|[0-9;]*:[0-9;:]*)[\x40-\x7e]")
+# CSI sequences pyte mis-parses: a '<', '=' or '>' parameter prefix, ':' sub-parameters, or
+# a '?' prefix on a final byte pyte's handler takes no ``private`` for (vim's ``ESC[?4m``).
+_UNPARSEABLE_CSI = re.compile(
+    rb"\x1b\[(?:[<=>][0-9;:]*|[0-9;]*:[0-9;:]*|\?[0-9;]*(?![hlJKc]))[\x40-\x7e]"
+)
 # An escape sequence cut at the end of a read: held back until the next read completes it.
 _CUT_TAIL = re.compile(rb"\x1b(?:\[[<=>?]?[0-9;:]*)?\Z")
 
@@ -63,6 +67,40 @@ class _AnsweringScreen(pyte.Screen):
         self._reply(data)
 
 
+# xterm's alternate screen: private modes 47, 1047 and 1049 (ctlseqs).
+_ALTERNATE_SCREEN_MODES = frozenset({47, 1047, 1049})
+
+
+class AltScreen(pyte.Screen):
+    """A pyte screen with xterm's alternate screen, which pyte itself ignores.
+
+    Entering (``ESC[?1049h``, also 1047 and 47) keeps the main screen and cursor and shows a
+    blank one; leaving (``ESC[?1049l``) puts them back, as a terminal does when vi or less
+    exits.
+    """
+
+    _main: tuple[object, object] | None = None
+
+    def set_mode(self, *modes: int, **kwargs: object) -> None:
+        if kwargs.get("private") and _ALTERNATE_SCREEN_MODES & set(modes) and self._main is None:
+            self._main = (copy.deepcopy(self.buffer), copy.copy(self.cursor))
+            self.erase_in_display(2)
+        super().set_mode(*modes, **kwargs)
+
+    def reset_mode(self, *modes: int, **kwargs: object) -> None:
+        if kwargs.get("private") and _ALTERNATE_SCREEN_MODES & set(modes) and self._main is not None:
+            buffer, cursor = self._main
+            self._main = None
+            self.buffer = buffer  # type: ignore[assignment]
+            self.cursor = cursor  # type: ignore[assignment]
+            self.dirty.update(range(self.lines))
+        super().reset_mode(*modes, **kwargs)
+
+
+class _AnsweringAltScreen(AltScreen, _AnsweringScreen):
+    """An answering screen that also keeps xterm's alternate screen."""
+
+
 class ScreenDriver:
     """Run one program in a pty of a fixed ``TermSize`` and expose its rendered screen.
 
@@ -72,6 +110,9 @@ class ScreenDriver:
         cwd: the child's working directory.
         size: the terminal size, fixed for the child's life.
         log_path: if given, every byte the child prints is appended there (for post-mortems).
+        alt_screen: emulate xterm's alternate screen (``ESC[?1049h``), see ``AltScreen``.
+        echo: leave the terminal's echo on, as a user's terminal has it (programs that copy
+            the terminal's modes, such as shellkeep or script(1), pass it on to their child).
 
     Use as a context manager, or call ``close()``: the child is killed if it is still running.
     """
@@ -84,13 +125,16 @@ class ScreenDriver:
         cwd: str | os.PathLike[str],
         size: TermSize = DEFAULT_SIZE,
         log_path: Path | None = None,
+        alt_screen: bool = False,
+        echo: bool = False,
     ) -> None:
         self.argv = list(argv)
         self.size = size
         self.raw = bytearray()
         self._held = b""
         self._log = open(log_path, "ab") if log_path is not None else None  # noqa: SIM115
-        self.screen = _AnsweringScreen(size, self._send_reply)
+        screen_class = _AnsweringAltScreen if alt_screen else _AnsweringScreen
+        self.screen = screen_class(size, self._send_reply)
         self._stream = pyte.ByteStream(self.screen)
         self.child = pexpect.spawn(
             self.argv[0],
@@ -99,7 +143,7 @@ class ScreenDriver:
             cwd=os.fspath(cwd),
             dimensions=(size.rows, size.cols),
             encoding=None,
-            echo=False,
+            echo=echo,
         )
         self.eof = False
 
@@ -311,11 +355,11 @@ def replay_screens(size: TermSize, events: Iterable[Event]) -> Iterator[tuple[Ev
     """Play a recording's events into a pyte screen; yield each event with the screen after it.
 
     Starts at *size* (the header's). Output events (``o``) are drawn from their UTF-8 bytes
-    as ``ScreenDriver`` draws a live program; resize events (``r``, ``"COLSxROWS"``) resize
+    as ``ScreenDriver`` draws a live program (with the alternate screen); resize events (``r``, ``"COLSxROWS"``) resize
     the screen; other events change nothing. The same screen object is yielded every time:
     copy what you keep (``screen_text(screen)``).
     """
-    screen = pyte.Screen(columns=size.cols, lines=size.rows)
+    screen = AltScreen(columns=size.cols, lines=size.rows)
     stream = pyte.ByteStream(screen)
     held = b""
     for event in events:

@@ -61,7 +61,12 @@ def _write_big_claude_transcript(path: Path, size_bytes: int) -> None:
         user = {"type": "user", "message": {"role": "user", "content": prompt}, "timestamp": "2026-03-14T07:30:00Z"}
         assistant = {
             "type": "assistant",
-            "message": {"id": f"msg_{n}", "role": "assistant", "model": "m", "content": [{"type": "text", "text": answer}]},
+            "message": {
+                "id": f"msg_{n}",
+                "role": "assistant",
+                "model": "m",
+                "content": [{"type": "text", "text": answer}],
+            },
         }
         return json.dumps(user) + "\n" + json.dumps(assistant) + "\n"
 
@@ -82,7 +87,10 @@ def test_big_claude_transcript_with_limit_reads_only_its_tail(tmp_path: Path) ->
     with CountingFile(path, "rb") as fh:
         exchanges = read_exchanges_from(fh, CLAUDE_FORMAT, limit=2)  # type: ignore[arg-type]
         bytes_read = fh.bytes_read
-    assert [(e.index, e.prompt, e.answer) for e in exchanges] == [(0, "prompt b", "answer b"), (1, "prompt c", "answer c")]
+    assert [(e.index, e.prompt, e.answer) for e in exchanges] == [
+        (0, "prompt b", "answer b"),
+        (1, "prompt c", "answer c"),
+    ]
     assert bytes_read <= 2 * jsonl.BLOCK_SIZE
 
 
@@ -163,3 +171,17 @@ def test_corrupt_zst_keeps_nothing_and_warns(tmp_path: Path, caplog: pytest.LogC
     with caplog.at_level(logging.WARNING):
         assert jsonl.read_exchanges(path, CLAUDE_FORMAT, None, "codex") == []
     assert "r.jsonl.zst" in caplog.text
+
+
+def test_zst_without_a_decompressor_is_skipped_with_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "zstandard", None)  # as if not installed
+    monkeypatch.setitem(sys.modules, "compression", None)
+    path = tmp_path / "r.jsonl.zst"
+    path.write_bytes(b"\x28\xb5\x2f\xfd")
+    with caplog.at_level(logging.WARNING):
+        assert read_records(path) == []
+    assert "install 'zstandard'" in caplog.text

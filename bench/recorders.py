@@ -1,0 +1,106 @@
+"""Say how each recorder under test wraps a command, and where its recording ends up.
+
+``direct`` runs the command with no recorder (the baseline); ``script`` is util-linux
+script(1); ``asciinema`` is asciinema 2.4 ``rec``; ``shellkeep`` is ``shellkeep run --``.
+Every recording goes under the benchmark's temporary folder and is removed after each run.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+_BIN = Path(sys.executable).parent  # the venv's bin: shellkeep and asciinema live beside python
+
+
+@dataclass(frozen=True)
+class Recorder:
+    """One way of running a command in the outer pty.
+
+    name: the column name in the results. workdir: the benchmark's temporary folder.
+    """
+
+    name: str
+    workdir: Path
+
+    def argv(self, command: list[str]) -> list[str]:
+        """Return the argv that runs ``command`` under this recorder."""
+        if self.name == "direct":
+            return command
+        if self.name == "script":
+            return ["script", "-q", "-c", shlex.join(command), str(self._file)]
+        if self.name == "asciinema":
+            return [str(_BIN / "asciinema"), "rec", "-c", shlex.join(command), "--quiet", "--overwrite", str(self._file)]
+        if self.name == "shellkeep":
+            return [str(_BIN / "shellkeep"), "run", "--", *command]
+        raise ValueError(self.name)
+
+    @property
+    def _file(self) -> Path:
+        return self.workdir / f"{self.name}.out"
+
+    def recording(self) -> Path | None:
+        """Return the file the last run recorded to, or None (``direct``, or nothing written)."""
+        if self.name in ("script", "asciinema"):
+            return self._file if self._file.exists() else None
+        if self.name == "shellkeep":
+            casts = sorted(shellkeep_home(self.workdir).glob("projects/*/*/session.cast"))
+            return casts[-1] if casts else None
+        return None
+
+    def clean(self) -> None:
+        """Remove what the last run recorded."""
+        if self.name in ("script", "asciinema"):
+            self._file.unlink(missing_ok=True)
+        elif self.name == "shellkeep":
+            home = shellkeep_home(self.workdir)
+            shutil.rmtree(home, ignore_errors=True)
+            home.mkdir()
+
+
+def shellkeep_home(workdir: Path) -> Path:
+    """Return the SHELLKEEP_HOME used by the benchmark."""
+    return workdir / "shellkeep-home"
+
+
+def recorder_env(workdir: Path) -> dict[str, str]:
+    """Return the environment every run gets: the caller's, with all state pointed into ``workdir``.
+
+    SHELLKEEP_* variables of an enclosing session are dropped (inside one, ``shellkeep run``
+    would exec the program without recording it); PYTHONDONTWRITEBYTECODE is dropped too.
+    """
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SHELLKEEP_", "ASCIINEMA_"))}
+    # Start Python programs the way an installed one starts: with cached bytecode. The cache
+    # goes into workdir (a warm-up run fills it) so the source tree gets no __pycache__.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.update(
+        PYTHONPYCACHEPREFIX=str(workdir / "pycache"),
+        TERM="xterm-256color",
+        LANG=env.get("LANG") or "C.UTF-8",
+        SHELLKEEP_HOME=str(shellkeep_home(workdir)),
+        SHELLKEEP_CONFIG=str(workdir / "no-config" / "config.toml"),  # defaults only
+        ASCIINEMA_CONFIG_HOME=str(workdir / "asciinema-config"),
+    )
+    return env
+
+
+def tool_versions() -> dict[str, str]:
+    """Return the versions of the recorders (one line each)."""
+    import subprocess
+
+    versions: dict[str, str] = {}
+    for name, argv in (
+        ("script", ["script", "--version"]),
+        ("asciinema", [str(_BIN / "asciinema"), "--version"]),
+        ("shellkeep", [str(_BIN / "shellkeep"), "--version"]),
+    ):
+        try:
+            out = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+            versions[name] = (out.stdout or out.stderr).strip().splitlines()[0]
+        except (OSError, IndexError, subprocess.SubprocessError) as exc:
+            versions[name] = f"unavailable ({exc})"
+    return versions

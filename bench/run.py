@@ -1,0 +1,425 @@
+"""Benchmark shellkeep against script(1), asciinema 2.4 and no recorder, side by side.
+
+Usage: .venv/bin/python bench/run.py [--quick] [--only NAME[,NAME]] [--recorders NAME[,NAME]]
+
+Every measurement runs the recorder inside an outer pseudo-terminal that this process
+reads as fast as it can (see ``outer.py``); recorders take turns within each repeat, in a
+rotating order, so load on the machine spreads over all of them. Four benchmarks:
+
+throughput  base64 text through ``cat``: time from spawn to end of output and exit
+latency     one keystroke written to the outer pty until its echo comes back, via ``cat``
+startup     ``true`` under the recorder, spawn to exit
+memory      peak RSS (VmHWM, polled) of the recorder process alone, relaying ~300 MB
+
+Writes bench/RESULTS.md and bench/results.json. All data (the input file, recordings,
+SHELLKEEP_HOME, asciinema's config folder) lives in one temporary folder that is removed
+on every exit path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import outer  # noqa: E402
+import report  # noqa: E402
+from recorders import Recorder, recorder_env, shellkeep_home, tool_versions  # noqa: E402
+
+BENCH_DIR = Path(__file__).resolve().parent
+ALL_RECORDERS = ("direct", "script", "shellkeep", "asciinema")
+ALL_BENCHMARKS = ("throughput", "latency", "startup", "memory")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Sizes and repeat counts of one run (full or --quick)."""
+
+    mode: str
+    random_mib: int  # /dev/urandom MiB base64-encoded into the input file
+    throughput_repeats: int
+    keystrokes: int
+    latency_repeats: int
+    keystroke_gap_s: float
+    startup_runs: int
+    memory_copies: int  # the input file is cat'ed this many times for the memory benchmark
+    memory_repeats: int
+
+
+FULL = Plan("full", 60, 3, 500, 3, 0.002, 20, 4, 2)
+QUICK = Plan("quick", 12, 2, 150, 2, 0.002, 6, 4, 1)
+
+
+class Bench:
+    """State shared by the benchmarks: the temporary folder, env, recorders, input file."""
+
+    def __init__(self, workdir: Path, plan: Plan, names: Sequence[str]) -> None:
+        self.workdir = workdir
+        self.plan = plan
+        self.env = recorder_env(workdir)
+        self.cwd = workdir / "cwd"  # not a git work tree: the project is this folder
+        self.cwd.mkdir()
+        shellkeep_home(workdir).mkdir()
+        self.recorders = [Recorder(name, workdir) for name in names]
+        self.data = workdir / "data.b64"
+        self.data_bytes = 0
+        self.data_lines = 0
+        self.current: outer.Outer | None = None
+
+    def make_data(self) -> None:
+        """Write ``random_mib`` MiB of random bytes, base64-encoded (76-column lines)."""
+        subprocess.run(
+            f"head -c {self.plan.random_mib}M /dev/urandom | base64 > {self.data}",
+            shell=True,
+            check=True,
+        )
+        self.data_bytes = self.data.stat().st_size
+        with open(self.data, "rb") as f:
+            self.data_lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
+
+    def spawn(self, rec: Recorder, command: list[str]) -> outer.Outer:
+        """Start ``command`` under ``rec`` in a fresh outer pty."""
+        rec.clean()
+        self.current = outer.spawn(rec.argv(command), env=self.env, cwd=str(self.cwd))
+        return self.current
+
+    def finish(self) -> None:
+        """Make sure the current program is gone and its pty closed."""
+        if self.current is not None:
+            self.current.close()
+            self.current = None
+
+    def warm_up(self) -> None:
+        """Run ``true`` once under each recorder, untimed: fills the bytecode and page caches."""
+        for rec in self.recorders:
+            for _ in range(2):
+                o = self.spawn(rec, ["true"])
+                try:
+                    outer.drain(o, timeout_s=60)
+                finally:
+                    self.finish()
+                rec.clean()
+
+    def rounds(self, repeats: int) -> list[list[Recorder]]:
+        """Return the recorder order of each repeat, rotated so no one always goes first."""
+        recs = self.recorders
+        return [recs[i % len(recs):] + recs[: i % len(recs)] for i in range(repeats)]
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _check_exit(rec: Recorder, drained: outer.Drained, o: outer.Outer, what: str) -> None:
+    if drained.exit_code != 0:
+        raise outer.OuterPtyError(
+            f"{rec.name} {what}: exit {drained.exit_code}; last output {bytes(o.tail[-400:])!r}"
+        )
+
+
+def _shellkeep_meta(bench: Bench) -> dict[str, object]:
+    metas = sorted(shellkeep_home(bench.workdir).glob("projects/*/*/meta.json"))
+    if not metas:
+        return {}
+    try:
+        return json.loads(metas[-1].read_text())  # type: ignore[no-any-return]
+    except (OSError, ValueError):
+        return {}
+
+
+# -- the benchmarks ------------------------------------------------------------------
+
+
+def bench_throughput(bench: Bench) -> dict[str, object]:
+    """Time ``cat`` of the base64 file under each recorder; check the recordings' sizes."""
+    runs: dict[str, list[dict[str, object]]] = {r.name: [] for r in bench.recorders}
+    # What cat writes reaches the recorder as this many bytes: ONLCR turns \n into \r\n.
+    expected = bench.data_bytes + bench.data_lines
+    for i, order in enumerate(bench.rounds(bench.plan.throughput_repeats)):
+        for rec in order:
+            o = bench.spawn(rec, ["cat", str(bench.data)])
+            try:
+                d = outer.drain(o, timeout_s=180)
+            finally:
+                bench.finish()
+            _check_exit(rec, d, o, "throughput")
+            run: dict[str, object] = {
+                "elapsed_s": d.elapsed_s,
+                "last_output_s": d.last_output_s,
+                "bytes_read": d.bytes_read,
+            }
+            cast = rec.recording()
+            if cast is not None:
+                run["recording_bytes"] = cast.stat().st_size
+            if rec.name == "shellkeep":
+                meta = _shellkeep_meta(bench)
+                run["recorded_output_bytes"] = meta.get("output_bytes")
+                run["recording_error"] = meta.get("recording_error")
+                run["complete"] = (
+                    cast is not None
+                    and cast.stat().st_size > bench.data_bytes
+                    and meta.get("output_bytes") == expected
+                )
+            rec.clean()
+            runs[rec.name].append(run)
+            _say(f"  throughput #{i + 1} {rec.name:<10} {d.elapsed_s:7.3f} s  (last output {d.last_output_s:.3f} s)")
+    return {
+        "input_bytes": bench.data_bytes,
+        "expected_output_bytes": expected,
+        "repeats": bench.plan.throughput_repeats,
+        "recorders": {name: {"runs": rs, **_summary([r["elapsed_s"] for r in rs])} for name, rs in runs.items()},  # type: ignore[misc]
+    }
+
+
+def bench_latency(bench: Bench) -> dict[str, object]:
+    """Type single bytes into ``cat`` under each recorder; time each until its echo arrives."""
+    plan = bench.plan
+    runs: dict[str, list[dict[str, object]]] = {r.name: [] for r in bench.recorders}
+    # printf prints READY once cat's shell runs; split so the argv itself never matches.
+    command = ["sh", "-c", "printf 'RE''ADY\\n'; exec cat"]
+    for i, order in enumerate(bench.rounds(plan.latency_repeats)):
+        for rec in order:
+            o = bench.spawn(rec, command)
+            try:
+                outer.wait_for(o, b"READY", timeout_s=30)
+                _type_line(o, 20, None, plan.keystroke_gap_s)  # warm-up, not measured
+                samples: list[float] = []
+                resyncs = 0
+                left = plan.keystrokes
+                while left:
+                    n = min(50, left)
+                    resyncs += _type_line(o, n, samples, plan.keystroke_gap_s)
+                    left -= n
+                os.write(o.fd, b"\x04")  # at the start of a line: cat reads end-of-file
+                d = outer.drain(o, timeout_s=30)
+            finally:
+                bench.finish()
+            _check_exit(rec, d, o, "latency")
+            rec.clean()
+            samples.sort()
+            run = {
+                "p50_us": _pct(samples, 50) * 1e6,
+                "p90_us": _pct(samples, 90) * 1e6,
+                "p99_us": _pct(samples, 99) * 1e6,
+                "max_us": samples[-1] * 1e6,
+                "keystrokes": len(samples),
+                "resyncs": resyncs,
+            }
+            runs[rec.name].append(run)
+            _say(f"  latency #{i + 1} {rec.name:<10} p50 {run['p50_us']:7.1f} us  p99 {run['p99_us']:8.1f} us")
+    result: dict[str, object] = {"keystrokes": plan.keystrokes, "repeats": plan.latency_repeats,
+                                 "gap_s": plan.keystroke_gap_s, "recorders": {}}
+    for name, rs in runs.items():
+        result["recorders"][name] = {  # type: ignore[index]
+            "runs": rs,
+            "p50_us": statistics.median(r["p50_us"] for r in rs),  # type: ignore[misc]
+            "p50_min_us": min(r["p50_us"] for r in rs),  # type: ignore[type-var]
+            "p99_us": statistics.median(r["p99_us"] for r in rs),  # type: ignore[misc]
+            "p99_min_us": min(r["p99_us"] for r in rs),  # type: ignore[type-var]
+        }
+    return result
+
+
+def _type_line(o: outer.Outer, count: int, samples: list[float] | None, gap_s: float) -> int:
+    """Type ``count`` letters one by one (timing each echo), then Enter; return resyncs needed."""
+    resyncs = 0
+    fd = o.fd
+    for k in range(count):
+        key = bytes([97 + k % 26])
+        t0 = time.perf_counter_ns()
+        os.write(fd, key)
+        got = len(os.read(fd, 4096))  # blocks until the first echo arrives
+        t1 = time.perf_counter_ns()
+        if samples is not None:
+            samples.append((t1 - t0) / 1e9)
+        if got != 1 and outer.read_exactly(o, 1 - got, 1.0) != 1 - got:
+            resyncs += 1
+        if gap_s:
+            time.sleep(gap_s)
+    # Enter: the tty echoes \r\n, then cat writes the line and \r\n.
+    os.write(fd, b"\r")
+    want = 2 + count + 2
+    if outer.read_exactly(o, want, 2.0) != want:
+        resyncs += 1
+    return resyncs
+
+
+def bench_startup(bench: Bench) -> dict[str, object]:
+    """Time ``true`` under each recorder, spawn to exit."""
+    runs: dict[str, list[float]] = {r.name: [] for r in bench.recorders}
+    for order in bench.rounds(bench.plan.startup_runs):
+        for rec in order:
+            o = bench.spawn(rec, ["true"])
+            try:
+                d = outer.drain(o, timeout_s=30)
+            finally:
+                bench.finish()
+            _check_exit(rec, d, o, "startup")
+            rec.clean()
+            runs[rec.name].append(d.elapsed_s)
+    for name, rs in runs.items():
+        _say(f"  startup {name:<10} median {statistics.median(rs) * 1000:7.1f} ms  min {min(rs) * 1000:7.1f} ms")
+    return {"runs_each": bench.plan.startup_runs,
+            "recorders": {name: {"runs": rs, **_summary(rs)} for name, rs in runs.items()}}
+
+
+def bench_memory(bench: Bench) -> dict[str, object]:
+    """Poll the recorder's VmHWM while it relays ``cat`` of the input file several times."""
+    copies = bench.plan.memory_copies
+    runs: dict[str, list[dict[str, object]]] = {r.name: [] for r in bench.recorders if r.name != "direct"}
+    recs = [r for r in bench.recorders if r.name != "direct"]
+    for i in range(bench.plan.memory_repeats):
+        order = recs[i % len(recs):] + recs[: i % len(recs)]
+        for rec in order:
+            o = bench.spawn(rec, ["cat", *[str(bench.data)] * copies])
+            peak = {"hwm_kb": 0, "rss_kb": 0}
+            status_path = f"/proc/{o.pid}/status"
+
+            def poll(path: str = status_path, peak: dict[str, int] = peak) -> None:
+                try:
+                    with open(path, "rb") as f:
+                        text = f.read()
+                except OSError:
+                    return
+                for line in text.split(b"\n"):
+                    if line.startswith(b"VmHWM:"):
+                        peak["hwm_kb"] = max(peak["hwm_kb"], int(line.split()[1]))
+                    elif line.startswith(b"VmRSS:"):
+                        peak["rss_kb"] = max(peak["rss_kb"], int(line.split()[1]))
+
+            try:
+                d = outer.drain(o, timeout_s=400, tick=poll, tick_s=0.01)
+            finally:
+                bench.finish()
+            _check_exit(rec, d, o, "memory")
+            rec.clean()
+            run = {
+                "peak_mb": peak["hwm_kb"] / 1024,
+                "peak_rss_sampled_mb": peak["rss_kb"] / 1024,
+                "wait4_maxrss_mb": d.maxrss_kb / 1024,
+                "elapsed_s": d.elapsed_s,
+                "last_output_s": d.last_output_s,
+            }
+            runs[rec.name].append(run)
+            _say(f"  memory #{i + 1} {rec.name:<10} peak {run['peak_mb']:7.1f} MB  ({d.elapsed_s:.2f} s)")
+    return {
+        "relayed_bytes": (bench.data_bytes + bench.data_lines) * copies,
+        "repeats": bench.plan.memory_repeats,
+        "recorders": {
+            name: {"runs": rs, "peak_mb": max(r["peak_mb"] for r in rs),  # type: ignore[type-var]
+                   "median_mb": statistics.median(r["peak_mb"] for r in rs)}  # type: ignore[misc]
+            for name, rs in runs.items()
+        },
+    }
+
+
+# -- helpers -------------------------------------------------------------------------
+
+
+def _summary(values: Sequence[float]) -> dict[str, float]:
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
+def _pct(sorted_values: Sequence[float], p: float) -> float:
+    """Return the nearest-rank ``p``-th percentile of already sorted values."""
+    k = max(0, min(len(sorted_values) - 1, int(round(p / 100 * len(sorted_values) + 0.5)) - 1))
+    return sorted_values[k]
+
+
+def machine_facts() -> dict[str, object]:
+    """Return what the figures depend on: CPUs, Python, kernel, load, versions, commit."""
+    import platform
+
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    repo = BENCH_DIR.parent
+    commit = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--", "shellkeep"],
+                           capture_output=True, text=True).stdout.strip()
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "cpu_count": os.cpu_count(),
+        "cpu_model": model,
+        "python": platform.python_version(),
+        "kernel": platform.release(),
+        "loadavg_start": list(os.getloadavg()),
+        "versions": tool_versions(),
+        "shellkeep_commit": commit + (" (shellkeep/ has uncommitted changes)" if dirty else ""),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats")
+    parser.add_argument("--only", default=",".join(ALL_BENCHMARKS), help="benchmarks to run, comma-separated")
+    parser.add_argument("--recorders", default=",".join(ALL_RECORDERS), help="recorders, comma-separated")
+    parser.add_argument("--no-write", action="store_true", help="print results, leave RESULTS.md alone")
+    args = parser.parse_args(argv)
+    only = [b for b in args.only.split(",") if b]
+    names = [r for r in args.recorders.split(",") if r]
+    for b in only:
+        if b not in ALL_BENCHMARKS:
+            parser.error(f"unknown benchmark {b!r}; choose from {', '.join(ALL_BENCHMARKS)}")
+    for r in names:
+        if r not in ALL_RECORDERS:
+            parser.error(f"unknown recorder {r!r}; choose from {', '.join(ALL_RECORDERS)}")
+    plan = QUICK if args.quick else FULL
+
+    facts = machine_facts()
+    started = time.monotonic()
+    workdir = Path(tempfile.mkdtemp(prefix="shellkeep-bench-"))
+    bench = Bench(workdir, plan, names)
+    results: dict[str, object] = {}
+    runners: dict[str, Callable[[Bench], dict[str, object]]] = {
+        "throughput": bench_throughput,
+        "latency": bench_latency,
+        "startup": bench_startup,
+        "memory": bench_memory,
+    }
+    try:
+        if "throughput" in only or "memory" in only:
+            bench.make_data()
+            _say(f"input: {bench.data_bytes / 1e6:.1f} MB of base64 ({plan.random_mib} MiB random)")
+        bench.warm_up()
+        for name in ALL_BENCHMARKS:
+            if name in only:
+                _say(f"{name}:")
+                results[name] = runners[name](bench)
+    finally:
+        bench.finish()
+        shutil.rmtree(workdir, ignore_errors=True)
+    facts["loadavg_end"] = list(os.getloadavg())
+    facts["total_s"] = round(time.monotonic() - started, 1)
+    doc = {"mode": plan.mode, "plan": plan.__dict__, "machine": facts, "results": results,
+           "targets": report.targets(results)}
+    markdown = report.render(doc)
+    if args.no_write:
+        print(markdown)
+    else:
+        (BENCH_DIR / "results.json").write_text(json.dumps(doc, indent=2) + "\n")
+        (BENCH_DIR / "RESULTS.md").write_text(markdown)
+        _say(f"wrote {BENCH_DIR / 'RESULTS.md'} and results.json in {facts['total_s']} s")
+    print(report.render_targets(doc["targets"]))  # type: ignore[arg-type]
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,80 @@
+"""Tests for shellkeep/agents/copilot.py: Copilot CLI session-state event logs and ``--resume``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from shellkeep.agents.base import AgentSession, Launch, ToolCall, Usage
+from shellkeep.agents.copilot import CopilotAdapter, copilot_home
+
+from .conftest import DATA, FIXTURE_CWD, install, reference, requires_reference, set_mtime, utc
+
+SID = "7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d"
+FOLDER = DATA / "copilot" / "session-state" / SID
+ADAPTER = CopilotAdapter()
+STARTED = utc("2026-03-14T07:29:00")
+
+
+def test_reads_exchanges_from_the_event_log() -> None:
+    first, second = ADAPTER.read_exchanges(AgentSession("copilot", SID, FOLDER / "events.jsonl"))
+    assert (first.index, first.prompt, first.time) == (0, "What does divide do with 0?", "2026-03-14T07:30:02.000Z")
+    assert first.answer == "Checking calc.py.\n\nIt divides without a check, so 0 raises ZeroDivisionError."
+    assert first.tool_calls == (ToolCall("view", "/home/bob/work/calc/calc.py"),)
+    assert first.tool_results == ("def divide(a, b): return a / b",)
+    assert (first.usage, first.model) == (Usage(output=40), "model-y")  # only outputTokens reported
+    assert (second.prompt, second.answer) == ("Run the tests", "pytest is not installed here.")
+    assert second.tool_calls == (ToolCall("bash", "pytest -q"),)
+    assert second.tool_results == ("error: pytest: command not found",)
+    assert second.usage == Usage(input=4000, output=18, cache_read=3000, cache_write=100)  # assistant.usage wins
+
+
+def test_limit_reads_the_last_exchange() -> None:
+    [last] = ADAPTER.read_exchanges(AgentSession("copilot", SID, FOLDER / "events.jsonl"), limit=1)
+    assert (last.index, last.prompt) == (0, "Run the tests")
+
+
+def test_prepare_and_resume(workdir: Path) -> None:
+    launch = ADAPTER.prepare(["copilot", "--allow-all-tools"], workdir, {})
+    assert launch.argv == ("copilot", "--session-id", launch.agent_session_id, "--allow-all-tools")
+    assert ADAPTER.prepare(["copilot", "--continue"], workdir, {}) == Launch(("copilot", "--continue"))
+    assert ADAPTER.prepare(["copilot", "--resume", "7a8b"], workdir, {}).agent_session_id is None  # a prefix
+    session = AgentSession("copilot", SID, FOLDER / "events.jsonl")
+    assert ADAPTER.resume_argv(["copilot", "--session-id", "x", "--model", "m", "-i", "go"], session) == [
+        "copilot",
+        "--model",
+        "m",
+        "--resume",
+        SID,
+    ]
+
+
+@pytest.mark.parametrize("how", ["pre-assigned", "new-folder", "exit-hint"])
+def test_find_session(user_home: Path, workdir: Path, how: str) -> None:
+    env = {"HOME": str(user_home)}
+    launch = ADAPTER.prepare(["copilot"], workdir, env) if how == "pre-assigned" else Launch(("copilot",))
+    session_id = launch.agent_session_id or SID
+    state = copilot_home(env) / "session-state" / session_id
+    path = install(FOLDER / "events.jsonl", state / "events.jsonl", {FIXTURE_CWD: str(workdir), SID: session_id})
+    install(FOLDER / "workspace.yaml", state / "workspace.yaml")
+    set_mtime(path, utc("2026-03-14T07:31:04" if how != "exit-hint" else "2026-03-14T07:00:00"))
+    screen = f"copilot --resume {SID}" if how == "exit-hint" else ""
+    found = ADAPTER.find_session(launch, workdir, env, STARTED, screen)
+    assert found == AgentSession("copilot", session_id, path)
+    assert ADAPTER.transcript_files(found) == [path, state / "workspace.yaml"]
+
+
+def test_copilot_home_moves_the_root(tmp_path: Path) -> None:
+    assert copilot_home({"COPILOT_HOME": str(tmp_path)}) == tmp_path
+
+
+@requires_reference
+def test_reads_the_reference_sample() -> None:
+    [path] = sorted(reference("copilot-cli", "session-state").glob("*/events.jsonl"))
+    [exchange] = ADAPTER.read_exchanges(AgentSession("copilot", path.parent.name, path))
+    assert exchange.prompt == "Why does test_parse fail?"
+    assert exchange.answer == "Running the test.\n\nparse() must strip whitespace before int()."
+    assert exchange.tool_calls == (ToolCall("bash", "pytest -q tests/test_parse.py"),)
+    assert exchange.tool_results == ("F ValueError: invalid literal for int()",)
+    assert (exchange.usage, exchange.model) == (Usage(output=50), "model-x")

@@ -1,0 +1,177 @@
+"""Tests for shellkeep/agents/opencode.py: OpenCode's SQLite store, read-only, and ``opencode -s``."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from shellkeep.agents.base import AgentSession, Launch, ToolCall, Usage
+from shellkeep.agents.opencode import OpenCodeAdapter, database_paths
+
+from .conftest import DATA, FIXTURE_CWD, reference, requires_reference, utc
+
+SID = "ses_0a1b2c3d4e5fCALCsession0001"
+ADAPTER = OpenCodeAdapter()
+STARTED = utc("2026-03-14T07:29:00")
+
+# Columns as OpenCode 1.18 creates them (see agents.md); only those the rows use.
+SCHEMA = """
+CREATE TABLE project (id TEXT PRIMARY KEY, worktree TEXT NOT NULL, vcs TEXT, name TEXT,
+    time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, sandboxes TEXT NOT NULL);
+CREATE TABLE session (id TEXT PRIMARY KEY, project_id TEXT NOT NULL, workspace_id TEXT, parent_id TEXT,
+    slug TEXT NOT NULL, directory TEXT NOT NULL, path TEXT, title TEXT NOT NULL, version TEXT NOT NULL,
+    share_url TEXT, cost REAL, tokens_input INTEGER, tokens_output INTEGER, tokens_reasoning INTEGER,
+    tokens_cache_read INTEGER, tokens_cache_write INTEGER, agent TEXT, model TEXT,
+    time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, time_compacting INTEGER, time_archived INTEGER);
+CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT NOT NULL, time_created INTEGER NOT NULL,
+    time_updated INTEGER NOT NULL, data TEXT NOT NULL);
+CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT NOT NULL, session_id TEXT NOT NULL,
+    time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, data TEXT NOT NULL);
+CREATE INDEX message_session_idx ON message (session_id);
+CREATE INDEX part_message_idx ON part (message_id);
+"""
+
+
+def build_database(path: Path, cwd: str = FIXTURE_CWD, rows_file: Path = DATA / "opencode" / "rows.jsonl") -> Path:
+    """Create an OpenCode database at ``path`` (WAL, as OpenCode keeps it) from a rows file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    connection = sqlite3.connect(path)
+    connection.execute("PRAGMA journal_mode=WAL")
+    connection.executescript(SCHEMA)
+    for line in rows_file.read_text().splitlines():
+        entry = json.loads(line)
+        row = {k: (json.dumps(v) if isinstance(v, dict) else v) for k, v in entry["row"].items()}
+        if entry["table"] == "session" and row["directory"] == FIXTURE_CWD:
+            row["directory"] = cwd
+        columns = ", ".join(row)
+        connection.execute(
+            f"INSERT INTO {entry['table']} ({columns}) VALUES ({', '.join('?' * len(row))})", tuple(row.values())
+        )
+    connection.commit()
+    connection.close()
+    return path
+
+
+@pytest.fixture
+def database(tmp_path: Path) -> Iterator[Path]:
+    yield build_database(tmp_path / "data" / "opencode" / "opencode.db")
+
+
+def test_reads_exchanges_from_the_database(database: Path) -> None:
+    first, second = ADAPTER.read_exchanges(AgentSession("opencode", SID, database))
+    # the synthetic reminder part is not part of the prompt
+    assert (first.index, first.prompt, first.time) == (0, "Why does divide(1, 0) crash?", "2026-03-14T07:30:02.000Z")
+    assert first.answer == "divide() has no zero check; Python raises ZeroDivisionError."
+    assert first.tool_calls == (
+        ToolCall("read", "/home/bob/work/calc/calc.py"),
+        ToolCall("bash", "python -c 'import calc; calc.divide(1, 0)'"),
+    )
+    assert first.tool_results == ("def divide(a, b): return a / b", "error: ZeroDivisionError: division by zero")
+    assert first.usage == Usage(input=8500, output=200, cache_read=4500, cache_write=100)
+    assert first.model == "claude-z"
+    assert (second.prompt, second.answer, second.model) == (
+        "Add the check",
+        "Added a ValueError for b == 0.",
+        "claude-w",
+    )
+    assert second.tool_calls == (ToolCall("edit", "/home/bob/work/calc/calc.py"),)
+    assert second.tool_results == ("Edit applied",)
+
+
+def test_limit_and_read_only_access_while_opencode_writes(database: Path) -> None:
+    writer = sqlite3.connect(database)  # OpenCode still running, holding the WAL
+    writer.execute("INSERT INTO message VALUES ('msg_99', ?, 9, 9, ?)", (SID, json.dumps({"role": "user"})))
+    try:
+        before = database.read_bytes()
+        [last] = ADAPTER.read_exchanges(AgentSession("opencode", SID, database), limit=1)
+        assert (last.index, last.prompt) == (0, "Add the check")
+        assert database.read_bytes() == before
+    finally:
+        writer.rollback()
+        writer.close()
+
+
+def test_unreadable_database_gives_nothing(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    broken = tmp_path / "opencode.db"
+    broken.write_bytes(b"this is not sqlite" * 100)
+    assert ADAPTER.read_exchanges(AgentSession("opencode", SID, broken)) == []
+    assert ADAPTER.read_exchanges(AgentSession("opencode", SID, tmp_path / "missing.db")) == []
+    assert not (tmp_path / "missing.db").exists()  # read-only: never created
+    assert "cannot read opencode database" in caplog.text
+
+
+def test_database_paths_follow_xdg_and_opencode_db(tmp_path: Path, user_home: Path) -> None:
+    default = build_database(user_home / ".local" / "share" / "opencode" / "opencode.db")
+    assert database_paths({"HOME": str(user_home)}) == [default]
+    xdg = tmp_path / "xdg"
+    channel = build_database(xdg / "opencode" / "opencode-dev.db")
+    assert database_paths({"HOME": str(user_home), "XDG_DATA_HOME": str(xdg)}) == [channel]
+    assert database_paths({"HOME": str(user_home), "OPENCODE_DB": str(channel)}) == [channel]
+    assert database_paths({"HOME": str(user_home), "OPENCODE_DB": "opencode.db"}) == [default]
+    assert database_paths({"HOME": str(user_home), "OPENCODE_DB": ":memory:"}) == []
+
+
+def test_find_session_takes_the_new_top_level_session_of_the_cwd(user_home: Path, workdir: Path) -> None:
+    database = build_database(user_home / ".local" / "share" / "opencode" / "opencode.db", cwd=str(workdir))
+    env = {"HOME": str(user_home)}
+    assert ADAPTER.find_session(Launch(("opencode",)), workdir, env, STARTED, "") == AgentSession(
+        "opencode", SID, database
+    )
+    # started after the session was created: not new, but updated since (opencode --continue)
+    continued = ADAPTER.prepare(["opencode", "-c"], workdir, env)
+    assert ADAPTER.find_session(continued, workdir, env, utc("2026-03-14T07:30:30"), "") == AgentSession(
+        "opencode", SID, database
+    )
+    # neither created nor updated after the start: only the exit hint finds it
+    late = utc("2026-03-15T00:00:00")
+    assert ADAPTER.find_session(Launch(("opencode",)), workdir, env, late, "") is None
+    screen = f"  Session   Guard divide\n  Continue  opencode -s {SID}\n"
+    assert ADAPTER.find_session(Launch(("opencode",)), workdir, env, late, screen) == AgentSession(
+        "opencode", SID, database
+    )
+    chosen = ADAPTER.prepare(["opencode", "--session", SID], workdir, env)
+    assert chosen.agent_session_id == SID and chosen.argv == ("opencode", "--session", SID)
+    assert ADAPTER.find_session(chosen, workdir, env, late, "") == AgentSession("opencode", SID, database)
+
+
+@pytest.mark.parametrize(
+    ("original", "expected"),
+    [
+        (["opencode"], ["opencode", "-s", SID]),
+        (
+            ["opencode", "-c", "--model", "anthropic/claude-z", "."],
+            ["opencode", "--model", "anthropic/claude-z", ".", "-s", SID],
+        ),
+        (["opencode", "--session", "ses_old", "--fork", "--prompt", "hi"], ["opencode", "-s", SID]),
+        (["npx", "opencode-ai@latest"], ["npx", "opencode-ai@latest", "-s", SID]),
+    ],
+    ids=["bare", "keeps-project-dir", "drops-session-fork-prompt", "npx"],
+)
+def test_resume_argv(database: Path, original: list[str], expected: list[str]) -> None:
+    assert ADAPTER.resume_argv(original, AgentSession("opencode", SID, database)) == expected
+
+
+def test_prepare_and_transcript_files(database: Path, workdir: Path) -> None:
+    assert ADAPTER.prepare(["opencode"], workdir, {}) == Launch(("opencode",))
+    assert ADAPTER.transcript_files(AgentSession("opencode", SID, database)) == []
+    assert ADAPTER.matches(["opencode", "run", "x"]) and not ADAPTER.matches(["open"])
+
+
+@requires_reference
+def test_reads_the_reference_sample(tmp_path: Path) -> None:
+    rows = reference("opencode", "opencode.db.rows.jsonl")
+    database = build_database(tmp_path / "opencode.db", rows_file=rows)
+    [session_id] = [
+        json.loads(line)["row"]["id"] for line in rows.read_text().splitlines() if '"table":"session"' in line
+    ]
+    [exchange] = ADAPTER.read_exchanges(AgentSession("opencode", session_id, database))
+    assert exchange.prompt == "Why does test_parse fail?"
+    assert exchange.answer == "parse() must strip whitespace before int()."
+    assert exchange.tool_calls == (ToolCall("bash", "pytest -q tests/test_parse.py"),)
+    assert exchange.tool_results == ("F ValueError: invalid literal for int()",)
+    assert exchange.usage == Usage(input=14475, output=216, cache_read=2432, cache_write=0)
+    assert exchange.model == "claude-x"

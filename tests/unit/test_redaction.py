@@ -1,0 +1,234 @@
+"""Redaction rules and the stream redactor: shellkeep/capture/redaction.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from shellkeep.capture.redaction import (
+    RULES,
+    RedactionRule,
+    Redactor,
+    StreamRedactor,
+    build_redactor,
+)
+from shellkeep.config import RedactConfig, RedactPattern
+
+REDACTOR = Redactor()
+
+
+def stream(redactor: Redactor, *pieces: str) -> str:
+    """Feed ``pieces`` one by one to a new StreamRedactor; return all it wrote."""
+    s = StreamRedactor(redactor)
+    return "".join(s.feed(p) for p in pieces) + s.flush()
+
+
+def marker(name: str) -> str:
+    return f"[REDACTED:{name}]"
+
+
+# ----------------------------------------------------------------- the rule table
+
+
+def test_rule_names_are_unique_and_every_rule_has_a_fake_example() -> None:
+    names = [r.name for r in RULES]
+    assert len(names) == len(set(names))
+    for rule in RULES:
+        assert "FAKE" in rule.example, f"{rule.name}: examples must be visibly fake"
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.name)
+def test_example_is_caught_alone_inside_text_and_split_at_every_offset(rule: RedactionRule) -> None:
+    alone = REDACTOR.redact(rule.example)
+    assert marker(rule.name) in alone
+    assert "FAKE" not in alone  # every example's secret part holds "FAKE"
+
+    texts = [
+        f"$ cat .env\r\nbefore {rule.example} after\r\n",
+        f"\x1b[32m{rule.example}\x1b[0m\r\n",
+    ]
+    for text in texts:
+        whole = REDACTOR.redact(text)
+        assert marker(rule.name) in whole and "FAKE" not in whole
+        assert whole.endswith("\r\n")
+        for i in range(len(text) + 1):
+            assert stream(REDACTOR, text[:i], text[i:]) == whole, f"split at {i}"
+    # Typed (or echoed) one character at a time.
+    assert stream(REDACTOR, *texts[0]) == REDACTOR.redact(texts[0])
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "postgres://app:FAKEpassw0rd@db.example.com:5432/app",
+            "postgres://app:[REDACTED:url-password]@db.example.com:5432/app",
+        ),
+        ("password=FAKEhunter2 next", "password=[REDACTED:password] next"),
+        ('PASSWORD = "FAKE with spaces" # c', 'PASSWORD = "[REDACTED:password]" # c'),
+        ('{"api_key": "FAKEkey0", "n": 1}', '{"api_key": "[REDACTED:api-key]", "n": 1}'),
+        ("export DB_TOKEN=FAKEtok;", "export DB_TOKEN=[REDACTED:token];"),
+        ("secret_key: FAKEsk", "secret_key: [REDACTED:secret]"),
+        (
+            "https://hooks.slack.com/services/T0/B0/FAKEFAKEFAKEFAKEFAKEFAKE",
+            "https://hooks.slack.com/services/[REDACTED:slack-webhook]",
+        ),
+    ],
+    ids=["url", "password", "quoted", "json", "env", "yaml", "webhook"],
+)
+def test_only_the_secret_part_is_replaced(text: str, expected: str) -> None:
+    assert REDACTOR.redact(text) == expected
+
+
+def test_overlapping_matches_are_replaced_together_under_the_more_specific_name() -> None:
+    token = next(r.example for r in RULES if r.name == "github-token")
+    assert REDACTOR.redact(f"GH_TOKEN={token}\n") == "GH_TOKEN=[REDACTED:github-token]\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "\x1b[1;34mpassword\x1b[0m: \x1b[32mFAKEhunter2\x1b[0m\r\n",
+            "\x1b[1;34mpassword\x1b[0m: \x1b[32m[REDACTED:password]\x1b[0m\r\n",
+        ),
+        (
+            "\x1b[2K\x1b[1Gkey \x1b[7mAKIAFAKE7EXAMPLE2KEY\x1b[27m\x1b[?25h",
+            "\x1b[2K\x1b[1Gkey \x1b[7m[REDACTED:aws-access-key-id]\x1b[27m\x1b[?25h",
+        ),
+        ("token=FAKEabc\x1b[0K\r\n", "token=[REDACTED:token]\x1b[0K\r\n"),
+    ],
+    ids=["coloured-keyword-and-value", "between-escapes", "value-ends-at-escape"],
+)
+def test_escape_sequences_around_secrets_are_kept(text: str, expected: str) -> None:
+    assert REDACTOR.redact(text) == expected
+    for i in range(len(text) + 1):
+        assert stream(REDACTOR, text[:i], text[i:]) == expected
+
+
+PLAIN = [
+    "total 48\r\ndrwxr-xr-x  5 alice staff  160 May  1 12:00 src\r\n",
+    "\x1b[?1049h\x1b[1;1H\x1b[2J\x1b[38;5;245m─── htop ───\x1b[0m  CPU[|||   12.5%]\r\n",
+    "The task-management dashboard uses 1.2k tokens; passed 12 tests, 0 failed.\n",
+    "def check(password_hash: bytes) -> bool:\n    return bypass or verify(password_hash)\n",
+    "see https://github.com/owner/repo/blob/main/README.md#install and ssh://git@host:22\n",
+    "λ café ✓ 日本語 — emoji 🎉 and a bare 'eyJ' or 'sk-' or 'ghp_' mention\n",
+]
+
+
+@pytest.mark.parametrize("text", PLAIN, ids=["ls", "tui", "prose", "code", "urls", "unicode"])
+def test_plain_text_is_unchanged_and_not_held_back(text: str) -> None:
+    assert REDACTOR.redact(text) == text
+    s = StreamRedactor(REDACTOR)
+    assert s.feed(text) == text
+    assert s.held == 0
+
+
+def test_a_possible_secret_start_is_held_until_it_is_decided() -> None:
+    s = StreamRedactor(REDACTOR)
+    assert s.feed("$ echo ") == "$ echo "
+    assert s.feed("gh") == ""  # could become ghp_...
+    assert s.feed("p_FAKE0123") == ""
+    assert s.held == len("ghp_FAKE0123")
+    assert s.feed("456789abcdefghijklmnopqrstuv \r\n") == "[REDACTED:github-token] \r\n"
+    assert s.held == 0
+    assert s.feed("gh") == ""
+    assert s.feed("ost\r\n") == "ghost\r\n"  # not a token after all
+    assert s.feed("tail: gh") == "tail: "
+    assert s.flush() == "gh"  # flush writes the rest as it stands
+
+
+def test_private_key_block_is_held_from_begin_to_end() -> None:
+    key = next(r.example for r in RULES if r.name == "private-key")
+    s = StreamRedactor(REDACTOR)
+    out = s.feed("$ cat id\r\n")
+    lines = key.splitlines(keepends=True)
+    for line in lines[:-1]:
+        out += s.feed(line)
+    assert "BEGIN" not in out and s.held > 0
+    out += s.feed(lines[-1] + "\r\n$ ") + s.flush()
+    assert out == "$ cat id\r\n[REDACTED:private-key]\r\n$ "
+
+
+def test_private_key_without_end_is_redacted_anyway_and_hold_is_bounded() -> None:
+    body = ("MIIEFAKEpAIBAAKCAQEAFAKEFAKEFAKEFAKEFAKEFAKEFAKEFAKEFAKEFAKEFAKEFAKE\n") * 150  # ~10 KiB
+    text = "-----BEGIN RSA PRIVATE KEY-----\n" + body
+    s = StreamRedactor(REDACTOR)
+    out = ""
+    for i in range(0, len(text), 1000):
+        out += s.feed(text[i : i + 1000])
+        assert s.held <= 20 * 1024
+    out += s.flush()
+    assert out == "[REDACTED:private-key]"
+    assert REDACTOR.redact(text + "$ ") == "[REDACTED:private-key]$ "
+
+
+def test_hold_is_released_once_a_long_candidate_cannot_be_a_secret() -> None:
+    # 'eyJ' followed by more than a JWT header can hold is not a JWT: nothing stays held.
+    s = StreamRedactor(REDACTOR)
+    text = "eyJ" + "A" * 5000
+    out = s.feed(text)
+    assert len(out) + s.held == len(text) and s.held < 1100
+    assert out + s.flush() == text
+
+
+# ----------------------------------------------------------------- allowlist, user rules
+
+
+def test_allowlist_keeps_matching_secrets_in_full_only() -> None:
+    r = Redactor(allowlist=["FAKEhunter2", r"glpat-FAKE-example-\d+"])
+    assert r.redact("password=FAKEhunter2") == "password=FAKEhunter2"
+    assert r.redact("password=FAKEhunter23") == "password=[REDACTED:password]"
+    assert r.redact("glpat-FAKE-example-01234567") == "glpat-FAKE-example-01234567"
+
+
+def test_build_redactor_adds_user_patterns_and_allowlist() -> None:
+    config = RedactConfig(
+        patterns=(
+            RedactPattern("corp-token", r"corp_[A-Za-z0-9]{12}"),
+            RedactPattern("pin", r"PIN: (?P<secret>\d{4})"),
+        ),
+        allowlist=("corp_FAKEallowed0",),
+    )
+    r = build_redactor(config)
+    assert r.redact("x corp_FAKE00000000 y") == "x [REDACTED:corp-token] y"
+    assert r.redact("PIN: 1234") == "PIN: [REDACTED:pin]"
+    assert r.redact("corp_FAKEallowed0") == "corp_FAKEallowed0"
+    assert r.redact("AKIAFAKE7EXAMPLE2KEY") == "[REDACTED:aws-access-key-id]"  # built-ins stay
+    text = "a corp_FAKE00000000 b PIN: 9876\n"
+    for i in range(len(text) + 1):
+        assert stream(r, text[:i], text[i:]) == r.redact(text)
+
+
+def test_disabled_redaction_changes_nothing() -> None:
+    r = build_redactor(RedactConfig(enabled=False))
+    example = RULES[1].example
+    assert r.redact(example) == example
+    assert stream(r, example[:5], example[5:]) == example
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"(?<=id=)[a-f0-9]{6}",
+        r"(?i)zz(?:top|bottom)+\d{2,}",
+        r"(?s)<<.{3,9}?>>",
+        r"\bkey-\w{5}\b(?!x)",
+        r"(?i:x(?-i:Y))z{2}",
+        r"(ab)\1c",  # a backreference: no prefix regex, so the whole window is held
+    ],
+    ids=["lookbehind", "ignorecase-repeat", "lazy-dotall", "boundaries", "scoped-flags", "backref"],
+)
+def test_user_pattern_shapes_are_caught_across_any_split(pattern: str) -> None:
+    r = Redactor([RedactionRule("u", pattern)])
+    texts = ["id=abc123 zzTOPbottom42 <<a\nbc>> key-abcde xYzz ababc end\n", "zzto", "id=ab"]
+    for text in texts:
+        whole = r.redact(text)
+        for i in range(len(text) + 1):
+            assert stream(r, text[:i], text[i:]) == whole, f"{text!r} split at {i}"
+    assert r.redact(texts[0]).count("[REDACTED:u]") >= 1
+
+
+def test_regexes_compile_on_first_use_not_before() -> None:
+    r = Redactor([RedactionRule("broken", "(")])  # no error yet: nothing is compiled
+    with pytest.raises(Exception):
+        r.redact("text")
