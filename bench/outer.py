@@ -28,6 +28,10 @@ class OuterPtyError(RuntimeError):
     """The program in the outer pty misbehaved (did not start, timed out, failed)."""
 
 
+class Timeout(OuterPtyError):
+    """The program was still running (or still holding the pty) when its time ran out."""
+
+
 @dataclass
 class Outer:
     """A program running in an outer pty: its pid, the master fd and the start time."""
@@ -37,6 +41,8 @@ class Outer:
     started_ns: int
     tail: bytearray = field(default_factory=bytearray)
     status: int | None = None
+    bytes_read: int = 0  # set by drain, also when it times out
+    last_output_ns: int = 0
 
     def close(self) -> None:
         """Close the master and make sure the process is gone; never raises."""
@@ -87,6 +93,7 @@ class Drained:
     bytes_read: int
     exit_code: int
     maxrss_kb: int  # wait4's ru_maxrss: the largest of the program and its waited-for children
+    cpu_s: float  # user + system CPU of the program and its waited-for children (cat included)
 
 
 def drain(
@@ -118,11 +125,12 @@ def drain(
         bytes_read=total,
         exit_code=os.waitstatus_to_exitcode(status),
         maxrss_kb=rusage.ru_maxrss,
+        cpu_s=rusage.ru_utime + rusage.ru_stime,
     )
 
 
 def _on_alarm(_signum: int, _frame: object) -> None:
-    raise OuterPtyError("timed out waiting for the program's output to end")
+    raise Timeout("timed out waiting for the program to end")
 
 
 def _read_all(outer: Outer, tick: Callable[[], None] | None, tick_s: float) -> tuple[int, int]:
@@ -131,30 +139,34 @@ def _read_all(outer: Outer, tick: Callable[[], None] | None, tick_s: float) -> t
     last_ns = outer.started_ns
     next_tick = time.monotonic()
     tail = outer.tail
-    while True:
-        if tick is not None:
-            now = time.monotonic()
-            if now >= next_tick:
-                tick()
-                next_tick = now + tick_s
-            ready, _, _ = select.select([fd], [], [], tick_s)
-            if not ready:
-                continue
-        try:
-            data = os.read(fd, _READ_SIZE)
-        except OSError as exc:
-            if exc.errno != errno.EIO:
-                raise
-            break  # every holder of the slave has closed it
-        if not data:
-            break
-        total += len(data)
-        last_ns = time.perf_counter_ns()
-        if len(data) >= 4096:
-            tail[:] = data[-4096:]
-        else:
-            tail += data
-            del tail[:-4096]
+    try:
+        while True:
+            if tick is not None:
+                now = time.monotonic()
+                if now >= next_tick:
+                    tick()
+                    next_tick = now + tick_s
+                ready, _, _ = select.select([fd], [], [], tick_s)
+                if not ready:
+                    continue
+            try:
+                data = os.read(fd, _READ_SIZE)
+            except OSError as exc:
+                if exc.errno != errno.EIO:
+                    raise
+                break  # every holder of the slave has closed it
+            if not data:
+                break
+            total += len(data)
+            last_ns = time.perf_counter_ns()
+            if len(data) >= 4096:
+                tail[:] = data[-4096:]
+            else:
+                tail += data
+                del tail[:-4096]
+    finally:
+        outer.bytes_read = total
+        outer.last_output_ns = last_ns
     if tick is not None:
         tick()
     return total, last_ns

@@ -28,6 +28,8 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
                                "value": None, "ratio": None, "passed": None}
         recs = results.get(t["bench"], {}).get("recorders", {})
         mine = recs.get("shellkeep", {}).get(t["key"])
+        # A timed-out shellkeep run makes its figure a lower bound: it can still fail, not pass.
+        row["lower_bound"] = bool(recs.get("shellkeep", {}).get("timed_out"))
         if mine is not None and t["other"] is None:
             row["value"] = mine
             row["passed"] = mine < t["limit"]
@@ -46,9 +48,10 @@ def render_targets(rows: list[dict[str, Any]]) -> str:
     out = ["| target | shellkeep | compared with | ratio | limit | verdict |", "|---|---:|---:|---:|---:|---|"]
     for r in rows:
         unit = _unit(r["id"])
-        value = "—" if r["value"] is None else _fmt(r["value"], unit)
+        more = "> " if r.get("lower_bound") else ""
+        value = "—" if r["value"] is None else more + _fmt(r["value"], unit)
         other = _fmt(r["other"], unit) if r.get("other") is not None else "—"
-        ratio = f"{r['ratio']:.2f}x" if r["ratio"] is not None else "—"
+        ratio = f"{more}{r['ratio']:.2f}x" if r["ratio"] is not None else "—"
         limit = f"{r['limit']}x" if r["id"] != "memory_peak" else f"{r['limit']:.0f} MB"
         verdict = {True: "**pass**", False: "**FAIL**", None: "not run"}[r["passed"]]
         out.append(f"| {r['text']} | {value} | {other} | {ratio} | {limit} | {verdict} |")
@@ -110,9 +113,14 @@ def render(doc: dict[str, Any]) -> str:
             last = _median([run["last_output_s"] for run in r["runs"]])
             sizes = [run.get("recording_bytes") for run in r["runs"] if run.get("recording_bytes")]
             size = f"{max(sizes) / 1e6:.1f} MB" if sizes else "—"
-            vs = f"{r['median'] / direct:.2f}x" if direct else "—"
-            lines.append(f"| {name} | {r['median']:.3f} s | {r['min']:.3f} s | {r['max']:.3f} s | "
+            more = "> " if r.get("timed_out") else ""
+            vs = f"{more}{r['median'] / direct:.2f}x" if direct else "—"
+            lines.append(f"| {name} | {more}{r['median']:.3f} s | {r['min']:.3f} s | {more}{r['max']:.3f} s | "
                          f"{last:.3f} s | {vs} | {size} |")
+        if any(r.get("timed_out") for r in t["recorders"].values()):
+            lines += ["", f"`>`: a run was still going after {t['timeout_s']:.0f} s and was stopped "
+                      "(SIGHUP to its process group); its time counts as the limit and later repeats "
+                      "were skipped."]
         sk = t["recorders"].get("shellkeep")
         if sk:
             complete = all(run.get("complete") for run in sk["runs"])
@@ -166,9 +174,13 @@ def render(doc: dict[str, Any]) -> str:
             "|---|---:|---:|---:|",
         ]
         for name, r in t["recorders"].items():
-            w = max(run["wait4_maxrss_mb"] for run in r["runs"])
+            ws = [run["wait4_maxrss_mb"] for run in r["runs"] if run["wait4_maxrss_mb"] is not None]
+            w = f"{max(ws):.1f} MB" if ws else "—"
             el = _median([run["elapsed_s"] for run in r["runs"]])
-            lines.append(f"| {name} | {r['peak_mb']:.1f} MB | {w:.1f} MB | {el:.2f} s |")
+            more = "> " if r.get("timed_out") else ""
+            lines.append(f"| {name} | {r['peak_mb']:.1f} MB | {w} | {more}{el:.2f} s |")
+        if any(r.get("timed_out") for r in t["recorders"].values()):
+            lines += ["", f"`>`: stopped after {t['timeout_s']:.0f} s; the peak is what was seen until then."]
         lines.append("")
     return "\n".join(lines)
 

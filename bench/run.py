@@ -55,10 +55,14 @@ class Plan:
     startup_runs: int
     memory_copies: int  # the input file is cat'ed this many times for the memory benchmark
     memory_repeats: int
+    # A run still going after this long is stopped and counted as "more than the limit";
+    # that recorder then skips the benchmark's remaining repeats (keeps the total bounded).
+    throughput_timeout_s: float
+    memory_timeout_s: float
 
 
-FULL = Plan("full", 60, 3, 500, 3, 0.002, 20, 4, 2)
-QUICK = Plan("quick", 12, 2, 150, 2, 0.002, 6, 4, 1)
+FULL = Plan("full", 60, 3, 500, 3, 0.002, 20, 4, 2, throughput_timeout_s=40, memory_timeout_s=90)
+QUICK = Plan("quick", 12, 2, 150, 2, 0.002, 6, 4, 1, throughput_timeout_s=15, memory_timeout_s=30)
 
 
 class Bench:
@@ -93,6 +97,22 @@ class Bench:
         rec.clean()
         self.current = outer.spawn(rec.argv(command), env=self.env, cwd=str(self.cwd))
         return self.current
+
+    def run_once(
+        self,
+        rec: Recorder,
+        command: list[str],
+        timeout_s: float,
+        tick: Callable[[], None] | None = None,
+    ) -> tuple[outer.Outer, outer.Drained | None]:
+        """Run ``command`` under ``rec`` to its end; the result is None when it timed out."""
+        o = self.spawn(rec, command)
+        try:
+            return o, outer.drain(o, timeout_s=timeout_s, tick=tick)
+        except outer.Timeout:
+            return o, None
+        finally:
+            self.finish()
 
     def finish(self) -> None:
         """Make sure the current program is gone and its pty closed."""
@@ -144,21 +164,25 @@ def _shellkeep_meta(bench: Bench) -> dict[str, object]:
 def bench_throughput(bench: Bench) -> dict[str, object]:
     """Time ``cat`` of the base64 file under each recorder; check the recordings' sizes."""
     runs: dict[str, list[dict[str, object]]] = {r.name: [] for r in bench.recorders}
+    timed_out: set[str] = set()
+    limit = bench.plan.throughput_timeout_s
     # What cat writes reaches the recorder as this many bytes: ONLCR turns \n into \r\n.
     expected = bench.data_bytes + bench.data_lines
     for i, order in enumerate(bench.rounds(bench.plan.throughput_repeats)):
         for rec in order:
-            o = bench.spawn(rec, ["cat", str(bench.data)])
-            try:
-                d = outer.drain(o, timeout_s=180)
-            finally:
-                bench.finish()
-            _check_exit(rec, d, o, "throughput")
-            run: dict[str, object] = {
-                "elapsed_s": d.elapsed_s,
-                "last_output_s": d.last_output_s,
-                "bytes_read": d.bytes_read,
-            }
+            if rec.name in timed_out:
+                continue
+            o, d = bench.run_once(rec, ["cat", str(bench.data)], limit)
+            last_s = (o.last_output_ns - o.started_ns) / 1e9
+            if d is None:
+                timed_out.add(rec.name)
+                run: dict[str, object] = {"elapsed_s": limit, "timed_out": True, "last_output_s": last_s,
+                                          "bytes_read": o.bytes_read}
+                _say(f"  throughput #{i + 1} {rec.name:<10} > {limit:.0f} s: stopped (last output at {last_s:.3f} s)")
+            else:
+                _check_exit(rec, d, o, "throughput")
+                run = {"elapsed_s": d.elapsed_s, "last_output_s": d.last_output_s, "bytes_read": d.bytes_read}
+                _say(f"  throughput #{i + 1} {rec.name:<10} {d.elapsed_s:7.3f} s  (last output {last_s:.3f} s)")
             cast = rec.recording()
             if cast is not None:
                 run["recording_bytes"] = cast.stat().st_size
@@ -173,12 +197,12 @@ def bench_throughput(bench: Bench) -> dict[str, object]:
                 )
             rec.clean()
             runs[rec.name].append(run)
-            _say(f"  throughput #{i + 1} {rec.name:<10} {d.elapsed_s:7.3f} s  (last output {d.last_output_s:.3f} s)")
     return {
         "input_bytes": bench.data_bytes,
         "expected_output_bytes": expected,
         "repeats": bench.plan.throughput_repeats,
-        "recorders": {name: {"runs": rs, **_summary([r["elapsed_s"] for r in rs])} for name, rs in runs.items()},  # type: ignore[misc]
+        "timeout_s": limit,
+        "recorders": {name: _run_summary(rs, "elapsed_s") for name, rs in runs.items()},
     }
 
 
@@ -277,18 +301,23 @@ def bench_startup(bench: Bench) -> dict[str, object]:
 def bench_memory(bench: Bench) -> dict[str, object]:
     """Poll the recorder's VmHWM while it relays ``cat`` of the input file several times."""
     copies = bench.plan.memory_copies
+    limit = bench.plan.memory_timeout_s
+    command = ["cat", *[str(bench.data)] * copies]
+    timed_out: set[str] = set()
     runs: dict[str, list[dict[str, object]]] = {r.name: [] for r in bench.recorders if r.name != "direct"}
     recs = [r for r in bench.recorders if r.name != "direct"]
     for i in range(bench.plan.memory_repeats):
         order = recs[i % len(recs):] + recs[: i % len(recs)]
         for rec in order:
-            o = bench.spawn(rec, ["cat", *[str(bench.data)] * copies])
+            if rec.name in timed_out:
+                continue
             peak = {"hwm_kb": 0, "rss_kb": 0}
-            status_path = f"/proc/{o.pid}/status"
 
-            def poll(path: str = status_path, peak: dict[str, int] = peak) -> None:
+            def poll(peak: dict[str, int] = peak) -> None:
+                if bench.current is None:
+                    return
                 try:
-                    with open(path, "rb") as f:
+                    with open(f"/proc/{bench.current.pid}/status", "rb") as f:
                         text = f.read()
                 except OSError:
                     return
@@ -298,33 +327,43 @@ def bench_memory(bench: Bench) -> dict[str, object]:
                     elif line.startswith(b"VmRSS:"):
                         peak["rss_kb"] = max(peak["rss_kb"], int(line.split()[1]))
 
-            try:
-                d = outer.drain(o, timeout_s=400, tick=poll, tick_s=0.01)
-            finally:
-                bench.finish()
-            _check_exit(rec, d, o, "memory")
+            o, d = bench.run_once(rec, command, limit, tick=poll)
+            if d is None:
+                timed_out.add(rec.name)
+            else:
+                _check_exit(rec, d, o, "memory")
             rec.clean()
             run = {
                 "peak_mb": peak["hwm_kb"] / 1024,
                 "peak_rss_sampled_mb": peak["rss_kb"] / 1024,
-                "wait4_maxrss_mb": d.maxrss_kb / 1024,
-                "elapsed_s": d.elapsed_s,
-                "last_output_s": d.last_output_s,
+                "wait4_maxrss_mb": d.maxrss_kb / 1024 if d else None,
+                "elapsed_s": d.elapsed_s if d else limit,
+                "last_output_s": (o.last_output_ns - o.started_ns) / 1e9,
+                "timed_out": d is None,
             }
             runs[rec.name].append(run)
-            _say(f"  memory #{i + 1} {rec.name:<10} peak {run['peak_mb']:7.1f} MB  ({d.elapsed_s:.2f} s)")
+            took = f"{d.elapsed_s:.2f} s" if d else f"> {limit:.0f} s: stopped"
+            _say(f"  memory #{i + 1} {rec.name:<10} peak {run['peak_mb']:7.1f} MB  ({took})")
     return {
         "relayed_bytes": (bench.data_bytes + bench.data_lines) * copies,
         "repeats": bench.plan.memory_repeats,
+        "timeout_s": limit,
         "recorders": {
             name: {"runs": rs, "peak_mb": max(r["peak_mb"] for r in rs),  # type: ignore[type-var]
-                   "median_mb": statistics.median(r["peak_mb"] for r in rs)}  # type: ignore[misc]
+                   "median_mb": statistics.median(r["peak_mb"] for r in rs),  # type: ignore[misc]
+                   "timed_out": any(r["timed_out"] for r in rs)}
             for name, rs in runs.items()
         },
     }
 
 
 # -- helpers -------------------------------------------------------------------------
+
+
+def _run_summary(rs: list[dict[str, object]], key: str) -> dict[str, object]:
+    """Summarise runs by ``key``; a timed-out run counts as its limit (a lower bound)."""
+    values = [float(r[key]) for r in rs]  # type: ignore[arg-type]
+    return {"runs": rs, **_summary(values), "timed_out": any(r.get("timed_out") for r in rs)}
 
 
 def _summary(values: Sequence[float]) -> dict[str, float]:

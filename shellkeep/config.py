@@ -18,12 +18,10 @@ with tomli-w.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import math
 import os
 import re
 import sys
-import tempfile
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -290,6 +288,8 @@ class Config:
 ConfigValue: TypeAlias = Union[bool, int, float, str, None, tuple[str, ...], tuple[RedactPattern, ...]]
 """The type of one resolved setting; None means unset."""
 
+_Patterns: TypeAlias = "tuple[RedactPattern, ...]"
+
 ENV_VARS: Mapping[str, str] = types.MappingProxyType(
     {
         "SHELLKEEP_RECORD_INPUT": "record.input",
@@ -352,7 +352,7 @@ _KIND_EXPECT = {
     "float": "a number",
     "str": "a string",
     "strings": "a list of strings",
-    "patterns": "a list of { name, pattern } tables",
+    "patterns": "a list of {name, pattern} tables",
 }
 
 
@@ -420,6 +420,8 @@ def config_keys() -> tuple[str, ...]:
 
 def _suggest(word: str, choices: typing.Iterable[str]) -> str:
     """Return '; did you mean X?' for the closest choice, or ''."""
+    import difflib
+
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f"; did you mean '{close[0]}'?" if close else ""
 
@@ -457,7 +459,9 @@ def parse_size(text: str) -> int | None:
 
 def _show(value: object) -> str:
     """Render a bad value for an error message, briefly."""
-    if isinstance(value, bool):
+    if value is None:
+        text = "nothing"
+    elif isinstance(value, bool):
         text = "true" if value else "false"
     elif isinstance(value, str):
         text = repr(value)
@@ -470,11 +474,26 @@ def _show(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _bad_value(origin: str, key: str, expect: str, got: object) -> ConfigError:
-    return ConfigError(f"invalid config in {origin}: {key} must be {expect}, got {_show(got)}")
+@dataclass(frozen=True, slots=True)
+class _Origin:
+    """Where a value came from, for messages: "'<file>'", "environment variable X", ...
+
+    fix: what the user can do about a bad value there ("" = nothing to add).
+    """
+
+    label: str  # "" for a value given on the command line
+    fix: str = ""
 
 
-def _coerce(spec: _Spec, value: object, origin: str) -> ConfigValue:
+def _bad_value(origin: _Origin, key: str, expect: str, got: object) -> ConfigError:
+    """Return the error for a value of the wrong type or out of range."""
+    shown = "" if isinstance(got, (list, tuple, dict)) else f", got {_show(got)}"
+    fix = f"; {origin.fix}" if origin.fix else ""
+    where = f"invalid config in {origin.label}" if origin.label else "invalid value"
+    return ConfigError(f"{where}: {key} must be {expect}{shown}{fix}")
+
+
+def _coerce(spec: _Spec, value: object, origin: _Origin) -> ConfigValue:
     """Check a parsed TOML (or flag) value against ``spec``; return it in the field's type."""
     kind = spec.kind
     result: ConfigValue
@@ -505,17 +524,17 @@ def _coerce(spec: _Spec, value: object, origin: str) -> ConfigValue:
     return result
 
 
-def _coerce_pattern(spec: _Spec, index: int, item: object, origin: str) -> RedactPattern:
+def _coerce_pattern(spec: _Spec, index: int, item: object, origin: _Origin) -> RedactPattern:
     """Turn one ``{name, pattern}`` table into a RedactPattern."""
     where = f"{spec.key}[{index}]"
     if isinstance(item, RedactPattern):
         return item
     if not isinstance(item, dict):
-        raise _bad_value(origin, where, "a { name, pattern } table", item)
+        raise _bad_value(origin, where, "a {name, pattern} table", item)
     for extra in item:
         if extra not in ("name", "pattern"):
             hint = _suggest(extra, ("name", "pattern"))
-            raise ConfigError(f"unknown key '{where}.{extra}' in {origin}{hint}")
+            raise ConfigError(f"unknown key '{where}.{extra}' in {origin.label}{hint}")
     for needed in ("name", "pattern"):
         if not isinstance(item.get(needed), str) or not item[needed]:
             raise _bad_value(origin, f"{where}.{needed}", "a non-empty string", item.get(needed))
@@ -526,7 +545,7 @@ _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off"})
 
 
-def _parse_raw(spec: _Spec, raw: str, origin: str) -> ConfigValue:
+def _parse_raw(spec: _Spec, raw: str, origin: _Origin) -> ConfigValue:
     """Convert a string from the environment or ``config set`` to the key's type.
 
     An empty string unsets a key that may be unset. Lists are written as TOML arrays;
@@ -625,7 +644,7 @@ def _read_document(path: Path, fix: str) -> dict[str, typing.Any] | None:
 
 
 def _validate_document(
-    doc: Mapping[str, object], origin: str, *, project: bool
+    doc: Mapping[str, object], origin: _Origin, *, project: bool
 ) -> dict[str, ConfigValue]:
     """Check a parsed config file; return its values by dotted key.
 
@@ -642,38 +661,35 @@ def _validate_document(
                     if homes
                     else f"; the tables are {', '.join(sections)}"
                 )
-                raise ConfigError(f"unknown key '{section}' in {origin}{hint}")
+                raise ConfigError(f"unknown key '{section}' in {origin.label}{hint}")
             hint = _suggest(section, sections) or f"; the tables are {', '.join(sections)}"
-            raise ConfigError(f"unknown table [{section}] in {origin}{hint}")
+            raise ConfigError(f"unknown table [{section}] in {origin.label}{hint}")
         if not isinstance(table, dict):
-            raise ConfigError(f"invalid config in {origin}: '{section}' must be a [{section}] table")
+            raise ConfigError(f"invalid config in {origin.label}: '{section}' must be a [{section}] table")
         for name, value in table.items():
             key = f"{section}.{name}"
             spec = _specs().get(key)
             if spec is None:
                 names = [s.name for s in _specs().values() if s.section == section]
-                close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
-                hint = (
-                    f"; did you mean '{section}.{close[0]}'?"
-                    if close
-                    else f"; [{section}] has {', '.join(names)}"
+                hint = _suggest(name, names).replace("'", f"'{section}.", 1) or (
+                    f"; [{section}] has {', '.join(names)}"
                 )
-                raise ConfigError(f"unknown key '{key}' in {origin}{hint}")
+                raise ConfigError(f"unknown key '{key}' in {origin.label}{hint}")
             if project and not spec.project:
                 raise ConfigError(
-                    f"{key} cannot be set in a project file ({origin}); "
+                    f"{key} cannot be set in a project file ({origin.label}); "
                     f"set it in your own config with 'shellkeep config set {key} ...'"
                 )
             values[key] = _coerce(spec, value, origin)
     return values
 
 
-def _user_origin(path: Path) -> str:
-    return f"'{path}'"
-
-
 _FIX_USER = "fix it with 'shellkeep config edit'"
 _FIX_PROJECT = "fix or remove that file"
+
+
+def _file_origin(path: Path, *, project: bool) -> _Origin:
+    return _Origin(f"'{path}'", _FIX_PROJECT if project else _FIX_USER)
 
 
 def _layers(
@@ -687,23 +703,24 @@ def _layers(
     user = paths.config_file
     doc = _read_document(user, _FIX_USER)
     if doc is not None:
-        layers.append((str(user), _validate_document(doc, _user_origin(user), project=False)))
+        layers.append((str(user), _validate_document(doc, _file_origin(user, project=False), project=False)))
     if project_root is not None:
         project_file = project_root / PROJECT_FILE_NAME
         if project_file.absolute() != user.absolute():
             doc = _read_document(project_file, _FIX_PROJECT)
             if doc is not None:
-                values = _validate_document(doc, f"'{project_file}'", project=True)
+                origin = _file_origin(project_file, project=True)
+                values = _validate_document(doc, origin, project=True)
                 layers.append((str(project_file), values))
     for var, key in ENV_VARS.items():
         raw = env.get(var)
         if raw:
-            origin = f"environment variable {var}"
-            layers.append((var, {key: _parse_raw(_specs()[key], raw, origin)}))
+            env_origin = _Origin(f"environment variable {var}", f"fix or unset {var}")
+            layers.append((var, {key: _parse_raw(_specs()[key], raw, env_origin)}))
     flags: dict[str, ConfigValue] = {}
     for key, value in (overrides or {}).items():
         if value is not None:
-            flags[key] = _coerce(_spec_for(key), value, "a command-line flag")
+            flags[key] = _coerce(_spec_for(key), value, _Origin("a command-line flag"))
     if flags:
         layers.append(("flag", flags))
     return layers
@@ -721,9 +738,9 @@ def _resolve(
         for key, value in values.items():
             old = entries[key]
             if _specs()[key].append and source != "flag":
-                assert isinstance(old.value, tuple) and isinstance(value, tuple)
+                combined = typing.cast(_Patterns, old.value) + typing.cast(_Patterns, value)
                 joined = source if old.source == "default" else f"{old.source} + {source}"
-                entries[key] = ConfigEntry(key, old.value + value, joined)  # type: ignore[arg-type]
+                entries[key] = ConfigEntry(key, combined, joined)
             else:
                 entries[key] = ConfigEntry(key, value, source)
     tables: dict[str, object] = {}
@@ -787,7 +804,7 @@ def check_config_file(path: Path, *, project: bool = False) -> None:
     """
     doc = _read_document(path, _FIX_PROJECT if project else _FIX_USER)
     if doc is not None:
-        _validate_document(doc, f"'{path}'", project=project)
+        _validate_document(doc, _file_origin(path, project=project), project=project)
 
 
 def get_config_value(config: Config, dotted_key: str) -> ConfigValue:
@@ -816,6 +833,8 @@ def _write_atomically(path: Path, data: bytes) -> None:
 
     A symlinked config file is followed, so the link's target is replaced, not the link.
     """
+    import tempfile
+
     target = path.resolve() if path.is_symlink() else path
     try:
         ensure_dir(target.parent)
@@ -852,7 +871,7 @@ def set_config_value(path: Path, dotted_key: str, raw_value: str) -> ConfigValue
     import tomli_w
 
     spec = _spec_for(dotted_key)
-    value = _parse_raw(spec, raw_value, f"'{dotted_key}'")
+    value = _parse_raw(spec, raw_value, _Origin(""))
     doc = _read_document(path, _FIX_USER) or {}
     table = doc.setdefault(spec.section, {})
     if not isinstance(table, dict):
@@ -863,7 +882,7 @@ def set_config_value(path: Path, dotted_key: str, raw_value: str) -> ConfigValue
             del doc[spec.section]
     else:
         table[spec.name] = _to_toml(value)
-    _validate_document(doc, f"'{path}'", project=False)
+    _validate_document(doc, _file_origin(path, project=False), project=False)
     _write_atomically(path, tomli_w.dumps(doc).encode("utf-8"))
     return value
 
@@ -949,7 +968,8 @@ def render_config_template(*, commented: bool = False) -> str:
             if spec.key == "redact.patterns":
                 lines.append(f"# patterns = [{_EXAMPLE_PATTERN}]")
             if spec.default is None:
-                lines.append(f"# {spec.name} = {format_toml_value(spec.example)}  # unset by default")
+                example = typing.cast(ConfigValue, spec.example)
+                lines.append(f"# {spec.name} = {format_toml_value(example)}  # unset by default")
             else:
                 prefix = "# " if commented else ""
                 lines.append(f"{prefix}{spec.name} = {format_toml_value(spec.default)}")

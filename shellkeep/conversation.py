@@ -4,6 +4,11 @@ Runs once the child has exited (or when an interrupted session is resumed): find
 agent's own session through its adapter, reads its exchanges (or, for programs without a
 transcript, builds them from the recording), stores ``exchanges.jsonl`` and a copy of the
 agent's transcript in the session folder, and sums them up in ``meta.json``.
+
+A session's exchanges are the ones sent during it: a conversation resumed natively keeps
+its earlier exchanges in the agent's transcript, but they belong to the session that sent
+them (its ``parent``), so usage is never counted twice along a chain. The block shellkeep
+types into a program on resume (``INJECTED_CONTEXT_PREFIX``) is not an exchange either.
 """
 
 from __future__ import annotations
@@ -14,18 +19,33 @@ import logging
 import os
 import shutil
 from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
-from shellkeep.agents.base import AgentSession, Exchange, Launch
+from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX, AgentAdapter, AgentSession, Exchange, Launch
 from shellkeep.agents.registry import adapter_for, adapter_named
 from shellkeep.store.paths import FILE_MODE, ensure_dir
 from shellkeep.store.session import AGENT_FOLDER, EXCHANGES_FILE, SessionMeta, parse_iso, write_meta
 
+__all__ = ["Conversation", "adapter_of", "collect", "gather", "is_collected", "read_exchanges", "write_exchanges"]
+
 log = logging.getLogger(__name__)
 
+CLOCK_SLACK_S = 2.0
+"""An exchange dated up to this many seconds before the session's start still belongs to it."""
 
-def adapter_of(meta: SessionMeta) -> object:
-    """Return the adapter that recorded ``meta``'s agent (generic when unknown)."""
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    """What ``gather`` found: the agent's own session (None when none) and this session's exchanges."""
+
+    agent_session: AgentSession | None
+    exchanges: tuple[Exchange, ...]
+
+
+def adapter_of(meta: SessionMeta) -> AgentAdapter:
+    """Return the adapter that recorded ``meta``'s agent (by its stored name, else by its command)."""
     from shellkeep.errors import UserInputError
 
     try:
@@ -34,55 +54,89 @@ def adapter_of(meta: SessionMeta) -> object:
         return adapter_for(meta.command)
 
 
-def collect(meta: SessionMeta, env: Mapping[str, str] | None = None) -> SessionMeta:
-    """Read ``meta``'s conversation, store it with the session, and return updated metadata.
+def gather(meta: SessionMeta, env: Mapping[str, str] | None = None) -> Conversation:
+    """Find ``meta``'s agent session and read the exchanges sent during it; write nothing.
 
-    Never raises for an agent's unreadable files: the session keeps what could be read.
-    Raises OSError only when the session folder itself cannot be written.
+    env: the environment the agent ran with (HOME, ``CLAUDE_CONFIG_DIR``, ``CODEX_HOME``...).
+    Never raises for an agent's unreadable files: what could not be read is left out.
     """
     env = dict(os.environ if env is None else env)
     adapter = adapter_of(meta)
     agent_session = _find_agent_session(adapter, meta, env)
     exchanges: list[Exchange] = []
     if agent_session is not None:
-        exchanges = adapter.read_exchanges(agent_session)  # type: ignore[attr-defined]
-        _copy_transcripts(adapter, agent_session, meta.folder)
+        try:
+            exchanges = _own_exchanges(adapter.read_exchanges(agent_session), meta)
+        except Exception as exc:  # noqa: BLE001 - an adapter bug falls back to the recording
+            log.warning("could not read the %s transcript of %s: %s", adapter.name, meta.id, exc)
     if not exchanges:
         # No agent transcript found or readable: the generic way, from the recording.
-        exchanges = _from_recording(meta)
-    write_exchanges(meta.folder, exchanges)
+        exchanges = _own_exchanges(_from_recording(meta), meta)
+    return Conversation(agent_session, tuple(exchanges))
+
+
+def collect(meta: SessionMeta, env: Mapping[str, str] | None = None) -> SessionMeta:
+    """Read ``meta``'s conversation, store it with the session, and return updated metadata.
+
+    Stores ``exchanges.jsonl``, copies the agent's transcript into ``agent/`` and writes
+    ``meta.json`` with ``agent_session_id``, ``agent_transcript``, ``exchange_count`` and
+    ``usage``. Never raises for an agent's unreadable files: the session keeps what could be
+    read. Raises OSError only when the session folder itself cannot be written.
+    """
+    conversation = gather(meta, env)
+    agent_session = conversation.agent_session
+    if agent_session is not None:
+        _copy_transcripts(adapter_of(meta), agent_session, meta.folder)
+    write_exchanges(meta.folder, list(conversation.exchanges))
     updated = dataclasses.replace(
         meta,
         agent_session_id=agent_session.session_id if agent_session else meta.agent_session_id,
         agent_transcript=str(agent_session.transcript) if agent_session and agent_session.transcript else None,
-        exchange_count=len(exchanges),
-        usage=_total_usage(exchanges),
+        exchange_count=len(conversation.exchanges),
+        usage=_total_usage(conversation.exchanges),
     )
     write_meta(updated)
     return updated
 
 
+def is_collected(meta: SessionMeta) -> bool:
+    """Return whether ``meta``'s exchanges were stored (``exchanges.jsonl`` exists)."""
+    return (meta.folder / EXCHANGES_FILE).is_file()
+
+
 def read_exchanges(meta: SessionMeta, limit: int | None = None) -> list[Exchange]:
-    """Return the stored exchanges of a session (the last ``limit`` when given); [] if none."""
+    """Return the stored exchanges of a session (the last ``limit`` when given); [] if none.
+
+    Reads ``exchanges.jsonl`` (one ``Exchange.to_json`` object a line); a malformed line
+    is skipped with a logged warning.
+    """
     path = meta.folder / EXCHANGES_FILE
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except (OSError, UnicodeDecodeError) as exc:
+        log.warning("could not read %s: %s", path, exc)
         return []
     found: list[Exchange] = []
     for line in lines:
         if not line.strip():
             continue
         try:
-            found.append(Exchange.from_json(json.loads(line)))
-        except (ValueError, Exception) as exc:  # noqa: BLE001 - a bad line is skipped, not fatal
+            obj = json.loads(line)
+            if not isinstance(obj, dict):
+                raise ValueError("not a JSON object")
+            found.append(Exchange.from_json(obj))
+        except Exception as exc:  # noqa: BLE001 - a bad line is skipped, not fatal
             log.warning("skipping a malformed exchange in %s: %s", path, exc)
-    return found[-limit:] if limit else found
+    if limit is None:
+        return found
+    return found[-limit:] if limit > 0 else []
 
 
 def write_exchanges(folder: Path, exchanges: list[Exchange]) -> None:
     """Store ``exchanges`` as ``exchanges.jsonl`` (one JSON object a line), atomically, 0600."""
-    tmp = folder / f".{EXCHANGES_FILE}.tmp"
+    tmp = folder / f".{EXCHANGES_FILE}.{os.getpid()}.tmp"
     data = "".join(json.dumps(e.to_json(), ensure_ascii=False) + "\n" for e in exchanges)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -90,9 +144,32 @@ def write_exchanges(folder: Path, exchanges: list[Exchange]) -> None:
     os.replace(tmp, folder / EXCHANGES_FILE)
 
 
-def _find_agent_session(adapter: object, meta: SessionMeta, env: Mapping[str, str]) -> AgentSession | None:
-    name = getattr(adapter, "name", "generic")
-    if name == "generic":
+def _own_exchanges(exchanges: list[Exchange], meta: SessionMeta) -> list[Exchange]:
+    """Keep the exchanges sent during ``meta``'s session, renumbered from 0.
+
+    Dropped: exchanges dated before the session started (a natively resumed conversation's
+    earlier ones) and the context block shellkeep typed in on resume. Undated exchanges stay.
+    """
+    try:
+        since = parse_iso(meta.started_at) - timedelta(seconds=CLOCK_SLACK_S)
+    except ValueError:
+        since = None
+    kept: list[Exchange] = []
+    for exchange in exchanges:
+        if exchange.prompt.lstrip().startswith(INJECTED_CONTEXT_PREFIX):
+            continue
+        if since is not None and exchange.time is not None:
+            try:
+                if parse_iso(exchange.time) < since:
+                    continue
+            except ValueError:
+                pass
+        kept.append(dataclasses.replace(exchange, index=len(kept)))
+    return kept
+
+
+def _find_agent_session(adapter: AgentAdapter, meta: SessionMeta, env: Mapping[str, str]) -> AgentSession | None:
+    if adapter.name == "generic":
         return None
     launch = Launch(argv=tuple(meta.command), agent_session_id=meta.agent_session_id)
     try:
@@ -107,9 +184,9 @@ def _find_agent_session(adapter: object, meta: SessionMeta, env: Mapping[str, st
     except Exception as exc:  # noqa: BLE001 - the screen only helps find an id printed on exit
         log.debug("no last screen for %s: %s", meta.id, exc)
     try:
-        return adapter.find_session(launch, Path(meta.cwd), env, started, screen_text)  # type: ignore[attr-defined,no-any-return]
+        return adapter.find_session(launch, Path(meta.cwd), env, started, screen_text)
     except Exception as exc:  # noqa: BLE001 - an adapter bug must not lose the session
-        log.warning("could not find the %s session of %s: %s", name, meta.id, exc)
+        log.warning("could not find the %s session of %s: %s", adapter.name, meta.id, exc)
         return None
 
 
@@ -127,15 +204,19 @@ def _from_recording(meta: SessionMeta) -> list[Exchange]:
         return []
 
 
-def _copy_transcripts(adapter: object, session: AgentSession, folder: Path) -> None:
+def _copy_transcripts(adapter: AgentAdapter, session: AgentSession, folder: Path) -> None:
     try:
-        files = adapter.transcript_files(session)  # type: ignore[attr-defined]
+        files = adapter.transcript_files(session)
     except Exception as exc:  # noqa: BLE001
         log.warning("could not list the agent's transcript files: %s", exc)
         return
     if not files:
         return
-    target = ensure_dir(folder / AGENT_FOLDER)
+    try:
+        target = ensure_dir(folder / AGENT_FOLDER)
+    except OSError as exc:
+        log.warning("could not make %s: %s", folder / AGENT_FOLDER, exc)
+        return
     for src in files:
         try:
             dest = target / src.name
@@ -145,7 +226,7 @@ def _copy_transcripts(adapter: object, session: AgentSession, folder: Path) -> N
             log.warning("could not copy %s: %s", src, exc)
 
 
-def _total_usage(exchanges: list[Exchange]) -> dict[str, int] | None:
+def _total_usage(exchanges: tuple[Exchange, ...]) -> dict[str, int] | None:
     usages = [e.usage for e in exchanges if e.usage is not None]
     if not usages:
         return None

@@ -1,53 +1,97 @@
-"""Put a session back: pick it, redraw its last screen, and plan how to restart its agent.
+"""Put a session back: pick it, plan how to restart its agent, and run it as a new session.
 
 Native resume where the agent has it (``claude --resume <id>``, ``codex resume <id>``, ...),
 otherwise re-injection: the same command is started and the last exchanges are typed into
-it once its output has settled. ``--agent NAME`` hands the conversation to another agent by
-re-injection. The resumed run is a new session whose ``parent`` is the one it resumes.
+it once its output has settled. ``--agent NAME`` hands the conversation to another program
+by re-injection. The resumed run is a new session whose ``parent`` is the one it resumes;
+``session_chain`` follows those links.
 """
 
 from __future__ import annotations
 
+import enum
 import logging
 import os
-from collections.abc import Mapping
+import shlex
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from shellkeep.agents.base import AgentSession, Exchange
-from shellkeep.errors import SessionNotFound, UserInputError
+from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX, AgentSession, Exchange
+from shellkeep.errors import DataError, SessionNotFound, UserInputError
 from shellkeep.store.paths import Paths, project_key
-from shellkeep.store.session import SessionMeta, Status, list_sessions, resolve_session
+from shellkeep.store.session import SessionMeta, Status, iter_session_folders, list_sessions, read_meta, resolve_session
+
+if TYPE_CHECKING:
+    from shellkeep.config import Config
+    from shellkeep.runner import RecordSettings, RunOutcome
+
+__all__ = [
+    "CUT_SHORT",
+    "ResumeMode",
+    "ResumePlan",
+    "choose_session",
+    "conversation_tail",
+    "inject_text",
+    "plan_resume",
+    "run_resume",
+    "session_chain",
+]
 
 log = logging.getLogger(__name__)
 
 CUT_SHORT = (Status.INTERRUPTED.value, Status.HANGUP.value, Status.KILLED.value)
+"""Statuses of sessions that ended without the user ending them."""
+
+DEFAULT_EXCHANGES = 5
+DEFAULT_SETTLE_S = 0.8
+
+# Programs that run what they are typed: re-injecting a conversation into them would run it.
+_SHELLS = frozenset({"sh", "bash", "zsh", "fish", "dash", "ksh", "mksh", "tcsh", "csh", "ash", "nu", "xonsh", "pwsh", "elvish"})
+
+Warn = Callable[[str], None]
+
+
+class ResumeMode(str, enum.Enum):
+    """How a session is put back."""
+
+    NATIVE = "native"
+    """The agent's own resume (``claude --resume <id>``)."""
+    INJECT = "inject"
+    """A fresh start, the last exchanges typed into it once its output settles."""
+    RESTART = "restart"
+    """A fresh start, nothing typed (no exchanges, or a shell)."""
 
 
 @dataclass(frozen=True, slots=True)
 class ResumePlan:
     """How a session will be put back.
 
-    mode: ``native`` (the agent's own resume), ``inject`` (exchanges typed into a fresh
-    start) or ``restart`` (a fresh start, nothing to inject).
-    argv / cwd: what runs, and where (the session's original directory).
+    session: the session resumed (with its conversation collected when it was not).
+    mode: native, inject or restart. argv / cwd: what runs, and where (the session's
+    original directory). agent: the adapter (or program) name of what runs.
+    exchanges: the exchanges typed in (``inject``), oldest first, else the last ones known.
     inject_text: the block typed into the program (``inject`` mode), else None.
+    settle_s: float seconds of quiet output before the block is typed.
     """
 
     session: SessionMeta
-    mode: str
+    mode: ResumeMode
     argv: tuple[str, ...]
     cwd: Path
     agent: str
     exchanges: tuple[Exchange, ...]
     inject_text: str | None
+    settle_s: float = DEFAULT_SETTLE_S
 
 
 def choose_session(paths: Paths, project_root: Path, ref: str | None, *, last: bool = False) -> SessionMeta:
     """Return the session to resume.
 
-    With ``ref`` (or ``last``) that session; else the newest session of the project that
-    was cut short (interrupted, hangup, killed) and not resumed yet, else the newest one.
+    With ``ref`` (an id, unique prefix or name) or ``last``, that session. Otherwise the
+    newest session of the project that was cut short (interrupted, hangup, killed) and not
+    resumed yet, else the newest session that is not running.
     Raises SessionNotFound or AmbiguousSession.
     """
     if ref or last:
@@ -58,72 +102,304 @@ def choose_session(paths: Paths, project_root: Path, ref: str | None, *, last: b
             f"no sessions recorded in project {project_key(project_root)} yet; run 'shellkeep' to record one"
         )
     resumed = {m.parent for m in sessions if m.parent}
-    for meta in sessions:
+    ended = [m for m in sessions if m.status != Status.RUNNING.value]
+    for meta in ended:
         if meta.status in CUT_SHORT and meta.id not in resumed:
             return meta
-    return sessions[0]
+    if not ended:
+        raise SessionNotFound(
+            f"every session of project {project_key(project_root)} is still running; "
+            "give a SESSION to resume or run 'shellkeep ls'"
+        )
+    return ended[0]
 
 
 def plan_resume(
+    paths: Paths,
     meta: SessionMeta,
     *,
-    exchanges: int = 5,
+    exchanges: int | None = None,
     agent: str | None = None,
     env: Mapping[str, str] | None = None,
+    dry_run: bool = False,
+    warn: Warn | None = None,
 ) -> ResumePlan:
-    """Decide how to put ``meta`` back; changes nothing but the session's own exchange file.
+    """Decide how to put ``meta`` back.
 
-    exchanges: how many of the last exchanges to re-inject.
-    agent: hand the conversation to this agent (an adapter name or any program) instead.
-    Raises UserInputError when the session's directory is gone.
+    A session whose conversation was never collected (its recorder was killed) is collected
+    now and stored, unless ``dry_run``: then nothing at all is written.
+
+    Args:
+        paths: the data locations (to follow ``parent`` links and read the config).
+        meta: the session to resume.
+        exchanges: how many of the last exchanges to re-inject; None = config
+            ``resume.exchanges``. Earlier sessions of the chain fill in when the session
+            itself has fewer.
+        agent: hand the conversation to this agent instead: an adapter name (its program
+            is started) or a command line (split like a shell would).
+        env: the environment the agent runs in (default ``os.environ``).
+        dry_run: write nothing.
+        warn: told about a broken config (defaults are used then).
+
+    Raises:
+        UserInputError: the session still runs, its directory is gone, or ``agent`` is empty.
     """
-    from shellkeep.agents.registry import adapter_names, adapter_named
-    from shellkeep.conversation import adapter_of, collect, read_exchanges
+    from shellkeep.conversation import adapter_of, collect, gather, is_collected, read_exchanges
 
     env = dict(os.environ if env is None else env)
+    if meta.status == Status.RUNNING.value:
+        raise UserInputError(
+            f"session {meta.id} is still running (pid {meta.pid}); end it first, or resume another"
+        )
     cwd = Path(meta.cwd)
     if not cwd.is_dir():
-        raise UserInputError(f"the session's directory {meta.cwd} no longer exists; restore it or resume elsewhere")
-    if meta.status != Status.RUNNING.value and not (meta.folder / "exchanges.jsonl").exists():
-        try:
-            meta = collect(meta, env)  # an interrupted session: read its conversation now
-        except OSError as exc:
-            log.warning("could not collect the conversation of %s: %s", meta.id, exc)
-    recent = tuple(read_exchanges(meta, limit=exchanges)) if exchanges > 0 else ()
+        raise UserInputError(f"the session's directory {meta.cwd} no longer exists; restore it to resume there")
+    default_n, settle_s = _resume_config(paths, cwd, env, warn)
+    n = default_n if exchanges is None else exchanges
 
-    if agent:
-        target = agent
-        if agent in adapter_names():
-            executables = getattr(adapter_named(agent), "executables", ()) or (agent,)
-            target = executables[0]
-        return ResumePlan(meta, "inject" if recent else "restart", (target,), cwd, agent, recent, _inject_text(meta, recent))
+    own: list[Exchange] | None = None
+    if not is_collected(meta):
+        if dry_run:
+            conversation = gather(meta, env)
+            own = list(conversation.exchanges)
+            if conversation.agent_session is not None and conversation.agent_session.session_id:
+                meta = _with_agent_session(meta, conversation.agent_session)
+        else:
+            try:
+                meta = collect(meta, env)
+            except OSError as exc:
+                log.warning("could not store the conversation of %s: %s", meta.id, exc)
+                own = list(gather(meta, env).exchanges)
+    if own is None:
+        own = read_exchanges(meta)
+    recent = tuple(conversation_tail(paths, meta, n, own=own))
+
+    if agent is not None:
+        argv, name = _agent_argv(agent)
+        mode = ResumeMode.INJECT if recent else ResumeMode.RESTART
+        return ResumePlan(meta, mode, argv, cwd, name, recent, inject_text(meta, recent), settle_s)
 
     adapter = adapter_of(meta)
     native: list[str] | None = None
     if meta.agent_session_id:
         transcript = Path(meta.agent_transcript) if meta.agent_transcript else None
-        session = AgentSession(agent=meta.agent, session_id=meta.agent_session_id, transcript=transcript)
+        session = AgentSession(agent=adapter.name, session_id=meta.agent_session_id, transcript=transcript)
         try:
-            native = adapter.resume_argv(meta.command, session)  # type: ignore[attr-defined]
-        except Exception as exc:  # noqa: BLE001 - fall back to re-injection
+            native = adapter.resume_argv(meta.command, session)
+        except Exception as exc:  # noqa: BLE001 - an adapter bug falls back to re-injection
             log.warning("could not build the native resume of %s: %s", meta.id, exc)
     if native:
-        return ResumePlan(meta, "native", tuple(native), cwd, meta.agent, recent, None)
-    mode = "inject" if recent else "restart"
-    return ResumePlan(meta, mode, tuple(meta.command), cwd, meta.agent, recent, _inject_text(meta, recent) if recent else None)
+        return ResumePlan(meta, ResumeMode.NATIVE, tuple(native), cwd, meta.agent, recent, None, settle_s)
+    if recent and _takes_context(meta.command):
+        return ResumePlan(
+            meta, ResumeMode.INJECT, tuple(meta.command), cwd, meta.agent, recent, inject_text(meta, recent), settle_s
+        )
+    return ResumePlan(meta, ResumeMode.RESTART, tuple(meta.command), cwd, meta.agent, recent, None, settle_s)
 
 
-def _inject_text(meta: SessionMeta, exchanges: tuple[Exchange, ...]) -> str | None:
-    """Return the block typed into a restarted program: a header, then each exchange."""
+def run_resume(paths: Paths, plan: ResumePlan, *, warn: Warn, env: Mapping[str, str] | None = None) -> RunOutcome:
+    """Run ``plan`` as a new recorded session whose ``parent`` is the resumed one.
+
+    Blocks until the program exits; ``inject`` plans type their block once its output has
+    settled. Raises AgentNotFound (127) when the program is not installed.
+    """
+    from shellkeep.runner import RunRequest, run_session
+
+    request = RunRequest(
+        argv=plan.argv,
+        cwd=plan.cwd,
+        name=plan.session.name,
+        settings=_record_settings(paths, plan.cwd, env, warn),
+        parent=plan.session.id,
+        inject=plan.inject_text.encode("utf-8") if plan.inject_text else None,
+        inject_settle_s=plan.settle_s,
+    )
+    return run_session(paths, request, warn=warn, env=env)
+
+
+def session_chain(paths: Paths, meta: SessionMeta) -> list[SessionMeta]:
+    """Return the resume chain through ``meta``, oldest first: its ancestors, it, its descendants.
+
+    Ancestors follow ``parent`` links (found in the same project folder first, else in any
+    project); descendants are the sessions of the project that resume it, the newest one
+    followed when a session was resumed more than once. A missing or unreadable link ends
+    the chain there; a cycle is cut.
+    """
+    chain = [meta]
+    seen = {meta.id}
+    current = meta
+    while current.parent and current.parent not in seen:
+        parent = _session_by_id(paths, current.parent, near=current.folder.parent)
+        if parent is None:
+            break
+        chain.insert(0, parent)
+        seen.add(parent.id)
+        current = parent
+    children: dict[str, list[SessionMeta]] = {}
+    for folder in _sibling_folders(meta.folder.parent):
+        try:
+            other = read_meta(folder)
+        except (OSError, DataError):
+            continue
+        if other.parent:
+            children.setdefault(other.parent, []).append(other)
+    current = meta
+    while children.get(current.id):
+        newest = max(children[current.id], key=lambda m: (m.started_at, m.id))
+        if newest.id in seen:
+            break
+        chain.append(newest)
+        seen.add(newest.id)
+        current = newest
+    return chain
+
+
+def conversation_tail(
+    paths: Paths, meta: SessionMeta, limit: int, *, own: list[Exchange] | None = None
+) -> list[Exchange]:
+    """Return the last ``limit`` exchanges of the conversation ``meta`` continues, oldest first.
+
+    The session's own exchanges (``own`` when given, else its stored ones) come last; when
+    they are fewer than ``limit``, its ancestors' stored exchanges fill in (newest first).
+    Indices are renumbered from 0.
+    """
+    from shellkeep.conversation import read_exchanges
+
+    if limit <= 0:
+        return []
+    found = list(own if own is not None else read_exchanges(meta))[-limit:]
+    seen = {meta.id}
+    current = meta
+    while len(found) < limit and current.parent and current.parent not in seen:
+        parent = _session_by_id(paths, current.parent, near=current.folder.parent)
+        if parent is None:
+            break
+        seen.add(parent.id)
+        found = read_exchanges(parent, limit - len(found)) + found
+        current = parent
+    return [_renumbered(e, i) for i, e in enumerate(found)]
+
+
+def inject_text(meta: SessionMeta, exchanges: tuple[Exchange, ...] | list[Exchange]) -> str | None:
+    """Return the block typed into a restarted program: a header line, then each exchange.
+
+    Lines are ``User: <prompt>``, ``Tools: <name summary>; ...`` and ``Assistant: <answer>``,
+    joined by ``\\n``. None when there is no exchange.
+    """
     if not exchanges:
         return None
     when = (meta.ended_at or meta.started_at or "")[:16].replace("T", " ")
+    count = len(exchanges)
     lines = [
-        f"[shellkeep] Context from the earlier session {meta.id} ({meta.agent}, {meta.status} {when} UTC): "
-        f"its last {len(exchanges)} exchange{'s' if len(exchanges) != 1 else ''} follow. Please continue from there.",
+        f"{INJECTED_CONTEXT_PREFIX} {meta.id} ({meta.agent}, {meta.status} {when} UTC): "
+        f"its last {count} exchange{'s' if count != 1 else ''} follow. Please continue from there.",
     ]
     for exchange in exchanges:
         lines.append(f"User: {exchange.prompt.strip()}")
+        if exchange.tool_calls:
+            lines.append("Tools: " + "; ".join(f"{c.name} {c.summary}".strip() for c in exchange.tool_calls))
         if exchange.answer.strip():
             lines.append(f"Assistant: {exchange.answer.strip()}")
     return "\n".join(lines)
+
+
+# -- helpers ----------------------------------------------------------------------------
+
+
+def _agent_argv(agent: str) -> tuple[tuple[str, ...], str]:
+    """Return the argv and name of ``--agent``: an adapter's program, else the command line given."""
+    from shellkeep.agents.adapter import CommandAdapter
+    from shellkeep.agents.registry import adapter_for, adapter_named, adapter_names
+
+    try:
+        words = tuple(shlex.split(agent))
+    except ValueError as exc:
+        raise UserInputError(f"--agent '{agent}' is not a valid command line ({exc}); quote it as a shell would") from exc
+    if not words:
+        raise UserInputError("--agent needs a name; give an agent such as 'codex' or a program")
+    if len(words) == 1 and words[0] in adapter_names():
+        adapter = adapter_named(words[0])
+        if isinstance(adapter, CommandAdapter) and adapter.executables:
+            return (adapter.executables[0],), adapter.name
+    adapter = adapter_for(words)
+    return words, os.path.basename(words[0]) if adapter.name == "generic" else adapter.name
+
+
+def _takes_context(argv: list[str] | tuple[str, ...]) -> bool:
+    """Return whether exchanges may be typed into ``argv``'s program (not into a shell)."""
+    if not argv:
+        return False
+    return os.path.basename(argv[0]).lstrip("-") not in _SHELLS
+
+
+def _with_agent_session(meta: SessionMeta, session: AgentSession) -> SessionMeta:
+    import dataclasses
+
+    return dataclasses.replace(
+        meta,
+        agent_session_id=session.session_id,
+        agent_transcript=str(session.transcript) if session.transcript else meta.agent_transcript,
+    )
+
+
+def _renumbered(exchange: Exchange, index: int) -> Exchange:
+    import dataclasses
+
+    return exchange if exchange.index == index else dataclasses.replace(exchange, index=index)
+
+
+def _sibling_folders(project_folder: Path) -> list[Path]:
+    try:
+        return [entry for entry in project_folder.iterdir() if (entry / "meta.json").is_file()]
+    except OSError:
+        return []
+
+
+def _session_by_id(paths: Paths, session_id: str, *, near: Path) -> SessionMeta | None:
+    """Return the session ``session_id`` from the project folder ``near``, else from any project."""
+    candidates = [near / session_id]
+    for folder in candidates:
+        if (folder / "meta.json").is_file():
+            try:
+                return read_meta(folder)
+            except (OSError, DataError) as exc:
+                log.warning("cannot read session %s: %s", session_id, exc)
+                return None
+    for folder in iter_session_folders(paths, None):
+        if folder.name == session_id:
+            try:
+                return read_meta(folder)
+            except (OSError, DataError) as exc:
+                log.warning("cannot read session %s: %s", session_id, exc)
+                return None
+    return None
+
+
+def _load_config(paths: Paths, cwd: Path, env: Mapping[str, str] | None, warn: Warn | None) -> Config | None:
+    from shellkeep.config import load_config
+    from shellkeep.errors import ConfigError
+    from shellkeep.store.paths import project_root_of
+
+    try:
+        return load_config(paths, project_root_of(cwd), dict(os.environ if env is None else env), {})
+    except ConfigError as exc:
+        if warn is not None:
+            warn(f"{exc}; using default settings")
+        return None
+
+
+def _resume_config(paths: Paths, cwd: Path, env: Mapping[str, str], warn: Warn | None) -> tuple[int, float]:
+    """Return (exchanges, settle seconds) from the config's ``[resume]`` table."""
+    config = _load_config(paths, cwd, env, warn)
+    if config is None:
+        return DEFAULT_EXCHANGES, DEFAULT_SETTLE_S
+    return config.resume.exchanges, config.resume.inject_settle_ms / 1000
+
+
+def _record_settings(paths: Paths, cwd: Path, env: Mapping[str, str] | None, warn: Warn) -> RecordSettings:
+    from shellkeep.runner import RecordSettings, settings_from_config
+
+    config = _load_config(paths, cwd, env, None)
+    if config is None:
+        return RecordSettings()
+    return settings_from_config(config)

@@ -15,13 +15,13 @@ import shlex
 import signal
 import sys
 import threading
+from functools import partial
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from shellkeep import __version__
-from shellkeep.asciicast.encoder import encode_header
 from shellkeep.asciicast.model import Header
 from shellkeep.errors import AgentNotFound, ShellkeepError
 from shellkeep.pty.relay import DEFAULT_SIZE, RawMode, Relay, RelayResult, SpawnError, find_program, spawn, terminal_size
@@ -41,8 +41,9 @@ from shellkeep.store.session import (
 from shellkeep.termsize import TermSize
 
 if TYPE_CHECKING:
-    from shellkeep.config import Config
+    from shellkeep.config import Config, RedactConfig
     from shellkeep.capture.recorder import Recorder, RecordingStats
+    from shellkeep.capture.redaction import StreamRedactor
 
 log = logging.getLogger(__name__)
 
@@ -66,16 +67,37 @@ class RecordSettings:
     flush_interval_s: float = 0.25
     coalesce_s: float = 0.005
     redact: bool = True
+    redact_config: RedactConfig | None = None  # user patterns and allowlist; None = built-in rules
 
 
-def settings_from_config(config: Config, *, no_input: bool = False) -> RecordSettings:
-    """Return the ``RecordSettings`` of a loaded config, with ``--no-input`` applied."""
+def settings_from_config(config: Config, *, no_input: bool = False, no_redact: bool = False) -> RecordSettings:
+    """Return the ``RecordSettings`` of a loaded config, with ``--no-input``/``--no-redact`` applied."""
     return RecordSettings(
         record_input=config.record.input and not no_input,
         flush_interval_s=config.record.flush_interval_ms / 1000,
         coalesce_s=config.record.coalesce_ms / 1000,
-        redact=config.redact.enabled,
+        redact=config.redact.enabled and not no_redact,
+        redact_config=config.redact,
     )
+
+
+def load_settings(
+    paths: Paths, cwd: Path, *, warn: Warn, env: Mapping[str, str] | None = None, no_input: bool = False, no_redact: bool = False
+) -> tuple[RecordSettings, Config | None]:
+    """Load the config for ``cwd``'s project and return the settings of a recording.
+
+    A broken config never stops a recording: it is reported through ``warn`` (one line)
+    and the defaults are used; the returned config is then None.
+    """
+    from shellkeep.config import load_config
+    from shellkeep.errors import ConfigError
+
+    try:
+        config = load_config(paths, project_root_of(cwd), dict(os.environ if env is None else env), {})
+    except ConfigError as exc:
+        warn(f"{exc}; recording with default settings")
+        return RecordSettings(record_input=not no_input, redact=not no_redact), None
+    return settings_from_config(config, no_input=no_input, no_redact=no_redact), config
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,9 +166,12 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
         else:
             raise FileExistsError(17, "no free session id", str(paths.projects))
         meta = _initial_meta(request, env, session_id, project_root, folder, started, size)
-        meta = dataclasses.replace(meta, command=list(argv), agent=agent, agent_session_id=agent_session_id)
-        write_meta(meta)
-        out = _open_cast(folder / CAST_FILE, meta, size, started.timestamp(), env)
+        meta = dataclasses.replace(
+            meta, command=list(argv), agent=agent, agent_session_id=agent_session_id, redacted=request.settings.redact
+        )
+        # meta.json and the header are written once the child runs, by threads that can
+        # afford to compile the redaction rules first (secrets in argv never reach the disk).
+        out = _open_cast(folder / CAST_FILE)
     except OSError as exc:
         warn(f"cannot record ({exc.strerror or exc}: {exc.filename or paths.home}); running {program} unrecorded")
         if out is not None:
@@ -161,7 +186,9 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
     else:
         child_env["SHELLKEEP_SESSION"] = "unrecorded"
 
-    recorder = _make_recorder(out, request.settings, warn) if out is not None else None
+    recorder = None
+    if out is not None and meta is not None:
+        recorder = _make_recorder(out, _header(meta, size, started.timestamp(), env), request.settings, warn)
     sink = recorder if recorder is not None else _NullSink()
     with RawMode(0) as raw:
         try:
@@ -174,8 +201,10 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
             if exc.errno == 2:
                 raise AgentNotFound(str(exc)) from exc
             raise ProgramNotExecutable(str(exc)) from exc
-        git_start: dict[str, object] = {}
-        starter = threading.Thread(target=_after_spawn, args=(meta, child.pid, request.cwd, git_start), daemon=True)
+        found: dict[str, SessionMeta] = {}
+        starter = threading.Thread(
+            target=_after_spawn, args=(meta, child.pid, request.cwd, request.settings, found), daemon=True
+        )
         if meta is not None:
             starter.start()
         injection = None
@@ -191,9 +220,8 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
     if meta is None or recorder is None:
         return RunOutcome(result.exit_code, None)
     stats = recorder.close()
-    if starter.is_alive():
-        starter.join(5)
-    meta = dataclasses.replace(meta, child_pid=child.pid, git_start=git_start.get("state"))
+    starter.join(10)
+    meta = found.get("meta") or _started_meta(meta, child.pid, request.cwd, request.settings)
     meta = _final_meta(meta, result, stats, request.cwd)
     try:
         write_meta(meta)
@@ -302,58 +330,77 @@ def _initial_meta(
     )
 
 
-def _open_cast(path: Path, meta: SessionMeta, size: TermSize, timestamp: float, env: Mapping[str, str]) -> BinaryIO:
+def _open_cast(path: Path) -> BinaryIO:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
-    out = os.fdopen(fd, "ab", buffering=1 << 16)
-    header = Header(
+    return os.fdopen(fd, "ab", buffering=1 << 16)
+
+
+def _header(meta: SessionMeta, size: TermSize, timestamp: float, env: Mapping[str, str]) -> Header:
+    return Header(
         size=size,
         timestamp=int(timestamp),
         command=shlex.join(meta.command),
         title=meta.title or meta.name,
         env={"SHELL": env.get("SHELL"), "TERM": env.get("TERM")},
     )
-    out.write(encode_header(header))
-    out.flush()
-    return out
 
 
-def _make_recorder(out: BinaryIO, settings: RecordSettings, warn: Warn) -> Recorder:
+def _make_recorder(out: BinaryIO, header: Header, settings: RecordSettings, warn: Warn) -> Recorder:
     from shellkeep.capture.recorder import Recorder
 
-    make_filter = None
-    if settings.redact:
-        make_filter = _redaction_factory()
     return Recorder(
         out,
+        header=header,
         record_input=settings.record_input,
         flush_interval_s=settings.flush_interval_s,
         coalesce_s=settings.coalesce_s,
-        make_filter=make_filter,
+        make_filter=partial(_stream_redactor, settings.redact_config) if settings.redact else None,
         on_error=warn,
     )
 
 
-def _redaction_factory() -> Callable[[], object] | None:
-    try:
-        from shellkeep.capture import redaction
-    except ImportError:
-        return None
-    factory = getattr(redaction, "default_stream_redactor", None)
-    return factory  # type: ignore[no-any-return]
+def _stream_redactor(config: RedactConfig | None) -> StreamRedactor:
+    """Build the redaction filter of one stream (called on the writer thread)."""
+    from shellkeep.capture.redaction import StreamRedactor, build_redactor, default_stream_redactor
+
+    return default_stream_redactor() if config is None else StreamRedactor(build_redactor(config))
 
 
-def _after_spawn(meta: SessionMeta | None, child_pid: int, cwd: Path, found: dict[str, object]) -> None:
-    """Add what is known once the child runs (its pid, the git state) to ``meta.json``.
+def _after_spawn(
+    meta: SessionMeta | None, child_pid: int, cwd: Path, settings: RecordSettings, found: dict[str, SessionMeta]
+) -> None:
+    """Write the first ``meta.json`` once the child runs: its pid, the git state, redacted argv.
 
-    Runs on its own thread so the relay starts at once; ``found["state"]`` gets the git state.
+    Runs on its own thread so the relay starts at once; ``found["meta"]`` gets what was written.
     """
     if meta is None:
         return
-    found["state"] = state = git_state(cwd)
+    found["meta"] = started = _started_meta(meta, child_pid, cwd, settings)
     try:
-        write_meta(dataclasses.replace(meta, child_pid=child_pid, git_start=state))
+        write_meta(started)
     except OSError as exc:
-        log.warning("could not update meta.json: %s", exc)
+        log.warning("could not write meta.json: %s", exc)
+
+
+def _started_meta(meta: SessionMeta, child_pid: int, cwd: Path, settings: RecordSettings) -> SessionMeta:
+    redact = _text_redactor(settings)
+    return dataclasses.replace(
+        meta,
+        child_pid=child_pid,
+        git_start=git_state(cwd),
+        command=[redact(arg) for arg in meta.command],
+        name=redact(meta.name) if meta.name else None,
+        title=redact(meta.title) if meta.title else None,
+    )
+
+
+def _text_redactor(settings: RecordSettings) -> Callable[[str], str]:
+    """Return a whole-text redaction function for metadata (identity when redaction is off)."""
+    if not settings.redact:
+        return lambda text: text
+    from shellkeep.capture.redaction import Redactor, build_redactor
+
+    return (Redactor() if settings.redact_config is None else build_redactor(settings.redact_config)).redact
 
 
 def _final_meta(meta: SessionMeta, result: RelayResult, stats: RecordingStats, cwd: Path) -> SessionMeta:

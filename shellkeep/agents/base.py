@@ -17,6 +17,7 @@ from typing import Protocol, TypeAlias, TypeVar, runtime_checkable
 from shellkeep.errors import DataError
 
 __all__ = [
+    "INJECTED_CONTEXT_PREFIX",
     "MAX_TOOL_RESULT_CHARS",
     "MAX_TOOL_SUMMARY_CHARS",
     "AgentAdapter",
@@ -39,6 +40,13 @@ MAX_TOOL_SUMMARY_CHARS = 120
 
 MAX_TOOL_RESULT_CHARS = 200
 """Longest entry of ``Exchange.tool_results``, in characters."""
+
+INJECTED_CONTEXT_PREFIX = "[shellkeep] Context from the earlier session"
+"""How the block ``shellkeep resume`` types into a program begins.
+
+A prompt that starts with it is shellkeep's re-injection, not something the user asked,
+so it is never stored as an exchange.
+"""
 
 
 @dataclass(frozen=True, slots=True)

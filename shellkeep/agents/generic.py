@@ -8,13 +8,14 @@ is the answer, rendered with pyte (a VT100/ECMA-48 emulator) as plain text.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from shellkeep.agents.base import AgentSession, Exchange, Launch
+from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX, AgentSession, Exchange, Launch
 from shellkeep.agents.records import ExchangeBuilder, iso_utc, last
 
 if TYPE_CHECKING:
@@ -174,22 +175,63 @@ class _Scrollback:
         self.dropped += count
 
 
-def _scrolling_screen(cols: int, rows: int, scrollback: _Scrollback) -> pyte.Screen:
-    """Return a pyte screen that adds each line scrolled off its top to ``scrollback``."""
+# CSI sequences pyte's stream would draw as stray text: a '<', '=' or '>' parameter prefix
+# (kitty keyboard, XTVERSION, modifyOtherKeys) or ':' sub-parameters (colon SGR).
+_UNDRAWABLE_CSI = r"\x1b\[(?:[<=>][0-9;:]*|[0-9;]*:[0-9;:]*)[ -/]*[@-~]"
+
+# pyte's handlers of these CSI finals take no ``private`` keyword, yet its stream passes one
+# for a '?' prefix (vim's ``ESC[?4m``): the screen ignores such sequences instead.
+_NO_PRIVATE_HANDLERS = (
+    "insert_characters", "cursor_up", "cursor_down", "cursor_forward", "cursor_back", "cursor_down1",
+    "cursor_up1", "cursor_to_column", "cursor_position", "insert_lines", "delete_lines",
+    "delete_characters", "erase_characters", "cursor_to_line", "clear_tab_stop",
+    "select_graphic_rendition", "report_device_status", "set_margins",
+)  # fmt: skip
+
+
+def _ignoring_private(name: str) -> Callable[..., None]:
+    """Return a screen method that runs pyte's ``name`` and ignores calls marked private."""
+    import pyte
+
+    base = getattr(pyte.Screen, name)
+
+    def method(self: pyte.Screen, *args: int, private: bool = False, **kwargs: object) -> None:
+        if not private:
+            base(self, *args, **kwargs)
+
+    method.__name__ = name
+    method.__doc__ = f"Run ``pyte.Screen.{name}``; a private ('?') variant does nothing."
+    return method
+
+
+@cache
+def _scrolling_screen_class() -> type[pyte.Screen]:
+    """Return the pyte screen class of ``_scrolling_screen`` (built on first use)."""
     import pyte
 
     class ScrollingScreen(pyte.Screen):
         """A pyte screen remembering lines that scroll off the whole-screen region."""
+
+        scrollback: _Scrollback
 
         def index(self) -> None:
             """Move the cursor down a line, keeping the top line's text when the screen scrolls."""
             top, bottom = self.margins or (0, self.lines - 1)
             if self.cursor.y == bottom and top == 0:
                 line = self.buffer[0]
-                scrollback.append("".join(line[x].data for x in range(self.columns)).rstrip())
+                self.scrollback.append("".join(line[x].data for x in range(self.columns)).rstrip())
             super().index()
 
-    return ScrollingScreen(columns=cols, lines=rows)
+    for name in _NO_PRIVATE_HANDLERS:
+        setattr(ScrollingScreen, name, _ignoring_private(name))
+    return ScrollingScreen
+
+
+def _scrolling_screen(cols: int, rows: int, scrollback: _Scrollback) -> pyte.Screen:
+    """Return a pyte screen that adds each line scrolled off its top to ``scrollback``."""
+    screen = _scrolling_screen_class()(columns=cols, lines=rows)
+    screen.scrollback = scrollback  # type: ignore[attr-defined]
+    return screen
 
 
 def _is_echo(line: str, prompt: str) -> bool:
@@ -226,7 +268,8 @@ def exchanges_from_recording(
     the next prompt's first key was typed (or the end), including lines that scrolled off
     the top meanwhile (at most ``MAX_SCROLLBACK_LINES``, the last); trailing blank lines are
     trimmed, and a first line repeating the prompt is dropped. Full-screen programs that
-    redraw in place give the last screen.
+    redraw in place give the last screen. Lines of an input event holding the context block
+    ``shellkeep resume`` typed in (``INJECTED_CONTEXT_PREFIX``) are not prompts.
 
     Args:
         events: the recording's events in order (``o``, ``i``, ``r``; others ignored).
@@ -239,6 +282,7 @@ def exchanges_from_recording(
     scrollback = _Scrollback()
     screen = _scrolling_screen(cols, rows, scrollback)
     stream = pyte.Stream(screen)
+    undrawable = re.compile(_UNDRAWABLE_CSI)
     editor = _LineEditor()
     builder = ExchangeBuilder()
     pending: tuple[TypedLine, int] | None = None  # the prompt waiting for its answer, its line
@@ -271,7 +315,7 @@ def exchanges_from_recording(
 
     for event in events:
         if event.code == "o":
-            stream.feed(event.data)
+            stream.feed(undrawable.sub("", event.data))
         elif event.code == "r":
             size = _size(event.data)
             if size is not None:
@@ -284,6 +328,8 @@ def exchanges_from_recording(
             submitted = editor.feed(event.data, event.time)
             if was_empty and (submitted or editor.buffer):
                 close(row)
+            if INJECTED_CONTEXT_PREFIX in event.data:
+                continue  # the context shellkeep typed in on resume: not the user's prompts
             for typed in submitted:
                 close(row)
                 pending = (typed, row)

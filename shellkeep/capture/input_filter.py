@@ -34,3 +34,50 @@ def strip_terminal_replies(text: str) -> str:
     if "\x1b" not in text:
         return text
     return _pattern().sub("", text)
+
+
+_MAX_HELD = 512
+
+
+def _unfinished_tail(text: str) -> int:
+    """Return where an escape sequence still being received starts in ``text``, else -1."""
+    start = text.rfind("\x1b")
+    if start == -1 or len(text) - start > _MAX_HELD:
+        return -1
+    tail = text[start:]
+    if tail == "\x1b":
+        return start
+    kind = tail[1]
+    if kind == "[":
+        body = tail[2:]
+        # CSI: parameter and intermediate bytes, then one final byte in @..~ (ECMA-48 5.4).
+        return start if all("\x20" <= c <= "\x3f" for c in body) else -1
+    if kind in "]P_^":
+        return -1 if ("\x07" in tail or "\x1b\\" in tail) else start
+    return -1
+
+
+class TerminalReplyFilter:
+    """Strip terminal replies from an input stream whose reads may split a reply in two.
+
+    ``feed`` holds back an unfinished escape sequence at the end of a read until the next
+    read completes it; ``flush`` releases it (a lone Esc key press is still recorded).
+    """
+
+    def __init__(self) -> None:
+        self._held = ""
+
+    def feed(self, text: str) -> str:
+        """Take a read's decoded text; return what is ready, replies removed."""
+        text = self._held + text
+        cut = _unfinished_tail(text)
+        if cut == -1:
+            self._held = ""
+        else:
+            text, self._held = text[:cut], text[cut:]
+        return strip_terminal_replies(text)
+
+    def flush(self) -> str:
+        """Return whatever is held back, replies removed."""
+        text, self._held = self._held, ""
+        return strip_terminal_replies(text)

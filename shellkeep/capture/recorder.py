@@ -20,8 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import BinaryIO, Protocol
 
-from shellkeep.asciicast.encoder import encode_event
-from shellkeep.capture.input_filter import strip_terminal_replies
+from shellkeep.asciicast.encoder import encode_event, encode_header
+from shellkeep.asciicast.model import Header
+from shellkeep.capture.input_filter import TerminalReplyFilter
 from shellkeep.termsize import TermSize
 
 log = logging.getLogger(__name__)
@@ -64,7 +65,8 @@ class Recorder:
     """A relay sink that writes an asciicast v2 recording; call ``close`` at the end.
 
     Args:
-        out: the recording, opened for binary append, header already written.
+        out: the recording, opened for binary append.
+        header: written first, its command and title redacted like the output.
         record_input: store ``i`` events for what the user types.
         flush_interval_s: longest time written events stay in the buffer.
         coalesce_s: output reads closer than this to the first of a run become one event.
@@ -76,6 +78,7 @@ class Recorder:
         self,
         out: BinaryIO,
         *,
+        header: Header,
         record_input: bool = True,
         flush_interval_s: float = 0.25,
         coalesce_s: float = 0.005,
@@ -83,6 +86,7 @@ class Recorder:
         on_error: Callable[[str], None] | None = None,
     ) -> None:
         self._out = out
+        self._header = header
         self._record_input = record_input
         self._flush_interval_s = flush_interval_s
         self._coalesce_s = coalesce_s
@@ -96,6 +100,7 @@ class Recorder:
         self._error: str | None = None
         self._hidden_seen = False
         self._in_hidden = False
+        self._replies = TerminalReplyFilter()  # used by the writer thread only
         self._thread = threading.Thread(target=self._run, name="shellkeep-writer", daemon=True)
         self._thread.start()
 
@@ -152,6 +157,11 @@ class Recorder:
         dirty = False
         closing = False
         last_item = last_flush
+        try:
+            self._out.write(encode_header(self._redacted_header()))
+            self._out.flush()
+        except Exception as exc:  # noqa: BLE001
+            self._suspend(exc)
         while not closing:
             held = out_filter is not None or in_filter is not None
             wait = max(0.0, self._flush_interval_s - (time.monotonic() - last_flush)) if dirty or held else None
@@ -199,6 +209,17 @@ class Recorder:
         except Exception as exc:  # noqa: BLE001
             if self._error is None:
                 self._suspend(exc)
+
+    def _redacted_header(self) -> Header:
+        def redact(text: str | None) -> str | None:
+            if text is None:
+                return None
+            text_filter = self._new_filter()
+            return text if text_filter is None else text_filter.feed(text) + text_filter.flush()
+
+        import dataclasses
+
+        return dataclasses.replace(self._header, command=redact(self._header.command), title=redact(self._header.title))
 
     def _new_filter(self) -> TextFilter | None:
         if self._make_filter is None:
@@ -256,7 +277,7 @@ class Recorder:
                     text = out_filter.feed(text)
             elif code == "i":
                 assert isinstance(payload, bytes)
-                text = strip_terminal_replies(in_decoder.decode(payload))
+                text = self._replies.feed(in_decoder.decode(payload))
                 if in_filter is not None:
                     text = in_filter.feed(text)
                 self._input_bytes += len(text.encode("utf-8"))
@@ -283,6 +304,8 @@ class Recorder:
         chunks: list[bytes] = []
         for code, decoder, text_filter in (("o", out_decoder, out_filter), ("i", in_decoder, in_filter)):
             text = decoder.decode(b"", final=True) if final else ""
+            if code == "i":
+                text = self._replies.feed(text) + self._replies.flush()
             if text_filter is not None:
                 text = text_filter.feed(text) + text_filter.flush() if text else text_filter.flush()
             if text:

@@ -20,14 +20,17 @@ sequences stay as they are: a secret between two of them is replaced and they ar
 and the keyword rules skip SGR colour codes between a keyword and its value. A secret
 broken by an escape sequence in its middle is not recognised.
 
-Speed: regexes compile on first use, never at import. Each rule's scan starts from a
-literal (``ghp_``, ``eyJ``, ``://``, ``password``) that Python's regex engine, or
-``str.find`` on the lower-cased text for case-insensitive rules, finds quickly, so text
-without those literals costs one fast scan per rule.
+Speed: regexes compile on first use, never at import. A rule is skipped outright when
+the text lacks a punctuation character every match needs (``_`` for ``ghp_``, ``:`` or
+``=`` for ``password=``; one memchr each). Otherwise its scan starts from a literal
+(``ghp_``, ``eyJ``, ``://``, ``password``) that Python's regex engine, or ``str.find``
+on the lower-cased text for case-insensitive rules, finds quickly. A short read is first
+checked for any literal with one combined regex.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import logging
 import os
@@ -199,13 +202,13 @@ class Redactor:
         """
         if not text:
             return text
-        engine = self.engine()
+        engine = self._compiled()
         if not engine.rules:
             return text
         hits = engine.hits(text)
         return engine.apply(text, hits, 0, len(text)) if hits else text
 
-    def engine(self) -> _Engine:
+    def _compiled(self) -> _Engine:
         """Return the compiled rules, compiling them on first use."""
         engine = self._engine
         if engine is None:
@@ -237,7 +240,7 @@ class StreamRedactor:
 
     def feed(self, text: str) -> str:
         """Add ``text`` to the stream; return the redacted text that is safe to write now."""
-        engine = self._redactor.engine()
+        engine = self._redactor._compiled()
         if not engine.rules:
             return text
         # The last characters already written stay as context (never written again), so a
@@ -256,7 +259,7 @@ class StreamRedactor:
 
     def flush(self) -> str:
         """Return the held tail, redacted as it stands, and hold nothing."""
-        engine = self._redactor.engine()
+        engine = self._redactor._compiled()
         if not self._held or not engine.rules:
             held, self._held = self._held, ""
             return held
@@ -270,6 +273,20 @@ class StreamRedactor:
         self._held = buf[cut:]
         self._context = buf[max(0, cut - engine.context_chars) : cut]
         return engine.apply(buf, hits, base, cut) if hits else buf[base:cut]
+
+
+@functools.cache
+def _builtin_redactor() -> Redactor:
+    return Redactor()
+
+
+def default_stream_redactor() -> StreamRedactor:
+    """Return a new StreamRedactor with the built-in rules only (compiled once, shared).
+
+    Prefer ``StreamRedactor(build_redactor(config.redact))``, which adds the user's
+    patterns and allowlist.
+    """
+    return StreamRedactor(_builtin_redactor())
 
 
 def build_redactor(config: RedactConfig) -> Redactor:
@@ -432,23 +449,23 @@ class _Engine:
 
     def apply(self, text: str, hits: list[_Hit], base: int, cut: int) -> str:
         """Return ``text[base:cut]`` with the secrets of the hits inside it replaced."""
-        spans: list[list[int | str]] = []  # [start, end, priority, name], merged
+        spans: list[tuple[int, int, int, str]] = []  # (start, end, priority, name), merged
         for start, end, _ms, _me, priority, name in sorted(hits):
             if start < base or end > cut or self._allowed(text[start:end]):
                 continue
-            if spans and start < int(spans[-1][1]):
-                last = spans[-1]
-                last[1] = max(int(last[1]), end)
-                if priority < int(last[2]):
-                    last[2], last[3] = priority, name
+            if spans and start < spans[-1][1]:
+                last_start, last_end, last_priority, last_name = spans[-1]
+                if priority < last_priority:
+                    last_priority, last_name = priority, name
+                spans[-1] = (last_start, max(last_end, end), last_priority, last_name)
             else:
-                spans.append([start, end, priority, name])
+                spans.append((start, end, priority, name))
         out: list[str] = []
         pos = base
         for start, end, _priority, name in spans:
-            out.append(text[pos : int(start)])
+            out.append(text[pos:start])
             out.append(MARKER.format(name=name))
-            pos = int(end)
+            pos = end
         out.append(text[pos:cut])
         return "".join(out)
 
@@ -779,7 +796,7 @@ class _Prefix:
 
     def _emit_class(self, items: list[_Node]) -> str:
         c = self.c
-        parts = []
+        parts: list[str] = []
         for op, av in items:
             if op is c.NEGATE:
                 parts.insert(0, "^")

@@ -19,7 +19,10 @@ def config() -> None:
 
 @config.command(name="path")
 def path() -> None:
-    """Print where your config.toml is (it may not exist yet).  Example: shellkeep config path"""
+    """Print where your config.toml is (it may not exist yet).
+
+    Example: shellkeep config path
+    """
     click.echo(str(paths().config_file))
 
 
@@ -47,11 +50,14 @@ def show(as_json: bool) -> None:
 def get(key: str) -> None:
     """Print the value in effect of one setting (nothing when it is unset).
 
+    Strings print as they are, other values as written in TOML.
+
     Example: shellkeep config get record.flush_interval_ms
     """
     loaded = settings.load_config(paths(), project_root_of(cwd()), os.environ)
     value = settings.get_config_value(loaded, key)
-    click.echo(value if isinstance(value, str) else _render(value))
+    if value is not None:
+        click.echo(value if isinstance(value, str) else settings.format_toml_value(value))
 
 
 @config.command(name="set")

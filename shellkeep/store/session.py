@@ -76,6 +76,7 @@ class SessionMeta:
     output_bytes: int = 0
     input_bytes: int = 0
     record_input: bool = True
+    redacted: bool = True
     hidden_input: bool = False
     recording_error: str | None = None
     git_start: dict[str, object] | None = None

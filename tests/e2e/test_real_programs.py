@@ -233,6 +233,7 @@ def test_vi_edits_a_file_resizes_and_leaves_the_shell_screen(home: Paths, start:
         "vi redrawn at 100x30",
     )
     at_big_size = driver.text()
+    assert at_big_size.splitlines()[0] == "hello from vi"
     driver.press("escape")
     driver.type(":wq")
     driver.wait_for_screen(":wq", WAIT_S)
@@ -254,11 +255,16 @@ def test_vi_edits_a_file_resizes_and_leaves_the_shell_screen(home: Paths, start:
     assert "\x1b[?1049h" in text and "\x1b[?1049l" in text
     resizes = [e for e in events if e.code == "r"]
     assert [e.data for e in resizes] == ["100x30"]
-    # The recording shows vi redrawn at 100x30 after the resize event...
+    # The recording shows vi redrawn at 100x30 after the resize event, as the user saw it...
     snapshots = rendered_recording(header, events)
-    assert at_big_size in snapshots
-    after_resize = snapshots[events.index(resizes[0]) :]
-    assert any(s.splitlines()[big.rows - 1].startswith("-- INSERT --") for s in after_resize if len(s.splitlines()) == big.rows)
+    after_resize = [s.splitlines() for s in snapshots[events.index(resizes[0]) :]]
+    assert any(
+        len(lines) == big.rows
+        and lines[0] == "hello from vi"
+        and lines[SIZE.rows - 1] == "~"
+        and lines[big.rows - 1].startswith("-- INSERT --")
+        for lines in after_resize
+    ), f"vi is not redrawn at 100x30 in the recording; the user saw:\n{at_big_size}"
     # ...and its last screen is the shell's, vi gone, as the user saw it.
     last = final_screen(header, events)
     assert (last.columns, last.lines) == (big.cols, big.rows)
@@ -305,13 +311,11 @@ def test_a_password_typed_at_a_prompt_is_not_stored(home: Paths, start: Start) -
             assert SECRET.encode() not in path.read_bytes(), path
     markers = [(i, e.data) for i, e in enumerate(events) if e.code == "m"]
     assert [data for _, data in markers] == ["input hidden"]
-    inputs = [(i, e.data) for i, e in enumerate(events) if e.code == "i"]
-    typed = "".join(data for _, data in inputs)
+    typed = typed_text(events)
     assert typed == "alice\rbob\r"
     # The marker stands where the password was typed: after "alice", before "bob".
-    alice = next(i for i, data in inputs if "alice" in data)
-    bob = next(i for i, data in inputs if "bob" in data)
-    assert alice < markers[0][0] < bob
+    marker_at = markers[0][0]
+    assert (typed_text(events[:marker_at]), typed_text(events[marker_at:])) == ("alice\r", "bob\r")
     assert meta["hidden_input"] is True
     assert meta["input_bytes"] == len(typed)
 
@@ -361,6 +365,7 @@ def test_a_terminal_answer_reaches_the_child_but_is_not_stored_as_input(home: Pa
 
 def test_a_terminal_answer_split_across_two_reads_is_not_stored_as_input(home: Paths) -> None:
     # A reply can arrive in two reads (a slow link, ssh); it was still never typed.
+    # Fails while capture/recorder.py strips replies from each read on its own.
     h = PtyHarness.start([*SK, "run", "--", sys.executable, "-c", CPR_CHILD], cols=SIZE.cols, rows=SIZE.rows)
     _answer_and_type(h, [CPR_REPLY[:5], CPR_REPLY[5:]])
     _, _, events = only_session(home)

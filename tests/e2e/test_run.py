@@ -170,7 +170,7 @@ def _alive(pid: int) -> bool:
 def test_signals_to_the_wrapper_reach_the_child(home: Paths, sig: int, code: int, status: str) -> None:
     h = PtyHarness.start(_sh(f"stty -g; {SK_CMD} run -- sh -c 'echo started; sleep 30'; echo \"rc=$?\"; stty -g"))
     h.expect(b"started")
-    meta_path = session_folders(home)[0]
+    meta_path = wait_until(lambda: session_folders(home))[0]  # type: ignore[index]
     sk_pid = json.loads(meta_path.read_text())["pid"]
     os.kill(sk_pid, sig)
     h.expect(b"rc=", timeout_s=10)

@@ -1,0 +1,60 @@
+"""Export a session: its recording (cast), transcript (txt), conversation (md), data (json)
+or a self-contained audit page (html).
+
+``export_session`` writes one format to a binary stream; ``export_to_file`` writes it to a
+file through a temporary name, so a failed export leaves no half-written file behind.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import IO
+
+from shellkeep.errors import UserInputError
+from shellkeep.store.session import SessionMeta
+
+__all__ = ["FORMATS", "export_session", "export_to_file"]
+
+FORMATS: tuple[str, ...] = ("cast", "txt", "md", "json", "html")
+"""The export formats, as ``--format`` takes them."""
+
+
+def export_session(meta: SessionMeta, fmt: str, out: IO[bytes]) -> None:
+    """Write ``meta``'s session to ``out`` in format ``fmt`` (one of ``FORMATS``).
+
+    Blocks while the recording is read (and rendered, for txt and html). Raises
+    UserInputError for an unknown format, DataError for a corrupt recording.
+    """
+    from shellkeep.export import formats, html
+
+    writers = {
+        "cast": formats.write_cast,
+        "txt": formats.write_txt,
+        "md": formats.write_md,
+        "json": formats.write_json,
+        "html": html.write_html,
+    }
+    writer = writers.get(fmt)
+    if writer is None:
+        raise UserInputError(f"unknown export format '{fmt}'; use one of {', '.join(FORMATS)}")
+    writer(meta, out)
+
+
+def export_to_file(meta: SessionMeta, fmt: str, target: Path) -> None:
+    """Write the export to ``target`` (mode 0600) through a temporary file and a rename.
+
+    Raises OSError when the folder is not writable; the temporary file is removed.
+    """
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            export_session(meta, fmt, out)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise

@@ -1,0 +1,146 @@
+"""Write a session as asciicast v2 (cast), plain text (txt), Markdown (md) or JSON (json).
+
+cast: asciicast v2 (docs.asciinema.org/manual/asciicast/v2), the stored bytes when the
+recording is already plain v2, else converted (zstd, v1, v3). txt: the transcript, what
+the screen showed, each line once. md: the conversation as a document. json: an object
+``{"session", "exchanges", "markers", "usage"}``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import IO
+
+from shellkeep.store.session import SessionMeta
+
+__all__ = ["session_document", "write_cast", "write_json", "write_md", "write_txt"]
+
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+def write_cast(meta: SessionMeta, out: IO[bytes]) -> None:
+    """Write the recording as plain asciicast v2; raises DataError when it is corrupt."""
+    from shellkeep.asciicast.encoder import encode_event, encode_header
+    from shellkeep.asciicast.reader import open_cast
+
+    path = Path(meta.cast)
+    cast = open_cast(path)
+    with open(path, "rb") as fh:
+        compressed = fh.read(4) == _ZSTD_MAGIC
+    if cast.header.version == 2 and not compressed:
+        # Validate first (a corrupt line raises before anything is written), then copy.
+        for _ in cast.events():
+            pass
+        with open(path, "rb") as fh:
+            shutil.copyfileobj(fh, out, 1 << 20)
+        return
+    import dataclasses
+
+    out.write(encode_header(dataclasses.replace(cast.header, version=2)))
+    for event in cast.events():
+        if event.code != "x":
+            out.write(encode_event(event.time, event.code, event.data))
+
+
+def write_txt(meta: SessionMeta, out: IO[bytes]) -> None:
+    """Write the transcript: one line per distinct screen line, in order of appearance."""
+    from shellkeep.export.transcript import read_transcript
+
+    for line in read_transcript(Path(meta.cast)):
+        out.write(line.text.encode("utf-8", "replace") + b"\n")
+
+
+def session_document(meta: SessionMeta) -> dict[str, object]:
+    """Return the JSON export: ``session`` (meta.json), ``exchanges`` (each with ``number``,
+    1-based, and ``time_s``, seconds since start), ``markers`` and ``usage`` (token totals)."""
+    from shellkeep.conversation import read_exchanges
+    from shellkeep.export.timeline import exchange_offset_s, read_markers
+
+    exchanges = []
+    for exchange in read_exchanges(meta):
+        item = exchange.to_json()
+        item["number"] = exchange.index + 1
+        item["time_s"] = exchange_offset_s(meta, exchange)
+        exchanges.append(item)
+    markers = [{"n": m.n, "time_s": m.time_s, "label": m.label} for m in read_markers(Path(meta.cast))]
+    return {"session": meta.to_json(), "exchanges": exchanges, "markers": markers, "usage": meta.usage}
+
+
+def write_json(meta: SessionMeta, out: IO[bytes]) -> None:
+    """Write ``session_document`` as indented JSON."""
+    out.write(json.dumps(session_document(meta), indent=2, ensure_ascii=False).encode("utf-8") + b"\n")
+
+
+def write_md(meta: SessionMeta, out: IO[bytes]) -> None:
+    """Write the conversation as Markdown: metadata, then each exchange's prompt, answer and
+    tool calls; a session without exchanges gets its transcript in a code block."""
+    from shellkeep.conversation import read_exchanges
+    from shellkeep.export.timeline import exchange_offset_s
+
+    lines = [f"# Session {_md_text(meta.name or meta.id)}", ""]
+    lines += ["| | |", "|---|---|"]
+    for key, value in summary_rows(meta):
+        lines.append(f"| {key} | {_md_cell(value)} |")
+    lines.append("")
+    exchanges = read_exchanges(meta)
+    for exchange in exchanges:
+        at = exchange_offset_s(meta, exchange)
+        when = f" (at {at:.1f} s)" if at is not None else ""
+        title = exchange.prompt.strip().splitlines()[0] if exchange.prompt.strip() else "(empty prompt)"
+        lines += [f"## {exchange.index + 1}. {_md_text(title[:80])}{when}", "", "**Prompt**", ""]
+        lines += [f"> {line}" if line else ">" for line in exchange.prompt.splitlines() or [""]]
+        lines += ["", "**Answer**", "", exchange.answer.strip() or "_(no answer)_", ""]
+        if exchange.tool_calls:
+            lines += ["**Tools**", ""]
+            lines += [f"- `{c.name}` {_md_text(c.summary)}" for c in exchange.tool_calls]
+            lines.append("")
+        if exchange.usage is not None:
+            u = exchange.usage
+            lines += [f"_tokens: {u.input} in, {u.output} out, {u.cache_read} cache read, {u.cache_write} cache write_", ""]
+    if not exchanges:
+        from shellkeep.export.transcript import transcript_text
+
+        lines += ["## Transcript", "", "```text"]
+        lines += [line.replace("```", "`\u200b``") for line in transcript_text(Path(meta.cast))]
+        lines += ["```", ""]
+    out.write("\n".join(lines).encode("utf-8", "replace"))
+
+
+def summary_rows(meta: SessionMeta) -> list[tuple[str, str]]:
+    """Return (label, value) rows describing a session, for documents and pages."""
+    rows = [
+        ("id", meta.id),
+        ("name", meta.name or "-"),
+        ("command", " ".join(meta.command) or "-"),
+        ("agent", meta.agent),
+        ("project", f"{meta.project} ({meta.project_root})"),
+        ("cwd", meta.cwd),
+        ("started", meta.started_at),
+        ("ended", meta.ended_at or "-"),
+        ("duration", "-" if meta.duration is None else f"{meta.duration:.1f} s"),
+        ("status", meta.status + ("" if meta.exit_code is None else f" (exit {meta.exit_code})")),
+        ("host", f"{meta.user}@{meta.host}" if meta.user else meta.host or "-"),
+        ("terminal", f"{meta.cols}x{meta.rows} {meta.term or ''}".strip()),
+        ("exchanges", str(meta.exchange_count)),
+    ]
+    if meta.usage:
+        rows.append(("tokens", token_line(meta.usage)))
+    return rows
+
+
+def token_line(usage: dict[str, int]) -> str:
+    """Format token totals: ``1234 in · 567 out · 89 cache read · 0 cache write``."""
+    return (
+        f"{usage.get('input', 0)} in · {usage.get('output', 0)} out · "
+        f"{usage.get('cache_read', 0)} cache read · {usage.get('cache_write', 0)} cache write"
+    )
+
+
+def _md_text(text: str) -> str:
+    return text.replace("\n", " ").replace("<", "&lt;")
+
+
+def _md_cell(text: str) -> str:
+    return _md_text(text).replace("|", "\\|")

@@ -1,0 +1,130 @@
+"""Version the schema of ``index.sqlite3``: one SQL script per version, applied in order.
+
+``PRAGMA user_version`` holds the version of an index. ``migrate`` upgrades an older one in
+one ``BEGIN IMMEDIATE`` transaction (so two processes opening a new index at once do not
+both create it) and refuses a newer one with ``DataError``. A script is appended for each
+change; a released script is never edited.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from shellkeep.errors import DataError
+
+if TYPE_CHECKING:
+    import sqlite3
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "migrate", "statements"]
+
+_V1 = """
+CREATE TABLE sessions (
+    id TEXT PRIMARY KEY,            -- the session folder's name (its id)
+    project TEXT NOT NULL,          -- the project folder's name (its key)
+    folder TEXT NOT NULL,
+    name TEXT,
+    agent TEXT NOT NULL,
+    status TEXT NOT NULL,
+    started_at TEXT NOT NULL,       -- ISO 8601 UTC, as in meta.json
+    started_s REAL NOT NULL,        -- the same as seconds since the Unix epoch
+    ended_at TEXT,
+    duration REAL,
+    exit_code INTEGER,
+    exchange_count INTEGER NOT NULL DEFAULT 0,
+    input_tokens INTEGER,
+    output_tokens INTEGER,
+    meta_key TEXT NOT NULL,         -- "mtime_ns:size" of meta.json when it was read
+    content_key TEXT,               -- meta_key when chunks and markers were indexed
+    meta_json TEXT NOT NULL
+);
+CREATE INDEX sessions_by_project ON sessions (project, started_s);
+CREATE INDEX sessions_by_start ON sessions (started_s);
+CREATE INDEX sessions_by_status ON sessions (status);
+
+CREATE TABLE projects (
+    name TEXT PRIMARY KEY,
+    dir_key TEXT NOT NULL           -- "mtime_ns:size" of the project folder at its last scan
+);
+
+CREATE TABLE markers (
+    session_id TEXT NOT NULL,
+    n INTEGER NOT NULL,             -- 1-based
+    time_s REAL NOT NULL,
+    label TEXT NOT NULL,
+    PRIMARY KEY (session_id, n)
+);
+
+CREATE TABLE chunks (
+    id INTEGER PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    kind TEXT NOT NULL,             -- transcript, prompt, answer, marker
+    ref INTEGER,                    -- 1-based exchange or marker number
+    time_s REAL NOT NULL,           -- seconds since the session's start
+    times TEXT NOT NULL DEFAULT '', -- per line of a transcript chunk, space-separated
+    text TEXT NOT NULL
+);
+CREATE INDEX chunks_by_session ON chunks (session_id);
+
+CREATE VIRTUAL TABLE chunks_fts USING fts5(
+    text, content='chunks', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
+    INSERT INTO chunks_fts (rowid, text) VALUES (new.id, new.text);
+END;
+CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
+    INSERT INTO chunks_fts (chunks_fts, rowid, text) VALUES ('delete', old.id, old.text);
+END;
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1,)
+"""Script ``i`` takes an index from version ``i`` to ``i + 1``."""
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def statements(script: str) -> list[str]:
+    """Split an SQL script into complete statements (trigger bodies kept whole)."""
+    import sqlite3
+
+    found: list[str] = []
+    pending = ""
+    for line in script.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            found.append(pending.strip())
+            pending = ""
+    if pending.strip():
+        found.append(pending.strip())
+    return found
+
+
+def migrate(conn: sqlite3.Connection, path: Path) -> None:
+    """Bring the index on ``conn`` (in autocommit mode) to ``SCHEMA_VERSION``.
+
+    Raises DataError when the index was written by a newer shellkeep.
+    """
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version == SCHEMA_VERSION:
+        return
+    _refuse_newer(version, path)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        _refuse_newer(version, path)
+        for script in MIGRATIONS[version:]:
+            for statement in statements(script):
+                conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def _refuse_newer(version: int, path: Path) -> None:
+    if version > SCHEMA_VERSION:
+        raise DataError(
+            f"{path} was written by a newer shellkeep (index schema {version}, this one reads up to "
+            f"{SCHEMA_VERSION}); upgrade shellkeep, or delete {path.name} to rebuild it"
+        )
