@@ -68,6 +68,8 @@ class RecordSettings:
     coalesce_s: float = 0.005
     redact: bool = True
     redact_config: RedactConfig | None = None  # user patterns and allowlist; None = built-in rules
+    title: str | None = None  # the header's title when --title is not given
+    idle_time_limit: float | None = None  # float seconds, written to the header for players
 
 
 def settings_from_config(config: Config, *, no_input: bool = False, no_redact: bool = False) -> RecordSettings:
@@ -78,6 +80,8 @@ def settings_from_config(config: Config, *, no_input: bool = False, no_redact: b
         coalesce_s=config.record.coalesce_ms / 1000,
         redact=config.redact.enabled and not no_redact,
         redact_config=config.redact,
+        title=config.record.title,
+        idle_time_limit=config.record.idle_time_limit,
     )
 
 
@@ -188,7 +192,8 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
 
     recorder = None
     if out is not None and meta is not None:
-        recorder = _make_recorder(out, _header(meta, size, started.timestamp(), env), request.settings, warn)
+        header = _header(meta, size, started.timestamp(), env, request.settings)
+        recorder = _make_recorder(out, header, request.settings, warn)
     sink = recorder if recorder is not None else _NullSink()
     with RawMode(0) as raw:
         try:
@@ -335,12 +340,13 @@ def _open_cast(path: Path) -> BinaryIO:
     return os.fdopen(fd, "ab", buffering=1 << 16)
 
 
-def _header(meta: SessionMeta, size: TermSize, timestamp: float, env: Mapping[str, str]) -> Header:
+def _header(meta: SessionMeta, size: TermSize, timestamp: float, env: Mapping[str, str], settings: RecordSettings) -> Header:
     return Header(
         size=size,
         timestamp=int(timestamp),
+        idle_time_limit=settings.idle_time_limit,
         command=shlex.join(meta.command),
-        title=meta.title or meta.name,
+        title=meta.title or meta.name or settings.title,
         env={"SHELL": env.get("SHELL"), "TERM": env.get("TERM")},
     )
 
