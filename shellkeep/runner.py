@@ -15,7 +15,7 @@ import shlex
 import signal
 import sys
 import threading
-from functools import partial
+from functools import lru_cache, partial
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,7 +43,7 @@ from shellkeep.termsize import TermSize
 if TYPE_CHECKING:
     from shellkeep.config import Config, RedactConfig
     from shellkeep.capture.recorder import Recorder, RecordingStats
-    from shellkeep.capture.redaction import StreamRedactor
+    from shellkeep.capture.redaction import Redactor, StreamRedactor
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +70,11 @@ class RecordSettings:
     redact_config: RedactConfig | None = None  # user patterns and allowlist; None = built-in rules
     title: str | None = None  # the header's title when --title is not given
     idle_time_limit: float | None = None  # float seconds, written to the header for players
+    encrypt: bool = False  # encryption.encrypt: seal the recording (store/crypto.py)
+    key_file: str = ""  # encryption.key_file ("" = the keyring, else the default key file)
+    compress: bool = True  # record.compress: zstd the recording once the session ends
+    min_free_mb: int = 500  # record.min_free_mb: warn at start below this much free space
+    auto_gc: bool = False  # retention.auto_gc: apply the retention limits at most once a day
 
 
 def settings_from_config(config: Config, *, no_input: bool = False, no_redact: bool = False) -> RecordSettings:
@@ -82,6 +87,11 @@ def settings_from_config(config: Config, *, no_input: bool = False, no_redact: b
         redact_config=config.redact,
         title=config.record.title,
         idle_time_limit=config.record.idle_time_limit,
+        encrypt=config.encryption.encrypt,
+        key_file=config.encryption.key_file,
+        compress=config.record.compress,
+        min_free_mb=config.record.min_free_mb,
+        auto_gc=config.retention.auto_gc,
     )
 
 
@@ -175,7 +185,8 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
         )
         # meta.json and the header are written once the child runs, by threads that can
         # afford to compile the redaction rules first (secrets in argv never reach the disk).
-        out = _open_cast(folder / CAST_FILE)
+        out = _open_cast(folder / CAST_FILE, paths, request.settings)
+        _check_free_space(folder, request.settings, warn)
     except OSError as exc:
         warn(f"cannot record ({exc.strerror or exc}: {exc.filename or paths.home}); running {program} unrecorded")
         if out is not None:
@@ -234,7 +245,14 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
         warn(f"could not store the session's metadata: {exc.strerror or exc}")
         return RunOutcome(result.exit_code, meta)
     meta = _collect_conversation(meta, child_env)
+    _after_session(paths, meta, request.settings)
     return RunOutcome(result.exit_code, meta)
+
+
+def _is_known_agent(name: str) -> bool:
+    from shellkeep.agents.registry import builtin_names
+
+    return name in builtin_names() and name != "generic"
 
 
 def _prepare_launch(request: RunRequest, env: dict[str, str]) -> tuple[tuple[str, ...], str, str | None, dict[str, str]]:
@@ -243,7 +261,7 @@ def _prepare_launch(request: RunRequest, env: dict[str, str]) -> tuple[tuple[str
 
     base = os.path.basename(request.argv[0])
     try:
-        adapter = adapter_for(request.argv)
+        adapter = adapter_for(request.argv, plugins=False)
         launch = adapter.prepare(request.argv, request.cwd, env)
     except Exception as exc:  # noqa: BLE001 - an adapter bug must not stop the program
         log.warning("agent adapter failed to prepare %s: %s", base, exc)
@@ -253,7 +271,14 @@ def _prepare_launch(request: RunRequest, env: dict[str, str]) -> tuple[tuple[str
 
 
 def _collect_conversation(meta: SessionMeta, env: Mapping[str, str]) -> SessionMeta:
-    """Store the session's exchanges; a failure is logged and leaves the session as it is."""
+    """Store the session's exchanges; a failure is logged and leaves the session as it is.
+
+    Only agents with a transcript of their own are read here, at exit: building exchanges
+    from a long recording with a terminal emulator takes time, so for other programs it
+    happens when something needs them (resume, index).
+    """
+    if not _is_known_agent(meta.agent):
+        return meta
     try:
         from shellkeep.conversation import collect
 
@@ -335,9 +360,40 @@ def _initial_meta(
     )
 
 
-def _open_cast(path: Path) -> BinaryIO:
+def _open_cast(path: Path, paths: Paths, settings: RecordSettings) -> BinaryIO:
+    """Open the recording for appending; sealed record by record when ``settings.encrypt``.
+
+    The key is loaded by the writer thread on its first write, so neither cryptography
+    nor keyring is imported before the child runs.
+    """
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
-    return os.fdopen(fd, "ab", buffering=1 << 16)
+    out = os.fdopen(fd, "ab", buffering=1 << 16)
+    if not settings.encrypt:
+        return out
+    from shellkeep.store.crypto import EncryptedWriter, writing_key
+
+    return EncryptedWriter(out, partial(writing_key, paths, settings.key_file))  # type: ignore[return-value]
+
+
+def _check_free_space(folder: Path, settings: RecordSettings, warn: Warn) -> None:
+    """Warn once when the recording's disk is below ``record.min_free_mb`` (one statvfs)."""
+    from shellkeep.store.retention import low_disk_warning
+
+    message = low_disk_warning(folder, settings.min_free_mb)
+    if message:
+        warn(message)
+
+
+def _after_session(paths: Paths, meta: SessionMeta, settings: RecordSettings) -> None:
+    """Housekeeping once the session is stored: compress its recording, then automatic gc."""
+    if settings.compress:
+        from shellkeep.store.compress import compress_after_session
+
+        compress_after_session(meta)
+    if settings.auto_gc:
+        from shellkeep.store.retention import maybe_auto_gc
+
+        maybe_auto_gc(paths)
 
 
 def _header(meta: SessionMeta, size: TermSize, timestamp: float, env: Mapping[str, str], settings: RecordSettings) -> Header:
@@ -367,9 +423,18 @@ def _make_recorder(out: BinaryIO, header: Header, settings: RecordSettings, warn
 
 def _stream_redactor(config: RedactConfig | None) -> StreamRedactor:
     """Build the redaction filter of one stream (called on the writer thread)."""
-    from shellkeep.capture.redaction import StreamRedactor, build_redactor, default_stream_redactor
+    from shellkeep.capture.redaction import StreamRedactor
 
-    return default_stream_redactor() if config is None else StreamRedactor(build_redactor(config))
+    return StreamRedactor(_redactor(config))
+
+
+@lru_cache(maxsize=4)
+def _redactor(config: RedactConfig | None) -> Redactor:
+    """Return the Redactor of ``config``, shared by the writer and metadata threads so its
+    rules compile once per run."""
+    from shellkeep.capture.redaction import Redactor, build_redactor
+
+    return Redactor() if config is None else build_redactor(config)
 
 
 def _after_spawn(
@@ -404,9 +469,7 @@ def _text_redactor(settings: RecordSettings) -> Callable[[str], str]:
     """Return a whole-text redaction function for metadata (identity when redaction is off)."""
     if not settings.redact:
         return lambda text: text
-    from shellkeep.capture.redaction import Redactor, build_redactor
-
-    return (Redactor() if settings.redact_config is None else build_redactor(settings.redact_config)).redact
+    return _redactor(settings.redact_config).redact
 
 
 def _final_meta(meta: SessionMeta, result: RelayResult, stats: RecordingStats, cwd: Path) -> SessionMeta:
@@ -432,5 +495,5 @@ def _final_meta(meta: SessionMeta, result: RelayResult, stats: RecordingStats, c
         input_bytes=stats.input_bytes,
         hidden_input=stats.hidden_input,
         recording_error=stats.error,
-        git_end=git_state(cwd),
+        git_end=git_state(cwd) if meta.git_start is not None else None,
     )

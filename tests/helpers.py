@@ -63,7 +63,7 @@ def only_session(paths: Paths) -> tuple[dict[str, object], Header, list[Event]]:
 def load_session(folder: Path) -> tuple[dict[str, object], Header, list[Event]]:
     """Return (meta, header, events) of the session in ``folder``."""
     meta = json.loads((folder / "meta.json").read_text())
-    cast = open_cast(folder / "session.cast")
+    cast = open_cast(Path(meta["cast"]))
     return meta, cast.header, list(cast.events())
 
 

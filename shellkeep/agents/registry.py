@@ -23,6 +23,7 @@ __all__ = [
     "adapter_named",
     "adapter_names",
     "builtin_adapters",
+    "builtin_names",
     "clear_cache",
     "plugin_adapters",
 ]
@@ -104,16 +105,25 @@ def _matches(adapter: AgentAdapter, argv: Sequence[str]) -> bool:
         return False
 
 
-def adapter_for(argv: Sequence[str]) -> AgentAdapter:
-    """Return the first adapter that recognises ``argv``: built-ins, then plug-ins, then generic."""
+def adapter_for(argv: Sequence[str], *, plugins: bool = True) -> AgentAdapter:
+    """Return the first adapter that recognises ``argv``: built-ins, then plug-ins, then generic.
+
+    ``plugins=False`` skips the entry-point scan (tens of milliseconds): ``shellkeep run``
+    uses it before the child starts; plug-ins then take part when the session is read.
+    """
     for name, target in _BUILTINS:
         adapter = _builtin(name, target)
         if _matches(adapter, argv):
             return adapter
-    for adapter in plugin_adapters():
+    for adapter in plugin_adapters() if plugins else ():
         if _matches(adapter, argv):
             return adapter
     return _builtin(*_GENERIC)
+
+
+def builtin_names() -> list[str]:
+    """Return the names of the built-in adapters (without importing them), generic last."""
+    return [name for name, _ in (*_BUILTINS, _GENERIC)]
 
 
 def adapter_named(name: str) -> AgentAdapter:

@@ -1,6 +1,6 @@
 """Turn relay reads into asciicast v2 lines on disk, on a writer thread behind a queue.
 
-The relay only enqueues (``SimpleQueue.put``); the writer thread coalesces reads that arrive
+The relay only appends to a deque; the writer thread coalesces reads that arrive
 close together, decodes UTF-8 incrementally (a character split across reads joins; invalid
 bytes become U+FFFD), filters input, redacts, encodes and writes with a timed flush. A
 failing disk suspends the recording, reports once through ``on_error`` and never reaches
@@ -13,9 +13,9 @@ import codecs
 import errno
 import logging
 import os
-import queue
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import BinaryIO, Protocol
@@ -32,6 +32,8 @@ _FSYNC_INTERVAL_S = 1.0
 # Text a redaction filter holds back (a possible secret still arriving, perhaps typed by
 # hand) is written once the stream has been quiet this long, or at the end.
 _FILTER_IDLE_FLUSH_S = 1.0
+_POLL_S = 0.01  # while events flow, the writer looks for more this often
+_QUIET_S = 1.0  # ...and after this long without any, it sleeps until woken
 
 
 class TextFilter(Protocol):
@@ -92,7 +94,12 @@ class Recorder:
         self._coalesce_s = coalesce_s
         self._make_filter = make_filter
         self._on_error = on_error
-        self._queue: queue.SimpleQueue[tuple[float, str, bytes | str] | None] = queue.SimpleQueue()
+        # A deque the relay appends to without waking the writer: while events flow the
+        # writer polls every _POLL_S, so it never takes the GIL in the middle of a keystroke's
+        # round trip; only a writer asleep after a quiet spell is woken, through _wake.
+        self._items: deque[tuple[float, str, bytes | str] | None] = deque()
+        self._wake = threading.Event()
+        self._asleep = False
         self._output_bytes = 0
         self._input_bytes = 0
         self._events = 0
@@ -106,35 +113,41 @@ class Recorder:
 
     # -- the relay's side: enqueue only -----------------------------------------------
 
+    def _put(self, item: tuple[float, str, bytes | str] | None) -> None:
+        self._items.append(item)
+        if self._asleep:
+            self._wake.set()
+
     def on_output(self, raw: bytes, at: float) -> None:
         """Enqueue child output (see ``Sink``)."""
-        self._queue.put((at, "o", raw))
+        self._put((at, "o", raw))
 
     def on_input(self, raw: bytes, at: float, hidden: bool) -> None:
         """Enqueue typed input unless input is not recorded; hidden input becomes a marker."""
         if hidden:
             if not self._in_hidden:
                 self._in_hidden = True
-                self._queue.put((at, "m", HIDDEN_INPUT_MARKER))
+                self._put((at, "m", HIDDEN_INPUT_MARKER))
             return
         self._in_hidden = False
         if self._record_input:
-            self._queue.put((at, "i", raw))
+            self._put((at, "i", raw))
 
     def on_resize(self, size: TermSize, at: float) -> None:
         """Enqueue a resize event ``COLSxROWS``."""
-        self._queue.put((at, "r", str(size)))
+        self._put((at, "r", str(size)))
 
     def add_marker(self, label: str, at: float) -> None:
         """Enqueue a marker event with ``label``."""
-        self._queue.put((at, "m", label))
+        self._put((at, "m", label))
 
     def close(self, timeout_s: float = 10.0) -> RecordingStats:
         """Write what is queued, flush, fsync and close the file; return the stats.
 
         Blocks up to ``timeout_s`` for the writer thread.
         """
-        self._queue.put(None)
+        self._put(None)
+        self._wake.set()
         self._thread.join(timeout_s)
         return RecordingStats(
             output_bytes=self._output_bytes,
@@ -164,26 +177,16 @@ class Recorder:
             self._suspend(exc)
         while not closing:
             held = out_filter is not None or in_filter is not None
-            wait = max(0.0, self._flush_interval_s - (time.monotonic() - last_flush)) if dirty or held else None
-            try:
-                item = self._queue.get(timeout=wait)
-            except queue.Empty:
-                item = ()  # type: ignore[assignment]  # the flush timer ran out
+            self._wait_for_items(time.monotonic() - last_item, dirty or held, last_flush)
             batch: list[tuple[float, str, bytes | str]] = []
-            if item is None:
-                closing = True
-            elif item:
-                last_item = time.monotonic()
+            while self._items:
+                item = self._items.popleft()
+                if item is None:
+                    closing = True
+                    break
                 batch.append(item)
-                while True:
-                    try:
-                        more = self._queue.get_nowait()
-                    except queue.Empty:
-                        break
-                    if more is None:
-                        closing = True
-                        break
-                    batch.append(more)
+            if batch:
+                last_item = time.monotonic()
             if self._error is not None:
                 continue  # suspended: keep draining so memory stays flat
             try:
@@ -209,6 +212,25 @@ class Recorder:
         except Exception as exc:  # noqa: BLE001
             if self._error is None:
                 self._suspend(exc)
+
+    def _wait_for_items(self, quiet_s: float, timed: bool, last_flush: float) -> None:
+        """Sleep until there may be items: poll while busy, sleep on ``_wake`` when quiet.
+
+        timed: a flush is pending (dirty buffer or held filter text), so wake for it.
+        """
+        if self._items:
+            return
+        if quiet_s < _QUIET_S:
+            time.sleep(_POLL_S)
+            return
+        self._asleep = True
+        if not self._items:  # checked after _asleep is set: a put now sets _wake
+            timeout = max(0.0, self._flush_interval_s - (time.monotonic() - last_flush)) if timed else None
+            self._wake.wait(timeout)
+        self._asleep = False
+        self._wake.clear()
+        if self._items and self._items[-1] is not None:
+            time.sleep(_POLL_S / 5)  # let the relay finish the round trip that woke us
 
     def _redacted_header(self) -> Header:
         def redact(text: str | None) -> str | None:

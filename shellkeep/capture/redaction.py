@@ -329,8 +329,8 @@ class _Rule:
     ci: bool
     literals: tuple[str, ...]  # every match starts with one of these (lower-cased if ci)
     find_literals: bool  # scan by finding literals rather than with rx.finditer
-    prefix: re.Pattern[str] | None  # fullmatch(text, pos): text[pos:] may begin a match
-    prefix_search: re.Pattern[str] | None  # the same, ending in \Z, for search()
+    prefix: _LazyPattern | None  # fullmatch(text, pos): text[pos:] may begin a match
+    prefix_search: _LazyPattern | None  # the same, ending in \Z, for search()
     window: int  # the longest a match can be: a hold never starts further back
     secret: int  # group number of "secret", or 0 for the whole match
     required: tuple[frozenset[str], ...]  # text without a char of each set cannot match
@@ -505,12 +505,37 @@ def _sre() -> tuple[ModuleType, ModuleType]:
         return importlib.import_module("sre_parse"), importlib.import_module("sre_constants")
 
 
+class _LazyPattern:
+    """A regex compiled on first use: the partial-match regexes are large and most are
+    never needed, while compiling them all up front cost about 0.1 s at every session start."""
+
+    __slots__ = ("_compiled", "_flags", "_source")
+
+    def __init__(self, source: str, flags: int) -> None:
+        self._source = source
+        self._flags = flags
+        self._compiled: re.Pattern[str] | None = None
+
+    def _get(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self._source, self._flags)
+        return self._compiled
+
+    def fullmatch(self, text: str, pos: int = 0) -> re.Match[str] | None:
+        """Return ``re.Pattern.fullmatch(text, pos)``."""
+        return self._get().fullmatch(text, pos)
+
+    def search(self, text: str, pos: int = 0) -> re.Match[str] | None:
+        """Return ``re.Pattern.search(text, pos)``."""
+        return self._get().search(text, pos)
+
+
 def _compile_rule(rule: RedactionRule, priority: int) -> _Rule:
     rx = re.compile(rule.pattern)
     ci = bool(rx.flags & re.IGNORECASE)
     literals: tuple[str, ...] = ()
-    prefix: re.Pattern[str] | None = None
-    prefix_search: re.Pattern[str] | None = None
+    prefix: _LazyPattern | None = None
+    prefix_search: _LazyPattern | None = None
     window = _HOLD_UNBOUNDED
     required: tuple[frozenset[str], ...] = ()
     lookbehind = _HOLD_UNBOUNDED
@@ -526,8 +551,8 @@ def _compile_rule(rule: RedactionRule, priority: int) -> _Rule:
         if len(source) > 200_000:
             raise _Unsupported("prefix regex too large")
         flags = rx.flags & ~(re.VERBOSE | re.DEBUG)
-        prefix = re.compile(source, flags)
-        prefix_search = re.compile(f"(?:{source})\\Z", flags)
+        prefix = _LazyPattern(source, flags)
+        prefix_search = _LazyPattern(f"(?:{source})\\Z", flags)
     except (_Unsupported, re.error, RecursionError, AttributeError, ImportError, TypeError, ValueError) as exc:
         log.warning("redaction rule %r: cannot check partial matches (%s); holding back more", rule.name, exc)
         prefix = prefix_search = None

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from shellkeep.asciicast.reader import open_binary
 from shellkeep.store.paths import Paths
 from tests.helpers import SK, PtyHarness, load_session, only_session, output_text, run_sk, session_folders, wait_until
 
@@ -264,8 +265,8 @@ def test_child_exit_while_the_user_types_ends_the_run(home: Paths) -> None:
 
 PASTE_CHILD = r"""
 import os, sys, tty
+tty.setraw(0)  # before announcing the mode, so the paste never meets a cooked tty
 sys.stdout.write('\x1b[?2004h'); sys.stdout.flush()
-tty.setraw(0)
 data = b''
 while not data.endswith(b'\x1b[201~'):
     data += os.read(0, 1024)
@@ -293,8 +294,9 @@ def test_utf8_split_across_reads_joins(home: Paths) -> None:
     result = run_sk("run", "--", PY, "-c", script)
     assert result.returncode == 0
     folder = session_folders(home)[0].parent
-    for line in (folder / "session.cast").read_text(encoding="utf-8").splitlines():
-        json.loads(line)  # every line valid JSON
+    with open_binary(Path(json.loads((folder / "meta.json").read_text())["cast"])) as fh:
+        for line in fh.read().decode("utf-8").splitlines():
+            json.loads(line)  # every line valid JSON
     _, _, events = load_session(folder)
     assert output_text(events) == "A€B\ufffd\ufffdC"
 
