@@ -67,6 +67,11 @@ class TerminalReplyFilter:
     def __init__(self) -> None:
         self._held = ""
 
+    @property
+    def held(self) -> int:
+        """Return the number of characters held back."""
+        return len(self._held)
+
     def feed(self, text: str) -> str:
         """Take a read's decoded text; return what is ready, replies removed."""
         text = self._held + text

@@ -176,8 +176,13 @@ class Recorder:
         except Exception as exc:  # noqa: BLE001
             self._suspend(exc)
         while not closing:
-            held = out_filter is not None or in_filter is not None
-            self._wait_for_items(time.monotonic() - last_item, dirty or held, last_flush)
+            deadline = None  # when the writer must wake even if nothing arrives
+            if dirty:
+                deadline = last_flush + self._flush_interval_s
+            if self._filters_hold(out_filter, in_filter):
+                held_due = last_item + _FILTER_IDLE_FLUSH_S
+                deadline = held_due if deadline is None else min(deadline, held_due)
+            self._wait_for_items(time.monotonic() - last_item, deadline)
             batch: list[tuple[float, str, bytes | str]] = []
             while self._items:
                 item = self._items.popleft()
@@ -193,7 +198,7 @@ class Recorder:
                 chunks = self._encode(batch, out_decoder, in_decoder, out_filter, in_filter)
                 now = time.monotonic()
                 timer_due = now - last_flush >= self._flush_interval_s
-                if closing or (timer_due and now - last_item >= _FILTER_IDLE_FLUSH_S):
+                if closing or now - last_item >= _FILTER_IDLE_FLUSH_S:
                     chunks.extend(self._flush_filters(out_decoder, in_decoder, out_filter, in_filter, closing))
                 if chunks:
                     self._out.write(b"".join(chunks))
@@ -213,10 +218,11 @@ class Recorder:
             if self._error is None:
                 self._suspend(exc)
 
-    def _wait_for_items(self, quiet_s: float, timed: bool, last_flush: float) -> None:
+    def _wait_for_items(self, quiet_s: float, deadline: float | None) -> None:
         """Sleep until there may be items: poll while busy, sleep on ``_wake`` when quiet.
 
-        timed: a flush is pending (dirty buffer or held filter text), so wake for it.
+        deadline: monotonic time of a pending flush (dirty buffer or held filter text), or
+        None: then a quiet writer sleeps until the relay wakes it, using no CPU.
         """
         if self._items:
             return
@@ -225,12 +231,17 @@ class Recorder:
             return
         self._asleep = True
         if not self._items:  # checked after _asleep is set: a put now sets _wake
-            timeout = max(0.0, self._flush_interval_s - (time.monotonic() - last_flush)) if timed else None
-            self._wake.wait(timeout)
+            self._wake.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
         self._asleep = False
         self._wake.clear()
         if self._items and self._items[-1] is not None:
             time.sleep(_POLL_S / 5)  # let the relay finish the round trip that woke us
+
+    def _filters_hold(self, *filters: TextFilter | None) -> bool:
+        """Return whether a filter holds text back (a possible secret, a cut reply)."""
+        if self._replies.held:
+            return True
+        return any(getattr(f, "held", 0) for f in filters if f is not None)
 
     def _redacted_header(self) -> Header:
         def redact(text: str | None) -> str | None:
