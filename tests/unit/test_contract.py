@@ -100,3 +100,16 @@ def test_run_imports_no_heavy_module_before_the_child_runs() -> None:
     assert "ptyprocess" in order and "shellkeep.runner" in order
     before_child = order[: order.index("ptyprocess")]
     assert not {m for m in before_child if m.split(".")[0] in HEAVY}
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"], ids=str)
+def test_completion_scripts_are_the_generated_ones(shell: str) -> None:
+    """completions/ holds what click generates; regenerate with the command in README."""
+    from pathlib import Path
+
+    generated = subprocess.run(
+        [*SK], env={**__import__("os").environ, "_SHELLKEEP_COMPLETE": f"{shell}_source"}, capture_output=True, timeout=60
+    )
+    assert generated.returncode == 0
+    shipped = Path(__file__).parents[2] / "completions" / f"shellkeep.{shell}"
+    assert shipped.read_bytes() == generated.stdout
