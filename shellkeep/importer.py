@@ -68,7 +68,8 @@ class _Summary:
 
 
 def import_recording(paths: Paths, request: ImportRequest) -> SessionMeta:
-    """Validate, convert and store ``request.source`` as a new session; return its metadata.
+    """Validate, convert and store ``request.source`` as a new session, index it, and
+    return its metadata.
 
     Raises UserInputError when the file is missing or not a file, DataError when it is not
     a valid asciicast recording (nothing is stored then), OSError when the store cannot be
@@ -103,14 +104,19 @@ def import_recording(paths: Paths, request: ImportRequest) -> SessionMeta:
             write_json_atomic(staging / META_FILE, meta.to_json())
             try:
                 os.rename(staging, final)
-                return meta
+                break
             except OSError:
                 if not final.exists():
                     raise
-        raise FileExistsError(17, "no free session id", str(project_dir))
+        else:
+            raise FileExistsError(17, "no free session id", str(project_dir))
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    from shellkeep.store.index import index_ended_session
+
+    index_ended_session(paths, meta)
+    return meta
 
 
 def _one_line(text: str) -> str:

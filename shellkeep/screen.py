@@ -41,14 +41,18 @@ from shellkeep.errors import DataError
 from shellkeep.termsize import TermSize
 
 if TYPE_CHECKING:
-    import pyte
-    from pyte.screens import Char, Cursor
+    from pyte.screens import Char, Cursor, StaticDefaultDict
+
+    _Buffer = dict[int, StaticDefaultDict[int, Char]]
 
 __all__ = [
+    "TAIL_BUDGET_BYTES",
     "Cell",
     "Colour",
+    "Point",
     "ScreenSnapshot",
     "Tail",
+    "TailReason",
     "Terminal",
     "iter_screens",
     "last_screen",
@@ -67,6 +71,7 @@ Colour = int | str | None
 #: up looking for a clear and renders what it has (the start may then be cosmetically off).
 TAIL_BUDGET_BYTES = 1 << 20
 _CHECK_BYTES = 4 << 10  # least reading between two analyses of the tail window
+_LOOK_FURTHER_BYTES = 64 << 10  # reading before a byte search decides the screen in use
 _SEARCH_BLOCK_BYTES = 1 << 20
 _MAX_PENDING = 4096  # longest unfinished escape sequence carried whole to the next event
 _MARKER_LOOKAHEAD = 24  # a marker may straddle two events; longest marker is shorter
@@ -75,7 +80,9 @@ _ALT_MODES = frozenset({47, 1047, 1049})
 _INTERMEDIATES = frozenset(" !\"#$%&'()*+,-./")
 _DECAWM = 7 << 5  # pyte shifts private modes by 5 bits
 _DECSCNM = 5 << 5
+_DECOM = 6 << 5
 _IRM = 4
+_BULK_MIN = 8  # shorter runs of text are drawn character by character
 
 TailReason = Literal["start", "reset", "clear", "alternate", "budget"]
 
@@ -111,9 +118,6 @@ class Cell:
             and not self.underline
             and not self.strikethrough
         )
-
-
-_BLANK = Cell()
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,8 +315,10 @@ class _Syntax:
 
     token: re.Pattern[str]
     unfinished: re.Pattern[str]
-    narrow: re.Pattern[str]
+    narrow: re.Pattern[str]  # a text of narrow characters only
+    narrow_run: re.Pattern[str]  # a run of narrow characters worth drawing in bulk
     markers: re.Pattern[str]
+    sgr_colour: re.Pattern[str]  # SGR parameters setting one colour and nothing else
 
 
 @cache
@@ -335,7 +341,10 @@ def _syntax() -> _Syntax:
         r"|\x1b\[2J"
         r"|\x1b\[(?:|1|;|1;|;1|1;1)[Hf]\x1b\[0?J"
     )
-    return _Syntax(token, unfinished, re.compile(f"[{_narrow_class()}]+"), markers)
+    narrow = _narrow_class()
+    narrow_run = re.compile(f"[{narrow}]{{{_BULK_MIN},}}")
+    sgr_colour = re.compile(r"([34])8;(?:5;(\d{1,3})|2;(\d{1,3});(\d{1,3});(\d{1,3}))")
+    return _Syntax(token, unfinished, re.compile(f"[{narrow}]+"), narrow_run, markers, sgr_colour)
 
 
 @cache
@@ -345,6 +354,35 @@ def _width_of(ch: str) -> int:
 
     width: int = wcwidth(ch)
     return width
+
+
+@cache
+def _wide_run() -> re.Pattern[str]:
+    """Return a pattern for runs of CJK/fullwidth characters pyte draws two cells wide.
+
+    Built on first use (wcwidth checks each one) so that text without any costs nothing.
+    """
+    from wcwidth import wcwidth
+
+    spans = [
+        (0x1100, 0x115F), (0x2E80, 0x303E), (0x3041, 0x33FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF),
+        (0xA000, 0xA4CF), (0xAC00, 0xD7A3), (0xF900, 0xFAFF), (0xFE30, 0xFE4F), (0xFF00, 0xFF60),
+        (0xFFE0, 0xFFE6),
+    ]  # fmt: skip
+    chars = [chr(code) for lo, hi in spans for code in range(lo, hi + 1) if wcwidth(chr(code)) == 2]
+    return re.compile(f"[{_char_class(chars)}]{{{_BULK_MIN},}}")
+
+
+def _char_class(chars: Sequence[str]) -> str:
+    """Return the inside of a regex class matching exactly ``chars`` (sorted ascending)."""
+    runs: list[tuple[int, int]] = []
+    for ch in chars:
+        code = ord(ch)
+        if runs and runs[-1][1] == code - 1:
+            runs[-1] = (runs[-1][0], code)
+        else:
+            runs.append((code, code))
+    return "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in runs)
 
 
 def _narrow_class() -> str:
@@ -359,17 +397,8 @@ def _narrow_class() -> str:
         (0x2100, 0x214F), (0x2190, 0x23FF), (0x2460, 0x27BF), (0x2800, 0x28FF),
         (0x2B00, 0x2BFF), (0xE000, 0xF8FF),
     ]  # fmt: skip
-    runs: list[tuple[int, int]] = []
-    for lo, hi in spans:
-        for code in range(lo, hi + 1):
-            ch = chr(code)
-            if wcwidth(ch) != 1 or unicodedata.combining(ch):
-                continue
-            if runs and runs[-1][1] == code - 1:
-                runs[-1] = (runs[-1][0], code)
-            else:
-                runs.append((code, code))
-    return "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in runs)
+    chars = [chr(code) for lo, hi in spans for code in range(lo, hi + 1)]
+    return _char_class([ch for ch in chars if wcwidth(ch) == 1 and not unicodedata.combining(ch)])
 
 
 class _CellCache(dict[str, "Char"]):
@@ -410,7 +439,7 @@ class Terminal:
         self._syntax = _syntax()
         self._pending = ""
         self._last_char = ""
-        self._saved_main: tuple[defaultdict[int, dict[int, Char]], Cursor | None] | None = None
+        self._saved_main: tuple[_Buffer, Cursor | None] | None = None
         self._cells: dict[Char, _CellCache] = {}
         self._params: dict[str, list[int] | None] = {}  # parsed CSI parameters by text
         self._sgr_results: dict[tuple[Char, str, bool], Char] = {}  # SGR outcome by attrs, text, DECSCNM
@@ -533,15 +562,32 @@ class Terminal:
         if screen.charset or screen.g0_charset is not self._latin1 or _IRM in screen.mode:
             self._draw_with_pyte(text)
             return
-        narrow = self._syntax.narrow
-        if narrow.fullmatch(text):
+        if len(text) < _BULK_MIN:
+            self._draw_mixed(text)
+            return
+        syntax = self._syntax
+        if syntax.narrow.fullmatch(text):
             self._draw_narrow(text)
             return
         pos = 0
-        for m in narrow.finditer(text):
+        for m in syntax.narrow_run.finditer(text):
+            if m.start() > pos:
+                self._draw_other(text[pos : m.start()])
+            self._draw_narrow(m.group())
+            pos = m.end()
+        if pos < len(text):
+            self._draw_other(text[pos:])
+
+    def _draw_other(self, text: str) -> None:
+        """Draw text that is not all narrow: runs of wide characters in bulk, the rest one by one."""
+        if len(text) < _BULK_MIN:
+            self._draw_mixed(text)
+            return
+        pos = 0
+        for m in _wide_run().finditer(text):
             if m.start() > pos:
                 self._draw_mixed(text[pos : m.start()])
-            self._draw_narrow(m.group())
+            self._draw_wide(m.group())
             pos = m.end()
         if pos < len(text):
             self._draw_mixed(text[pos:])
@@ -563,7 +609,19 @@ class Terminal:
         screen = self._screen
         cursor = screen.cursor
         cols = screen.columns
-        make = self._cell_cache(cursor.attrs).__getitem__
+        attrs = cursor.attrs
+        cells = self._cells.get(attrs)
+        if cells is None and len(text) > 2:
+            cells = self._cell_cache(attrs)
+        if cells is not None:
+            make = cells.__getitem__
+        else:  # a character or two in a style of their own (a colour gradient): no cache
+            style = tuple(attrs)[1:]
+            new = type(attrs)._make
+
+            def make(ch: str) -> Char:
+                return new((ch, *style))
+
         autowrap = _DECAWM in screen.mode
         for ch in text:
             width = _width_of(ch)
@@ -582,6 +640,37 @@ class Terminal:
                 cursor.x = min(x + width, cols)
             elif width == 0 and unicodedata.combining(ch):
                 screen.draw(ch)
+        self._last_char = text[-1]
+
+    def _draw_wide(self, text: str) -> None:
+        """Draw double-width characters in bulk, with the same wrapping as pyte's ``draw``.
+
+        Each takes a cell and a ``""`` cell after it; one that starts in the last column is
+        cut (no second cell), as pyte does.
+        """
+        screen = self._screen
+        cursor = screen.cursor
+        cols = screen.columns
+        make = self._cell_cache(cursor.attrs).__getitem__
+        half = make("")
+        autowrap = _DECAWM in screen.mode
+        i, n = 0, len(text)
+        while i < n:
+            if cursor.x >= cols:
+                if autowrap:
+                    screen.carriage_return()
+                    screen.linefeed()
+                else:
+                    cursor.x = max(cols - 2, 0)  # each further character overwrites the last two
+                    i = n - 1
+            x = cursor.x
+            k = min(n - i, (cols - x + 1) // 2)
+            end = x + 2 * k
+            line = screen.buffer[cursor.y]
+            line.update(zip(range(x, end, 2), map(make, text[i : i + k])))
+            line.update((column, half) for column in range(x + 1, min(end, cols), 2))
+            cursor.x = min(end, cols)
+            i += k
         self._last_char = text[-1]
 
     def _cell_cache(self, attrs: Char) -> _CellCache:
@@ -680,8 +769,8 @@ class Terminal:
             "F": (s.cursor_up1, 1),
             "G": (s.cursor_to_column, 1),
             "`": (s.cursor_to_column, 1),
-            "H": (s.cursor_position, 2),
-            "f": (s.cursor_position, 2),
+            "H": (self._cursor_position, 2),
+            "f": (self._cursor_position, 2),
             "J": (self._erase_in_display, 1),
             "K": (self._erase_in_line, 1),
             "L": (s.insert_lines, 1),
@@ -740,7 +829,7 @@ class Terminal:
             return  # DA, DSR, XTWINOPS and other queries or reports
         params = self._params.get(body)
         if params is None:
-            if len(self._params) > 4096:
+            if len(self._params) > 65536:
                 self._params.clear()
             params = self._params[body] = _int_params(body)
             if params is None:
@@ -776,9 +865,12 @@ class Terminal:
     def _enter_alternate(self, *, save_cursor: bool) -> None:
         if self._saved_main is not None:
             return
+        from pyte.screens import StaticDefaultDict
+
         screen = self._screen
         self._saved_main = (screen.buffer, copy.copy(screen.cursor) if save_cursor else None)
-        screen.buffer = defaultdict(screen.buffer.default_factory)
+        # A blank buffer made as pyte makes its own.
+        screen.buffer = defaultdict(lambda: StaticDefaultDict[int, "Char"](screen.default_char))
         screen.dirty.update(range(screen.lines))
 
     def _leave_alternate(self) -> None:
@@ -807,7 +899,8 @@ class Terminal:
         top, bottom = screen.margins or (0, screen.lines - 1)
         count = min(max(count, 1), bottom - top + 1)
         rows = [screen.buffer.pop(y, None) for y in range(top, bottom + 1)]
-        moved = rows[count:] + [None] * count if up else [None] * count + rows[:-count]
+        blank: list[StaticDefaultDict[int, Char] | None] = [None] * count
+        moved = rows[count:] + blank if up else blank + rows[:-count]
         for y, row in zip(range(top, bottom + 1), moved):
             if row is not None:
                 screen.buffer[y] = row
@@ -821,6 +914,15 @@ class Terminal:
     def _repeat(self, count: int = 0, *_: int) -> None:
         if self._last_char:
             self._draw(self._last_char * min(max(count, 1), 65535))
+
+    def _cursor_position(self, line: int = 0, column: int = 0) -> None:
+        screen = self._screen
+        if _DECOM in screen.mode:
+            screen.cursor_position(line, column)  # relative to the margins: pyte's own
+            return
+        cursor = screen.cursor
+        cursor.x = min(max(column - 1, 0), screen.columns - 1)
+        cursor.y = min(max(line - 1, 0), screen.lines - 1)
 
     def _save_cursor(self, *params: int) -> None:
         if params in ((), (0,)):
@@ -836,6 +938,10 @@ class Terminal:
         key = (cursor.attrs, body, _DECSCNM in self._screen.mode)
         attrs = self._sgr_results.get(key)
         if attrs is None:
+            colour = self._syntax.sgr_colour.fullmatch(body)
+            if colour is not None:  # one colour alone, as gradients and images send per cell
+                self._set_colour(colour)
+                return
             params = _int_params(body)
             if params is None:
                 return
@@ -845,6 +951,17 @@ class Terminal:
             self._sgr_results[key] = cursor.attrs
         else:
             cursor.attrs = attrs
+
+    def _set_colour(self, m: re.Match[str]) -> None:
+        """Apply ``38;2;r;g;b``, ``48;5;n`` and the like, matched by ``_Syntax.sgr_colour``."""
+        layer, index, r, g, b = m.groups()
+        colour = _palette(int(index)) if index is not None else _rgb(int(r), int(g), int(b))
+        if colour is None:
+            return
+        cursor = self._screen.cursor
+        a = cursor.attrs
+        fields = (a.data, colour, *a[2:]) if layer == "3" else (a.data, a.fg, colour, *a[3:])
+        cursor.attrs = type(a)._make(fields)
 
     def _sgr(self, *params: int) -> None:
         self._apply_sgr(list(params))
@@ -860,7 +977,8 @@ class Terminal:
             screen.cursor.attrs = screen.default_char
             return
         a = screen.cursor.attrs
-        fg, bg, bold, italic, underline, strike, reverse, blink = a.fg, a.bg, a.bold, a.italics, a.underscore, a.strikethrough, a.reverse, a.blink
+        fg, bg, bold, italic = a.fg, a.bg, a.bold, a.italics
+        underline, strike, reverse, blink = a.underscore, a.strikethrough, a.reverse, a.blink
         i, n = 0, len(items)
         while i < n:
             item = items[i]
@@ -881,7 +999,8 @@ class Terminal:
                 code = item
             if code == 0:
                 d = screen.default_char
-                fg, bg, bold, italic, underline, strike, reverse, blink = d.fg, d.bg, False, False, False, False, d.reverse, False
+                fg, bg, reverse = d.fg, d.bg, d.reverse
+                bold = italic = underline = strike = blink = False
             elif code == 1:
                 bold = True
             elif code == 3:
@@ -925,10 +1044,7 @@ class Terminal:
                     fg = colour
                 elif colour is not None and code == 48:
                     bg = colour
-        screen.cursor.attrs = a._replace(
-            fg=fg, bg=bg, bold=bold, italics=italic, underscore=underline,
-            strikethrough=strike, reverse=reverse, blink=blink,
-        )  # fmt: skip
+        screen.cursor.attrs = type(a)(a.data, fg, bg, bold, italic, underline, strike, reverse, blink)
 
 
 def _shorten_pending(rest: str) -> str:
@@ -949,9 +1065,12 @@ def _shorten_pending(rest: str) -> str:
 def _int_params(body: str) -> list[int] | None:
     """Parse ``1;2;;3`` into ``[1, 2, 0, 3]`` (missing means 0, capped at 9999 as pyte does)."""
     try:
-        return [min(int(p), 9999) if p else 0 for p in body.split(";")]
+        params = [int(p) if p else 0 for p in body.split(";")]
     except ValueError:
         return None
+    if len(body) > 4 * len(params) and max(params) > 9999:  # only a long text can hold one
+        params = [min(p, 9999) for p in params]
+    return params
 
 
 def _sgr_items(body: str) -> list[int | list[int | None]] | None:
@@ -975,7 +1094,7 @@ def _palette(index: int | None) -> str | None:
 
 
 def _rgb(r: int | None, g: int | None, b: int | None) -> str:
-    return "#" + "".join(f"{min(max(v or 0, 0), 255):02x}" for v in (r, g, b))
+    return f"#{min(r or 0, 255):02x}{min(g or 0, 255):02x}{min(b or 0, 255):02x}"  # never negative
 
 
 def _colon_colour(sub: list[int | None]) -> str | None:
@@ -994,20 +1113,24 @@ def _colon_colour(sub: list[int | None]) -> str | None:
 
 def _semicolon_colour(items: Sequence[int | list[int | None]], i: int) -> tuple[str | None, int]:
     """Colour of ``38;5;n`` or ``38;2;r;g;b`` starting after the 38; returns (colour, items used)."""
-    if i >= len(items) or isinstance(items[i], list):
+    left = len(items) - i
+    if left <= 0 or isinstance(items[i], list):
         return None, 0
     mode = items[i]
-    args = [x if isinstance(x, int) else None for x in items[i + 1 : i + 4]]
     if mode == 5:
-        return (_palette(args[0]) if args else None), min(2, len(items) - i)
+        index = items[i + 1] if left >= 2 else None
+        return (_palette(index) if isinstance(index, int) else None), min(2, left)
     if mode == 2:
-        if len(args) < 3:
-            return None, len(items) - i
-        return _rgb(*args), 4
+        if left < 4:
+            return None, left
+        r, g, b = items[i + 1], items[i + 2], items[i + 3]
+        if isinstance(r, int) and isinstance(g, int) and isinstance(b, int):
+            return _rgb(r, g, b), 4
+        return None, 4
     return None, 1
 
 
-def _fit_buffer(buffer: defaultdict[int, dict[int, Char]], cursor: Cursor, old_rows: int, size: TermSize) -> None:
+def _fit_buffer(buffer: _Buffer, cursor: Cursor, old_rows: int, size: TermSize) -> None:
     """Resize a pyte buffer in place: drop rows above (only as needed to keep ``cursor``'s
     line on screen) or below, drop columns at the right; moves ``cursor`` with its line."""
     shift = max(0, cursor.y - (size.rows - 1)) if size.rows < old_rows else 0
@@ -1156,7 +1279,15 @@ class _Start:
 
 
 class _NeedInitial(Exception):
-    """The choice of a start depends on the (unknown) screen in use at the window start."""
+    """The choice of a start depends on the (unknown) screen in use at the window start.
+
+    flag_only: the window holds no switch, so the start is right either way and only the
+    snapshot's ``alternate`` flag depends on it.
+    """
+
+    def __init__(self, *, flag_only: bool = False) -> None:
+        super().__init__()
+        self.flag_only = flag_only
 
 
 def _markers(text: str, lookahead: str = "") -> list[_Marker]:
@@ -1193,10 +1324,11 @@ def _choose_start(window: Sequence[tuple[Event, list[_Marker]]], initial: bool |
     """Return the latest point from which rendering fresh gives the final screen, or None.
 
     initial: the screen in use at the window's start (True alternate, None unknown); raises
-    _NeedInitial when the answer depends on it. Rules, with the emulation's semantics: a
-    reset is always a start; entering the alternate screen from the main one is a start when
-    the recording ends on the alternate screen; a clear is a start unless it clears the
-    alternate screen and the recording ends on the main one.
+    _NeedInitial when the answer depends on it (a None answer never does: the window holds
+    no start). Rules, with the emulation's semantics: a reset is always a start; entering
+    the alternate screen from the main one is a start when the recording ends on the
+    alternate screen; a clear is a start unless it clears the alternate screen and the
+    recording ends on the main one.
     """
     state = initial
     candidates: list[tuple[int, _Marker, bool | None]] = []
@@ -1218,12 +1350,9 @@ def _choose_start(window: Sequence[tuple[Event, list[_Marker]]], initial: bool |
                 return _Start(index, marker.offset, False, "alternate")
         elif marker.kind == "clear":
             if before is None:
-                if final is not None or initial is None:
-                    raise _NeedInitial  # final None: valid, but the alternate flag is unknown
+                raise _NeedInitial(flag_only=final is None)
             elif not (before is True and final is False):
                 return _Start(index, marker.offset, before, "clear")
-    if initial is None:
-        raise _NeedInitial
     return None
 
 
@@ -1418,7 +1547,10 @@ def _read_tail_mapped(path: Path, fd: int, version: int, fallback: TermSize, bud
 
     The window grows one event line at a time. A start can only be a marker, so the window
     is analysed only once it holds new markers: at most every quarter of what was read so
-    far (fewer analyses as it grows) and always before decoding a long line.
+    far (fewer analyses as it grows) and always before decoding a long line. When a start
+    depends on the screen in use before the window, reading goes on for a while (the switch
+    is usually near, and a switch cut between two events is only seen this way) before a
+    byte search answers.
     """
     total = os.fstat(fd).st_size
     with mmap.mmap(fd, 0, access=mmap.ACCESS_READ) as data:
@@ -1429,23 +1561,34 @@ def _read_tail_mapped(path: Path, fd: int, version: int, fallback: TermSize, bud
         read = 0
         checked_at = 0
         unchecked = False  # markers were added since the last analysis
+        waiting_since: int | None = None  # bytes read when a start first needed the state before
         following = ""
         last_line = True
         start: _Start | None = None
         initial: bool | None = None
         whole = True  # the window reaches the recording's start
 
-        def analyse() -> tuple[_Start | None, bool | None]:
+        def analyse(*, resolve: bool) -> _Start | None:
+            nonlocal initial, waiting_since
             window = backwards[::-1]
             try:
-                return _choose_start(window, None), None
-            except _NeedInitial:
-                known = rec.alternate_before(offsets[-1] if offsets else len(data))
-                return _choose_start(window, known), known
+                found = _choose_start(window, None)
+            except _NeedInitial as need:
+                if not resolve and not need.flag_only:
+                    waiting_since = read if waiting_since is None else waiting_since
+                    return None
+                initial = rec.alternate_before(offsets[-1] if offsets else len(data))
+                found = _choose_start(window, initial)
+            waiting_since = None
+            return found
 
         for offset, line in rec.lines_backwards():
-            if unchecked and (read - checked_at >= max(_CHECK_BYTES, read // 4) or len(line) > _CHECK_BYTES):
-                start, initial = analyse()
+            due = unchecked and (read - checked_at >= max(_CHECK_BYTES, read // 4) or len(line) > _CHECK_BYTES)
+            overdue = waiting_since is not None and (
+                read - waiting_since >= _LOOK_FURTHER_BYTES or len(line) > _LOOK_FURTHER_BYTES
+            )
+            if due or overdue:
+                start = analyse(resolve=overdue)
                 checked_at, unchecked = read, False
                 if start is not None:
                     whole = False
@@ -1476,7 +1619,7 @@ def _read_tail_mapped(path: Path, fd: int, version: int, fallback: TermSize, bud
             initial = False
             start = _choose_start(window, False) or _Start(0, 0, False, "start")
         elif start is None:
-            start, initial = analyse()
+            start = analyse(resolve=True)
             if start is None and initial is None:
                 initial = rec.alternate_before(offsets[-1] if offsets else len(data))
         events, alternate, reason, first = _tail_from(window, start, bool(initial))

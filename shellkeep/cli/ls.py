@@ -1,57 +1,104 @@
-"""``shellkeep ls``: list sessions, newest first."""
+"""``shellkeep ls``: list sessions, newest first, with filters (from the index)."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import click
 
 from shellkeep.cli.options import cwd, json_option, paths
+from shellkeep.store.session import Status
+
+if TYPE_CHECKING:
+    from shellkeep.store.index import ListedSession
 
 
 @click.command()
 @click.option("--all", "all_projects", is_flag=True, help="Sessions of every project.")
+@click.option("--agent", "agents", multiple=True, metavar="AGENT", help="Only this agent (repeatable), e.g. claude.")
+@click.option(
+    "--status",
+    "statuses",
+    multiple=True,
+    type=click.Choice([s.value for s in Status]),
+    help="Only sessions in this state (repeatable).",
+)
+@click.option("--since", metavar="WHEN", help="Started at or after WHEN: 2024-05-01, '2024-05-01 14:30', today, 2h, 3d, 1w.")
+@click.option("--until", metavar="WHEN", help="Started before WHEN (a bare date includes that day).")
+@click.option("--name", metavar="TEXT", help="Name contains TEXT, or matches it as a glob ('fix-*').")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="At most this many, the newest.")
 @json_option
-def ls(all_projects: bool, as_json: bool) -> None:
+def ls(
+    all_projects: bool,
+    agents: tuple[str, ...],
+    statuses: tuple[str, ...],
+    since: str | None,
+    until: str | None,
+    name: str | None,
+    limit: int | None,
+    as_json: bool,
+) -> None:
     """List this project's sessions, newest first.
 
-    Example: shellkeep ls --all --json
+    Example: shellkeep ls --agent claude --since 3d --limit 10
     """
-    from shellkeep.store.paths import project_root_of
-    from shellkeep.store.session import list_sessions
+    from shellkeep.store.index import SessionQuery, find_sessions, parse_time
+    from shellkeep.store.paths import project_key, project_root_of
 
-    sessions = list_sessions(paths(), None if all_projects else project_root_of(cwd()))
+    query = SessionQuery(
+        project=None if all_projects else project_key(project_root_of(cwd())),
+        agents=agents,
+        statuses=statuses,
+        since=parse_time(since) if since else None,
+        until=parse_time(until, end_of_day=True) if until else None,
+        name=name,
+        limit=limit,
+    )
+    sessions = find_sessions(paths(), query, full=as_json)
     if as_json:
         from shellkeep.cli.output import print_json
 
         print_json(sessions)
         return
     if not sessions:
-        click.echo("no sessions yet; run 'shellkeep' or 'shellkeep PROGRAM' to record one", err=True)
+        filtered = any((agents, statuses, since, until, name))
+        hint = "no sessions match; try without filters" if filtered else "no sessions yet; run 'shellkeep' or 'shellkeep PROGRAM' to record one"
+        click.echo(hint, err=True)
         return
     _print_table(sessions, all_projects)
 
 
-def _print_table(sessions: list, all_projects: bool) -> None:  # type: ignore[type-arg]
-    from rich.console import Console
-    from rich.table import Table
+def _print_table(sessions: list[ListedSession], all_projects: bool) -> None:
+    from datetime import datetime
 
-    from shellkeep.cli.output import format_duration, format_local_time
+    from shellkeep.cli.output import format_duration
 
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    for column in ("ID", "NAME", "AGENT", "STATUS", "STARTED", "DURATION", "EXIT"):
-        table.add_column(column, no_wrap=True)
-    if all_projects:
-        table.add_column("PROJECT", no_wrap=True)
-    for meta in sessions:
-        row = [
-            meta.id,
-            meta.name or "-",
-            meta.agent,
-            meta.status,
-            format_local_time(meta.started_at),
-            format_duration(meta.duration),
-            "-" if meta.exit_code is None else str(meta.exit_code),
-        ]
-        if all_projects:
-            row.append(meta.project)
-        table.add_row(*row)
-    Console(soft_wrap=True, highlight=False).print(table)
+    def local(iso_text: str) -> str:
+        try:
+            at = datetime.fromisoformat(iso_text.replace("Z", "+00:00")).astimezone()
+        except ValueError:
+            return iso_text
+        return f"{at.year:04d}-{at.month:02d}-{at.day:02d} {at.hour:02d}:{at.minute:02d}"
+
+    header = ("ID", "NAME", "AGENT", "STATUS", "STARTED", "DURATION", "EXIT", "PROJECT")
+    rows = [
+        (
+            s.id,
+            s.name or "-",
+            s.agent,
+            s.status,
+            local(s.started_at),
+            format_duration(s.duration),
+            "-" if s.exit_code is None else str(s.exit_code),
+            s.project if all_projects else "",
+        )
+        for s in sessions
+    ]
+    columns = list(zip(header, *rows))
+    widths = [max(map(len, column)) for column in columns]
+    if not all_projects:
+        widths[-1] = 0
+    template = "  ".join(f"{{:<{w}}}" for w in widths)
+    lines = [template.format(*header[: len(widths)] if all_projects else (*header[:-1], "")).rstrip()]
+    lines += [template.format(*row).rstrip() for row in rows]
+    click.echo("\n".join(lines))

@@ -1,4 +1,4 @@
-"""``shellkeep replay``: play a session's recording in the terminal."""
+"""``shellkeep replay``: play a session's recording (or any asciicast file) in the terminal."""
 
 from __future__ import annotations
 
@@ -11,15 +11,45 @@ from shellkeep.cli.options import cwd, paths, require_ref, session_argument
 @session_argument
 @click.option("--speed", type=click.FloatRange(min=0.01), default=1.0, show_default=True, help="Playback speed factor.")
 @click.option("--idle-limit", type=click.FloatRange(min=0.0), default=None, help="Cap pauses at this many seconds.")
-def replay(ref: str | None, last: bool, speed: float, idle_limit: float | None) -> None:
-    """Play a session's recording in this terminal (space pauses, . steps, Ctrl-C stops).
+@click.option("--at", "at_s", type=click.FloatRange(min=0.0), default=None, metavar="SECONDS", help="Start this many seconds in (a search hit's time).")
+@click.option("--marker", default=None, metavar="LABEL|N", help="Start at the marker with this label, or the Nth marker.")
+@click.option("--exchange", type=click.IntRange(min=1), default=None, metavar="N", help="Start where exchange N (from 1) was sent.")
+def replay(
+    ref: str | None,
+    last: bool,
+    speed: float,
+    idle_limit: float | None,
+    at_s: float | None,
+    marker: str | None,
+    exchange: int | None,
+) -> None:
+    """Play a recording in this terminal: space pauses, . steps, ] jumps to the next marker,
+    Ctrl-C stops. Output before the start point is drawn at once.
 
-    Example: shellkeep replay --last --speed 2 --idle-limit 1
+    SESSION is an id, a unique prefix, a name, --last, or the path of an asciicast v1, v2
+    or v3 file.
+
+    Example: shellkeep replay --last --exchange 2 --speed 2 --idle-limit 1
     """
+    from pathlib import Path
+
+    from shellkeep.export.timeline import start_time
     from shellkeep.replay import play
+    from shellkeep.store.audit import record_file_read, record_read
     from shellkeep.store.paths import project_root_of
     from shellkeep.store.session import resolve_session
 
     require_ref(ref, last)
-    meta = resolve_session(paths(), project_root_of(cwd()), ref, last=last)
-    play(meta.cast, speed=speed, idle_limit=idle_limit)
+    where = paths()
+    if ref and not last and ("/" in ref or ref.endswith((".cast", ".json"))) and Path(ref).is_file():
+        if marker is not None or exchange is not None:
+            raise click.UsageError("--marker and --exchange need a session; for a file use --at")
+        path = Path(ref).resolve()
+        record_file_read(where, "replay", path, detail=f"at={at_s:.2f}" if at_s else None)
+        play(path, speed=speed, idle_limit=idle_limit, start_at=at_s or 0.0)
+        return
+    meta = resolve_session(where, project_root_of(cwd()), ref, last=last)
+    start = start_time(meta, at=at_s, marker=marker, exchange=exchange)
+    record_read(where, "replay", meta, detail=f"at={start:.2f}" if start else None)
+    play(meta.cast, speed=speed, idle_limit=idle_limit, start_at=start)
+

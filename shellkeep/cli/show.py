@@ -1,33 +1,53 @@
-"""``shellkeep show``: one session's metadata."""
+"""``shellkeep show``: one session's metadata, its exchanges and token totals."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import click
 
 from shellkeep.cli.options import cwd, json_option, paths, require_ref, session_argument
+from shellkeep.store.session import SessionMeta
+
+if TYPE_CHECKING:
+    from shellkeep.agents.base import Exchange
+
+_PREVIEW_CHARS = 100
 
 
 @click.command()
 @session_argument
+@click.option("--full", is_flag=True, help="Print whole prompts and answers, not their first lines.")
 @json_option
-def show(ref: str | None, last: bool, as_json: bool) -> None:
-    """Show one session's metadata.
+def show(ref: str | None, last: bool, full: bool, as_json: bool) -> None:
+    """Show one session's metadata, its exchanges and the tokens they used.
 
-    SESSION is an id, a unique prefix of one, a name, or --last.
+    SESSION is an id, a unique prefix of one, a name, or --last. Exchanges are numbered
+    from 1, as 'shellkeep replay --exchange N' takes them.
 
     Example: shellkeep show --last
     """
+    from shellkeep.conversation import read_exchanges
+    from shellkeep.store.audit import record_read
     from shellkeep.store.paths import project_root_of
     from shellkeep.store.session import resolve_session
 
     require_ref(ref, last)
-    meta = resolve_session(paths(), project_root_of(cwd()), ref, last=last)
+    where = paths()
+    meta = resolve_session(where, project_root_of(cwd()), ref, last=last)
+    record_read(where, "show", meta)
     if as_json:
         from shellkeep.cli.output import print_json
 
         print_json(meta)
         return
+    _print_meta(meta)
+    _print_exchanges(meta, read_exchanges(meta), full)
+
+
+def _print_meta(meta: SessionMeta) -> None:
     from shellkeep.cli.output import format_duration, format_local_time
+    from shellkeep.export.formats import token_line
 
     git = meta.git_start or {}
     rows = [
@@ -44,6 +64,8 @@ def show(ref: str | None, last: bool, as_json: bool) -> None:
         ("terminal", f"{meta.cols}x{meta.rows} {meta.term or ''}"),
         ("recorded", f"{meta.output_bytes} bytes out, {meta.input_bytes} bytes in"),
         ("recording", meta.cast),
+        ("exchanges", str(meta.exchange_count)),
+        ("tokens", token_line(meta.usage) if meta.usage else "-"),
     ]
     if meta.recording_error:
         rows.append(("warning", f"recording incomplete: {meta.recording_error}"))
@@ -52,3 +74,30 @@ def show(ref: str | None, last: bool, as_json: bool) -> None:
     width = max(len(k) for k, _ in rows)
     for key, value in rows:
         click.echo(f"{key:<{width}}  {value}")
+
+
+def _print_exchanges(meta: SessionMeta, exchanges: list[Exchange], full: bool) -> None:
+    from shellkeep.export.timeline import exchange_offset_s
+
+    if not exchanges:
+        return
+    click.echo("")
+    for exchange in exchanges:
+        at = exchange_offset_s(meta, exchange)
+        when = "" if at is None else f"  at {at:.1f}s"
+        tokens = ""
+        if exchange.usage is not None:
+            tokens = f"  {exchange.usage.input} in / {exchange.usage.output} out tokens"
+        click.echo(f"#{exchange.index + 1}{when}{tokens}")
+        click.echo(f"  > {_text(exchange.prompt, full)}")
+        if exchange.answer.strip():
+            click.echo(f"  < {_text(exchange.answer, full)}")
+        for call in exchange.tool_calls:
+            click.echo(f"    {call.name}: {call.summary}")
+
+
+def _text(text: str, full: bool) -> str:
+    if full:
+        return text.strip().replace("\n", "\n    ")
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return first if len(first) <= _PREVIEW_CHARS else first[: _PREVIEW_CHARS - 1] + "…"

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import IO
 
-from shellkeep.errors import UserInputError
+from shellkeep.errors import ShellkeepError, UserInputError
 from shellkeep.store.session import SessionMeta
 
 __all__ = ["FORMATS", "export_session", "export_to_file"]
@@ -44,14 +44,21 @@ def export_session(meta: SessionMeta, fmt: str, out: IO[bytes]) -> None:
 def export_to_file(meta: SessionMeta, fmt: str, target: Path) -> None:
     """Write the export to ``target`` (mode 0600) through a temporary file and a rename.
 
-    Raises OSError when the folder is not writable; the temporary file is removed.
+    Raises ShellkeepError when the folder is missing or not writable (nothing is left
+    behind), DataError for a corrupt recording.
     """
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    except OSError as exc:
+        raise ShellkeepError(f"cannot write {target} ({exc.strerror or exc}); check that its folder exists and is writable") from exc
     try:
         with os.fdopen(fd, "wb") as out:
             export_session(meta, fmt, out)
         os.replace(tmp, target)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise ShellkeepError(f"cannot write {target} ({exc.strerror or exc}); check the disk and the folder") from exc
     except BaseException:
         try:
             tmp.unlink()

@@ -15,7 +15,7 @@ from typing import IO
 
 from shellkeep.store.session import SessionMeta
 
-__all__ = ["session_document", "write_cast", "write_json", "write_md", "write_txt"]
+__all__ = ["session_document", "summary_rows", "token_line", "write_cast", "write_json", "write_md", "write_output", "write_txt"]
 
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
@@ -144,3 +144,13 @@ def _md_text(text: str) -> str:
 
 def _md_cell(text: str) -> str:
     return _md_text(text).replace("|", "\\|")
+
+
+def write_output(meta: SessionMeta, out: IO[bytes]) -> None:
+    """Write the recording's output events as they were recorded (UTF-8, escape sequences
+    included), streamed; raises DataError when the recording is corrupt."""
+    from shellkeep.asciicast.reader import open_cast
+
+    for event in open_cast(Path(meta.cast)).events():
+        if event.code == "o":
+            out.write(event.data.encode("utf-8", "replace"))

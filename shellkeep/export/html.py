@@ -49,7 +49,7 @@ def write_html(meta: SessionMeta, out: IO[bytes]) -> None:
         later = [s for s in starts[i + 1 :] if s is not None]
         screen_at = max(0.0, later[0] - 0.001) if later else math.inf
         when = "" if starts[i] is None else f" <small>at {starts[i]:.1f} s</small>"
-        body = [
+        blocks = [
             '<div class="label">prompt</div>',
             f'<div class="prompt">{_esc(exchange.prompt)}</div>',
             '<div class="label">answer</div>',
@@ -57,8 +57,8 @@ def write_html(meta: SessionMeta, out: IO[bytes]) -> None:
         ]
         if exchange.tool_calls:
             calls = "<br>".join(f"{_esc(c.name)}: {_esc(c.summary)}" for c in exchange.tool_calls)
-            body.append(f'<div class="label">tools</div><div class="tools">{calls}</div>')
-        sections.append((f"{i + 1}. exchange{when}", "\n".join(body), screen_at))
+            blocks.append(f'<div class="label">tools</div><div class="tools">{calls}</div>')
+        sections.append((f"{i + 1}. exchange{when}", "\n".join(blocks), screen_at))
     if not exchanges:
         for marker in read_markers(cast_path):
             sections.append((f"marker {marker.n}: {_esc(marker.label)} <small>at {marker.time_s:.1f} s</small>", "", marker.time_s))

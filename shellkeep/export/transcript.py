@@ -37,10 +37,6 @@ if TYPE_CHECKING:
         def resize(self, size: TermSize) -> None: ...
         def emit_all(self) -> None: ...
         def watermark(self) -> float: ...
-        def watermark(self) -> float:
-            """Return the earliest time a row still on screen was drawn (inf: none)."""
-            return min((t for t in self._since if t is not None), default=math.inf)
-
         def take(self) -> list[TranscriptLine]: ...
 
 __all__ = ["MAX_DISTINCT_LINES", "REORDER_LINES", "TranscriptLine", "iter_transcript", "read_transcript", "transcript_text"]
@@ -127,13 +123,16 @@ def _make_terminal(size: TermSize) -> _Collector:
 @cache
 def _build_class() -> type:
     """Build the terminal that reports lines leaving the screen (imports pyte and screen)."""
+    from operator import attrgetter
     from typing import Any
 
     import pyte
 
+    _DATA = attrgetter("data")
+
     from shellkeep.screen import Terminal
 
-    class _HookedScreen(pyte.Screen):  # type: ignore[misc]
+    class _HookedScreen(pyte.Screen):
         """A pyte screen that tells its owner which rows are about to be lost."""
 
         owner: Any
@@ -186,14 +185,14 @@ def _build_class() -> type:
                 self.owner.lose(range(self.lines))
             super().reset()
 
-    class _Owner(Terminal):  # type: ignore[misc,valid-type]
+    class _Owner(Terminal):
         """A ``Terminal`` that collects the lines leaving its screen (see the module doc)."""
 
         def __init__(self, size: TermSize) -> None:
             super().__init__(size)
             screen = self._screen
             screen.__class__ = _HookedScreen
-            screen.owner = self
+            screen.owner = self  # type: ignore[attr-defined]
             self._csi_handlers = self._make_csi_handlers()  # bind the hooked methods
             self.now_s = 0.0
             self.lines_out: list[TranscriptLine] = []
@@ -216,10 +215,11 @@ def _build_class() -> type:
             if shift is not None:
                 top, bottom, delta = shift
                 block = since[top : bottom + 1]
+                blank: list[float | None] = [None] * abs(delta)
                 if delta < 0:
-                    block = block[-delta:] + [None] * (-delta)
+                    block = block[-delta:] + blank
                 else:
-                    block = [None] * delta + block[: len(block) - delta]
+                    block = blank + block[: len(block) - delta]
                 since[top : bottom + 1] = block
 
         def emit_all(self) -> None:
@@ -240,7 +240,9 @@ def _build_class() -> type:
             row = screen.buffer.get(y)
             if not row:
                 return
-            text = "".join([row[x].data for x in range(screen.columns)]).rstrip()
+            # Cells past the last one written are blank: stop there (rows are sparse dicts).
+            width = min(max(row) + 1, screen.columns)
+            text = "".join(map(_DATA, map(row.__getitem__, range(width)))).rstrip()
             if not text:
                 return
             key = hash(text)

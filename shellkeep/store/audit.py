@@ -26,7 +26,7 @@ from shellkeep.errors import DataError
 from shellkeep.store.paths import FILE_MODE, Paths, ensure_dir
 from shellkeep.store.session import SessionMeta, host_name, iso, utc_now, write_json_atomic
 
-__all__ = ["GENESIS", "AuditEntry", "VerifyResult", "read_entries", "record", "record_read", "verify"]
+__all__ = ["GENESIS", "AuditEntry", "VerifyResult", "read_entries", "record", "record_file_read", "record_read", "verify"]
 
 log = logging.getLogger(__name__)
 
@@ -148,6 +148,15 @@ def record_read(paths: Paths, command: str, meta: SessionMeta, detail: str | Non
     """Record that ``command`` read ``meta``'s recording; a failure is logged, never raised."""
     try:
         record(paths, command, meta.id, project=meta.project, detail=detail)
+    except OSError as exc:
+        log.warning("could not write the audit log %s (%s)", paths.audit_log, exc.strerror or exc)
+
+
+def record_file_read(paths: Paths, command: str, path: Path, detail: str | None = None) -> None:
+    """Record that ``command`` read a recording outside the store (its absolute path);
+    a failure is logged, never raised."""
+    try:
+        record(paths, command, str(path), detail=detail)
     except OSError as exc:
         log.warning("could not write the audit log %s (%s)", paths.audit_log, exc.strerror or exc)
 

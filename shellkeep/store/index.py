@@ -45,7 +45,9 @@ __all__ = [
     "SearchRequest",
     "SessionQuery",
     "index_ended_session",
+    "index_in_background",
     "index_session",
+    "ListedSession",
     "find_sessions",
     "list_indexed",
     "parse_time",
@@ -129,6 +131,56 @@ class SearchHit:
     snippet: str
     highlights: list[list[int]]
     rank: float
+
+
+@dataclass(frozen=True, slots=True)
+class ListedSession:
+    """A session as ``ls`` lists it: the columns of its table, and ``meta.json`` as stored
+    (``meta_json``, None unless asked for: reading it costs most of a 10 000-row listing).
+
+    ``to_json()`` returns the ``meta.json`` object (the ``ls --json`` contract); ``meta()``
+    builds the full ``SessionMeta``. Both need ``meta_json``.
+    """
+
+    id: str
+    name: str | None
+    agent: str
+    status: str
+    started_at: str
+    duration: float | None
+    exit_code: int | None
+    project: str
+    folder: str
+    meta_json: str | None = field(default=None, repr=False)
+
+    def to_json(self) -> dict[str, object]:
+        """Return the session's ``meta.json`` object; raises ValueError without ``meta_json``."""
+        if self.meta_json is None:
+            raise ValueError("listed without its metadata; pass full=True")
+        obj: dict[str, object] = json.loads(self.meta_json)
+        return obj
+
+    def meta(self) -> SessionMeta:
+        """Return the full metadata; raises ValueError without ``meta_json``."""
+        if self.meta_json is None:
+            raise ValueError("listed without its metadata; pass full=True")
+        return _meta_from_json(self.meta_json, Path(self.folder))
+
+    @classmethod
+    def of(cls, meta: SessionMeta) -> ListedSession:
+        """Build from metadata read from a folder."""
+        return cls(
+            meta.id,
+            meta.name,
+            meta.agent,
+            meta.status,
+            meta.started_at,
+            meta.duration,
+            meta.exit_code,
+            meta.folder.parent.name,
+            str(meta.folder),
+            json.dumps(meta.to_json(), ensure_ascii=False),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -334,6 +386,7 @@ def _started_s(meta: SessionMeta) -> float:
 
 
 def _session_row(folder: _Folder, meta: SessionMeta) -> dict[str, object]:
+    """Return the ``sessions`` columns of a session."""
     usage = meta.usage or {}
     return {
         "id": folder.session_id,
@@ -351,22 +404,40 @@ def _session_row(folder: _Folder, meta: SessionMeta) -> dict[str, object]:
         "input_tokens": usage.get("input"),
         "output_tokens": usage.get("output"),
         "meta_key": folder.meta_key,
-        "meta_json": json.dumps(meta.to_json(), ensure_ascii=False),
     }
 
 
 _UPSERT = """
 INSERT INTO sessions (id, project, folder, name, agent, status, started_at, started_s, ended_at,
-    duration, exit_code, exchange_count, input_tokens, output_tokens, meta_key, meta_json)
+    duration, exit_code, exchange_count, input_tokens, output_tokens, meta_key)
 VALUES (:id, :project, :folder, :name, :agent, :status, :started_at, :started_s, :ended_at,
-    :duration, :exit_code, :exchange_count, :input_tokens, :output_tokens, :meta_key, :meta_json)
+    :duration, :exit_code, :exchange_count, :input_tokens, :output_tokens, :meta_key)
 ON CONFLICT(id) DO UPDATE SET project = excluded.project, folder = excluded.folder,
     name = excluded.name, agent = excluded.agent, status = excluded.status,
     started_at = excluded.started_at, started_s = excluded.started_s, ended_at = excluded.ended_at,
     duration = excluded.duration, exit_code = excluded.exit_code,
     exchange_count = excluded.exchange_count, input_tokens = excluded.input_tokens,
-    output_tokens = excluded.output_tokens, meta_key = excluded.meta_key, meta_json = excluded.meta_json
+    output_tokens = excluded.output_tokens, meta_key = excluded.meta_key
 """
+
+
+def _with_exchanges(folder: _Folder, meta: SessionMeta) -> tuple[_Folder, SessionMeta]:
+    """Build a session's exchanges if they were never stored (programs without a transcript
+    of their own get them from their typed input, when they have any); return the folder
+    and metadata as they are afterwards. A failure is logged and changes nothing."""
+    from shellkeep.store.session import EXCHANGES_FILE
+
+    if meta.input_bytes == 0 or (folder.path / EXCHANGES_FILE).exists():
+        return folder, meta
+    try:
+        from shellkeep.conversation import collect
+
+        meta = collect(meta)
+    except Exception as exc:  # noqa: BLE001 - the index goes on without exchanges
+        log.warning("could not build the exchanges of %s: %s", meta.id, exc)
+        return folder, meta
+    key = _stat_key(folder.path / META_FILE) or folder.meta_key
+    return _Folder(folder.project, folder.session_id, folder.path, key), meta
 
 
 def _content_of(meta: SessionMeta) -> _Content:
@@ -446,6 +517,8 @@ def _add_transcript(content: _Content, lines: Iterable[object], session_id: str)
 
 def _store(conn: sqlite3.Connection, folder: _Folder, meta: SessionMeta, content: _Content | None) -> None:
     """Write one session's row (and its content when given); call inside ``_write``."""
+    meta_json = json.dumps(meta.to_json(), ensure_ascii=False)
+    conn.execute("INSERT OR REPLACE INTO session_json (id, meta_json) VALUES (?, ?)", (folder.session_id, meta_json))
     conn.execute(_UPSERT, _session_row(folder, meta))
     if content is None:
         return
@@ -468,6 +541,7 @@ def _delete(conn: sqlite3.Connection, session_ids: Sequence[str]) -> None:
         conn.execute("DELETE FROM chunks WHERE session_id = ?", (sid,))
         conn.execute("DELETE FROM markers WHERE session_id = ?", (sid,))
         conn.execute("DELETE FROM sessions WHERE id = ?", (sid,))
+        conn.execute("DELETE FROM session_json WHERE id = ?", (sid,))
 
 
 def _is_final(meta: SessionMeta) -> bool:
@@ -494,7 +568,10 @@ def index_session(paths: Paths, meta: SessionMeta) -> None:
     folder = _folder_of(meta)
     if folder is None:
         return
-    content = _content_of(meta) if _is_final(meta) else None
+    content = None
+    if _is_final(meta):
+        folder, meta = _with_exchanges(folder, meta)
+        content = _content_of(meta)
 
     def work(conn: sqlite3.Connection, fresh: bool) -> None:
         with _write(conn):
@@ -559,7 +636,7 @@ def _sync_project(conn: sqlite3.Connection, paths: Paths, project: str, dir_key:
     removed = [sid for sid in indexed if sid not in on_disk]
     changed = [f for f in folders if indexed.get(f.session_id) != f.meta_key]
     for start in range(0, max(len(changed), 1), _BATCH_SESSIONS * 10):
-        batch = []
+        batch: list[tuple[_Folder, SessionMeta]] = []
         for folder in changed[start : start + _BATCH_SESSIONS * 10]:
             found = _read_folder(folder)
             if found is not None:
@@ -604,10 +681,10 @@ def _recheck_running(conn: sqlite3.Connection, project: str | None) -> None:
 
 def _catch_up_content(conn: sqlite3.Connection, project: str | None) -> None:
     sql = (
-        "SELECT id, project, folder, meta_key, meta_json FROM sessions "
-        "WHERE status != 'running' AND (content_key IS NULL OR content_key != meta_key)"
+        "SELECT s.id, s.project, s.folder, s.meta_key, j.meta_json FROM sessions s JOIN session_json j ON j.id = s.id "
+        "WHERE s.status != 'running' AND (s.content_key IS NULL OR s.content_key != s.meta_key)"
     )
-    rows = conn.execute(sql + (" AND project = ?" if project else ""), (project,) if project else ()).fetchall()
+    rows = conn.execute(sql + (" AND s.project = ?" if project else ""), (project,) if project else ()).fetchall()
     if len(rows) > 20:
         log.warning("indexing the transcripts of %d sessions (once)", len(rows))
     _index_contents(conn, [(_Folder(p, sid, Path(f), key), _meta_from_json(mj, Path(f))) for sid, p, f, key, mj in rows])
@@ -621,7 +698,13 @@ def _index_contents(
     """Render and store the content of ``items`` in batched transactions."""
     done = 0
     for start in range(0, len(items), _BATCH_SESSIONS):
-        batch = [(f, m, _content_of(m) if _is_final(m) else None) for f, m in items[start : start + _BATCH_SESSIONS]]
+        batch: list[tuple[_Folder, SessionMeta, _Content | None]] = []
+        for folder, meta in items[start : start + _BATCH_SESSIONS]:
+            if _is_final(meta):
+                folder, meta = _with_exchanges(folder, meta)
+                batch.append((folder, meta, _content_of(meta)))
+            else:
+                batch.append((folder, meta, None))
         with _write(conn):
             for folder, meta, content in batch:
                 _store(conn, folder, meta, content)
@@ -673,35 +756,36 @@ def rebuild(paths: Paths, on_progress: Callable[[int, int], None] | None = None)
                     conn.execute("INSERT INTO projects (name, dir_key) VALUES (?, ?)", (name, dir_key))
         return RebuildResult(len(items), skipped, time.perf_counter() - started)
 
-    if paths.index.exists():
-        try:
-            with _opened(paths) as (conn, _):
-                conn.execute("SELECT count(*) FROM chunks_fts").fetchone()
-        except ShellkeepError as exc:
-            if isinstance(exc, DataError):
-                raise
-            _remove_index(paths.index)
     return _run(paths, work)
 
 
 # -- reading -------------------------------------------------------------------------------
 
 
-def list_indexed(paths: Paths, query: SessionQuery) -> list[SessionMeta]:
+def list_indexed(paths: Paths, query: SessionQuery, *, full: bool = True) -> list[ListedSession]:
     """Return the sessions matching ``query``, newest first, from an up-to-date index.
+
+    full: include each session's stored ``meta.json`` (for JSON output and ``meta()``).
 
     Raises DataError for an index from a newer shellkeep, ShellkeepError when it cannot
     be opened.
     """
 
-    def work(conn: sqlite3.Connection, fresh: bool) -> list[SessionMeta]:
+    if not paths.projects.is_dir():
+        return []  # nothing recorded yet: no index to make
+
+    def work(conn: sqlite3.Connection, fresh: bool) -> list[ListedSession]:
         sync(conn, paths, query.project, fresh=fresh)
         where, args = _session_filter(query.project, query.agents, query.statuses, query.since, query.until, query.name)
-        sql = f"SELECT folder, meta_json FROM sessions{where} ORDER BY started_s DESC, id DESC"
+        sql = (
+            "SELECT id, name, agent, status, started_at, duration, exit_code, project, folder, "
+            + ("(SELECT meta_json FROM session_json j WHERE j.id = sessions.id) " if full else "NULL ")
+            + f"FROM sessions{where} ORDER BY started_s DESC, id DESC"
+        )
         if query.limit is not None:
             sql += " LIMIT ?"
             args.append(query.limit)
-        return [_meta_from_json(mj, Path(folder)) for folder, mj in conn.execute(sql, args)]
+        return [ListedSession(*row) for row in conn.execute(sql, args)]
 
     return _run(paths, work)
 
@@ -753,6 +837,8 @@ def search(paths: Paths, request: SearchRequest) -> list[SearchHit]:
 
     match = fts_query(request.query)
     terms = query_terms(request.query)
+    if not paths.projects.is_dir():
+        return []
 
     def work(conn: sqlite3.Connection, fresh: bool) -> list[SearchHit]:
         sync(conn, paths, request.project, fresh=fresh, content=True)
@@ -836,7 +922,7 @@ def fts_query(text: str) -> str:
 
 def query_terms(text: str) -> list[str]:
     """Return the lower-cased words of a query (for locating a hit within a chunk)."""
-    words = []
+    words: list[str] = []
     for token in re.findall(_TOKEN, text):
         if token in ("OR", "NOT", "AND"):
             continue
@@ -915,24 +1001,22 @@ def parse_time(text: str, *, now: datetime | None = None, end_of_day: bool = Fal
 
 
 
-def find_sessions(paths: Paths, query: SessionQuery) -> list[SessionMeta]:
+def find_sessions(paths: Paths, query: SessionQuery, *, full: bool = True) -> list[ListedSession]:
     """Return the sessions matching ``query``, newest first: from the index, or, when it
     cannot be opened at all, from the session folders (slower, with one warning).
+    full: as in ``list_indexed``.
 
     Raises DataError for an index written by a newer shellkeep.
     """
     try:
-        return list_indexed(paths, query)
+        return list_indexed(paths, query, full=full)
     except DataError:
         raise
     except ShellkeepError as exc:
         log.warning("%s; listing from the session folders", exc)
     from shellkeep.store.session import list_sessions
 
-    found = []
-    for meta in list_sessions(paths, None):
-        if _matches(meta, query):
-            found.append(meta)
+    found = [ListedSession.of(meta) for meta in list_sessions(paths, None) if _matches(meta, query)]
     return found[: query.limit] if query.limit else found
 
 
@@ -956,3 +1040,26 @@ def _matches(meta: SessionMeta, query: SessionQuery) -> bool:
             return fnmatch.fnmatchcase(name, query.name)
         return query.name.lower() in name.lower()
     return True
+
+
+def index_in_background(meta: SessionMeta) -> None:
+    """Start ``shellkeep reindex --session ID`` detached, so a session's end returns at once.
+
+    The child outlives this process (own session, no terminal, output discarded) and finds
+    the index through the same environment. Never raises; a failure to start is logged.
+    """
+    import subprocess
+    import sys
+
+    try:
+        subprocess.Popen(
+            [sys.executable, "-m", "shellkeep", "-q", "reindex", "--session", meta.id],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd=meta.project_root if os.path.isdir(meta.project_root) else None,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError as exc:
+        log.warning("could not start indexing session %s (%s); 'shellkeep reindex' will", meta.id, exc)

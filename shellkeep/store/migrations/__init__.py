@@ -35,12 +35,17 @@ CREATE TABLE sessions (
     input_tokens INTEGER,
     output_tokens INTEGER,
     meta_key TEXT NOT NULL,         -- "mtime_ns:size" of meta.json when it was read
-    content_key TEXT,               -- meta_key when chunks and markers were indexed
-    meta_json TEXT NOT NULL
+    content_key TEXT                -- meta_key when chunks and markers were indexed
 );
 CREATE INDEX sessions_by_project ON sessions (project, started_s);
 CREATE INDEX sessions_by_start ON sessions (started_s);
 CREATE INDEX sessions_by_status ON sessions (status);
+
+-- meta.json as read, apart from the listed columns so that listing scans small rows.
+CREATE TABLE session_json (
+    id TEXT PRIMARY KEY,
+    meta_json TEXT NOT NULL
+);
 
 CREATE TABLE projects (
     name TEXT PRIMARY KEY,

@@ -1,0 +1,61 @@
+"""``shellkeep audit`` and ``audit verify`` from the command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner, Result
+
+from shellkeep.cli.main import main
+from shellkeep.store.paths import Paths
+from tests.helpers import run_sk
+from tests.unit.store.factory import make_session
+
+
+def sk(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+def test_every_read_is_listed_and_the_log_verifies(home: Paths) -> None:
+    meta = make_session(home, Path.cwd(), 1, name="web", events=[(0.1, "o", "findme\r\n")])
+    for args in (["show", "web"], ["cat", "web"], ["export", "web", "--format", "json"], ["search", "findme"]):
+        assert sk(*args).exit_code == 0
+    entries = json.loads(sk("audit", "--json").stdout)
+    assert [(e["seq"], e["command"], e["session"]) for e in entries] == [
+        (1, "show", meta.id),
+        (2, "cat", meta.id),
+        (3, "export", meta.id),
+        (4, "search", meta.id),
+    ]
+    assert set(entries[0]) == {"seq", "time", "user", "host", "command", "session", "project", "detail", "prev", "hash"}
+    table = sk("audit", "--limit", "2").stdout.splitlines()
+    assert len(table) == 2 and "export" in table[0] and "search" in table[1]
+    assert sk("audit", "verify").stdout == "audit log intact: 4 entries\n"
+
+
+def test_verify_names_the_line_after_an_edit(home: Paths) -> None:
+    make_session(home, Path.cwd(), 1, name="web")
+    for _ in range(3):
+        sk("show", "web")
+    lines = home.audit_log.read_text().splitlines(keepends=True)
+    lines[1] = lines[1].replace('"command":"show"', '"command":"ls"')
+    home.audit_log.write_text("".join(lines))
+    result = run_sk("audit", "verify")
+    assert result.returncode == 3
+    assert result.stderr.startswith(b"shellkeep: audit log line 2 was edited") and result.stderr.count(b"\n") == 1
+
+
+def test_verify_finds_a_removed_line(home: Paths) -> None:
+    make_session(home, Path.cwd(), 1, name="web")
+    for _ in range(3):
+        sk("show", "web")
+    lines = home.audit_log.read_text().splitlines(keepends=True)
+    home.audit_log.write_text(lines[0] + lines[2])
+    result = run_sk("audit", "verify")
+    assert result.returncode == 3 and b"line 2 does not follow" in result.stderr
+
+
+def test_an_empty_audit_log(home: Paths) -> None:
+    result = sk("audit")
+    assert result.exit_code == 0 and result.stdout == "" and "empty" in result.stderr

@@ -1,0 +1,100 @@
+"""``shellkeep export``: cast, txt, md, json and a self-contained html page."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import zstandard
+from click.testing import CliRunner, Result
+
+from shellkeep.asciicast.reader import open_cast
+from shellkeep.cli.main import main
+from shellkeep.store import audit
+from shellkeep.store.paths import Paths
+from shellkeep.store.session import SessionMeta
+from tests.unit.store.factory import make_session
+
+EXCHANGES = [
+    {"prompt": "list the files", "answer": "Here they are.", "time": "2024-05-01T12:01:01.000Z", "tool_calls": [{"name": "Bash", "summary": "ls"}]},
+    {"prompt": "colour them", "answer": "Done.", "time": "2024-05-01T12:01:03.000Z"},
+]
+EVENTS = [
+    (0.5, "o", "$ ls\r\nREADME.md  src\r\n"),
+    (2.0, "m", "checkpoint"),
+    (3.5, "o", "\x1b[32mgreen.txt\x1b[0m  \x1b[1;31mred.txt\x1b[0m\r\n"),
+]
+
+
+def sk(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+@pytest.fixture
+def meta(home: Paths) -> SessionMeta:
+    return make_session(home, Path.cwd(), 1, name="demo", events=EVENTS, exchanges=EXCHANGES)
+
+
+def test_export_cast_is_the_recording(meta: SessionMeta, tmp_path: Path) -> None:
+    result = sk("export", "demo", "--format", "cast")
+    assert result.exit_code == 0
+    assert result.stdout_bytes == Path(meta.cast).read_bytes()
+
+
+def test_export_cast_of_a_compressed_recording_is_plain_v2(meta: SessionMeta, tmp_path: Path) -> None:
+    raw = Path(meta.cast).read_bytes()
+    Path(meta.cast).write_bytes(zstandard.ZstdCompressor().compress(raw))
+    out = tmp_path / "plain.cast"
+    assert sk("export", "demo", "-o", str(out)).exit_code == 0
+    assert out.read_bytes().startswith(b'{"version": 2')
+    assert [(e.time, e.code, e.data) for e in open_cast(out).events()] == EVENTS
+
+
+def test_export_txt_is_the_transcript(meta: SessionMeta) -> None:
+    assert sk("export", "demo", "--format", "txt").stdout == "$ ls\nREADME.md  src\ngreen.txt  red.txt\n"
+
+
+def test_export_md_is_the_conversation(meta: SessionMeta) -> None:
+    md = sk("export", "demo", "--format", "md").stdout
+    assert md.startswith("# Session demo\n")
+    assert "## 1. list the files (at 1.0 s)" in md and "> list the files" in md and "Here they are." in md
+    assert "- `Bash` ls" in md and "## 2. colour them (at 3.0 s)" in md
+
+
+def test_export_json_has_metadata_exchanges_and_markers(meta: SessionMeta) -> None:
+    doc = json.loads(sk("export", "demo", "--format", "json").stdout)
+    assert set(doc) == {"session", "exchanges", "markers", "usage"}
+    assert doc["session"]["id"] == meta.id
+    assert [(e["number"], e["time_s"], e["prompt"]) for e in doc["exchanges"]] == [(1, 1.0, "list the files"), (2, 3.0, "colour them")]
+    assert doc["markers"] == [{"n": 1, "time_s": 2.0, "label": "checkpoint"}]
+
+
+def test_export_html_is_self_contained_with_a_coloured_screen_per_exchange(meta: SessionMeta, tmp_path: Path) -> None:
+    out = tmp_path / "page.html"
+    result = sk("export", "demo", "-o", str(out))
+    assert result.exit_code == 0 and result.stdout == ""
+    page = out.read_text()
+    assert page.startswith("<!DOCTYPE html>")
+    assert not re.search(r"<script|<link|src=|https?://", page)
+    screens = page.split('<div class="screen">')[1:]
+    assert len(screens) == 2
+    assert "README.md" in screens[0] and "green.txt" not in screens[0]  # before exchange 2 was sent
+    assert "green.txt" in screens[1] and "color:#00cd00" in screens[1]
+    assert [(e.command, e.detail) for e in audit.read_entries(home_of(meta))] == [("export", "format=html")]
+
+
+def home_of(meta: SessionMeta) -> Paths:
+    from shellkeep.store.paths import resolve_paths
+
+    return resolve_paths()
+
+
+def test_export_to_an_unwritable_place_leaves_nothing(meta: SessionMeta, tmp_path: Path) -> None:
+    from tests.helpers import run_sk
+
+    result = run_sk("export", "demo", "-o", str(tmp_path / "missing" / "x.txt"))
+    assert result.returncode == 1 and result.stderr.startswith(b"shellkeep: cannot write")
+    assert result.stderr.count(b"\n") == 1
+    assert not (tmp_path / "missing").exists()

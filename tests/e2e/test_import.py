@@ -1,0 +1,106 @@
+"""``shellkeep import``: every valid public recording imports, renders, searches and
+replays; every invalid one is refused with one line and nothing stored."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from shellkeep.asciicast.reader import open_cast
+from shellkeep.cli.main import main
+from shellkeep.store.paths import Paths
+from tests.unit.store.factory import real_casts
+from tests.helpers import run_sk
+
+REAL = real_casts()
+
+
+def _listed() -> tuple[list[str], list[str]]:
+    valid, invalid = [], []
+    for row in (REAL / "SOURCES.md").read_text().splitlines():
+        m = re.match(r"\| v\d \| `([^`]+)` \|", row)
+        if m:
+            (invalid if "| INVALID" in row else valid).append(m.group(1))
+    return valid, invalid
+
+
+VALID, INVALID = _listed()
+
+
+def sk(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+def _search_word(lines: list[str]) -> str | None:
+    words = [w for line in lines for w in re.findall(r"[A-Za-z]{5,}", line)]
+    return max(words, key=len) if words else None
+
+
+def test_the_shared_recordings_are_there() -> None:
+    assert len(VALID) >= 20 and len(INVALID) == 6
+
+
+@pytest.mark.parametrize("name", VALID, ids=str)
+def test_a_valid_recording_imports_renders_searches_and_replays(home: Paths, name: str) -> None:
+    source = REAL / name
+    result = sk("import", str(source), "--json")
+    assert result.exit_code == 0, result.stderr
+    meta = json.loads(result.stdout)
+    session = meta["id"]
+    original = [e for e in open_cast(source).events() if e.code != "x"]
+    stored = list(open_cast(Path(meta["cast"])).events())
+    assert [(round(e.time, 6), e.code, e.data) for e in stored] == [(round(e.time, 6), e.code, e.data) for e in original]
+    assert Path(meta["cast"]).read_bytes().startswith(b'{"version": 2')
+
+    text = sk("cat", session, "--text")
+    assert text.exit_code == 0
+    lines = text.stdout.splitlines()
+    if any(e.code == "o" and e.data.strip() for e in original):
+        assert lines
+
+    word = _search_word(lines)
+    if word:
+        hits = json.loads(sk("search", word, "--json").stdout)
+        assert session in {h["session_id"] for h in hits}
+
+    played = run_sk("replay", session, "--speed", "100", "--idle-limit", "0.01", start_new_session=True, timeout_s=60)
+    assert played.returncode == 0, played.stderr
+    expected = "".join(e.data for e in original if e.code == "o").encode()
+    assert played.stdout == expected
+
+
+@pytest.mark.parametrize("name", INVALID, ids=str)
+def test_an_invalid_recording_is_refused_and_nothing_is_stored(home: Paths, name: str) -> None:
+    result = run_sk("import", str(REAL / name))
+    assert result.returncode == 3
+    assert result.stdout == b""
+    assert result.stderr.startswith(b"shellkeep: cannot import ") and result.stderr.endswith(b"; nothing was imported\n")
+    assert result.stderr.count(b"\n") == 1
+    assert list(home.projects.glob("*/*")) == []
+
+
+def test_a_cut_last_line_is_read_up_to_the_last_whole_event(home: Paths, tmp_path: Path) -> None:
+    source = tmp_path / "cut.cast"
+    whole = (REAL / "v2/asciinema__demo.cast").read_bytes()
+    source.write_bytes(whole[: whole.rstrip(b"\n").rfind(b"\n") + 15])
+    result = sk("import", str(source), "--json")
+    assert result.exit_code == 0, result.stderr
+    stored = list(open_cast(Path(json.loads(result.stdout)["cast"])).events())
+    assert len(stored) == len(list(open_cast(REAL / "v2/asciinema__demo.cast").events())) - 1
+
+
+def test_import_of_a_missing_file_is_a_usage_error(home: Paths) -> None:
+    result = run_sk("import", "nowhere.cast")
+    assert result.returncode == 2 and result.stderr == b"shellkeep: no file 'nowhere.cast'; give the path of an asciicast recording (.cast or .json)\n"
+
+
+def test_an_imported_session_is_listed_with_its_name_and_exit_code(home: Paths) -> None:
+    result = sk("import", str(REAL / "v3/asciinema-player__resizing.cast"), "--name", "resizing")
+    assert result.exit_code == 0
+    listed = json.loads(sk("ls", "--json").stdout)
+    assert [(s["name"], s["status"]) for s in listed] == [("resizing", "finished")]
+    assert listed[0]["imported_version"] == 3

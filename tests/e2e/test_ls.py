@@ -1,0 +1,90 @@
+"""``shellkeep ls``: filters, JSON, and a listing that stays right without its index."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from shellkeep.cli.main import main
+from shellkeep.store.paths import Paths
+from tests.helpers import run_sk
+from tests.unit.store.factory import BASE, make_session
+
+
+def sk(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+@pytest.fixture
+def sessions(home: Paths) -> dict[str, str]:
+    here = Path.cwd()
+    made = {
+        "a": make_session(home, here, 1, agent="claude", name="fix-login", started=BASE),
+        "b": make_session(home, here, 2, agent="codex", status="killed", started=BASE + timedelta(days=2)),
+        "c": make_session(home, here.parent / "elsewhere", 3, agent="claude", started=BASE + timedelta(days=4)),
+    }
+    return {k: m.id for k, m in made.items()}
+
+
+@pytest.mark.parametrize(
+    ("args", "expect"),
+    [
+        ([], ["b", "a"]),
+        (["--all"], ["c", "b", "a"]),
+        (["--agent", "claude"], ["a"]),
+        (["--status", "killed"], ["b"]),
+        (["--since", "2024-05-02"], ["b"]),
+        (["--until", "2024-05-02"], ["a"]),
+        (["--name", "login"], ["a"]),
+        (["--all", "--limit", "2"], ["c", "b"]),
+    ],
+    ids=["default", "all", "agent", "status", "since", "until", "name", "limit"],
+)
+def test_ls_filters(sessions: dict[str, str], args: list[str], expect: list[str]) -> None:
+    result = sk("ls", *args, "--json")
+    assert result.exit_code == 0, result.stderr
+    assert [s["id"] for s in json.loads(result.stdout)] == [sessions[k] for k in expect]
+
+
+def test_ls_table_lists_the_sessions(sessions: dict[str, str]) -> None:
+    result = sk("ls", "--all")
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert lines[0].split()[:4] == ["ID", "NAME", "AGENT", "STATUS"]
+    assert [line.split()[0] for line in lines[1:]] == [sessions["c"], sessions["b"], sessions["a"]]
+
+
+def test_ls_is_right_after_the_index_is_deleted(home: Paths, sessions: dict[str, str]) -> None:
+    before = sk("ls", "--all", "--json").stdout
+    home.index.unlink()
+    result = sk("ls", "--all", "--json")
+    assert result.stdout == before
+    assert result.stderr == "shellkeep: index.sqlite3 was missing; rebuilding it from the session folders\n"
+    assert sk("ls", "--all", "--json").stderr == ""
+
+
+def test_ls_rejects_a_bad_time_and_status(sessions: dict[str, str]) -> None:
+    result = run_sk("ls", "--since", "soonish")
+    assert result.returncode == 2 and result.stderr.startswith(b"shellkeep: cannot read the time 'soonish'")
+    assert result.stderr.count(b"\n") == 1
+    assert run_sk("ls", "--status", "sleeping").returncode == 2
+
+
+def test_ls_with_an_index_from_a_newer_version_exits_3(home: Paths, sessions: dict[str, str]) -> None:
+    import sqlite3
+
+    sk("ls")
+    sqlite3.connect(home.index).execute("PRAGMA user_version = 99")
+    result = run_sk("ls")
+    assert result.returncode == 3
+    assert result.stderr.count(b"\n") == 1 and b"newer shellkeep" in result.stderr
+
+
+def test_ls_with_no_match_says_so_on_stderr(sessions: dict[str, str]) -> None:
+    result = sk("ls", "--agent", "nobody")
+    assert result.exit_code == 0 and result.stdout == ""
+    assert "no sessions match" in result.stderr

@@ -1,0 +1,64 @@
+"""``shellkeep reindex``: rebuild the index from the session folders."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from click.testing import CliRunner, Result
+
+from shellkeep.cli.main import main
+from shellkeep.store.paths import Paths
+from tests.unit.store.factory import make_session
+
+
+def sk(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+def test_reindex_rebuilds_from_the_folders(home: Paths) -> None:
+    metas = [make_session(home, Path.cwd(), n, events=[(0.1, "o", f"unique{n} text\r\n")]) for n in range(4)]
+    (metas[0].folder.parent / "broken").mkdir()
+    (metas[0].folder.parent / "broken" / "meta.json").write_text("{not json")
+    result = sk("reindex")
+    assert result.exit_code == 0
+    assert result.stdout == "indexed 4 sessions in " + result.stdout.split(" in ")[1]
+    assert "1 unreadable folders skipped" in result.stdout
+    assert len(json.loads(sk("search", "unique2", "--json").stdout)) == 1
+    shutil.rmtree(metas[3].folder)
+    doc = json.loads(sk("reindex", "--json").stdout)
+    assert (doc["sessions"], doc["skipped"]) == (3, 1) and doc["seconds"] >= 0
+    assert json.loads(sk("search", "unique3", "--json").stdout) == []
+
+
+def test_reindex_replaces_a_corrupt_index(home: Paths) -> None:
+    make_session(home, Path.cwd(), 1, events=[(0.1, "o", "kept\r\n")])
+    home.projects.parent.mkdir(exist_ok=True)
+    home.index.write_bytes(b"garbage" * 1000)
+    assert sk("reindex").exit_code == 0
+    assert len(json.loads(sk("search", "kept", "--json").stdout)) == 1
+
+
+def test_reindex_one_session_and_in_the_background(home: Paths) -> None:
+    from shellkeep.store.index import index_in_background
+    from tests.helpers import wait_until
+
+    first = make_session(home, Path.cwd(), 1, events=[(0.1, "o", "alpha text\r\n")])
+    result = sk("reindex", "--session", first.id)
+    assert result.exit_code == 0 and result.stdout.startswith("indexed 1 sessions")
+    assert len(json.loads(sk("search", "alpha", "--json").stdout)) == 1
+    second = make_session(home, Path.cwd(), 2, events=[(0.1, "o", "omega text\r\n")])
+    index_in_background(second)
+
+    def indexed() -> bool:
+        import sqlite3
+
+        conn = sqlite3.connect(home.index)
+        try:
+            row = conn.execute("SELECT content_key = meta_key FROM sessions WHERE id = ?", (second.id,)).fetchone()
+        finally:
+            conn.close()
+        return bool(row and row[0])
+
+    wait_until(indexed, timeout_s=60)

@@ -1,0 +1,90 @@
+"""``shellkeep replay``: start at a time, a marker or an exchange; pause and step keys."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from shellkeep.cli.main import main
+from shellkeep.errors import UserInputError
+from shellkeep.export.timeline import start_time
+from shellkeep.store import audit
+from shellkeep.store.paths import Paths
+from shellkeep.store.session import SessionMeta
+from tests.helpers import SK, PtyHarness, run_sk
+from tests.unit.store.factory import make_session
+
+# A long silence before the interesting part: a replay that started at the wrong place
+# would sit in it far longer than the test's timeout.
+EVENTS = [(0.1, "o", "before\r\n"), (900.0, "m", "deploy"), (900.5, "o", "after\r\n")]
+EXCHANGES = [{"prompt": "deploy it", "answer": "ok", "time": "2024-05-01T12:16:00.000Z"}]  # 900 s in
+
+
+@pytest.fixture
+def meta(home: Paths) -> SessionMeta:
+    return make_session(home, Path.cwd(), 1, name="long", events=EVENTS, exchanges=EXCHANGES)
+
+
+@pytest.mark.parametrize(
+    ("args", "start"),
+    [({"at": 12.5}, 12.5), ({"marker": "deploy"}, 900.0), ({"marker": "1"}, 900.0), ({"exchange": 1}, 900.0), ({}, 0.0)],
+    ids=["at", "marker-label", "marker-number", "exchange", "start"],
+)
+def test_start_time(meta: SessionMeta, args: dict[str, object], start: float) -> None:
+    assert start_time(meta, **args) == start  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ({"marker": "nope"}, "no marker 'nope' in session"),
+        ({"exchange": 2}, "has exchanges 1 to 1, not 2"),
+        ({"at": 1.0, "marker": "deploy"}, "give only one of --at, --marker"),
+    ],
+    ids=["marker", "exchange", "two"],
+)
+def test_start_time_errors(meta: SessionMeta, args: dict[str, object], message: str) -> None:
+    with pytest.raises(UserInputError, match=message):
+        start_time(meta, **args)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("how", [["--marker", "deploy"], ["--exchange", "1"], ["--at", "899"]], ids=["marker", "exchange", "at"])
+def test_replay_starts_where_asked(meta: SessionMeta, how: list[str]) -> None:
+    result = run_sk("replay", "long", *how, start_new_session=True, timeout_s=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b"before\r\nafter\r\n"
+
+
+def test_replay_is_audited_with_its_start(home: Paths, meta: SessionMeta) -> None:
+    result = CliRunner().invoke(main, ["replay", "long", "--speed", "100", "--idle-limit", "0.01", "--at", "2"])
+    assert result.exit_code == 0, result.stderr
+    assert [(e.command, e.session, e.detail) for e in audit.read_entries(home)] == [("replay", meta.id, "at=2.00")]
+
+
+def test_replay_of_a_file_path(home: Paths) -> None:
+    from tests.unit.store.factory import real_casts
+
+    real = real_casts() / "v3" / "asciinema__minimal-v3.cast"
+    result = run_sk("replay", str(real), "--speed", "100", start_new_session=True)
+    assert result.returncode == 0 and result.stdout
+    assert audit.read_entries(home)[0].session == str(real)
+
+
+def test_replay_unknown_marker_is_one_line_exit_2(meta: SessionMeta) -> None:
+    result = run_sk("replay", "long", "--marker", "nope")
+    assert result.returncode == 2 and result.stderr.count(b"\n") == 1
+
+
+def test_pause_and_step_keys_in_a_terminal(meta: SessionMeta) -> None:
+    h = PtyHarness.start([*SK, "replay", "long"])
+    h.expect(b"before")
+    h.write(b" ")  # pause, then step through the silence event by event
+    for _ in range(3):
+        h.write(b".")
+        h.read_some(0.2)
+        if b"after" in h.output:
+            break
+    h.expect(b"after")
+    assert h.finish() == 0
