@@ -103,32 +103,47 @@ def render(doc: dict[str, Any]) -> str:
             "## 1. Throughput",
             "",
             f"`cat` of {t['input_bytes'] / 1e6:.1f} MB of base64 text ({p['random_mib']} MiB random, "
-            f"76-column lines); spawn to end of output and exit, {t['repeats']} repeats.",
+            f"76-column lines); spawn to end of output and exit, {t['repeats']} repeats. "
+            "CPU: user + system of the recorder and its children (`cat` included), from wait4.",
             "",
-            "| recorder | median | min | max | last output (median) | vs direct | recording |",
-            "|---|---:|---:|---:|---:|---:|---:|",
+            "| recorder | median | min | max | last output (median) | vs direct | CPU (median) | recording |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|",
         ]
         direct = t["recorders"].get("direct", {}).get("median")
         for name, r in t["recorders"].items():
             last = _median([run["last_output_s"] for run in r["runs"]])
             sizes = [run.get("recording_bytes") for run in r["runs"] if run.get("recording_bytes")]
+            plains = [run.get("recording_plain_bytes") for run in r["runs"] if run.get("recording_plain_bytes")]
             size = f"{max(sizes) / 1e6:.1f} MB" if sizes else "—"
+            if sizes and plains and max(plains) != max(sizes):
+                size += f" (zstd; {max(plains) / 1e6:.1f} MB as text)"
             more = "> " if r.get("timed_out") else ""
             vs = f"{more}{r['median'] / direct:.2f}x" if direct else "—"
+            cpus = [run["cpu_s"] for run in r["runs"] if run.get("cpu_s") is not None]
+            cpu = f"{_median(cpus):.2f} s" if cpus else "—"
             lines.append(f"| {name} | {more}{r['median']:.3f} s | {r['min']:.3f} s | {more}{r['max']:.3f} s | "
-                         f"{last:.3f} s | {vs} | {size} |")
+                         f"{last:.3f} s | {vs} | {cpu} | {size} |")
         if any(r.get("timed_out") for r in t["recorders"].values()):
             lines += ["", f"`>`: a run was still going after {t['timeout_s']:.0f} s and was stopped "
                       "(SIGHUP to its process group); its time counts as the limit and later repeats "
                       "were skipped."]
         sk = t["recorders"].get("shellkeep")
+        sc = t["recorders"].get("script")
+        ac = t["recorders"].get("asciinema")
+        if sk and sc:
+            sk_last = _median([run["last_output_s"] for run in sk["runs"]])
+            parts = [f"{sk_last / _median([run['last_output_s'] for run in sc['runs']]):.2f}x script's"]
+            if ac:
+                parts.append(f"{sk_last / _median([run['last_output_s'] for run in ac['runs']]):.2f}x asciinema's")
+            lines += ["", f"Spawn to last byte of output only (the relay and writer, without work done after "
+                      f"the program exits): shellkeep takes {' and '.join(parts)}."]
         if sk:
             complete = all(run.get("complete") for run in sk["runs"])
             got = {run.get("recorded_output_bytes") for run in sk["runs"]}
             lines += ["", f"Sanity: shellkeep's recordings hold every byte: **{'yes' if complete else 'NO'}** "
                       f"(meta.json output_bytes {', '.join(str(g) for g in got)}; expected "
                       f"{t['expected_output_bytes']}, the file plus one CR per line from ONLCR; "
-                      f"cast file larger than the input in every run)."]
+                      f"recording, as asciicast text, larger than the input in every run)."]
         lines.append("")
     if "latency" in res:
         t = res["latency"]
@@ -181,6 +196,23 @@ def render(doc: dict[str, Any]) -> str:
             lines.append(f"| {name} | {r['peak_mb']:.1f} MB | {w} | {more}{el:.2f} s |")
         if any(r.get("timed_out") for r in t["recorders"].values()):
             lines += ["", f"`>`: stopped after {t['timeout_s']:.0f} s; the peak is what was seen until then."]
+        lines.append("")
+    if "idle" in res:
+        t = res["idle"]
+        lines += [
+            "## 5. Idle CPU and keys typed after a pause (no target)",
+            "",
+            f"`cat` waiting for input: the recorder process's own CPU (utime + stime from /proc, 10 ms ticks) "
+            f"over {t['idle_s']:.0f} s of quiet, then {t['keys']} keystrokes {t['key_gap_s'] * 1000:.0f} ms apart "
+            "(longer than shellkeep's 250 ms flush interval), timed to their echo. A recorder should use "
+            "no CPU while nothing happens.",
+            "",
+            "| recorder | CPU while idle | key echo after a pause, p50 | worst |",
+            "|---|---:|---:|---:|",
+        ]
+        for name, r in t["recorders"].items():
+            lines.append(f"| {name} | {r['idle_cpu_pct']:.1f} % of a core | {r['key_p50_us']:.0f} µs | "
+                         f"{r['key_max_us']:.0f} µs |")
         lines.append("")
     return "\n".join(lines)
 

@@ -4,12 +4,13 @@ Usage: .venv/bin/python bench/run.py [--quick] [--only NAME[,NAME]] [--recorders
 
 Every measurement runs the recorder inside an outer pseudo-terminal that this process
 reads as fast as it can (see ``outer.py``); recorders take turns within each repeat, in a
-rotating order, so load on the machine spreads over all of them. Four benchmarks:
+rotating order, so load on the machine spreads over all of them. Five benchmarks:
 
 throughput  base64 text through ``cat``: time from spawn to end of output and exit
 latency     one keystroke written to the outer pty until its echo comes back, via ``cat``
 startup     ``true`` under the recorder, spawn to exit
 memory      peak RSS (VmHWM, polled) of the recorder process alone, relaying ~300 MB
+idle        the recorder's CPU while the program is quiet, and echo of keys typed after pauses
 
 Writes bench/RESULTS.md and bench/results.json. All data (the input file, recordings,
 SHELLKEEP_HOME, asciinema's config folder) lives in one temporary folder that is removed
@@ -22,6 +23,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -30,6 +32,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -39,7 +42,7 @@ from recorders import Recorder, recorder_env, shellkeep_home, tool_versions  # n
 
 BENCH_DIR = Path(__file__).resolve().parent
 ALL_RECORDERS = ("direct", "script", "shellkeep", "asciinema")
-ALL_BENCHMARKS = ("throughput", "latency", "startup", "memory")
+ALL_BENCHMARKS = ("throughput", "latency", "startup", "memory", "idle")
 
 
 @dataclass(frozen=True)
@@ -59,10 +62,22 @@ class Plan:
     # that recorder then skips the benchmark's remaining repeats (keeps the total bounded).
     throughput_timeout_s: float
     memory_timeout_s: float
+    idle_s: float  # the idle benchmark's quiet phase; then idle_keys keystrokes idle_key_gap_s apart
+    idle_keys: int
+    idle_key_gap_s: float = 0.3
 
 
-FULL = Plan("full", 60, 3, 500, 3, 0.002, 20, 4, 2, throughput_timeout_s=40, memory_timeout_s=90)
-QUICK = Plan("quick", 12, 2, 150, 2, 0.002, 6, 4, 1, throughput_timeout_s=15, memory_timeout_s=30)
+FULL = Plan(
+    mode="full", random_mib=60, throughput_repeats=3, keystrokes=500, latency_repeats=3,
+    keystroke_gap_s=0.002, startup_runs=20, memory_copies=4,
+    memory_repeats=1,  # peak RSS varied by < 3 MB between repeats; one keeps the run under 5 min
+    throughput_timeout_s=40, memory_timeout_s=90, idle_s=2.0, idle_keys=20,
+)
+QUICK = Plan(
+    mode="quick", random_mib=12, throughput_repeats=2, keystrokes=150, latency_repeats=2,
+    keystroke_gap_s=0.002, startup_runs=6, memory_copies=4, memory_repeats=1,
+    throughput_timeout_s=15, memory_timeout_s=30, idle_s=1.0, idle_keys=4,
+)
 
 
 class Bench:
@@ -148,12 +163,27 @@ def _check_exit(rec: Recorder, drained: outer.Drained, o: outer.Outer, what: str
         )
 
 
-def _shellkeep_meta(bench: Bench) -> dict[str, object]:
+def _plain_size(path: Path) -> int:
+    """Return the size of a recording as asciicast text: zstd-compressed ones are decompressed."""
+    with open(path, "rb") as f:
+        if f.read(4) != b"\x28\xb5\x2f\xfd":  # the zstd frame magic (RFC 8878)
+            return path.stat().st_size
+        f.seek(0)
+        import zstandard  # a shellkeep dependency, so it is in the venv
+
+        total = 0
+        with zstandard.ZstdDecompressor().stream_reader(f, read_across_frames=True) as reader:
+            for block in iter(lambda: reader.read(1 << 20), b""):
+                total += len(block)
+        return total
+
+
+def _shellkeep_meta(bench: Bench) -> dict[str, Any]:
     metas = sorted(shellkeep_home(bench.workdir).glob("projects/*/*/meta.json"))
     if not metas:
         return {}
     try:
-        return json.loads(metas[-1].read_text())  # type: ignore[no-any-return]
+        return json.loads(metas[-1].read_text())
     except (OSError, ValueError):
         return {}
 
@@ -161,9 +191,9 @@ def _shellkeep_meta(bench: Bench) -> dict[str, object]:
 # -- the benchmarks ------------------------------------------------------------------
 
 
-def bench_throughput(bench: Bench) -> dict[str, object]:
+def bench_throughput(bench: Bench) -> dict[str, Any]:
     """Time ``cat`` of the base64 file under each recorder; check the recordings' sizes."""
-    runs: dict[str, list[dict[str, object]]] = {r.name: [] for r in bench.recorders}
+    runs: dict[str, list[dict[str, Any]]] = {r.name: [] for r in bench.recorders}
     timed_out: set[str] = set()
     limit = bench.plan.throughput_timeout_s
     # What cat writes reaches the recorder as this many bytes: ONLCR turns \n into \r\n.
@@ -176,23 +206,25 @@ def bench_throughput(bench: Bench) -> dict[str, object]:
             last_s = (o.last_output_ns - o.started_ns) / 1e9
             if d is None:
                 timed_out.add(rec.name)
-                run: dict[str, object] = {"elapsed_s": limit, "timed_out": True, "last_output_s": last_s,
+                run: dict[str, Any] = {"elapsed_s": limit, "timed_out": True, "last_output_s": last_s,
                                           "bytes_read": o.bytes_read}
                 _say(f"  throughput #{i + 1} {rec.name:<10} > {limit:.0f} s: stopped (last output at {last_s:.3f} s)")
             else:
                 _check_exit(rec, d, o, "throughput")
-                run = {"elapsed_s": d.elapsed_s, "last_output_s": d.last_output_s, "bytes_read": d.bytes_read}
+                run = {"elapsed_s": d.elapsed_s, "last_output_s": d.last_output_s, "bytes_read": d.bytes_read,
+                       "cpu_s": d.cpu_s}
                 _say(f"  throughput #{i + 1} {rec.name:<10} {d.elapsed_s:7.3f} s  (last output {last_s:.3f} s)")
             cast = rec.recording()
             if cast is not None:
                 run["recording_bytes"] = cast.stat().st_size
+                run["recording_plain_bytes"] = plain = _plain_size(cast)
             if rec.name == "shellkeep":
                 meta = _shellkeep_meta(bench)
                 run["recorded_output_bytes"] = meta.get("output_bytes")
                 run["recording_error"] = meta.get("recording_error")
                 run["complete"] = (
                     cast is not None
-                    and cast.stat().st_size > bench.data_bytes
+                    and plain > bench.data_bytes
                     and meta.get("output_bytes") == expected
                 )
             rec.clean()
@@ -206,10 +238,10 @@ def bench_throughput(bench: Bench) -> dict[str, object]:
     }
 
 
-def bench_latency(bench: Bench) -> dict[str, object]:
+def bench_latency(bench: Bench) -> dict[str, Any]:
     """Type single bytes into ``cat`` under each recorder; time each until its echo arrives."""
     plan = bench.plan
-    runs: dict[str, list[dict[str, object]]] = {r.name: [] for r in bench.recorders}
+    runs: dict[str, list[dict[str, Any]]] = {r.name: [] for r in bench.recorders}
     # printf prints READY once cat's shell runs; split so the argv itself never matches.
     command = ["sh", "-c", "printf 'RE''ADY\\n'; exec cat"]
     for i, order in enumerate(bench.rounds(plan.latency_repeats)):
@@ -242,15 +274,15 @@ def bench_latency(bench: Bench) -> dict[str, object]:
             }
             runs[rec.name].append(run)
             _say(f"  latency #{i + 1} {rec.name:<10} p50 {run['p50_us']:7.1f} us  p99 {run['p99_us']:8.1f} us")
-    result: dict[str, object] = {"keystrokes": plan.keystrokes, "repeats": plan.latency_repeats,
+    result: dict[str, Any] = {"keystrokes": plan.keystrokes, "repeats": plan.latency_repeats,
                                  "gap_s": plan.keystroke_gap_s, "recorders": {}}
     for name, rs in runs.items():
-        result["recorders"][name] = {  # type: ignore[index]
+        result["recorders"][name] = {
             "runs": rs,
-            "p50_us": statistics.median(r["p50_us"] for r in rs),  # type: ignore[misc]
-            "p50_min_us": min(r["p50_us"] for r in rs),  # type: ignore[type-var]
-            "p99_us": statistics.median(r["p99_us"] for r in rs),  # type: ignore[misc]
-            "p99_min_us": min(r["p99_us"] for r in rs),  # type: ignore[type-var]
+            "p50_us": statistics.median(r["p50_us"] for r in rs),
+            "p50_min_us": min(r["p50_us"] for r in rs),
+            "p99_us": statistics.median(r["p99_us"] for r in rs),
+            "p99_min_us": min(r["p99_us"] for r in rs),
         }
     return result
 
@@ -279,7 +311,7 @@ def _type_line(o: outer.Outer, count: int, samples: list[float] | None, gap_s: f
     return resyncs
 
 
-def bench_startup(bench: Bench) -> dict[str, object]:
+def bench_startup(bench: Bench) -> dict[str, Any]:
     """Time ``true`` under each recorder, spawn to exit."""
     runs: dict[str, list[float]] = {r.name: [] for r in bench.recorders}
     for order in bench.rounds(bench.plan.startup_runs):
@@ -298,13 +330,62 @@ def bench_startup(bench: Bench) -> dict[str, object]:
             "recorders": {name: {"runs": rs, **_summary(rs)} for name, rs in runs.items()}}
 
 
-def bench_memory(bench: Bench) -> dict[str, object]:
+def bench_idle(bench: Bench) -> dict[str, Any]:
+    """Measure the recorder's own CPU while ``cat`` waits, then the echo of keys typed after pauses.
+
+    CPU comes from /proc/<pid>/stat (utime + stime of the recorder process alone, 10 ms
+    ticks) over a quiet phase of ``idle_s``; each key is typed ``idle_key_gap_s`` after the
+    last, longer than a 250 ms flush interval, as a person types after reading the screen.
+    """
+    plan = bench.plan
+    command = ["sh", "-c", "printf 'RE''ADY\\n'; exec cat"]
+    result: dict[str, Any] = {"idle_s": plan.idle_s, "keys": plan.idle_keys, "key_gap_s": plan.idle_key_gap_s,
+                                 "recorders": {}}
+    tick_s = 1 / os.sysconf("SC_CLK_TCK")
+    for rec in bench.recorders:
+        o = bench.spawn(rec, command)
+        try:
+            outer.wait_for(o, b"READY", timeout_s=30)
+            time.sleep(0.3)  # let start-up work (meta.json, git) finish
+            cpu0, t0 = _proc_cpu_ticks(o.pid), time.monotonic()
+            time.sleep(plan.idle_s)
+            cpu1, t1 = _proc_cpu_ticks(o.pid), time.monotonic()
+            samples: list[float] = []
+            for k in range(plan.idle_keys):
+                time.sleep(plan.idle_key_gap_s)
+                ts = time.perf_counter_ns()
+                os.write(o.fd, bytes([97 + k % 26]))
+                os.read(o.fd, 4096)
+                samples.append((time.perf_counter_ns() - ts) / 1e9)
+            os.write(o.fd, b"\r\x04")
+            d = outer.drain(o, timeout_s=30)
+        finally:
+            bench.finish()
+        _check_exit(rec, d, o, "idle")
+        rec.clean()
+        samples.sort()
+        cpu_pct = 100 * (cpu1 - cpu0) * tick_s / (t1 - t0)
+        row = {"idle_cpu_pct": cpu_pct, "key_p50_us": _pct(samples, 50) * 1e6, "key_max_us": samples[-1] * 1e6}
+        result["recorders"][rec.name] = row
+        _say(f"  idle {rec.name:<10} CPU {cpu_pct:5.1f} % of a core;  keys after a pause: "
+             f"p50 {row['key_p50_us']:.0f} us, max {row['key_max_us']:.0f} us")
+    return result
+
+
+def _proc_cpu_ticks(pid: int) -> int:
+    """Return utime + stime of one process (not its children), in clock ticks."""
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        fields = f.read().rsplit(b")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # fields 14 and 15 of proc(5), counted after "comm)"
+
+
+def bench_memory(bench: Bench) -> dict[str, Any]:
     """Poll the recorder's VmHWM while it relays ``cat`` of the input file several times."""
     copies = bench.plan.memory_copies
     limit = bench.plan.memory_timeout_s
     command = ["cat", *[str(bench.data)] * copies]
     timed_out: set[str] = set()
-    runs: dict[str, list[dict[str, object]]] = {r.name: [] for r in bench.recorders if r.name != "direct"}
+    runs: dict[str, list[dict[str, Any]]] = {r.name: [] for r in bench.recorders if r.name != "direct"}
     recs = [r for r in bench.recorders if r.name != "direct"]
     for i in range(bench.plan.memory_repeats):
         order = recs[i % len(recs):] + recs[: i % len(recs)]
@@ -349,8 +430,8 @@ def bench_memory(bench: Bench) -> dict[str, object]:
         "repeats": bench.plan.memory_repeats,
         "timeout_s": limit,
         "recorders": {
-            name: {"runs": rs, "peak_mb": max(r["peak_mb"] for r in rs),  # type: ignore[type-var]
-                   "median_mb": statistics.median(r["peak_mb"] for r in rs),  # type: ignore[misc]
+            name: {"runs": rs, "peak_mb": max(r["peak_mb"] for r in rs),
+                   "median_mb": statistics.median(r["peak_mb"] for r in rs),
                    "timed_out": any(r["timed_out"] for r in rs)}
             for name, rs in runs.items()
         },
@@ -360,9 +441,9 @@ def bench_memory(bench: Bench) -> dict[str, object]:
 # -- helpers -------------------------------------------------------------------------
 
 
-def _run_summary(rs: list[dict[str, object]], key: str) -> dict[str, object]:
+def _run_summary(rs: list[dict[str, Any]], key: str) -> dict[str, Any]:
     """Summarise runs by ``key``; a timed-out run counts as its limit (a lower bound)."""
-    values = [float(r[key]) for r in rs]  # type: ignore[arg-type]
+    values = [float(r[key]) for r in rs]
     return {"runs": rs, **_summary(values), "timed_out": any(r.get("timed_out") for r in rs)}
 
 
@@ -376,7 +457,7 @@ def _pct(sorted_values: Sequence[float], p: float) -> float:
     return sorted_values[k]
 
 
-def machine_facts() -> dict[str, object]:
+def machine_facts() -> dict[str, Any]:
     """Return what the figures depend on: CPUs, Python, kernel, load, versions, commit."""
     import platform
 
@@ -405,6 +486,10 @@ def machine_facts() -> dict[str, object]:
     }
 
 
+def _raise_exit(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats")
@@ -422,16 +507,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"unknown recorder {r!r}; choose from {', '.join(ALL_RECORDERS)}")
     plan = QUICK if args.quick else FULL
 
+    # SIGTERM and SIGHUP end the run through the finally below, which removes the temp folder.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _raise_exit)
     facts = machine_facts()
     started = time.monotonic()
     workdir = Path(tempfile.mkdtemp(prefix="shellkeep-bench-"))
     bench = Bench(workdir, plan, names)
-    results: dict[str, object] = {}
-    runners: dict[str, Callable[[Bench], dict[str, object]]] = {
+    results: dict[str, Any] = {}
+    runners: dict[str, Callable[[Bench], dict[str, Any]]] = {
         "throughput": bench_throughput,
         "latency": bench_latency,
         "startup": bench_startup,
         "memory": bench_memory,
+        "idle": bench_idle,
     }
     try:
         if "throughput" in only or "memory" in only:
@@ -447,8 +536,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         shutil.rmtree(workdir, ignore_errors=True)
     facts["loadavg_end"] = list(os.getloadavg())
     facts["total_s"] = round(time.monotonic() - started, 1)
-    doc = {"mode": plan.mode, "plan": plan.__dict__, "machine": facts, "results": results,
-           "targets": report.targets(results)}
+    verdicts = report.targets(results)
+    doc: dict[str, Any] = {"mode": plan.mode, "plan": plan.__dict__, "machine": facts, "results": results,
+                           "targets": verdicts}
     markdown = report.render(doc)
     if args.no_write:
         print(markdown)
@@ -456,7 +546,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         (BENCH_DIR / "results.json").write_text(json.dumps(doc, indent=2) + "\n")
         (BENCH_DIR / "RESULTS.md").write_text(markdown)
         _say(f"wrote {BENCH_DIR / 'RESULTS.md'} and results.json in {facts['total_s']} s")
-    print(report.render_targets(doc["targets"]))  # type: ignore[arg-type]
+    print(report.render_targets(verdicts))
     return 0
 
 
