@@ -32,8 +32,9 @@ __all__ = ["Conversation", "adapter_of", "collect", "gather", "is_collected", "r
 
 log = logging.getLogger(__name__)
 
-CLOCK_SLACK_S = 2.0
-"""An exchange dated up to this many seconds before the session's start still belongs to it."""
+CLOCK_SLACK_S = 0.001
+"""An exchange dated this little before the session's start still belongs to it (times are
+kept to the millisecond; agents and shellkeep read the same clock)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,10 +55,12 @@ def adapter_of(meta: SessionMeta) -> AgentAdapter:
         return adapter_for(meta.command)
 
 
-def gather(meta: SessionMeta, env: Mapping[str, str] | None = None) -> Conversation:
+def gather(meta: SessionMeta, env: Mapping[str, str] | None = None, *, from_recording: bool = True) -> Conversation:
     """Find ``meta``'s agent session and read the exchanges sent during it; write nothing.
 
     env: the environment the agent ran with (HOME, ``CLAUDE_CONFIG_DIR``, ``CODEX_HOME``...).
+    from_recording: when the agent's transcript gives no exchange, build them from the
+    recording (a terminal emulator over all of it: slow for long recordings).
     Never raises for an agent's unreadable files: what could not be read is left out.
     """
     env = dict(os.environ if env is None else env)
@@ -69,25 +72,29 @@ def gather(meta: SessionMeta, env: Mapping[str, str] | None = None) -> Conversat
             exchanges = _own_exchanges(adapter.read_exchanges(agent_session), meta)
         except Exception as exc:  # noqa: BLE001 - an adapter bug falls back to the recording
             log.warning("could not read the %s transcript of %s: %s", adapter.name, meta.id, exc)
-    if not exchanges:
+    if not exchanges and from_recording:
         # No agent transcript found or readable: the generic way, from the recording.
         exchanges = _own_exchanges(_from_recording(meta), meta)
     return Conversation(agent_session, tuple(exchanges))
 
 
-def collect(meta: SessionMeta, env: Mapping[str, str] | None = None) -> SessionMeta:
+def collect(meta: SessionMeta, env: Mapping[str, str] | None = None, *, from_recording: bool = True) -> SessionMeta:
     """Read ``meta``'s conversation, store it with the session, and return updated metadata.
 
     Stores ``exchanges.jsonl``, copies the agent's transcript into ``agent/`` and writes
     ``meta.json`` with ``agent_session_id``, ``agent_transcript``, ``exchange_count`` and
-    ``usage``. Never raises for an agent's unreadable files: the session keeps what could be
-    read. Raises OSError only when the session folder itself cannot be written.
+    ``usage``. With ``from_recording`` False (at the end of a run, where time counts) a
+    session whose agent gave no exchange gets no ``exchanges.jsonl``: they are built from
+    the recording later, when something needs them. Never raises for an agent's unreadable
+    files: the session keeps what could be read. Raises OSError only when the session
+    folder itself cannot be written.
     """
-    conversation = gather(meta, env)
+    conversation = gather(meta, env, from_recording=from_recording)
     agent_session = conversation.agent_session
     if agent_session is not None:
         _copy_transcripts(adapter_of(meta), agent_session, meta.folder)
-    write_exchanges(meta.folder, list(conversation.exchanges))
+    if conversation.exchanges or from_recording:
+        write_exchanges(meta.folder, list(conversation.exchanges))
     updated = dataclasses.replace(
         meta,
         agent_session_id=agent_session.session_id if agent_session else meta.agent_session_id,

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX, AgentSession, Exchange
+from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX, AgentAdapter, AgentSession, Exchange
 from shellkeep.errors import DataError, SessionNotFound, UserInputError
 from shellkeep.store.paths import Paths, project_key
 from shellkeep.store.session import SessionMeta, Status, iter_session_folders, list_sessions, read_meta, resolve_session
@@ -190,11 +190,10 @@ def plan_resume(
             log.warning("could not build the native resume of %s: %s", meta.id, exc)
     if native:
         return ResumePlan(meta, ResumeMode.NATIVE, tuple(native), cwd, meta.agent, recent, None, settle_s)
-    if recent and _takes_context(meta.command):
-        return ResumePlan(
-            meta, ResumeMode.INJECT, tuple(meta.command), cwd, meta.agent, recent, inject_text(meta, recent), settle_s
-        )
-    return ResumePlan(meta, ResumeMode.RESTART, tuple(meta.command), cwd, meta.agent, recent, None, settle_s)
+    fresh = _fresh_argv(adapter, meta.command)
+    if recent and _takes_context(fresh):
+        return ResumePlan(meta, ResumeMode.INJECT, fresh, cwd, meta.agent, recent, inject_text(meta, recent), settle_s)
+    return ResumePlan(meta, ResumeMode.RESTART, fresh, cwd, meta.agent, recent, None, settle_s)
 
 
 def run_resume(paths: Paths, plan: ResumePlan, *, warn: Warn, env: Mapping[str, str] | None = None) -> RunOutcome:
@@ -323,6 +322,21 @@ def _agent_argv(agent: str) -> tuple[tuple[str, ...], str]:
             return (adapter.executables[0],), adapter.name
     adapter = adapter_for(words)
     return words, os.path.basename(words[0]) if adapter.name == "generic" else adapter.name
+
+
+def _fresh_argv(adapter: AgentAdapter, command: list[str]) -> tuple[str, ...]:
+    """Return ``command`` as a new conversation (the adapter drops its conversation flags and prompt)."""
+    from shellkeep.agents.adapter import CommandAdapter
+
+    if isinstance(adapter, CommandAdapter):
+        try:
+            fresh = adapter.fresh_argv(command)
+        except Exception as exc:  # noqa: BLE001 - an adapter bug: start the command as it was
+            log.warning("could not drop the conversation flags of %s: %s", command[:1], exc)
+        else:
+            if fresh:
+                return tuple(fresh)
+    return tuple(command)
 
 
 def _takes_context(argv: list[str] | tuple[str, ...]) -> bool:

@@ -162,6 +162,17 @@ class CommandAdapter:
         kept = rebuild(tokens, self.dropped_on_resume, drop_positionals=self.grammar.prompt_positionals)
         return [*cmd.prefix, *kept, *self.resume_words(session)]
 
+    def fresh_argv(self, original_argv: Sequence[str]) -> list[str]:
+        """Return the user's command as a new conversation, for re-injection into it.
+
+        Conversation flags (a pre-assigned id, resume, continue, fork), one-shot modes and an
+        initial prompt are dropped; the user's other arguments are kept.
+        """
+        cmd = self.command(original_argv)
+        tokens = tokenize(cmd.args, self.grammar)
+        kept = rebuild(tokens, self.dropped_on_resume, drop_positionals=self.grammar.prompt_positionals)
+        return [*cmd.prefix, *kept]
+
     def read_exchanges(self, session: AgentSession, limit: int | None = None) -> list[Exchange]:
         """Return the session's exchanges (the last ``limit``); [] with a warning when unreadable."""
         if session.transcript is None or self.transcript_format is None:

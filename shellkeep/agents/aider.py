@@ -271,6 +271,12 @@ class AiderAdapter(CommandAdapter):
         section.reverse()
         return last(exchanges_from_markdown(section), limit)
 
+    def fresh_argv(self, original_argv: Sequence[str]) -> list[str]:
+        """Return the user's command without one-shot messages or a restored chat history."""
+        cmd = self.command(original_argv)
+        tokens = tokenize(cmd.args, self.grammar)
+        return [*cmd.prefix, *rebuild(tokens, (_RESTORE, _MESSAGE, _MESSAGE_FILE))]
+
     def resume_argv(self, original_argv: Sequence[str], session: AgentSession) -> list[str] | None:
         """Return the user's command with ``--chat-history-file <transcript> --restore-chat-history``.
 

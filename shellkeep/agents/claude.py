@@ -216,13 +216,57 @@ def _usage(value: object) -> Usage | None:
     )
 
 
+def _conversation_order(records: list[JsonObject]) -> list[JsonObject]:
+    """Return the records of the conversation's current branch in conversation order.
+
+    Claude Code links records into a tree (``uuid``/``parentUuid``; ``logicalParentUuid``
+    bridges a compaction) and does not write them in that order: 2.1 writes a new
+    conversation's first prompt after its first answer. The current branch ends at the
+    newest leaf (latest ``timestamp``, then the last in the file) and is followed back to
+    its root, or to the first record not read (a transcript read from its end). Records
+    without a ``uuid`` keep their file order, ahead of the branch; records that do not link
+    to one another (none names another as parent) are returned as they are.
+    """
+    by_uuid: dict[str, JsonObject] = {}
+    position: dict[str, int] = {}
+    for index, record in enumerate(records):
+        uuid = as_str(record.get("uuid"))
+        if uuid is not None and record.get("isSidechain") is not True:
+            by_uuid[uuid] = record
+            position[uuid] = index
+    if not by_uuid:
+        return records
+
+    def parent_of(record: JsonObject) -> str | None:
+        return as_str(record.get("parentUuid")) or as_str(record.get("logicalParentUuid"))
+
+    parents = {parent_of(r) for r in by_uuid.values()}
+    if not parents & by_uuid.keys():  # no links among the records read: the file's order
+        return records
+    leaves = [uuid for uuid in by_uuid if uuid not in parents]
+    if not leaves:  # a cycle: the file's order
+        return records
+    leaf = max(leaves, key=lambda u: (as_str(by_uuid[u].get("timestamp")) or "", position[u]))
+    branch: list[JsonObject] = []
+    seen: set[str] = set()
+    current: str | None = leaf
+    while current is not None and current in by_uuid and current not in seen:
+        seen.add(current)
+        branch.append(by_uuid[current])
+        current = parent_of(by_uuid[current])
+    branch.reverse()
+    unlinked = [r for r in records if as_str(r.get("uuid")) is None]
+    return unlinked + branch
+
+
 def _build(records: list[JsonObject]) -> list[Exchange]:
-    """Turn Claude Code records in file order into exchanges.
+    """Turn Claude Code records into exchanges, in conversation order (``_conversation_order``).
 
     One answer may span several ``assistant`` lines with the same ``message.id`` (one per
     content block, or the same content repeated as it grows): blocks are taken once, and
     usage once per message id (its last line's).
     """
+    records = _conversation_order(records)
     builder = ExchangeBuilder()
     seen_blocks: dict[str, set[tuple[str, str]]] = {}
     usage_by_message: dict[str, Usage] = {}

@@ -369,6 +369,13 @@ class CodexAdapter(CommandAdapter):
         return [*cmd.prefix, *kept, *self.resume_words(session)]
 
 
+    def fresh_argv(self, original_argv: Sequence[str]) -> list[str]:
+        """Return ``codex <the user's options>``: a resume/fork subcommand and the prompt dropped."""
+        cmd = self.command(original_argv)
+        tokens = tokenize(cmd.args, self.grammar)
+        return [*cmd.prefix, *rebuild(tokens, (_LAST, _ALL), drop_positionals=True)]
+
+
 def _id_from_name(path: Path) -> str | None:
     """Return the thread uuid at the end of a rollout file name."""
     match = re.search(rf"({UUID_PATTERN})\.jsonl(?:\.zst)?$", path.name)

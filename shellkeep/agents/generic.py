@@ -300,13 +300,20 @@ def exchanges_from_recording(
         if pending is None:
             return
         typed, row = pending
+        entered = (lines_between(row, row + 1) or [""])[0]
         answer = lines_between(row + 1, end_row if end_row is None or end_row > row else row + 1)
         while answer and not answer[-1].strip():
             answer.pop()
         while answer and not answer[0].strip():
             answer.pop(0)
-        if answer and _is_echo(answer[0], typed.text):
-            answer.pop(0)
+        echoed_in_place = typed.text.strip() in entered
+        if answer and not echoed_in_place and _is_echo(answer[0], typed.text):
+            answer.pop(0)  # the program drew the prompt again below where it was typed
+        if end_row is None and answer and echoed_in_place:
+            # The recording ends at the program's next prompt, shown empty: not answer text.
+            sign = entered.rstrip()[: -len(typed.text.strip())].strip()
+            if sign and answer[-1].strip() == sign:
+                answer.pop()
         when = iso_utc((started_at + timedelta(seconds=typed.submitted_s)).isoformat()) if started_at else None
         builder.prompt(typed.text, when)
         builder.answer("\n".join(answer).strip("\n"))

@@ -25,6 +25,18 @@ COMMANDS: dict[str, str] = {
     "replay": "shellkeep.cli.replay:replay",
     "config": "shellkeep.cli.config:config",
     "resume": "shellkeep.cli.resume:resume",
+    "browse": "shellkeep.cli.browse:browse",
+    "search": "shellkeep.cli.search:search",
+    "cat": "shellkeep.cli.cat:cat",
+    "export": "shellkeep.cli.export:export",
+    "import": "shellkeep.cli.import_:import_",
+    "audit": "shellkeep.cli.audit:audit",
+    "reindex": "shellkeep.cli.reindex:reindex",
+    "key": "shellkeep.cli.key:key",
+    "gc": "shellkeep.cli.gc:gc",
+    "pin": "shellkeep.cli.pin:pin",
+    "unpin": "shellkeep.cli.pin:unpin",
+    "redact": "shellkeep.cli.redact:redact",
 }
 
 

@@ -56,6 +56,8 @@ def resume(
 
 
 def _banner(plan: ResumePlan) -> str:
+    import shutil
+
     from shellkeep.cli.output import format_local_time
 
     meta = plan.session
@@ -65,7 +67,12 @@ def _banner(plan: ResumePlan) -> str:
         "restart": "starting again",
     }[plan.mode.value]
     when = format_local_time(meta.ended_at or meta.started_at)
-    return f"── shellkeep: {meta.id} · {meta.agent} · {meta.status} {when} · {how}: {_shell_words(plan.argv)} ──"
+    head = f"── shellkeep: {meta.id} · {meta.agent} · {meta.status} {when} · {how}: "
+    command = _shell_words(plan.argv)
+    room = shutil.get_terminal_size().columns - len(head) - len(" ──") - 1  # one line, never wrapped
+    if len(command) > room:
+        command = command[: max(room - 1, 0)] + "…"
+    return f"{head}{command} ──"
 
 
 def _print_plan(plan: ResumePlan) -> None:
@@ -90,11 +97,13 @@ def _print_last_screen(meta: SessionMeta) -> None:
     except (OSError, DataError) as exc:
         warn(f"cannot redraw the last screen: {exc}")
         return
-    width = shutil.get_terminal_size((screen.size.cols, screen.size.rows)).columns
-    if width < screen.size.cols:  # cut rows rather than let them wrap
-        import dataclasses
+    import dataclasses
 
-        screen = dataclasses.replace(screen, lines=tuple(row[:width] for row in screen.lines))
+    width, height = shutil.get_terminal_size((screen.size.cols, screen.size.rows))
+    used = len(screen.to_text().split("\n"))
+    room = max(height - 2, 1)  # the banner above, the agent's first line below
+    lines = screen.lines[max(used - room, 0) : used]  # a full screen loses its top rows, not the banner
+    screen = dataclasses.replace(screen, lines=tuple(row[:width] for row in lines))  # cut, never wrap
     click.echo(screen.to_ansi())
 
 

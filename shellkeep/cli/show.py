@@ -10,6 +10,7 @@ from shellkeep.cli.options import cwd, json_option, paths, require_ref, session_
 from shellkeep.store.session import SessionMeta
 
 if TYPE_CHECKING:
+    from shellkeep.store.paths import Paths
     from shellkeep.agents.base import Exchange
 
 _PREVIEW_CHARS = 100
@@ -42,6 +43,7 @@ def show(ref: str | None, last: bool, full: bool, as_json: bool) -> None:
         print_json(meta)
         return
     _print_meta(meta)
+    _print_chain(where, meta)
     _print_exchanges(meta, read_exchanges(meta), full)
 
 
@@ -74,6 +76,21 @@ def _print_meta(meta: SessionMeta) -> None:
     width = max(len(k) for k, _ in rows)
     for key, value in rows:
         click.echo(f"{key:<{width}}  {value}")
+
+
+def _print_chain(where: Paths, meta: SessionMeta) -> None:
+    """Print the resume chain through ``meta`` when it has more than one session."""
+    from shellkeep.cli.output import format_local_time
+    from shellkeep.resume import session_chain
+
+    chain = session_chain(where, meta)
+    if len(chain) < 2:
+        return
+    click.echo("")
+    click.echo("resume chain (oldest first):")
+    for link in chain:
+        mark = "*" if link.id == meta.id else " "
+        click.echo(f" {mark} {link.id}  {link.agent}  {link.status}  {format_local_time(link.started_at)}")
 
 
 def _print_exchanges(meta: SessionMeta, exchanges: list[Exchange], full: bool) -> None:

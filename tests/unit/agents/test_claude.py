@@ -287,3 +287,53 @@ def test_resumed_conversation_written_to_a_new_file_is_preferred(user_home: Path
     assert ADAPTER.find_session(launch, workdir, env, later, "") == AgentSession("claude", forked_id, forked)
     forked.unlink()
     assert ADAPTER.find_session(launch, workdir, env, later, "") == AgentSession("claude", SID, old)
+
+
+def _linked(kind: str, uuid: str, parent: str | None, second: int, text: str) -> str:
+    """Return one Claude Code transcript line linked into the record tree."""
+    import json
+
+    content: object = text if kind == "user" else [{"type": "text", "text": text}]
+    message: dict[str, object] = {"role": kind, "content": content}
+    if kind == "assistant":
+        message.update(id=f"msg-{uuid}", usage={"input_tokens": 7, "output_tokens": 3})
+    record = {
+        "type": kind, "uuid": uuid, "parentUuid": parent, "timestamp": f"2026-03-14T08:00:{second:02d}.000Z",
+        "message": message,
+    }  # fmt: skip
+    return json.dumps(record) + "\n"
+
+
+def test_records_are_read_in_conversation_order_not_file_order(tmp_path: Path) -> None:
+    # Claude Code 2.1 writes a new conversation's first prompt after its first answer.
+    path = tmp_path / f"{SID}.jsonl"
+    path.write_text(
+        '{"type":"permission-mode","permissionMode":"default"}\n'
+        + _linked("assistant", "a1", "x1", 3, "first answer")
+        + _linked("system", "s1", "a1", 4, "")
+        + _linked("user", "u1", None, 1, "first prompt")
+        + _linked("attachment", "x1", "u1", 2, "")
+        + _linked("user", "u2", "s1", 5, "second prompt")
+        + _linked("assistant", "a2", "u2", 6, "second answer")
+    )
+    exchanges = ADAPTER.read_exchanges(AgentSession("claude", SID, path))
+    assert [(e.prompt, e.answer, e.usage) for e in exchanges] == [
+        ("first prompt", "first answer", Usage(7, 3)),
+        ("second prompt", "second answer", Usage(7, 3)),
+    ]
+    assert [e.prompt for e in ADAPTER.read_exchanges(AgentSession("claude", SID, path), limit=1)] == ["second prompt"]
+
+
+def test_an_abandoned_branch_is_left_out(tmp_path: Path) -> None:
+    # The user went back to the first answer and asked again: the newest leaf's branch is the conversation.
+    path = tmp_path / f"{SID}.jsonl"
+    path.write_text(
+        _linked("user", "u1", None, 1, "first prompt")
+        + _linked("assistant", "a1", "u1", 2, "first answer")
+        + _linked("user", "u2", "a1", 3, "abandoned prompt")
+        + _linked("assistant", "a2", "u2", 4, "abandoned answer")
+        + _linked("user", "u3", "a1", 5, "edited prompt")
+        + _linked("assistant", "a3", "u3", 6, "edited answer")
+    )
+    exchanges = ADAPTER.read_exchanges(AgentSession("claude", SID, path))
+    assert [e.prompt for e in exchanges] == ["first prompt", "edited prompt"]

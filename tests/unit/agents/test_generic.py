@@ -152,7 +152,8 @@ def test_recording_events_from_the_asciicast_model_fit() -> None:
     model = pytest.importorskip("shellkeep.asciicast.model")
     events = [model.Event(0.0, "o", "$ "), model.Event(0.5, "i", "pwd\r"), model.Event(0.6, "o", "pwd\r\n/home\r\n$ ")]
     [exchange] = exchanges_from_recording(events)
-    assert (exchange.prompt, exchange.answer) == ("pwd", "/home\n$")
+    # The recording ends at the shell's next prompt, which is not part of the answer.
+    assert (exchange.prompt, exchange.answer) == ("pwd", "/home")
 
 
 def test_a_huge_answer_keeps_its_last_lines(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -166,3 +167,35 @@ def test_a_huge_answer_keeps_its_last_lines(monkeypatch: pytest.MonkeyPatch) -> 
     assert lines[-1] == "100" and 10 <= len(lines) <= 15
     assert lines == [str(n) for n in range(101 - len(lines), 101)]
     assert (second.prompt, second.answer) == ("exit", "")
+
+
+def test_an_answer_ending_with_the_prompt_text_is_kept_whole() -> None:
+    # "heard: apples" ends with the prompt after a ':'; the echo was on the line typed on.
+    events = session(
+        ("o", "> "), ("i", "apples\r"), ("o", "apples\r\nheard: apples\r\n> "),
+        ("i", "pears\r"), ("o", "pears\r\nheard: pears\r\n> "),
+    )  # fmt: skip
+    assert [(e.prompt, e.answer) for e in exchanges_from_recording(events)] == [
+        ("apples", "heard: apples"),
+        ("pears", "heard: pears"),
+    ]
+
+
+def test_the_context_typed_in_on_resume_is_no_prompt() -> None:
+    from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX
+
+    block = f"{INJECTED_CONTEXT_PREFIX} 1 (notes, finished): its last 1 exchange follow. | User: a\r"
+    events = session(
+        ("o", "> "), ("i", block), ("o", block[:-1] + "\r\nheard: it\r\n> "),
+        ("i", "figs\r"), ("o", "figs\r\nheard: figs\r\n> "),
+    )  # fmt: skip
+    assert [(e.prompt, e.answer) for e in exchanges_from_recording(events)] == [("figs", "heard: figs")]
+
+
+def test_private_csi_sequences_pyte_cannot_take_are_ignored() -> None:
+    # vim sends ESC[?4m, Claude Code ESC[>1u and colon SGR; none may stop the reading.
+    events = session(
+        ("o", "$ "), ("i", "vi\r"), ("o", "vi\r\n\x1b[?4m\x1b[>1u\x1b[4:3mtext\x1b[0m\x1b[?1;2r\r\n$ "), ("i", "exit\r"),
+    )  # fmt: skip
+    first, second = exchanges_from_recording(events)
+    assert (first.prompt, first.answer, second.prompt) == ("vi", "text", "exit")

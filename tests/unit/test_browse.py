@@ -1,0 +1,122 @@
+"""Tests for shellkeep/cli/browse.py: the session picker, driven headless through Textual's pilot."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from shellkeep.cli.browse import Choice, picker_app, run_picker
+from shellkeep.errors import SessionNotFound, UserInputError
+from shellkeep.store.paths import Paths
+from tests.unit.test_resume import exchange, make_session
+
+pytest.importorskip("textual")
+
+SIZE = (140, 30)
+
+
+def _pick(paths: Paths, project: Path, keys: list[str], *, all_projects: bool = False, allow_replay: bool = True) -> object:
+    """Run the picker headless, press ``keys`` (Textual key names), and return its result."""
+    app = picker_app(paths, project, all_projects=all_projects, allow_replay=allow_replay)
+
+    async def drive() -> object:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            for key in keys:
+                await pilot.press(key)
+                await pilot.pause()
+            if app.is_running:
+                await pilot.press("escape")
+        return app.return_value
+
+    return asyncio.run(drive())
+
+
+def _with_screen(meta: object, text: str) -> None:
+    with open(meta.cast, "a") as fh:  # type: ignore[attr-defined]
+        fh.write(json.dumps([0.1, "o", text]) + "\n")
+
+
+@pytest.fixture
+def sessions(home: Paths) -> list[str]:
+    project = Path.cwd()
+    older = make_session(home, project, 1, command=("codex",), agent="codex", exchanges=[exchange(0, "rename the parser")])
+    newer = make_session(home, project, 2, status="killed", command=("claude",), agent="claude",
+                         exchanges=[exchange(0, "fix the flaky test", "Done: the test waits for the file.")])  # fmt: skip
+    _with_screen(newer, "\x1b[1mclaude\x1b[0m last words on screen\r\n")
+    return [newer.id, older.id]
+
+
+def test_enter_resumes_the_highlighted_session(home: Paths, sessions: list[str]) -> None:
+    assert _pick(home, Path.cwd(), ["enter"]) == Choice("resume", sessions[0])
+    assert _pick(home, Path.cwd(), ["down", "enter"]) == Choice("resume", sessions[1])
+    assert _pick(home, Path.cwd(), ["down", "down", "up", "enter"]) == Choice("resume", sessions[0])
+
+
+def test_typing_filters_on_every_word(home: Paths, sessions: list[str]) -> None:
+    # "parser" is only in the older session's prompt; "codex" in its agent.
+    assert _pick(home, Path.cwd(), [*"codex parser", "enter"]) == Choice("resume", sessions[1])
+    assert _pick(home, Path.cwd(), [*"nothing like it", "enter"]) is None  # nothing to pick: Enter does nothing
+
+
+def test_replay_key_and_leaving(home: Paths, sessions: list[str]) -> None:
+    assert _pick(home, Path.cwd(), ["ctrl+r"]) == Choice("replay", sessions[0])
+    assert _pick(home, Path.cwd(), ["ctrl+r"], allow_replay=False) is None  # resume --pick: Enter only
+    assert _pick(home, Path.cwd(), ["escape"]) is None
+
+
+def test_a_key_shows_every_project(home: Paths, sessions: list[str], tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    other = make_session(home, elsewhere, 5, command=("aider",), agent="aider", exchanges=[])
+    assert _pick(home, Path.cwd(), ["enter"]) == Choice("resume", sessions[0])
+    assert _pick(home, Path.cwd(), ["ctrl+a", "enter"]) == Choice("resume", other.id)
+    assert _pick(home, Path.cwd(), ["enter"], all_projects=True) == Choice("resume", other.id)
+    # A project without sessions opens on every project's.
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert _pick(home, empty, ["enter"]) == Choice("resume", other.id)
+
+
+def test_preview_shows_the_last_screen_and_exchanges(home: Paths, sessions: list[str]) -> None:
+    app = picker_app(home, Path.cwd(), all_projects=False, allow_replay=True)
+
+    async def drive() -> tuple[str, str]:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            screen = str(app.query_one("#screen").render())
+            exchanges = str(app.query_one("#exchanges").render())
+            await pilot.press("escape")
+        return screen, exchanges
+
+    screen, exchanges = asyncio.run(drive())
+    assert "claude last words on screen" in screen
+    assert "› fix the flaky test" in exchanges and "Done: the test waits for the file." in exchanges
+
+
+def test_nothing_to_pick_or_no_terminal(home: Paths) -> None:
+    with pytest.raises(SessionNotFound, match="no sessions recorded in project"):
+        picker_app(home, Path.cwd(), all_projects=False, allow_replay=False)
+    with pytest.raises(UserInputError, match="the session picker needs a terminal"):
+        run_picker(home, Path.cwd(), all_projects=False, allow_replay=False)
+
+
+def test_preview_builds_the_exchanges_of_a_small_recording_never_collected(home: Paths) -> None:
+    from tests.unit.test_resume import _cast_with_two_prompts
+
+    meta = make_session(home, Path.cwd(), 1, command=("notes",))
+    _cast_with_two_prompts(meta)
+    app = picker_app(home, Path.cwd(), all_projects=False, allow_replay=True)
+
+    async def drive() -> str:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            text = str(app.query_one("#exchanges").render())
+            await pilot.press("escape")
+        return text
+
+    assert "› one\nfirst answer\n\n› two\nsecond answer" in asyncio.run(drive())
+    assert not (meta.folder / "exchanges.jsonl").exists()  # a preview stores nothing

@@ -1,0 +1,75 @@
+"""Tests for shellkeep/pty/inject.py: when the block is typed, and how (bracketed paste or one line)."""
+
+from __future__ import annotations
+
+import pytest
+
+from shellkeep.pty.inject import LINE_JOINER, PASTE_END, PASTE_OFF, PASTE_ON, PASTE_START, SettledInjection
+
+BLOCK = b"[shellkeep] header\nUser: hi\nAssistant: hello"
+
+
+def test_nothing_is_typed_until_the_output_settles() -> None:
+    injection = SettledInjection(BLOCK, settle_s=0.5)
+    assert injection.poll(0.0) is None
+    injection.on_output(b"banner\r\n", 0.2)
+    assert injection.poll(0.6) is None  # 0.4 s of quiet
+    injection.on_output(b"> ", 0.6)
+    assert injection.poll(1.0) is None
+    typed = injection.poll(1.1)
+    assert typed == BLOCK.replace(b"\n", LINE_JOINER) + b"\r"
+    assert not injection.pending
+    assert injection.poll(5.0) is None  # once
+
+
+def test_a_program_that_switched_on_bracketed_paste_gets_one_paste() -> None:
+    injection = SettledInjection(BLOCK, settle_s=0.1)
+    injection.on_output(b"\x1b[?1004h" + PASTE_ON + b"> ", 0.0)
+    assert injection.bracketed
+    assert injection.poll(0.2) == PASTE_START + BLOCK + PASTE_END + b"\r"
+
+
+@pytest.mark.parametrize(
+    ("reads", "bracketed"),
+    [
+        ([PASTE_ON], True),
+        ([PASTE_ON, b"text", PASTE_OFF], False),
+        ([PASTE_OFF + PASTE_ON], True),
+        ([PASTE_ON + b"x" + PASTE_OFF], False),
+        ([b"\x1b[?20", b"04h> "], True),  # the switch cut between two reads
+        ([b"\x1b[?2004", b"l"], False),
+        ([b"plain output"], False),
+    ],
+    ids=["on", "on-then-off", "off-then-on-in-one-read", "on-off-in-one-read", "split-on", "split-off", "never"],
+)
+def test_bracketed_paste_mode_follows_the_last_switch(reads: list[bytes], bracketed: bool) -> None:
+    injection = SettledInjection(BLOCK)
+    for at, raw in enumerate(reads):
+        injection.on_output(raw, float(at))
+    assert injection.bracketed is bracketed
+
+
+def test_a_silent_program_is_typed_into_after_silent_s() -> None:
+    injection = SettledInjection(b"x", settle_s=0.5, silent_s=3.0)
+    assert injection.poll(2.9) is None
+    assert injection.poll(3.0) == b"x\r"
+
+
+def test_output_that_never_settles_is_typed_into_after_max_wait_s() -> None:
+    injection = SettledInjection(b"x", settle_s=0.5, max_wait_s=4.0)
+    at = 0.0
+    while at < 4.0:
+        injection.on_output(b"spinner\r", at)
+        assert injection.poll(at) is None
+        at += 0.1
+    injection.on_output(b"spinner\r", at)
+    assert injection.poll(at) == b"x\r"
+
+
+def test_control_characters_cannot_end_the_paste_early() -> None:
+    payload = b"User: a\x1b[201~b\r\nAssistant: \x07c\x7f\td\xc3\xa9"
+    injection = SettledInjection(payload, settle_s=0.0, submit=False)
+    injection.on_output(PASTE_ON, 0.0)
+    typed = injection.poll(0.0)
+    assert typed == PASTE_START + b"User: a[201~b\nAssistant: c\td\xc3\xa9" + PASTE_END
+    assert typed.count(PASTE_END) == 1
