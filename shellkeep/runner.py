@@ -239,6 +239,7 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
     starter.join(10)
     meta = found.get("meta") or _started_meta(meta, child.pid, request.cwd, request.settings)
     meta = _final_meta(meta, result, stats, request.cwd)
+    _release_space(meta.folder)
     try:
         write_meta(meta)
     except OSError as exc:
@@ -282,7 +283,7 @@ def _collect_conversation(meta: SessionMeta, env: Mapping[str, str]) -> SessionM
     try:
         from shellkeep.conversation import collect
 
-        return collect(meta, env)
+        return collect(meta, env, from_recording=False)
     except Exception as exc:  # noqa: BLE001 - the recording is safe; exchanges can be rebuilt
         log.warning("could not collect the conversation of %s: %s", meta.id, exc)
         return meta
@@ -376,24 +377,67 @@ def _open_cast(path: Path, paths: Paths, settings: RecordSettings) -> BinaryIO:
 
 
 def _check_free_space(folder: Path, settings: RecordSettings, warn: Warn) -> None:
-    """Warn once when the recording's disk is below ``record.min_free_mb`` (one statvfs)."""
-    from shellkeep.store.retention import low_disk_warning
+    """Warn once when the recording's disk is below ``record.min_free_mb`` (one statvfs),
+    and hold 64 KiB so the final meta.json fits even if the disk fills up meanwhile."""
+    from shellkeep.store.retention import low_disk_warning, reserve_space
 
+    reserve_space(folder)
     message = low_disk_warning(folder, settings.min_free_mb)
     if message:
         warn(message)
 
 
+def _release_space(folder: Path) -> None:
+    """Give back the space held at start, just before the final meta.json is written."""
+    from shellkeep.store.retention import release_space
+
+    release_space(folder)
+
+
 def _after_session(paths: Paths, meta: SessionMeta, settings: RecordSettings) -> None:
-    """Housekeeping once the session is stored: compress its recording, then automatic gc."""
-    if settings.compress:
-        from shellkeep.store.compress import compress_after_session
+    """Housekeeping once the session is stored: compress its recording, index it, automatic gc.
 
-        compress_after_session(meta)
-    if settings.auto_gc:
-        from shellkeep.store.retention import maybe_auto_gc
+    Compression and indexing take seconds on a long session, so they run in a detached
+    grandchild (new session, no terminal, stdio on /dev/null): the prompt comes back at once.
+    """
+    try:
+        pid = os.fork()
+    except OSError as exc:
+        log.warning("could not start housekeeping in the background (%s); doing it now", exc)
+        _housekeeping(paths, meta, settings)
+        return
+    if pid:
+        os.waitpid(pid, 0)  # the middle child exits at once; the grandchild is init's
+        return
+    try:
+        if os.fork():
+            os._exit(0)
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.closerange(3, 1 << 16)
+        _housekeeping(paths, meta, settings)
+    finally:
+        os._exit(0)
 
-        maybe_auto_gc(paths)
+
+def _housekeeping(paths: Paths, meta: SessionMeta, settings: RecordSettings) -> None:
+    """Compress, index and garbage-collect after a session; never raises."""
+    try:
+        if settings.compress:
+            from shellkeep.store.compress import compress_after_session
+
+            compress_after_session(meta)
+        from shellkeep.store.index import index_ended_session
+
+        index_ended_session(paths, meta)
+        if settings.auto_gc:
+            from shellkeep.store.retention import maybe_auto_gc
+
+            maybe_auto_gc(paths)
+    except Exception as exc:  # noqa: BLE001 - the session is stored; this is only upkeep
+        log.warning("housekeeping after %s failed: %s", meta.id, exc)
 
 
 def _header(meta: SessionMeta, size: TermSize, timestamp: float, env: Mapping[str, str], settings: RecordSettings) -> Header:
