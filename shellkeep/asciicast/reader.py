@@ -49,14 +49,29 @@ class Cast:
 
 
 def open_binary(path: Path) -> IO[bytes]:
-    """Open a recording for binary reading, decompressing zstd transparently.
+    """Open a recording for binary reading, decrypting and decompressing zstd transparently.
 
-    Raises DataError when the file is compressed and no zstd decoder is installed.
+    An encrypted file (shellkeep's sealed-record format, ``store/crypto.py``) is decrypted
+    with its key from the key stores; a cut last record ends the stream. What it holds, or
+    the plain file, is then decompressed when it is zstd. The caller always reads plain
+    asciicast bytes.
+    Raises DataError when the file is compressed and no zstd decoder is installed, or an
+    encrypted record is damaged (also while reading); ``KeyUnavailable`` (exit 1) when the
+    file's key is in no key store.
     """
     fh: IO[bytes] = open(path, "rb")  # noqa: SIM115 - returned to the caller
-    magic = fh.read(4)
+    magic = fh.read(8)
     fh.seek(0)
-    if magic != _ZSTD_MAGIC:
+    if magic == b"\x89SKE\r\n\x1a\n":  # encrypted at rest (store/crypto.py MAGIC)
+        from shellkeep.store.crypto import open_decrypting
+
+        fh = open_decrypting(fh, str(path))
+        try:
+            magic = fh.peek(4)[:4]
+        except BaseException:
+            fh.close()
+            raise
+    if magic[:4] != _ZSTD_MAGIC:
         return fh
     try:
         import zstandard
@@ -64,7 +79,7 @@ def open_binary(path: Path) -> IO[bytes]:
         fh.close()
         raise DataError(f"{path} is zstd-compressed and zstandard is not installed; pip install zstandard") from exc
     reader = zstandard.ZstdDecompressor().stream_reader(fh, closefd=True)
-    return io.BufferedReader(reader)  # type: ignore[arg-type]
+    return io.BufferedReader(reader)
 
 
 def open_cast(path: Path) -> Cast:

@@ -1,0 +1,63 @@
+"""``shellkeep gc``: remove old sessions by the retention limits, or show what would go."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from shellkeep.cli.options import cwd, json_option, paths, warn
+from shellkeep.cli.output import print_json
+
+
+def format_size(n: int) -> str:
+    """Format a byte count as ``812 B``, ``4.2 KB``, ``12.3 MB`` or ``1.1 GB`` (units of 1024)."""
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} TB"  # pragma: no cover
+
+
+@click.command()
+@click.option("--dry-run", is_flag=True, help="Only show what would be removed.")
+@click.option("--project", "this_project", is_flag=True, help="Only this project's sessions.")
+@json_option
+def gc(dry_run: bool, this_project: bool, as_json: bool) -> None:
+    """Remove sessions past the retention limits and print what that frees.
+
+    Limits: retention.max_age_days, max_sessions and max_total_size. Running sessions,
+    interrupted ones not yet resumed and pinned ones ('shellkeep pin') always stay.
+
+    Example: shellkeep gc --dry-run
+    """
+    from shellkeep.config import load_config
+    from shellkeep.store.paths import project_root_of
+    from shellkeep.store.retention import RetentionPolicy, collect_garbage
+
+    root = project_root_of(cwd())
+    config = load_config(paths(), root, os.environ)
+    policy = RetentionPolicy.from_config(config.retention)
+    if policy.is_empty and not as_json:
+        warn("no retention limits are set (retention.max_age_days, max_sessions, max_total_size); nothing to do")
+    result = collect_garbage(paths(), policy, dry_run=dry_run, project_root=root if this_project else None)
+    if as_json:
+        print_json(result)
+    else:
+        verb = "would remove" if dry_run else "removed"
+        for e in result.removed:
+            label = f"{e.session_id} ({e.name})" if e.name else e.session_id
+            click.echo(f"{verb} {label}  {e.project}  {format_size(e.size_bytes)}  {e.age_days:.1f} days  [{e.reason}]")
+        freed = "would free" if dry_run else "freed"
+        protected = f", {result.protected} protected" if result.protected else ""
+        click.echo(
+            f"{verb} {len(result.removed)} sessions, {freed} {format_size(result.freed_bytes)}; "
+            f"kept {result.kept}{protected}"
+        )
+    for line in result.errors:
+        warn(f"could not remove {line}")
+    if result.errors:
+        from shellkeep.errors import ShellkeepError
+
+        raise ShellkeepError(f"{len(result.errors)} sessions could not be removed; see above")

@@ -1,0 +1,157 @@
+"""``shellkeep key``: make, show, export, import and rotate the encryption key."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from shellkeep.cli.options import cwd, json_option, paths, warn
+from shellkeep.cli.output import print_json
+
+
+def _key_file() -> str:
+    """Return ``encryption.key_file`` in effect (raises ConfigError for a broken config)."""
+    from shellkeep.config import load_config
+    from shellkeep.store.paths import project_root_of
+
+    return load_config(paths(), project_root_of(cwd()), os.environ).encryption.key_file
+
+
+def _print_report(report: object, as_json: bool, verb: str) -> None:
+    if as_json:
+        print_json(report)
+        return
+    click.echo(f"{verb} {getattr(report, 'current', None)} in {getattr(report, 'store', '')}")
+
+
+@click.group(name="key")
+def key() -> None:
+    """Manage the key that encrypts sessions at rest (encryption.encrypt = true).
+
+    The key lives in the OS keyring where one is usable, else in a 0600 key file in the
+    data directory, or in encryption.key_file. Back it up: without it nothing encrypted
+    can be read.
+
+    Example: shellkeep key init
+    """
+
+
+@key.command(name="init")
+@json_option
+def init(as_json: bool) -> None:
+    """Make the encryption key (once; an existing key is never replaced).
+
+    Example: shellkeep key init && shellkeep config set encryption.encrypt true
+    """
+    from shellkeep.store.keys import init_key
+
+    report = init_key(paths(), _key_file())
+    _print_report(report, as_json, "created key")
+    if not as_json:
+        warn("back it up now with 'shellkeep key export FILE': without it encrypted sessions are lost")
+
+
+@key.command(name="status")
+@json_option
+def status(as_json: bool) -> None:
+    """Show where the keys are and the current key's id (never the key itself).
+
+    Example: shellkeep key status
+    """
+    from shellkeep.store.keys import key_status
+
+    report = key_status(paths(), _key_file())
+    if as_json:
+        print_json(report)
+    elif report.current is None:
+        click.echo(f"no key yet (it would go to {report.store}); run 'shellkeep key init'")
+    else:
+        click.echo(f"current key {report.current} in {report.store} ({len(report.keys)} keys)")
+
+
+@key.command(name="export")
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True), required=False)
+def export(file: str | None) -> None:
+    """Write every key to FILE (mode 0600), or to stdout, for a backup or another machine.
+
+    Example: shellkeep key export ~/shellkeep-keys.json
+    """
+    import json
+
+    from shellkeep.store.keys import export_keys, write_bytes_atomic
+
+    key_set, report = export_keys(paths(), _key_file())
+    data = (json.dumps(key_set.to_json(), indent=2) + "\n").encode("utf-8")
+    if file in (None, "-"):
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+    else:
+        from pathlib import Path
+
+        write_bytes_atomic(Path(file).expanduser().absolute(), data)
+        click.echo(f"exported {len(report.keys)} keys to {file}")
+    warn("this holds your encryption keys in the clear: keep it somewhere safe")
+
+
+@key.command(name="import")
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--make-current", is_flag=True, help="Encrypt new sessions with the imported current key.")
+@json_option
+def import_(file: str, make_current: bool, as_json: bool) -> None:
+    """Add the keys of a file written by 'shellkeep key export' ('-' reads stdin).
+
+    Example: shellkeep key import ~/shellkeep-keys.json
+    """
+    from shellkeep.errors import UserInputError
+    from shellkeep.store.keys import import_keys
+
+    try:
+        text = sys.stdin.read() if file == "-" else open(os.path.expanduser(file), encoding="utf-8").read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserInputError(f"cannot read key file '{file}': {getattr(exc, 'strerror', None) or exc}") from exc
+    report = import_keys(paths(), text, file, _key_file(), make_current=make_current)
+    if as_json:
+        print_json(report)
+        return
+    click.echo(f"imported {len(report.added)} new keys into {report.store}; current key {report.current}")
+
+
+@key.command(name="rotate")
+@click.option("--include-plain", is_flag=True, help="Also encrypt sessions stored in the clear.")
+@json_option
+def rotate(include_plain: bool, as_json: bool) -> None:
+    """Make a new key and re-encrypt every session with it; run again to resume.
+
+    An interrupted rotation continues where it stopped. Old keys are dropped once every
+    session is done; sessions still recording keep the old key until a later run.
+
+    Example: shellkeep key rotate
+    """
+    from shellkeep.store.rotation import rotate_key
+
+    def progress(session_id: str, done: int, total: int) -> None:
+        if not as_json and sys.stderr.isatty():
+            sys.stderr.write(f"\rre-encrypting {done}/{total}")
+            sys.stderr.flush()
+
+    result = rotate_key(paths(), _key_file(), include_plain=include_plain, on_session=progress)
+    if not as_json and sys.stderr.isatty():
+        sys.stderr.write("\r\x1b[K")
+    if as_json:
+        print_json(result)
+    else:
+        again = " (resumed)" if result.resumed else ""
+        click.echo(f"key {result.new_key}{again}: re-encrypted {result.files} files of {result.sessions} sessions")
+        for line in result.errors:
+            warn(f"not re-encrypted: {line}")
+        if result.running:
+            warn(f"{len(result.running)} sessions still recording keep the old key; run 'shellkeep key rotate' after they end")
+    if result.errors:
+        from shellkeep.errors import ShellkeepError
+
+        raise ShellkeepError(
+            f"{len(result.errors)} sessions could not be re-encrypted; old keys kept; "
+            "fix them and run 'shellkeep key rotate' again to resume"
+        )

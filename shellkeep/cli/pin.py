@@ -1,0 +1,43 @@
+"""``shellkeep pin`` and ``shellkeep unpin``: keep a session from gc, or let it go again."""
+
+from __future__ import annotations
+
+import click
+
+from shellkeep.cli.options import cwd, paths, require_ref, session_argument
+
+
+def _set(ref: str | None, last: bool, pinned: bool) -> None:
+    from shellkeep.errors import ShellkeepError
+    from shellkeep.store.paths import project_root_of
+    from shellkeep.store.retention import set_pinned
+    from shellkeep.store.session import resolve_session
+
+    require_ref(ref, last)
+    meta = resolve_session(paths(), project_root_of(cwd()), ref, last=last)
+    try:
+        changed = set_pinned(meta, pinned)
+    except OSError as exc:
+        raise ShellkeepError(f"cannot change the pin of {meta.id}: {exc.strerror or exc}; check {meta.folder}") from exc
+    word = "pinned" if pinned else "unpinned"
+    click.echo(f"{word} {meta.id}" if changed else f"{meta.id} was already {word}")
+
+
+@click.command()
+@session_argument
+def pin(ref: str | None, last: bool) -> None:
+    """Pin a session: gc and the retention limits never remove it.
+
+    Example: shellkeep pin --last
+    """
+    _set(ref, last, True)
+
+
+@click.command()
+@session_argument
+def unpin(ref: str | None, last: bool) -> None:
+    """Unpin a session: the retention limits apply to it again.
+
+    Example: shellkeep unpin fix-login
+    """
+    _set(ref, last, False)

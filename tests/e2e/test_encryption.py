@@ -1,0 +1,233 @@
+"""Encryption at rest with the real CLI: ``shellkeep key ...``, recording sealed as it is
+written, every reader decrypting, a wrong key, and a rotation killed and resumed.
+
+The OS keyring is switched off (``PYTHON_KEYRING_BACKEND=keyring.backends.null.Keyring``,
+as on a headless CI box), so keys go to the 0600 key file in the data directory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("cryptography")
+
+from shellkeep.asciicast.reader import open_cast  # noqa: E402
+from shellkeep.store.crypto import MAGIC, is_encrypted, key_id_of_file, read_private  # noqa: E402
+from shellkeep.store.paths import Paths  # noqa: E402
+from tests.e2e.test_secrets import wait_for_housekeeping  # noqa: E402
+from tests.helpers import SK, only_session, run_sk, session_folders, wait_until  # noqa: E402
+
+pytestmark = pytest.mark.timeout(300)
+
+WORD = "pineapple-7c1e"
+CHILD = f"print('{WORD}'); print('\\x1b[1mbold line\\x1b[0m')"
+
+
+@pytest.fixture(autouse=True)
+def encrypted_home(home: Paths, monkeypatch: pytest.MonkeyPatch) -> Iterator[Paths]:
+    """No OS keyring; a key made with ``shellkeep key init``; ``encryption.encrypt = true``."""
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    made = run_sk("key", "init")
+    assert made.returncode == 0, made.stderr
+    assert run_sk("config", "set", "encryption.encrypt", "true").returncode == 0
+    yield home
+
+
+def files_under(root: Path) -> list[Path]:
+    """Return the files under ``root`` (a session folder or the data directory), once the
+    background work after sessions (compression) is done."""
+    home = next(p for p in [root, *root.parents] if (p / "projects").is_dir())
+    wait_for_housekeeping(Paths(home, home / "none.toml"))
+    return [p for p in root.rglob("*") if p.is_file()]
+
+
+def test_key_init_status_and_file_modes(home: Paths) -> None:
+    status = run_sk("key", "status", "--json")
+    assert status.returncode == 0
+    report = json.loads(status.stdout)
+    key_file = home.home / "keys" / "keys.json"
+    assert report["store"] == str(key_file) and len(report["keys"]) == 1
+    assert oct(key_file.stat().st_mode & 0o777) == "0o600"
+    again = run_sk("key", "init")
+    assert again.returncode == 1
+    assert again.stderr.decode().count("\n") == 1 and "already exists" in again.stderr.decode()
+
+
+def test_a_recording_is_sealed_as_it_is_written_and_every_reader_decrypts(home: Paths) -> None:
+    result = run_sk("run", "--", sys.executable, "-c", CHILD)
+    assert result.returncode == 0 and WORD.encode() in result.stdout
+    meta, header, events = only_session(home)
+    cast = Path(str(meta["cast"]))
+    assert cast.read_bytes().startswith(MAGIC)
+    for path in files_under(cast.parent):
+        if path.name != "meta.json":
+            assert WORD.encode() not in path.read_bytes(), path
+    assert WORD in "".join(e.data for e in events if e.code == "o")
+    assert (header.size.cols, header.size.rows) == (meta["cols"], meta["rows"])
+    cat = run_sk("cat", "--last")
+    assert cat.returncode == 0 and WORD in cat.stdout.decode()
+    txt = run_sk("export", "--last", "--format", "txt")
+    assert txt.returncode == 0 and WORD in txt.stdout.decode()
+    as_json = run_sk("export", "--last", "--format", "json")
+    assert as_json.returncode == 0 and json.loads(as_json.stdout)["session"]["id"] == meta["id"]
+
+
+@pytest.mark.xfail(strict=True, reason="export/formats.py write_cast copies the raw file when it is not zstd; "
+                   "it must read through asciicast.reader.open_binary (see .notes/issue5-readme.md)")
+def test_export_cast_of_an_encrypted_session_is_plain_asciicast(home: Paths) -> None:
+    run_sk("run", "--", sys.executable, "-c", CHILD)
+    exported = run_sk("export", "--last", "--format", "cast")
+    assert exported.returncode == 0
+    lines = exported.stdout.decode().splitlines()
+    assert json.loads(lines[0])["version"] == 2 and any(WORD in line for line in lines[1:])
+
+
+@pytest.mark.xfail(strict=True, reason="screen.read_tail maps any non-zstd file; an encrypted one must be streamed "
+                   "(see .notes/issue5-readme.md)")
+def test_the_last_screen_of_an_encrypted_session(home: Paths) -> None:
+    from shellkeep.screen import last_screen
+
+    run_sk("run", "--", sys.executable, "-c", CHILD)
+    meta, _, _ = only_session(home)
+    assert WORD in last_screen(Path(str(meta["cast"]))).to_text()
+
+
+@pytest.mark.xfail(strict=True, reason="store/index.py still indexes the transcript text of encrypted sessions; "
+                   "it must store metadata only and search through store/private_search.py")
+def test_search_finds_an_encrypted_session_and_the_index_holds_no_plaintext(home: Paths) -> None:
+    run_sk("run", "--", sys.executable, "-c", CHILD)
+    found = run_sk("search", WORD.split("-")[0], "--json")
+    assert found.returncode == 0, found.stderr
+    assert len(json.loads(found.stdout)) >= 1
+    for path in home.home.glob("index.sqlite3*"):
+        assert WORD.split("-")[0].encode() not in path.read_bytes(), path
+
+
+@pytest.mark.xfail(strict=True, reason="conversation.py writes exchanges.jsonl in the clear; it must use "
+                   "store.crypto.write_private / read_private (see .notes/issue5-readme.md)")
+def test_exchanges_are_sealed(home: Paths, tmp_path: Path) -> None:
+    from shellkeep.agents.base import Exchange
+    from shellkeep.conversation import write_exchanges
+
+    folder = tmp_path / "session"
+    folder.mkdir()
+    write_exchanges(folder, [Exchange(index=0, time=None, prompt=f"say {WORD}", answer="ok")])
+    assert is_encrypted(folder / "exchanges.jsonl")
+
+
+def test_a_missing_key_is_one_line_exit_1_and_nothing_changes(home: Paths, tmp_path: Path) -> None:
+    run_sk("run", "--", sys.executable, "-c", CHILD)
+    folder = session_folders(home)[0].parent
+    digest = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in files_under(folder)}
+    key_file = home.home / "keys" / "keys.json"
+    key_file.rename(tmp_path / "saved-keys.json")
+    # A different key is made: the session's key is still missing.
+    assert run_sk("key", "init").returncode == 0
+    for args in (("cat", "--last"), ("export", "--last", "--format", "txt"), ("redact", "--last")):
+        result = run_sk(*args)
+        err = result.stderr.decode()
+        assert result.returncode == 1, (args, err)
+        assert err.count("\n") == 1 and "is not available" in err and "shellkeep key import" in err, err
+        assert "Traceback" not in err
+    assert {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in files_under(folder)} == digest
+    # Importing the saved key makes it readable again.
+    imported = run_sk("key", "import", str(tmp_path / "saved-keys.json"))
+    assert imported.returncode == 0, imported.stderr
+    assert WORD in run_sk("cat", "--last").stdout.decode()
+
+
+def test_a_damaged_recording_is_exit_3(home: Paths) -> None:
+    run_sk("run", "--", sys.executable, "-c", CHILD)
+    wait_for_housekeeping(home)
+    meta, _, _ = only_session(home)
+    cast = Path(str(meta["cast"]))
+    data = bytearray(cast.read_bytes())
+    data[-3] ^= 0x40
+    cast.write_bytes(bytes(data))
+    result = run_sk("cat", "--last")
+    assert result.returncode == 3
+    err = result.stderr.decode()
+    assert err.count("\n") == 1 and "fails authentication" in err
+
+
+def test_export_and_import_keys_between_installations(home: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run_sk("run", "--", sys.executable, "-c", CHILD)
+    exported = run_sk("key", "export", str(tmp_path / "backup.json"))
+    assert exported.returncode == 0 and "keep it somewhere safe" in exported.stderr.decode()
+    assert oct((tmp_path / "backup.json").stat().st_mode & 0o777) == "0o600"
+    to_stdout = run_sk("key", "export")
+    assert json.loads(to_stdout.stdout)["format"] == "shellkeep-keys"
+    other = tmp_path / "other-home"
+    monkeypatch.setenv("SHELLKEEP_HOME", str(other))
+    folder = session_folders(home)[0].parent
+    with pytest.raises(Exception):
+        read_private(folder / "session.cast", Paths(other, home.config_file))
+    assert run_sk("key", "import", str(tmp_path / "backup.json")).returncode == 0
+    from shellkeep.store.keys import forget_cached_keys
+
+    forget_cached_keys()
+    assert read_private(folder / "session.cast", Paths(other, home.config_file))
+
+
+def _many_sessions(home: Paths, project: Path, count: int, size: int) -> list[Path]:
+    from shellkeep.store.crypto import split_records, write_records_atomic
+    from shellkeep.store.keys import current_key
+    from tests.unit.store.factory import make_session
+
+    key = current_key(home)
+    casts = []
+    for n in range(count):
+        meta = make_session(home, project, n, events=[(0.1 * k, "o", f"s{n} line {k} " + "y" * 200 + "\r\n") for k in range(size)])
+        cast = Path(meta.cast)
+        write_records_atomic(cast, split_records(cast.read_bytes()), key)
+        casts.append(cast)
+    return casts
+
+
+def test_rotation_killed_midway_then_resumed(home: Paths, tmp_path: Path) -> None:
+    from shellkeep.store.keys import forget_cached_keys
+
+    casts = _many_sessions(home, tmp_path / "project", 60, 2000)
+    before = [read_private(c) for c in casts]
+    old = key_id_of_file(casts[0])
+    journal = home.home / "keys" / "rotate.journal"
+    proc = subprocess.Popen([*SK, "key", "rotate"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        wait_until(lambda: journal.exists() and len(journal.read_text().splitlines()) >= 3 or proc.poll() is not None, 60, 0.001)
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait(30)
+    if proc.returncode == 0:
+        pytest.skip("the rotation finished before it could be killed (machine too fast for this size)")
+    lines = journal.read_text().splitlines()
+    new = json.loads(lines[0])["new"]
+    done = len(lines) - 1
+    assert 0 < done < len(casts)
+    forget_cached_keys()
+    assert [read_private(c) for c in casts] == before  # every file readable mid-rotation
+    under = [key_id_of_file(c) for c in casts]
+    assert set(under) <= {old, new} and under.count(new) >= done
+
+    again = run_sk("key", "rotate", "--json")
+    assert again.returncode == 0, again.stderr
+    result = json.loads(again.stdout)
+    assert result["resumed"] is True and result["complete"] is True and result["new_key"] == new
+    assert result["sessions"] <= len(casts) - done + 1
+    forget_cached_keys()
+    assert all(key_id_of_file(c) == new for c in casts)
+    assert [read_private(c) for c in casts] == before
+    assert not journal.exists()
+    assert not list(home.projects.rglob("*.tmp"))  # what the killed rewrite left is cleaned up
+    keys = json.loads((home.home / "keys" / "keys.json").read_text())["keys"]
+    assert [k["id"] for k in keys] == [new]
+    assert [e.data[:6] for e in open_cast(casts[5]).events()][:1] == ["s5 lin"]
+    assert os.environ["PYTHON_KEYRING_BACKEND"].endswith("null.Keyring")

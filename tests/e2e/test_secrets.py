@@ -1,0 +1,394 @@
+"""No secret reaches the disk: a generated corpus of fake secrets of every kind, in output,
+typed input, argv and environment, whole and split across two reads at every offset.
+
+The corpus is every ``RULES`` example plus fake secrets generated here in each rule's
+shape (random, seeded, never real). For each scenario a real ``shellkeep`` records a real
+child; then every file under the data directory, the SQLite index included, is read in
+its plain form (decompressed, decrypted) and as the JSON strings it holds, and no secret
+may be found there, while each secret's ``[REDACTED:<rule>]`` marker must be.
+
+Split reads: a real child in a real pty writes each secret's two halves with a pause
+between them, at every offset, for every ``RULES`` example (output) and for a few shapes
+(typed input). The whole generated corpus is also swept at every offset, output and input,
+through the real ``Recorder`` (writer thread, decoder, redaction, encoder, file) fed the two
+halves as two relay reads.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import random
+import re
+import string
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from shellkeep.asciicast.model import Header
+from shellkeep.asciicast.reader import open_binary, read_events
+from shellkeep.capture.redaction import RULES
+from shellkeep.store.paths import Paths
+from shellkeep.termsize import TermSize
+from tests.helpers import SK, PtyHarness, only_session, run_sk
+
+pytestmark = pytest.mark.timeout(600)
+
+ALNUM = string.ascii_letters + string.digits
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One fake secret in context: ``text`` as printed or typed, ``rule`` whose marker must
+    replace it, ``needles`` the pieces that must not be stored (from the rule's own match)."""
+
+    rule: str
+    text: str
+    needles: tuple[str, ...]
+
+
+def _rand(rng: random.Random, n: int, alphabet: str = ALNUM) -> str:
+    return "".join(rng.choice(alphabet) for _ in range(n))
+
+
+def _b64url(rng: random.Random, n: int) -> str:
+    return base64.urlsafe_b64encode(rng.randbytes(n)).decode().rstrip("=")
+
+
+def _generated(rule: str, rng: random.Random) -> list[str]:
+    """Return two fresh fake secrets (in context) of ``rule``'s shape."""
+    def r(n: int, a: str = ALNUM) -> str:
+        return _rand(rng, n, a)
+
+    upper = string.ascii_uppercase + string.digits
+    b64 = ALNUM + "+/"
+    shapes: dict[str, Callable[[], str]] = {
+        "private-key": lambda: "-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(r(64, b64) for _ in range(4)) + "\n-----END RSA PRIVATE KEY-----",
+        "aws-access-key-id": lambda: rng.choice(["AKIA", "ASIA"]) + r(16, upper),
+        "aws-secret-access-key": lambda: rng.choice(["aws_secret_access_key = ", "AWS_SECRET_ACCESS_KEY="]) + r(40, b64),
+        "github-fine-grained": lambda: f"github_pat_{r(22)}_{r(59)}",
+        "github-token": lambda: f"gh{rng.choice('pousr')}_{r(36)}",
+        "gitlab-token": lambda: f"glpat-{r(20, ALNUM + '_-')}",
+        "slack-webhook": lambda: f"https://hooks.slack.com/services/T{r(8, upper)}/B{r(8, upper)}/{r(24)}",
+        "slack-token": lambda: f"xox{rng.choice('bpaor')}-{r(10, string.digits)}-{r(13, string.digits)}-{r(24)}",
+        "stripe-key": lambda: f"{rng.choice(['sk', 'rk'])}_{rng.choice(['live', 'test'])}_{r(24)}",
+        "anthropic-key": lambda: f"sk-ant-api03-{r(80, ALNUM + '_-')}",
+        "openai-key": lambda: rng.choice([f"sk-proj-{r(48, ALNUM + '_-')}", f"sk-{r(48)}"]),
+        "google-api-key": lambda: f"AIza{r(35, ALNUM + '_-')}",
+        "npm-token": lambda: f"npm_{r(36)}",
+        "pypi-token": lambda: f"pypi-AgE{r(70, ALNUM + '_-')}",
+        "jwt": lambda: f"eyJ{_b64url(rng, 24)}.eyJ{_b64url(rng, 36)}.{_b64url(rng, 32)}",
+        "url-password": lambda: f"{rng.choice(['https', 'postgres', 'mysql'])}://user{r(3, string.digits)}:{r(16)}@db.example.com/app",
+        "bearer-token": lambda: f"Authorization: Bearer {r(30)}{r(2, string.digits)}",
+        "api-key": lambda: rng.choice(["api_key=", "API-KEY: ", 'apikey="']) + r(24) + ("" if rng.random() < 0.5 else " done"),
+        "token": lambda: rng.choice(["token=", "auth_token: ", "TOKEN='"]) + r(20),
+        "secret": lambda: rng.choice(["client_secret: ", "SECRET_KEY=", "secret = "]) + r(24),
+        "password": lambda: rng.choice(["password=", "passwd: ", "PASSWORD='"]) + r(16),
+    }
+    return [shapes[rule](), shapes[rule]()]
+
+
+def _needles(rule: str, text: str) -> tuple[str, ...]:
+    """Return what must not be stored: the secret part of the rule's match, line by line."""
+    pattern = next(r.pattern for r in RULES if r.name == rule)
+    m = re.search(pattern, text)
+    assert m is not None, f"rule {rule} does not match its own sample {text!r}"
+    core = m.group("secret") if "secret" in m.re.groupindex else m.group(0)
+    lines = [line.strip() for line in core.splitlines()]
+    found = tuple(line for line in lines if len(line) >= 6 and "-----" not in line)
+    assert found, f"no needle in {core!r}"
+    return found
+
+
+@cache
+def corpus() -> tuple[Sample, ...]:
+    """Every RULES example and two generated secrets per rule (seeded: the same every run)."""
+    rng = random.Random(20261130)
+    samples = []
+    for rule in RULES:
+        for text in [rule.example, *_generated(rule.name, rng)]:
+            samples.append(Sample(rule.name, text, _needles(rule.name, text)))
+    return tuple(samples)
+
+
+def examples() -> tuple[Sample, ...]:
+    return tuple(s for s in corpus() if s.text in {r.example for r in RULES})
+
+
+# -- reading everything back -------------------------------------------------------------
+
+
+def _strings(value: object) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield k
+            yield from _strings(v)
+
+
+def stored_views(root: Path) -> Iterator[tuple[Path, str]]:
+    """Yield (file, text) for every file under ``root``: its plain bytes as text, and the
+    strings of each JSON line in it (so JSON escapes cannot hide a secret)."""
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        if path.parent.name == "keys":
+            continue
+        raw = path.read_bytes()
+        if raw[:4] == b"\x28\xb5\x2f\xfd" or raw[:8] == b"\x89SKE\r\n\x1a\n":
+            with open_binary(path) as fh:
+                raw = fh.read()
+        text = raw.decode("utf-8", "replace")
+        yield path, text
+        parts: list[str] = []
+        for line in text.splitlines():
+            try:
+                parts.extend(_strings(json.loads(line)))
+            except ValueError:
+                continue
+        try:
+            parts.extend(_strings(json.loads(text)))
+        except ValueError:
+            pass
+        joined = "\n".join(parts)
+        yield path, joined
+        yield path, joined.replace("\r\n", "\n")
+        if text.startswith('{"version"'):  # a recording: each stream as one text, so a secret
+            for code in ("o", "i"):      # stored in two events (two halves) is found too
+                stream = "".join(e.data for e in read_events(path) if e.code == code)
+                yield path, stream
+                yield path, stream.replace("\r\n", "\n")
+
+
+def assert_nothing_stored(root: Path, samples: tuple[Sample, ...]) -> None:
+    for path, text in stored_views(root):
+        for sample in samples:
+            for needle in sample.needles:
+                assert needle not in text, f"{sample.rule} secret {needle!r} stored in {path}"
+
+
+def recorded_text(paths: Paths, code: str = "o") -> str:
+    _, _, events = only_session(paths)
+    return "".join(e.data for e in events if e.code == code)
+
+
+def assert_markers(text: str, samples: tuple[Sample, ...], per_sample: int = 1) -> None:
+    for rule in {s.rule for s in samples}:
+        want = per_sample * sum(1 for s in samples if s.rule == rule)
+        got = text.count(f"[REDACTED:{rule}]")
+        assert got >= want, f"{got} [REDACTED:{rule}] markers, expected at least {want}"
+
+
+def build_index() -> None:
+    """Wait for the background work after the session, then make shellkeep index what it
+    stored (the index is a file under the data directory too)."""
+    wait_for_housekeeping(Paths(Path(os.environ["SHELLKEEP_HOME"]), Path(os.environ["SHELLKEEP_CONFIG"])))
+    result = run_sk("search", "zzznothing")
+    assert result.returncode in (0, 1), result.stderr
+
+
+def wait_for_housekeeping(paths: Paths, timeout_s: float = 30.0) -> None:
+    """Wait until the background work after each session (compression) is done."""
+    from shellkeep.store.compress import is_compressed
+    from tests.helpers import wait_until
+
+    def settled() -> bool:
+        casts = list(paths.projects.glob("*/*/session.cast"))
+        return all(is_compressed(c) for c in casts) and not list(paths.projects.rglob("*.tmp"))
+
+    wait_until(settled, timeout_s)
+
+
+# -- output --------------------------------------------------------------------------------
+
+
+def test_secrets_in_output(home: Paths, tmp_path: Path) -> None:
+    samples = corpus()
+    data = tmp_path / "samples.json"
+    data.write_text(json.dumps([s.text for s in samples]))
+    child = f"import json\nfor i, t in enumerate(json.load(open({str(data)!r}))):\n    print(f'sample {{i}}: {{t}} .')\n"
+    result = run_sk("run", "--", sys.executable, "-c", child)
+    assert result.returncode == 0
+    build_index()
+    assert_nothing_stored(home.home, samples)
+    assert_markers(recorded_text(home), samples)
+
+
+def test_secrets_in_output_split_at_every_offset_in_a_real_pty(home: Paths, tmp_path: Path) -> None:
+    samples = examples()
+    data = tmp_path / "samples.json"
+    data.write_text(json.dumps([s.text for s in samples]))
+    child = (
+        "import json, sys, time\n"
+        f"for t in json.load(open({str(data)!r})):\n"
+        "    for k in range(1, len(t)):\n"
+        "        sys.stdout.write('x ' + t[:k]); sys.stdout.flush(); time.sleep(0.012)\n"
+        "        sys.stdout.write(t[k:] + ' .\\n'); sys.stdout.flush()\n"
+    )
+    harness = PtyHarness.start([*SK, "run", "--", sys.executable, "-c", child])
+    assert harness.finish(timeout_s=300) == 0
+    for sample in samples:  # the child really printed them, halves and all
+        assert sample.needles[0].encode() in bytes(harness.output)
+    build_index()
+    assert_nothing_stored(home.home, samples)
+    text = recorded_text(home)
+    for sample in samples:
+        splits = len(sample.text) - 1
+        assert text.count(f"[REDACTED:{sample.rule}]") >= splits, sample.rule
+
+
+# -- typed input -----------------------------------------------------------------------------
+
+
+def _type_into_cat(harness: PtyHarness, text: str) -> None:
+    harness.write(text.replace("\n", "\r").encode() + b"\r")
+
+
+def test_secrets_typed_whole_and_split_in_a_real_pty(home: Paths) -> None:
+    # Private keys typed into cat: see test_interleaved_private_key_blocks (a known gap).
+    samples = tuple(s for s in corpus() if s.rule != "private-key")
+    harness = PtyHarness.start([*SK, "run", "--", "cat"])
+    harness.expect(b"", 5)
+    time.sleep(0.3)  # let cat start reading: what is typed before is echoed all the same
+    for i, sample in enumerate(samples):
+        _type_into_cat(harness, sample.text)
+        harness.expect(sample.needles[-1].encode(), 20)
+        harness.output.clear()
+    split = [s for s in samples if s.rule in {"github-token", "aws-access-key-id", "jwt", "url-password", "password"}][:5]
+    for sample in split:
+        for k in range(1, len(sample.text)):
+            harness.write(sample.text[:k].encode())
+            harness.expect(sample.text[:k].encode()[-1:], 20)  # echoed: the halves are two reads
+            time.sleep(0.012)
+            harness.write(sample.text[k:].encode() + b"\r")
+            harness.expect(b"\n", 20)
+            harness.output.clear()
+    harness.write(b"\x04")
+    assert harness.finish(60) == 0
+    build_index()
+    assert_nothing_stored(home.home, samples)
+    typed = recorded_text(home, "i")
+    assert_markers(typed, samples)
+    for sample in split:
+        assert typed.count(f"[REDACTED:{sample.rule}]") >= len(sample.text), sample.rule
+    assert_markers(recorded_text(home, "o"), samples, per_sample=2)  # the tty's echo and cat's copy
+
+
+# -- argv, title and environment ------------------------------------------------------------
+
+
+def _record_argv(samples: tuple[Sample, ...]) -> None:
+    title = f"deploy with {samples[1].text}"
+    argv = [sys.executable, "-c", "import sys; print(len(sys.argv))", *[s.text for s in samples]]
+    result = run_sk("run", "--title", title, "--", *argv)
+    assert result.returncode == 0
+    build_index()
+
+
+def test_secrets_in_argv_and_title(home: Paths) -> None:
+    samples = corpus()
+    _record_argv(samples)
+    meta, header, _ = only_session(home)
+    for path, text in stored_views(home.home):
+        if path.name == "session.cast":
+            continue  # its header: see the next test
+        for sample in samples:
+            for needle in sample.needles:
+                assert needle not in text, f"{sample.rule} secret {needle!r} stored in {path}"
+    assert_markers("\n".join(meta["command"]), samples)  # type: ignore[arg-type]
+    assert f"[REDACTED:{samples[1].rule}]" in str(header.title) and f"[REDACTED:{samples[1].rule}]" in str(meta["title"])
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="capture/recorder.py redacts the header's command, shlex.join(argv), as one text: the quotes shlex "
+    "inserts around an argument holding a quote ('\"'\"') hide the value from the keyword rules; it must "
+    "redact per argument (shlex.split, redact, shlex.join) - see .notes/issue5-readme.md",
+)
+def test_secrets_in_argv_never_reach_the_recording_header(home: Paths) -> None:
+    samples = corpus()
+    _record_argv(samples)
+    assert_nothing_stored(home.home, samples)
+    _, header, _ = only_session(home)
+    assert header.command is not None
+    assert_markers(header.command, samples)
+
+
+def test_secrets_in_the_environment(home: Paths, monkeypatch: pytest.MonkeyPatch) -> None:
+    samples = corpus()
+    for i, sample in enumerate(samples):
+        monkeypatch.setenv(f"SK_FAKE_SECRET_{i}", sample.text)
+    result = run_sk("run", "--", "env")
+    assert result.returncode == 0
+    assert samples[0].needles[1].encode() in result.stdout  # the child did see them
+    build_index()
+    assert_nothing_stored(home.home, samples)
+    assert_markers(recorded_text(home), samples)
+
+
+# -- every offset of the whole corpus, through the real Recorder ----------------------------
+
+
+def test_the_whole_corpus_split_at_every_offset_through_the_recorder(home: Paths) -> None:
+    from shellkeep.capture.recorder import Recorder
+    from shellkeep.capture.redaction import default_stream_redactor
+
+    samples = corpus()
+    folder = home.projects / "corpus-00000000" / "sweep"
+    folder.mkdir(parents=True)
+    errors: list[str] = []
+    with open(folder / "session.cast", "ab") as out:
+        recorder = Recorder(
+            out,
+            header=Header(size=TermSize(80, 24), timestamp=0),
+            make_filter=default_stream_redactor,
+            on_error=errors.append,
+        )
+        at = 0.0
+        for sample in samples:
+            for k in range(1, len(sample.text)):
+                for feed in (recorder.on_output, lambda raw, t: recorder.on_input(raw, t, False)):
+                    feed(("> " + sample.text[:k]).encode(), at)
+                    feed((sample.text[k:] + " .\r\n").encode(), at + 0.05)  # past coalescing: two events
+                    at += 0.1
+        stats = recorder.close()
+    assert errors == [] and stats.error is None
+    assert_nothing_stored(home.home, samples)
+    events = list(read_events(folder / "session.cast"))
+    for code in ("o", "i"):
+        text = "".join(e.data for e in events if e.code == code)
+        for rule in {s.rule for s in samples}:
+            splits = sum(len(s.text) - 1 for s in samples if s.rule == rule)
+            assert text.count(f"[REDACTED:{rule}]") >= splits, (code, rule)
+
+
+def test_the_corpus_is_complete() -> None:
+    names = {s.rule for s in corpus()}
+    assert names == {r.name for r in RULES}
+    assert len(corpus()) == 3 * len(RULES)
+    assert all(len(s.needles) >= 1 for s in corpus())
+    assert os.environ.get("SHELLKEEP_HOME")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="RULES private-key: when a typed key's tty echo and the program's copy of it interleave "
+    "(BEGIN, body, BEGIN, body, END, body, END), the lazy BEGIN...END match takes both BEGIN lines and the "
+    "second body is left in the clear; seen with cat in a real pty - see .notes/issue5-readme.md",
+)
+def test_interleaved_private_key_blocks() -> None:
+    from shellkeep.capture.redaction import Redactor
+
+    body = [_rand(random.Random(n), 64, ALNUM + "+/") for n in range(2)]
+    begin, end = "-----BEGIN RSA PRIVATE KEY-----", "-----END RSA PRIVATE KEY-----"
+    text = "\r\n".join([begin, body[0], begin, body[1], end, body[0], body[1], end]) + "\r\n"
+    redacted = Redactor().redact(text)
+    assert body[0] not in redacted and body[1] not in redacted

@@ -1,0 +1,102 @@
+"""Search over encrypted sessions: text kept encrypted beside the recording, scanned in memory."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("cryptography")
+
+from shellkeep.errors import UserInputError  # noqa: E402
+from shellkeep.store.crypto import SEARCH_FILE, is_encrypted, split_records, write_records_atomic  # noqa: E402
+from shellkeep.store.keys import current_key, forget_cached_keys  # noqa: E402
+from shellkeep.store.paths import Paths  # noqa: E402
+from shellkeep.store.private_search import load_content, parse_query, save_content, search_private  # noqa: E402
+from shellkeep.store.session import SessionMeta  # noqa: E402
+
+from .factory import make_session  # noqa: E402
+
+CHUNKS = [
+    ("transcript", None, 1.0, "1.00 1.50 2.00", "$ pytest\nFAILED test_login - pineapple error\nexit 1"),
+    ("prompt", 1, 3.0, "", "please fix the pineapple bug in login"),
+    ("answer", 1, 4.0, "", "I changed login.py; the tests pass now"),
+    ("marker", 1, 5.0, "", "checkpoint before deploy"),
+]
+
+
+@pytest.fixture(autouse=True)
+def no_os_keyring(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    import keyring
+    import keyring.backends.null
+
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    previous = keyring.get_keyring()
+    keyring.set_keyring(keyring.backends.null.Keyring())  # type: ignore[no-untyped-call]
+    forget_cached_keys()
+    yield
+    keyring.set_keyring(previous)
+
+
+def encrypted_session(home: Paths, root: Path, n: int) -> SessionMeta:
+    meta = make_session(home, root, n, events=[(0.5, "o", "pineapple\r\n")])
+    cast = Path(meta.cast)
+    write_records_atomic(cast, split_records(cast.read_bytes()), current_key(home, create=True))
+    return meta
+
+
+def test_content_is_stored_encrypted_and_read_back(home: Paths, tmp_path: Path) -> None:
+    meta = encrypted_session(home, tmp_path / "p", 1)
+    save_content(meta, CHUNKS, home)
+    path = meta.folder / SEARCH_FILE
+    assert is_encrypted(path) and b"pineapple" not in path.read_bytes()
+    assert load_content(meta, home) == CHUNKS
+
+
+def test_search_words_phrases_prefixes_or_not(home: Paths, tmp_path: Path) -> None:
+    meta = encrypted_session(home, tmp_path / "p", 1)
+    plain = make_session(home, tmp_path / "p", 2)  # not encrypted: the index's job, skipped here
+    save_content(meta, CHUNKS, home)
+
+    def kinds(query: str) -> list[str]:
+        return sorted(h.kind for h in search_private(home, [meta, plain], query))
+
+    assert kinds("pineapple") == ["prompt", "transcript"]
+    assert kinds("PINEAPPLE login") == ["prompt", "transcript"]
+    assert kinds('"pineapple bug"') == ["prompt"]
+    assert kinds("pine*") == ["prompt", "transcript"]
+    assert kinds("pine") == []
+    assert kinds("deploy OR tests") == ["answer", "marker"]
+    assert kinds("login NOT pytest") == ["answer", "prompt"]
+    hit = next(h for h in search_private(home, [meta], "pineapple") if h.kind == "transcript")
+    assert hit.time == 1.5  # the line holding the match
+    start, end = hit.highlights[0]
+    assert hit.snippet[start:end].lower() == "pineapple"
+    assert next(h for h in search_private(home, [meta], "pineapple") if h.kind == "prompt").exchange == 1
+
+
+def test_missing_content_is_built_once(home: Paths, tmp_path: Path) -> None:
+    meta = encrypted_session(home, tmp_path / "p", 1)
+    calls: list[str] = []
+
+    def build(m: SessionMeta) -> list[tuple[str, int | None, float, str, str]]:
+        calls.append(m.id)
+        return CHUNKS
+
+    assert len(search_private(home, [meta], "pineapple", build=build)) == 2
+    assert len(search_private(home, [meta], "pineapple", build=build)) == 2
+    assert calls == [meta.id]
+
+
+def test_a_session_whose_key_is_missing_is_skipped(home: Paths, tmp_path: Path) -> None:
+    meta = encrypted_session(home, tmp_path / "p", 1)
+    save_content(meta, CHUNKS, home)
+    (home.home / "keys" / "keys.json").unlink()
+    forget_cached_keys()
+    assert search_private(home, [meta], "pineapple") == []
+
+
+def test_an_empty_query_is_a_user_error() -> None:
+    with pytest.raises(UserInputError):
+        parse_query(' "" * ')
