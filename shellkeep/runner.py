@@ -110,8 +110,21 @@ def load_settings(
         config = load_config(paths, project_root_of(cwd), dict(os.environ if env is None else env), {})
     except ConfigError as exc:
         warn(f"{exc}; recording with default settings")
-        return RecordSettings(record_input=not no_input, redact=not no_redact), None
+        # A typo elsewhere must not switch encryption off: keep it on if the file asks for it.
+        encrypt = _asks_for_encryption(paths.config_file)
+        return RecordSettings(record_input=not no_input, redact=not no_redact, encrypt=encrypt), None
     return settings_from_config(config, no_input=no_input, no_redact=no_redact), config
+
+
+def _asks_for_encryption(config_file: Path) -> bool:
+    """Return whether an unparsable config file still plainly sets ``encrypt = true``."""
+    import re
+
+    try:
+        text = config_file.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return re.search(r"^\s*encrypt\s*=\s*true\b", text, re.MULTILINE) is not None
 
 
 @dataclass(frozen=True, slots=True)

@@ -250,9 +250,24 @@ class Recorder:
             text_filter = self._new_filter()
             return text if text_filter is None else text_filter.feed(text) + text_filter.flush()
 
+        def redact_command(text: str | None) -> str | None:
+            # Redact argument by argument: shlex's quoting of an argument that holds a
+            # quote would otherwise hide a ``password='...'`` value from the rules.
+            import shlex
+
+            if text is None:
+                return None
+            try:
+                args = shlex.split(text)
+            except ValueError:
+                return redact(text)
+            return shlex.join(redact(arg) or "" for arg in args)
+
         import dataclasses
 
-        return dataclasses.replace(self._header, command=redact(self._header.command), title=redact(self._header.title))
+        return dataclasses.replace(
+            self._header, command=redact_command(self._header.command), title=redact(self._header.title)
+        )
 
     def _new_filter(self) -> TextFilter | None:
         if self._make_filter is None:

@@ -307,12 +307,6 @@ def test_secrets_in_argv_and_title(home: Paths) -> None:
     assert f"[REDACTED:{samples[1].rule}]" in str(header.title) and f"[REDACTED:{samples[1].rule}]" in str(meta["title"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="capture/recorder.py redacts the header's command, shlex.join(argv), as one text: the quotes shlex "
-    "inserts around an argument holding a quote ('\"'\"') hide the value from the keyword rules; it must "
-    "redact per argument (shlex.split, redact, shlex.join) - see .notes/issue5-readme.md",
-)
 def test_secrets_in_argv_never_reach_the_recording_header(home: Paths) -> None:
     samples = corpus()
     _record_argv(samples)
