@@ -184,9 +184,10 @@ def test_codex_resume_sends_the_earlier_exchange(
         ("assistant", "STANDIN-ANSWER-1: plum"),
         ("user", "the second word is pear"),
     ]
-    # Only the first run's first prompt was titled.
+    # The first run's first prompt was titled; Codex asks again on resume when the first run
+    # ended before it stored the title (a race inside Codex), so one or two title requests.
     titles = [r for r in openai_standin.requests() if r.is_responses and not r.is_conversation]
-    assert len(titles) == 1
+    assert 1 <= len(titles) <= 2
     rollout = find_rollout(Path(codex_env["CODEX_HOME"]), session_id)
     assert rollout is not None
     assert ("assistant", "STANDIN-ANSWER-2: pear") in rollout_texts(rollout)
