@@ -172,7 +172,7 @@ class RecordConfig:
     compress: bool = _setting(True, "Compress a recording once its session has ended.")
     min_free_mb: int = _setting(
         500,
-        "Suspend recording while the disk has less free space than this many MB (0 = never).",
+        "Warn at start when the data directory's disk has less free space than this many MB (0 = never).",
         expect="an integer >= 0",
         check=_at_least(0, "an integer"),
     )

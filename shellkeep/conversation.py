@@ -5,6 +5,10 @@ agent's own session through its adapter, reads its exchanges (or, for programs w
 transcript, builds them from the recording), stores ``exchanges.jsonl`` and a copy of the
 agent's transcript in the session folder, and sums them up in ``meta.json``.
 
+Both are stored redacted with the user's rules (``[redact]``; not for a session recorded
+with ``--no-redact``) and through ``store.crypto.write_private``: encrypted when
+``encryption.encrypt`` is on, atomically, mode 0600.
+
 A session's exchanges are the ones sent during it: a conversation resumed natively keeps
 its earlier exchanges in the agent's transcript, but they belong to the session that sent
 them (its ``parent``), so usage is never counted twice along a chain. The block shellkeep
@@ -17,16 +21,21 @@ import dataclasses
 import json
 import logging
 import os
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX, AgentAdapter, AgentSession, Exchange, Launch
 from shellkeep.agents.registry import adapter_for, adapter_named
-from shellkeep.store.paths import FILE_MODE, ensure_dir
+from shellkeep.errors import ShellkeepError
+from shellkeep.store.paths import ensure_dir
 from shellkeep.store.session import AGENT_FOLDER, EXCHANGES_FILE, SessionMeta, parse_iso, write_meta
+
+if TYPE_CHECKING:
+    from shellkeep.capture.redaction import Redactor
+    from shellkeep.config import Config
 
 __all__ = ["Conversation", "adapter_of", "collect", "gather", "is_collected", "read_exchanges", "write_exchanges"]
 
@@ -81,20 +90,25 @@ def gather(meta: SessionMeta, env: Mapping[str, str] | None = None, *, from_reco
 def collect(meta: SessionMeta, env: Mapping[str, str] | None = None, *, from_recording: bool = True) -> SessionMeta:
     """Read ``meta``'s conversation, store it with the session, and return updated metadata.
 
-    Stores ``exchanges.jsonl``, copies the agent's transcript into ``agent/`` and writes
+    Stores ``exchanges.jsonl``, copies the agent's transcript into ``agent/`` (both
+    redacted and, when encryption is on, encrypted: see the module doc) and writes
     ``meta.json`` with ``agent_session_id``, ``agent_transcript``, ``exchange_count`` and
     ``usage``. With ``from_recording`` False (at the end of a run, where time counts) a
     session whose agent gave no exchange gets no ``exchanges.jsonl``: they are built from
     the recording later, when something needs them. Never raises for an agent's unreadable
-    files: the session keeps what could be read. Raises OSError only when the session
-    folder itself cannot be written.
+    files: the session keeps what could be read. Raises OSError when the session folder
+    itself cannot be written, KeyUnavailable when encryption is on and no key can be had.
     """
     conversation = gather(meta, env, from_recording=from_recording)
     agent_session = conversation.agent_session
+    if agent_session is None and not conversation.exchanges and not from_recording:
+        config, redactor = None, None  # nothing to store: no config to read
+    else:
+        config, redactor = _storage(meta)
     if agent_session is not None:
-        _copy_transcripts(adapter_of(meta), agent_session, meta.folder)
+        _copy_transcripts(adapter_of(meta), agent_session, meta.folder, config=config, redactor=redactor)
     if conversation.exchanges or from_recording:
-        write_exchanges(meta.folder, list(conversation.exchanges))
+        write_exchanges(meta.folder, list(conversation.exchanges), config=config, redactor=redactor)
     updated = dataclasses.replace(
         meta,
         agent_session_id=agent_session.session_id if agent_session else meta.agent_session_id,
@@ -114,12 +128,16 @@ def is_collected(meta: SessionMeta) -> bool:
 def read_exchanges(meta: SessionMeta, limit: int | None = None) -> list[Exchange]:
     """Return the stored exchanges of a session (the last ``limit`` when given); [] if none.
 
-    Reads ``exchanges.jsonl`` (one ``Exchange.to_json`` object a line); a malformed line
-    is skipped with a logged warning.
+    Reads ``exchanges.jsonl`` (one ``Exchange.to_json`` object a line), decrypting it when
+    it is encrypted; a malformed line is skipped with a logged warning, an unreadable file
+    gives [] with one. Raises KeyUnavailable (its key is in no key store) and DataError
+    (a damaged encrypted record), both ``ShellkeepError``.
     """
+    from shellkeep.store.crypto import read_private
+
     path = meta.folder / EXCHANGES_FILE
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = read_private(path).decode("utf-8").splitlines()
     except (FileNotFoundError, NotADirectoryError):
         return []
     except (OSError, UnicodeDecodeError) as exc:
@@ -141,14 +159,46 @@ def read_exchanges(meta: SessionMeta, limit: int | None = None) -> list[Exchange
     return found[-limit:] if limit > 0 else []
 
 
-def write_exchanges(folder: Path, exchanges: list[Exchange]) -> None:
-    """Store ``exchanges`` as ``exchanges.jsonl`` (one JSON object a line), atomically, 0600."""
-    tmp = folder / f".{EXCHANGES_FILE}.{os.getpid()}.tmp"
-    data = "".join(json.dumps(e.to_json(), ensure_ascii=False) + "\n" for e in exchanges)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(data)
-    os.replace(tmp, folder / EXCHANGES_FILE)
+def write_exchanges(
+    folder: Path, exchanges: list[Exchange], *, config: Config | None = None, redactor: Redactor | None = None
+) -> None:
+    """Store ``exchanges`` as ``exchanges.jsonl`` (one JSON object a line), atomically, 0600.
+
+    Encrypted when ``encryption.encrypt`` is on in ``config`` (None: the user's config).
+    redactor: applied to every string value (prompts, answers, tool calls) first; None
+    stores them as given. Raises OSError, KeyUnavailable (encryption on, no key).
+    """
+    from shellkeep.store.crypto import write_private
+
+    text = "".join(json.dumps(e.to_json(), ensure_ascii=False) + "\n" for e in exchanges)
+    if redactor is not None:
+        from shellkeep.store.scrubber import redact_jsonl_text
+
+        text = redact_jsonl_text(text, redactor)
+    write_private(folder / EXCHANGES_FILE, text.encode("utf-8"), config)
+
+
+def _storage(meta: SessionMeta) -> tuple[Config | None, Redactor | None]:
+    """Return the config to store ``meta``'s conversation with, and the redactor to apply.
+
+    The config is the user's (with the project's file); None when it cannot be read, with
+    a logged warning (storing then reads what it can, and the built-in rules redact). The
+    redactor is None for a session recorded with ``--no-redact`` (``meta.redacted`` false).
+    """
+    from shellkeep.capture.redaction import Redactor, build_redactor
+    from shellkeep.config import load_config
+    from shellkeep.store.paths import resolve_paths
+
+    root = Path(meta.project_root)
+    config: Config | None
+    try:
+        config = load_config(resolve_paths(), root if root.is_dir() else None, os.environ)
+    except ShellkeepError as exc:
+        log.warning("could not read the config (%s); storing the conversation with the built-in redaction rules", exc)
+        config = None
+    if not meta.redacted:
+        return config, None
+    return config, Redactor() if config is None else build_redactor(config.redact)
 
 
 def _own_exchanges(exchanges: list[Exchange], meta: SessionMeta) -> list[Exchange]:
@@ -211,7 +261,17 @@ def _from_recording(meta: SessionMeta) -> list[Exchange]:
         return []
 
 
-def _copy_transcripts(adapter: AgentAdapter, session: AgentSession, folder: Path) -> None:
+def _copy_transcripts(
+    adapter: AgentAdapter, session: AgentSession, folder: Path, *, config: Config | None, redactor: Redactor | None
+) -> None:
+    """Copy the agent's transcript files into ``folder/agent/`` through ``write_private``.
+
+    With a redactor, a UTF-8 file has every JSON string value of its lines (other lines as
+    text) redacted (agent transcript JSONL); a file that is not UTF-8 is copied as it is.
+    A file that cannot be read or written is logged and left out.
+    """
+    from shellkeep.store.crypto import write_private
+
     try:
         files = adapter.transcript_files(session)
     except Exception as exc:  # noqa: BLE001
@@ -226,11 +286,23 @@ def _copy_transcripts(adapter: AgentAdapter, session: AgentSession, folder: Path
         return
     for src in files:
         try:
-            dest = target / src.name
-            shutil.copyfile(src, dest)
-            os.chmod(dest, FILE_MODE)
-        except OSError as exc:
+            write_private(target / src.name, _redacted_copy(src.read_bytes(), redactor), config)
+        except (OSError, ShellkeepError) as exc:
             log.warning("could not copy %s: %s", src, exc)
+
+
+def _redacted_copy(raw: bytes, redactor: Redactor | None) -> bytes:
+    """Return a transcript file's bytes redacted (see ``_copy_transcripts``)."""
+    if redactor is None:
+        return raw
+    from shellkeep.store.scrubber import redact_jsonl_text
+
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw
+    redacted = redact_jsonl_text(text, redactor)
+    return raw if redacted == text else redacted.encode("utf-8")
 
 
 def _total_usage(exchanges: tuple[Exchange, ...]) -> dict[str, int] | None:

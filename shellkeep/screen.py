@@ -1226,7 +1226,7 @@ def last_screen(path: Path, size_hint: TermSize | None = None) -> ScreenSnapshot
     """Return the last screen of the recording at ``path``, without replaying all of it.
 
     Plain files are read from their end (see ``read_tail``): for a 100 MB recording this
-    takes a fraction of a second. zstd-compressed and v1 files are read whole.
+    takes a fraction of a second. zstd-compressed, encrypted and v1 files are read whole.
     size_hint: the terminal size in effect at the start of the recording when the caller
     knows better than the header (resize events still apply); None means the header's.
     Raises DataError on a corrupt recording.
@@ -1378,16 +1378,19 @@ def read_tail(path: Path, *, size_hint: TermSize | None = None, budget_bytes: in
     clear or an alternate screen switch that starts the final screen (see
     ``_choose_start``), or until ``budget_bytes`` of lines are decoded. The size at the start
     is that of the last resize before it (found with a backwards byte search), else
-    ``size_hint``, else the header's. zstd-compressed and v1 files are read whole (streamed,
-    keeping a bounded tail). A cut last line is ignored.
+    ``size_hint``, else the header's. zstd-compressed, encrypted (``store/crypto.py``) and v1
+    files are read whole (streamed, keeping a bounded tail). A cut last line is ignored.
 
-    Raises DataError on a corrupt recording (a malformed line other than the last).
+    Raises DataError on a corrupt recording (a malformed line other than the last);
+    KeyUnavailable when an encrypted recording's key is in no key store.
     """
+    from shellkeep.store import crypto
+
     cast = open_cast(path)
     base_size = size_hint or cast.header.size
     with open(path, "rb") as fh:
-        magic = fh.read(4)
-        if cast.preloaded is None and magic != _ZSTD_MAGIC:
+        magic = fh.read(len(crypto.MAGIC))
+        if cast.preloaded is None and magic[:4] != _ZSTD_MAGIC and magic != crypto.MAGIC:
             return _read_tail_mapped(path, fh.fileno(), cast.header.version, base_size, budget_bytes)
     return _read_tail_streamed(path, cast.events(), base_size, budget_bytes)
 

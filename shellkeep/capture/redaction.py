@@ -13,7 +13,7 @@ is exact rather than a fixed margin: each rule's regex is turned once into a sec
 that matches every *prefix* of a match, and the tail is held from the earliest position
 where that prefix regex reaches the end. Ordinary output holds back nothing or a few
 characters; a possible secret holds back at most its rule's longest match (4 KiB for
-patterns without a bound), a private key block up to 16 KiB.
+patterns without a bound), a private key block up to 20 KiB.
 
 Text is ``str`` (already UTF-8 decoded), so a hold never splits a character. Escape
 sequences stay as they are: a secret between two of them is replaced and they are kept,
@@ -52,7 +52,7 @@ _HOLD_UNBOUNDED = 4096
 """Characters held back, at most, for a pattern whose matches have no length bound."""
 
 _HOLD_MAX = 20 * 1024
-"""No rule holds back more than this (the private-key rule needs a little over 16 KiB)."""
+"""No rule holds back more than this (the private-key rule needs almost all of it)."""
 
 _SMALL = 2048
 """Texts up to this long are first checked for any rule's literal with one combined regex
@@ -86,11 +86,24 @@ def _keyword(keyword: str) -> str:
     return f"(?i){keyword}{_SEP}{_VALUE}"
 
 
+_KEY_BEGIN = r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+_KEY_END = r"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
 _PRIVATE_KEY = (
-    r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-    r"(?:[\s\S]{0,16384}?-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+    _KEY_BEGIN
+    + r"(?:[\s\S]{0,16384}?"
+    + _KEY_END
+    # Two copies of one block interleaved (a typed key's tty echo and the program's copy:
+    # BEGIN, body, BEGIN, body, END, body, END): the lazy match above stops at the first
+    # END, so the key-shaped text after it up to the next END goes too. No '-' in it, so
+    # it never runs on through the next block's BEGIN (each key keeps its own marker).
+    # Bounded so that the longest match stays within _HOLD_MAX; the match still starts at
+    # BEGIN, so scanning stays a search for that literal (an END-anchored alternative
+    # would try every position of base64 text: minutes for 20 MB).
+    + r"(?:[A-Za-z0-9+/=\s:,.]{1,3800}?"
+    + _KEY_END
+    + r")?"
     # No END within 16 KiB (a cut or endless block): redact the key-shaped text after BEGIN.
-    r"|[A-Za-z0-9+/=\s:,.-]{0,16384})"
+    + r"|[A-Za-z0-9+/=\s:,.-]{0,16384})"
 )
 
 _EXAMPLE_KEY = (
@@ -198,7 +211,8 @@ class Redactor:
         """Return ``text`` with every secret replaced.
 
         A private key's BEGIN line without its END line redacts the key-shaped text
-        after it (up to 16 KiB).
+        after it (up to 16 KiB); a block whose END is followed by more key-shaped text and
+        another END (two copies interleaved) is redacted up to that second END.
         """
         if not text:
             return text

@@ -1,9 +1,9 @@
 """Write a session as asciicast v2 (cast), plain text (txt), Markdown (md) or JSON (json).
 
-cast: asciicast v2 (docs.asciinema.org/manual/asciicast/v2), the stored bytes when the
-recording is already plain v2, else converted (zstd, v1, v3). txt: the transcript, what
-the screen showed, each line once. md: the conversation as a document. json: an object
-``{"session", "exchanges", "markers", "usage"}``.
+cast: asciicast v2 (docs.asciinema.org/manual/asciicast/v2), the recording's plain bytes
+when it is v2 (decrypted and decompressed when stored so), else converted (v1, v3).
+txt: the transcript, what the screen showed, each line once. md: the conversation as a
+document. json: an object ``{"session", "exchanges", "markers", "usage"}``.
 """
 
 from __future__ import annotations
@@ -17,23 +17,20 @@ from shellkeep.store.session import SessionMeta
 
 __all__ = ["session_document", "summary_rows", "token_line", "write_cast", "write_json", "write_md", "write_output", "write_txt"]
 
-_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
-
 
 def write_cast(meta: SessionMeta, out: IO[bytes]) -> None:
     """Write the recording as plain asciicast v2; raises DataError when it is corrupt."""
     from shellkeep.asciicast.encoder import encode_event, encode_header
-    from shellkeep.asciicast.reader import open_cast
+    from shellkeep.asciicast.reader import open_binary, open_cast
 
     path = Path(meta.cast)
     cast = open_cast(path)
-    with open(path, "rb") as fh:
-        compressed = fh.read(4) == _ZSTD_MAGIC
-    if cast.header.version == 2 and not compressed:
-        # Validate first (a corrupt line raises before anything is written), then copy.
+    if cast.header.version == 2:
+        # Validate first (a corrupt line raises before anything is written), then copy the
+        # plain asciicast open_binary yields (decrypted and decompressed as needed).
         for _ in cast.events():
             pass
-        with open(path, "rb") as fh:
+        with open_binary(path) as fh:
             shutil.copyfileobj(fh, out, 1 << 20)
         return
     import dataclasses

@@ -15,6 +15,12 @@ an index written by a newer shellkeep raises ``DataError``.
 
 Full-text search is SQLite FTS5 (sqlite.org/fts5.html) over ``chunks``: transcript lines
 in groups (``kind`` ``transcript``), prompts, answers and marker labels, ranked by bm25.
+An encrypted session (``store/private_search.py``) has its ``sessions`` row only: no
+``chunks``, no ``markers`` and no copy of its ``meta.json`` in ``session_json`` (readers take
+that from the folder); its text is kept encrypted beside it as ``search.jsonl`` and searched
+there, so none of its recorded text or command line reaches this file. ``secure_delete``
+is on: rows deleted from the tables (a re-index, ``shellkeep redact``, gc) are overwritten
+instead of lingering in free pages.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -229,6 +235,7 @@ def _connect(path: Path) -> sqlite3.Connection:
         if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
             conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA secure_delete = ON")  # deleted text is zeroed, not left in free pages
         conn.execute("PRAGMA foreign_keys = OFF")
         migrate(conn, path)
     except BaseException:
@@ -486,6 +493,24 @@ def _content_of(meta: SessionMeta) -> _Content:
     return content
 
 
+def _indexed_content(paths: Paths, meta: SessionMeta) -> _Content:
+    """Return what the index keeps of an ended session (no database here).
+
+    A plain session: its ``_content_of``. An encrypted one: nothing; its text is stored
+    encrypted as ``search.jsonl`` instead. Failing to build or store that (a missing key,
+    a full disk) is logged: a search builds it later (``private_search.search_private``).
+    """
+    from shellkeep.store.private_search import is_private, save_content
+
+    if not is_private(meta):
+        return _content_of(meta)
+    try:
+        save_content(meta, _content_of(meta).chunks, paths)
+    except (OSError, ShellkeepError) as exc:
+        log.warning("could not store the search text of encrypted session %s (%s); a search will", meta.id, exc)
+    return _Content()
+
+
 def _add_transcript(content: _Content, lines: Iterable[object], session_id: str) -> None:
     total = 0
     texts: list[str] = []
@@ -516,9 +541,15 @@ def _add_transcript(content: _Content, lines: Iterable[object], session_id: str)
 
 
 def _store(conn: sqlite3.Connection, folder: _Folder, meta: SessionMeta, content: _Content | None) -> None:
-    """Write one session's row (and its content when given); call inside ``_write``."""
-    meta_json = json.dumps(meta.to_json(), ensure_ascii=False)
-    conn.execute("INSERT OR REPLACE INTO session_json (id, meta_json) VALUES (?, ?)", (folder.session_id, meta_json))
+    """Write one session's row (and its content when given); call inside ``_write``.
+
+    ``meta.json`` is copied to ``session_json`` only when the recording is known to be plain.
+    """
+    if _is_plain(meta):
+        meta_json = json.dumps(meta.to_json(), ensure_ascii=False)
+        conn.execute("INSERT OR REPLACE INTO session_json (id, meta_json) VALUES (?, ?)", (folder.session_id, meta_json))
+    else:
+        conn.execute("DELETE FROM session_json WHERE id = ?", (folder.session_id,))
     conn.execute(_UPSERT, _session_row(folder, meta))
     if content is None:
         return
@@ -534,6 +565,36 @@ def _store(conn: sqlite3.Connection, folder: _Folder, meta: SessionMeta, content
         [(sid, m.n, m.time_s, m.label) for m in content.markers],
     )
     conn.execute("UPDATE sessions SET content_key = meta_key WHERE id = ?", (sid,))
+
+
+def _is_plain(meta: SessionMeta) -> bool:
+    """Return whether a session's recording is known to be plain (not encrypted).
+
+    A recording too short to tell (a session just started: the encrypted header is
+    written with the first record) or unreadable counts as not plain.
+    """
+    from shellkeep.store.crypto import MAGIC
+
+    try:
+        with open(meta.cast, "rb") as fh:
+            head = fh.read(len(MAGIC))
+    except OSError:
+        return False
+    return len(head) == len(MAGIC) and head != MAGIC
+
+
+def _meta_json_of(folder: str, meta_json: str | None) -> str | None:
+    """Return a session's ``meta.json`` text: as indexed, else read from its folder (a
+    session the index keeps no copy of); None, with a logged warning, when unreadable."""
+    if meta_json is not None:
+        return meta_json
+    from shellkeep.store.session import read_meta
+
+    try:
+        return json.dumps(read_meta(Path(folder)).to_json(), ensure_ascii=False)
+    except (OSError, DataError) as exc:
+        log.warning("skipping %s: %s", folder, exc)
+        return None
 
 
 def _delete(conn: sqlite3.Connection, session_ids: Sequence[str]) -> None:
@@ -571,7 +632,7 @@ def index_session(paths: Paths, meta: SessionMeta) -> None:
     content = None
     if _is_final(meta):
         folder, meta = _with_exchanges(folder, meta)
-        content = _content_of(meta)
+        content = _indexed_content(paths, meta)
 
     def work(conn: sqlite3.Connection, fresh: bool) -> None:
         with _write(conn):
@@ -626,7 +687,7 @@ def sync(conn: sqlite3.Connection, paths: Paths, project: str | None, *, fresh: 
         _sync_project(conn, paths, name, dir_key)
     _recheck_running(conn, project)
     if content:
-        _catch_up_content(conn, project)
+        _catch_up_content(conn, paths, project)
 
 
 def _sync_project(conn: sqlite3.Connection, paths: Paths, project: str, dir_key: str | None) -> None:
@@ -679,19 +740,25 @@ def _recheck_running(conn: sqlite3.Connection, project: str | None) -> None:
             _store(conn, _Folder(proj, sid, path, key), meta, None)
 
 
-def _catch_up_content(conn: sqlite3.Connection, project: str | None) -> None:
+def _catch_up_content(conn: sqlite3.Connection, paths: Paths, project: str | None) -> None:
     sql = (
-        "SELECT s.id, s.project, s.folder, s.meta_key, j.meta_json FROM sessions s JOIN session_json j ON j.id = s.id "
+        "SELECT s.id, s.project, s.folder, s.meta_key, j.meta_json FROM sessions s LEFT JOIN session_json j ON j.id = s.id "
         "WHERE s.status != 'running' AND (s.content_key IS NULL OR s.content_key != s.meta_key)"
     )
     rows = conn.execute(sql + (" AND s.project = ?" if project else ""), (project,) if project else ()).fetchall()
     if len(rows) > 20:
         log.warning("indexing the transcripts of %d sessions (once)", len(rows))
-    _index_contents(conn, [(_Folder(p, sid, Path(f), key), _meta_from_json(mj, Path(f))) for sid, p, f, key, mj in rows])
+    items = []
+    for sid, proj, folder, key, meta_json in rows:
+        text = _meta_json_of(folder, meta_json)
+        if text is not None:
+            items.append((_Folder(proj, sid, Path(folder), key), _meta_from_json(text, Path(folder))))
+    _index_contents(conn, paths, items)
 
 
 def _index_contents(
     conn: sqlite3.Connection,
+    paths: Paths,
     items: Sequence[tuple[_Folder, SessionMeta]],
     on_progress: Callable[[int, int], None] | None = None,
 ) -> None:
@@ -702,7 +769,7 @@ def _index_contents(
         for folder, meta in items[start : start + _BATCH_SESSIONS]:
             if _is_final(meta):
                 folder, meta = _with_exchanges(folder, meta)
-                batch.append((folder, meta, _content_of(meta)))
+                batch.append((folder, meta, _indexed_content(paths, meta)))
             else:
                 batch.append((folder, meta, None))
         with _write(conn):
@@ -745,7 +812,7 @@ def rebuild(paths: Paths, on_progress: Callable[[int, int], None] | None = None)
                 items.append(found)
         if on_progress is not None:
             on_progress(0, len(items))
-        _index_contents(conn, items, on_progress)
+        _index_contents(conn, paths, items, on_progress)
         keep = {f.session_id for f, _ in items}
         stale = [r[0] for r in conn.execute("SELECT id FROM sessions") if r[0] not in keep]
         with _write(conn):
@@ -785,7 +852,15 @@ def list_indexed(paths: Paths, query: SessionQuery, *, full: bool = True) -> lis
         if query.limit is not None:
             sql += " LIMIT ?"
             args.append(query.limit)
-        return [ListedSession(*row) for row in conn.execute(sql, args)]
+        listed = [ListedSession(*row) for row in conn.execute(sql, args)]
+        if not full:
+            return listed
+        found = []
+        for item in listed:
+            meta_json = _meta_json_of(item.folder, item.meta_json)
+            if meta_json is not None:
+                found.append(item if meta_json is item.meta_json else replace(item, meta_json=meta_json))
+        return found
 
     return _run(paths, work)
 
@@ -829,6 +904,12 @@ def _session_filter(
 
 def search(paths: Paths, request: SearchRequest) -> list[SearchHit]:
     """Search transcripts, prompts, answers and marker labels; best hits first.
+
+    Plain sessions are searched with FTS5, encrypted ones by decrypting their
+    ``search.jsonl`` (``private_search.search_private``, which builds it for a session
+    indexed before it existed); the hits are merged by rank. The two ranks (bm25,
+    ``-matches``) are both lower-is-better but not on one scale. Blocks while the
+    encrypted sessions are decrypted and scanned (about 0.3 s per 7 MB of their text).
 
     Raises UserInputError for a query FTS5 cannot parse, DataError / ShellkeepError as
     ``list_indexed``.
@@ -876,9 +957,33 @@ def search(paths: Paths, request: SearchRequest) -> list[SearchHit]:
                     rank=round(rank, 4),
                 )
             )
-        return hits
+        private = _private_sessions(conn, where, args)
+        if private:
+            from shellkeep.store.private_search import search_private
+
+            hits += search_private(
+                paths, private, request.query, limit=request.limit, build=lambda meta: _content_of(meta).chunks
+            )
+            hits.sort(key=lambda hit: hit.rank)
+        return hits[: request.limit]
 
     return _run(paths, work)
+
+
+def _private_sessions(conn: sqlite3.Connection, where: str, args: Sequence[object]) -> list[SessionMeta]:
+    """Return the ended sessions matching a search's filters (``where``: ``AND ...`` clauses
+    on alias ``s``) whose ``meta.json`` the index keeps no copy of: the encrypted ones
+    (``search_private`` passes over any other). Their ``meta.json`` is read from disk."""
+    sql = (
+        "SELECT s.folder FROM sessions s LEFT JOIN session_json j ON j.id = s.id "
+        f"WHERE s.status != 'running' AND j.id IS NULL{where}"
+    )
+    found = []
+    for (folder,) in conn.execute(sql, list(args)):
+        meta_json = _meta_json_of(folder, None)
+        if meta_json is not None:
+            found.append(_meta_from_json(meta_json, Path(folder)))
+    return found
 
 
 def session_markers(paths: Paths, session_id: str) -> list[Marker]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from shellkeep.errors import AmbiguousSession, DataError, SessionNotFound
+from shellkeep.errors import AmbiguousSession, DataError, SessionNotFound, ShellkeepError
 from shellkeep.store.paths import FILE_MODE, Paths, ensure_dir, project_key
 
 log = logging.getLogger(__name__)
@@ -230,25 +230,34 @@ def is_interrupted(meta: SessionMeta) -> bool:
 def recover(meta: SessionMeta) -> SessionMeta:
     """Repair an interrupted session from its recording and store the repaired metadata.
 
-    Drops a cut last line from the recording (it was never a whole event), then sets
-    status ``interrupted``, ``ended_at``, ``duration`` and byte counts from the events.
-    Never raises for an unreadable recording: the metadata is repaired as far as possible.
+    Drops a cut last line from the recording (it was never a whole event; in an encrypted
+    recording, a cut last record), gives back the space the recorder held for its last
+    metadata write (``retention.release_space``), then sets status ``interrupted``,
+    ``ended_at``, ``duration`` and byte counts from the events. Never raises for an
+    unreadable recording (an encrypted one whose key is missing included): the metadata
+    is repaired as far as possible.
     """
     from shellkeep.asciicast.reader import open_cast
+    from shellkeep.store.crypto import is_encrypted, repair_tail
+    from shellkeep.store.retention import release_space
 
     cast_path = Path(meta.cast)
+    release_space(meta.folder)
     last_time = 0.0
     out_bytes = 0
     in_bytes = 0
     try:
-        _truncate_cut_tail(cast_path)
+        if is_encrypted(cast_path):
+            repair_tail(cast_path)  # no key needed: records are cut, not decrypted
+        else:
+            _truncate_cut_tail(cast_path)
         for event in open_cast(cast_path).events():
             last_time = event.time
             if event.code == "o":
                 out_bytes += len(event.data.encode("utf-8"))
             elif event.code == "i":
                 in_bytes += len(event.data.encode("utf-8"))
-    except (OSError, DataError) as exc:
+    except (OSError, ShellkeepError) as exc:
         log.warning("could not read %s while recovering: %s", cast_path, exc)
     try:
         ended = parse_iso(meta.started_at) + timedelta(seconds=last_time)

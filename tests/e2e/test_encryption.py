@@ -81,8 +81,6 @@ def test_a_recording_is_sealed_as_it_is_written_and_every_reader_decrypts(home: 
     assert as_json.returncode == 0 and json.loads(as_json.stdout)["session"]["id"] == meta["id"]
 
 
-@pytest.mark.xfail(strict=True, reason="export/formats.py write_cast copies the raw file when it is not zstd; "
-                   "it must read through asciicast.reader.open_binary (see .notes/issue5-readme.md)")
 def test_export_cast_of_an_encrypted_session_is_plain_asciicast(home: Paths) -> None:
     run_sk("run", "--", sys.executable, "-c", CHILD)
     exported = run_sk("export", "--last", "--format", "cast")
@@ -91,8 +89,6 @@ def test_export_cast_of_an_encrypted_session_is_plain_asciicast(home: Paths) -> 
     assert json.loads(lines[0])["version"] == 2 and any(WORD in line for line in lines[1:])
 
 
-@pytest.mark.xfail(strict=True, reason="screen.read_tail maps any non-zstd file; an encrypted one must be streamed "
-                   "(see .notes/issue5-readme.md)")
 def test_the_last_screen_of_an_encrypted_session(home: Paths) -> None:
     from shellkeep.screen import last_screen
 
@@ -101,8 +97,6 @@ def test_the_last_screen_of_an_encrypted_session(home: Paths) -> None:
     assert WORD in last_screen(Path(str(meta["cast"]))).to_text()
 
 
-@pytest.mark.xfail(strict=True, reason="store/index.py still indexes the transcript text of encrypted sessions; "
-                   "it must store metadata only and search through store/private_search.py")
 def test_search_finds_an_encrypted_session_and_the_index_holds_no_plaintext(home: Paths) -> None:
     run_sk("run", "--", sys.executable, "-c", CHILD)
     found = run_sk("search", WORD.split("-")[0], "--json")
@@ -112,8 +106,6 @@ def test_search_finds_an_encrypted_session_and_the_index_holds_no_plaintext(home
         assert WORD.split("-")[0].encode() not in path.read_bytes(), path
 
 
-@pytest.mark.xfail(strict=True, reason="conversation.py writes exchanges.jsonl in the clear; it must use "
-                   "store.crypto.write_private / read_private (see .notes/issue5-readme.md)")
 def test_exchanges_are_sealed(home: Paths, tmp_path: Path) -> None:
     from shellkeep.agents.base import Exchange
     from shellkeep.conversation import write_exchanges

@@ -393,3 +393,34 @@ def test_usage_is_summed_in_the_metadata(home: Paths, project: Path, tmp_path: P
     updated = collect(meta, {})
     assert (updated.exchange_count, updated.usage) == (2, None)  # a program without usage figures
     assert Usage(1, 2, 3, 4) + Usage(1, 1, 1, 1) == Usage(2, 3, 4, 5)
+
+
+GITHUB = "ghp_FAKE0123456789abcdefghijklmnopqrstuv"
+
+
+@pytest.mark.parametrize("redacted", [True, False], ids=["redacted", "no-redact"])
+def test_collect_stores_exchanges_and_transcript_copies_redacted(
+    home: Paths, project: Path, tmp_path: Path, redacted: bool
+) -> None:
+    home.config_file.parent.mkdir(parents=True, exist_ok=True)
+    home.config_file.write_text("[redact]\npatterns = [{ name = 'corp', pattern = 'corp_[0-9]{8}' }]\n")
+    agent_home = tmp_path / "agent-home"
+    folder = agent_home / ".claude" / "projects" / re.sub(r"[^a-zA-Z0-9]", "-", str(project))
+    folder.mkdir(parents=True)
+    transcript = folder / f"{CLAUDE_ID}.jsonl"
+    meta = make_session(home, project, 10, command=("claude",), agent="claude", agent_session_id=CLAUDE_ID)
+    meta = dataclasses.replace(meta, redacted=redacted)
+    start = T0 + timedelta(minutes=10)
+    transcript.write_text(
+        _claude_line("user", "u1", None, start + timedelta(seconds=3), f"use {GITHUB} and corp_12345678")
+        + _claude_line("assistant", "a1", "u1", start + timedelta(seconds=4), f"done with {GITHUB}")
+    )
+    updated = collect(meta, {"HOME": str(agent_home)})
+    stored = [(meta.folder / "exchanges.jsonl").read_text(), (meta.folder / "agent" / transcript.name).read_text()]
+    [stored_exchange] = read_exchanges(updated)
+    for text in [*stored, stored_exchange.prompt + stored_exchange.answer]:
+        assert (GITHUB in text) is not redacted and ("corp_12345678" in text) is not redacted
+        assert ("[REDACTED:github-token]" in text) is redacted
+    assert ("[REDACTED:corp]" in stored_exchange.prompt) is redacted
+    copy = [json.loads(line) for line in stored[1].splitlines()]  # still one JSON value a line
+    assert [r["uuid"] for r in copy] == ["u1", "a1"]

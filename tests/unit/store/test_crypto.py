@@ -203,6 +203,25 @@ def test_repair_tail_drops_a_cut_record_only(home: Paths, tmp_path: Path) -> Non
     assert repair_tail(path) == 0
 
 
+def test_recovering_an_interrupted_encrypted_session_drops_its_cut_record(home: Paths, tmp_path: Path) -> None:
+    from shellkeep.store.retention import RESERVE_FILE, reserve_space
+    from shellkeep.store.session import read_meta, recover
+
+    meta = make_session(home, tmp_path / "project", 1, status="running")
+    cast = Path(meta.cast)
+    cast.unlink()
+    plain = write_cast(cast, home, records=3)
+    ends = record_ends(cast)
+    cast.write_bytes(cast.read_bytes()[: ends[-1] - 5])  # the recorder died inside its last record
+    assert reserve_space(meta.folder)
+    repaired = recover(meta)
+    assert cast.stat().st_size == ends[-2]
+    assert read_private(cast) == b"".join(plain[:-1])
+    assert repaired.status == "interrupted" and read_meta(meta.folder) == repaired
+    assert repaired.duration == 5.5  # the last whole event: line 5 of record 2
+    assert not (meta.folder / RESERVE_FILE).exists()
+
+
 def test_every_flipped_byte_is_detected(home: Paths, tmp_path: Path) -> None:
     path = tmp_path / "session.cast"
     write_cast(path, home, records=2, per_record=1)

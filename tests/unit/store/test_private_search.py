@@ -100,3 +100,36 @@ def test_a_session_whose_key_is_missing_is_skipped(home: Paths, tmp_path: Path) 
 def test_an_empty_query_is_a_user_error() -> None:
     with pytest.raises(UserInputError):
         parse_query(' "" * ')
+
+
+
+def test_the_index_keeps_an_encrypted_sessions_row_only_and_search_merges_its_hits(home: Paths, tmp_path: Path) -> None:
+    import sqlite3
+
+    from shellkeep.store import index as ix
+
+    root = tmp_path / "p"
+    meta = make_session(home, root, 1, name="fruit", events=[(0.5, "o", "mango\r\n"), (0.7, "m", "mango mark")])
+    cast = Path(meta.cast)
+    write_records_atomic(cast, split_records(cast.read_bytes()), current_key(home, create=True))
+    plain = make_session(home, root, 2, events=[(0.5, "o", "papaya\r\n")])
+    found = ix.search(home, ix.SearchRequest("mango OR papaya"))
+    assert sorted((h.session_id, h.kind) for h in found) == [
+        (meta.id, "marker"), (meta.id, "transcript"), (plain.id, "transcript")
+    ]
+    assert is_encrypted(meta.folder / SEARCH_FILE)
+    listed = {s.id: s for s in ix.list_indexed(home, ix.SessionQuery())}
+    assert listed[meta.id].meta() == meta and listed[meta.id].to_json()["name"] == "fruit"
+    with sqlite3.connect(home.index) as conn:
+        counts = {
+            table: conn.execute(f"SELECT count(*) FROM {table} WHERE {column} = ?", (meta.id,)).fetchone()[0]
+            for table, column in (("chunks", "session_id"), ("markers", "session_id"), ("session_json", "id"), ("sessions", "id"))
+        }
+    assert counts == {"chunks": 0, "markers": 0, "session_json": 0, "sessions": 1}
+    for path in home.home.glob("index.sqlite3*"):
+        assert b"mango" not in path.read_bytes(), path
+    conn = ix._connect(home.index)
+    try:
+        assert conn.execute("PRAGMA secure_delete").fetchone()[0] == 1  # deleted rows are zeroed
+    finally:
+        conn.close()
