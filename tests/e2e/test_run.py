@@ -412,3 +412,25 @@ def test_unwritable_home_runs_the_program_unrecorded(home: Paths) -> None:
     assert result.returncode == 5
     assert b"still-here" in result.stdout
     assert result.stderr.count(b"\n") == 1 and b"unrecorded" in result.stderr
+
+
+# -- the recording plays in asciinema ------------------------------------------------------
+
+
+def test_asciinema_play_plays_the_recording(home: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A recording is plain asciicast v2 while it is written (here: compression off) and after
+    ``export --format cast`` (compressed by default once the session ends)."""
+    asciinema = Path(sys.executable).with_name("asciinema")
+    monkeypatch.setenv("SHELLKEEP_RECORD_COMPRESS", "0")
+    assert run_sk("run", "--", "printf", "plain \\033[1mbold\\033[0m\\n").returncode == 0
+    monkeypatch.delenv("SHELLKEEP_RECORD_COMPRESS")
+    assert run_sk("run", "--name", "packed", "--", "printf", "packed text\\n").returncode == 0
+    exported = tmp_path / "packed.cast"
+    assert run_sk("export", "packed", "--format", "cast", "-o", str(exported)).returncode == 0
+    plain = next(p.parent for p in session_folders(home) if "plain" in (p.parent / "session.cast").read_bytes().decode("utf-8", "replace"))
+    for path, text in ((plain / "session.cast", b"plain \x1b[1mbold"), (exported, b"packed text")):
+        played = subprocess.run(
+            ["setsid", str(asciinema), "play", "-s", "20", str(path)], stdin=subprocess.DEVNULL, capture_output=True, timeout=60
+        )
+        assert played.returncode == 0, played.stderr
+        assert text in played.stdout
