@@ -29,6 +29,8 @@ _MAX_PENDING_INPUT = 1 << 20
 _DRAIN_IDLE_S = 0.05  # after the child exits: stop once the pty is quiet this long
 _DRAIN_MAX_S = 2.0  # ...or after this long, if a background process keeps writing
 _INJECT_POLL_S = 0.05
+_EOF_QUIET_S = 0.5  # after end of piped input: quiet this long and the EOF is sent again
+_EOF_RESENDS = 3
 _FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT)
 DEFAULT_SIZE = TermSize(80, 24)
 
@@ -309,6 +311,12 @@ class Relay:
         pending = bytearray()
         last_in: int | None = None
         eof_due = False
+        # End of input sent before the child read it can be lost when the child switches
+        # its terminal out of canonical mode (bash's readline, python's REPL do at start):
+        # while the child stays quiet after it, end-of-file is sent again, a few times.
+        eof_sent_at: float | None = None
+        eof_resends = 0
+        last_output = time.monotonic()
         master_open = True
         drain_deadline: float | None = None
         while True:
@@ -333,6 +341,8 @@ class Relay:
             wlist = [master] if pending and not exited else []
             injecting = self.injection is not None and self.injection.pending
             timeout = _DRAIN_IDLE_S if exited else (_INJECT_POLL_S if injecting else None)
+            if eof_sent_at is not None and eof_resends < _EOF_RESENDS and not exited:
+                timeout = _EOF_QUIET_S / 2 if timeout is None else min(timeout, _EOF_QUIET_S / 2)
             try:
                 readable, writable, _ = select.select(rlist, wlist, [], timeout)
             except InterruptedError:  # pragma: no cover - PEP 475 retries
@@ -358,6 +368,7 @@ class Relay:
                 if data is None:
                     pass
                 elif data:
+                    last_output = time.monotonic()
                     self._write_out(data)
                     now = self._now()
                     self.sink.on_output(data, now)
@@ -391,6 +402,13 @@ class Relay:
             if eof_due and not pending:
                 pending += self._eof_bytes(last_in)
                 eof_due = False
+                eof_sent_at = time.monotonic()
+            elif eof_sent_at is not None and eof_resends < _EOF_RESENDS and not pending and not exited:
+                quiet_since = max(eof_sent_at, last_output)
+                if time.monotonic() - quiet_since >= _EOF_QUIET_S:
+                    pending += self._eof_bytes(None)
+                    eof_sent_at = time.monotonic()
+                    eof_resends += 1
             if pending and (master in writable or not wlist):
                 try:
                     n = os.write(master, pending)

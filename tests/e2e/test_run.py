@@ -231,8 +231,11 @@ def test_no_terminal_at_all(home: Paths, tmp_path: Path) -> None:
         (b"echo hhh\nexit\n", ["sh"], b"hhh"),
         (b"abc", ["cat"], b"abc"),
         (b"line one\nline two\n", ["cat"], b"line two"),
+        (b"", ["bash", "--norc", "--noprofile", "-i"], b""),
+        (b"echo hhh\n", ["bash", "--norc", "--noprofile", "-i"], b"hhh"),
+        (b"print(6 * 7)\n", [PY, "-q", "-i"], b"42"),
     ],
-    ids=["sh-script", "cat-no-newline", "cat-lines"],
+    ids=["sh-script", "cat-no-newline", "cat-lines", "bash-readline-empty", "bash-readline", "python-repl"],
 )
 def test_piped_stdin_ends_with_eof(home: Paths, stdin: bytes, argv: list[str], expect: bytes) -> None:
     result = run_sk("run", "--", *argv, input_bytes=stdin, timeout_s=30)
