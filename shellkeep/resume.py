@@ -12,6 +12,7 @@ from __future__ import annotations
 import enum
 import logging
 import os
+import re
 import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -48,6 +49,11 @@ DEFAULT_EXCHANGES = 5
 DEFAULT_SETTLE_S = 0.8
 
 # Programs that run what they are typed: re-injecting a conversation into them would run it.
+_EDITORS = frozenset(
+    {"vi", "vim", "nvim", "view", "gvim", "emacs", "nano", "pico", "micro", "hx", "helix", "kak", "joe", "ed",
+     "less", "more", "most", "man", "top", "htop", "btop", "tmux", "screen"}
+)
+_INTERPRETER = re.compile(r"(python|pypy|node|deno|bun|ruby|irb|perl|php|lua|ghci|R|julia|psql|mysql|sqlite3)[0-9.]*")
 _SHELLS = frozenset({"sh", "bash", "zsh", "fish", "dash", "ksh", "mksh", "tcsh", "csh", "ash", "nu", "xonsh", "pwsh", "elvish"})
 
 Warn = Callable[[str], None]
@@ -340,10 +346,20 @@ def _fresh_argv(adapter: AgentAdapter, command: list[str]) -> tuple[str, ...]:
 
 
 def _takes_context(argv: list[str] | tuple[str, ...]) -> bool:
-    """Return whether exchanges may be typed into ``argv``'s program (not into a shell)."""
+    """Return whether exchanges may be typed into ``argv``'s program.
+
+    Never into a shell (it would run the text), an editor or pager (it would land in the
+    user's file), or an interpreter's bare REPL (it would be run as code); an interpreter
+    running a script of its own (``python3 chat.py``) may take it.
+    """
     if not argv:
         return False
-    return os.path.basename(argv[0]).lstrip("-") not in _SHELLS
+    name = os.path.basename(argv[0]).lstrip("-")
+    if name in _SHELLS or name in _EDITORS:
+        return False
+    if _INTERPRETER.fullmatch(name):
+        return any(not arg.startswith("-") for arg in argv[1:])
+    return True
 
 
 def _with_agent_session(meta: SessionMeta, session: AgentSession) -> SessionMeta:

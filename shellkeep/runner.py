@@ -110,21 +110,25 @@ def load_settings(
         config = load_config(paths, project_root_of(cwd), dict(os.environ if env is None else env), {})
     except ConfigError as exc:
         warn(f"{exc}; recording with default settings")
-        # A typo elsewhere must not switch encryption off: keep it on if the file asks for it.
-        encrypt = _asks_for_encryption(paths.config_file)
-        return RecordSettings(record_input=not no_input, redact=not no_redact, encrypt=encrypt), None
+        # A typo elsewhere must not undo a privacy setting: keep encryption on and input
+        # unrecorded if the file plainly asks for them.
+        encrypt, input_off = _privacy_asked(paths.config_file)
+        settings = RecordSettings(record_input=not (no_input or input_off), redact=not no_redact, encrypt=encrypt)
+        return settings, None
     return settings_from_config(config, no_input=no_input, no_redact=no_redact), config
 
 
-def _asks_for_encryption(config_file: Path) -> bool:
-    """Return whether an unparsable config file still plainly sets ``encrypt = true``."""
+def _privacy_asked(config_file: Path) -> tuple[bool, bool]:
+    """Return (``encrypt = true``, ``input = false``) as an unparsable config file states them."""
     import re
 
     try:
         text = config_file.read_text(encoding="utf-8", errors="replace")
     except OSError:
-        return False
-    return re.search(r"^\s*encrypt\s*=\s*true\b", text, re.MULTILINE) is not None
+        return False, False
+    encrypt = re.search(r"^\s*encrypt\s*=\s*true\b", text, re.MULTILINE) is not None
+    input_off = re.search(r"^\s*input\s*=\s*false\b", text, re.MULTILINE) is not None
+    return encrypt, input_off
 
 
 @dataclass(frozen=True, slots=True)

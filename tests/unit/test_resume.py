@@ -424,3 +424,26 @@ def test_collect_stores_exchanges_and_transcript_copies_redacted(
     assert ("[REDACTED:corp]" in stored_exchange.prompt) is redacted
     copy = [json.loads(line) for line in stored[1].splitlines()]  # still one JSON value a line
     assert [r["uuid"] for r in copy] == ["u1", "a1"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "takes"),
+    [
+        (["vim", "notes.txt"], False),
+        (["/usr/bin/nano"], False),
+        (["less", "log"], False),
+        (["python3"], False),
+        (["python3", "-q"], False),
+        (["node"], False),
+        (["python3", "chat.py"], True),
+        (["bash"], False),
+        (["-zsh"], False),
+        (["aider"], True),
+        (["my-chat-tool", "--fast"], True),
+    ],
+    ids=["vim", "nano", "less", "python-repl", "python-repl-flag", "node-repl", "python-script", "bash", "login-zsh", "aider", "other"],
+)
+def test_context_is_never_typed_into_shells_editors_or_bare_repls(argv: list[str], takes: bool) -> None:
+    from shellkeep.resume import _takes_context
+
+    assert _takes_context(argv) is takes
