@@ -172,6 +172,10 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
     env = dict(os.environ if env is None else env)
     program = request.argv[0]
     if find_program(program, env) is None:
+        if "/" in program and os.path.isdir(program):
+            raise ProgramNotExecutable(f"{program}: is a directory")
+        if "/" in program and os.path.exists(program):
+            raise ProgramNotExecutable(f"{program}: permission denied; make it executable (chmod +x)")
         raise AgentNotFound(f"{program}: command not found")
     if env.get("SHELLKEEP_SESSION"):
         warn(f"already recording session {env['SHELLKEEP_SESSION']}; running {program} without a second recording")

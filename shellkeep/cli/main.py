@@ -119,8 +119,12 @@ def entry() -> None:
     except click.exceptions.Abort:
         _error("aborted")
         sys.exit(130)
+    except click.UsageError as exc:
+        where = exc.ctx.command_path if exc.ctx is not None else "shellkeep"
+        _error(f"{_lower_first(exc.format_message())}; see '{where} --help'")
+        sys.exit(exc.exit_code)
     except click.ClickException as exc:
-        exc.show()
+        _error(_lower_first(exc.format_message()))
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
@@ -128,6 +132,10 @@ def entry() -> None:
         sys.exit(130)
     except BrokenPipeError:
         sys.exit(0)
+    except OSError as exc:  # a file or folder the user named, or the data folder, is unusable
+        where = f": {exc.filename}" if exc.filename else ""
+        _error(f"{(exc.strerror or str(exc)).lower()}{where}; check the path and its permissions")
+        sys.exit(1)
     except Exception as exc:  # noqa: BLE001 - a bug: one line and a log, not a traceback
         if os.environ.get("SHELLKEEP_DEBUG") == "1":
             raise
@@ -136,6 +144,11 @@ def entry() -> None:
         _error(str(bug))
         sys.exit(bug.exit_code)
     sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _lower_first(text: str) -> str:
+    text = " ".join(text.split()).rstrip(".")
+    return text[:1].lower() + text[1:]
 
 
 def _error(message: str) -> None:

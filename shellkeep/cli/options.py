@@ -26,8 +26,17 @@ def json_option(func: F) -> F:
 
 
 def paths() -> Paths:
-    """Return the data and config locations for this invocation."""
-    return resolve_paths()
+    """Return the data and config locations for this invocation.
+
+    Raises DataError when the data folder exists but is not a folder (a reader would
+    otherwise report it as empty). ``run`` uses ``resolve_paths`` and records nothing then.
+    """
+    from shellkeep.errors import DataError
+
+    found = resolve_paths()
+    if found.home.exists() and not found.home.is_dir():
+        raise DataError(f"the data folder {found.home} is not a folder; point SHELLKEEP_HOME at a folder")
+    return found
 
 
 def cwd() -> Path:
@@ -46,3 +55,5 @@ def require_ref(ref: str | None, last: bool) -> None:
     """Raise a usage error when neither SESSION nor --last was given."""
     if not ref and not last:
         raise click.UsageError("give a SESSION (id, prefix or name) or --last")
+    if ref and last:
+        raise click.UsageError(f"give a SESSION or --last, not both ('{ref}' and --last)")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from shellkeep.cli.options import cwd, paths, warn
+from shellkeep.cli.options import cwd, warn
+from shellkeep.store.paths import resolve_paths as paths
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -24,6 +25,8 @@ def run(name: str | None, title: str | None, no_input: bool, no_redact: bool, ar
 
     from shellkeep.runner import RunRequest, default_argv, load_settings, run_session
 
+    if argv and argv[0].startswith("-"):
+        raise click.UsageError(f"no such option: {argv[0]} (put the program after '--')")
     here = cwd()
     settings, _ = load_settings(paths(), here, warn=warn, no_input=no_input, no_redact=no_redact)
     request = RunRequest(argv=argv or default_argv(os.environ), cwd=here, name=name, title=title, settings=settings)

@@ -306,6 +306,8 @@ def _truncate_cut_tail(path: Path) -> None:
 
 def iter_session_folders(paths: Paths, project_root: Path | None) -> Iterator[Path]:
     """Yield session folders of one project (or of all projects when None), any order."""
+    if paths.home.exists() and not paths.home.is_dir():
+        raise DataError(f"the data folder {paths.home} is not a folder; point SHELLKEEP_HOME at a folder")
     if project_root is not None:
         projects = [paths.project_dir(project_root)]
     else:

@@ -113,3 +113,31 @@ def test_completion_scripts_are_the_generated_ones(shell: str) -> None:
     assert generated.returncode == 0
     shipped = Path(__file__).parents[2] / "completions" / f"shellkeep.{shell}"
     assert shipped.read_bytes() == generated.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "start"),
+    [
+        (["ls", "--status", "bogus"], 2, b"shellkeep: invalid value for '--status'"),
+        (["run", "--bogus", "--", "echo"], 2, b"shellkeep: no such option: --bogus"),
+        (["run", "--", "/etc/passwd"], 126, b"shellkeep: /etc/passwd: permission denied"),
+        (["run", "--", "/tmp"], 126, b"shellkeep: /tmp: is a directory"),
+        (["show", "--last", "extra"], 2, b"shellkeep: give a SESSION or --last, not both"),
+        (["export", "x", "--format", "pdf"], 2, b"shellkeep: invalid value for '--format'"),
+    ],
+    ids=["bad-choice", "unknown-run-option", "not-executable", "directory", "ref-and-last", "bad-format"],
+)
+def test_user_mistakes_are_one_line_with_the_right_status(args: list[str], code: int, start: bytes) -> None:
+    result = run_sk(*args)
+    assert result.returncode == code
+    assert result.stderr.startswith(start)
+    assert result.stderr.count(b"\n") == 1 and b"Traceback" not in result.stderr
+
+
+def test_a_data_folder_that_is_a_file_is_exit_3(home, monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    not_a_folder = tmp_path / "file"
+    not_a_folder.write_text("x")
+    monkeypatch.setenv("SHELLKEEP_HOME", str(not_a_folder))
+    result = run_sk("ls")
+    assert result.returncode == 3
+    assert result.stderr.count(b"\n") == 1 and b"is not a folder" in result.stderr
