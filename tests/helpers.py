@@ -152,3 +152,22 @@ class PtyHarness:
     def _drain(self) -> None:
         while self.read_some(0.05):
             pass
+
+
+def wait_for_background(paths: Paths, timeout_s: float = 60.0) -> None:
+    """Wait until no process works on ``paths.home`` any more (the detached compression and
+    indexing that follow each session)."""
+    needle = f"SHELLKEEP_HOME={paths.home}".encode()
+
+    def idle() -> bool:
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit() or int(entry.name) == os.getpid():
+                continue
+            try:
+                if needle in (entry / "environ").read_bytes().split(b"\0"):
+                    return False
+            except OSError:
+                continue
+        return True
+
+    wait_until(idle, timeout_s, interval_s=0.05)

@@ -136,7 +136,10 @@ def record(
             "prev": prev,
         }
         entry["hash"] = _digest(entry)
-        os.write(fd, _canonical(entry) + b"\n")
+        size = os.fstat(fd).st_size
+        # A log cut inside a line (a crash mid-write) must not glue that line to this entry.
+        lead = b"\n" if size and os.pread(fd, 1, size - 1) != b"\n" else b""
+        os.write(fd, lead + _canonical(entry) + b"\n")
         os.fsync(fd)
         write_json_atomic(_head_path(paths), {"seq": seq, "hash": entry["hash"]})
     finally:

@@ -105,7 +105,9 @@ class SessionMeta:
         names = {f.name for f in dataclasses.fields(cls)}
         known = {k: v for k, v in obj.items() if k in names and k != "extra"}
         extra = {k: v for k, v in obj.items() if k not in names}
-        known.setdefault("cast", str(folder / CAST_FILE))
+        # The recording is where the folder is now: a data folder that was moved or
+        # restored from a backup still reads (meta.json keeps the path it was written with).
+        known["cast"] = str(folder / Path(str(known.get("cast") or CAST_FILE)).name)
         try:
             return cls(**known, extra=extra)  # type: ignore[arg-type]
         except TypeError as exc:
@@ -325,6 +327,9 @@ def iter_session_folders(paths: Paths, project_root: Path | None) -> Iterator[Pa
                 yield entry
 
 
+_warned: set[Path] = set()
+
+
 def list_sessions(paths: Paths, project_root: Path | None) -> list[SessionMeta]:
     """Return the sessions of a project (all projects when None), newest first.
 
@@ -336,7 +341,9 @@ def list_sessions(paths: Paths, project_root: Path | None) -> list[SessionMeta]:
         try:
             meta = read_meta(folder)
         except (OSError, DataError) as exc:
-            log.warning("skipping %s: %s", folder, exc)
+            if folder not in _warned:  # once per folder and invocation, however often listed
+                _warned.add(folder)
+                log.warning("skipping %s: %s", folder, exc)
             continue
         if is_interrupted(meta):
             meta = recover(meta)
@@ -371,4 +378,12 @@ def resolve_session(paths: Paths, project_root: Path, ref: str | None, *, last: 
         if len(prefixed) > 1:
             shown = ", ".join(m.id for m in prefixed[:3])
             raise AmbiguousSession(f"'{ref}' matches {len(prefixed)} sessions ({shown}, ...); give more of the id")
+    for folder in iter_session_folders(paths, None):
+        if folder.name.startswith(ref):
+            try:
+                read_meta(folder)
+            except DataError as exc:
+                raise DataError(
+                    f"{exc}; its recording can still be played: shellkeep replay {folder / CAST_FILE}"
+                ) from exc
     raise SessionNotFound(f"no session matches '{ref}' in project {project}; run 'shellkeep ls --all'")

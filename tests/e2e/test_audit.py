@@ -59,3 +59,15 @@ def test_verify_finds_a_removed_line(home: Paths) -> None:
 def test_an_empty_audit_log(home: Paths) -> None:
     result = sk("audit")
     assert result.exit_code == 0 and result.stdout == "" and "empty" in result.stderr
+
+
+def test_an_entry_after_a_cut_line_starts_on_its_own_line(home) -> None:  # type: ignore[no-untyped-def]
+    from shellkeep.store.audit import record
+
+    record(home, "show", "a")
+    with open(home.audit_log, "ab") as fh:
+        fh.write(b'{"seq":')  # a crash mid-write
+    record(home, "show", "b")
+    lines = home.audit_log.read_bytes().splitlines()
+    assert lines[-2] == b'{"seq":'
+    assert json.loads(lines[-1])["session"] == "b"

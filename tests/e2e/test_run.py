@@ -16,7 +16,7 @@ import pytest
 
 from shellkeep.asciicast.reader import open_binary
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, PtyHarness, load_session, only_session, output_text, run_sk, session_folders, wait_until
+from tests.helpers import SK, PtyHarness, wait_for_background, load_session, only_session, output_text, run_sk, session_folders, wait_until
 
 PY = sys.executable
 SK_CMD = " ".join(shlex.quote(a) for a in SK)
@@ -437,3 +437,25 @@ def test_asciinema_play_plays_the_recording(home: Paths, tmp_path: Path, monkeyp
         )
         assert played.returncode == 0, played.stderr
         assert text in played.stdout
+
+
+def test_a_moved_data_folder_still_reads(home: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert run_sk("run", "--name", "moving", "--", "echo", "moved-text").returncode == 0
+    wait_for_background(home)
+    moved = tmp_path / "restored-home"
+    home.home.rename(moved)
+    monkeypatch.setenv("SHELLKEEP_HOME", str(moved))
+    result = run_sk("export", "moving", "--format", "txt")
+    assert result.returncode == 0, result.stderr
+    assert b"moved-text" in result.stdout
+    assert not home.home.exists()  # nothing written to the old place
+
+
+def test_a_corrupt_meta_json_names_the_recording(home: Paths) -> None:
+    assert run_sk("run", "--", "echo", "x").returncode == 0
+    folder = session_folders(home)[0].parent
+    (folder / "meta.json").write_text('{"id": broken')
+    result = run_sk("show", folder.name)
+    assert result.returncode == 3
+    last = result.stderr.strip().splitlines()[-1]
+    assert b"is not valid JSON" in last and str(folder / "session.cast").encode() in last
