@@ -58,8 +58,35 @@ class Recorder:
             self._file.unlink(missing_ok=True)
         elif self.name == "shellkeep":
             home = shellkeep_home(self.workdir)
+            _wait_for_housekeeping(home)
             shutil.rmtree(home, ignore_errors=True)
-            home.mkdir()
+            home.mkdir(exist_ok=True)
+
+
+def _wait_for_housekeeping(home: Path, timeout_s: float = 120.0) -> None:
+    """Wait until no process works on ``home`` any more.
+
+    shellkeep compresses and indexes a session in a detached process after it returns; that
+    CPU must not land in the next measured run.
+    """
+    import time
+
+    needle = f"SHELLKEEP_HOME={home}".encode()
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        busy = False
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit() or int(entry.name) == os.getpid():
+                continue
+            try:
+                if needle in (entry / "environ").read_bytes().split(b"\0"):
+                    busy = True
+                    break
+            except OSError:
+                continue
+        if not busy:
+            return
+        time.sleep(0.05)
 
 
 def shellkeep_home(workdir: Path) -> Path:
