@@ -7,8 +7,11 @@ winning: defaults → the user's ``config.toml`` (``Paths.config_file``) → the
 command-line flags. Every value is validated when it is loaded; nothing is re-parsed later.
 
 A project file comes with the code a user checks out, so it may only set keys that cannot
-weaken privacy or delete data: the ``[record]`` and ``[resume]`` keys, and extra
-``redact.patterns``, which are added to the user's rather than replacing them.
+weaken privacy: the ``[record]`` and ``[resume]`` keys, extra ``redact.patterns`` (added to
+the user's rather than replacing them), and the retention limits ``max_age_days``,
+``max_sessions`` and ``max_total_size``, which only ever apply to that project's own
+sessions and only add to the user's limits (gc removes a session when any limit says so;
+running, unresumed interrupted and pinned sessions are never removed).
 
 Loading is pure: it reads files and the mapping it is given, and creates nothing.
 Format: TOML 1.0 (toml.io/en/v1.0.0), read with tomllib (tomli on Python 3.10) and written
@@ -227,21 +230,18 @@ class RetentionConfig:
         "Delete sessions older than this many days (0 = keep forever).",
         expect="an integer >= 0",
         check=_at_least(0, "an integer"),
-        project=False,
     )
     max_sessions: int = _setting(
         0,
         "Keep at most this many sessions, deleting the oldest (0 = no limit).",
         expect="an integer >= 0",
         check=_at_least(0, "an integer"),
-        project=False,
     )
     max_total_size: str = _setting(
         "",
         'Keep all sessions together under this size, e.g. "5GB" (units of 1024; "" = no limit).',
         expect='a size such as "500MB" or "5GB", or ""',
         check=_valid_size,
-        project=False,
     )
     auto_gc: bool = _setting(
         False, "Apply these limits automatically after each session ends.", project=False

@@ -27,21 +27,25 @@ def format_size(n: int) -> str:
 def gc(dry_run: bool, this_project: bool, as_json: bool) -> None:
     """Remove sessions past the retention limits and print what that frees.
 
-    Limits: retention.max_age_days, max_sessions and max_total_size. Running sessions,
+    Limits: retention.max_age_days, max_sessions and max_total_size from your config, and
+    for each project those its .shellkeep.toml adds (for its own sessions). Running sessions,
     interrupted ones not yet resumed and pinned ones ('shellkeep pin') always stay.
 
     Example: shellkeep gc --dry-run
     """
     from shellkeep.config import load_config
     from shellkeep.store.paths import project_root_of
-    from shellkeep.store.retention import RetentionPolicy, collect_garbage
+    from shellkeep.store.retention import RetentionPolicy, collect_garbage, project_policies
 
     root = project_root_of(cwd())
-    config = load_config(paths(), root, os.environ)
+    config = load_config(paths(), None, os.environ)  # the user's limits, for every project
     policy = RetentionPolicy.from_config(config.retention)
-    if policy.is_empty and not as_json:
+    per_project = project_policies(paths(), os.environ)  # each project's .shellkeep.toml
+    if policy.is_empty and not per_project and not as_json:
         warn("no retention limits are set (retention.max_age_days, max_sessions, max_total_size); nothing to do")
-    result = collect_garbage(paths(), policy, dry_run=dry_run, project_root=root if this_project else None)
+    result = collect_garbage(
+        paths(), policy, dry_run=dry_run, project_root=root if this_project else None, project_policies=per_project
+    )
     if as_json:
         print_json(result)
     else:

@@ -269,6 +269,42 @@ def remove_session(paths: Paths, meta: SessionMeta) -> None:
         pass
 
 
+def project_policies(paths: Paths, env: Mapping[str, str]) -> dict[str, RetentionPolicy]:
+    """Return the retention limits each project's ``.shellkeep.toml`` sets, by project key.
+
+    A project's root is read from one of its sessions' metadata; projects without a project
+    file, or whose file sets no limit, are left out. A project file that does not load is
+    skipped with a logged warning (gc then applies the user's limits only).
+    """
+    from shellkeep.config import PROJECT_FILE_NAME, load_config
+    from shellkeep.errors import ConfigError
+    from shellkeep.store.session import read_meta
+
+    found: dict[str, RetentionPolicy] = {}
+    try:
+        projects = [p for p in paths.projects.iterdir() if p.is_dir()]
+    except FileNotFoundError:
+        return found
+    for project in projects:
+        root: Path | None = None
+        for folder in project.iterdir():
+            try:
+                root = Path(read_meta(folder).project_root)
+                break
+            except Exception:  # noqa: BLE001 - any readable session will do
+                continue
+        if root is None or not (root / PROJECT_FILE_NAME).is_file():
+            continue
+        try:
+            policy = RetentionPolicy.from_config(load_config(paths, root, env).retention)
+        except ConfigError as exc:
+            log.warning("ignoring the retention limits of %s: %s", root / PROJECT_FILE_NAME, exc)
+            continue
+        if not policy.is_empty:
+            found[project.name] = policy
+    return found
+
+
 def collect_garbage(
     paths: Paths,
     policy: RetentionPolicy,
@@ -328,7 +364,8 @@ def maybe_auto_gc(paths: Paths, *, now_s: float | None = None) -> GcResult | Non
         if not config.retention.auto_gc:
             return None
         policy = RetentionPolicy.from_config(config.retention)
-        if policy.is_empty:
+        per_project = project_policies(paths, os.environ)
+        if policy.is_empty and not per_project:
             return None
         stamp = paths.home / STAMP_FILE
         now_s = time.time() if now_s is None else now_s
@@ -340,7 +377,7 @@ def maybe_auto_gc(paths: Paths, *, now_s: float | None = None) -> GcResult | Non
         fd = os.open(stamp, os.O_WRONLY | os.O_CREAT, 0o600)
         os.close(fd)
         os.utime(stamp, (now_s, now_s))
-        result = collect_garbage(paths, policy)
+        result = collect_garbage(paths, policy, project_policies=per_project)
     except Exception as exc:  # noqa: BLE001 - gc is housekeeping; the session is already safe
         log.warning("automatic gc failed: %s", exc)
         return None

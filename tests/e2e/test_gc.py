@@ -100,3 +100,18 @@ def test_without_limits_nothing_goes(home: Paths, tmp_path: Path) -> None:
 def test_pin_an_unknown_session_is_exit_2(home: Paths) -> None:
     result = run_sk("pin", "nope")
     assert result.returncode == 2 and result.stderr.decode().count("\n") == 1
+
+
+def test_a_project_file_adds_limits_for_its_own_sessions(home: Paths, tmp_path: Path) -> None:
+    here = [make_session(home, tmp_path / "project", n, started=BASE + timedelta(days=n)) for n in range(3)]
+    other_root = tmp_path / "other"
+    other_root.mkdir(exist_ok=True)
+    there = [make_session(home, other_root, 10 + n, started=BASE + timedelta(days=n)) for n in range(3)]
+    (other_root / ".shellkeep.toml").write_text("[retention]\nmax_sessions = 1\n")
+    result = run_sk("gc", "--json")
+    assert result.returncode == 0, result.stderr
+    removed = json.loads(result.stdout)["removed"]
+    assert {e["session_id"] for e in removed} == {there[0].id, there[1].id}
+    assert {e["reason"] for e in removed} == {"max_sessions"}
+    left = {m.id for m in list_sessions(home, None)}
+    assert left == {m.id for m in here} | {there[2].id}

@@ -126,10 +126,10 @@ def test_project_patterns_are_added_to_the_users(home: Paths, project: Path) -> 
 @pytest.mark.parametrize(
     "line",
     ["[sync]\nurl = 's3://evil/x'", "[redact]\nenabled = false", "[redact]\nallowlist = ['.*']",
-     "[retention]\nmax_age_days = 1", "[encryption]\nkey_file = '/tmp/k'"],
-    ids=["sync", "redact-off", "allowlist", "retention", "encryption"],
+     "[retention]\nauto_gc = true", "[encryption]\nkey_file = '/tmp/k'"],
+    ids=["sync", "redact-off", "allowlist", "auto-gc", "encryption"],
 )
-def test_a_project_file_cannot_weaken_privacy_or_delete_data(home: Paths, project: Path, line: str) -> None:
+def test_a_project_file_cannot_weaken_privacy(home: Paths, project: Path, line: str) -> None:
     proj = write(project / PROJECT_FILE_NAME, line + "\n")
     with pytest.raises(ConfigError) as err:
         load_config(home, project, {})
@@ -341,3 +341,10 @@ def test_user_file_permissions_are_not_needed_to_be_loose(home: Paths) -> None:
     set_config_value(home.config_file, "sync.url", "s3://bucket/x")
     mode = os.stat(home.config_file).st_mode
     assert not mode & (stat.S_IRWXG | stat.S_IRWXO)
+
+
+def test_a_project_file_sets_retention_limits_for_its_project(home: Paths, project: Path) -> None:
+    write(project / PROJECT_FILE_NAME, "[retention]\nmax_sessions = 3\nmax_age_days = 30\n")
+    config = load_config(home, project, {})
+    assert (config.retention.max_sessions, config.retention.max_age_days) == (3, 30)
+    assert load_config(home, None, {}).retention.max_sessions == 0  # the user's own limits
