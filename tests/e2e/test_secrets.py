@@ -259,8 +259,9 @@ def _type_into_cat(harness: PtyHarness, text: str) -> None:
 
 
 def test_secrets_typed_whole_and_split_in_a_real_pty(home: Paths) -> None:
-    # Private keys typed into cat: see test_interleaved_private_key_blocks (a known gap).
-    samples = tuple(s for s in corpus() if s.rule != "private-key")
+    # Private keys too: the tty's echo and cat's copy interleave their lines
+    # (test_interleaved_private_key_blocks pins the rule that covers it).
+    samples = corpus()
     harness = PtyHarness.start([*SK, "run", "--", "cat"])
     harness.expect(b"", 5)
     time.sleep(0.3)  # let cat start reading: what is typed before is echoed all the same
@@ -285,7 +286,11 @@ def test_secrets_typed_whole_and_split_in_a_real_pty(home: Paths) -> None:
     assert_markers(typed, samples)
     for sample in split:
         assert typed.count(f"[REDACTED:{sample.rule}]") >= len(sample.text), sample.rule
-    assert_markers(recorded_text(home, "o"), samples, per_sample=2)  # the tty's echo and cat's copy
+    shown = recorded_text(home, "o")
+    # The tty's echo and cat's copy: two markers a sample, except that interleaved copies of a
+    # private key's lines may be covered by one marker (nothing of them is stored either way).
+    assert_markers(shown, tuple(s for s in samples if s.rule != "private-key"), per_sample=2)
+    assert_markers(shown, tuple(s for s in samples if s.rule == "private-key"), per_sample=1)
 
 
 # -- argv, title and environment ------------------------------------------------------------
