@@ -113,10 +113,33 @@ def import_recording(paths: Paths, request: ImportRequest) -> SessionMeta:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    meta = _redact_imported(paths, request, meta)
     from shellkeep.store.index import index_ended_session
 
     index_ended_session(paths, meta)
     return meta
+
+
+def _redact_imported(paths: Paths, request: ImportRequest, meta: SessionMeta) -> SessionMeta:
+    """Apply the redaction rules to a just-imported session, as recording does (unless off)."""
+    from shellkeep.capture.redaction import build_redactor
+    from shellkeep.config import load_config
+    from shellkeep.errors import ConfigError
+    from shellkeep.store.scrubber import redact_session
+    from shellkeep.store.session import read_meta
+
+    try:
+        config = load_config(paths, request.project_root, os.environ)
+    except ConfigError:
+        from shellkeep.config import RedactConfig
+
+        redact_config = RedactConfig()  # a broken config: the built-in rules still apply
+    else:
+        if not config.redact.enabled:
+            return meta
+        redact_config = config.redact
+    redact_session(paths, meta, build_redactor(redact_config))
+    return read_meta(meta.folder)
 
 
 def _one_line(text: str) -> str:

@@ -104,3 +104,20 @@ def test_an_imported_session_is_listed_with_its_name_and_exit_code(home: Paths) 
     listed = json.loads(sk("ls", "--json").stdout)
     assert [(s["name"], s["status"]) for s in listed] == [("resizing", "finished")]
     assert listed[0]["imported_version"] == 3
+
+
+def test_secrets_in_an_imported_recording_are_redacted(home, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    token = "ghp_" + "A1b2C3d4E5" * 3 + "F6g7H8"
+    source = tmp_path / "leaky.cast"
+    source.write_text(
+        '{"version": 2, "width": 80, "height": 24}\n'
+        f'[0.5, "o", "export GITHUB_TOKEN={token}\\r\\n"]\n'
+        f'[0.6, "i", "echo {token}\\r"]\n'
+    )
+    result = run_sk("import", str(source))
+    assert result.returncode == 0, result.stderr
+    stored = [p for p in home.home.rglob("*") if p.is_file()]
+    assert stored
+    for path in stored:
+        assert token.encode() not in path.read_bytes(), path
+    assert b"[REDACTED:github-token]" in run_sk("cat", result.stdout.decode().strip().split()[-1]).stdout
