@@ -261,6 +261,9 @@ def _remove_index(path: Path) -> None:
             pass
 
 
+_rebuilding: set[Path] = set()  # indexes announced as corrupt in this process
+
+
 @contextmanager
 def _opened(paths: Paths) -> Iterator[tuple[sqlite3.Connection, bool]]:
     """Yield (connection, fresh); fresh is True when the index was missing or unreadable.
@@ -279,6 +282,7 @@ def _opened(paths: Paths) -> Iterator[tuple[sqlite3.Connection, bool]]:
         if not _is_corrupt(exc):
             raise _open_error(path, exc) from exc
         log.warning("%s is corrupt (%s); rebuilding it from the session folders", path.name, exc)
+        _rebuilding.add(path)
         _remove_index(path)
         fresh = True
         try:
@@ -309,6 +313,7 @@ def _run(paths: Paths, work: Callable[[sqlite3.Connection, bool], _T]) -> _T:
                 if attempt == 2 or not _is_corrupt(exc):
                     raise _open_error(paths.index, exc) from exc
                 log.warning("%s is corrupt (%s); rebuilding it from the session folders", paths.index.name, exc)
+                _rebuilding.add(paths.index)
         _remove_index(paths.index)
     raise AssertionError("unreachable")
 
@@ -667,7 +672,7 @@ def sync(conn: sqlite3.Connection, paths: Paths, project: str | None, *, fresh: 
     """
     if fresh:
         names = _project_names(paths)
-        if names:
+        if names and paths.index not in _rebuilding:  # a corrupt one was announced already
             log.warning("%s was missing; rebuilding it from the session folders", paths.index.name)
         project = None
     else:

@@ -62,3 +62,13 @@ def test_reindex_one_session_and_in_the_background(home: Paths) -> None:
         return bool(row and row[0])
 
     wait_until(indexed, timeout_s=60)
+
+
+def test_a_corrupt_index_is_one_line_and_rebuilt(home: Paths) -> None:
+    from tests.helpers import run_sk
+
+    make_session(home, Path.cwd(), 1, events=[(0.1, "o", "kept\r\n")])
+    home.index.write_bytes(b"garbage" * 1000)
+    result = run_sk("ls")
+    assert result.returncode == 0
+    assert result.stderr.count(b"\n") == 1 and b"is corrupt" in result.stderr
