@@ -185,7 +185,7 @@ def _storage(meta: SessionMeta) -> tuple[Config | None, Redactor | None]:
     a logged warning (storing then reads what it can, and the built-in rules redact). The
     redactor is None for a session recorded with ``--no-redact`` (``meta.redacted`` false).
     """
-    from shellkeep.capture.redaction import Redactor, build_redactor
+    from shellkeep.capture.redaction import redactor_for
     from shellkeep.config import load_config
     from shellkeep.store.paths import resolve_paths
 
@@ -198,7 +198,7 @@ def _storage(meta: SessionMeta) -> tuple[Config | None, Redactor | None]:
         config = None
     if not meta.redacted:
         return config, None
-    return config, Redactor() if config is None else build_redactor(config.redact)
+    return config, redactor_for(None if config is None else config.redact)
 
 
 def _own_exchanges(exchanges: list[Exchange], meta: SessionMeta) -> list[Exchange]:

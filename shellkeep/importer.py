@@ -122,7 +122,7 @@ def import_recording(paths: Paths, request: ImportRequest) -> SessionMeta:
 
 def _redact_imported(paths: Paths, request: ImportRequest, meta: SessionMeta) -> SessionMeta:
     """Apply the redaction rules to a just-imported session, as recording does (unless off)."""
-    from shellkeep.capture.redaction import build_redactor
+    from shellkeep.capture.redaction import redactor_for
     from shellkeep.config import load_config
     from shellkeep.errors import ConfigError
     from shellkeep.store.scrubber import redact_session
@@ -138,7 +138,7 @@ def _redact_imported(paths: Paths, request: ImportRequest, meta: SessionMeta) ->
         if not config.redact.enabled:
             return meta
         redact_config = config.redact
-    redact_session(paths, meta, build_redactor(redact_config))
+    redact_session(paths, meta, redactor_for(redact_config))
     return read_meta(meta.folder)
 
 

@@ -15,7 +15,7 @@ import shlex
 import signal
 import sys
 import threading
-from functools import lru_cache, partial
+from functools import partial
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,7 +43,7 @@ from shellkeep.termsize import TermSize
 if TYPE_CHECKING:
     from shellkeep.config import Config, RedactConfig
     from shellkeep.capture.recorder import Recorder, RecordingStats
-    from shellkeep.capture.redaction import Redactor, StreamRedactor
+    from shellkeep.capture.redaction import StreamRedactor
 
 log = logging.getLogger(__name__)
 
@@ -488,18 +488,9 @@ def _make_recorder(out: BinaryIO, header: Header, settings: RecordSettings, warn
 
 def _stream_redactor(config: RedactConfig | None) -> StreamRedactor:
     """Build the redaction filter of one stream (called on the writer thread)."""
-    from shellkeep.capture.redaction import StreamRedactor
+    from shellkeep.capture.redaction import StreamRedactor, redactor_for
 
-    return StreamRedactor(_redactor(config))
-
-
-@lru_cache(maxsize=4)
-def _redactor(config: RedactConfig | None) -> Redactor:
-    """Return the Redactor of ``config``, shared by the writer and metadata threads so its
-    rules compile once per run."""
-    from shellkeep.capture.redaction import Redactor, build_redactor
-
-    return Redactor() if config is None else build_redactor(config)
+    return StreamRedactor(redactor_for(config))
 
 
 def _after_spawn(
@@ -534,7 +525,9 @@ def _text_redactor(settings: RecordSettings) -> Callable[[str], str]:
     """Return a whole-text redaction function for metadata (identity when redaction is off)."""
     if not settings.redact:
         return lambda text: text
-    return _redactor(settings.redact_config).redact
+    from shellkeep.capture.redaction import redactor_for
+
+    return redactor_for(settings.redact_config).redact
 
 
 def _final_meta(meta: SessionMeta, result: RelayResult, stats: RecordingStats, cwd: Path) -> SessionMeta:

@@ -303,6 +303,16 @@ def default_stream_redactor() -> StreamRedactor:
     return StreamRedactor(_builtin_redactor())
 
 
+@functools.lru_cache(maxsize=8)
+def redactor_for(config: RedactConfig | None) -> Redactor:
+    """Return the Redactor of ``config`` (None: the built-in rules), one per config and process.
+
+    Shared so its rules compile once: the writer thread, the metadata of a run and the
+    conversation stored at its end all redact with the same object.
+    """
+    return _builtin_redactor() if config is None else build_redactor(config)
+
+
 def build_redactor(config: RedactConfig) -> Redactor:
     """Return the Redactor for the ``[redact]`` settings.
 

@@ -152,9 +152,9 @@ def _lower_first(text: str) -> str:
 
 
 def _error(message: str) -> None:
-    end = "\r\n" if sys.stderr.isatty() else "\n"
-    sys.stderr.write(f"shellkeep: {message}{end}")
-    sys.stderr.flush()
+    from shellkeep.cli.options import warn
+
+    warn(message)
 
 
 def _write_crash_log(exc: BaseException) -> str:
