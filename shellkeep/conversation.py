@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from shellkeep.agents.registry import adapter_for, adapter_named
 from shellkeep.errors import ShellkeepError
 from shellkeep.store.paths import ensure_dir
 from shellkeep.store.session import AGENT_FOLDER, EXCHANGES_FILE, SessionMeta, parse_iso, write_meta
+from shellkeep.logs import get_logger
 
 if TYPE_CHECKING:
     from shellkeep.capture.redaction import Redactor
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Conversation", "adapter_of", "collect", "gather", "is_collected", "read_exchanges", "write_exchanges"]
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 CLOCK_SLACK_S = 0.001
 """An exchange dated this little before the session's start still belongs to it (times are

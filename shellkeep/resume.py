@@ -10,7 +10,6 @@ by re-injection. The resumed run is a new session whose ``parent`` is the one it
 from __future__ import annotations
 
 import enum
-import logging
 import os
 import re
 import shlex
@@ -23,6 +22,7 @@ from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX, AgentAdapter, AgentSe
 from shellkeep.errors import DataError, SessionNotFound, UserInputError
 from shellkeep.store.paths import Paths, project_key
 from shellkeep.store.session import SessionMeta, Status, iter_session_folders, list_sessions, read_meta, resolve_session
+from shellkeep.logs import get_logger
 
 if TYPE_CHECKING:
     from shellkeep.config import Config
@@ -40,7 +40,7 @@ __all__ = [
     "session_chain",
 ]
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 CUT_SHORT = (Status.INTERRUPTED.value, Status.HANGUP.value, Status.KILLED.value)
 """Statuses of sessions that ended without the user ending them."""

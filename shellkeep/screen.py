@@ -22,7 +22,6 @@ from __future__ import annotations
 import copy
 import html
 import json
-import logging
 import math
 import mmap
 import os
@@ -39,6 +38,7 @@ from shellkeep.asciicast.model import Event
 from shellkeep.asciicast.reader import open_cast
 from shellkeep.errors import DataError
 from shellkeep.termsize import TermSize
+from shellkeep.logs import get_logger
 
 if TYPE_CHECKING:
     from pyte.screens import Char, Cursor, StaticDefaultDict
@@ -61,7 +61,7 @@ __all__ = [
     "screen_at",
 ]
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 #: A colour: ``None`` the terminal's default, an ``int`` 0-255 an xterm palette index
 #: (0-7 ANSI, 8-15 bright), a ``str`` ``"#rrggbb"`` a truecolour value.

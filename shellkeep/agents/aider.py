@@ -11,7 +11,6 @@ section's start stamp as the session id and resumes with the same file and
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -24,10 +23,11 @@ from shellkeep.agents.base import AgentSession, Exchange, Launch, Usage
 from shellkeep.agents.jsonl import iter_lines_backwards
 from shellkeep.agents.locations import CLOCK_SLACK, git_root
 from shellkeep.agents.records import ExchangeBuilder, last, one_line
+from shellkeep.logs import get_logger
 
 __all__ = ["AiderAdapter", "chat_history_file", "exchanges_from_markdown"]
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 _HISTORY_FILE = Option(("--chat-history-file",), Arity.ONE)
 _RESTORE = Option(("--restore-chat-history",))

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import re
 from collections.abc import Mapping
 from datetime import datetime
@@ -37,10 +36,11 @@ from shellkeep.agents.records import (
     parse_time,
     texts_of,
 )
+from shellkeep.logs import get_logger
 
 __all__ = ["GEMINI_FORMAT", "GeminiAdapter", "chat_dirs", "gemini_dir"]
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 _RESUME = Option(("--resume", "-r"), Arity.OPTIONAL)
 _SESSION_ID = Option(("--session-id",), Arity.ONE)

@@ -20,6 +20,7 @@ from typing import BinaryIO
 
 from shellkeep.agents.base import Exchange
 from shellkeep.agents.records import JsonObject, last
+from shellkeep.logs import get_logger
 
 __all__ = [
     "BLOCK_SIZE",
@@ -34,7 +35,7 @@ __all__ = [
     "tail_lines",
 ]
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 BLOCK_SIZE = 64 * 1024
 """Bytes read per step when reading a file backwards."""

@@ -12,7 +12,6 @@ OpenCode takes no id; it prints ``opencode -s <ses_…>`` on exit.
 from __future__ import annotations
 
 import json
-import logging
 import os
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -25,13 +24,14 @@ from shellkeep.agents.argv import Arity, Grammar, Option
 from shellkeep.agents.base import AgentSession, Exchange, Launch, Usage
 from shellkeep.agents.locations import CLOCK_SLACK, find_in_screen, xdg_data_home
 from shellkeep.agents.records import ExchangeBuilder, JsonObject, as_dict, as_int, as_str, dig, last
+from shellkeep.logs import get_logger
 
 if TYPE_CHECKING:
     import sqlite3
 
 __all__ = ["OpenCodeAdapter", "database_paths"]
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 _CONTINUE = Option(("--continue", "-c"))
 _SESSION = Option(("--session", "-s"), Arity.ONE)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import codecs
 import errno
-import logging
 import os
 import threading
 import time
@@ -24,8 +23,9 @@ from shellkeep.asciicast.encoder import encode_event, encode_header
 from shellkeep.asciicast.model import Header
 from shellkeep.capture.input_filter import TerminalReplyFilter
 from shellkeep.termsize import TermSize
+from shellkeep.logs import get_logger
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 HIDDEN_INPUT_MARKER = "input hidden"
 _FSYNC_INTERVAL_S = 1.0

@@ -17,7 +17,6 @@ from __future__ import annotations
 import getpass
 import hashlib
 import json
-import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,10 +24,11 @@ from pathlib import Path
 from shellkeep.errors import DataError
 from shellkeep.store.paths import FILE_MODE, Paths, ensure_dir
 from shellkeep.store.session import SessionMeta, host_name, iso, utc_now, write_json_atomic
+from shellkeep.logs import get_logger
 
 __all__ = ["GENESIS", "AuditEntry", "VerifyResult", "read_entries", "record", "record_file_read", "record_read", "verify"]
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 GENESIS = "0" * 64
 """The ``prev`` of the first entry."""

@@ -9,7 +9,6 @@ so the compression is not lost to ciphertext. ``zstandard`` is imported inside f
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,8 +16,9 @@ from typing import IO
 
 from shellkeep.errors import ShellkeepError
 from shellkeep.store.session import SessionMeta, Status
+from shellkeep.logs import get_logger
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 LEVEL = 9

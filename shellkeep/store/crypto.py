@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import errno
 import io
-import logging
 import os
 import struct
 from collections.abc import Callable, Iterable, Iterator
@@ -38,6 +37,7 @@ from typing import IO, TYPE_CHECKING, BinaryIO
 
 from shellkeep.errors import DataError, ShellkeepError
 from shellkeep.store.keys import FileIdentity, Key, file_identity, find_key, write_bytes_atomic
+from shellkeep.logs import get_logger
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from shellkeep.config import Config
     from shellkeep.store.paths import Paths
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 MAGIC = b"\x89SKE\r\n\x1a\n"
 VERSION = 1

@@ -26,7 +26,6 @@ instead of lingering in free pages.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -40,6 +39,7 @@ from shellkeep.errors import DataError, ShellkeepError, UserInputError
 from shellkeep.store.paths import FILE_MODE, Paths, ensure_dir
 from shellkeep.export.timeline import Marker
 from shellkeep.store.session import META_FILE, SessionMeta, Status, parse_iso
+from shellkeep.logs import get_logger
 
 if TYPE_CHECKING:
     import sqlite3
@@ -61,7 +61,7 @@ __all__ = [
     "search",
 ]
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 _T = TypeVar("_T")
 

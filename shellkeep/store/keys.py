@@ -29,7 +29,6 @@ import dataclasses
 import errno
 import hashlib
 import json
-import logging
 import os
 import secrets
 import threading
@@ -40,8 +39,9 @@ from typing import Protocol
 
 from shellkeep.errors import DataError, ShellkeepError
 from shellkeep.store.paths import FILE_MODE, Paths, ensure_dir
+from shellkeep.logs import get_logger
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 KEY_BYTES = 32
 KEY_ID_BYTES = 8

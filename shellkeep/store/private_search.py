@@ -22,7 +22,6 @@ unicode61 tokenizer splits). The rank is ``-matches`` (lower is better, like bm2
 from __future__ import annotations
 
 import json
-import logging
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -32,12 +31,13 @@ from typing import TYPE_CHECKING
 from shellkeep.errors import DataError, ShellkeepError, UserInputError
 from shellkeep.store.crypto import SEARCH_FILE, is_encrypted, read_private, split_records, write_records_atomic
 from shellkeep.store.session import SessionMeta
+from shellkeep.logs import get_logger
 
 if TYPE_CHECKING:
     from shellkeep.store.index import SearchHit
     from shellkeep.store.paths import Paths
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 Chunk = tuple[str, "int | None", float, str, str]
 """(kind, ref, time_s, times, text) as in the index's ``chunks`` table."""

@@ -12,7 +12,6 @@ the old keys are dropped from the store and the journal is removed.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import time
 from collections.abc import Callable
@@ -31,8 +30,9 @@ from shellkeep.store.keys import (
     primary_store,
 )
 from shellkeep.store.paths import FILE_MODE, Paths, ensure_dir
+from shellkeep.logs import get_logger
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 JOURNAL_NAME = "rotate.journal"
 

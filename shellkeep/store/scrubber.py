@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import logging
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -28,12 +27,13 @@ from shellkeep.errors import ShellkeepError
 from shellkeep.store.keys import FileChanged, FileIdentity, file_identity
 from shellkeep.store.paths import Paths
 from shellkeep.store.session import SessionMeta, Status
+from shellkeep.logs import get_logger
 
 if TYPE_CHECKING:
     from shellkeep.capture.redaction import Redactor
     from shellkeep.store.keys import Key
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 _MARK = "[REDACTED:"
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
