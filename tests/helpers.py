@@ -116,10 +116,10 @@ class PtyHarness:
         self.output += data
         return data
 
-    def expect(self, needle: bytes, timeout_s: float = 20.0) -> None:
-        """Read until ``needle`` has appeared in the output; raise TimeoutError otherwise."""
+    def expect(self, needle: bytes, timeout_s: float = 20.0, times: int = 1) -> None:
+        """Read until ``needle`` has appeared ``times`` times in the output; raise TimeoutError otherwise."""
         deadline = time.monotonic() + timeout_s
-        while needle not in self.output:
+        while self.output.count(needle) < times:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{needle!r} not seen; output so far: {bytes(self.output[-2000:])!r}")
             self.read_some(0.05)
