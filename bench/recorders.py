@@ -14,7 +14,38 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-_BIN = Path(sys.executable).parent  # the venv's bin: shellkeep and asciinema live beside python
+_BIN = Path(sys.executable).parent  # the venv's bin: asciinema lives beside python
+_REPO = Path(__file__).resolve().parent.parent
+_shellkeep = _BIN / "shellkeep"  # replaced by install_shellkeep: what a user's pip install gives
+
+
+def install_shellkeep(workdir: Path) -> Path:
+    """Install the working tree into a new venv under ``workdir`` as ``pip install .`` does; return its script.
+
+    The dev venv's install is editable: its import hook costs every start-up about 9 ms that
+    a user's install (pip, pipx) never pays. The new venv gets shellkeep itself, built from a
+    copy of the tree (the source tree gets no build/ folder), and finds the dependencies in
+    the dev venv through a ``.pth`` line; it is removed with ``workdir``.
+    """
+    import subprocess
+
+    src = workdir / "src"
+    shutil.copytree(
+        _REPO, src, ignore=shutil.ignore_patterns(".git", ".venv", "build", "*.egg-info", "__pycache__", "bench", "tests")
+    )
+    venv = workdir / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = next((venv / "lib").glob("python*/site-packages"))
+    deps = [p for p in sys.path if p.endswith("site-packages") and Path(p).is_dir()]
+    (site / "_bench_dependencies.pth").write_text("\n".join(deps) + "\n")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--quiet",
+         "--no-deps", "--disable-pip-version-check", str(src)],
+        check=True,
+    )
+    global _shellkeep
+    _shellkeep = venv / "bin" / "shellkeep"
+    return _shellkeep
 
 
 @dataclass(frozen=True)
@@ -36,7 +67,7 @@ class Recorder:
         if self.name == "asciinema":
             return [str(_BIN / "asciinema"), "rec", "-c", shlex.join(command), "--quiet", "--overwrite", str(self._file)]
         if self.name == "shellkeep":
-            return [str(_BIN / "shellkeep"), "run", "--", *command]
+            return [str(_shellkeep), "run", "--", *command]
         raise ValueError(self.name)
 
     @property
@@ -123,7 +154,7 @@ def tool_versions() -> dict[str, str]:
     for name, argv in (
         ("script", ["script", "--version"]),
         ("asciinema", [str(_BIN / "asciinema"), "--version"]),
-        ("shellkeep", [str(_BIN / "shellkeep"), "--version"]),
+        ("shellkeep", [str(_shellkeep), "--version"]),
     ):
         try:
             out = subprocess.run(argv, capture_output=True, text=True, timeout=30)

@@ -91,7 +91,8 @@ def render(doc: dict[str, Any]) -> str:
         f"- CPUs: {m['cpu_count']} ({m['cpu_model']}) · kernel {m['kernel']} · Python {m['python']}",
         f"- load average at start / end: {_load(m['loadavg_start'])} / {_load(m['loadavg_end'])}",
         "- " + " · ".join(f"{k}: {v}" for k, v in m["versions"].items()),
-        f"- shellkeep commit: {m['shellkeep_commit']}",
+        f"- shellkeep commit: {m['shellkeep_commit']}; run from a fresh venv with the working tree "
+        "installed by pip (not editable), as a user's install is; asciinema from the dev venv",
         "",
         "## Targets",
         "",

@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import outer  # noqa: E402
 import report  # noqa: E402
-from recorders import Recorder, recorder_env, shellkeep_home, tool_versions  # noqa: E402
+from recorders import Recorder, install_shellkeep, recorder_env, shellkeep_home, tool_versions  # noqa: E402
 
 BENCH_DIR = Path(__file__).resolve().parent
 ALL_RECORDERS = ("direct", "script", "shellkeep", "asciinema")
@@ -510,9 +510,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     # SIGTERM and SIGHUP end the run through the finally below, which removes the temp folder.
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _raise_exit)
-    facts = machine_facts()
     started = time.monotonic()
     workdir = Path(tempfile.mkdtemp(prefix="shellkeep-bench-"))
+    if "shellkeep" in names:
+        _say(f"installing shellkeep (not editable) into {workdir / 'venv'}")
+        try:
+            install_shellkeep(workdir)
+        except BaseException:
+            shutil.rmtree(workdir, ignore_errors=True)
+            raise
+    facts = machine_facts()
     bench = Bench(workdir, plan, names)
     results: dict[str, Any] = {}
     runners: dict[str, Callable[[Bench], dict[str, Any]]] = {

@@ -51,6 +51,8 @@ def main() -> int:
     sizes = args.chunk or [4095, 65536]
 
     from shellkeep.asciicast.encoder import encode_event
+    from shellkeep.asciicast.model import Header
+    from shellkeep.termsize import TermSize
     from shellkeep.capture.recorder import Recorder
 
     try:
@@ -102,7 +104,11 @@ def main() -> int:
             fd, name = tempfile.mkstemp(prefix="shellkeep-writer-profile-")
             out = os.fdopen(fd, "ab", buffering=1 << 16)
             try:
-                rec = Recorder(out, make_filter=default_stream_redactor if redact_on else None)
+                rec = Recorder(
+                    out,
+                    header=Header(size=TermSize(80, 24)),
+                    make_filter=default_stream_redactor if redact_on else None,
+                )
 
                 def feed(rec: Recorder = rec) -> None:
                     start = time.monotonic()

@@ -1,5 +1,5 @@
 """Allow ``python -m shellkeep``."""
 
-from shellkeep.cli.main import entry
+from shellkeep.cli.entry import entry
 
 entry()

@@ -34,10 +34,8 @@ from pathlib import Path
 from typing import TypeAlias, Union
 
 from shellkeep.errors import ConfigError, ShellkeepError
+from shellkeep.store.paths import PROJECT_FILE_NAME  # noqa: F401 - re-exported: a config layer
 from shellkeep.store.paths import FILE_MODE, Paths, ensure_dir
-
-PROJECT_FILE_NAME = ".shellkeep.toml"
-"""Name of the optional per-project config file at a project's root."""
 
 _Check = Callable[[object], None]
 """Raise ``ValueError("<what the value must be>")`` when a typed value is out of range."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import getpass
-import logging
 import os
 import shlex
 import signal
@@ -25,7 +24,7 @@ from shellkeep import __version__
 from shellkeep.asciicast.model import Header
 from shellkeep.errors import AgentNotFound, ShellkeepError
 from shellkeep.pty.relay import DEFAULT_SIZE, RawMode, Relay, RelayResult, SpawnError, find_program, spawn, terminal_size
-from shellkeep.store.paths import FILE_MODE, Paths, git_state, project_key, project_root_of
+from shellkeep.store.paths import FILE_MODE, PROJECT_FILE_NAME, Paths, git_state, project_key, project_root_of
 from shellkeep.store.session import (
     CAST_FILE,
     SessionMeta,
@@ -39,15 +38,19 @@ from shellkeep.store.session import (
     write_meta,
 )
 from shellkeep.termsize import TermSize
+from shellkeep.logs import get_logger
 
 if TYPE_CHECKING:
     from shellkeep.config import Config, RedactConfig
     from shellkeep.capture.recorder import Recorder, RecordingStats
     from shellkeep.capture.redaction import StreamRedactor
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 Warn = Callable[[str], None]
+
+
+_SWITCH_INTERVAL_S = 0.0005
 
 
 class ProgramNotExecutable(ShellkeepError):
@@ -95,27 +98,45 @@ def settings_from_config(config: Config, *, no_input: bool = False, no_redact: b
     )
 
 
+_CONFIG_ENV_PREFIXES = tuple(
+    f"SHELLKEEP_{table}_" for table in ("RECORD", "REDACT", "RESUME", "RETENTION", "ENCRYPTION", "SYNC")
+)
+"""The prefixes of every variable in ``config.ENV_VARS`` (a test keeps them in step)."""
+
+
 def load_settings(
     paths: Paths, cwd: Path, *, warn: Warn, env: Mapping[str, str] | None = None, no_input: bool = False, no_redact: bool = False
-) -> tuple[RecordSettings, Config | None]:
+) -> RecordSettings:
     """Load the config for ``cwd``'s project and return the settings of a recording.
 
-    A broken config never stops a recording: it is reported through ``warn`` (one line)
-    and the defaults are used; the returned config is then None.
+    With no config file, no project file and no ``SHELLKEEP_*`` setting in the environment
+    the defaults apply and the config module is not even loaded (start-up time). A broken
+    config never stops a recording: it is reported through ``warn`` (one line) and the
+    defaults are used.
     """
+    env = os.environ if env is None else env
+    project_root = project_root_of(cwd)
+    if not _config_may_apply(paths, project_root, env):
+        return RecordSettings(record_input=not no_input, redact=not no_redact)
     from shellkeep.config import load_config
     from shellkeep.errors import ConfigError
 
     try:
-        config = load_config(paths, project_root_of(cwd), dict(os.environ if env is None else env), {})
+        config = load_config(paths, project_root, dict(env), {})
     except ConfigError as exc:
         warn(f"{exc}; recording with default settings")
         # A typo elsewhere must not undo a privacy setting: keep encryption on and input
         # unrecorded if the file plainly asks for them.
         encrypt, input_off = _privacy_asked(paths.config_file)
-        settings = RecordSettings(record_input=not (no_input or input_off), redact=not no_redact, encrypt=encrypt)
-        return settings, None
-    return settings_from_config(config, no_input=no_input, no_redact=no_redact), config
+        return RecordSettings(record_input=not (no_input or input_off), redact=not no_redact, encrypt=encrypt)
+    return settings_from_config(config, no_input=no_input, no_redact=no_redact)
+
+
+def _config_may_apply(paths: Paths, project_root: Path, env: Mapping[str, str]) -> bool:
+    """Return whether any config layer exists: the user's file, the project's, or a variable."""
+    if any(name.startswith(_CONFIG_ENV_PREFIXES) for name in env):
+        return True
+    return os.path.exists(paths.config_file) or os.path.exists(project_root / PROJECT_FILE_NAME)
 
 
 def _privacy_asked(config_file: Path) -> tuple[bool, bool]:
@@ -170,6 +191,9 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
     Raises AgentNotFound (exit 127) or ProgramNotExecutable (126) before anything is stored.
     """
     env = dict(os.environ if env is None else env)
+    # The relay thread must get the GIL back quickly when a read or the child's exit wakes
+    # it while the writer thread computes (5 ms by default: a stall the user would see).
+    sys.setswitchinterval(_SWITCH_INTERVAL_S)
     program = request.argv[0]
     if find_program(program, env) is None:
         if "/" in program and os.path.isdir(program):
@@ -223,21 +247,23 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
         child_env["SHELLKEEP_SESSION"] = "unrecorded"
 
     recorder = None
-    if out is not None and meta is not None:
-        header = _header(meta, size, started.timestamp(), env, request.settings)
-        recorder = _make_recorder(out, header, request.settings, warn)
-    sink = recorder if recorder is not None else _NullSink()
     with RawMode(0) as raw:
         try:
             child = spawn(argv, cwd=request.cwd, env=child_env, size=size, termios_attrs=raw.attrs)
         except SpawnError as exc:
             raw.restore()
-            if recorder is not None:
-                recorder.close()
+            if out is not None:
+                out.close()
             _discard(folder)
             if exc.errno == 2:
                 raise AgentNotFound(str(exc)) from exc
             raise ProgramNotExecutable(str(exc)) from exc
+        # The writer thread starts once the child runs: compiling the redaction rules
+        # first would hold the GIL while the child is being started.
+        if out is not None and meta is not None:
+            header = _header(meta, size, started.timestamp(), env, request.settings)
+            recorder = _make_recorder(out, header, request.settings, warn)
+        sink = recorder if recorder is not None else _NullSink()
         found: dict[str, SessionMeta] = {}
         starter = threading.Thread(
             target=_after_spawn, args=(meta, child.pid, request.cwd, request.settings, found), daemon=True
@@ -279,9 +305,11 @@ def _is_known_agent(name: str) -> bool:
 
 def _prepare_launch(request: RunRequest, env: dict[str, str]) -> tuple[tuple[str, ...], str, str | None, dict[str, str]]:
     """Let the agent's adapter adjust the launch (a pre-assigned session id); never fails the run."""
-    from shellkeep.agents.registry import adapter_for
+    from shellkeep.agents.registry import adapter_for, builtin_may_match
 
     base = os.path.basename(request.argv[0])
+    if not builtin_may_match(request.argv):
+        return request.argv, base, None, env  # a plain program: the generic adapter changes nothing
     try:
         adapter = adapter_for(request.argv, plugins=False)
         launch = adapter.prepare(request.argv, request.cwd, env)
@@ -400,7 +428,7 @@ def _open_cast(path: Path, paths: Paths, settings: RecordSettings) -> BinaryIO:
 def _check_free_space(folder: Path, settings: RecordSettings, warn: Warn) -> None:
     """Warn once when the recording's disk is below ``record.min_free_mb`` (one statvfs),
     and hold 64 KiB so the final meta.json fits even if the disk fills up meanwhile."""
-    from shellkeep.store.retention import low_disk_warning, reserve_space
+    from shellkeep.store.space import low_disk_warning, reserve_space
 
     reserve_space(folder)
     message = low_disk_warning(folder, settings.min_free_mb)
@@ -410,55 +438,16 @@ def _check_free_space(folder: Path, settings: RecordSettings, warn: Warn) -> Non
 
 def _release_space(folder: Path) -> None:
     """Give back the space held at start, just before the final meta.json is written."""
-    from shellkeep.store.retention import release_space
+    from shellkeep.store.space import release_space
 
     release_space(folder)
 
 
 def _after_session(paths: Paths, meta: SessionMeta, settings: RecordSettings) -> None:
-    """Housekeeping once the session is stored: compress its recording, index it, automatic gc.
+    """Start the upkeep of the stored session (compress, index, automatic gc) in the background."""
+    from shellkeep.store import housekeeping
 
-    Compression and indexing take seconds on a long session, so they run in a detached
-    grandchild (new session, no terminal, stdio on /dev/null): the prompt comes back at once.
-    """
-    try:
-        pid = os.fork()
-    except OSError as exc:
-        log.warning("could not start housekeeping in the background (%s); doing it now", exc)
-        _housekeeping(paths, meta, settings)
-        return
-    if pid:
-        os.waitpid(pid, 0)  # the middle child exits at once; the grandchild is init's
-        return
-    try:
-        if os.fork():
-            os._exit(0)
-        os.setsid()
-        null = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):
-            os.dup2(null, fd)
-        os.closerange(3, 1 << 16)
-        _housekeeping(paths, meta, settings)
-    finally:
-        os._exit(0)
-
-
-def _housekeeping(paths: Paths, meta: SessionMeta, settings: RecordSettings) -> None:
-    """Compress, index and garbage-collect after a session; never raises."""
-    try:
-        if settings.compress:
-            from shellkeep.store.compress import compress_after_session
-
-            compress_after_session(meta)
-        from shellkeep.store.index import index_ended_session
-
-        index_ended_session(paths, meta)
-        if settings.auto_gc:
-            from shellkeep.store.retention import maybe_auto_gc
-
-            maybe_auto_gc(paths)
-    except Exception as exc:  # noqa: BLE001 - the session is stored; this is only upkeep
-        log.warning("housekeeping after %s failed: %s", meta.id, exc)
+    housekeeping.start(paths, meta.folder, compress=settings.compress, auto_gc=settings.auto_gc)
 
 
 def _header(meta: SessionMeta, size: TermSize, timestamp: float, env: Mapping[str, str], settings: RecordSettings) -> Header:

@@ -6,8 +6,12 @@ for the one recorded in a session's metadata. Importing this package loads no ad
 
 from __future__ import annotations
 
-from shellkeep.agents.base import AgentAdapter, AgentSession, Exchange, Launch, ToolCall, Usage
-from shellkeep.agents.registry import adapter_for, adapter_named, adapter_names
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from shellkeep.agents.base import AgentAdapter, AgentSession, Exchange, Launch, ToolCall, Usage
+    from shellkeep.agents.registry import adapter_for, adapter_named, adapter_names
 
 __all__ = [
     "AgentAdapter",
@@ -20,3 +24,12 @@ __all__ = [
     "adapter_named",
     "adapter_names",
 ]
+
+_HOMES = {"adapter_for": "registry", "adapter_named": "registry", "adapter_names": "registry"}
+
+
+def __getattr__(name: str) -> Any:
+    """Load the names above on first use, so importing a submodule loads nothing else."""
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_HOMES.get(name, 'base')}"), name)

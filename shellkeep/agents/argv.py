@@ -15,6 +15,8 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from shellkeep.agents.launchers import NODE, PYTHON_PREFIXES, RUNNER_VERBS, RUNNERS, program_name
+
 __all__ = [
     "Arity",
     "CommandLine",
@@ -28,37 +30,6 @@ __all__ = [
     "split_command",
     "tokenize",
 ]
-
-_SUFFIXES = (".exe", ".cmd", ".bat", ".ps1", ".js", ".mjs", ".cjs", ".py", ".sh")
-_NODE = frozenset({"node", "nodejs", "bun", "deno", "tsx"})
-_PYTHON_PREFIXES = ("python", "pypy")
-# Runners whose first positional argument is the package to run, and the options of
-# theirs that take a value.
-_RUNNERS: dict[str, frozenset[str]] = {
-    "npx": frozenset({"-p", "--package", "-c", "--call", "--cache", "--registry", "--userconfig"}),
-    "bunx": frozenset({"-p", "--package"}),
-    "pnpx": frozenset({"-p", "--package"}),
-    "uvx": frozenset({"--from", "--with", "-p", "--python", "--index", "--index-url"}),
-}
-# Package managers whose ``<manager> <verb>`` runs a package like a runner does.
-_RUNNER_VERBS: dict[str, frozenset[str]] = {
-    "npm": frozenset({"exec", "x"}),
-    "pnpm": frozenset({"dlx", "exec"}),
-    "yarn": frozenset({"dlx", "exec"}),
-    "pipx": frozenset({"run"}),
-    "uv": frozenset({"run"}),
-}
-
-
-def program_name(path: str) -> str:
-    """Return a command's base name without directory and launcher suffix (``claude.exe`` → ``claude``)."""
-    name = os.path.basename(path.rstrip("/\\").replace("\\", "/"))
-    lowered = name.lower()
-    for suffix in _SUFFIXES:
-        if lowered.endswith(suffix):
-            return name[: -len(suffix)]
-    return name
-
 
 def _package_name(spec: str) -> str:
     """Return a package spec without its version (``@openai/codex@0.171`` → ``@openai/codex``)."""
@@ -106,11 +77,11 @@ def split_command(
         return CommandLine(prefix=(argv[0],), args=tuple(argv[1:]))
     start = 1
     runner = first
-    if first in _RUNNER_VERBS and len(argv) > 1 and argv[1] in _RUNNER_VERBS[first]:
+    if first in RUNNER_VERBS and len(argv) > 1 and argv[1] in RUNNER_VERBS[first]:
         start = 2
         runner = "npx"
-    if runner in _RUNNERS or start == 2:
-        takes_value = _RUNNERS.get(runner, frozenset())
+    if runner in RUNNERS or start == 2:
+        takes_value = RUNNERS.get(runner, frozenset())
         i = start
         while i < len(argv):
             arg = argv[i]
@@ -125,7 +96,7 @@ def split_command(
                 return CommandLine(prefix=tuple(argv[: i + 1]), args=tuple(argv[i + 1 :]))
             return None
         return None
-    if first in _NODE:
+    if first in NODE:
         i = 1
         while i < len(argv) and argv[i].startswith("-"):
             i += 1
@@ -135,7 +106,7 @@ def split_command(
         if program_name(script) in name_set or any(f"/{p}/" in f"/{script}" for p in package_set):
             return CommandLine(prefix=tuple(argv[: i + 1]), args=tuple(argv[i + 1 :]))
         return None
-    if first.startswith(_PYTHON_PREFIXES) and len(argv) > 2 and argv[1] == "-m" and argv[2] in set(modules):
+    if first.startswith(PYTHON_PREFIXES) and len(argv) > 2 and argv[1] == "-m" and argv[2] in set(modules):
         return CommandLine(prefix=tuple(argv[:3]), args=tuple(argv[3:]))
     return None
 

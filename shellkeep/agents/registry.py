@@ -11,24 +11,28 @@ satisfy ``AgentAdapter`` is skipped with a warning.
 from __future__ import annotations
 
 import importlib
-import logging
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from shellkeep.agents.base import AgentAdapter
 from shellkeep.errors import UserInputError
+from shellkeep.logs import get_logger
+
+if TYPE_CHECKING:
+    from shellkeep.agents.base import AgentAdapter
 
 __all__ = [
     "ENTRY_POINT_GROUP",
     "adapter_for",
     "adapter_named",
     "adapter_names",
+    "builtin_may_match",
     "builtin_adapters",
     "builtin_names",
     "clear_cache",
     "plugin_adapters",
 ]
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 ENTRY_POINT_GROUP = "shellkeep.agents"
 """The entry-point group third-party adapters register under."""
@@ -65,6 +69,8 @@ def builtin_adapters() -> list[AgentAdapter]:
 
 def _instantiate(value: object) -> object:
     """Return an adapter from an entry point's target: a class or factory is called, an instance kept."""
+    from shellkeep.agents.base import AgentAdapter
+
     if isinstance(value, type) or (callable(value) and not isinstance(value, AgentAdapter)):
         return value()
     return value
@@ -76,6 +82,8 @@ def plugin_adapters() -> list[AgentAdapter]:
     if _plugins is not None:
         return _plugins
     from importlib.metadata import entry_points
+
+    from shellkeep.agents.base import AgentAdapter
 
     found: list[AgentAdapter] = []
     builtin_names = {name for name, _ in (*_BUILTINS, _GENERIC)}
@@ -119,6 +127,13 @@ def adapter_for(argv: Sequence[str], *, plugins: bool = True) -> AgentAdapter:
         if _matches(adapter, argv):
             return adapter
     return _builtin(*_GENERIC)
+
+
+def builtin_may_match(argv: Sequence[str]) -> bool:
+    """Return False when no built-in adapter can recognise ``argv`` (none is imported to say so)."""
+    from shellkeep.agents.launchers import may_run_agent
+
+    return may_run_agent(argv, (name for name, _ in _BUILTINS))
 
 
 def builtin_names() -> list[str]:

@@ -32,18 +32,20 @@ from __future__ import annotations
 
 import functools
 import importlib
-import logging
 import os
 import re
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from shellkeep.logs import get_logger
+
 if TYPE_CHECKING:
     from shellkeep.config import RedactConfig
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 MARKER = "[REDACTED:{name}]"
 """What a secret becomes; ``{name}`` is the rule's name."""
@@ -201,6 +203,7 @@ class Redactor:
         self._rules = tuple(rules)
         self._allowlist = tuple(allowlist)
         self._engine: _Engine | None = None
+        self._lock = threading.Lock()  # the writer and metadata threads compile it only once
 
     @property
     def rules(self) -> tuple[RedactionRule, ...]:
@@ -226,7 +229,10 @@ class Redactor:
         """Return the compiled rules, compiling them on first use."""
         engine = self._engine
         if engine is None:
-            engine = self._engine = _Engine(self._rules, self._allowlist)
+            with self._lock:
+                engine = self._engine
+                if engine is None:
+                    engine = self._engine = _Engine(self._rules, self._allowlist)
         return engine
 
 
@@ -349,7 +355,7 @@ class _Rule:
 
     name: str
     priority: int
-    rx: re.Pattern[str]
+    rx: _LazyPattern  # the rule's regex, compiled on first use
     ci: bool
     literals: tuple[str, ...]  # every match starts with one of these (lower-cased if ci)
     find_literals: bool  # scan by finding literals rather than with rx.finditer
@@ -453,18 +459,21 @@ class _Engine:
             start = max(first, n - r.window)
             if start >= best:
                 continue
-            if r.prefix is not None and r.literals and (low is not None or not r.ci):
+            prefix = r.prefix.get() if r.prefix is not None and r.literals and (low is not None or not r.ci) else None
+            if prefix is not None:
                 hay, offset = (low, low_from) if r.ci else (text, 0)
                 assert hay is not None
                 for lit in r.literals:
                     pos = hay.find(lit, start - offset)
                     while pos != -1 and pos + offset < best:
-                        if r.prefix.fullmatch(text, pos + offset) is not None:
+                        if prefix.fullmatch(text, pos + offset) is not None:
                             best = pos + offset
                             break
                         pos = hay.find(lit, pos + 1)
-            elif r.prefix_search is not None:
-                m = r.prefix_search.search(text, start)
+                continue
+            prefix_search = r.prefix_search.get() if r.prefix_search is not None else None
+            if prefix_search is not None:
+                m = prefix_search.search(text, start)
                 if m is not None and m.start() < best:
                     best = m.start()
             else:  # no prefix regex could be derived: hold the whole window
@@ -530,33 +539,60 @@ def _sre() -> tuple[ModuleType, ModuleType]:
 
 
 class _LazyPattern:
-    """A regex compiled on first use: the partial-match regexes are large and most are
-    never needed, while compiling them all up front cost about 0.1 s at every session start."""
+    """A regex compiled on first use. Most rules never need their main regex (a short read
+    lacks their literal) and most never need their partial-match regexes (large); compiling
+    them all up front cost about 5 ms at every session start, on the path to the first write.
 
-    __slots__ = ("_compiled", "_flags", "_source")
+    ``source`` is the regex, or a function that builds it. The main regex of a rule raises
+    ``re.error`` when it does not compile (config validation has compiled it already); a
+    partial-match regex that cannot be built is logged once and ``get`` returns None, so
+    the caller holds back the whole window instead.
+    """
 
-    def __init__(self, source: str, flags: int) -> None:
+    __slots__ = ("_compiled", "_failed", "_flags", "_optional", "_source")
+
+    def __init__(self, source: str | Callable[[], str], flags: int = 0, *, optional: bool = False) -> None:
         self._source = source
         self._flags = flags
+        self._optional = optional
         self._compiled: re.Pattern[str] | None = None
+        self._failed = False
 
-    def _get(self) -> re.Pattern[str]:
-        if self._compiled is None:
-            self._compiled = re.compile(self._source, self._flags)
-        return self._compiled
+    def get(self) -> re.Pattern[str] | None:
+        """Return the compiled regex (None only for an optional one that cannot be built)."""
+        compiled = self._compiled
+        if compiled is None and not self._failed:
+            if not self._optional:
+                source = self._source() if callable(self._source) else self._source
+                compiled = self._compiled = re.compile(source, self._flags)
+                return compiled
+            try:
+                source = self._source() if callable(self._source) else self._source
+                compiled = self._compiled = re.compile(source, self._flags)
+            except (_Unsupported, re.error, RecursionError, AttributeError, TypeError, ValueError) as exc:
+                self._failed = True
+                log.warning("a redaction rule cannot check partial matches (%s); holding back more", exc)
+        return compiled
 
-    def fullmatch(self, text: str, pos: int = 0) -> re.Match[str] | None:
-        """Return ``re.Pattern.fullmatch(text, pos)``."""
-        return self._get().fullmatch(text, pos)
+    def _rx(self) -> re.Pattern[str]:
+        compiled = self.get()
+        assert compiled is not None
+        return compiled
 
-    def search(self, text: str, pos: int = 0) -> re.Match[str] | None:
-        """Return ``re.Pattern.search(text, pos)``."""
-        return self._get().search(text, pos)
+    def match(self, text: str, pos: int = 0) -> re.Match[str] | None:
+        """Return ``re.Pattern.match(text, pos)``."""
+        return self._rx().match(text, pos)
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        """Return ``re.Pattern.finditer(text)``."""
+        return self._rx().finditer(text)
 
 
 def _compile_rule(rule: RedactionRule, priority: int) -> _Rule:
-    rx = re.compile(rule.pattern)
-    ci = bool(rx.flags & re.IGNORECASE)
+    """Analyse one rule's regex (its parse tree); the regexes themselves compile on first use.
+
+    Raises re.error when the pattern does not parse.
+    """
     literals: tuple[str, ...] = ()
     prefix: _LazyPattern | None = None
     prefix_search: _LazyPattern | None = None
@@ -566,25 +602,39 @@ def _compile_rule(rule: RedactionRule, priority: int) -> _Rule:
     try:
         parser, consts = _sre()
         tree = parser.parse(rule.pattern)
+    except (re.error, RecursionError, AttributeError, ImportError, TypeError, ValueError) as exc:
+        # Python's parser moved or refused: compile now (raising for a bad pattern) and scan slowly.
+        rx = re.compile(rule.pattern)
+        log.warning("redaction rule %r: cannot check partial matches (%s); holding back more", rule.name, exc)
+        ci = bool(rx.flags & re.IGNORECASE)
+        return _Rule(rule.name, priority, _LazyPattern(rule.pattern), ci, (), False, None, None, window,
+                     rx.groupindex.get("secret", 0), (), lookbehind)
+    flags = tree.state.flags & ~(re.VERBOSE | re.DEBUG)
+    ci = bool(flags & re.IGNORECASE)
+    try:
         hi = int(tree.getwidth()[1])
         window = hi if hi <= _HOLD_MAX else _HOLD_UNBOUNDED
         literals = _starting_literals(list(tree), consts, ci)
         required = tuple(dict.fromkeys(_required_chars(list(tree), consts)))
         lookbehind = _lookbehind_width(list(tree), consts)
-        source = _Prefix(consts).of_sequence(list(tree))
-        if len(source) > 200_000:
-            raise _Unsupported("prefix regex too large")
-        flags = rx.flags & ~(re.VERBOSE | re.DEBUG)
-        prefix = _LazyPattern(source, flags)
-        prefix_search = _LazyPattern(f"(?:{source})\\Z", flags)
-    except (_Unsupported, re.error, RecursionError, AttributeError, ImportError, TypeError, ValueError) as exc:
+
+        @functools.cache
+        def source() -> str:
+            built = _Prefix(consts).of_sequence(list(tree))
+            if len(built) > 200_000:
+                raise _Unsupported("prefix regex too large")
+            return built
+
+        prefix = _LazyPattern(source, flags, optional=True)
+        prefix_search = _LazyPattern(lambda: f"(?:{source()})\\Z", flags, optional=True)
+    except (_Unsupported, RecursionError, AttributeError, TypeError, ValueError) as exc:
         log.warning("redaction rule %r: cannot check partial matches (%s); holding back more", rule.name, exc)
         prefix = prefix_search = None
     find_literals = bool(literals) and (ci or len(literals) > 1)
-    secret = rx.groupindex.get("secret", 0)
+    secret = tree.state.groupdict.get("secret", 0)
     return _Rule(
-        rule.name, priority, rx, ci, literals, find_literals, prefix, prefix_search, window, secret, required,
-        lookbehind,
+        rule.name, priority, _LazyPattern(rule.pattern), ci, literals, find_literals, prefix, prefix_search, window,
+        secret, required, lookbehind,
     )
 
 

@@ -1,43 +1,23 @@
-"""The ``shellkeep`` entry point: a click group whose subcommands load lazily.
+"""The ``shellkeep`` click group: subcommands load lazily from ``COMMANDS``.
 
 Anything that is not a shellkeep command is a program to record: ``shellkeep claude -c``
-runs ``claude -c`` with every argument untouched. This is the only place that turns a
-``ShellkeepError`` into a message and an exit status.
+runs ``claude -c`` with every argument untouched. The console script (``cli/entry.py``)
+records the plain forms without click and sends the rest here; errors become one line
+through ``cli/entry.guarded``.
 """
 
 from __future__ import annotations
 
 import importlib
-import logging
-import os
-import sys
 from typing import Any
 
 import click
 
 from shellkeep import __version__
+from shellkeep.cli.entry import entry, warn
+from shellkeep.cli.record import COMMANDS
 
-# name -> "module:function"; every entry is exercised by the --help contract test.
-COMMANDS: dict[str, str] = {
-    "run": "shellkeep.cli.run:run",
-    "ls": "shellkeep.cli.ls:ls",
-    "show": "shellkeep.cli.show:show",
-    "replay": "shellkeep.cli.replay:replay",
-    "config": "shellkeep.cli.config:config",
-    "resume": "shellkeep.cli.resume:resume",
-    "browse": "shellkeep.cli.browse:browse",
-    "search": "shellkeep.cli.search:search",
-    "cat": "shellkeep.cli.cat:cat",
-    "export": "shellkeep.cli.export:export",
-    "import": "shellkeep.cli.import_:import_",
-    "audit": "shellkeep.cli.audit:audit",
-    "reindex": "shellkeep.cli.reindex:reindex",
-    "key": "shellkeep.cli.key:key",
-    "gc": "shellkeep.cli.gc:gc",
-    "pin": "shellkeep.cli.pin:pin",
-    "unpin": "shellkeep.cli.pin:unpin",
-    "redact": "shellkeep.cli.redact:redact",
-}
+__all__ = ["COMMANDS", "entry", "main", "run_click"]
 
 
 class ShellkeepGroup(click.Group):
@@ -70,17 +50,6 @@ class ShellkeepGroup(click.Group):
         return super().parse_args(ctx, args)
 
 
-def _configure_logging(verbose: int, quiet: bool) -> None:
-    level = logging.WARNING - 10 * verbose
-    if quiet:
-        level = logging.ERROR
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("shellkeep: %(message)s"))
-    root = logging.getLogger("shellkeep")
-    root.handlers[:] = [handler]
-    root.setLevel(max(level, logging.DEBUG))
-
-
 @click.group(
     cls=ShellkeepGroup,
     invoke_without_command=True,
@@ -100,75 +69,34 @@ def main(ctx: click.Context, verbose: int, quiet: bool) -> int | None:
 
     Example: shellkeep claude
     """
-    _configure_logging(verbose, quiet)
+    from shellkeep.logs import configure
+
+    configure(verbose, quiet)
     if ctx.invoked_subcommand is None:
         run = ctx.command.get_command(ctx, "run")  # type: ignore[attr-defined]
         return ctx.invoke(run)
     return None
 
 
-def entry() -> None:
-    """Run the CLI and exit with the right status; the console-script entry point."""
-    from shellkeep.errors import InternalError, ShellkeepError
-
+def run_click() -> int:
+    """Run the click group; return the exit status, a usage error reported as one line."""
     try:
         rv: Any = main.main(prog_name="shellkeep", standalone_mode=False)
-    except ShellkeepError as exc:
-        _error(str(exc))
-        sys.exit(exc.exit_code)
     except click.exceptions.Abort:
-        _error("aborted")
-        sys.exit(130)
+        warn("aborted")
+        return 130
     except click.UsageError as exc:
         where = exc.ctx.command_path if exc.ctx is not None else "shellkeep"
-        _error(f"{_lower_first(exc.format_message())}; see '{where} --help'")
-        sys.exit(exc.exit_code)
+        warn(f"{_lower_first(exc.format_message())}; see '{where} --help'")
+        return exc.exit_code
     except click.ClickException as exc:
-        _error(_lower_first(exc.format_message()))
-        sys.exit(exc.exit_code)
+        warn(_lower_first(exc.format_message()))
+        return exc.exit_code
     except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        sys.exit(130)
-    except BrokenPipeError:
-        sys.exit(0)
-    except OSError as exc:  # a file or folder the user named, or the data folder, is unusable
-        where = f": {exc.filename}" if exc.filename else ""
-        _error(f"{(exc.strerror or str(exc)).lower()}{where}; check the path and its permissions")
-        sys.exit(1)
-    except Exception as exc:  # noqa: BLE001 - a bug: one line and a log, not a traceback
-        if os.environ.get("SHELLKEEP_DEBUG") == "1":
-            raise
-        log_path = _write_crash_log(exc)
-        bug = InternalError(f"internal error: {type(exc).__name__}: {exc}; details in {log_path}")
-        _error(str(bug))
-        sys.exit(bug.exit_code)
-    sys.exit(rv if isinstance(rv, int) else 0)
+        return exc.exit_code
+    return rv if isinstance(rv, int) else 0
 
 
 def _lower_first(text: str) -> str:
     text = " ".join(text.split()).rstrip(".")
     return text[:1].lower() + text[1:]
-
-
-def _error(message: str) -> None:
-    from shellkeep.cli.options import warn
-
-    warn(message)
-
-
-def _write_crash_log(exc: BaseException) -> str:
-    import tempfile
-    import traceback
-
-    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    try:
-        from shellkeep.store.paths import ensure_dir, resolve_paths
-
-        logs = ensure_dir(resolve_paths().logs)
-        fd, name = tempfile.mkstemp(prefix="crash-", suffix=".log", dir=logs)
-    except OSError:
-        fd, name = tempfile.mkstemp(prefix="shellkeep-crash-", suffix=".log")
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text)
-    return name

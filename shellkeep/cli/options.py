@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
 import click
 
+from shellkeep.cli.entry import warn
 from shellkeep.store.paths import Paths, resolve_paths
+
+__all__ = ["cwd", "json_option", "paths", "require_ref", "session_argument", "warn"]
 
 F = TypeVar("F", bound=Callable[..., object])
 
@@ -42,13 +44,6 @@ def paths() -> Paths:
 def cwd() -> Path:
     """Return the working directory (absolute)."""
     return Path.cwd()
-
-
-def warn(message: str) -> None:
-    """Write one warning line to stderr (with a carriage return, safe in raw mode)."""
-    end = "\r\n" if sys.stderr.isatty() else "\n"
-    sys.stderr.write(f"shellkeep: {message}{end}")
-    sys.stderr.flush()
 
 
 def require_ref(ref: str | None, last: bool) -> None:

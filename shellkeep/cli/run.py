@@ -1,11 +1,14 @@
-"""``shellkeep run``: record a program in a pty (also ``shellkeep PROGRAM`` and ``shellkeep``)."""
+"""``shellkeep run``: record a program in a pty (also ``shellkeep PROGRAM`` and ``shellkeep``).
+
+The plain forms never get here: ``cli/entry.py`` records them without importing click.
+This command serves ``--help``, errors, and runs after group options (``shellkeep -v claude``).
+"""
 
 from __future__ import annotations
 
 import click
 
-from shellkeep.cli.options import cwd, warn
-from shellkeep.store.paths import resolve_paths as paths
+from shellkeep.cli.record import RunArgs, record
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -21,13 +24,6 @@ def run(name: str | None, title: str | None, no_input: bool, no_redact: bool, ar
 
     Example: shellkeep run --name fix-login -- claude --model opus
     """
-    import os
-
-    from shellkeep.runner import RunRequest, default_argv, load_settings, run_session
-
     if argv and argv[0].startswith("-"):
         raise click.UsageError(f"no such option: {argv[0]} (put the program after '--')")
-    here = cwd()
-    settings, _ = load_settings(paths(), here, warn=warn, no_input=no_input, no_redact=no_redact)
-    request = RunRequest(argv=argv or default_argv(os.environ), cwd=here, name=name, title=title, settings=settings)
-    return run_session(paths(), request, warn=warn).exit_code
+    return record(RunArgs(argv=argv, name=name, title=title, no_input=no_input, no_redact=no_redact))

@@ -7,14 +7,15 @@ set; config under ``platformdirs.user_config_dir("shellkeep")/config.toml`` unle
 
 from __future__ import annotations
 
-import hashlib
 import os
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
+PROJECT_FILE_NAME = ".shellkeep.toml"
+"""A project's own settings, at its root (read by ``config``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,12 +103,17 @@ def ensure_dir(path: Path) -> Path:
 def project_root_of(cwd: Path) -> Path:
     """Return the git top-level of ``cwd``, else ``cwd`` itself (absolute, symlinks resolved)."""
     cwd = cwd.resolve()
+    return _git_top(cwd) or cwd
+
+
+def _git_top(cwd: Path) -> Path | None:
+    """Return the nearest of ``cwd`` (resolved) and its parents that holds ``.git``, or None."""
     probe = cwd
     while True:
         if (probe / ".git").exists():
             return probe
         if probe.parent == probe:
-            return cwd
+            return None
         probe = probe.parent
 
 
@@ -117,17 +123,41 @@ def project_key(project_root: Path) -> str:
     ``/home/alice/src/web`` gives ``web-3f9c1a2b``.
     """
     root = str(project_root)
-    digest = hashlib.sha256(root.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    digest = _sha256()(root.encode("utf-8", "surrogateescape")).hexdigest()[:8]
     base = project_root.name or "root"
     safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in base)
     return f"{safe}-{digest}"
 
 
+def _sha256() -> Any:
+    """Return a sha256 constructor, CPython's built-in one when there is one.
+
+    ``hashlib`` loads OpenSSL (about 2 ms at every start-up); the digests are the same.
+    """
+    try:
+        from _sha2 import sha256  # type: ignore[import-not-found]  # Python 3.12+
+    except ImportError:
+        try:
+            from _sha256 import sha256  # type: ignore[import-not-found, no-redef]  # Python 3.10, 3.11
+        except ImportError:
+            from hashlib import sha256
+    return sha256
+
+
 def git_state(cwd: Path) -> dict[str, object] | None:
     """Return ``{"branch", "commit", "dirty"}`` of the git work tree at ``cwd``, or None.
 
-    Blocks for the duration of two short ``git`` calls; never raises.
+    Outside a work tree (no ``.git`` in ``cwd`` or above it, and no ``GIT_DIR``) this is
+    None at once, without running git. Blocks for one short ``git status``; never raises.
     """
+    if "GIT_DIR" not in os.environ:
+        try:
+            if _git_top(cwd.resolve()) is None:
+                return None
+        except OSError:
+            pass  # let git decide
+    import subprocess
+
     try:
         out = subprocess.run(
             ["git", "-C", str(cwd), "status", "--porcelain=v2", "--branch", "--untracked-files=no"],

@@ -9,10 +9,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
-import logging
 import os
-import secrets
-import socket
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -20,8 +17,9 @@ from pathlib import Path
 
 from shellkeep.errors import AmbiguousSession, DataError, SessionNotFound, ShellkeepError
 from shellkeep.store.paths import FILE_MODE, Paths, ensure_dir, project_key
+from shellkeep.logs import get_logger
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 META_FILE = "meta.json"
 CAST_FILE = "session.cast"
@@ -134,7 +132,7 @@ def new_session_id(at: datetime) -> str:
 
     mmm: milliseconds, so ids of one second still sort; xx: two random hex digits.
     """
-    return at.strftime("%Y%m%d-%H%M%S-") + f"{at.microsecond // 1000:03d}" + secrets.token_hex(1)
+    return at.strftime("%Y%m%d-%H%M%S-") + f"{at.microsecond // 1000:03d}" + os.urandom(1).hex()
 
 
 def boot_id() -> str | None:
@@ -146,8 +144,8 @@ def boot_id() -> str | None:
 
 
 def host_name() -> str:
-    """Return this machine's host name."""
-    return socket.gethostname()
+    """Return this machine's host name (``uname -n``, what ``socket.gethostname`` returns)."""
+    return os.uname().nodename
 
 
 def write_json_atomic(path: Path, obj: object) -> None:
@@ -234,14 +232,14 @@ def recover(meta: SessionMeta) -> SessionMeta:
 
     Drops a cut last line from the recording (it was never a whole event; in an encrypted
     recording, a cut last record), gives back the space the recorder held for its last
-    metadata write (``retention.release_space``), then sets status ``interrupted``,
+    metadata write (``space.release_space``), then sets status ``interrupted``,
     ``ended_at``, ``duration`` and byte counts from the events. Never raises for an
     unreadable recording (an encrypted one whose key is missing included): the metadata
     is repaired as far as possible.
     """
     from shellkeep.asciicast.reader import open_cast
     from shellkeep.store.crypto import is_encrypted, repair_tail
-    from shellkeep.store.retention import release_space
+    from shellkeep.store.space import release_space
 
     cast_path = Path(meta.cast)
     release_space(meta.folder)

@@ -348,3 +348,21 @@ def test_a_project_file_sets_retention_limits_for_its_project(home: Paths, proje
     config = load_config(home, project, {})
     assert (config.retention.max_sessions, config.retention.max_age_days) == (3, 30)
     assert load_config(home, None, {}).retention.max_sessions == 0  # the user's own limits
+
+
+def test_without_any_config_layer_run_uses_the_config_defaults(tmp_path: Path) -> None:
+    """run skips loading config when no layer exists; its defaults must be the config's."""
+    from shellkeep.config import ENV_VARS, Config
+    from shellkeep.runner import _CONFIG_ENV_PREFIXES, load_settings, settings_from_config
+
+    assert all(name.startswith(_CONFIG_ENV_PREFIXES) for name in ENV_VARS)
+    paths = Paths(home=tmp_path / "home", config_file=tmp_path / "none" / "config.toml")
+    project = tmp_path / "checkout"
+    project.mkdir()
+    fast = load_settings(paths, project, warn=pytest.fail, env={})
+    assert fast == dataclasses.replace(settings_from_config(Config()), redact_config=None)
+    # Any one layer makes it load the config.
+    slow = load_settings(paths, project, warn=pytest.fail, env={"SHELLKEEP_RECORD_INPUT": "false"})
+    assert slow.record_input is False
+    (project / PROJECT_FILE_NAME).write_text("[record]\ninput = false\n")
+    assert load_settings(paths, project, warn=pytest.fail, env={}).record_input is False

@@ -46,6 +46,29 @@ def fresh_registry() -> Iterator[None]:
 )
 def test_adapter_for_picks_by_command_line(argv: list[str], name: str) -> None:
     assert adapter_for(argv).name == name
+    # The quick look run uses to skip the adapters never rules out a built-in that matches.
+    if name != "generic":
+        assert registry.builtin_may_match(argv)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["bash"], ["/usr/bin/vim", "claude.txt"], ["true"], ["git", "commit"], ["claude-wrapper"], []],
+    ids=lambda value: "-".join(value) or "empty",
+)
+def test_a_plain_program_is_known_not_to_be_an_agent_without_loading_adapters(argv: list[str]) -> None:
+    assert not registry.builtin_may_match(argv)
+    assert adapter_for(argv, plugins=False).name == "generic"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["npx", "cowsay"], ["node", "server.js"], ["python3", "-m", "http.server"], ["npm", "exec", "x"], ["uv", "run", "y"]],
+    ids=lambda value: "-".join(value),
+)
+def test_launchers_are_looked_at_by_the_adapters(argv: list[str]) -> None:
+    assert registry.builtin_may_match(argv)
+    assert adapter_for(argv, plugins=False).name == "generic"
 
 
 def test_adapter_named_and_names() -> None:

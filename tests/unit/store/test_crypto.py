@@ -204,7 +204,7 @@ def test_repair_tail_drops_a_cut_record_only(home: Paths, tmp_path: Path) -> Non
 
 
 def test_recovering_an_interrupted_encrypted_session_drops_its_cut_record(home: Paths, tmp_path: Path) -> None:
-    from shellkeep.store.retention import RESERVE_FILE, reserve_space
+    from shellkeep.store.space import RESERVE_FILE, reserve_space
     from shellkeep.store.session import read_meta, recover
 
     meta = make_session(home, tmp_path / "project", 1, status="running")

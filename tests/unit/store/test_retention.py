@@ -13,14 +13,12 @@ from shellkeep.store.retention import (
     collect_garbage,
     folder_size,
     is_pinned,
-    low_disk_warning,
     maybe_auto_gc,
     plan_gc,
-    release_space,
-    reserve_space,
     set_pinned,
 )
 from shellkeep.store.session import SessionMeta, list_sessions, write_meta
+from shellkeep.store.space import low_disk_warning, release_space, reserve_space
 
 from .factory import BASE, make_session
 

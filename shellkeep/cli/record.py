@@ -1,0 +1,124 @@
+"""Record a program: what ``shellkeep``, ``shellkeep PROGRAM`` and ``shellkeep run`` do.
+
+Click-free, so the console script can start the child without importing click:
+``parse_run_args`` recognises the plain forms of those command lines and returns None for
+anything else (help, group options, an unknown ``run`` option, a missing value), which
+the click group in ``cli/main.py`` then parses and reports. ``cli/run.py`` (click) builds
+the same ``RunArgs`` and calls ``record``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+COMMANDS: dict[str, str] = {
+    "run": "shellkeep.cli.run:run",
+    "ls": "shellkeep.cli.ls:ls",
+    "show": "shellkeep.cli.show:show",
+    "replay": "shellkeep.cli.replay:replay",
+    "config": "shellkeep.cli.config:config",
+    "resume": "shellkeep.cli.resume:resume",
+    "browse": "shellkeep.cli.browse:browse",
+    "search": "shellkeep.cli.search:search",
+    "cat": "shellkeep.cli.cat:cat",
+    "export": "shellkeep.cli.export:export",
+    "import": "shellkeep.cli.import_:import_",
+    "audit": "shellkeep.cli.audit:audit",
+    "reindex": "shellkeep.cli.reindex:reindex",
+    "key": "shellkeep.cli.key:key",
+    "gc": "shellkeep.cli.gc:gc",
+    "pin": "shellkeep.cli.pin:pin",
+    "unpin": "shellkeep.cli.pin:unpin",
+    "redact": "shellkeep.cli.redact:redact",
+}
+"""Command name -> ``"module:function"`` of its click command; any other word is a program."""
+
+_VALUE_OPTIONS = ("--name", "--title")
+_FLAG_OPTIONS = ("--no-input", "--no-redact")
+
+
+@dataclass(frozen=True, slots=True)
+class RunArgs:
+    """The options of one recording; ``argv`` empty means ``$SHELL``."""
+
+    argv: tuple[str, ...] = ()
+    name: str | None = None
+    title: str | None = None
+    no_input: bool = False
+    no_redact: bool = False
+
+
+def parse_run_args(args: Sequence[str]) -> RunArgs | None:
+    """Return the recording a command line asks for, or None when click must parse it.
+
+    args: the words after ``shellkeep``. Recognised: nothing; ``PROGRAM [ARGS...]``
+    (PROGRAM not a command, not starting with '-'); ``-- [PROGRAM [ARGS...]]``; and ``run``
+    with ``--name``/``--title`` (``--name N`` or ``--name=N``), ``--no-input``,
+    ``--no-redact``, then ``--`` or the program.
+    """
+    if not args:
+        return RunArgs()
+    first = args[0]
+    if first == "--":
+        return RunArgs(argv=tuple(args[1:]))
+    if first.startswith("-"):
+        return None
+    if first not in COMMANDS:
+        return RunArgs(argv=tuple(args))
+    if first != "run":
+        return None
+    values: dict[str, str] = {}
+    flags: set[str] = set()
+    i = 1
+    while i < len(args):
+        word = args[i]
+        if word == "--":
+            i += 1
+            break
+        if not word.startswith("-"):
+            break
+        option, eq, value = word.partition("=")
+        if option in _VALUE_OPTIONS:
+            if not eq:
+                if i + 1 >= len(args):
+                    return None
+                i += 1
+                value = args[i]
+            values[option] = value
+        elif option in _FLAG_OPTIONS and not eq:
+            flags.add(option)
+        else:
+            return None
+        i += 1
+    argv = tuple(args[i:])
+    if argv and argv[0].startswith("-"):
+        return None  # click says: put the program after '--'
+    return RunArgs(
+        argv=argv,
+        name=values.get("--name"),
+        title=values.get("--title"),
+        no_input="--no-input" in flags,
+        no_redact="--no-redact" in flags,
+    )
+
+
+def record(run: RunArgs) -> int:
+    """Record ``run.argv`` (``$SHELL`` when empty) in a pty; return its exit status.
+
+    Raises AgentNotFound (127) or ProgramNotExecutable (126) before anything is stored.
+    """
+    import os
+    from pathlib import Path
+
+    from shellkeep.cli.entry import warn
+    from shellkeep.runner import RunRequest, default_argv, load_settings, run_session
+    from shellkeep.store.paths import resolve_paths
+
+    here = Path.cwd()
+    paths = resolve_paths()
+    settings = load_settings(paths, here, warn=warn, no_input=run.no_input, no_redact=run.no_redact)
+    request = RunRequest(
+        argv=run.argv or default_argv(os.environ), cwd=here, name=run.name, title=run.title, settings=settings
+    )
+    return run_session(paths, request, warn=warn).exit_code

@@ -1,0 +1,76 @@
+"""Own the disk space of a recording: free space, the low-disk warning, the reserve file.
+
+Kept apart from retention (gc) so ``shellkeep run`` can check the disk before the child
+starts without loading the retention rules. Every function is one or two syscalls and
+never raises.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = ["RESERVE_BYTES", "RESERVE_FILE", "free_bytes", "low_disk_warning", "release_space", "reserve_space"]
+
+
+def free_bytes(path: Path) -> int | None:
+    """Return the bytes free to this user on ``path``'s filesystem (``os.statvfs``), or None."""
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return None
+    return st.f_bavail * st.f_frsize
+
+
+def low_disk_warning(path: Path, min_free_mb: int) -> str | None:
+    """Return a one-line warning when ``path``'s disk has less than ``min_free_mb`` MB free.
+
+    One ``os.statvfs`` call; None when there is enough, the check is off (0) or fails.
+    """
+    if min_free_mb <= 0:
+        return None
+    free = free_bytes(path)
+    if free is None or free >= min_free_mb * 1024 * 1024:
+        return None
+    return (
+        f"only {free // (1024 * 1024)} MB free on the disk holding {path} (below record.min_free_mb = "
+        f"{min_free_mb}); recording may stop when it is full: run 'shellkeep gc' or free some space"
+    )
+
+
+RESERVE_FILE = ".reserve"
+RESERVE_BYTES = 64 * 1024
+"""Space held in a session's folder while it records, given back before the final
+``meta.json`` is written: on a disk that filled up meanwhile, the metadata can still say
+that the recording is incomplete."""
+
+
+def reserve_space(folder: Path, nbytes: int = RESERVE_BYTES) -> bool:
+    """Allocate ``nbytes`` in ``folder/.reserve`` (``posix_fallocate``; one syscall); never raises.
+
+    Returns False when the space could not be had (the disk is already full).
+    """
+    path = folder / RESERVE_FILE
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    except OSError:
+        return False
+    try:
+        os.posix_fallocate(fd, 0, nbytes)
+        return True
+    except (OSError, AttributeError):
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        return False
+    finally:
+        os.close(fd)
+
+
+def release_space(folder: Path) -> None:
+    """Give back the space ``reserve_space`` held (remove ``.reserve``); never raises."""
+    try:
+        os.unlink(folder / RESERVE_FILE)
+    except OSError:
+        pass
