@@ -394,6 +394,8 @@ class _Engine:
         if ci:
             alternatives.append("(?i:" + "|".join(re.escape(lit) for lit in ci) + ")")
         self._any_literal = re.compile("|".join(alternatives)) if alternatives else None
+        # The shared literal regex of each set of rules left after the character checks.
+        self._finders: dict[tuple[int, ...], tuple[re.Pattern[str], dict[str, list[tuple[str, _Rule]]]]] = {}
 
     def _quiet(self, text: str) -> bool:
         """Return True when a short text holds no rule's literal, so nothing can match in it."""
@@ -410,33 +412,80 @@ class _Engine:
         return low if len(low) == len(text) else None
 
     def hits(self, text: str) -> list[_Hit]:
-        """Return every match of every rule in ``text`` (overlaps included)."""
+        """Return every match of every rule in ``text`` (overlaps included).
+
+        Case-sensitive rules with starting literals are found in one pass: a regex of the
+        literals of every rule whose required characters are present (each character looked
+        up once, a memchr), then each rule's own regex at the positions of its literals.
+        """
         hits: list[_Hit] = []
         if self._quiet(text):
             return hits
+        present: dict[frozenset[str], bool] = {}
+        scan: list[_Rule] = []  # case-sensitive rules with literals, found by the shared pass
         low: str | None = None
         lowered = False
         for r in self.rules:
-            if r.required and not all(any(ch in text for ch in chars) for chars in r.required):
-                continue  # a character every match needs is absent (a memchr per set)
-            if r.find_literals and r.ci and not lowered:
+            if r.required and not all(self._has(text, chars, present) for chars in r.required):
+                continue  # a character every match needs is absent
+            if r.literals and not r.ci:
+                scan.append(r)
+                continue
+            if r.find_literals and not lowered:
                 low, lowered = self.lower(text), True
-            if r.find_literals and (low is not None or not r.ci):
-                hay = low if r.ci else text
-                assert hay is not None
+            if r.find_literals and low is not None:
                 for lit in r.literals:
-                    pos = hay.find(lit)
+                    pos = low.find(lit)
                     while pos != -1:
                         m = r.rx.match(text, pos)
                         if m is None:
-                            pos = hay.find(lit, pos + 1)
+                            pos = low.find(lit, pos + 1)
                             continue
                         _add_hit(hits, r, m)
-                        pos = hay.find(lit, max(m.end(), pos + 1))
+                        pos = low.find(lit, max(m.end(), pos + 1))
             else:
                 for m in r.rx.finditer(text):
                     _add_hit(hits, r, m)
+        if scan:
+            self._scan_literals(text, scan, hits)
         return hits
+
+    @staticmethod
+    def _has(text: str, chars: frozenset[str], present: dict[frozenset[str], bool]) -> bool:
+        found = present.get(chars)
+        if found is None:
+            found = present[chars] = any(ch in text for ch in chars)
+        return found
+
+    def _scan_literals(self, text: str, rules: list[_Rule], hits: list[_Hit]) -> None:
+        """Find the matches of case-sensitive ``rules`` starting at their literals, in one pass."""
+        key = tuple(r.priority for r in rules)
+        finder = self._finders.get(key)
+        if finder is None:
+            literals = sorted({lit for r in rules for lit in r.literals}, key=len, reverse=True)
+            by_first: dict[str, list[tuple[str, _Rule]]] = {}
+            for r in rules:
+                for lit in r.literals:
+                    by_first.setdefault(lit[0], []).append((lit, r))
+            finder = self._finders[key] = (re.compile("|".join(map(re.escape, literals))), by_first)
+        rx, by_first = finder
+        resume: dict[tuple[int, str], int] = {}  # a rule's literal is looked at again after its match
+        pos = 0
+        search = rx.search
+        while True:
+            found = search(text, pos)
+            if found is None:
+                return
+            at = found.start()
+            # Every literal that starts here, not only the one the regex chose (sk- and sk-ant-).
+            for lit, r in by_first[text[at]]:
+                if at < resume.get((r.priority, lit), 0) or not text.startswith(lit, at):
+                    continue
+                m = r.rx.match(text, at)
+                if m is not None:
+                    _add_hit(hits, r, m)
+                    resume[(r.priority, lit)] = max(m.end(), at + 1)
+            pos = at + 1
 
     def hold_start(self, text: str, first: int) -> int:
         """Return where the tail that could still grow into a secret begins (len = none).

@@ -232,3 +232,38 @@ def test_regexes_compile_on_first_use_not_before() -> None:
     r = Redactor([RedactionRule("broken", "(")])  # no error yet: nothing is compiled
     with pytest.raises(Exception):
         r.redact("text")
+
+
+def _reference_redact(text: str, rules: tuple[RedactionRule, ...] = RULES) -> str:
+    """Redact with one plain ``re.finditer`` per rule: the slow, obvious reading of the table."""
+    import re
+
+    from shellkeep.capture.redaction import _Engine
+
+    engine = _Engine(rules, ())
+    hits = []
+    for priority, rule in enumerate(rules):
+        rx = re.compile(rule.pattern)
+        group = rx.groupindex.get("secret", 0)
+        for m in rx.finditer(text):
+            start, end = m.span(group) if group and m.start(group) != -1 else m.span()
+            if end > start:
+                hits.append((start, end, m.start(), m.end(), priority, rule.name))
+    return engine.apply(text, hits, 0, len(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\n".join(rule.example for rule in RULES),
+        " | ".join(rule.example for rule in reversed(RULES)),
+        "ASIASIAFAKE7EXAMPLE2KEYASIAFAKE7EXAMPLE2KEY AKIAKIAFAKE7EXAMPLE2KEY0",
+        "sk-ant-api03-FAKEexampleKEY000000000000000000000000000000 sk-FAKEexample0123456789abcdefghijkl",
+        "ghp_ghp_FAKE0123456789abcdefghijklmnopqrstuv gho_FAKE0123456789abcdefghijklmnopqrstuvwx",
+        "AIzaAIzaSyFAKE-EXAMPLE_key00000000000000000 eyJeyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJGQUtFIn0.FAKEsig00",
+        "base64 QUtJQUZBS0U3RVhBTVBMRTJLRVk=\r\nAKIA+/AKIAFAKE7EXAMPLE2KEY/+=\r\n" * 50,
+    ],
+    ids=["examples", "reversed", "overlapping-aws", "sk-prefixes", "github", "google-jwt", "base64"],
+)
+def test_the_one_pass_literal_scan_finds_what_a_scan_per_rule_finds(text: str) -> None:
+    assert Redactor().redact(text) == _reference_redact(text)
