@@ -25,6 +25,7 @@ from shellkeep.pty.sink import Sink
 from shellkeep.termsize import TermSize
 
 READ_SIZE = 65536
+_BURST_BYTES = 1 << 20  # output read back to back before stdin and signals are looked at
 _MAX_PENDING_INPUT = 1 << 20
 _DRAIN_IDLE_S = 0.05  # after the child exits: stop once the pty is quiet this long
 _DRAIN_MAX_S = 2.0  # ...or after this long, if a background process keeps writing
@@ -359,27 +360,15 @@ class Relay:
             if exited and drain_deadline is not None and time.monotonic() > drain_deadline:
                 return
             if master in readable:
-                try:
-                    data = os.read(master, READ_SIZE)
-                except BlockingIOError:
-                    data = None
-                except OSError:
-                    data = b""  # EIO on Linux: every holder of the pty's other end closed it
-                if data is None:
-                    pass
-                elif data:
-                    last_output = time.monotonic()
-                    self._write_out(data)
-                    now = self._now()
-                    self.sink.on_output(data, now)
-                    if injecting:
-                        self.injection.on_output(data, now)  # type: ignore[union-attr]
-                else:
+                got = self._pump_output(master, injecting)
+                if got is None:
                     master_open = False
                     if not self._reap():
                         # A quick exit's SIGCHLD may still be on its way.
                         self._wait_briefly()
                     continue
+                if got:
+                    last_output = time.monotonic()
             if self.stdin_fd in readable:
                 try:
                     data = os.read(self.stdin_fd, READ_SIZE)
@@ -417,6 +406,31 @@ class Relay:
                     pass
                 except OSError:
                     pending.clear()
+
+    def _pump_output(self, master: int, injecting: bool) -> int | None:
+        """Copy what the child wrote to the screen and the sink; return the bytes, None at EOF.
+
+        While output keeps coming it is read again at once, without a select per read (up
+        to ``_BURST_BYTES``, so typed keys and signals still get their turn).
+        """
+        total = 0
+        read, write_out, on_output, now = os.read, self._write_out, self.sink.on_output, self._now
+        while total < _BURST_BYTES:
+            try:
+                data = read(master, READ_SIZE)
+            except BlockingIOError:
+                return total
+            except OSError:
+                data = b""  # EIO on Linux: every holder of the pty's other end closed it
+            if not data:
+                return None if total == 0 else total
+            total += len(data)
+            write_out(data)
+            at = now()
+            on_output(data, at)
+            if injecting:
+                self.injection.on_output(data, at)  # type: ignore[union-attr]
+        return total
 
     def _wait_briefly(self) -> None:
         for _ in range(100):
