@@ -68,7 +68,7 @@ class Plan:
 
 
 FULL = Plan(
-    mode="full", random_mib=60, throughput_repeats=3, keystrokes=500, latency_repeats=3,
+    mode="full", random_mib=60, throughput_repeats=5, keystrokes=500, latency_repeats=5,
     keystroke_gap_s=0.002, startup_runs=20, memory_copies=4,
     memory_repeats=1,  # peak RSS varied by < 3 MB between repeats; one keeps the run under 5 min
     throughput_timeout_s=40, memory_timeout_s=90, idle_s=2.0, idle_keys=20,
@@ -108,8 +108,13 @@ class Bench:
             self.data_lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
 
     def spawn(self, rec: Recorder, command: list[str]) -> outer.Outer:
-        """Start ``command`` under ``rec`` in a fresh outer pty."""
+        """Start ``command`` under ``rec`` in a fresh outer pty.
+
+        The previous run's recording is removed and the disk cache written back first: the
+        kernel's writeback of ~90 MB would otherwise take CPU from whichever run comes next.
+        """
         rec.clean()
+        os.sync()
         self.current = outer.spawn(rec.argv(command), env=self.env, cwd=str(self.cwd))
         return self.current
 

@@ -12,24 +12,29 @@ is and escape every control character, NUL included, so each line stays valid JS
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from shellkeep.asciicast.model import Header
 
-try:
-    import orjson
-except ImportError:  # pragma: no cover - orjson is a dependency; a platform without a wheel
-    orjson = None  # type: ignore[assignment]
-
 _json_str = json.JSONEncoder(ensure_ascii=False).encode
 _CODES = {code: f", {_json_str(code)}, ".encode() for code in ("o", "i", "r", "m", "x")}
+_orjson: Any = None  # the module once loaded (on the first event: it takes ~5 ms to import), or False
 
 
 def _encode_str(text: str) -> bytes:
     """Return ``text`` as a JSON string literal, UTF-8 encoded."""
-    if orjson is not None:
+    global _orjson
+    if _orjson is None:
         try:
-            return orjson.dumps(text)
-        except orjson.JSONEncodeError:
+            import orjson
+        except ImportError:  # pragma: no cover - orjson is a dependency; a platform without a wheel
+            _orjson = False
+        else:
+            _orjson = orjson
+    if _orjson:
+        try:
+            return _orjson.dumps(text)  # type: ignore[no-any-return]
+        except _orjson.JSONEncodeError:
             pass
     return _json_str(text).encode("utf-8", "replace")
 
