@@ -8,7 +8,9 @@ its one handler: ``shellkeep: <message>`` on stderr, warnings and worse.
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 _configured = False
 

@@ -7,9 +7,11 @@ for the one recorded in a session's metadata. Importing this package loads no ad
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
 if TYPE_CHECKING:
+    from typing import Any
+
     from shellkeep.agents.base import AgentAdapter, AgentSession, Exchange, Launch, ToolCall, Usage
     from shellkeep.agents.registry import adapter_for, adapter_named, adapter_names
 

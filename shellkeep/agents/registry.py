@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from shellkeep.errors import UserInputError
 from shellkeep.logs import get_logger
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
 if TYPE_CHECKING:
     from shellkeep.agents.base import AgentAdapter
 

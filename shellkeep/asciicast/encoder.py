@@ -12,13 +12,12 @@ is and escape every control character, NUL included, so each line stays valid JS
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from shellkeep.asciicast.model import Header
 
 _json_str = json.JSONEncoder(ensure_ascii=False).encode
 _CODES = {code: f", {_json_str(code)}, ".encode() for code in ("o", "i", "r", "m", "x")}
-_orjson: Any = None  # the module once loaded (on the first event: it takes ~5 ms to import), or False
+_orjson: object = None  # the module once loaded (on the first event: it takes ~5 ms to import), or False
 
 
 def _encode_str(text: str) -> bytes:

@@ -17,7 +17,6 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import BinaryIO, Protocol
 
 from shellkeep.asciicast.encoder import encode_event, encode_header
 from shellkeep.asciicast.model import Header
@@ -26,6 +25,12 @@ from shellkeep.termsize import TermSize
 from shellkeep.logs import get_logger
 
 log = get_logger(__name__)
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
+if TYPE_CHECKING:
+    from typing import BinaryIO, Protocol
+else:
+    Protocol = object  # at run time the protocol is documentation only
 
 HIDDEN_INPUT_MARKER = "input hidden"
 _FSYNC_INTERVAL_S = 1.0

@@ -38,11 +38,13 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
 
 from shellkeep.logs import get_logger
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
 if TYPE_CHECKING:
+    from typing import Any
+
     from shellkeep.config import RedactConfig
 
 log = get_logger(__name__)
@@ -575,7 +577,7 @@ class _Unsupported(Exception):
     """The regex uses a construct the prefix builder does not handle."""
 
 
-_Node = tuple[Any, Any]
+_Node = tuple[object, object]
 """One parse-tree node of Python's regex parser: (opcode, argument)."""
 
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
+if TYPE_CHECKING:
+    from typing import Protocol
+else:
+    Protocol = object  # at run time the protocol is documentation only
 
 from shellkeep.termsize import TermSize
 
