@@ -267,8 +267,9 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
             recorder = _make_recorder(out, header, request.settings, warn)
         sink = recorder if recorder is not None else _NullSink()
         found: dict[str, SessionMeta] = {}
+        ended = threading.Event()  # the relay is done: the final meta.json follows at once
         starter = threading.Thread(
-            target=_after_spawn, args=(meta, child.pid, request.cwd, request.settings, found), daemon=True
+            target=_after_spawn, args=(meta, child.pid, request.cwd, request.settings, found, ended), daemon=True
         )
         if meta is not None:
             starter.start()
@@ -281,6 +282,7 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
         try:
             result = relay.run(on_signal=lambda sig: raw.restore() if sig == signal.SIGHUP else None)
         finally:
+            ended.set()
             raw.restore()
     if meta is None or recorder is None:
         return RunOutcome(result.exit_code, None)
@@ -485,15 +487,24 @@ def _stream_redactor(config: RedactConfig | None) -> StreamRedactor:
 
 
 def _after_spawn(
-    meta: SessionMeta | None, child_pid: int, cwd: Path, settings: RecordSettings, found: dict[str, SessionMeta]
+    meta: SessionMeta | None,
+    child_pid: int,
+    cwd: Path,
+    settings: RecordSettings,
+    found: dict[str, SessionMeta],
+    ended: threading.Event,
 ) -> None:
     """Write the first ``meta.json`` once the child runs: its pid, the git state, redacted argv.
 
-    Runs on its own thread so the relay starts at once; ``found["meta"]`` gets what was written.
+    Runs on its own thread so the relay starts at once; ``found["meta"]`` gets the metadata.
+    Once ``ended`` is set (a program that has already exited) the write is left to the final
+    ``meta.json``, which follows at once.
     """
     if meta is None:
         return
     found["meta"] = started = _started_meta(meta, child_pid, cwd, settings)
+    if ended.is_set():
+        return
     try:
         write_meta(started)
     except OSError as exc:
