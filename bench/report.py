@@ -138,6 +138,13 @@ def render(doc: dict[str, Any]) -> str:
                 parts.append(f"{sk_last / _median([run['last_output_s'] for run in ac['runs']]):.2f}x asciinema's")
             lines += ["", f"Spawn to last byte of output only (the relay and writer, without work done after "
                       f"the program exits): shellkeep takes {' and '.join(parts)}."]
+        dr = t["recorders"].get("direct")
+        if dr and ac:
+            floor = dr["median"] / ac["median"]
+            lines += ["", f"No recorder at all (`direct`: cat straight into the outer pty) takes {floor:.2f}x "
+                      "asciinema's time. Every recorder here adds a pty and a relay to that same path, so "
+                      "none can take less than `direct`; \"at most half of asciinema's\" is reachable only "
+                      "when `direct` itself is well under half."]
         if sk:
             complete = all(run.get("complete") for run in sk["runs"])
             got = {run.get("recorded_output_bytes") for run in sk["runs"]}
