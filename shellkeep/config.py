@@ -263,10 +263,12 @@ class EncryptionConfig:
 
 @dataclass(frozen=True, slots=True)
 class SyncConfig:
-    """Copying sessions to another store."""
+    """Copying sessions to another store (reserved: not implemented yet)."""
 
     url: str = _setting(
-        "", 'Where to copy sessions, an fsspec URL such as "s3://bucket/shellkeep" ("" = off).',
+        "",
+        'Where to copy sessions, an fsspec URL such as "s3://bucket/shellkeep" ("" = off). Not implemented '
+        "yet: the value is checked and shown by 'config', and nothing is copied.",
         project=False,
     )
 

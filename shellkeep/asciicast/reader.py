@@ -182,9 +182,9 @@ def _open_v1(path: Path, raw: bytes) -> Cast:
     try:
         obj = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
-        raise DataError(f"{path} is not an asciicast recording (not valid JSON: {exc})") from exc
+        raise DataError(f"{path}: not an asciicast recording (not valid JSON: {exc})") from exc
     if not isinstance(obj, dict) or obj.get("version") != 1:
-        raise DataError(f"{path} is not an asciicast recording (no version 1, 2 or 3 header)")
+        raise DataError(f"{path}: not an asciicast recording (no version 1, 2 or 3 header)")
     frames = obj.get("stdout")
     if not isinstance(frames, list):
         raise DataError(f"{path}: the v1 recording has no 'stdout' frame list")

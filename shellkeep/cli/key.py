@@ -91,7 +91,7 @@ def export(file: str | None) -> None:
         from pathlib import Path
 
         write_bytes_atomic(Path(file).expanduser().absolute(), data)
-        click.echo(f"exported {len(report.keys)} keys to {file}")
+        click.echo(f"exported {len(report.keys)} key{'' if len(report.keys) == 1 else 's'} to {file}")
     warn("this holds your encryption keys in the clear: keep it somewhere safe")
 
 
@@ -115,7 +115,10 @@ def import_(file: str, make_current: bool, as_json: bool) -> None:
     if as_json:
         print_json(report)
         return
-    click.echo(f"imported {len(report.added)} new keys into {report.store}; current key {report.current}")
+    click.echo(
+        f"imported {len(report.added)} new key{'' if len(report.added) == 1 else 's'} into {report.store}; "
+        f"current key {report.current}"
+    )
 
 
 @key.command(name="rotate")

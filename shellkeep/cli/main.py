@@ -9,6 +9,8 @@ through ``cli/entry.guarded``.
 from __future__ import annotations
 
 import importlib
+import re
+import sys
 from typing import Any
 
 import click
@@ -80,14 +82,18 @@ def main(ctx: click.Context, verbose: int, quiet: bool) -> int | None:
 
 def run_click() -> int:
     """Run the click group; return the exit status, a usage error reported as one line."""
+    no_args_help = getattr(click.exceptions, "NoArgsIsHelpError", None)  # click 8.2+
     try:
         rv: Any = main.main(prog_name="shellkeep", standalone_mode=False)
     except click.exceptions.Abort:
         warn("aborted")
         return 130
     except click.UsageError as exc:
-        where = exc.ctx.command_path if exc.ctx is not None else "shellkeep"
-        warn(f"{_lower_first(exc.format_message())}; see '{where} --help'")
+        if no_args_help is not None and isinstance(exc, no_args_help) and exc.ctx is not None:
+            click.echo(exc.ctx.get_help())  # a bare group (shellkeep key): its help, as --help shows it
+            return exc.exit_code
+        message = re.sub(r"\.? Did you mean (.*)\?$", r" (did you mean \1?)", " ".join(exc.format_message().split()))
+        warn(f"{_lower_first(message)}; see '{_command_path(exc.ctx)} --help'")
         return exc.exit_code
     except click.ClickException as exc:
         warn(_lower_first(exc.format_message()))
@@ -95,6 +101,16 @@ def run_click() -> int:
     except click.exceptions.Exit as exc:
         return exc.exit_code
     return rv if isinstance(rv, int) else 0
+
+
+def _command_path(ctx: click.Context | None) -> str:
+    """Return the command the user ran (``shellkeep run``), for the --help hint of an error."""
+    path = ctx.command_path if ctx is not None else "shellkeep"
+    if path == "shellkeep":  # an option error of a subcommand can come with the group's context
+        words = [w for w in sys.argv[1:] if not w.startswith("-")]
+        if words and words[0] in COMMANDS:
+            path = f"shellkeep {words[0]}"
+    return path
 
 
 def _lower_first(text: str) -> str:

@@ -48,6 +48,8 @@ def replay(
         record_file_read(where, "replay", path, detail=f"at={at_s:.2f}" if at_s else None)
         play(path, speed=speed, idle_limit=idle_limit, start_at=at_s or 0.0)
         return
+    if ref and not last and "/" in ref and not Path(ref).exists():
+        raise click.UsageError(f"no such file: {ref}; give a recording's path, or a session id or name")
     meta = resolve_session(where, project_root_of(cwd()), ref, last=last)
     start = start_time(meta, at=at_s, marker=marker, exchange=exchange)
     record_read(where, "replay", meta, detail=f"at={start:.2f}" if start else None)

@@ -55,6 +55,7 @@ def _print_meta(meta: SessionMeta) -> None:
     rows = [
         ("id", meta.id),
         ("name", meta.name or "-"),
+        ("title", meta.title or "-"),
         ("command", " ".join(meta.command)),
         ("agent", meta.agent),
         ("status", meta.status + ("" if meta.exit_code is None else f" (exit {meta.exit_code})")),

@@ -132,11 +132,15 @@ def spawn(
             dimensions=(size.rows, size.cols),
             preexec_fn=_preexec,
         )
-    except FileNotFoundError as exc:
-        raise SpawnError(argv[0], errno.ENOENT, f"{argv[0]}: command not found") from exc
-    except PermissionError as exc:
-        raise SpawnError(argv[0], errno.EACCES, f"{argv[0]}: permission denied") from exc
-    except OSError as exc:
+    except OSError as exc:  # ptyprocess passes on the child's exec error, not always as a subclass
+        if exc.errno == errno.ENOENT:
+            if find_program(argv[0], env) is not None:  # the file is there: its #! interpreter is not
+                message = f"{argv[0]}: cannot execute: required file not found (check the interpreter on its #! line)"
+            else:
+                message = f"{argv[0]}: command not found"
+            raise SpawnError(argv[0], errno.ENOENT, message) from exc
+        if exc.errno == errno.EACCES:
+            raise SpawnError(argv[0], errno.EACCES, f"{argv[0]}: permission denied") from exc
         raise SpawnError(argv[0], exc.errno or 0, f"{argv[0]}: {exc.strerror or exc}") from exc
     # We own the pty and the child's status from here on: keep our own copy of the fd and
     # close ptyprocess's, so collecting its object neither closes ours nor kills the child.

@@ -374,8 +374,8 @@ def resolve_session(paths: Paths, project_root: Path, ref: str | None, *, last: 
         if len(prefixed) == 1:
             return prefixed[0]
         if len(prefixed) > 1:
-            shown = ", ".join(m.id for m in prefixed[:3])
-            raise AmbiguousSession(f"'{ref}' matches {len(prefixed)} sessions ({shown}, ...); give more of the id")
+            shown = ", ".join(m.id for m in prefixed[:3]) + (", ..." if len(prefixed) > 3 else "")
+            raise AmbiguousSession(f"'{ref}' matches {len(prefixed)} sessions ({shown}); give more of the id")
     for folder in iter_session_folders(paths, None):
         if folder.name.startswith(ref):
             try:

@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import wait_until
+
 from shellkeep.asciicast.model import TermSize
 
 from .agent_processes import processes_using, reap
@@ -228,7 +230,8 @@ def test_reap_ends_a_detached_process_that_uses_the_folder(tmp_path: Path) -> No
         env={"HOME": str(marker), "PATH": os.defpath}, start_new_session=True,
     )
     try:
-        assert processes_using(marker) == [daemon.pid]
+        # /proc shows the new process's environment once its exec is through; under load that takes a moment.
+        wait_until(lambda: processes_using(marker) == [daemon.pid], 10)
         assert reap(marker) == [daemon.pid]
         assert daemon.wait(timeout=10) != 0
         assert processes_using(marker) == []

@@ -385,6 +385,16 @@ def test_missing_program_is_command_not_found(home: Paths) -> None:
     assert not home.projects.exists() or not list(home.projects.glob("*/*"))
 
 
+def test_a_script_whose_interpreter_is_missing_says_so(home: Paths, tmp_path: Path) -> None:
+    script = tmp_path / "bad.sh"
+    script.write_text("#!/nonexistent/interpreter\necho hi\n")
+    script.chmod(0o755)
+    result = run_sk(str(script))
+    assert result.returncode == 127
+    assert result.stderr == f"shellkeep: {script}: cannot execute: required file not found (check the interpreter on its #! line)\n".encode()
+    assert not home.projects.exists() or not list(home.projects.glob("*/*"))
+
+
 def test_arguments_pass_to_the_program_untouched(home: Paths) -> None:
     result = run_sk(PY, "-c", "import sys; print(sys.argv[1:])", "--model", "x", "-c", "--name", "--help")
     assert result.returncode == 0

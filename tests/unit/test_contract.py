@@ -126,8 +126,12 @@ def test_completion_scripts_are_the_generated_ones(shell: str) -> None:
         (["run", "--", "/tmp"], 126, b"shellkeep: /tmp: is a directory"),
         (["show", "--last", "extra"], 2, b"shellkeep: give a SESSION or --last, not both"),
         (["export", "x", "--format", "pdf"], 2, b"shellkeep: invalid value for '--format'"),
+        (["run", "--name"], 2, b"shellkeep: option '--name' requires an argument; see 'shellkeep run --help'"),
+        (["--bogus"], 2, b"shellkeep: no such option '--bogus' (did you mean '--verbose'?); see 'shellkeep --help'"),
+        (["replay", "./no/such.cast"], 2, b"shellkeep: no such file: ./no/such.cast"),
     ],
-    ids=["bad-choice", "unknown-run-option", "not-executable", "directory", "ref-and-last", "bad-format"],
+    ids=["bad-choice", "unknown-run-option", "not-executable", "directory", "ref-and-last", "bad-format",
+         "missing-value", "did-you-mean", "replay-missing-file"],
 )
 def test_user_mistakes_are_one_line_with_the_right_status(args: list[str], code: int, start: bytes) -> None:
     result = run_sk(*args)
@@ -143,3 +147,11 @@ def test_a_data_folder_that_is_a_file_is_exit_3(home, monkeypatch: pytest.Monkey
     result = run_sk("ls")
     assert result.returncode == 3
     assert result.stderr.count(b"\n") == 1 and b"is not a folder" in result.stderr
+
+
+@pytest.mark.parametrize("group", ["key", "config"])
+def test_a_bare_command_group_prints_its_help(group: str) -> None:
+    result = run_sk(group)
+    assert result.returncode == 2
+    assert result.stdout.startswith(f"Usage: shellkeep {group} [OPTIONS] COMMAND".encode())
+    assert b"Commands:" in result.stdout and result.stderr == b""
