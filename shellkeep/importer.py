@@ -17,6 +17,7 @@ import shlex
 import shutil
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,7 +37,12 @@ from shellkeep.store.session import (
 )
 
 if TYPE_CHECKING:
+    from typing import BinaryIO
+
     from shellkeep.agents.base import Exchange
+    from shellkeep.capture.redaction import Redactor
+    from shellkeep.config import Config
+    from shellkeep.store.keys import Key
     from shellkeep.asciicast.model import Header
     from shellkeep.asciicast.reader import Cast
 
@@ -77,6 +83,7 @@ def import_recording(paths: Paths, request: ImportRequest) -> SessionMeta:
     """
     from shellkeep.asciicast.reader import open_cast
     from shellkeep.conversation import write_exchanges
+    from shellkeep.store.scrubber import redact_meta
 
     source = request.source
     if not source.exists():
@@ -91,16 +98,20 @@ def import_recording(paths: Paths, request: ImportRequest) -> SessionMeta:
     except UnicodeDecodeError as exc:
         raise DataError(f"cannot import {source}: not UTF-8 text ({exc.reason}); nothing was imported") from exc
     started = _start_of(cast.header.timestamp, source, summary.duration)
+    redactor, config = _import_policy(paths, request)
     project_dir = ensure_dir(paths.project_dir(request.project_root))
     staging = project_dir / f".import-{os.getpid()}-{os.urandom(4).hex()}"
     staging.mkdir(mode=0o700)
     try:
-        _write_v2(cast, staging / CAST_FILE)
+        key = _import_key(paths, config)
+        _write_v2(cast, staging / CAST_FILE, redactor, key)
         exchanges = _exchanges(cast, summary, started)
-        write_exchanges(staging, exchanges)
+        write_exchanges(staging, exchanges, config=config, redactor=redactor)
         for _ in range(20):
             final = project_dir / new_session_id(started)
             meta = _meta_for(request, cast.header, summary, final, started, len(exchanges))
+            if redactor is not None:
+                meta = redact_meta(meta, redactor)
             write_json_atomic(staging / META_FILE, meta.to_json())
             try:
                 os.rename(staging, final)
@@ -113,33 +124,36 @@ def import_recording(paths: Paths, request: ImportRequest) -> SessionMeta:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    meta = _redact_imported(paths, request, meta)
     from shellkeep.store.index import index_ended_session
 
     index_ended_session(paths, meta)
     return meta
 
 
-def _redact_imported(paths: Paths, request: ImportRequest, meta: SessionMeta) -> SessionMeta:
-    """Apply the redaction rules to a just-imported session, as recording does (unless off)."""
+def _import_policy(paths: Paths, request: ImportRequest) -> tuple[Redactor | None, Config | None]:
+    """Return the redactor an import applies (None: redaction off) and the config it read.
+
+    As recording does: the config's rules, or the built-in ones when the config is broken
+    (then None is returned as the config and encryption follows the user's file alone).
+    """
     from shellkeep.capture.redaction import redactor_for
-    from shellkeep.config import load_config
+    from shellkeep.config import RedactConfig, load_config
     from shellkeep.errors import ConfigError
-    from shellkeep.store.scrubber import redact_session
-    from shellkeep.store.session import read_meta
 
     try:
         config = load_config(paths, request.project_root, os.environ)
     except ConfigError:
-        from shellkeep.config import RedactConfig
+        return redactor_for(RedactConfig()), None
+    return (redactor_for(config.redact) if config.redact.enabled else None), config
 
-        redact_config = RedactConfig()  # a broken config: the built-in rules still apply
-    else:
-        if not config.redact.enabled:
-            return meta
-        redact_config = config.redact
-    redact_session(paths, meta, redactor_for(redact_config))
-    return read_meta(meta.folder)
+
+def _import_key(paths: Paths, config: Config | None) -> Key | None:
+    """Return the key to seal the imported recording with, or None when encryption is off."""
+    from shellkeep.store.crypto import encryption_enabled, writing_key
+
+    if not encryption_enabled(config, paths):
+        return None
+    return writing_key(paths, config.encryption.key_file if config is not None else "")
 
 
 def _one_line(text: str) -> str:
@@ -177,20 +191,70 @@ def _start_of(timestamp: int | None, source: Path, duration: float) -> datetime:
         return utc_now()
 
 
-def _write_v2(cast: Cast, target: Path) -> None:
-    """Write the recording as asciicast v2 (``x`` events dropped: v2 has none)."""
+def _write_v2(cast: Cast, target: Path, redactor: Redactor | None, key: Key | None) -> None:
+    """Write the recording as asciicast v2 (``x`` events dropped: v2 has none).
+
+    Secrets are redacted before anything is written, output and input each as one stream
+    (so a secret split across two events is caught); a recording without any keeps its
+    events exactly as they were. With a ``key`` it is sealed record by record as a
+    recording is: nothing of the original reaches the disk in the clear.
+    """
     from shellkeep.asciicast.encoder import encode_event, encode_header
 
     header = dataclasses.replace(cast.header, version=2)
+    events: Iterable[tuple[float, str, str]] = ((e.time, e.code, e.data) for e in cast.events() if e.code != "x")
+    if redactor is not None:
+        header, events = _redacted(header, cast, redactor)
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
-    with os.fdopen(fd, "wb", buffering=1 << 16) as out:
+    out: BinaryIO = os.fdopen(fd, "wb", buffering=1 << 16)
+    if key is not None:
+        from shellkeep.store.crypto import EncryptedWriter
+
+        out = EncryptedWriter(out, key)  # type: ignore[assignment]
+    with out:
         out.write(encode_header(header))
-        for event in cast.events():
-            if event.code == "x":
-                continue
-            out.write(encode_event(event.time, event.code, event.data))
+        for time, code, data in events:
+            out.write(encode_event(time, code, data))
         out.flush()
         os.fsync(out.fileno())
+
+
+def _redacted(header: Header, cast: Cast, redactor: Redactor) -> tuple[Header, Iterable[tuple[float, str, str]]]:
+    """Return the header and events with secrets redacted, or as they are when none is found.
+
+    Output and input are redacted as streams: a secret still arriving is held back and
+    joins the next event of its stream, so events change only where a secret was.
+    """
+    from shellkeep.capture.redaction import MARKER_PREFIX, StreamRedactor
+
+    streams = {"o": StreamRedactor(redactor), "i": StreamRedactor(redactor)}
+    redacted: list[tuple[float, str, str]] = []
+    added = 0
+    last = 0.0
+    for event in cast.events():
+        if event.code == "x":
+            continue
+        last, text = event.time, event.data
+        if event.code in streams:
+            text = streams[event.code].feed(text)
+        elif event.code == "m":
+            text = redactor.redact(text)
+        added += text.count(MARKER_PREFIX) - event.data.count(MARKER_PREFIX)
+        if text or event.code not in streams:
+            redacted.append((event.time, event.code, text))
+    for code, stream in streams.items():
+        rest = stream.flush()
+        if rest:
+            added += rest.count(MARKER_PREFIX)
+            redacted.append((last, code, rest))
+    new_header = dataclasses.replace(
+        header,
+        command=None if header.command is None else redactor.redact(header.command),
+        title=None if header.title is None else redactor.redact(header.title),
+    )
+    if added <= 0:
+        return new_header, ((e.time, e.code, e.data) for e in cast.events() if e.code != "x")
+    return new_header, redacted
 
 
 def _meta_for(

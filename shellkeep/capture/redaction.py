@@ -52,6 +52,9 @@ log = get_logger(__name__)
 MARKER = "[REDACTED:{name}]"
 """What a secret becomes; ``{name}`` is the rule's name."""
 
+MARKER_PREFIX = MARKER.split("{", 1)[0]
+"""The start of every marker, to count them."""
+
 _HOLD_UNBOUNDED = 4096
 """Characters held back, at most, for a pattern whose matches have no length bound."""
 

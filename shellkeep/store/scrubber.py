@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from shellkeep.capture.redaction import MARKER_PREFIX
 from shellkeep.errors import ShellkeepError
 from shellkeep.store.keys import FileChanged, FileIdentity, file_identity
 from shellkeep.store.paths import Paths
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 
 log = get_logger(__name__)
 
-_MARK = "[REDACTED:"
+_MARK = MARKER_PREFIX
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 
@@ -84,7 +85,7 @@ def redact_session(paths: Paths, meta: SessionMeta, redactor: Redactor) -> Redac
             if added is not None:
                 changed.append(rel)
                 secrets += added
-        new_meta = _redact_meta(meta, redactor)
+        new_meta = redact_meta(meta, redactor)
         meta_changed = new_meta != meta
         if meta_changed:
             secrets += _count(json.dumps(new_meta.to_json())) - _count(json.dumps(meta.to_json()))
@@ -114,7 +115,9 @@ def _count(text: str) -> int:
     return text.count(_MARK)
 
 
-def _redact_meta(meta: SessionMeta, redactor: Redactor) -> SessionMeta:
+def redact_meta(meta: SessionMeta, redactor: Redactor) -> SessionMeta:
+    """Return ``meta`` with its command, name and title redacted, marked ``redacted``."""
+
     def clean(text: str | None) -> str | None:
         return None if text is None else redactor.redact(text)
 

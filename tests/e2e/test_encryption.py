@@ -223,3 +223,29 @@ def test_rotation_killed_midway_then_resumed(home: Paths, tmp_path: Path) -> Non
     assert [k["id"] for k in keys] == [new]
     assert [e.data[:6] for e in open_cast(casts[5]).events()][:1] == ["s5 lin"]
     assert os.environ["PYTHON_KEYRING_BACKEND"].endswith("null.Keyring")
+
+
+def test_an_imported_recording_is_sealed_and_redacted_like_a_recorded_one(home: Paths, tmp_path: Path) -> None:
+    from shellkeep.store.crypto import is_encrypted
+
+    token = "ghp_" + "A1b2C3d4E5" * 3 + "F6g7H8"
+    source = tmp_path / "leaky.cast"
+    source.write_text(
+        '{"version": 2, "width": 80, "height": 24, "command": "deploy --token ' + token + '"}\n'
+        f'[0.5, "o", "plain words {token[:10]}"]\n'
+        f'[0.6, "o", "{token[10:]} and more\\r\\n"]\n'
+        f'[0.7, "i", "echo {token}\\r"]\n'
+    )
+    result = run_sk("import", str(source))
+    assert result.returncode == 0, result.stderr
+    session = result.stdout.decode().strip().split()[-1]
+    casts = list(home.projects.glob("*/*/session.cast"))
+    assert len(casts) == 1 and is_encrypted(casts[0])
+    stored = [p for p in home.home.rglob("*") if p.is_file()]  # imports are not compressed: nothing to wait for
+    assert any(p.name == "search.jsonl" for p in stored)  # the encrypted session's search text, sealed too
+    for path in stored:
+        data = path.read_bytes()
+        assert token.encode() not in data, path
+        assert b"plain words" not in data, path
+    shown = run_sk("cat", session).stdout
+    assert b"plain words [REDACTED:github-token] and more" in shown
