@@ -204,7 +204,11 @@ def _write_v2(cast: Cast, target: Path, redactor: Redactor | None, key: Key | No
     header = dataclasses.replace(cast.header, version=2)
     events: Iterable[tuple[float, str, str]] = ((e.time, e.code, e.data) for e in cast.events() if e.code != "x")
     if redactor is not None:
-        header, events = _redacted(header, cast, redactor)
+        from shellkeep.store.scrubber import redact_events
+
+        redacted_header, redacted, added = redact_events(cast, redactor)
+        if added > 0:  # else the events stay exactly as they were (no held text merged)
+            header, events = redacted_header, redacted
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
     out: BinaryIO = os.fdopen(fd, "wb", buffering=1 << 16)
     if key is not None:
@@ -217,44 +221,6 @@ def _write_v2(cast: Cast, target: Path, redactor: Redactor | None, key: Key | No
             out.write(encode_event(time, code, data))
         out.flush()
         os.fsync(out.fileno())
-
-
-def _redacted(header: Header, cast: Cast, redactor: Redactor) -> tuple[Header, Iterable[tuple[float, str, str]]]:
-    """Return the header and events with secrets redacted, or as they are when none is found.
-
-    Output and input are redacted as streams: a secret still arriving is held back and
-    joins the next event of its stream, so events change only where a secret was.
-    """
-    from shellkeep.capture.redaction import MARKER_PREFIX, StreamRedactor
-
-    streams = {"o": StreamRedactor(redactor), "i": StreamRedactor(redactor)}
-    redacted: list[tuple[float, str, str]] = []
-    added = 0
-    last = 0.0
-    for event in cast.events():
-        if event.code == "x":
-            continue
-        last, text = event.time, event.data
-        if event.code in streams:
-            text = streams[event.code].feed(text)
-        elif event.code == "m":
-            text = redactor.redact(text)
-        added += text.count(MARKER_PREFIX) - event.data.count(MARKER_PREFIX)
-        if text or event.code not in streams:
-            redacted.append((event.time, event.code, text))
-    for code, stream in streams.items():
-        rest = stream.flush()
-        if rest:
-            added += rest.count(MARKER_PREFIX)
-            redacted.append((last, code, rest))
-    new_header = dataclasses.replace(
-        header,
-        command=None if header.command is None else redactor.redact(header.command),
-        title=None if header.title is None else redactor.redact(header.title),
-    )
-    if added <= 0:
-        return new_header, ((e.time, e.code, e.data) for e in cast.events() if e.code != "x")
-    return new_header, redacted
 
 
 def _meta_for(

@@ -31,6 +31,8 @@ from shellkeep.store.session import SessionMeta, Status
 from shellkeep.logs import get_logger
 
 if TYPE_CHECKING:
+    from shellkeep.asciicast.model import Header
+    from shellkeep.asciicast.reader import Cast
     from shellkeep.capture.redaction import Redactor
     from shellkeep.store.keys import Key
 
@@ -148,10 +150,28 @@ def _redact_cast(path: Path, redactor: Redactor) -> int | None:
     """Rewrite a recording with its secrets redacted; return markers added, None if unchanged."""
     from shellkeep.asciicast.encoder import encode_event, encode_header
     from shellkeep.asciicast.reader import open_cast
-    from shellkeep.capture.redaction import StreamRedactor
 
     before_id = file_identity(path)
     cast = open_cast(path)
+    header, events, added = redact_events(cast, redactor)
+    if added <= 0:
+        return None
+    out = [encode_header(header)]
+    out += [encode_event(time, code, data) for time, code, data in events]
+    _store_like(path, b"".join(out), line_records=True, expect=before_id)
+    return added
+
+
+def redact_events(cast: Cast, redactor: Redactor) -> tuple[Header, list[tuple[float, str, str]], int]:
+    """Return ``cast``'s header (as v2) and events with secrets redacted, and the markers added.
+
+    Events are ``(time, code, data)``, ``x`` events dropped. Output and input are redacted
+    as streams: a secret split across two events is caught, and text held back as a possible
+    secret joins the next event of its stream, so events change only where a secret was.
+    Markers are redacted whole; the header's command and title too.
+    """
+    from shellkeep.capture.redaction import StreamRedactor
+
     header = cast.header
     new_header = dataclasses.replace(
         header,
@@ -159,40 +179,28 @@ def _redact_cast(path: Path, redactor: Redactor) -> int | None:
         command=None if header.command is None else redactor.redact(header.command),
         title=None if header.title is None else redactor.redact(header.title),
     )
-    filters = {"o": StreamRedactor(redactor), "i": StreamRedactor(redactor)}
-    before: dict[str, list[str]] = {"o": [], "i": [], "m": []}
-    after: dict[str, list[str]] = {"o": [], "i": [], "m": []}
-    out = [encode_header(new_header)]
+    added = _count(str(new_header.command)) + _count(str(new_header.title))
+    added -= _count(str(header.command)) + _count(str(header.title))
+    streams = {"o": StreamRedactor(redactor), "i": StreamRedactor(redactor)}
+    events: list[tuple[float, str, str]] = []
     last = 0.0
     for event in cast.events():
-        last = event.time
         if event.code == "x":
             continue
-        text = event.data
-        if event.code in filters:
-            before[event.code].append(text)
-            text = filters[event.code].feed(text)
-            after[event.code].append(text)
-            if not text:
-                continue
+        last, text = event.time, event.data
+        if event.code in streams:
+            text = streams[event.code].feed(text)
         elif event.code == "m":
-            before["m"].append(text)
             text = redactor.redact(text)
-            after["m"].append(text)
-        out.append(encode_event(event.time, event.code, text))
-    for code, stream in filters.items():
+        added += _count(text) - _count(event.data)
+        if text or event.code not in streams:
+            events.append((event.time, event.code, text))
+    for code, stream in streams.items():
         rest = stream.flush()
         if rest:
-            after[code].append(rest)
-            out.append(encode_event(last, code, rest))
-    same = all("".join(before[c]) == "".join(after[c]) for c in before)
-    if same and new_header.command == header.command and new_header.title == header.title:
-        return None
-    added = sum(_count("".join(after[c])) - _count("".join(before[c])) for c in before)
-    added += _count(str(new_header.command)) + _count(str(new_header.title))
-    added -= _count(str(header.command)) + _count(str(header.title))
-    _store_like(path, b"".join(out), line_records=True, expect=before_id)
-    return added
+            added += _count(rest)
+            events.append((last, code, rest))
+    return new_header, events, added
 
 
 # -- exchanges and transcript copies ----------------------------------------------------------
