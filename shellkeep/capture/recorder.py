@@ -124,8 +124,10 @@ class Recorder:
             self._wake.set()
 
     def on_output(self, raw: bytes, at: float) -> None:
-        """Enqueue child output (see ``Sink``)."""
-        self._put((at, "o", raw))
+        """Enqueue child output (see ``Sink``); called once per read, so ``_put`` is inlined."""
+        self._items.append((at, "o", raw))
+        if self._asleep:
+            self._wake.set()
 
     def on_input(self, raw: bytes, at: float, hidden: bool) -> None:
         """Enqueue typed input unless input is not recorded; hidden input becomes a marker."""

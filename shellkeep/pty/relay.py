@@ -278,7 +278,17 @@ class Relay:
     def _write_out(self, data: bytes) -> None:
         if not self._stdout_ok:
             return
-        view = memoryview(data)
+        try:
+            n = os.write(self.stdout_fd, data)
+        except BlockingIOError:
+            n = 0
+        except OSError:
+            # The user's terminal or pipe is gone; keep recording what the child writes.
+            self._stdout_ok = False
+            return
+        if n == len(data):
+            return  # the usual case: all of it at once
+        view = memoryview(data)[n:]
         while view:
             try:
                 n = os.write(self.stdout_fd, view)
