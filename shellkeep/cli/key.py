@@ -68,7 +68,8 @@ def status(as_json: bool) -> None:
     elif report.current is None:
         click.echo(f"no key yet (it would go to {report.store}); run 'shellkeep key init'")
     else:
-        click.echo(f"current key {report.current} in {report.store} ({len(report.keys)} keys)")
+        count = len(report.keys)
+        click.echo(f"current key {report.current} in {report.store} ({count} key{'' if count == 1 else 's'})")
 
 
 @key.command(name="export")

@@ -63,7 +63,7 @@ def _print_meta(meta: SessionMeta) -> None:
         ("duration", format_duration(meta.duration)),
         ("cwd", meta.cwd),
         ("project", f"{meta.project} ({meta.project_root})"),
-        ("git", f"{git.get('branch') or '-'} {str(git.get('commit') or '')[:10]}{' dirty' if git.get('dirty') else ''}"),
+        ("git", f"{git.get('branch') or '-'} {str(git.get('commit') or '')[:10]}{' dirty' if git.get('dirty') else ''}".rstrip()),
         ("terminal", f"{meta.cols}x{meta.rows} {meta.term or ''}"),
         ("recorded", f"{meta.output_bytes} bytes out, {meta.input_bytes} bytes in"),
         ("recording", meta.cast),
