@@ -616,14 +616,12 @@ class _LazyPattern:
         """Return the compiled regex (None only for an optional one that cannot be built)."""
         compiled = self._compiled
         if compiled is None and not self._failed:
-            if not self._optional:
-                source = self._source() if callable(self._source) else self._source
-                compiled = self._compiled = re.compile(source, self._flags)
-                return compiled
             try:
                 source = self._source() if callable(self._source) else self._source
                 compiled = self._compiled = re.compile(source, self._flags)
             except (_Unsupported, re.error, RecursionError, AttributeError, TypeError, ValueError) as exc:
+                if not self._optional:
+                    raise
                 self._failed = True
                 log.warning("a redaction rule cannot check partial matches (%s); holding back more", exc)
         return compiled

@@ -278,17 +278,7 @@ class Relay:
     def _write_out(self, data: bytes) -> None:
         if not self._stdout_ok:
             return
-        try:
-            n = os.write(self.stdout_fd, data)
-        except BlockingIOError:
-            n = 0
-        except OSError:
-            # The user's terminal or pipe is gone; keep recording what the child writes.
-            self._stdout_ok = False
-            return
-        if n == len(data):
-            return  # the usual case: all of it at once
-        view = memoryview(data)[n:]
+        view: bytes | memoryview = data  # a memoryview only after a partial write
         while view:
             try:
                 n = os.write(self.stdout_fd, view)
@@ -299,7 +289,9 @@ class Relay:
                 # The user's terminal or pipe is gone; keep recording what the child writes.
                 self._stdout_ok = False
                 return
-            view = view[n:]
+            if n == len(view):
+                return  # the usual case: all of it at once
+            view = memoryview(view)[n:]
 
     def _eof_bytes(self, last: int | None) -> bytes:
         try:
