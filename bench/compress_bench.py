@@ -163,10 +163,10 @@ def real_path(name: str, data: bytes, encrypted: bool) -> str:
         os.environ["SHELLKEEP_HOME"] = str(Path(tmp) / "home")
         os.environ["SHELLKEEP_CONFIG"] = str(Path(tmp) / "config.toml")
         os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.null.Keyring"
-        from shellkeep.asciicast.reader import open_binary
-        from shellkeep.store.compress import LEVEL, compress_recording
-        from shellkeep.store.crypto import write_records_atomic, split_records
-        from shellkeep.store.keys import current_key
+        from shellkeep.vault.recording import open_stream as open_binary
+        from shellkeep.vault.compress import LEVEL, compress_recording
+        from shellkeep.vault.crypto import write_records_atomic, split_records
+        from shellkeep.vault.keys import current_key
         from shellkeep.store.paths import resolve_paths
         from shellkeep.store.session import SessionMeta
 

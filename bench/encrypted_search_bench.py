@@ -34,12 +34,12 @@ def main() -> None:
     os.environ["SHELLKEEP_CONFIG"] = str(tmp / "config.toml")
     os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.null.Keyring"
     from bench.compress_bench import synthetic_session
-    from shellkeep.asciicast.reader import open_cast
-    from shellkeep.export.transcript import iter_transcript
-    from shellkeep.store.crypto import split_records, write_records_atomic
-    from shellkeep.store.keys import current_key, forget_cached_keys
+    from shellkeep.vault.recording import open_recording as open_cast
+    from shellkeep.terminal.transcript import iter_transcript
+    from shellkeep.vault.crypto import split_records, write_records_atomic
+    from shellkeep.vault.keys import current_key, forget_cached_keys
     from shellkeep.store.paths import resolve_paths
-    from shellkeep.store.private_search import save_content, search_private
+    from shellkeep.archive.private_search import save_content, search_private
     from shellkeep.store.session import SessionMeta
 
     paths = resolve_paths()

@@ -37,7 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from shellkeep.store.index import SearchRequest, SessionQuery, find_sessions, rebuild, search  # noqa: E402
+from shellkeep.archive.index import SearchRequest, SessionQuery, find_sessions, rebuild, search  # noqa: E402
 from shellkeep.store.paths import Paths, project_key  # noqa: E402
 
 TARGETS = {"ls_s": 0.3, "search_s": 0.1, "build_per_s": 200.0, "memory_mb": 200.0}
@@ -131,7 +131,7 @@ def cli_time(env: dict[str, str], cwd: Path, args: list[str], repeats: int) -> f
 _BIG_INDEXER = """
 import resource, sys, time
 from pathlib import Path
-from shellkeep.store.index import index_session
+from shellkeep.archive.index import index_session
 from shellkeep.store.paths import resolve_paths
 from shellkeep.store.session import read_meta
 t0 = time.perf_counter()

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import re
 import sys
 import types
@@ -35,7 +34,8 @@ from typing import TypeAlias, Union
 
 from shellkeep.errors import ConfigError, ShellkeepError
 from shellkeep.store.paths import PROJECT_FILE_NAME  # noqa: F401 - re-exported: a config layer
-from shellkeep.store.paths import FILE_MODE, Paths, ensure_dir
+from shellkeep.store.atomic import write_bytes_atomic
+from shellkeep.store.paths import Paths, ensure_dir
 
 _Check = Callable[[object], None]
 """Raise ``ValueError("<what the value must be>")`` when a typed value is out of range."""
@@ -829,26 +829,14 @@ def _to_toml(value: ConfigValue) -> object:
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data``: temp file, fsync, rename; file 0600, new dirs 0700.
+    """Replace ``path`` with ``data`` atomically (``store.atomic``); file 0600, new dirs 0700.
 
     A symlinked config file is followed, so the link's target is replaced, not the link.
+    Raises ShellkeepError naming the file when it cannot be written.
     """
-    import tempfile
-
-    target = path.resolve() if path.is_symlink() else path
     try:
-        ensure_dir(target.parent)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                os.fchmod(fh.fileno(), FILE_MODE)
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        ensure_dir((path.resolve() if path.is_symlink() else path).parent)
+        write_bytes_atomic(path, data, follow_symlink=True)
     except OSError as exc:
         raise ShellkeepError(
             f"cannot write config file '{path}': {exc.strerror or exc}; check the folder's permissions"

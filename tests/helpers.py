@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from shellkeep.asciicast.reader import open_cast
+from tests.recordings import open_cast
 from shellkeep.asciicast.model import Event, Header
 from shellkeep.store.paths import Paths
 

@@ -11,7 +11,6 @@ per-agent ``Grammar``, so that resume flags can be found, dropped or added.
 from __future__ import annotations
 
 import enum
-import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 

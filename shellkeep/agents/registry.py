@@ -69,7 +69,7 @@ def builtin_adapters() -> list[AgentAdapter]:
 
 def _instantiate(value: object) -> object:
     """Return an adapter from an entry point's target: a class or factory is called, an instance kept."""
-    from shellkeep.agents.base import AgentAdapter
+    from shellkeep.agents.base import AgentAdapter  # deferred: base imports typing; the record path must not
 
     if isinstance(value, type) or (callable(value) and not isinstance(value, AgentAdapter)):
         return value()

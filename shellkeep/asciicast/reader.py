@@ -11,29 +11,29 @@ malformed line elsewhere, a negative time or a bad resize anywhere raises ``Data
 
 from __future__ import annotations
 
-import io
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import IO
 
 from shellkeep.asciicast.model import Event, Header, TermSize
 from shellkeep.errors import DataError
 
 _CODES = frozenset("oirmx")
-_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 
 @dataclass(frozen=True, slots=True)
 class Cast:
     """An opened recording: its header and a way to iterate its events.
 
-    ``events()`` opens the file again on each call, so it can be iterated more than once.
+    name: where it came from, for messages (usually the file's path).
+    opener: returns a new binary stream of plain asciicast bytes from the start; ``events()``
+    calls it once per iteration, so a Cast can be iterated more than once.
     """
 
-    path: Path
+    name: str
     header: Header
+    opener: Callable[[], IO[bytes]]
     preloaded: tuple[Event, ...] | None = None  # v1 is one JSON document, parsed at open
 
     def events(self) -> Iterator[Event]:
@@ -44,81 +44,40 @@ class Cast:
         if self.preloaded is not None:
             yield from self.preloaded
             return
-        with open_binary(self.path) as fh:
-            yield from _iter_events(fh, self.header.version, self.path)
+        with self.opener() as fh:
+            yield from _iter_events(fh, self.header.version, self.name)
 
 
-def open_binary(path: Path) -> IO[bytes]:
-    """Open a recording for binary reading, decrypting and decompressing zstd transparently.
+def read_cast(opener: Callable[[], IO[bytes]], name: str) -> Cast:
+    """Parse the header of a recording of any supported version from a byte stream.
 
-    An encrypted file (shellkeep's sealed-record format, ``store/crypto.py``) is decrypted
-    with its key from the key stores; a cut last record ends the stream. What it holds, or
-    the plain file, is then decompressed when it is zstd. The caller always reads plain
-    asciicast bytes.
-    Raises DataError when the file is compressed and no zstd decoder is installed, or an
-    encrypted record is damaged (also while reading); ``KeyUnavailable`` (exit 1) when the
-    file's key is in no key store.
+    opener: returns a new binary stream of plain (decrypted, decompressed) asciicast bytes
+    positioned at the start; it is called once here and again by each ``Cast.events()``.
+    Opening files (plain, zstd, sealed) is ``vault.recording``'s job.
+    Raises DataError when the stream is empty, not asciicast, or of an unknown version.
     """
-    fh: IO[bytes] = open(path, "rb")  # noqa: SIM115 - returned to the caller
-    magic = fh.read(8)
-    fh.seek(0)
-    if magic == b"\x89SKE\r\n\x1a\n":  # encrypted at rest (store/crypto.py MAGIC)
-        from shellkeep.store.crypto import open_decrypting
-
-        fh = open_decrypting(fh, str(path))
-        try:
-            magic = fh.peek(4)[:4]
-        except BaseException:
-            fh.close()
-            raise
-    if magic[:4] != _ZSTD_MAGIC:
-        return fh
-    try:
-        import zstandard
-    except ImportError as exc:  # pragma: no cover - zstandard is a dependency
-        fh.close()
-        raise DataError(f"{path} is zstd-compressed and zstandard is not installed; pip install zstandard") from exc
-    reader = zstandard.ZstdDecompressor().stream_reader(fh, closefd=True)
-    return io.BufferedReader(reader)
-
-
-def open_cast(path: Path) -> Cast:
-    """Open a recording of any supported version and parse its header.
-
-    Raises DataError when the file is empty, not asciicast, or of an unknown version;
-    FileNotFoundError when it does not exist.
-    """
-    with open_binary(path) as fh:
+    with opener() as fh:
         first = fh.readline()
         if not first.strip():
-            raise DataError(f"{path} is empty or has no asciicast header; it is not a recording")
+            raise DataError(f"{name} is empty or has no asciicast header; it is not a recording")
         try:
             obj = json.loads(first)
         except (ValueError, UnicodeDecodeError):
             obj = None
-        if obj is None or (isinstance(obj, dict) and "version" not in obj):
+        if obj is None or (isinstance(obj, dict) and "version" not in obj) or (isinstance(obj, dict) and obj.get("version") == 1):
             # asciicast v1 is one JSON document spread over many lines.
-            fh.seek(0)
-            return _open_v1(path, fh.read())
+            return _open_v1(name, first + fh.read(), opener)
     if not isinstance(obj, dict):
-        raise DataError(f"{path}: the first line is not an asciicast header object")
+        raise DataError(f"{name}: the first line is not an asciicast header object")
     version = obj.get("version")
-    if version == 1:
-        with open_binary(path) as fh:
-            return _open_v1(path, fh.read())
     if version == 2:
-        return Cast(path, _header_v2(obj, path))
+        return Cast(name, _header_v2(obj, name), opener)
     if version == 3:
-        return Cast(path, _header_v3(obj, path))
-    raise DataError(f"{path}: unsupported asciicast version {version!r}; shellkeep reads versions 1, 2 and 3")
+        return Cast(name, _header_v3(obj, name), opener)
+    raise DataError(f"{name}: unsupported asciicast version {version!r}; shellkeep reads versions 1, 2 and 3")
 
 
-def read_events(path: Path) -> Iterator[Event]:
-    """Yield the events of a recording of any supported version (see ``Cast.events``)."""
-    return open_cast(path).events()
-
-
-def _size(width: object, height: object, path: Path) -> TermSize:
+def _size(width: object, height: object, path: str) -> TermSize:
     if not isinstance(width, int) or not isinstance(height, int) or width <= 0 or height <= 0:
         raise DataError(f"{path}: the header has no valid terminal size ({width!r}x{height!r})")
     return TermSize(width, height)
@@ -145,7 +104,7 @@ def _opt_int(value: object) -> int | None:
 _KNOWN_V2 = {"version", "width", "height", "timestamp", "command", "title", "idle_time_limit", "env"}
 
 
-def _header_v2(obj: dict[str, object], path: Path) -> Header:
+def _header_v2(obj: dict[str, object], path: str) -> Header:
     return Header(
         size=_size(obj.get("width"), obj.get("height"), path),
         version=2,
@@ -158,7 +117,7 @@ def _header_v2(obj: dict[str, object], path: Path) -> Header:
     )
 
 
-def _header_v3(obj: dict[str, object], path: Path) -> Header:
+def _header_v3(obj: dict[str, object], path: str) -> Header:
     term = obj.get("term")
     if not isinstance(term, dict):
         raise DataError(f"{path}: the v3 header has no 'term' object")
@@ -178,7 +137,7 @@ def _header_v3(obj: dict[str, object], path: Path) -> Header:
     )
 
 
-def _open_v1(path: Path, raw: bytes) -> Cast:
+def _open_v1(path: str, raw: bytes, opener: Callable[[], IO[bytes]]) -> Cast:
     try:
         obj = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
@@ -206,7 +165,7 @@ def _open_v1(path: Path, raw: bytes) -> Cast:
         title=_opt_str(obj.get("title")),
         env=_env(obj.get("env")),
     )
-    return Cast(path, header, tuple(events))
+    return Cast(path, header, opener, tuple(events))
 
 
 def _parse_event(line: bytes, version: int, prev_time: float) -> Event:
@@ -225,7 +184,7 @@ def _parse_event(line: bytes, version: int, prev_time: float) -> Event:
     return Event(time, code, data)
 
 
-def _iter_events(fh: IO[bytes], version: int, path: Path) -> Iterator[Event]:
+def _iter_events(fh: IO[bytes], version: int, path: str) -> Iterator[Event]:
     fh.readline()  # header
     prev_time = 0.0
     pending: tuple[int, bytes] | None = None
@@ -248,7 +207,7 @@ def _iter_events(fh: IO[bytes], version: int, path: Path) -> Iterator[Event]:
         yield _parse_or_raise(pending, version, prev_time, path)
 
 
-def _parse_or_raise(pending: tuple[int, bytes], version: int, prev_time: float, path: Path) -> Event:
+def _parse_or_raise(pending: tuple[int, bytes], version: int, prev_time: float, path: str) -> Event:
     lineno, line = pending
     try:
         return _parse_event(line, version, prev_time)

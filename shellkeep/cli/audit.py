@@ -5,6 +5,8 @@ from __future__ import annotations
 import click
 
 from shellkeep.cli.options import json_option, paths
+from shellkeep.cli.output import format_local_time, print_json
+from shellkeep.store.audit import read_entries, verify as verify_log
 
 
 @click.group(invoke_without_command=True)
@@ -21,7 +23,6 @@ def audit(ctx: click.Context, session: str | None, limit: int | None, as_json: b
     """
     if ctx.invoked_subcommand is not None:
         return
-    from shellkeep.store.audit import read_entries
 
     entries = read_entries(paths())
     if session:
@@ -29,14 +30,11 @@ def audit(ctx: click.Context, session: str | None, limit: int | None, as_json: b
     if limit:
         entries = entries[-limit:]
     if as_json:
-        from shellkeep.cli.output import print_json
-
         print_json(entries)
         return
     if not entries:
         click.echo("the audit log is empty", err=True)
         return
-    from shellkeep.cli.output import format_local_time
 
     for e in entries:
         detail = f"  {e.detail}" if e.detail else ""
@@ -50,12 +48,8 @@ def verify(as_json: bool) -> None:
 
     Example: shellkeep audit verify
     """
-    from shellkeep.store.audit import verify as verify_log
-
     result = verify_log(paths())
     if as_json:
-        from shellkeep.cli.output import print_json
-
         print_json(result)
         return
     click.echo(f"audit log intact: {result.entries} entries")

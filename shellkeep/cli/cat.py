@@ -6,7 +6,9 @@ import sys
 
 import click
 
-from shellkeep.cli.options import cwd, paths, require_ref, session_argument
+from shellkeep.app.reads import read_session
+from shellkeep.archive.export.formats import write_output, write_transcript
+from shellkeep.cli.options import context, require_ref, session_argument
 
 
 @click.command()
@@ -18,19 +20,12 @@ def cat(ref: str | None, last: bool, as_text: bool) -> None:
 
     Example: shellkeep cat --last --text | grep -i error
     """
-    from shellkeep.export import export_session
-    from shellkeep.export.formats import write_output
-    from shellkeep.store.audit import record_read
-    from shellkeep.store.paths import project_root_of
-    from shellkeep.store.session import resolve_session
-
     require_ref(ref, last)
-    where = paths()
-    meta = resolve_session(where, project_root_of(cwd()), ref, last=last)
-    record_read(where, "cat", meta, detail="text" if as_text else "raw")
+    ctx = context()
+    meta, cast = read_session(ctx, ref, last=last, command="cat", detail="text" if as_text else "raw")
     out = sys.stdout.buffer
     if as_text:
-        export_session(meta, "txt", out)
+        write_transcript(cast, out)
     else:
-        write_output(meta, out)
+        write_output(cast, out)
     out.flush()

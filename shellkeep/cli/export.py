@@ -7,7 +7,9 @@ from pathlib import Path
 
 import click
 
-from shellkeep.cli.options import cwd, paths, require_ref, session_argument
+from shellkeep.app.reads import read_session
+from shellkeep.archive.export import export_session, export_to_file
+from shellkeep.cli.options import context, require_ref, session_argument
 
 _FORMATS = ("cast", "txt", "md", "json", "html")
 
@@ -23,22 +25,16 @@ def export(ref: str | None, last: bool, fmt: str | None, output: Path | None) ->
 
     Example: shellkeep export --last --format html -o session.html
     """
-    from shellkeep.export import export_session, export_to_file
-    from shellkeep.store.audit import record_read
-    from shellkeep.store.paths import project_root_of
-    from shellkeep.store.session import resolve_session
-
     require_ref(ref, last)
     if fmt is None:
         suffix = output.suffix.lstrip(".").lower() if output else ""
         fmt = suffix if suffix in _FORMATS else "txt"
-    where = paths()
-    meta = resolve_session(where, project_root_of(cwd()), ref, last=last)
-    record_read(where, "export", meta, detail=f"format={fmt}")
+    ctx = context()
+    meta, _ = read_session(ctx, ref, last=last, command="export", detail=f"format={fmt}")
     if output is None:
         out = sys.stdout.buffer
-        export_session(meta, fmt, out)
+        export_session(meta, fmt, out, ctx.vault)
         out.flush()
         return
-    export_to_file(meta, fmt, output)
+    export_to_file(meta, fmt, output, ctx.vault)
     click.echo(f"wrote {output}", err=True)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import os
 
 import click
 
-from shellkeep.cli.options import cwd, json_option, paths, warn
+from shellkeep.app.gc import retention_limits, run_gc
+from shellkeep.cli.options import context, json_option, warn
 from shellkeep.cli.output import print_json
+from shellkeep.errors import ShellkeepError
 
 
 def format_size(n: int) -> str:
@@ -33,19 +34,11 @@ def gc(dry_run: bool, this_project: bool, as_json: bool) -> None:
 
     Example: shellkeep gc --dry-run
     """
-    from shellkeep.config import load_config
-    from shellkeep.store.paths import project_root_of
-    from shellkeep.store.retention import RetentionPolicy, collect_garbage, project_policies
-
-    root = project_root_of(cwd())
-    config = load_config(paths(), None, os.environ)  # the user's limits, for every project
-    policy = RetentionPolicy.from_config(config.retention)
-    per_project = project_policies(paths(), os.environ)  # each project's .shellkeep.toml
-    if policy.is_empty and not per_project and not as_json:
+    ctx = context(strict=True)
+    limits = retention_limits(ctx)
+    if limits.is_empty and not as_json:
         warn("no retention limits are set (retention.max_age_days, max_sessions, max_total_size); nothing to do")
-    result = collect_garbage(
-        paths(), policy, dry_run=dry_run, project_root=root if this_project else None, project_policies=per_project
-    )
+    result = run_gc(ctx, limits, dry_run=dry_run, this_project=this_project)
     if as_json:
         print_json(result)
     else:
@@ -62,6 +55,4 @@ def gc(dry_run: bool, this_project: bool, as_json: bool) -> None:
     for line in result.errors:
         warn(f"could not remove {line}")
     if result.errors:
-        from shellkeep.errors import ShellkeepError
-
         raise ShellkeepError(f"{len(result.errors)} sessions could not be removed; see above")

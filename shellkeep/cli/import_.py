@@ -6,7 +6,9 @@ from pathlib import Path
 
 import click
 
-from shellkeep.cli.options import cwd, json_option, paths
+from shellkeep.app.importer import ImportRequest, import_recording
+from shellkeep.cli.options import context, cwd, json_option
+from shellkeep.cli.output import print_json
 
 
 @click.command(name="import")
@@ -21,14 +23,9 @@ def import_(file: Path, name: str | None, as_json: bool) -> None:
 
     Example: shellkeep import demo.cast --name demo
     """
-    from shellkeep.importer import ImportRequest, import_recording
-    from shellkeep.store.paths import project_root_of
-
-    here = cwd()
-    meta = import_recording(paths(), ImportRequest(source=file, project_root=project_root_of(here), cwd=here, name=name))
+    ctx = context()
+    meta = import_recording(ctx, ImportRequest(source=file, project_root=ctx.project_root, cwd=cwd(), name=name))
     if as_json:
-        from shellkeep.cli.output import print_json
-
         print_json(meta)
         return
     click.echo(meta.id)

@@ -7,16 +7,17 @@ import sys
 
 import click
 
-from shellkeep.cli.options import cwd, json_option, paths, warn
+from shellkeep.cli.options import context, json_option, paths, warn
 from shellkeep.cli.output import print_json
+from shellkeep.errors import ShellkeepError, UserInputError
+from shellkeep.store.atomic import write_bytes_atomic
+from shellkeep.vault.keys import export_keys, import_keys, init_key, key_status
+from shellkeep.vault.rotation import rotate_key
 
 
 def _key_file() -> str:
     """Return ``encryption.key_file`` in effect (raises ConfigError for a broken config)."""
-    from shellkeep.config import load_config
-    from shellkeep.store.paths import project_root_of
-
-    return load_config(paths(), project_root_of(cwd()), os.environ).encryption.key_file
+    return context(strict=True).config.encryption.key_file
 
 
 def _print_report(report: object, as_json: bool, verb: str) -> None:
@@ -45,8 +46,6 @@ def init(as_json: bool) -> None:
 
     Example: shellkeep key init && shellkeep config set encryption.encrypt true
     """
-    from shellkeep.store.keys import init_key
-
     report = init_key(paths(), _key_file())
     _print_report(report, as_json, "created key")
     if not as_json:
@@ -60,8 +59,6 @@ def status(as_json: bool) -> None:
 
     Example: shellkeep key status
     """
-    from shellkeep.store.keys import key_status
-
     report = key_status(paths(), _key_file())
     if as_json:
         print_json(report)
@@ -80,8 +77,6 @@ def export(file: str | None) -> None:
     Example: shellkeep key export ~/shellkeep-keys.json
     """
     import json
-
-    from shellkeep.store.keys import export_keys, write_bytes_atomic
 
     key_set, report = export_keys(paths(), _key_file())
     data = (json.dumps(key_set.to_json(), indent=2) + "\n").encode("utf-8")
@@ -105,9 +100,6 @@ def import_(file: str, make_current: bool, as_json: bool) -> None:
 
     Example: shellkeep key import ~/shellkeep-keys.json
     """
-    from shellkeep.errors import UserInputError
-    from shellkeep.store.keys import import_keys
-
     try:
         text = sys.stdin.read() if file == "-" else open(os.path.expanduser(file), encoding="utf-8").read()
     except (OSError, UnicodeDecodeError) as exc:
@@ -133,8 +125,6 @@ def rotate(include_plain: bool, as_json: bool) -> None:
 
     Example: shellkeep key rotate
     """
-    from shellkeep.store.rotation import rotate_key
-
     def progress(session_id: str, done: int, total: int) -> None:
         if not as_json and sys.stderr.isatty():
             sys.stderr.write(f"\rre-encrypting {done}/{total}")
@@ -153,8 +143,6 @@ def rotate(include_plain: bool, as_json: bool) -> None:
         if result.running:
             warn(f"{len(result.running)} sessions still recording keep the old key; run 'shellkeep key rotate' after they end")
     if result.errors:
-        from shellkeep.errors import ShellkeepError
-
         raise ShellkeepError(
             f"{len(result.errors)} sessions could not be re-encrypted; old keys kept; "
             "fix them and run 'shellkeep key rotate' again to resume"

@@ -6,11 +6,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from shellkeep.cli.options import cwd, json_option, paths
+from shellkeep.cli.options import context, json_option
 from shellkeep.store.session import Status
+from shellkeep.archive.index import SessionQuery, find_sessions, parse_time
+from shellkeep.cli.output import format_duration, print_json
+from shellkeep.store.paths import project_key
 
 if TYPE_CHECKING:
-    from shellkeep.store.index import ListedSession
+    from shellkeep.archive.index import ListedSession
 
 
 @click.command()
@@ -42,11 +45,9 @@ def ls(
 
     Example: shellkeep ls --agent claude --since 3d --limit 10
     """
-    from shellkeep.store.index import SessionQuery, find_sessions, parse_time
-    from shellkeep.store.paths import project_key, project_root_of
-
+    ctx = context()
     query = SessionQuery(
-        project=None if all_projects else project_key(project_root_of(cwd())),
+        project=None if all_projects else project_key(ctx.project_root),
         agents=agents,
         statuses=statuses,
         since=parse_time(since) if since else None,
@@ -54,10 +55,8 @@ def ls(
         name=name,
         limit=limit,
     )
-    sessions = find_sessions(paths(), query, full=as_json)
+    sessions = find_sessions(ctx.paths, query, full=as_json, vault=ctx.vault, recover=ctx.recover)
     if as_json:
-        from shellkeep.cli.output import print_json
-
         print_json(sessions)
         return
     if not sessions:
@@ -70,8 +69,6 @@ def ls(
 
 def _print_table(sessions: list[ListedSession], all_projects: bool) -> None:
     from datetime import datetime
-
-    from shellkeep.cli.output import format_duration
 
     def local(iso_text: str) -> str:
         try:

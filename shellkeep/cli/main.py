@@ -16,10 +16,10 @@ from typing import Any
 import click
 
 from shellkeep import __version__
-from shellkeep.cli.entry import entry, warn
+from shellkeep.cli.console import warn
 from shellkeep.cli.record import COMMANDS
 
-__all__ = ["COMMANDS", "entry", "main", "run_click"]
+__all__ = ["COMMANDS", "main", "run_click"]
 
 
 class ShellkeepGroup(click.Group):

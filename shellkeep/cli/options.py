@@ -8,10 +8,12 @@ from typing import TypeVar
 
 import click
 
-from shellkeep.cli.entry import warn
+from shellkeep.app.context import Context, open_context
+from shellkeep.cli.console import warn
+from shellkeep.errors import DataError
 from shellkeep.store.paths import Paths, resolve_paths
 
-__all__ = ["cwd", "json_option", "paths", "require_ref", "session_argument", "warn"]
+__all__ = ["context", "cwd", "json_option", "paths", "require_ref", "session_argument", "warn"]
 
 F = TypeVar("F", bound=Callable[..., object])
 
@@ -33,12 +35,19 @@ def paths() -> Paths:
     Raises DataError when the data folder exists but is not a folder (a reader would
     otherwise report it as empty). ``run`` uses ``resolve_paths`` and records nothing then.
     """
-    from shellkeep.errors import DataError
-
     found = resolve_paths()
     if found.home.exists() and not found.home.is_dir():
         raise DataError(f"the data folder {found.home} is not a folder; point SHELLKEEP_HOME at a folder")
     return found
+
+
+def context(*, strict: bool = False) -> Context:
+    """Build this command's context once: paths, project, settings and keys (``app.context``).
+
+    strict: a broken config is an error (exit 2) rather than a warning and the defaults.
+    Raises DataError as ``paths``.
+    """
+    return open_context(paths=paths(), cwd=cwd(), strict=strict, warn=warn)
 
 
 def cwd() -> Path:

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from datetime import datetime
 
 import click
+
+from shellkeep.tui.text import format_duration, format_local_time
+
+__all__ = ["format_duration", "format_local_time", "print_json", "to_jsonable"]
 
 
 def to_jsonable(value: object) -> object:
@@ -26,27 +29,3 @@ def to_jsonable(value: object) -> object:
 def print_json(value: object) -> None:
     """Print ``value`` as indented JSON on stdout."""
     click.echo(json.dumps(to_jsonable(value), indent=2, ensure_ascii=False))
-
-
-def format_duration(seconds: float | None) -> str:
-    """Format float seconds as ``1h02m``, ``3m05s`` or ``4.2s``; ``-`` for None."""
-    if seconds is None:
-        return "-"
-    if seconds < 60:
-        return f"{seconds:.1f}s"
-    minutes, secs = divmod(int(seconds), 60)
-    if minutes < 60:
-        return f"{minutes}m{secs:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m"
-
-
-def format_local_time(iso_text: str | None) -> str:
-    """Format an ISO 8601 UTC time in local time as ``YYYY-mm-dd HH:MM``."""
-    if not iso_text:
-        return "-"
-    try:
-        at = datetime.fromisoformat(iso_text.replace("Z", "+00:00"))
-    except ValueError:
-        return iso_text
-    return at.astimezone().strftime("%Y-%m-%d %H:%M")

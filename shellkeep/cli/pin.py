@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import click
 
-from shellkeep.cli.options import cwd, paths, require_ref, session_argument
+from shellkeep.cli.options import context, require_ref, session_argument
+from shellkeep.errors import ShellkeepError
+from shellkeep.store.retention import set_pinned
 
 
 def _set(ref: str | None, last: bool, pinned: bool) -> None:
-    from shellkeep.errors import ShellkeepError
-    from shellkeep.store.paths import project_root_of
-    from shellkeep.store.retention import set_pinned
-    from shellkeep.store.session import resolve_session
-
     require_ref(ref, last)
-    meta = resolve_session(paths(), project_root_of(cwd()), ref, last=last)
+    meta = context().resolve(ref, last=last)
     try:
         changed = set_pinned(meta, pinned)
     except OSError as exc:

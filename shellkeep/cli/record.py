@@ -111,8 +111,8 @@ def record(run: RunArgs) -> int:
     import os
     from pathlib import Path
 
-    from shellkeep.cli.entry import warn
-    from shellkeep.runner import RunRequest, default_argv, load_settings, run_session
+    from shellkeep.cli.console import warn
+    from shellkeep.app.record import RunRequest, default_argv, load_settings, run_session
     from shellkeep.store.paths import resolve_paths
 
     here = Path.cwd()

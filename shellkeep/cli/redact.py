@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
-import os
 
 import click
 
-from shellkeep.cli.options import cwd, json_option, paths, require_ref, session_argument, warn
+from shellkeep.app.redact import redact_stored
+from shellkeep.cli.options import context, json_option, require_ref, session_argument, warn
 from shellkeep.cli.output import print_json
 
 
@@ -22,18 +21,10 @@ def redact(ref: str | None, last: bool, as_json: bool) -> None:
 
     Example: shellkeep redact --last
     """
-    from shellkeep.capture.redaction import build_redactor
-    from shellkeep.config import load_config
-    from shellkeep.store.paths import project_root_of
-    from shellkeep.store.scrubber import redact_session
-    from shellkeep.store.session import resolve_session
-
     require_ref(ref, last)
-    root = project_root_of(cwd())
-    config = load_config(paths(), root, os.environ)
-    meta = resolve_session(paths(), root, ref, last=last)
-    redactor = build_redactor(dataclasses.replace(config.redact, enabled=True))
-    result = redact_session(paths(), meta, redactor)
+    ctx = context(strict=True)
+    meta = ctx.resolve(ref, last=last)
+    result = redact_stored(ctx, meta)
     if as_json:
         print_json(result)
     elif result.files or result.meta_changed:

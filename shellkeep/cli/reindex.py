@@ -6,11 +6,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from shellkeep.cli.options import cwd, json_option, paths
+from shellkeep.app.context import Context
+from shellkeep.archive.index import RebuildResult, index_session, rebuild
+from shellkeep.cli.options import context, json_option
+from shellkeep.cli.output import print_json
 
 if TYPE_CHECKING:
-    from shellkeep.store.index import RebuildResult
-    from shellkeep.store.paths import Paths
+    from shellkeep.archive.index import RebuildResult
 
 
 @click.command()
@@ -23,35 +25,27 @@ def reindex(refs: tuple[str, ...], as_json: bool) -> None:
 
     Example: shellkeep reindex
     """
-    from shellkeep.store.index import RebuildResult, index_session
-
-    where = paths()
+    ctx = context()
+    where = ctx.paths
     if refs:
         import time
 
-        from shellkeep.store.paths import project_root_of
-        from shellkeep.store.session import resolve_session
-
         started = time.perf_counter()
         for ref in refs:
-            index_session(where, resolve_session(where, project_root_of(cwd()), ref))
+            index_session(where, ctx.resolve(ref), vault=ctx.vault)
         result = RebuildResult(len(refs), 0, time.perf_counter() - started)
     else:
-        result = _rebuild_with_progress(where)
+        result = _rebuild_with_progress(ctx)
     if as_json:
-        from shellkeep.cli.output import print_json
-
         print_json(result)
         return
     skipped = f" ({result.skipped} unreadable folders skipped)" if result.skipped else ""
     click.echo(f"indexed {result.sessions} sessions in {result.seconds:.1f}s{skipped}")
 
 
-def _rebuild_with_progress(where: Paths) -> RebuildResult:
+def _rebuild_with_progress(ctx: Context) -> RebuildResult:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    from shellkeep.store.index import rebuild
 
     console = Console(stderr=True)
     with Progress(
@@ -68,4 +62,4 @@ def _rebuild_with_progress(where: Paths) -> RebuildResult:
         def on_progress(done: int, total: int) -> None:
             progress.update(task, completed=done, total=total)
 
-        return rebuild(where, on_progress=on_progress)
+        return rebuild(ctx.paths, on_progress=on_progress, vault=ctx.vault, recover=ctx.recover)

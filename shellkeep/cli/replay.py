@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
-from shellkeep.cli.options import cwd, paths, require_ref, session_argument
+from shellkeep.app.reads import read_file, read_session
+from shellkeep.app.replay import play
+from shellkeep.archive.timeline import start_time
+from shellkeep.cli.options import context, require_ref, session_argument
 
 
 @click.command()
@@ -31,27 +36,18 @@ def replay(
 
     Example: shellkeep replay --last --exchange 2 --speed 2 --idle-limit 1
     """
-    from pathlib import Path
-
-    from shellkeep.export.timeline import start_time
-    from shellkeep.replay import play
-    from shellkeep.store.audit import record_file_read, record_read
-    from shellkeep.store.paths import project_root_of
-    from shellkeep.store.session import resolve_session
-
     require_ref(ref, last)
-    where = paths()
+    ctx = context()
     if ref and not last and ("/" in ref or ref.endswith((".cast", ".json"))) and Path(ref).is_file():
         if marker is not None or exchange is not None:
             raise click.UsageError("--marker and --exchange need a session; for a file use --at")
         path = Path(ref).resolve()
-        record_file_read(where, "replay", path, detail=f"at={at_s:.2f}" if at_s else None)
-        play(path, speed=speed, idle_limit=idle_limit, start_at=at_s or 0.0)
+        play(read_file(ctx, path, command="replay", detail=f"at={at_s:.2f}" if at_s else None), speed=speed, idle_limit=idle_limit, start_at=at_s or 0.0)
         return
     if ref and not last and "/" in ref and not Path(ref).exists():
         raise click.UsageError(f"no such file: {ref}; give a recording's path, or a session id or name")
-    meta = resolve_session(where, project_root_of(cwd()), ref, last=last)
-    start = start_time(meta, at=at_s, marker=marker, exchange=exchange)
-    record_read(where, "replay", meta, detail=f"at={start:.2f}" if start else None)
-    play(meta.cast, speed=speed, idle_limit=idle_limit, start_at=start)
+    meta = ctx.resolve(ref, last=last)
+    start = start_time(meta, ctx.vault, at=at_s, marker=marker, exchange=exchange)
+    _, cast = read_session(ctx, meta, command="replay", detail=f"at={start:.2f}" if start else None)
+    play(cast, speed=speed, idle_limit=idle_limit, start_at=start)
 

@@ -6,10 +6,16 @@ from typing import TYPE_CHECKING
 
 import click
 
-from shellkeep.cli.options import cwd, paths, session_argument, warn
+from shellkeep.app.context import Context
+from shellkeep.app.reads import last_screen
+from shellkeep.app.resume import choose_session, plan_resume, run_resume
+from shellkeep.cli.options import context, session_argument, warn
+from shellkeep.cli.output import format_local_time
+from shellkeep.errors import ShellkeepError
+from shellkeep.tui.picker import pick_session
 
 if TYPE_CHECKING:
-    from shellkeep.resume import ResumePlan
+    from shellkeep.app.resume import ResumePlan
     from shellkeep.store.session import SessionMeta
 
 
@@ -33,32 +39,25 @@ def resume(
 
     Example: shellkeep resume --last --exchanges 3
     """
-    from shellkeep.resume import choose_session, plan_resume, run_resume
-    from shellkeep.store.paths import project_root_of
-
-    here = project_root_of(cwd())
+    ctx = context()
     if pick:
-        from shellkeep.cli.browse import pick_session
-
-        chosen = pick_session(paths(), here)
+        chosen = pick_session(ctx)
         if chosen is None:
             return 0
         ref, last = chosen, False
-    meta = choose_session(paths(), here, ref, last=last)
-    plan = plan_resume(paths(), meta, exchanges=exchanges_n, agent=agent, dry_run=dry_run, warn=warn)
+    meta = choose_session(ctx, ref, last=last)
+    plan = plan_resume(ctx, meta, exchanges=exchanges_n, agent=agent, dry_run=dry_run, warn=warn)
     click.echo(_banner(plan), err=True)
     if dry_run:
         _print_plan(plan)
         return 0
     if not no_screen:
-        _print_last_screen(plan.session)
-    return run_resume(paths(), plan, warn=warn).exit_code
+        _print_last_screen(ctx, plan.session)
+    return run_resume(ctx, plan, warn=warn).exit_code
 
 
 def _banner(plan: ResumePlan) -> str:
     import shutil
-
-    from shellkeep.cli.output import format_local_time
 
     meta = plan.session
     how = {
@@ -85,16 +84,12 @@ def _print_plan(plan: ResumePlan) -> None:
         click.echo(plan.inject_text)
 
 
-def _print_last_screen(meta: SessionMeta) -> None:
+def _print_last_screen(ctx: Context, meta: SessionMeta) -> None:
     import shutil
-    from pathlib import Path
-
-    from shellkeep.errors import DataError
-    from shellkeep.screen import last_screen
 
     try:
-        screen = last_screen(Path(meta.cast))
-    except (OSError, DataError) as exc:
+        screen = last_screen(ctx, meta, command="resume")  # audited, as every read
+    except (OSError, ShellkeepError) as exc:
         warn(f"cannot redraw the last screen: {exc}")
         return
     import dataclasses

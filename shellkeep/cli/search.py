@@ -6,7 +6,11 @@ import sys
 
 import click
 
-from shellkeep.cli.options import cwd, json_option, paths
+from shellkeep.cli.options import context, json_option
+from shellkeep.archive.index import SearchRequest, parse_time, search as run_search
+from shellkeep.cli.output import print_json
+from shellkeep.store.audit import record
+from shellkeep.store.paths import project_key
 
 
 @click.command()
@@ -24,28 +28,22 @@ def search(query: tuple[str, ...], all_projects: bool, agents: tuple[str, ...], 
 
     Example: shellkeep search "connection refused" --all
     """
-    from shellkeep.store.audit import record
-    from shellkeep.store.index import SearchRequest, parse_time
-    from shellkeep.store.index import search as run_search
-    from shellkeep.store.paths import project_key, project_root_of
-
-    where = paths()
+    ctx = context()
+    where = ctx.paths
     request = SearchRequest(
         query=" ".join(query),
-        project=None if all_projects else project_key(project_root_of(cwd())),
+        project=None if all_projects else project_key(ctx.project_root),
         agents=agents,
         since=parse_time(since) if since else None,
         limit=limit,
     )
-    hits = run_search(where, request)
+    hits = run_search(where, request, vault=ctx.vault, recover=ctx.recover)
     for session_id, project in dict.fromkeys((h.session_id, h.project) for h in hits):
         try:
             record(where, "search", session_id, project=project, detail="hit")
         except OSError as exc:
             click.echo(f"shellkeep: could not write the audit log ({exc.strerror or exc})", err=True)
     if as_json:
-        from shellkeep.cli.output import print_json
-
         print_json(hits)
         return
     if not hits:

@@ -6,8 +6,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from shellkeep.cli.options import cwd, json_option, paths, require_ref, session_argument
+from shellkeep.app.resume import session_chain
+from shellkeep.archive.export.formats import token_line
+from shellkeep.archive.timeline import exchange_offset_s
+from shellkeep.cli.options import context, json_option, require_ref, session_argument
+from shellkeep.cli.output import format_duration, format_local_time, print_json
+from shellkeep.store.audit import record_read
 from shellkeep.store.session import SessionMeta
+from shellkeep.vault.exchanges import read_exchanges
 
 if TYPE_CHECKING:
     from shellkeep.store.paths import Paths
@@ -28,29 +34,19 @@ def show(ref: str | None, last: bool, full: bool, as_json: bool) -> None:
 
     Example: shellkeep show --last
     """
-    from shellkeep.conversation import read_exchanges
-    from shellkeep.store.audit import record_read
-    from shellkeep.store.paths import project_root_of
-    from shellkeep.store.session import resolve_session
-
     require_ref(ref, last)
-    where = paths()
-    meta = resolve_session(where, project_root_of(cwd()), ref, last=last)
-    record_read(where, "show", meta)
+    ctx = context()
+    meta = ctx.resolve(ref, last=last)
+    record_read(ctx.paths, "show", meta)
     if as_json:
-        from shellkeep.cli.output import print_json
-
         print_json(meta)
         return
     _print_meta(meta)
-    _print_chain(where, meta)
-    _print_exchanges(meta, read_exchanges(meta), full)
+    _print_chain(ctx.paths, meta)
+    _print_exchanges(meta, read_exchanges(meta, ctx.vault), full)
 
 
 def _print_meta(meta: SessionMeta) -> None:
-    from shellkeep.cli.output import format_duration, format_local_time
-    from shellkeep.export.formats import token_line
-
     git = meta.git_start or {}
     rows = [
         ("id", meta.id),
@@ -81,9 +77,6 @@ def _print_meta(meta: SessionMeta) -> None:
 
 def _print_chain(where: Paths, meta: SessionMeta) -> None:
     """Print the resume chain through ``meta`` when it has more than one session."""
-    from shellkeep.cli.output import format_local_time
-    from shellkeep.resume import session_chain
-
     chain = session_chain(where, meta)
     if len(chain) < 2:
         return
@@ -95,8 +88,6 @@ def _print_chain(where: Paths, meta: SessionMeta) -> None:
 
 
 def _print_exchanges(meta: SessionMeta, exchanges: list[Exchange], full: bool) -> None:
-    from shellkeep.export.timeline import exchange_offset_s
-
     if not exchanges:
         return
     click.echo("")

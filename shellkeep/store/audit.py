@@ -23,7 +23,8 @@ from pathlib import Path
 
 from shellkeep.errors import DataError
 from shellkeep.store.paths import FILE_MODE, Paths, ensure_dir
-from shellkeep.store.session import SessionMeta, host_name, iso, utc_now, write_json_atomic
+from shellkeep.store.session import SessionMeta, host_name, iso, utc_now
+from shellkeep.store.atomic import write_json_atomic
 from shellkeep.logs import get_logger
 
 __all__ = ["GENESIS", "AuditEntry", "VerifyResult", "read_entries", "record", "record_file_read", "record_read", "verify"]

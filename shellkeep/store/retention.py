@@ -27,8 +27,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from shellkeep.store.paths import Paths
-from shellkeep.store.session import META_FILE, SessionMeta, Status, parse_iso
+from shellkeep.errors import DataError
+from shellkeep.store.atomic import write_bytes_atomic
+from shellkeep.store.session import META_FILE, Recover, SessionMeta, Status, list_sessions, parse_iso, read_meta
 from shellkeep.logs import get_logger
+from shellkeep.store.session import iso, utc_now
 
 log = get_logger(__name__)
 
@@ -128,9 +131,6 @@ def set_pinned(meta: SessionMeta, pinned: bool) -> bool:
     if pinned:
         if marker.is_file():
             return False
-        from shellkeep.store.keys import write_bytes_atomic
-        from shellkeep.store.session import iso, utc_now
-
         write_bytes_atomic(marker, (iso(utc_now()) + "\n").encode("ascii"))
         return True
     try:
@@ -269,42 +269,6 @@ def remove_session(paths: Paths, meta: SessionMeta) -> None:
         pass
 
 
-def project_policies(paths: Paths, env: Mapping[str, str]) -> dict[str, RetentionPolicy]:
-    """Return the retention limits each project's ``.shellkeep.toml`` sets, by project key.
-
-    A project's root is read from one of its sessions' metadata; projects without a project
-    file, or whose file sets no limit, are left out. A project file that does not load is
-    skipped with a logged warning (gc then applies the user's limits only).
-    """
-    from shellkeep.config import PROJECT_FILE_NAME, load_config
-    from shellkeep.errors import ConfigError
-    from shellkeep.store.session import read_meta
-
-    found: dict[str, RetentionPolicy] = {}
-    try:
-        projects = [p for p in paths.projects.iterdir() if p.is_dir()]
-    except FileNotFoundError:
-        return found
-    for project in projects:
-        root: Path | None = None
-        for folder in project.iterdir():
-            try:
-                root = Path(read_meta(folder).project_root)
-                break
-            except Exception:  # noqa: BLE001 - any readable session will do
-                continue
-        if root is None or not (root / PROJECT_FILE_NAME).is_file():
-            continue
-        try:
-            policy = RetentionPolicy.from_config(load_config(paths, root, env).retention)
-        except ConfigError as exc:
-            log.warning("ignoring the retention limits of %s: %s", root / PROJECT_FILE_NAME, exc)
-            continue
-        if not policy.is_empty:
-            found[project.name] = policy
-    return found
-
-
 def collect_garbage(
     paths: Paths,
     policy: RetentionPolicy,
@@ -313,17 +277,16 @@ def collect_garbage(
     project_root: Path | None = None,
     project_policies: Mapping[str, RetentionPolicy] | None = None,
     now: datetime | None = None,
+    recover: Recover | None = None,
 ) -> GcResult:
     """Apply the limits: remove (or, with ``dry_run``, only list) the sessions they name.
 
     project_root: only this project's sessions are considered (None: every project).
     Each session is re-read just before it goes and left alone if it became protected.
     A session that cannot be removed is reported in ``errors``; the others still go.
+    recover: repairs interrupted sessions on the way (``store.session.list_sessions``).
     """
-    from shellkeep.store.session import list_sessions, read_meta
-    from shellkeep.errors import DataError
-
-    sessions = list_sessions(paths, project_root)
+    sessions = list_sessions(paths, project_root, recover=recover)
     entries, kept, protected = plan_gc(sessions, policy, project_policies=project_policies, now=now)
     if dry_run:
         return GcResult(True, tuple(entries), sum(e.size_bytes for e in entries), kept, protected)
@@ -349,38 +312,3 @@ def collect_garbage(
             continue
         removed.append(entry)
     return GcResult(False, tuple(removed), sum(e.size_bytes for e in removed), kept, protected, tuple(errors))
-
-
-def maybe_auto_gc(paths: Paths, *, now_s: float | None = None) -> GcResult | None:
-    """Run gc with the user's ``[retention]`` limits if ``auto_gc`` is on and a day has passed.
-
-    The stamp file is touched before gc runs, so sessions ending together run it once.
-    Never raises (logs a warning); returns None when it did not run.
-    """
-    try:
-        from shellkeep.config import load_config
-
-        config = load_config(paths, None, dict(os.environ))
-        if not config.retention.auto_gc:
-            return None
-        policy = RetentionPolicy.from_config(config.retention)
-        per_project = project_policies(paths, os.environ)
-        if policy.is_empty and not per_project:
-            return None
-        stamp = paths.home / STAMP_FILE
-        now_s = time.time() if now_s is None else now_s
-        try:
-            if now_s - stamp.stat().st_mtime < AUTO_GC_INTERVAL_S:
-                return None
-        except FileNotFoundError:
-            pass
-        fd = os.open(stamp, os.O_WRONLY | os.O_CREAT, 0o600)
-        os.close(fd)
-        os.utime(stamp, (now_s, now_s))
-        result = collect_garbage(paths, policy, project_policies=per_project)
-    except Exception as exc:  # noqa: BLE001 - gc is housekeeping; the session is already safe
-        log.warning("automatic gc failed: %s", exc)
-        return None
-    if result.removed:
-        log.info("automatic gc removed %d sessions, freed %d bytes", len(result.removed), result.freed_bytes)
-    return result

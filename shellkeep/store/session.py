@@ -10,13 +10,14 @@ import dataclasses
 import enum
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 
-from shellkeep.errors import AmbiguousSession, DataError, SessionNotFound, ShellkeepError
-from shellkeep.store.paths import FILE_MODE, Paths, ensure_dir, project_key
+from shellkeep.errors import AmbiguousSession, DataError, SessionNotFound
+from shellkeep.store.atomic import write_json_atomic
+from shellkeep.store.paths import Paths, ensure_dir, project_key
 from shellkeep.logs import get_logger
 
 log = get_logger(__name__)
@@ -148,28 +149,6 @@ def host_name() -> str:
     return os.uname().nodename
 
 
-def write_json_atomic(path: Path, obj: object) -> None:
-    """Write ``obj`` as JSON to ``path`` through a temporary file and a rename (mode 0600).
-
-    Raises OSError when the folder is not writable or the disk is full.
-    """
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    data = (json.dumps(obj, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
-        raise
-
-
 def write_meta(meta: SessionMeta) -> None:
     """Write ``meta.json`` of ``meta``'s session atomically; raises OSError."""
     write_json_atomic(meta.folder / META_FILE, meta.to_json())
@@ -227,80 +206,6 @@ def is_interrupted(meta: SessionMeta) -> bool:
     return not _pid_is_shellkeep(meta.pid)
 
 
-def recover(meta: SessionMeta) -> SessionMeta:
-    """Repair an interrupted session from its recording and store the repaired metadata.
-
-    Drops a cut last line from the recording (it was never a whole event; in an encrypted
-    recording, a cut last record), gives back the space the recorder held for its last
-    metadata write (``space.release_space``), then sets status ``interrupted``,
-    ``ended_at``, ``duration`` and byte counts from the events. Never raises for an
-    unreadable recording (an encrypted one whose key is missing included): the metadata
-    is repaired as far as possible.
-    """
-    from shellkeep.asciicast.reader import open_cast
-    from shellkeep.store.crypto import is_encrypted, repair_tail
-    from shellkeep.store.space import release_space
-
-    cast_path = Path(meta.cast)
-    release_space(meta.folder)
-    last_time = 0.0
-    out_bytes = 0
-    in_bytes = 0
-    try:
-        if is_encrypted(cast_path):
-            repair_tail(cast_path)  # no key needed: records are cut, not decrypted
-        else:
-            _truncate_cut_tail(cast_path)
-        for event in open_cast(cast_path).events():
-            last_time = event.time
-            if event.code == "o":
-                out_bytes += len(event.data.encode("utf-8"))
-            elif event.code == "i":
-                in_bytes += len(event.data.encode("utf-8"))
-    except (OSError, ShellkeepError) as exc:
-        log.warning("could not read %s while recovering: %s", cast_path, exc)
-    try:
-        ended = parse_iso(meta.started_at) + timedelta(seconds=last_time)
-        ended_at: str | None = iso(ended)
-    except ValueError:
-        ended_at = None
-    repaired = dataclasses.replace(
-        meta,
-        status=Status.INTERRUPTED.value,
-        ended_at=ended_at,
-        duration=round(last_time, 3),
-        output_bytes=max(out_bytes, meta.output_bytes),
-        input_bytes=max(in_bytes, meta.input_bytes),
-    )
-    try:
-        write_meta(repaired)
-    except OSError as exc:
-        log.warning("could not store repaired metadata of %s: %s", meta.id, exc)
-    return repaired
-
-
-def _truncate_cut_tail(path: Path) -> None:
-    """Cut a recording back to its last newline if it ends inside a line."""
-    with open(path, "rb+") as fh:
-        size = fh.seek(0, os.SEEK_END)
-        if size == 0:
-            return
-        fh.seek(size - 1)
-        if fh.read(1) == b"\n":
-            return
-        block = 65536
-        pos = size
-        while pos > 0:
-            start = max(0, pos - block)
-            fh.seek(start)
-            chunk = fh.read(pos - start)
-            nl = chunk.rfind(b"\n")
-            if nl >= 0:
-                fh.truncate(start + nl + 1)
-                return
-            pos = start
-
-
 # -- listing and lookup ---------------------------------------------------------------
 
 
@@ -328,11 +233,16 @@ def iter_session_folders(paths: Paths, project_root: Path | None) -> Iterator[Pa
 _warned: set[Path] = set()
 
 
-def list_sessions(paths: Paths, project_root: Path | None) -> list[SessionMeta]:
+Recover = Callable[[SessionMeta], SessionMeta]
+"""Repairs an interrupted session and returns its stored metadata (``vault.recovery.recover``)."""
+
+
+def list_sessions(paths: Paths, project_root: Path | None, *, recover: Recover | None = None) -> list[SessionMeta]:
     """Return the sessions of a project (all projects when None), newest first.
 
-    Sessions whose recorder is gone are recovered on the way (status ``interrupted``);
-    a folder with unreadable metadata is skipped with a logged warning.
+    Sessions whose recorder is gone are passed to ``recover`` on the way (None: they are
+    only marked ``interrupted`` in what is returned; nothing is written); a folder with
+    unreadable metadata is skipped with a logged warning.
     """
     found: list[SessionMeta] = []
     for folder in iter_session_folders(paths, project_root):
@@ -344,26 +254,29 @@ def list_sessions(paths: Paths, project_root: Path | None) -> list[SessionMeta]:
                 log.warning("skipping %s: %s", folder, exc)
             continue
         if is_interrupted(meta):
-            meta = recover(meta)
+            meta = recover(meta) if recover is not None else dataclasses.replace(meta, status=Status.INTERRUPTED.value)
         found.append(meta)
     found.sort(key=lambda m: (m.started_at, m.id), reverse=True)
     return found
 
 
-def resolve_session(paths: Paths, project_root: Path, ref: str | None, *, last: bool = False) -> SessionMeta:
+def resolve_session(
+    paths: Paths, project_root: Path, ref: str | None, *, last: bool = False, recover: Recover | None = None
+) -> SessionMeta:
     """Find one session by id, unique id prefix, name, or the newest (``last``).
 
     The current project is searched first, then every project. A name shared by several
-    sessions means the newest of them. Raises SessionNotFound or AmbiguousSession.
+    sessions means the newest of them. recover: as for ``list_sessions``.
+    Raises SessionNotFound or AmbiguousSession.
     """
     project = project_key(project_root)
     if last or not ref:
-        sessions = list_sessions(paths, project_root)
+        sessions = list_sessions(paths, project_root, recover=recover)
         if not sessions:
             raise SessionNotFound(f"no sessions recorded in project {project} yet; run 'shellkeep' to record one")
         return sessions[0]
     for scope in (project_root, None):
-        sessions = list_sessions(paths, scope)
+        sessions = list_sessions(paths, scope, recover=recover)
         exact = [m for m in sessions if m.id == ref]
         if exact:
             return exact[0]

@@ -28,7 +28,8 @@ from typing import Any, Callable
 
 import pytest
 
-from shellkeep.screen import Terminal, last_screen
+from shellkeep.terminal.screen import Terminal
+from tests.recordings import last_screen
 from shellkeep.store.paths import Paths
 from shellkeep.termsize import TermSize
 from tests.helpers import SK, load_session, session_folders

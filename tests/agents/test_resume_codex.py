@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 import pytest
 
-from shellkeep.screen import last_screen
+from tests.recordings import last_screen
 from shellkeep.store.paths import Paths
 from tests.helpers import SK, session_folders
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from shellkeep.asciicast.reader import read_events
+from tests.recordings import read_events
 from shellkeep.store.paths import Paths
 from tests.e2e.test_secrets import wait_for_housekeeping
 from tests.helpers import SK, PtyHarness

@@ -20,8 +20,9 @@ import pytest
 
 pytest.importorskip("cryptography")
 
-from shellkeep.asciicast.reader import open_cast  # noqa: E402
-from shellkeep.store.crypto import MAGIC, is_encrypted, key_id_of_file, read_private  # noqa: E402
+from tests.recordings import open_cast  # noqa: E402
+from shellkeep.vault.crypto import MAGIC, is_encrypted, key_id_of_file  # noqa: E402
+from tests.recordings import vault  # noqa: E402
 from shellkeep.store.paths import Paths  # noqa: E402
 from tests.e2e.test_secrets import wait_for_housekeeping  # noqa: E402
 from tests.helpers import SK, only_session, run_sk, session_folders, wait_until  # noqa: E402
@@ -90,7 +91,7 @@ def test_export_cast_of_an_encrypted_session_is_plain_asciicast(home: Paths) -> 
 
 
 def test_the_last_screen_of_an_encrypted_session(home: Paths) -> None:
-    from shellkeep.screen import last_screen
+    from tests.recordings import last_screen
 
     run_sk("run", "--", sys.executable, "-c", CHILD)
     meta, _, _ = only_session(home)
@@ -108,11 +109,12 @@ def test_search_finds_an_encrypted_session_and_the_index_holds_no_plaintext(home
 
 def test_exchanges_are_sealed(home: Paths, tmp_path: Path) -> None:
     from shellkeep.agents.base import Exchange
-    from shellkeep.conversation import write_exchanges
+    from shellkeep.app.context import open_context
+    from shellkeep.vault.exchanges import write_exchanges
 
     folder = tmp_path / "session"
     folder.mkdir()
-    write_exchanges(folder, [Exchange(index=0, time=None, prompt=f"say {WORD}", answer="ok")])
+    write_exchanges(folder, [Exchange(index=0, time=None, prompt=f"say {WORD}", answer="ok")], open_context().vault)
     assert is_encrypted(folder / "exchanges.jsonl")
 
 
@@ -162,17 +164,17 @@ def test_export_and_import_keys_between_installations(home: Paths, tmp_path: Pat
     monkeypatch.setenv("SHELLKEEP_HOME", str(other))
     folder = session_folders(home)[0].parent
     with pytest.raises(Exception):
-        read_private(folder / "session.cast", Paths(other, home.config_file))
+        vault().read_private(folder / "session.cast", Paths(other, home.config_file))
     assert run_sk("key", "import", str(tmp_path / "backup.json")).returncode == 0
-    from shellkeep.store.keys import forget_cached_keys
+    from shellkeep.vault.keys import forget_cached_keys
 
     forget_cached_keys()
-    assert read_private(folder / "session.cast", Paths(other, home.config_file))
+    assert vault().read_private(folder / "session.cast", Paths(other, home.config_file))
 
 
 def _many_sessions(home: Paths, project: Path, count: int, size: int) -> list[Path]:
-    from shellkeep.store.crypto import split_records, write_records_atomic
-    from shellkeep.store.keys import current_key
+    from shellkeep.vault.crypto import split_records, write_records_atomic
+    from shellkeep.vault.keys import current_key
     from tests.unit.store.factory import make_session
 
     key = current_key(home)
@@ -186,10 +188,10 @@ def _many_sessions(home: Paths, project: Path, count: int, size: int) -> list[Pa
 
 
 def test_rotation_killed_midway_then_resumed(home: Paths, tmp_path: Path) -> None:
-    from shellkeep.store.keys import forget_cached_keys
+    from shellkeep.vault.keys import forget_cached_keys
 
     casts = _many_sessions(home, tmp_path / "project", 60, 2000)
-    before = [read_private(c) for c in casts]
+    before = [vault().read_private(c) for c in casts]
     old = key_id_of_file(casts[0])
     journal = home.home / "keys" / "rotate.journal"
     proc = subprocess.Popen([*SK, "key", "rotate"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -205,7 +207,7 @@ def test_rotation_killed_midway_then_resumed(home: Paths, tmp_path: Path) -> Non
     done = len(lines) - 1
     assert 0 < done < len(casts)
     forget_cached_keys()
-    assert [read_private(c) for c in casts] == before  # every file readable mid-rotation
+    assert [vault().read_private(c) for c in casts] == before  # every file readable mid-rotation
     under = [key_id_of_file(c) for c in casts]
     assert set(under) <= {old, new} and under.count(new) >= done
 
@@ -216,7 +218,7 @@ def test_rotation_killed_midway_then_resumed(home: Paths, tmp_path: Path) -> Non
     assert result["sessions"] <= len(casts) - done + 1
     forget_cached_keys()
     assert all(key_id_of_file(c) == new for c in casts)
-    assert [read_private(c) for c in casts] == before
+    assert [vault().read_private(c) for c in casts] == before
     assert not journal.exists()
     assert not list(home.projects.rglob("*.tmp"))  # what the killed rewrite left is cleaned up
     keys = json.loads((home.home / "keys" / "keys.json").read_text())["keys"]
@@ -226,7 +228,7 @@ def test_rotation_killed_midway_then_resumed(home: Paths, tmp_path: Path) -> Non
 
 
 def test_an_imported_recording_is_sealed_and_redacted_like_a_recorded_one(home: Paths, tmp_path: Path) -> None:
-    from shellkeep.store.crypto import is_encrypted
+    from shellkeep.vault.crypto import is_encrypted
 
     token = "ghp_" + "A1b2C3d4E5" * 3 + "F6g7H8"
     source = tmp_path / "leaky.cast"

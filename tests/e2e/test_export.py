@@ -10,7 +10,7 @@ import pytest
 import zstandard
 from click.testing import CliRunner, Result
 
-from shellkeep.asciicast.reader import open_cast
+from tests.recordings import open_cast
 from shellkeep.cli.main import main
 from shellkeep.store import audit
 from shellkeep.store.paths import Paths

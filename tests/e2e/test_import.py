@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from shellkeep.asciicast.reader import open_cast
+from tests.recordings import open_cast
 from shellkeep.cli.main import main
 from shellkeep.store.paths import Paths
 from tests.unit.store.factory import real_casts

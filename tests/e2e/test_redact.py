@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from shellkeep.asciicast.reader import open_binary, open_cast
-from shellkeep.store.compress import is_compressed
+from tests.recordings import open_binary, open_cast
+from shellkeep.vault.recording import is_compressed
+from tests.recordings import vault
 from shellkeep.store.paths import Paths
 from tests.e2e.test_secrets import wait_for_housekeeping
 from tests.helpers import only_session, run_sk
@@ -25,7 +26,7 @@ CORP = "corp_" + "A1b2C3d4" * 4  # matched only by a user rule added later
 
 def plain_text(path: Path) -> str:
     """Return a stored file's text: decrypted and decompressed as needed."""
-    from shellkeep.store.crypto import read_private
+    from shellkeep.vault.crypto import read_private
 
     data = read_private(path)
     if data[:4] == b"\x28\xb5\x2f\xfd":
@@ -52,7 +53,7 @@ def test_redact_a_no_redact_session(home: Paths) -> None:
         json.dumps({"type": "user", "message": {"content": f"my key is {STRIPE}"}}, separators=(",", ":")) + "\n"
         + "not json: " + GITHUB + "\n"
     )
-    assert is_compressed(folder / "session.cast")
+    assert is_compressed(folder / "session.cast", vault())
     assert GITHUB in all_text(folder)
     assert run_sk("search", "token").returncode == 0  # the index now holds the transcript
 
@@ -68,7 +69,7 @@ def test_redact_a_no_redact_session(home: Paths) -> None:
     assert "[REDACTED:stripe-key]" in plain_text(folder / "agent" / "transcript.jsonl")
     copy_line = (folder / "agent" / "transcript.jsonl").read_text().splitlines()[0]
     assert '":"' in copy_line and '": "' not in copy_line  # the copy's compact JSON is kept compact
-    assert is_compressed(folder / "session.cast")  # rewritten in the form it had
+    assert is_compressed(folder / "session.cast", vault())  # rewritten in the form it had
     new_meta = json.loads((folder / "meta.json").read_text())
     assert new_meta["redacted"] is True and "[REDACTED:stripe-key]" in new_meta["command"]
     header = open_cast(folder / "session.cast").header
@@ -100,7 +101,7 @@ def test_a_rule_added_later_and_a_secret_split_across_two_events(home: Paths, tm
 
 def test_an_encrypted_session_stays_encrypted(home: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("cryptography")
-    from shellkeep.store.crypto import is_encrypted, key_id_of_file
+    from shellkeep.vault.crypto import is_encrypted, key_id_of_file
 
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
     assert run_sk("key", "init").returncode == 0
@@ -112,7 +113,7 @@ def test_an_encrypted_session_stays_encrypted(home: Paths, tmp_path: Path, monke
     key_id = key_id_of_file(cast)
     assert GITHUB in plain_text(cast)
     assert run_sk("redact", "--last").returncode == 0
-    assert is_encrypted(cast) and key_id_of_file(cast) == key_id and is_compressed(cast)
+    assert is_encrypted(cast) and key_id_of_file(cast) == key_id and is_compressed(cast, vault())
     assert GITHUB not in plain_text(cast) and "[REDACTED:github-token]" in plain_text(cast)
 
 

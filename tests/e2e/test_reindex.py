@@ -41,7 +41,7 @@ def test_reindex_replaces_a_corrupt_index(home: Paths) -> None:
 
 
 def test_reindex_one_session_and_in_the_background(home: Paths) -> None:
-    from shellkeep.store.index import index_in_background
+    from shellkeep.archive.index import index_in_background
     from tests.helpers import wait_until
 
     first = make_session(home, Path.cwd(), 1, events=[(0.1, "o", "alpha text\r\n")])

@@ -5,11 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
+from tests.recordings import vault
 from click.testing import CliRunner
 
 from shellkeep.cli.main import main
 from shellkeep.errors import UserInputError
-from shellkeep.export.timeline import start_time
+from shellkeep.archive.timeline import start_time
 from shellkeep.store import audit
 from shellkeep.store.paths import Paths
 from shellkeep.store.session import SessionMeta
@@ -33,7 +35,7 @@ def meta(home: Paths) -> SessionMeta:
     ids=["at", "marker-label", "marker-number", "exchange", "start"],
 )
 def test_start_time(meta: SessionMeta, args: dict[str, object], start: float) -> None:
-    assert start_time(meta, **args) == start  # type: ignore[arg-type]
+    assert start_time(meta, vault(), **args) == start  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -47,7 +49,7 @@ def test_start_time(meta: SessionMeta, args: dict[str, object], start: float) ->
 )
 def test_start_time_errors(meta: SessionMeta, args: dict[str, object], message: str) -> None:
     with pytest.raises(UserInputError, match=message):
-        start_time(meta, **args)  # type: ignore[arg-type]
+        start_time(meta, vault(), **args)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("how", [["--marker", "deploy"], ["--exchange", "1"], ["--at", "899"]], ids=["marker", "exchange", "at"])

@@ -16,8 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.recordings import vault
+
 from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX
-from shellkeep.conversation import gather
+from shellkeep.app.conversation import gather
 from shellkeep.store.paths import Paths
 from shellkeep.store.session import read_meta
 from tests.helpers import SK, PtyHarness, load_session, output_text, session_folders, wait_until
@@ -149,7 +151,7 @@ def test_resume_types_the_last_exchanges_into_the_program(home: Paths, notes: Pa
     assert new["command"] == old["command"] and new["cwd"] == old["cwd"]
     assert new["status"] == "finished"
     # The typed-in context is not an exchange of the new session; what followed is.
-    exchanges = gather(read_meta(Path(str(new["cast"])).parent)).exchanges
+    exchanges = gather(read_meta(Path(str(new["cast"])).parent), vault()).exchanges
     assert [(e.prompt, e.answer) for e in exchanges] == [("remember figs", "heard: remember figs")]
 
     # The last screen was redrawn under the banner before the program started again.

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from shellkeep.asciicast.reader import open_binary
+from tests.recordings import open_binary
 from shellkeep.store.paths import Paths
 from tests.helpers import SK, PtyHarness, wait_for_background, load_session, only_session, output_text, run_sk, session_folders, wait_until
 

@@ -32,7 +32,7 @@ from pathlib import Path
 import pytest
 
 from shellkeep.asciicast.model import Header
-from shellkeep.asciicast.reader import open_binary, read_events
+from tests.recordings import open_binary, read_events
 from shellkeep.capture.redaction import RULES
 from shellkeep.store.paths import Paths
 from shellkeep.termsize import TermSize
@@ -198,14 +198,15 @@ def build_index() -> None:
 def wait_for_housekeeping(paths: Paths, timeout_s: float = 30.0) -> None:
     """Wait until the background work after each session is done: compression, and for an
     encrypted session the encrypted search text its indexing stores beside it."""
-    from shellkeep.store.compress import is_compressed
-    from shellkeep.store.crypto import SEARCH_FILE, is_encrypted
+    from shellkeep.vault.recording import is_compressed
+    from tests.recordings import vault
+    from shellkeep.vault.crypto import SEARCH_FILE, is_encrypted
     from tests.helpers import wait_until
 
     def settled() -> bool:
         casts = list(paths.projects.glob("*/*/session.cast"))
         return (
-            all(is_compressed(c) for c in casts)
+            all(is_compressed(c, vault()) for c in casts)
             and all((c.parent / SEARCH_FILE).is_file() for c in casts if is_encrypted(c))
             and not list(paths.projects.rglob("*.tmp"))
         )

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from shellkeep.cli.browse import Choice, picker_app, run_picker
+from shellkeep.app.context import open_context
+from shellkeep.tui.picker import Choice, picker_app, run_picker
 from shellkeep.errors import SessionNotFound, UserInputError
 from shellkeep.store.paths import Paths
 from tests.unit.test_resume import exchange, make_session
@@ -20,7 +21,7 @@ SIZE = (140, 30)
 
 def _pick(paths: Paths, project: Path, keys: list[str], *, all_projects: bool = False, allow_replay: bool = True) -> object:
     """Run the picker headless, press ``keys`` (Textual key names), and return its result."""
-    app = picker_app(paths, project, all_projects=all_projects, allow_replay=allow_replay)
+    app = picker_app(open_context(paths=paths, cwd=project), all_projects=all_projects, allow_replay=allow_replay)
 
     async def drive() -> object:
         async with app.run_test(size=SIZE) as pilot:
@@ -82,7 +83,7 @@ def test_a_key_shows_every_project(home: Paths, sessions: list[str], tmp_path: P
 
 
 def test_preview_shows_the_last_screen_and_exchanges(home: Paths, sessions: list[str]) -> None:
-    app = picker_app(home, Path.cwd(), all_projects=False, allow_replay=True)
+    app = picker_app(open_context(paths=home, cwd=Path.cwd()), all_projects=False, allow_replay=True)
 
     async def drive() -> tuple[str, str]:
         async with app.run_test(size=SIZE) as pilot:
@@ -99,9 +100,9 @@ def test_preview_shows_the_last_screen_and_exchanges(home: Paths, sessions: list
 
 def test_nothing_to_pick_or_no_terminal(home: Paths) -> None:
     with pytest.raises(SessionNotFound, match="no sessions recorded in project"):
-        picker_app(home, Path.cwd(), all_projects=False, allow_replay=False)
+        picker_app(open_context(paths=home, cwd=Path.cwd()), all_projects=False, allow_replay=False)
     with pytest.raises(UserInputError, match="the session picker needs a terminal"):
-        run_picker(home, Path.cwd(), all_projects=False, allow_replay=False)
+        run_picker(open_context(paths=home, cwd=Path.cwd()), all_projects=False, allow_replay=False)
 
 
 def test_preview_builds_the_exchanges_of_a_small_recording_never_collected(home: Paths) -> None:
@@ -109,7 +110,7 @@ def test_preview_builds_the_exchanges_of_a_small_recording_never_collected(home:
 
     meta = make_session(home, Path.cwd(), 1, command=("notes",))
     _cast_with_two_prompts(meta)
-    app = picker_app(home, Path.cwd(), all_projects=False, allow_replay=True)
+    app = picker_app(open_context(paths=home, cwd=Path.cwd()), all_projects=False, allow_replay=True)
 
     async def drive() -> str:
         async with app.run_test(size=SIZE) as pilot:

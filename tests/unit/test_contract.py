@@ -97,7 +97,7 @@ def test_run_imports_no_heavy_module_before_the_child_runs() -> None:
     # -X importtime prints each module as its import completes, in order; ptyprocess is
     # imported inside spawn(), right before the fork, so what precedes it loaded before the child.
     order = [line.split("|")[-1].strip() for line in result.stderr.decode().splitlines() if line.startswith("import time:")]
-    assert "ptyprocess" in order and "shellkeep.runner" in order
+    assert "ptyprocess" in order and "shellkeep.app.record" in order
     before_child = order[: order.index("ptyprocess")]
     assert not {m for m in before_child if m.split(".")[0] in HEAVY}
     # The plain forms of run skip click, logging loads only for a warning, typing never.

@@ -16,9 +16,12 @@ from pathlib import Path
 import pytest
 
 from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX, Exchange, ToolCall, Usage
-from shellkeep.conversation import collect, gather, read_exchanges, write_exchanges
+from shellkeep.app.context import Context, open_context
+from shellkeep.app.conversation import collect, gather
+from shellkeep.vault.access import Vault
+from shellkeep.vault.exchanges import read_exchanges, write_exchanges
 from shellkeep.errors import SessionNotFound, UserInputError
-from shellkeep.resume import (
+from shellkeep.app.resume import (
     ResumeMode,
     choose_session,
     conversation_tail,
@@ -32,6 +35,12 @@ from shellkeep.store.session import SessionMeta, create_session_folder, host_nam
 T0 = datetime(2026, 11, 29, 9, 0, tzinfo=timezone.utc)
 CLAUDE_ID = "3f2a9c1e-7b4d-4e21-9a0f-5c6d7e8f9a01"
 CODEX_ID = "019ad3c2-5e6f-7a8b-9c0d-1e2f3a4b5c6d"
+
+
+def _ctx(home: Paths, where: object) -> Context:
+    """The context of a command run in ``where`` (a project folder, or a session's project)."""
+    cwd = where if isinstance(where, Path) else Path(where.project_root)  # type: ignore[attr-defined]
+    return open_context(paths=home, cwd=cwd if cwd.is_dir() else None)
 
 
 @pytest.fixture
@@ -80,7 +89,7 @@ def make_session(
     )
     write_meta(meta)
     if exchanges is not None:
-        write_exchanges(folder, exchanges)
+        write_exchanges(folder, exchanges, Vault(Paths(home=folder.parent.parent.parent, config_file=folder / "none.toml")))
     return meta
 
 
@@ -95,23 +104,23 @@ def test_choose_prefers_the_newest_session_cut_short_and_not_resumed(home: Paths
     older_cut = make_session(home, project, 1, status="killed")
     cut = make_session(home, project, 2, status="hangup")
     make_session(home, project, 3, status="finished")
-    assert choose_session(home, project, None).id == cut.id
+    assert choose_session(_ctx(home, project), None).id == cut.id
     make_session(home, project, 4, status="finished", parent=cut.id)  # cut was resumed
-    assert choose_session(home, project, None).id == older_cut.id
+    assert choose_session(_ctx(home, project), None).id == older_cut.id
 
 
 def test_choose_takes_the_newest_ended_session_when_none_was_cut_short(home: Paths, project: Path) -> None:
     make_session(home, project, 1, status="finished")
     newest_ended = make_session(home, project, 2, status="finished")
     make_session(home, project, 3, status="running", host="elsewhere")  # alive, on another host
-    assert choose_session(home, project, None).id == newest_ended.id
+    assert choose_session(_ctx(home, project), None).id == newest_ended.id
 
 
 def test_choose_recovers_a_session_whose_recorder_is_gone(home: Paths, project: Path) -> None:
     make_session(home, project, 1, status="finished")
     dead_pid = 2**22 + 12345  # above pid_max's default: no such process
     lost = make_session(home, project, 2, status="running", pid=dead_pid)
-    chosen = choose_session(home, project, None)
+    chosen = choose_session(_ctx(home, project), None)
     assert (chosen.id, chosen.status) == (lost.id, "interrupted")
     assert read_meta(lost.folder).status == "interrupted"
 
@@ -119,18 +128,18 @@ def test_choose_recovers_a_session_whose_recorder_is_gone(home: Paths, project: 
 def test_choose_by_reference_or_last(home: Paths, project: Path) -> None:
     first = make_session(home, project, 1, status="killed")
     newest = make_session(home, project, 2, status="finished")
-    assert choose_session(home, project, first.id[:-1]).id == first.id
-    assert choose_session(home, project, None, last=True).id == newest.id
+    assert choose_session(_ctx(home, project), first.id[:-1]).id == first.id
+    assert choose_session(_ctx(home, project), None, last=True).id == newest.id
 
 
 def test_choose_without_a_session_to_resume(home: Paths, project: Path) -> None:
     with pytest.raises(SessionNotFound, match="no sessions recorded in project"):
-        choose_session(home, project, None)
+        choose_session(_ctx(home, project), None)
     make_session(home, project, 1, status="running", host="elsewhere")
     with pytest.raises(SessionNotFound, match="still running"):
-        choose_session(home, project, None)
+        choose_session(_ctx(home, project), None)
     with pytest.raises(SessionNotFound, match="no session matches 'nope'"):
-        choose_session(home, project, "nope")
+        choose_session(_ctx(home, project), "nope")
 
 
 # -- plan_resume: native resume for each adapter -------------------------------------------------
@@ -166,7 +175,7 @@ def test_plan_native_resume_keeps_the_users_other_arguments(
         home, project, 1, status="killed", command=tuple(command), agent=agent,
         agent_session_id=agent_id, transcript=transcript, exchanges=[exchange(0, "hello", "hi")],
     )  # fmt: skip
-    plan = plan_resume(home, meta, env={"HOME": str(tmp_path)})
+    plan = plan_resume(_ctx(home, meta), meta, env={"HOME": str(tmp_path)})
     assert plan.mode is ResumeMode.NATIVE
     assert list(plan.argv) == [word.replace("{transcript}", str(transcript)) for word in expected]
     assert (plan.cwd, plan.agent, plan.inject_text) == (project, agent, None)
@@ -179,7 +188,7 @@ def test_plan_injects_when_the_agents_transcript_is_gone(home: Paths, project: P
         home, project, 1, status="killed", command=command, agent="claude", agent_session_id=CLAUDE_ID,
         transcript=tmp_path / "deleted.jsonl", exchanges=[exchange(0, "first prompt", "done")],
     )  # fmt: skip
-    plan = plan_resume(home, meta, env={"HOME": str(tmp_path)})
+    plan = plan_resume(_ctx(home, meta), meta, env={"HOME": str(tmp_path)})
     assert plan.mode is ResumeMode.INJECT
     # A new conversation: the pre-assigned id and the initial prompt are not repeated.
     assert plan.argv == ("claude", "--model", "opus")
@@ -192,28 +201,28 @@ def test_plan_injects_when_the_agents_transcript_is_gone(home: Paths, project: P
 def test_plan_injects_the_last_exchanges_into_a_program_without_resume(home: Paths, project: Path) -> None:
     exchanges = [exchange(i, f"prompt {i}", f"answer {i}") for i in range(4)]
     meta = make_session(home, project, 1, status="finished", command=("notes", "--fast"), exchanges=exchanges)
-    plan = plan_resume(home, meta, exchanges=2, env={})
+    plan = plan_resume(_ctx(home, meta), meta, exchanges=2, env={})
     assert plan.mode is ResumeMode.INJECT
     assert plan.argv == ("notes", "--fast") and plan.agent == "notes"
     assert [(e.index, e.prompt) for e in plan.exchanges] == [(0, "prompt 2"), (1, "prompt 3")]
     assert plan.inject_text == inject_text(meta, plan.exchanges)
     assert plan.settle_s == 0.8
 
-    assert plan_resume(home, meta, exchanges=0, env={}).mode is ResumeMode.RESTART
-    assert len(plan_resume(home, meta, env={}).exchanges) == 4  # config resume.exchanges: 5
+    assert plan_resume(_ctx(home, meta), meta, exchanges=0, env={}).mode is ResumeMode.RESTART
+    assert len(plan_resume(_ctx(home, meta), meta, env={}).exchanges) == 4  # config resume.exchanges: 5
 
 
 def test_plan_reads_exchanges_and_settle_time_from_the_config(home: Paths, project: Path) -> None:
     home.config_file.parent.mkdir(parents=True, exist_ok=True)
     home.config_file.write_text("[resume]\nexchanges = 1\ninject_settle_ms = 250\n")
     meta = make_session(home, project, 1, exchanges=[exchange(0, "a", "1"), exchange(1, "b", "2")])
-    plan = plan_resume(home, meta, env={})
+    plan = plan_resume(_ctx(home, meta), meta, env={})
     assert ([e.prompt for e in plan.exchanges], plan.settle_s) == (["b"], 0.25)
 
 
 def test_plan_never_types_into_a_shell(home: Paths, project: Path) -> None:
     meta = make_session(home, project, 1, command=("/bin/bash", "-l"), exchanges=[exchange(0, "rm -rf build", "")])
-    plan = plan_resume(home, meta, env={})
+    plan = plan_resume(_ctx(home, meta), meta, env={})
     assert (plan.mode, plan.argv, plan.inject_text) == (ResumeMode.RESTART, ("/bin/bash", "-l"), None)
 
 
@@ -230,7 +239,7 @@ def test_plan_hands_the_conversation_to_another_agent(
         home, project, 1, command=("claude", "--session-id", CLAUDE_ID), agent="claude",
         agent_session_id=CLAUDE_ID, exchanges=[exchange(0, "explain", "it is fine")],
     )  # fmt: skip
-    plan = plan_resume(home, meta, agent=agent, env={})
+    plan = plan_resume(_ctx(home, meta), meta, agent=agent, env={})
     assert (plan.mode, plan.argv, plan.agent) == (ResumeMode.INJECT, argv, name)
     assert plan.inject_text is not None and plan.inject_text.startswith(f"{INJECTED_CONTEXT_PREFIX} {meta.id} (claude, ")
 
@@ -238,16 +247,16 @@ def test_plan_hands_the_conversation_to_another_agent(
 def test_plan_refuses_what_cannot_be_resumed(home: Paths, project: Path, tmp_path: Path) -> None:
     running = make_session(home, project, 1, status="running", host="elsewhere", pid=4242)
     with pytest.raises(UserInputError, match=f"session {running.id} is still running \\(pid 4242\\)"):
-        plan_resume(home, running, env={})
+        plan_resume(_ctx(home, running), running, env={})
     ended = make_session(home, project, 2, exchanges=[])
     with pytest.raises(UserInputError, match="--agent needs a name"):
-        plan_resume(home, ended, agent="  ", env={})
+        plan_resume(_ctx(home, ended), ended, agent="  ", env={})
     gone = tmp_path / "gone"
     gone.mkdir()
     moved = make_session(home, gone, 3, exchanges=[])
     os.rmdir(gone)
     with pytest.raises(UserInputError, match=f"directory {re.escape(str(gone))} no longer exists"):
-        plan_resume(home, moved, env={})
+        plan_resume(_ctx(home, moved), moved, env={})
 
 
 def _cast_with_two_prompts(meta: SessionMeta) -> None:
@@ -264,14 +273,14 @@ def test_plan_collects_an_interrupted_session_once_and_dry_run_writes_nothing(ho
     _cast_with_two_prompts(meta)
     before = sorted(p.name for p in meta.folder.iterdir()), (meta.folder / "meta.json").read_bytes()
 
-    dry = plan_resume(home, meta, dry_run=True, env={})
+    dry = plan_resume(_ctx(home, meta), meta, dry_run=True, env={})
     assert [(e.prompt, e.answer) for e in dry.exchanges] == [("one", "first answer"), ("two", "second answer")]
     assert (sorted(p.name for p in meta.folder.iterdir()), (meta.folder / "meta.json").read_bytes()) == before
 
-    plan = plan_resume(home, meta, env={})
+    plan = plan_resume(_ctx(home, meta), meta, env={})
     assert plan.exchanges == dry.exchanges and plan.inject_text == dry.inject_text
     stored = read_meta(meta.folder)
-    assert stored.exchange_count == 2 and [e.prompt for e in read_exchanges(stored)] == ["one", "two"]
+    assert stored.exchange_count == 2 and [e.prompt for e in read_exchanges(stored, None)] == ["one", "two"]
 
 
 # -- the chain of resumed sessions ------------------------------------------------------------------
@@ -308,10 +317,10 @@ def test_session_chain_finds_a_parent_in_another_project(home: Paths, project: P
 def test_conversation_tail_fills_in_from_earlier_sessions(home: Paths, project: Path) -> None:
     first = make_session(home, project, 1, exchanges=[exchange(i, f"old {i}") for i in range(3)])
     second = make_session(home, project, 2, parent=first.id, exchanges=[exchange(0, "new 0")])
-    tail = conversation_tail(home, second, 3)
+    tail = conversation_tail(_ctx(home, second), second, 3)
     assert [(e.index, e.prompt) for e in tail] == [(0, "old 1"), (1, "old 2"), (2, "new 0")]
-    assert [e.prompt for e in conversation_tail(home, second, 1)] == ["new 0"]
-    assert conversation_tail(home, second, 0) == []
+    assert [e.prompt for e in conversation_tail(_ctx(home, second), second, 1)] == ["new 0"]
+    assert conversation_tail(_ctx(home, second), second, 0) == []
 
 
 def test_inject_text_has_a_header_then_each_exchange(home: Paths, project: Path) -> None:
@@ -360,8 +369,8 @@ def test_collect_keeps_only_the_exchanges_sent_during_the_session(home: Paths, p
         + _claude_line("user", "u3", "a2", start + timedelta(seconds=9), "the new question")
         + _claude_line("assistant", "a3", "u3", start + timedelta(seconds=10), "the new answer")
     )
-    updated = collect(meta, {"HOME": str(agent_home)})
-    assert [(e.index, e.prompt, e.answer) for e in read_exchanges(updated)] == [(0, "the new question", "the new answer")]
+    updated = collect(meta, Vault(home), None, {"HOME": str(agent_home)})
+    assert [(e.index, e.prompt, e.answer) for e in read_exchanges(updated, None)] == [(0, "the new question", "the new answer")]
     assert (updated.exchange_count, updated.usage) == (1, {"input": 10, "output": 2, "cache_read": 0, "cache_write": 0})
     assert (updated.agent_session_id, updated.agent_transcript) == (CLAUDE_ID, str(transcript))
     assert (meta.folder / "agent" / transcript.name).read_bytes() == transcript.read_bytes()
@@ -372,7 +381,7 @@ def test_gather_writes_nothing_and_falls_back_to_the_recording(home: Paths, proj
     meta = make_session(home, project, 1, status="interrupted", command=("claude",), agent="claude")
     _cast_with_two_prompts(meta)
     before = sorted(p.name for p in meta.folder.iterdir())
-    conversation = gather(meta, {"HOME": str(project / "no-such-home")})
+    conversation = gather(meta, Vault(home), {"HOME": str(project / "no-such-home")})
     assert conversation.agent_session is None
     assert [e.prompt for e in conversation.exchanges] == ["one", "two"]
     assert sorted(p.name for p in meta.folder.iterdir()) == before
@@ -382,15 +391,15 @@ def test_read_exchanges_skips_a_malformed_line(home: Paths, project: Path) -> No
     meta = make_session(home, project, 1, exchanges=[exchange(0, "a"), exchange(1, "b")])
     with open(meta.folder / "exchanges.jsonl", "a") as fh:
         fh.write('{"index": "x"}\n[1]\nnot json\n')
-    assert [e.prompt for e in read_exchanges(meta)] == ["a", "b"]
-    assert [e.prompt for e in read_exchanges(meta, 1)] == ["b"]
-    assert read_exchanges(meta, 0) == []
+    assert [e.prompt for e in read_exchanges(meta, None)] == ["a", "b"]
+    assert [e.prompt for e in read_exchanges(meta, None, 1)] == ["b"]
+    assert read_exchanges(meta, None, 0) == []
 
 
 def test_usage_is_summed_in_the_metadata(home: Paths, project: Path, tmp_path: Path) -> None:
     meta = make_session(home, project, 1, command=("notes",))
     _cast_with_two_prompts(meta)
-    updated = collect(meta, {})
+    updated = collect(meta, Vault(home), None, {})
     assert (updated.exchange_count, updated.usage) == (2, None)  # a program without usage figures
     assert Usage(1, 2, 3, 4) + Usage(1, 1, 1, 1) == Usage(2, 3, 4, 5)
 
@@ -415,9 +424,9 @@ def test_collect_stores_exchanges_and_transcript_copies_redacted(
         _claude_line("user", "u1", None, start + timedelta(seconds=3), f"use {GITHUB} and corp_12345678")
         + _claude_line("assistant", "a1", "u1", start + timedelta(seconds=4), f"done with {GITHUB}")
     )
-    updated = collect(meta, {"HOME": str(agent_home)})
+    updated = collect(meta, Vault(home), _ctx(home, meta).config.redact, {"HOME": str(agent_home)})
     stored = [(meta.folder / "exchanges.jsonl").read_text(), (meta.folder / "agent" / transcript.name).read_text()]
-    [stored_exchange] = read_exchanges(updated)
+    [stored_exchange] = read_exchanges(updated, None)
     for text in [*stored, stored_exchange.prompt + stored_exchange.answer]:
         assert (GITHUB in text) is not redacted and ("corp_12345678" in text) is not redacted
         assert ("[REDACTED:github-token]" in text) is redacted
@@ -444,6 +453,6 @@ def test_collect_stores_exchanges_and_transcript_copies_redacted(
     ids=["vim", "nano", "less", "python-repl", "python-repl-flag", "node-repl", "python-script", "bash", "login-zsh", "aider", "other"],
 )
 def test_context_is_never_typed_into_shells_editors_or_bare_repls(argv: list[str], takes: bool) -> None:
-    from shellkeep.resume import _takes_context
+    from shellkeep.app.resume import _takes_context
 
     assert _takes_context(argv) is takes

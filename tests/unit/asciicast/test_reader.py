@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from shellkeep.asciicast.model import Event, TermSize
-from shellkeep.asciicast.reader import open_cast
+from tests.recordings import open_cast
 from shellkeep.errors import DataError
 
 DATA = Path(__file__).parents[2] / "data" / "casts"

@@ -7,20 +7,21 @@ import os
 from datetime import timedelta
 from pathlib import Path
 
+from shellkeep.app.context import open_context
+from shellkeep.app.gc import maybe_auto_gc, project_policies
 from shellkeep.store.paths import Paths, project_key
 from shellkeep.store.retention import (
     RetentionPolicy,
     collect_garbage,
     folder_size,
     is_pinned,
-    maybe_auto_gc,
     plan_gc,
     set_pinned,
 )
 from shellkeep.store.session import SessionMeta, list_sessions, write_meta
 from shellkeep.store.space import low_disk_warning, release_space, reserve_space
 
-from .factory import BASE, make_session
+from tests.unit.store.factory import BASE, make_session
 
 NOW = BASE + timedelta(days=100)
 
@@ -118,13 +119,13 @@ def test_auto_gc_runs_at_most_once_a_day(home: Paths, tmp_path: Path) -> None:
     sessions(home, tmp_path / "p", 4)
     home.config_file.parent.mkdir(parents=True)
     home.config_file.write_text("[retention]\nmax_sessions = 3\nauto_gc = false\n")
-    assert maybe_auto_gc(home) is None
+    assert maybe_auto_gc(open_context(paths=home)) is None
     home.config_file.write_text("[retention]\nmax_sessions = 3\nauto_gc = true\n")
-    first = maybe_auto_gc(home)
+    first = maybe_auto_gc(open_context(paths=home))
     assert first is not None and len(first.removed) == 1
     sessions(home, tmp_path / "q", 2)
-    assert maybe_auto_gc(home) is None  # within a day
-    later = maybe_auto_gc(home, now_s=(home.home / "gc.stamp").stat().st_mtime + 86401)
+    assert maybe_auto_gc(open_context(paths=home)) is None  # within a day
+    later = maybe_auto_gc(open_context(paths=home), now_s=(home.home / "gc.stamp").stat().st_mtime + 86401)
     assert later is not None and len(later.removed) == 2
 
 

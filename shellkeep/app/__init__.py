@@ -1,0 +1,1 @@
+"""One module per use case; builds the run context (paths, settings, keys) once per command."""

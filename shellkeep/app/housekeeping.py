@@ -1,0 +1,62 @@
+"""Upkeep after a session has ended: compress its recording, index it, automatic gc.
+
+Compression and indexing take seconds on a long session, so ``runner`` starts this module
+as its own detached process (``python -m shellkeep.app.housekeeping``, new session, no
+terminal, stdio on /dev/null) and returns the prompt at once: ``app.record`` spawns it.
+``run`` does the work in-process; it never raises.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from shellkeep.app.context import open_context
+from shellkeep.app.conversation import collect
+from shellkeep.app.gc import maybe_auto_gc
+from shellkeep.archive.index import index_ended_session
+from shellkeep.logs import get_logger
+from shellkeep.store.paths import Paths, resolve_paths
+from shellkeep.store.session import read_meta
+from shellkeep.vault.compress import compress_after_session
+from shellkeep.vault.exchanges import is_collected
+
+log = get_logger(__name__)
+
+
+def run(paths: Paths, folder: Path, *, compress: bool, auto_gc: bool) -> None:
+    """Build exchanges, compress, index and garbage-collect after the session in ``folder``; never raises.
+
+    Exchanges are built here for programs without a transcript of their own that were typed
+    into (from the recording; slow for long ones, so not at the end of the run), before the
+    recording is compressed and indexed: the index only ever reads what is stored.
+    """
+    try:
+        meta = read_meta(folder)
+        ctx = open_context(paths=paths, cwd=Path(meta.project_root) if os.path.isdir(meta.project_root) else None)
+        if meta.input_bytes and not is_collected(meta):
+            try:
+                meta = collect(meta, ctx.vault, ctx.config.redact if meta.redacted else None)
+            except Exception as exc:  # noqa: BLE001 - the recording is safe; exchanges can be rebuilt
+                log.warning("could not build the exchanges of %s: %s", meta.id, exc)
+        if compress:
+            compress_after_session(meta, ctx.vault)
+        index_ended_session(paths, meta, vault=ctx.vault)
+        if auto_gc:
+            maybe_auto_gc(ctx)
+    except Exception as exc:  # noqa: BLE001 - the session is stored; this is only upkeep
+        log.warning("housekeeping after %s failed: %s", folder.name, exc)
+
+
+def main(argv: Sequence[str]) -> int:
+    """``python -m shellkeep.app.housekeeping FOLDER [--compress] [--auto-gc]``; returns 0."""
+    if not argv:
+        return 2
+    run(resolve_paths(), Path(argv[0]), compress="--compress" in argv[1:], auto_gc="--auto-gc" in argv[1:])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,58 @@
+"""Every read of a recording, by any command or view, goes through here and is audited.
+
+``read_session`` resolves the session (a reference or metadata already found), appends the
+audit entry (``store.audit``) and opens the recording through the vault; ``last_screen``
+does the same for a redraw or a preview; ``read_file`` for a recording outside the store.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from shellkeep.app.context import Context
+from shellkeep.asciicast.reader import Cast
+from shellkeep.store.audit import record_file_read, record_read
+from shellkeep.store.session import SessionMeta
+from shellkeep.terminal.screen import ScreenSnapshot
+from shellkeep.terminal.screen import last_screen as render_last_screen
+from shellkeep.termsize import TermSize
+from shellkeep.vault.recording import open_recording, plain_file
+
+
+def resolve_for_read(ctx: Context, ref: str | SessionMeta | None, *, last: bool = False) -> SessionMeta:
+    """Return the session ``ref`` names (an id, prefix, name, or metadata already found)."""
+    return ref if isinstance(ref, SessionMeta) else ctx.resolve(ref, last=last)
+
+
+def read_session(
+    ctx: Context, ref: str | SessionMeta | None, *, command: str, last: bool = False, detail: str | None = None
+) -> tuple[SessionMeta, Cast]:
+    """Resolve a session, record that ``command`` read it, and open its recording.
+
+    Returns the metadata and the opened recording (header parsed; events read lazily).
+    Raises SessionNotFound / AmbiguousSession for a bad reference, DataError for a corrupt
+    recording, KeyUnavailable when a sealed one's key is missing.
+    """
+    meta = resolve_for_read(ctx, ref, last=last)
+    record_read(ctx.paths, command, meta, detail=detail)
+    return meta, ctx.vault.open_recording(Path(meta.cast))
+
+
+def last_screen(
+    ctx: Context, ref: str | SessionMeta | None, *, command: str, size_hint: TermSize | None = None
+) -> ScreenSnapshot:
+    """Return a session's last screen (read from the end when its file is plain), audited.
+
+    Raises as ``read_session``.
+    """
+    meta, cast = read_session(ctx, ref, command=command, detail="last screen")
+    return render_last_screen(cast, size_hint, mapped=plain_file(Path(meta.cast)))
+
+
+def read_file(ctx: Context, path: Path, *, command: str, detail: str | None = None) -> Cast:
+    """Record that ``command`` read the recording file ``path`` (outside the store) and open it.
+
+    Raises FileNotFoundError, DataError for a file that is not asciicast.
+    """
+    record_file_read(ctx.paths, command, path, detail=detail)
+    return open_recording(path, ctx.vault)

@@ -1,0 +1,586 @@
+"""Run one program in a recorded pty: the glue of relay, capture and store.
+
+``shellkeep``, ``shellkeep PROGRAM`` and ``shellkeep run -- PROGRAM`` all build a
+``RunRequest`` and call ``run_session``. Nothing here imports pyte, rich, sqlite3 or
+cryptography: the child must be running before any of them loads.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import getpass
+import os
+import shlex
+import signal
+import sys
+import threading
+from functools import partial
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from shellkeep import __version__
+from shellkeep.asciicast.model import Header
+from shellkeep.errors import AgentNotFound, ShellkeepError
+from shellkeep.pty.relay import DEFAULT_SIZE, RawMode, Relay, RelayResult, SpawnError, find_program, spawn, terminal_size
+from shellkeep.store.paths import FILE_MODE, PROJECT_FILE_NAME, Paths, git_state, project_key, project_root_of
+from shellkeep.store.session import (
+    CAST_FILE,
+    SessionMeta,
+    Status,
+    boot_id,
+    create_session_folder,
+    host_name,
+    iso,
+    new_session_id,
+    utc_now,
+    write_meta,
+)
+from shellkeep.termsize import TermSize
+from shellkeep.logs import get_logger
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~2.5 ms at start-up)
+if TYPE_CHECKING:
+    from typing import BinaryIO
+
+    from shellkeep.config import Config, RedactConfig
+    from shellkeep.capture.recorder import Recorder, RecordingStats
+    from shellkeep.capture.redaction import StreamRedactor
+
+log = get_logger(__name__)
+
+Warn = Callable[[str], None]
+
+
+_SWITCH_INTERVAL_S = 0.0005
+
+
+class ProgramNotExecutable(ShellkeepError):
+    """The program exists but cannot be executed (exit status 126, like a shell)."""
+
+    exit_code = 126
+
+
+@dataclass(frozen=True, slots=True)
+class RecordSettings:
+    """How to record one session, resolved from config and flags.
+
+    flush_interval_s / coalesce_s: float seconds (see ``capture.recorder.Recorder``).
+    """
+
+    record_input: bool = True
+    flush_interval_s: float = 0.25
+    coalesce_s: float = 0.005
+    redact: bool = True
+    redact_config: RedactConfig | None = None  # user patterns and allowlist; None = built-in rules
+    title: str | None = None  # the header's title when --title is not given
+    idle_time_limit: float | None = None  # float seconds, written to the header for players
+    encrypt: bool = False  # encryption.encrypt: seal the recording (store/crypto.py)
+    key_file: str = ""  # encryption.key_file ("" = the keyring, else the default key file)
+    compress: bool = True  # record.compress: zstd the recording once the session ends
+    min_free_mb: int = 500  # record.min_free_mb: warn at start below this much free space
+    auto_gc: bool = False  # retention.auto_gc: apply the retention limits at most once a day
+
+
+def settings_from_config(config: Config, *, no_input: bool = False, no_redact: bool = False) -> RecordSettings:
+    """Return the ``RecordSettings`` of a loaded config, with ``--no-input``/``--no-redact`` applied."""
+    return RecordSettings(
+        record_input=config.record.input and not no_input,
+        flush_interval_s=config.record.flush_interval_ms / 1000,
+        coalesce_s=config.record.coalesce_ms / 1000,
+        redact=config.redact.enabled and not no_redact,
+        redact_config=config.redact,
+        title=config.record.title,
+        idle_time_limit=config.record.idle_time_limit,
+        encrypt=config.encryption.encrypt,
+        key_file=config.encryption.key_file,
+        compress=config.record.compress,
+        min_free_mb=config.record.min_free_mb,
+        auto_gc=config.retention.auto_gc,
+    )
+
+
+_CONFIG_ENV_PREFIXES = tuple(
+    f"SHELLKEEP_{table}_" for table in ("RECORD", "REDACT", "RESUME", "RETENTION", "ENCRYPTION", "SYNC")
+)
+"""The prefixes of every variable in ``config.ENV_VARS`` (a test keeps them in step)."""
+
+
+def load_settings(
+    paths: Paths, cwd: Path, *, warn: Warn, env: Mapping[str, str] | None = None, no_input: bool = False, no_redact: bool = False
+) -> RecordSettings:
+    """Load the config for ``cwd``'s project and return the settings of a recording.
+
+    With no config file, no project file and no ``SHELLKEEP_*`` setting in the environment
+    the defaults apply and the config module is not even loaded (start-up time). A broken
+    config never stops a recording: it is reported through ``warn`` (one line) and the
+    defaults are used.
+    """
+    env = os.environ if env is None else env
+    project_root = project_root_of(cwd)
+    if not _config_may_apply(paths, project_root, env):
+        return RecordSettings(record_input=not no_input, redact=not no_redact)
+    from shellkeep.config import load_config
+    from shellkeep.errors import ConfigError
+
+    try:
+        config = load_config(paths, project_root, dict(env), {})
+    except ConfigError as exc:
+        warn(f"{exc}; recording with default settings")
+        # A typo elsewhere must not undo a privacy setting: keep encryption on and input
+        # unrecorded if the file plainly asks for them.
+        encrypt, input_off = _privacy_asked(paths.config_file)
+        return RecordSettings(record_input=not (no_input or input_off), redact=not no_redact, encrypt=encrypt)
+    return settings_from_config(config, no_input=no_input, no_redact=no_redact)
+
+
+def _config_may_apply(paths: Paths, project_root: Path, env: Mapping[str, str]) -> bool:
+    """Return whether any config layer exists: the user's file, the project's, or a variable."""
+    if any(name.startswith(_CONFIG_ENV_PREFIXES) for name in env):
+        return True
+    return os.path.exists(paths.config_file) or os.path.exists(project_root / PROJECT_FILE_NAME)
+
+
+def _privacy_asked(config_file: Path) -> tuple[bool, bool]:
+    """Return (``encrypt = true``, ``input = false``) as an unparsable config file states them."""
+    import re
+
+    try:
+        text = config_file.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False, False
+    encrypt = re.search(r"^\s*encrypt\s*=\s*true\b", text, re.MULTILINE) is not None
+    input_off = re.search(r"^\s*input\s*=\s*false\b", text, re.MULTILINE) is not None
+    return encrypt, input_off
+
+
+@dataclass(frozen=True, slots=True)
+class RunRequest:
+    """What to run and how: argv (argv[0] looked up on PATH), cwd, and session options."""
+
+    argv: tuple[str, ...]
+    cwd: Path
+    name: str | None = None
+    title: str | None = None
+    settings: RecordSettings = RecordSettings()
+    parent: str | None = None
+    inject: bytes | None = None
+    inject_settle_s: float = 0.8
+    use_adapter: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutcome:
+    """How a run ended: the exit status to return and the session (None if unrecorded)."""
+
+    exit_code: int
+    session: SessionMeta | None
+
+
+def default_argv(env: Mapping[str, str]) -> tuple[str, ...]:
+    """Return the argv of ``shellkeep`` alone: ``$SHELL``, else ``/bin/sh``."""
+    shell = env.get("SHELL") or ""
+    if shell and find_program(shell, env):
+        return (shell,)
+    return ("/bin/sh",)
+
+
+def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[str, str] | None = None) -> RunOutcome:
+    """Run ``request.argv`` in a recorded pty and return its exit status and session.
+
+    Blocks until the child has exited. Inside a recorded session (``SHELLKEEP_SESSION``
+    set) the program replaces this process without a second recording.
+    Raises AgentNotFound (exit 127) or ProgramNotExecutable (126) before anything is stored.
+    """
+    env = dict(os.environ if env is None else env)
+    # The relay thread must get the GIL back quickly when a read or the child's exit wakes
+    # it while the writer thread computes (5 ms by default: a stall the user would see).
+    sys.setswitchinterval(_SWITCH_INTERVAL_S)
+    program = request.argv[0]
+    if find_program(program, env) is None:
+        if "/" in program and os.path.isdir(program):
+            raise ProgramNotExecutable(f"{program}: is a directory")
+        if "/" in program and os.path.exists(program):
+            raise ProgramNotExecutable(f"{program}: permission denied; make it executable (chmod +x)")
+        raise AgentNotFound(f"{program}: command not found")
+    if env.get("SHELLKEEP_SESSION"):
+        warn(f"already recording session {env['SHELLKEEP_SESSION']}; running {program} without a second recording")
+        _exec_directly(request.argv, env, request.cwd)
+
+    argv, agent, agent_session_id = request.argv, os.path.basename(program), None
+    if request.use_adapter:
+        argv, agent, agent_session_id, env = _prepare_launch(request, env)
+    started = utc_now()
+    project_root = project_root_of(request.cwd)
+    session_id = new_session_id(started)
+    folder: Path | None = None
+    out: BinaryIO | None = None
+    meta: SessionMeta | None = None
+    size = terminal_size() or DEFAULT_SIZE
+    try:
+        for _ in range(20):  # two shellkeeps may draw the same id in the same millisecond
+            try:
+                folder = create_session_folder(paths, project_root, session_id)
+                break
+            except FileExistsError:
+                session_id = new_session_id(utc_now())
+        else:
+            raise FileExistsError(17, "no free session id", str(paths.projects))
+        meta = _initial_meta(request, env, session_id, project_root, folder, started, size)
+        meta = dataclasses.replace(
+            meta, command=list(argv), agent=agent, agent_session_id=agent_session_id, redacted=request.settings.redact
+        )
+        # meta.json and the header are written once the child runs, by threads that can
+        # afford to compile the redaction rules first (secrets in argv never reach the disk).
+        out = _open_cast(folder / CAST_FILE, paths, request.settings)
+        _check_free_space(folder, request.settings, warn)
+    except OSError as exc:
+        warn(f"cannot record ({exc.strerror or exc}: {exc.filename or paths.home}); running {program} unrecorded")
+        if out is not None:
+            out.close()
+        out, meta = None, None
+
+    child_env = dict(env)
+    child_env["SHELLKEEP_PROJECT"] = str(project_root)
+    if meta is not None:
+        child_env["SHELLKEEP_SESSION"] = session_id
+        child_env["SHELLKEEP_SESSION_DIR"] = str(folder)
+    else:
+        child_env["SHELLKEEP_SESSION"] = "unrecorded"
+
+    recorder = None
+    with RawMode(0) as raw:
+        try:
+            child = spawn(argv, cwd=request.cwd, env=child_env, size=size, termios_attrs=raw.attrs)
+        except SpawnError as exc:
+            raw.restore()
+            if out is not None:
+                out.close()
+            _discard(folder)
+            if exc.errno == 2:
+                raise AgentNotFound(str(exc)) from exc
+            raise ProgramNotExecutable(str(exc)) from exc
+        # The writer thread starts once the child runs: compiling the redaction rules
+        # first would hold the GIL while the child is being started.
+        if out is not None and meta is not None:
+            header = _header(meta, size, started.timestamp(), env, request.settings)
+            recorder = _make_recorder(out, header, request.settings, warn)
+        sink = recorder if recorder is not None else _NullSink()
+        found: dict[str, SessionMeta] = {}
+        ended = threading.Event()  # the relay is done: the final meta.json follows at once
+        starter = threading.Thread(
+            target=_after_spawn, args=(meta, child.pid, request.cwd, request.settings, found, ended), daemon=True
+        )
+        if meta is not None:
+            starter.start()
+        injection = None
+        if request.inject:
+            from shellkeep.pty.inject import SettledInjection
+
+            injection = SettledInjection(request.inject, settle_s=request.inject_settle_s)
+        relay = Relay(child, sink, injection=injection)
+        try:
+            result = relay.run(on_signal=lambda sig: raw.restore() if sig == signal.SIGHUP else None)
+        finally:
+            ended.set()
+            raw.restore()
+    if meta is None or recorder is None:
+        return RunOutcome(result.exit_code, None)
+    stats = recorder.close()
+    starter.join(10)
+    meta = found.get("meta") or _started_meta(meta, child.pid, request.cwd, request.settings)
+    meta = _final_meta(meta, result, stats, request.cwd)
+    _release_space(meta.folder)
+    try:
+        write_meta(meta)
+    except OSError as exc:
+        warn(f"could not store the session's metadata: {exc.strerror or exc}")
+        return RunOutcome(result.exit_code, meta)
+    meta = _collect_conversation(paths, meta, request.settings, child_env)
+    _after_session(paths, meta, request.settings)
+    return RunOutcome(result.exit_code, meta)
+
+
+def _is_known_agent(name: str) -> bool:
+    from shellkeep.agents.registry import builtin_names
+
+    return name in builtin_names() and name != "generic"
+
+
+def _prepare_launch(request: RunRequest, env: dict[str, str]) -> tuple[tuple[str, ...], str, str | None, dict[str, str]]:
+    """Let the agent's adapter adjust the launch (a pre-assigned session id); never fails the run."""
+    from shellkeep.agents.registry import adapter_for, builtin_may_match
+
+    base = os.path.basename(request.argv[0])
+    if not builtin_may_match(request.argv):
+        return request.argv, base, None, env  # a plain program: the generic adapter changes nothing
+    try:
+        adapter = adapter_for(request.argv, plugins=False)
+        launch = adapter.prepare(request.argv, request.cwd, env)
+    except Exception as exc:  # noqa: BLE001 - an adapter bug must not stop the program
+        log.warning("agent adapter failed to prepare %s: %s", base, exc)
+        return request.argv, base, None, env
+    name = base if adapter.name == "generic" else adapter.name
+    return tuple(launch.argv), name, launch.agent_session_id, {**env, **launch.env_updates}
+
+
+def _collect_conversation(paths: Paths, meta: SessionMeta, settings: RecordSettings, env: Mapping[str, str]) -> SessionMeta:
+    """Store the session's exchanges; a failure is logged and leaves the session as it is.
+
+    Only agents with a transcript of their own are read here, at exit: building exchanges
+    from a long recording with a terminal emulator takes time, so for other programs it
+    happens in the upkeep after the session (``app.housekeeping``) or on resume.
+    """
+    if not _is_known_agent(meta.agent):
+        return meta
+    try:
+        from shellkeep.app.conversation import collect  # deferred: after the child, never at start-up
+        from shellkeep.vault.access import Vault
+
+        vault = Vault(paths, settings.key_file, settings.encrypt)
+        return collect(meta, vault, settings.redact_config, env, from_recording=False)
+    except Exception as exc:  # noqa: BLE001 - the recording is safe; exchanges can be rebuilt
+        log.warning("could not collect the conversation of %s: %s", meta.id, exc)
+        return meta
+
+
+class _NullSink:
+    """A sink for an unrecorded run: drops everything."""
+
+    def on_output(self, raw: bytes, at: float) -> None:
+        pass
+
+    def on_input(self, raw: bytes, at: float, hidden: bool) -> None:
+        pass
+
+    def on_resize(self, size: TermSize, at: float) -> None:
+        pass
+
+
+def _exec_directly(argv: tuple[str, ...], env: dict[str, str], cwd: Path) -> None:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.chdir(cwd)
+    try:
+        os.execvpe(argv[0], list(argv), env)
+    except OSError as exc:
+        raise ProgramNotExecutable(f"{argv[0]}: {exc.strerror or exc}") from exc
+
+
+def _discard(folder: Path | None) -> None:
+    """Remove a session folder that never recorded anything (the program did not start)."""
+    if folder is None:
+        return
+    import shutil
+
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _initial_meta(
+    request: RunRequest,
+    env: Mapping[str, str],
+    session_id: str,
+    project_root: Path,
+    folder: Path,
+    started: object,
+    size: TermSize,
+) -> SessionMeta:
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = str(os.getuid())
+    return SessionMeta(
+        id=session_id,
+        name=request.name,
+        title=request.title,
+        project=project_key(project_root),
+        project_root=str(project_root),
+        cwd=str(request.cwd),
+        command=list(request.argv),
+        agent=os.path.basename(request.argv[0]),
+        started_at=iso(started),  # type: ignore[arg-type]
+        host=host_name(),
+        user=user,
+        pid=os.getpid(),
+        boot_id=boot_id(),
+        term=env.get("TERM"),
+        colorterm=env.get("COLORTERM"),
+        shell=env.get("SHELL"),
+        lang=env.get("LANG") or env.get("LC_ALL"),
+        cols=size.cols,
+        rows=size.rows,
+        cast=str(folder / CAST_FILE),
+        record_input=request.settings.record_input,
+        parent=request.parent,
+        shellkeep_version=__version__,
+    )
+
+
+def _open_cast(path: Path, paths: Paths, settings: RecordSettings) -> BinaryIO:
+    """Open the recording for appending; sealed record by record when ``settings.encrypt``.
+
+    The key is loaded by the writer thread on its first write, so neither cryptography
+    nor keyring is imported before the child runs.
+    """
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
+    out = os.fdopen(fd, "ab", buffering=1 << 16)
+    if not settings.encrypt:
+        return out
+    from shellkeep.vault.crypto import EncryptedWriter
+    from shellkeep.vault.keys import current_key
+
+    return EncryptedWriter(out, partial(current_key, paths, settings.key_file, create=True))  # type: ignore[return-value]
+
+
+def _check_free_space(folder: Path, settings: RecordSettings, warn: Warn) -> None:
+    """Warn once when the recording's disk is below ``record.min_free_mb`` (one statvfs),
+    and hold 64 KiB so the final meta.json fits even if the disk fills up meanwhile."""
+    from shellkeep.store.space import low_disk_warning, reserve_space
+
+    reserve_space(folder)
+    message = low_disk_warning(folder, settings.min_free_mb)
+    if message:
+        warn(message)
+
+
+def _release_space(folder: Path) -> None:
+    """Give back the space held at start, just before the final meta.json is written."""
+    from shellkeep.store.space import release_space
+
+    release_space(folder)
+
+
+def _after_session(paths: Paths, meta: SessionMeta, settings: RecordSettings) -> None:
+    """Start the upkeep of the stored session (compress, index, automatic gc) in the background."""
+    start_housekeeping(paths, meta.folder, compress=settings.compress, auto_gc=settings.auto_gc)
+
+
+def start_housekeeping(paths: Paths, folder: Path, *, compress: bool, auto_gc: bool) -> None:
+    """Start the upkeep of the session in ``folder`` as a detached process; never raises.
+
+    One ``posix_spawn`` (no copy of this process); the environment is passed on with
+    ``SHELLKEEP_HOME`` and ``SHELLKEEP_CONFIG`` naming ``paths``. When it cannot be started
+    the work is done here and now.
+    """
+    env = {**os.environ, "SHELLKEEP_HOME": str(paths.home), "SHELLKEEP_CONFIG": str(paths.config_file)}
+    argv = [sys.executable, "-m", "shellkeep.app.housekeeping", str(folder)]
+    argv += ["--compress"] if compress else []
+    argv += ["--auto-gc"] if auto_gc else []
+    try:
+        os.posix_spawn(
+            sys.executable,
+            argv,
+            env,
+            file_actions=[(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)],
+            setsid=True,
+        )
+    except (OSError, AttributeError, NotImplementedError) as exc:
+        log.warning("could not start housekeeping in the background (%s); doing it now", exc)
+        from shellkeep.app import housekeeping  # deferred: the whole archive stack, only on this rare path
+
+        housekeeping.run(paths, folder, compress=compress, auto_gc=auto_gc)
+
+
+def _header(meta: SessionMeta, size: TermSize, timestamp: float, env: Mapping[str, str], settings: RecordSettings) -> Header:
+    return Header(
+        size=size,
+        timestamp=int(timestamp),
+        idle_time_limit=settings.idle_time_limit,
+        command=shlex.join(meta.command),
+        title=meta.title or meta.name or settings.title,
+        env={"SHELL": env.get("SHELL"), "TERM": env.get("TERM")},
+    )
+
+
+def _make_recorder(out: BinaryIO, header: Header, settings: RecordSettings, warn: Warn) -> Recorder:
+    from shellkeep.capture.recorder import Recorder
+
+    return Recorder(
+        out,
+        header=header,
+        record_input=settings.record_input,
+        flush_interval_s=settings.flush_interval_s,
+        coalesce_s=settings.coalesce_s,
+        make_filter=partial(_stream_redactor, settings.redact_config) if settings.redact else None,
+        on_error=warn,
+    )
+
+
+def _stream_redactor(config: RedactConfig | None) -> StreamRedactor:
+    """Build the redaction filter of one stream (called on the writer thread)."""
+    from shellkeep.capture.redaction import StreamRedactor, redactor_for
+
+    return StreamRedactor(redactor_for(config))
+
+
+def _after_spawn(
+    meta: SessionMeta | None,
+    child_pid: int,
+    cwd: Path,
+    settings: RecordSettings,
+    found: dict[str, SessionMeta],
+    ended: threading.Event,
+) -> None:
+    """Write the first ``meta.json`` once the child runs: its pid, the git state, redacted argv.
+
+    Runs on its own thread so the relay starts at once; ``found["meta"]`` gets the metadata.
+    Once ``ended`` is set (a program that has already exited) the write is left to the final
+    ``meta.json``, which follows at once.
+    """
+    if meta is None:
+        return
+    found["meta"] = started = _started_meta(meta, child_pid, cwd, settings)
+    if ended.is_set():
+        return
+    try:
+        write_meta(started)
+    except OSError as exc:
+        log.warning("could not write meta.json: %s", exc)
+
+
+def _started_meta(meta: SessionMeta, child_pid: int, cwd: Path, settings: RecordSettings) -> SessionMeta:
+    redact = _text_redactor(settings)
+    return dataclasses.replace(
+        meta,
+        child_pid=child_pid,
+        git_start=git_state(cwd),
+        command=[redact(arg) for arg in meta.command],
+        name=redact(meta.name) if meta.name else None,
+        title=redact(meta.title) if meta.title else None,
+    )
+
+
+def _text_redactor(settings: RecordSettings) -> Callable[[str], str]:
+    """Return a whole-text redaction function for metadata (identity when redaction is off)."""
+    if not settings.redact:
+        return lambda text: text
+    from shellkeep.capture.redaction import redactor_for
+
+    return redactor_for(settings.redact_config).redact
+
+
+def _final_meta(meta: SessionMeta, result: RelayResult, stats: RecordingStats, cwd: Path) -> SessionMeta:
+    from datetime import timedelta
+
+    from shellkeep.store.session import parse_iso
+
+    if result.hangup:
+        status = Status.HANGUP
+    elif result.signal is not None or result.received_signal in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT):
+        status = Status.KILLED
+    else:
+        status = Status.FINISHED
+    ended = parse_iso(meta.started_at) + timedelta(seconds=result.duration)
+    return dataclasses.replace(
+        meta,
+        ended_at=iso(ended),
+        duration=round(result.duration, 3),
+        exit_code=result.exit_code,
+        signal=result.signal,
+        status=status.value,
+        output_bytes=stats.output_bytes,
+        input_bytes=stats.input_bytes,
+        hidden_input=stats.hidden_input,
+        recording_error=stats.error,
+        git_end=git_state(cwd) if meta.git_start is not None else None,
+    )

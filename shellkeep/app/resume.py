@@ -1,0 +1,398 @@
+"""Put a session back: pick it, plan how to restart its agent, and run it as a new session.
+
+Native resume where the agent has it (``claude --resume <id>``, ``codex resume <id>``, ...),
+otherwise re-injection: the same command is started and the last exchanges are typed into
+it once its output has settled. ``--agent NAME`` hands the conversation to another program
+by re-injection. The resumed run is a new session whose ``parent`` is the one it resumes;
+``session_chain`` follows those links.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import re
+import shlex
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from shellkeep.agents.adapter import CommandAdapter
+from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX, AgentAdapter, AgentSession, Exchange
+from shellkeep.agents.registry import adapter_for, adapter_named, adapter_names
+from shellkeep.app.context import Context
+from shellkeep.app.conversation import adapter_of, collect, gather
+from shellkeep.app.record import RunOutcome, RunRequest, run_session, settings_from_config
+from shellkeep.errors import DataError, SessionNotFound, UserInputError
+from shellkeep.logs import get_logger
+from shellkeep.store.paths import Paths, project_key
+from shellkeep.store.session import SessionMeta, Status, iter_session_folders, read_meta
+from shellkeep.vault.exchanges import is_collected, read_exchanges
+
+if TYPE_CHECKING:
+    from shellkeep.app.record import RunOutcome
+
+__all__ = [
+    "CUT_SHORT",
+    "ResumeMode",
+    "ResumePlan",
+    "choose_session",
+    "conversation_tail",
+    "inject_text",
+    "plan_resume",
+    "run_resume",
+    "session_chain",
+]
+
+log = get_logger(__name__)
+
+CUT_SHORT = (Status.INTERRUPTED.value, Status.HANGUP.value, Status.KILLED.value)
+"""Statuses of sessions that ended without the user ending them."""
+
+DEFAULT_EXCHANGES = 5
+DEFAULT_SETTLE_S = 0.8
+
+# Programs that run what they are typed: re-injecting a conversation into them would run it.
+_EDITORS = frozenset(
+    {"vi", "vim", "nvim", "view", "gvim", "emacs", "nano", "pico", "micro", "hx", "helix", "kak", "joe", "ed",
+     "less", "more", "most", "man", "top", "htop", "btop", "tmux", "screen"}
+)
+_INTERPRETER = re.compile(r"(python|pypy|node|deno|bun|ruby|irb|perl|php|lua|ghci|R|julia|psql|mysql|sqlite3)[0-9.]*")
+_SHELLS = frozenset({"sh", "bash", "zsh", "fish", "dash", "ksh", "mksh", "tcsh", "csh", "ash", "nu", "xonsh", "pwsh", "elvish"})
+
+Warn = Callable[[str], None]
+
+
+class ResumeMode(str, enum.Enum):
+    """How a session is put back."""
+
+    NATIVE = "native"
+    """The agent's own resume (``claude --resume <id>``)."""
+    INJECT = "inject"
+    """A fresh start, the last exchanges typed into it once its output settles."""
+    RESTART = "restart"
+    """A fresh start, nothing typed (no exchanges, or a shell)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ResumePlan:
+    """How a session will be put back.
+
+    session: the session resumed (with its conversation collected when it was not).
+    mode: native, inject or restart. argv / cwd: what runs, and where (the session's
+    original directory). agent: the adapter (or program) name of what runs.
+    exchanges: the exchanges typed in (``inject``), oldest first, else the last ones known.
+    inject_text: the block typed into the program (``inject`` mode), else None.
+    settle_s: float seconds of quiet output before the block is typed.
+    """
+
+    session: SessionMeta
+    mode: ResumeMode
+    argv: tuple[str, ...]
+    cwd: Path
+    agent: str
+    exchanges: tuple[Exchange, ...]
+    inject_text: str | None
+    settle_s: float = DEFAULT_SETTLE_S
+
+
+def choose_session(ctx: Context, ref: str | None, *, last: bool = False) -> SessionMeta:
+    """Return the session to resume.
+
+    With ``ref`` (an id, unique prefix or name) or ``last``, that session. Otherwise the
+    newest session of the project that was cut short (interrupted, hangup, killed) and not
+    resumed yet, else the newest session that is not running.
+    Raises SessionNotFound or AmbiguousSession.
+    """
+    project_root = ctx.project_root
+    if ref or last:
+        return ctx.resolve(ref, last=last)
+    sessions = ctx.sessions()
+    if not sessions:
+        raise SessionNotFound(
+            f"no sessions recorded in project {project_key(project_root)} yet; run 'shellkeep' to record one"
+        )
+    resumed = {m.parent for m in sessions if m.parent}
+    ended = [m for m in sessions if m.status != Status.RUNNING.value]
+    for meta in ended:
+        if meta.status in CUT_SHORT and meta.id not in resumed:
+            return meta
+    if not ended:
+        raise SessionNotFound(
+            f"every session of project {project_key(project_root)} is still running; "
+            "give a SESSION to resume or run 'shellkeep ls'"
+        )
+    return ended[0]
+
+
+def plan_resume(
+    ctx: Context,
+    meta: SessionMeta,
+    *,
+    exchanges: int | None = None,
+    agent: str | None = None,
+    env: Mapping[str, str] | None = None,
+    dry_run: bool = False,
+    warn: Warn | None = None,
+) -> ResumePlan:
+    """Decide how to put ``meta`` back.
+
+    A session whose conversation was never collected (its recorder was killed) is collected
+    now and stored, unless ``dry_run``: then nothing at all is written.
+
+    Args:
+        ctx: the command's context (data locations, ``[resume]`` settings, keys).
+        meta: the session to resume.
+        exchanges: how many of the last exchanges to re-inject; None = config
+            ``resume.exchanges``. Earlier sessions of the chain fill in when the session
+            itself has fewer.
+        agent: hand the conversation to this agent instead: an adapter name (its program
+            is started) or a command line (split like a shell would).
+        env: the environment the agent runs in (default ``os.environ``).
+        dry_run: write nothing.
+        warn: unused; kept for callers (the context reported a broken config already).
+
+    Raises:
+        UserInputError: the session still runs, its directory is gone, or ``agent`` is empty.
+    """
+    env = dict(os.environ if env is None else env)
+    if meta.status == Status.RUNNING.value:
+        raise UserInputError(
+            f"session {meta.id} is still running (pid {meta.pid}); end it first, or resume another"
+        )
+    cwd = Path(meta.cwd)
+    if not cwd.is_dir():
+        raise UserInputError(f"the session's directory {meta.cwd} no longer exists; restore it to resume there")
+    default_n, settle_s = ctx.config.resume.exchanges, ctx.config.resume.inject_settle_ms / 1000
+    n = default_n if exchanges is None else exchanges
+
+    own: list[Exchange] | None = None
+    if not is_collected(meta):
+        if dry_run:
+            conversation = gather(meta, ctx.vault, env)
+            own = list(conversation.exchanges)
+            if conversation.agent_session is not None and conversation.agent_session.session_id:
+                meta = _with_agent_session(meta, conversation.agent_session)
+        else:
+            try:
+                meta = collect(meta, ctx.vault, ctx.config.redact, env)
+            except OSError as exc:
+                log.warning("could not store the conversation of %s: %s", meta.id, exc)
+                own = list(gather(meta, ctx.vault, env).exchanges)
+    if own is None:
+        own = read_exchanges(meta, ctx.vault)
+    recent = tuple(conversation_tail(ctx, meta, n, own=own))
+
+    if agent is not None:
+        argv, name = _agent_argv(agent)
+        mode = ResumeMode.INJECT if recent else ResumeMode.RESTART
+        return ResumePlan(meta, mode, argv, cwd, name, recent, inject_text(meta, recent), settle_s)
+
+    adapter = adapter_of(meta)
+    native: list[str] | None = None
+    if meta.agent_session_id:
+        transcript = Path(meta.agent_transcript) if meta.agent_transcript else None
+        session = AgentSession(agent=adapter.name, session_id=meta.agent_session_id, transcript=transcript)
+        try:
+            native = adapter.resume_argv(meta.command, session)
+        except Exception as exc:  # noqa: BLE001 - an adapter bug falls back to re-injection
+            log.warning("could not build the native resume of %s: %s", meta.id, exc)
+    if native:
+        return ResumePlan(meta, ResumeMode.NATIVE, tuple(native), cwd, meta.agent, recent, None, settle_s)
+    fresh = _fresh_argv(adapter, meta.command)
+    if recent and _takes_context(fresh):
+        return ResumePlan(meta, ResumeMode.INJECT, fresh, cwd, meta.agent, recent, inject_text(meta, recent), settle_s)
+    return ResumePlan(meta, ResumeMode.RESTART, fresh, cwd, meta.agent, recent, None, settle_s)
+
+
+def run_resume(ctx: Context, plan: ResumePlan, *, warn: Warn, env: Mapping[str, str] | None = None) -> RunOutcome:
+    """Run ``plan`` as a new recorded session whose ``parent`` is the resumed one.
+
+    Blocks until the program exits; ``inject`` plans type their block once its output has
+    settled. Raises AgentNotFound (127) when the program is not installed.
+    """
+    request = RunRequest(
+        argv=plan.argv,
+        cwd=plan.cwd,
+        name=plan.session.name,
+        settings=settings_from_config(ctx.config),
+        parent=plan.session.id,
+        inject=plan.inject_text.encode("utf-8") if plan.inject_text else None,
+        inject_settle_s=plan.settle_s,
+    )
+    return run_session(ctx.paths, request, warn=warn, env=env)
+
+
+def session_chain(paths: Paths, meta: SessionMeta) -> list[SessionMeta]:
+    """Return the resume chain through ``meta``, oldest first: its ancestors, it, its descendants.
+
+    Ancestors follow ``parent`` links (found in the same project folder first, else in any
+    project); descendants are the sessions of the project that resume it, the newest one
+    followed when a session was resumed more than once. A missing or unreadable link ends
+    the chain there; a cycle is cut.
+    """
+    chain = [meta]
+    seen = {meta.id}
+    current = meta
+    while current.parent and current.parent not in seen:
+        parent = _session_by_id(paths, current.parent, near=current.folder.parent)
+        if parent is None:
+            break
+        chain.insert(0, parent)
+        seen.add(parent.id)
+        current = parent
+    children: dict[str, list[SessionMeta]] = {}
+    for folder in _sibling_folders(meta.folder.parent):
+        try:
+            other = read_meta(folder)
+        except (OSError, DataError):
+            continue
+        if other.parent:
+            children.setdefault(other.parent, []).append(other)
+    current = meta
+    while children.get(current.id):
+        newest = max(children[current.id], key=lambda m: (m.started_at, m.id))
+        if newest.id in seen:
+            break
+        chain.append(newest)
+        seen.add(newest.id)
+        current = newest
+    return chain
+
+
+def conversation_tail(ctx: Context, meta: SessionMeta, limit: int, *, own: list[Exchange] | None = None) -> list[Exchange]:
+    """Return the last ``limit`` exchanges of the conversation ``meta`` continues, oldest first.
+
+    The session's own exchanges (``own`` when given, else its stored ones) come last; when
+    they are fewer than ``limit``, its ancestors' stored exchanges fill in (newest first).
+    Indices are renumbered from 0.
+    """
+    if limit <= 0:
+        return []
+    found = list(own if own is not None else read_exchanges(meta, ctx.vault))[-limit:]
+    seen = {meta.id}
+    current = meta
+    while len(found) < limit and current.parent and current.parent not in seen:
+        parent = _session_by_id(ctx.paths, current.parent, near=current.folder.parent)
+        if parent is None:
+            break
+        seen.add(parent.id)
+        found = read_exchanges(parent, ctx.vault, limit - len(found)) + found
+        current = parent
+    return [_renumbered(e, i) for i, e in enumerate(found)]
+
+
+def inject_text(meta: SessionMeta, exchanges: tuple[Exchange, ...] | list[Exchange]) -> str | None:
+    """Return the block typed into a restarted program: a header line, then each exchange.
+
+    Lines are ``User: <prompt>``, ``Tools: <name summary>; ...`` and ``Assistant: <answer>``,
+    joined by ``\\n``. None when there is no exchange.
+    """
+    if not exchanges:
+        return None
+    when = (meta.ended_at or meta.started_at or "")[:16].replace("T", " ")
+    count = len(exchanges)
+    lines = [
+        f"{INJECTED_CONTEXT_PREFIX} {meta.id} ({meta.agent}, {meta.status} {when} UTC): "
+        f"its last {count} exchange{'s' if count != 1 else ''} follow. Please continue from there.",
+    ]
+    for exchange in exchanges:
+        lines.append(f"User: {exchange.prompt.strip()}")
+        if exchange.tool_calls:
+            lines.append("Tools: " + "; ".join(f"{c.name} {c.summary}".strip() for c in exchange.tool_calls))
+        if exchange.answer.strip():
+            lines.append(f"Assistant: {exchange.answer.strip()}")
+    return "\n".join(lines)
+
+
+# -- helpers ----------------------------------------------------------------------------
+
+
+def _agent_argv(agent: str) -> tuple[tuple[str, ...], str]:
+    """Return the argv and name of ``--agent``: an adapter's program, else the command line given."""
+    try:
+        words = tuple(shlex.split(agent))
+    except ValueError as exc:
+        raise UserInputError(f"--agent '{agent}' is not a valid command line ({exc}); quote it as a shell would") from exc
+    if not words:
+        raise UserInputError("--agent needs a name; give an agent such as 'codex' or a program")
+    if len(words) == 1 and words[0] in adapter_names():
+        adapter = adapter_named(words[0])
+        if isinstance(adapter, CommandAdapter) and adapter.executables:
+            return (adapter.executables[0],), adapter.name
+    adapter = adapter_for(words)
+    return words, os.path.basename(words[0]) if adapter.name == "generic" else adapter.name
+
+
+def _fresh_argv(adapter: AgentAdapter, command: list[str]) -> tuple[str, ...]:
+    """Return ``command`` as a new conversation (the adapter drops its conversation flags and prompt)."""
+    if isinstance(adapter, CommandAdapter):
+        try:
+            fresh = adapter.fresh_argv(command)
+        except Exception as exc:  # noqa: BLE001 - an adapter bug: start the command as it was
+            log.warning("could not drop the conversation flags of %s: %s", command[:1], exc)
+        else:
+            if fresh:
+                return tuple(fresh)
+    return tuple(command)
+
+
+def _takes_context(argv: list[str] | tuple[str, ...]) -> bool:
+    """Return whether exchanges may be typed into ``argv``'s program.
+
+    Never into a shell (it would run the text), an editor or pager (it would land in the
+    user's file), or an interpreter's bare REPL (it would be run as code); an interpreter
+    running a script of its own (``python3 chat.py``) may take it.
+    """
+    if not argv:
+        return False
+    name = os.path.basename(argv[0]).lstrip("-")
+    if name in _SHELLS or name in _EDITORS:
+        return False
+    if _INTERPRETER.fullmatch(name):
+        return any(not arg.startswith("-") for arg in argv[1:])
+    return True
+
+
+def _with_agent_session(meta: SessionMeta, session: AgentSession) -> SessionMeta:
+    import dataclasses
+
+    return dataclasses.replace(
+        meta,
+        agent_session_id=session.session_id,
+        agent_transcript=str(session.transcript) if session.transcript else meta.agent_transcript,
+    )
+
+
+def _renumbered(exchange: Exchange, index: int) -> Exchange:
+    import dataclasses
+
+    return exchange if exchange.index == index else dataclasses.replace(exchange, index=index)
+
+
+def _sibling_folders(project_folder: Path) -> list[Path]:
+    try:
+        return [entry for entry in project_folder.iterdir() if (entry / "meta.json").is_file()]
+    except OSError:
+        return []
+
+
+def _session_by_id(paths: Paths, session_id: str, *, near: Path) -> SessionMeta | None:
+    """Return the session ``session_id`` from the project folder ``near``, else from any project."""
+    candidates = [near / session_id]
+    for folder in candidates:
+        if (folder / "meta.json").is_file():
+            try:
+                return read_meta(folder)
+            except (OSError, DataError) as exc:
+                log.warning("cannot read session %s: %s", session_id, exc)
+                return None
+    for folder in iter_session_folders(paths, None):
+        if folder.name == session_id:
+            try:
+                return read_meta(folder)
+            except (OSError, DataError) as exc:
+                log.warning("cannot read session %s: %s", session_id, exc)
+                return None
+    return None

@@ -1,0 +1,1 @@
+"""Derived data over the stored sessions: the SQLite index, search, timeline and export formats."""

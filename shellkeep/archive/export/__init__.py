@@ -1,0 +1,68 @@
+"""Export a session: its recording (cast), transcript (txt), conversation (md), data (json)
+or a self-contained audit page (html).
+
+``export_session`` writes one format to a binary stream; ``export_to_file`` writes it to a
+file through a temporary name, so a failed export leaves no half-written file behind.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import IO
+
+from shellkeep.errors import ShellkeepError, UserInputError
+from shellkeep.archive.export import formats, html
+from shellkeep.store.session import SessionMeta
+from shellkeep.vault.access import Vault
+
+__all__ = ["FORMATS", "export_session", "export_to_file"]
+
+FORMATS: tuple[str, ...] = ("cast", "txt", "md", "json", "html")
+"""The export formats, as ``--format`` takes them."""
+
+
+def export_session(meta: SessionMeta, fmt: str, out: IO[bytes], vault: Vault) -> None:
+    """Write ``meta``'s session to ``out`` in format ``fmt`` (one of ``FORMATS``).
+
+    vault: reads the (sealed, compressed) recording and exchanges.
+    Blocks while the recording is read (and rendered, for txt and html). Raises
+    UserInputError for an unknown format, DataError for a corrupt recording.
+    """
+    writers = {
+        "cast": formats.write_cast,
+        "txt": formats.write_txt,
+        "md": formats.write_md,
+        "json": formats.write_json,
+        "html": html.write_html,
+    }
+    writer = writers.get(fmt)
+    if writer is None:
+        raise UserInputError(f"unknown export format '{fmt}'; use one of {', '.join(FORMATS)}")
+    writer(meta, out, vault)
+
+
+def export_to_file(meta: SessionMeta, fmt: str, target: Path, vault: Vault) -> None:
+    """Write the export to ``target`` (mode 0600) through a temporary file and a rename.
+
+    Raises ShellkeepError when the folder is missing or not writable (nothing is left
+    behind), DataError for a corrupt recording.
+    """
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    except OSError as exc:
+        raise ShellkeepError(f"cannot write {target} ({exc.strerror or exc}); check that its folder exists and is writable") from exc
+    try:
+        with os.fdopen(fd, "wb") as out:
+            export_session(meta, fmt, out, vault)
+        os.replace(tmp, target)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise ShellkeepError(f"cannot write {target} ({exc.strerror or exc}); check the disk and the folder") from exc
+    except BaseException:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise

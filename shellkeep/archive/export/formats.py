@@ -1,0 +1,151 @@
+"""Write a session as asciicast v2 (cast), plain text (txt), Markdown (md) or JSON (json).
+
+cast: asciicast v2 (docs.asciinema.org/manual/asciicast/v2), the recording's plain bytes
+when it is v2 (decrypted and decompressed when stored so), else converted (v1, v3).
+txt: the transcript, what the screen showed, each line once. md: the conversation as a
+document. json: an object ``{"session", "exchanges", "markers", "usage"}``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import IO
+
+from shellkeep.archive.timeline import exchange_offset_s, read_markers
+from shellkeep.asciicast.encoder import encode_event, encode_header
+from shellkeep.asciicast.reader import Cast
+from shellkeep.store.session import SessionMeta
+from shellkeep.terminal.transcript import read_transcript, transcript_text
+from shellkeep.vault.access import Vault
+from shellkeep.vault.exchanges import read_exchanges
+
+__all__ = [
+    "session_document", "summary_rows", "token_line", "write_cast", "write_json", "write_md", "write_output", "write_transcript", "write_txt",
+]
+
+
+def write_cast(meta: SessionMeta, out: IO[bytes], vault: Vault) -> None:
+    """Write the recording as plain asciicast v2; raises DataError when it is corrupt."""
+    path = Path(meta.cast)
+    cast = vault.open_recording(path)
+    if cast.header.version == 2:
+        # Validate first (a corrupt line raises before anything is written), then copy the
+        # plain asciicast the vault yields (decrypted and decompressed as needed).
+        for _ in cast.events():
+            pass
+        with vault.open_stream(path) as fh:
+            shutil.copyfileobj(fh, out, 1 << 20)
+        return
+    import dataclasses
+
+    out.write(encode_header(dataclasses.replace(cast.header, version=2)))
+    for event in cast.events():
+        if event.code != "x":
+            out.write(encode_event(event.time, event.code, event.data))
+
+
+def write_txt(meta: SessionMeta, out: IO[bytes], vault: Vault) -> None:
+    """Write the transcript: one line per distinct screen line, in order of appearance."""
+    write_transcript(vault.open_recording(Path(meta.cast)), out)
+
+
+def write_transcript(cast: Cast, out: IO[bytes]) -> None:
+    """Write the transcript of an opened recording (see ``write_txt``)."""
+    for line in read_transcript(cast):
+        out.write(line.text.encode("utf-8", "replace") + b"\n")
+
+
+def session_document(meta: SessionMeta, vault: Vault) -> dict[str, object]:
+    """Return the JSON export: ``session`` (meta.json), ``exchanges`` (each with ``number``,
+    1-based, and ``time_s``, seconds since start), ``markers`` and ``usage`` (token totals)."""
+    exchanges = []
+    for exchange in read_exchanges(meta, vault):
+        item = exchange.to_json()
+        item["number"] = exchange.index + 1
+        item["time_s"] = exchange_offset_s(meta, exchange)
+        exchanges.append(item)
+    markers = [{"n": m.n, "time_s": m.time_s, "label": m.label} for m in read_markers(vault.open_recording(Path(meta.cast)))]
+    return {"session": meta.to_json(), "exchanges": exchanges, "markers": markers, "usage": meta.usage}
+
+
+def write_json(meta: SessionMeta, out: IO[bytes], vault: Vault) -> None:
+    """Write ``session_document`` as indented JSON."""
+    out.write(json.dumps(session_document(meta, vault), indent=2, ensure_ascii=False).encode("utf-8") + b"\n")
+
+
+def write_md(meta: SessionMeta, out: IO[bytes], vault: Vault) -> None:
+    """Write the conversation as Markdown: metadata, then each exchange's prompt, answer and
+    tool calls; a session without exchanges gets its transcript in a code block."""
+    lines = [f"# Session {_md_text(meta.name or meta.id)}", ""]
+    lines += ["| | |", "|---|---|"]
+    for key, value in summary_rows(meta):
+        lines.append(f"| {key} | {_md_cell(value)} |")
+    lines.append("")
+    exchanges = read_exchanges(meta, vault)
+    for exchange in exchanges:
+        at = exchange_offset_s(meta, exchange)
+        when = f" (at {at:.1f} s)" if at is not None else ""
+        title = exchange.prompt.strip().splitlines()[0] if exchange.prompt.strip() else "(empty prompt)"
+        lines += [f"## {exchange.index + 1}. {_md_text(title[:80])}{when}", "", "**Prompt**", ""]
+        lines += [f"> {line}" if line else ">" for line in exchange.prompt.splitlines() or [""]]
+        lines += ["", "**Answer**", "", exchange.answer.strip() or "_(no answer)_", ""]
+        if exchange.tool_calls:
+            lines += ["**Tools**", ""]
+            lines += [f"- `{c.name}` {_md_text(c.summary)}" for c in exchange.tool_calls]
+            lines.append("")
+        if exchange.usage is not None:
+            u = exchange.usage
+            lines += [f"_tokens: {u.input} in, {u.output} out, {u.cache_read} cache read, {u.cache_write} cache write_", ""]
+    if not exchanges:
+        lines += ["## Transcript", "", "```text"]
+        lines += [line.replace("```", "`\u200b``") for line in transcript_text(vault.open_recording(Path(meta.cast)))]
+        lines += ["```", ""]
+    out.write("\n".join(lines).encode("utf-8", "replace"))
+
+
+def summary_rows(meta: SessionMeta) -> list[tuple[str, str]]:
+    """Return (label, value) rows describing a session, for documents and pages."""
+    rows = [
+        ("id", meta.id),
+        ("name", meta.name or "-"),
+        ("command", " ".join(meta.command) or "-"),
+        ("agent", meta.agent),
+        ("project", f"{meta.project} ({meta.project_root})"),
+        ("cwd", meta.cwd),
+        ("started", meta.started_at),
+        ("ended", meta.ended_at or "-"),
+        ("duration", "-" if meta.duration is None else f"{meta.duration:.1f} s"),
+        ("status", meta.status + ("" if meta.exit_code is None else f" (exit {meta.exit_code})")),
+        ("host", f"{meta.user}@{meta.host}" if meta.user else meta.host or "-"),
+        ("terminal", f"{meta.cols}x{meta.rows} {meta.term or ''}".strip()),
+        ("exchanges", str(meta.exchange_count)),
+    ]
+    if meta.usage:
+        rows.append(("tokens", token_line(meta.usage)))
+    return rows
+
+
+def token_line(usage: dict[str, int]) -> str:
+    """Format token totals: ``1234 in · 567 out · 89 cache read · 0 cache write``."""
+    return (
+        f"{usage.get('input', 0)} in · {usage.get('output', 0)} out · "
+        f"{usage.get('cache_read', 0)} cache read · {usage.get('cache_write', 0)} cache write"
+    )
+
+
+def _md_text(text: str) -> str:
+    return text.replace("\n", " ").replace("<", "&lt;")
+
+
+def _md_cell(text: str) -> str:
+    return _md_text(text).replace("|", "\\|")
+
+
+def write_output(cast: Cast, out: IO[bytes]) -> None:
+    """Write an opened recording's output events as they were recorded (UTF-8, escape
+    sequences included), streamed; raises DataError when the recording is corrupt."""
+    for event in cast.events():
+        if event.code == "o":
+            out.write(event.data.encode("utf-8", "replace"))

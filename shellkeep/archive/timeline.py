@@ -1,0 +1,99 @@
+"""Place markers and exchanges on a recording's time line (float seconds since its start).
+
+Used to start a replay at a marker or an exchange, to date search hits and to pick the
+screens of an HTML export. Markers are the recording's ``m`` events (asciicast v2/v3),
+numbered from 1 in order; exchanges are numbered from 1 as ``show`` lists them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from shellkeep.asciicast.reader import Cast
+from shellkeep.errors import UserInputError
+from shellkeep.store.session import SessionMeta, parse_iso
+from shellkeep.vault.access import Vault
+from shellkeep.vault.exchanges import read_exchanges
+
+if TYPE_CHECKING:
+    from shellkeep.agents.base import Exchange
+
+__all__ = ["Marker", "exchange_offset_s", "read_markers", "start_time"]
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    """A marker of a recording: ``n`` 1-based, ``time_s`` seconds since start, ``label``."""
+
+    n: int
+    time_s: float
+    label: str
+
+
+def read_markers(cast: Cast) -> list[Marker]:
+    """Return the markers of the recording ``cast`` in order; raises DataError if corrupt."""
+    found: list[Marker] = []
+    for event in cast.events():
+        if event.code == "m":
+            found.append(Marker(len(found) + 1, event.time, event.data))
+    return found
+
+
+def exchange_offset_s(meta: SessionMeta, exchange: Exchange) -> float | None:
+    """Return when ``exchange`` was sent, in float seconds since the session's start (>= 0),
+    or None when the exchange or the session has no usable time."""
+    if not exchange.time:
+        return None
+    try:
+        return max(0.0, (parse_iso(exchange.time) - parse_iso(meta.started_at)).total_seconds())
+    except ValueError:
+        return None
+
+
+def start_time(
+    meta: SessionMeta, vault: Vault, *, at: float | None = None, marker: str | None = None, exchange: int | None = None
+) -> float:
+    """Return where a replay starts: ``at`` seconds, a marker (its label, else its 1-based
+    number) or the 1-based exchange ``exchange``; 0.0 when none is given. vault: reads the
+    recording and exchanges.
+
+    Raises UserInputError when more than one is given or the marker or exchange is unknown;
+    DataError when the recording is corrupt.
+    """
+    given = [name for name, value in (("--at", at), ("--marker", marker), ("--exchange", exchange)) if value is not None]
+    if len(given) > 1:
+        raise UserInputError(f"give only one of {', '.join(given)}")
+    if at is not None:
+        return max(0.0, at)
+    if marker is not None:
+        return _marker_time(meta, vault, marker)
+    if exchange is not None:
+        return _exchange_time(meta, vault, exchange)
+    return 0.0
+
+
+def _marker_time(meta: SessionMeta, vault: Vault, ref: str) -> float:
+    markers = read_markers(vault.open_recording(Path(meta.cast)))
+    for m in markers:
+        if m.label == ref:
+            return m.time_s
+    if ref.isdigit() and 1 <= int(ref) <= len(markers):
+        return markers[int(ref) - 1].time_s
+    if not markers:
+        raise UserInputError(f"session {meta.id} has no markers; replay it with --at SECONDS")
+    shown = ", ".join(f"{m.n} '{m.label}'" for m in markers[:5])
+    raise UserInputError(f"no marker '{ref}' in session {meta.id}; it has {len(markers)}: {shown}")
+
+
+def _exchange_time(meta: SessionMeta, vault: Vault, number: int) -> float:
+    exchanges = read_exchanges(meta, vault)
+    if not 1 <= number <= len(exchanges):
+        if not exchanges:
+            raise UserInputError(f"session {meta.id} has no exchanges; replay it with --at SECONDS")
+        raise UserInputError(f"session {meta.id} has exchanges 1 to {len(exchanges)}, not {number}; see 'shellkeep show {meta.id}'")
+    offset = exchange_offset_s(meta, exchanges[number - 1])
+    if offset is None:
+        raise UserInputError(f"exchange {number} of session {meta.id} has no time; replay it with --at SECONDS")
+    return offset

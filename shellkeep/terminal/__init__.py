@@ -1,0 +1,1 @@
+"""The one terminal emulator over pyte: screens, snapshots, the last screen from a tail, transcripts."""

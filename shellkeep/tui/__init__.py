@@ -1,0 +1,1 @@
+"""The Textual session picker (imported lazily, only by commands that show it)."""

@@ -1,0 +1,286 @@
+"""The session picker of ``shellkeep browse`` and ``shellkeep resume --pick``: a Textual app.
+
+The project's sessions newest first (every project after Ctrl-A), a filter typed at the top
+that keeps the sessions matching every word (id, name, agent, status, command, directory,
+prompts), and a preview of the highlighted session's last screen (an audited read) and last
+exchanges. Enter resumes it; Ctrl-R replays it (``browse`` only); Escape leaves.
+Textual and rich are imported when the picker opens, never by other commands.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from shellkeep.app.context import Context
+from shellkeep.app.conversation import gather
+from shellkeep.app.reads import last_screen
+from shellkeep.errors import SessionNotFound, ShellkeepError, UserInputError
+from shellkeep.store.paths import project_key
+from shellkeep.store.session import SessionMeta
+from shellkeep.tui.text import format_local_time
+from shellkeep.vault.exchanges import is_collected, read_exchanges
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+PREVIEW_EXCHANGES = 3
+PREVIEW_ANSWER_LINES = 6
+PREVIEW_BUILD_MAX_BYTES = 2 << 20
+"""Largest recording whose exchanges the preview builds itself (the rest wait for resume)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """What the user picked: ``action`` is ``resume`` or ``replay``; ``session_id`` the session."""
+
+    action: str
+    session_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    """One row of the list: the session and the lowercase text the filter searches."""
+
+    meta: SessionMeta
+    haystack: str
+
+
+def pick_session(ctx: Context) -> str | None:
+    """Open the picker on the context's project; return the id chosen with Enter, or None.
+
+    Blocks until the user chooses or leaves. Raises UserInputError without a terminal and
+    SessionNotFound when nothing was ever recorded.
+    """
+    choice = run_picker(ctx, all_projects=False, allow_replay=False)
+    return choice.session_id if choice is not None else None
+
+
+def run_picker(ctx: Context, *, all_projects: bool, allow_replay: bool) -> Choice | None:
+    """Run the picker full screen and return the user's choice, or None when they left.
+
+    Raises UserInputError when stdin or stdout is not a terminal, ShellkeepError when Textual
+    is missing, SessionNotFound when no session is stored in any project.
+    """
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UserInputError("the session picker needs a terminal; give a SESSION instead, see 'shellkeep ls'")
+    try:
+        app = picker_app(ctx, all_projects=all_projects, allow_replay=allow_replay)
+    except ImportError as exc:
+        raise ShellkeepError(f"the session picker needs the 'textual' package ({exc}); install it with pip") from exc
+    return app.run()
+
+
+def picker_app(ctx: Context, *, all_projects: bool, allow_replay: bool) -> App[Choice | None]:
+    """Return the picker as a Textual app (``run()`` it, or ``run_test()`` it headless).
+
+    Raises SessionNotFound when no session is stored in any project; ImportError without Textual.
+    """
+    here = _entries(ctx, all_projects=False)
+    everywhere = _entries(ctx, all_projects=True) if all_projects or not here else None
+    if not here and not everywhere:
+        raise SessionNotFound(f"no sessions recorded in project {project_key(ctx.project_root)} yet; run 'shellkeep' to record one")
+    return _picker_class()(ctx, here, everywhere, all_projects or not here, allow_replay)
+
+
+def _entries(ctx: Context, *, all_projects: bool) -> list[_Entry]:
+    """Return the sessions of the project (or every project), newest first, with their filter text."""
+    entries = []
+    for meta in ctx.sessions(all_projects=all_projects):
+        prompts = " ".join(e.prompt for e in read_exchanges(meta, ctx.vault))
+        words = [meta.id, meta.name or "", meta.title or "", meta.agent, meta.status, " ".join(meta.command), meta.cwd, meta.project, prompts]
+        entries.append(_Entry(meta, " ".join(words).lower()))
+    return entries
+
+
+def matches(entry: _Entry, query: str) -> bool:
+    """Return whether every whitespace-separated word of ``query`` occurs in the entry (any case)."""
+    return all(word in entry.haystack for word in query.lower().split())
+
+
+def _columns(with_project: bool) -> list[str]:
+    columns = ["session", "started", "agent", "status", "ex", "name or command"]
+    if with_project:
+        columns.insert(1, "project")
+    return columns
+
+
+def _row(meta: SessionMeta, with_project: bool) -> tuple[str, ...]:
+    what = meta.name or meta.title or " ".join(meta.command)
+    cells = [meta.id, format_local_time(meta.started_at), meta.agent, meta.status, str(meta.exchange_count or ""), what[:60]]
+    if with_project:
+        cells.insert(1, meta.project)
+    return tuple(cells)
+
+
+def _preview_exchanges(ctx: Context, meta: SessionMeta) -> str:
+    """Return the last exchanges as text; built from a small recording when never stored."""
+    exchanges = read_exchanges(meta, ctx.vault, PREVIEW_EXCHANGES)
+    if not exchanges and not is_collected(meta):
+        try:
+            small = Path(meta.cast).stat().st_size <= PREVIEW_BUILD_MAX_BYTES
+        except OSError:
+            small = False
+        if not small:
+            return "(exchanges are read when the session is resumed)"
+        exchanges = list(gather(meta, ctx.vault).exchanges)[-PREVIEW_EXCHANGES:]
+    if not exchanges:
+        return "(no exchanges)"
+    parts = []
+    for exchange in exchanges:
+        answer = exchange.answer.strip().splitlines()
+        shown = answer[:PREVIEW_ANSWER_LINES] + (["…"] if len(answer) > PREVIEW_ANSWER_LINES else [])
+        parts.append("› " + exchange.prompt.strip() + ("\n" + "\n".join(shown) if shown else ""))
+    return "\n\n".join(parts)
+
+
+_PickerFactory = Callable[["Context", "list[_Entry]", "list[_Entry] | None", bool, bool], "App[Choice | None]"]
+
+
+@cache
+def _picker_class() -> _PickerFactory:
+    """Build the picker's App class (Textual is imported here, on first use)."""
+    from rich.text import Text
+    from textual.app import App, ComposeResult
+    from textual.binding import Binding
+    from textual.containers import Horizontal, Vertical, VerticalScroll
+    from textual.widgets import DataTable, Footer, Input, Static
+
+    class Picker(App[Choice | None]):
+        """Sessions on the left, the highlighted one's last screen and exchanges on the right."""
+
+        TITLE = "shellkeep"
+        ENABLE_COMMAND_PALETTE = False
+        CSS = """
+        #filter { dock: top; }
+        #sessions { width: 3fr; }
+        #preview { width: 2fr; border-left: solid $primary; padding: 0 1; }
+        #screen { width: auto; }
+        #exchanges { margin-top: 1; color: $text-muted; }
+        #empty { padding: 1 2; color: $text-muted; }
+        """
+        BINDINGS = [
+            Binding("enter", "choose('resume')", "Resume", priority=True),
+            Binding("ctrl+r", "choose('replay')", "Replay", priority=True),
+            Binding("ctrl+a", "toggle_projects", "All projects", priority=True),
+            Binding("escape", "leave", "Quit", priority=True),
+            Binding("up", "move(-1)", show=False, priority=True),
+            Binding("down", "move(1)", show=False, priority=True),
+            Binding("pageup", "move(-10)", show=False, priority=True),
+            Binding("pagedown", "move(10)", show=False, priority=True),
+        ]
+
+        def __init__(
+            self,
+            ctx: Context,
+            here: list[_Entry],
+            everywhere: list[_Entry] | None,
+            all_projects: bool,
+            allow_replay: bool,
+        ) -> None:
+            super().__init__()
+            self._ctx = ctx
+            self._here = here
+            self._everywhere = everywhere
+            self.all_projects = all_projects
+            self.allow_replay = allow_replay
+            self._shown: list[_Entry] = []
+            self._previews: dict[str, tuple[Text, str]] = {}
+
+        def compose(self) -> ComposeResult:
+            yield Input(placeholder="type to filter: id, name, agent, status, command, prompts", id="filter")
+            with Horizontal():
+                with Vertical(id="sessions"):
+                    yield DataTable(id="table", cursor_type="row", zebra_stripes=True)
+                    yield Static("", id="empty")
+                with VerticalScroll(id="preview"):
+                    yield Static("", id="screen")
+                    yield Static("", id="exchanges")
+            yield Footer()
+
+        def on_mount(self) -> None:
+            self.query_one("#filter", Input).focus()
+            self._refill()
+
+        def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+            if action == "choose" and parameters == ("replay",) and not self.allow_replay:
+                return False
+            return True
+
+        # -- the list ---------------------------------------------------------------------
+
+        def _entries(self) -> list[_Entry]:
+            if not self.all_projects:
+                return self._here
+            if self._everywhere is None:
+                self._everywhere = _entries(self._ctx, all_projects=True)
+            return self._everywhere
+
+        def _refill(self) -> None:
+            query = self.query_one("#filter", Input).value
+            table = self.query_one("#table", DataTable)
+            table.clear(columns=True)
+            table.add_columns(*_columns(self.all_projects))
+            self._shown = [e for e in self._entries() if matches(e, query)]
+            for entry in self._shown:
+                table.add_row(*_row(entry.meta, self.all_projects), key=entry.meta.id)
+            scope = "any project" if self.all_projects else "this project (Ctrl-A: every project)"
+            empty = "" if self._shown else f"no session of {scope} matches '{query}'" if query else f"no sessions in {scope}"
+            self.query_one("#empty", Static).update(empty)
+            if self._shown:
+                table.move_cursor(row=0)
+            self._show_preview()
+
+        def on_input_changed(self, event: Input.Changed) -> None:
+            self._refill()
+
+        def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+            self._show_preview()
+
+        def _current(self) -> _Entry | None:
+            table = self.query_one("#table", DataTable)
+            if not self._shown or table.cursor_row is None or not 0 <= table.cursor_row < len(self._shown):
+                return None
+            return self._shown[table.cursor_row]
+
+        def _show_preview(self) -> None:
+            entry = self._current()
+            screen, exchanges = (Text(""), "") if entry is None else self._preview(entry.meta)
+            self.query_one("#screen", Static).update(screen)
+            self.query_one("#exchanges", Static).update(exchanges)
+
+        def _preview(self, meta: SessionMeta) -> tuple[Text, str]:
+            cached = self._previews.get(meta.id)
+            if cached is None:
+                try:
+                    snapshot = last_screen(self._ctx, meta, command="browse")  # audited, as every read
+                    screen = Text.from_ansi(snapshot.to_ansi(), no_wrap=True, overflow="crop")
+                except (OSError, ShellkeepError) as exc:
+                    screen = Text(f"(no last screen: {exc})")
+                cached = self._previews[meta.id] = (screen, _preview_exchanges(self._ctx, meta))
+            return cached
+
+        # -- actions ----------------------------------------------------------------------
+
+        def action_move(self, step: int) -> None:
+            table = self.query_one("#table", DataTable)
+            if self._shown:
+                table.move_cursor(row=max(0, min(len(self._shown) - 1, (table.cursor_row or 0) + step)))
+
+        def action_toggle_projects(self) -> None:
+            self.all_projects = not self.all_projects
+            self._refill()
+
+        def action_choose(self, action: str) -> None:
+            entry = self._current()
+            if entry is not None:
+                self.exit(Choice(action, entry.meta.id))
+
+        def action_leave(self) -> None:
+            self.exit(None)
+
+    return Picker

@@ -1,0 +1,1 @@
+"""Keys, sealed and compressed containers, rotation and the rewriting of stored sessions."""

@@ -1,0 +1,72 @@
+"""The vault: which keys open and seal this user's stored files, resolved once per command.
+
+``app.context`` builds one ``Vault`` from the resolved settings (``encryption.encrypt`` and
+``encryption.key_file``) and passes it down; nothing below ``app`` reads the config to find
+keys. Every read of a stored file's plaintext and every sealed write goes through it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from shellkeep.asciicast.reader import Cast
+from shellkeep.store.paths import Paths
+from shellkeep.vault import crypto, recording
+from shellkeep.vault.keys import Key, KeyUnavailable, current_key, find_key
+
+
+@dataclass(frozen=True, slots=True)
+class Vault:
+    """Keys for one command: where they are looked up, and whether new files are sealed.
+
+    paths: the data folder's layout (key file and keyring entry names derive from it).
+    key_file: ``encryption.key_file`` of the config ("" for the default stores).
+    encrypt: ``encryption.encrypt``: seal the files this command writes.
+    """
+
+    paths: Paths
+    key_file: str = ""
+    encrypt: bool = False
+
+    def key(self, key_id: str) -> Key:
+        """Return the key with ``key_id`` from any store; raises KeyUnavailable."""
+        return find_key(self.paths, key_id, self.key_file)
+
+    def writing_key(self) -> Key | None:
+        """Return the key new files are sealed with (made on first use), None when ``encrypt`` is off.
+
+        Raises KeyUnavailable when no key can be found or stored.
+        """
+        return current_key(self.paths, self.key_file, create=True) if self.encrypt else None
+
+    def key_for_rewrite(self, key_id: str) -> Key:
+        """Return the key to rewrite an encrypted file with: the current key, else ``key_id``'s.
+
+        Raises KeyUnavailable when neither can be found.
+        """
+        try:
+            return current_key(self.paths, self.key_file)
+        except KeyUnavailable:
+            return self.key(key_id)
+
+    def open_plain(self, path: Path) -> IO[bytes]:
+        """Open a stored file's plaintext (decrypted when sealed; zstd is not undone)."""
+        return crypto.open_plain(path, self.key)
+
+    def read_private(self, path: Path) -> bytes:
+        """Return a stored file's plaintext; raises FileNotFoundError, DataError, KeyUnavailable."""
+        return crypto.read_private(path, self.key)
+
+    def write_private(self, path: Path, data: bytes) -> None:
+        """Store ``data`` at ``path`` atomically (0600), sealed when ``encrypt`` is on; raises OSError, KeyUnavailable."""
+        crypto.write_private(path, data, self.writing_key())
+
+    def open_stream(self, path: Path) -> IO[bytes]:
+        """Open a recording's plain asciicast bytes (see ``recording.open_stream``)."""
+        return recording.open_stream(path, self)
+
+    def open_recording(self, path: Path) -> Cast:
+        """Open a recording of any kind (see ``recording.open_recording``)."""
+        return recording.open_recording(path, self)

@@ -1,0 +1,69 @@
+"""Path-based ways to read a recording in tests, through the vault as the commands do.
+
+The terminal and archive layers take opened recordings (``Cast``); tests mostly hold paths.
+The vault is built from the environment the ``home`` fixture sets (``SHELLKEEP_HOME``), with
+the default key stores, so sealed recordings open as they do for a command.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO
+
+from shellkeep.asciicast.reader import Cast
+from shellkeep.store.paths import resolve_paths
+from shellkeep.terminal import screen, transcript
+from shellkeep.termsize import TermSize
+from shellkeep.vault.access import Vault
+from shellkeep.vault.recording import plain_file
+
+
+def vault() -> Vault:
+    """Return the vault of this test's shellkeep home (default key stores, no sealing)."""
+    return Vault(resolve_paths())
+
+
+def open_cast(path: Path | str) -> Cast:
+    """Open the recording at ``path`` (plain, zstd or sealed)."""
+    return vault().open_recording(Path(path))
+
+
+def open_binary(path: Path | str) -> IO[bytes]:
+    """Open the plain asciicast bytes of the recording at ``path``."""
+    return vault().open_stream(Path(path))
+
+
+def read_events(path: Path | str) -> Iterator[object]:
+    """Yield the events of the recording at ``path``."""
+    return open_cast(path).events()
+
+
+def last_screen(path: Path | str, size_hint: TermSize | None = None) -> screen.ScreenSnapshot:
+    """Return the last screen of the recording at ``path`` (read from its end when plain)."""
+    return screen.last_screen(open_cast(path), size_hint, mapped=plain_file(Path(path)))
+
+
+def read_tail(path: Path | str, **kwargs: object) -> screen.Tail:
+    """Return the tail of the recording at ``path`` (see ``terminal.screen.read_tail``)."""
+    return screen.read_tail(open_cast(path), mapped=plain_file(Path(path)), **kwargs)  # type: ignore[arg-type]
+
+
+def screen_at(path: Path | str, time_s: float) -> screen.ScreenSnapshot:
+    """Return the screen of the recording at ``path`` at ``time_s``."""
+    return screen.screen_at(open_cast(path), time_s)
+
+
+def iter_screens(path: Path | str, times: Iterable[float]) -> Iterator[screen.ScreenSnapshot]:
+    """Yield the screens of the recording at ``path`` at each of ``times``."""
+    return screen.iter_screens(open_cast(path), times)
+
+
+def read_transcript(path: Path | str) -> Iterator[transcript.TranscriptLine]:
+    """Yield the transcript lines of the recording at ``path``."""
+    return transcript.read_transcript(open_cast(path))
+
+
+def transcript_text(path: Path | str) -> Iterator[str]:
+    """Yield the transcript of the recording at ``path`` as text lines."""
+    return transcript.transcript_text(open_cast(path))
