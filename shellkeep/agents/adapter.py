@@ -41,6 +41,7 @@ class CommandAdapter:
 
     Class attributes:
         name: the adapter's name, stored in meta.json.
+        has_native_transcript: True: the agent keeps a conversation ``find_session`` looks for.
         executables / packages / modules: how the agent is started (see ``split_command``).
         grammar: its arguments, so values and prompts are told apart.
         session_option: the option that gives a new conversation a chosen id, or None.
@@ -57,6 +58,7 @@ class CommandAdapter:
     """
 
     name: str = ""
+    has_native_transcript: bool = True
     executables: ClassVar[tuple[str, ...]] = ()
     packages: ClassVar[tuple[str, ...]] = ()
     modules: ClassVar[tuple[str, ...]] = ()
@@ -72,6 +74,10 @@ class CommandAdapter:
     def matches(self, argv: Sequence[str]) -> bool:
         """Return whether ``argv`` runs this agent (directly, through npx/node/python -m...)."""
         return split_command(argv, self.executables, self.packages, self.modules) is not None
+
+    def agent_name(self, argv: Sequence[str]) -> str:
+        """Return the adapter's name: a session of this agent is stored under it."""
+        return self.name
 
     def command(self, argv: Sequence[str]) -> CommandLine:
         """Return ``argv`` split into launcher prefix and arguments (first word as prefix if unknown)."""

@@ -7,6 +7,7 @@ is the answer, rendered with pyte (a VT100/ECMA-48 emulator) as plain text.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -348,10 +349,15 @@ class GenericAdapter:
     """Adapter for any other program: matches everything, finds nothing, never resumes natively."""
 
     name = "generic"
+    has_native_transcript = False
 
     def matches(self, argv: Sequence[str]) -> bool:
         """Return True: the generic adapter is the last resort."""
         return True
+
+    def agent_name(self, argv: Sequence[str]) -> str:
+        """Return the program's base name (``bash``), or ``name`` when ``argv`` is empty."""
+        return os.path.basename(argv[0]) if argv else self.name
 
     def prepare(self, argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> Launch:
         """Return the launch unchanged."""
