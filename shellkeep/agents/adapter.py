@@ -1,15 +1,16 @@
 """Share the command-line half of the built-in adapters: recognise, pre-assign, resume.
 
-``CommandAdapter`` implements ``matches``, ``prepare``, ``resume_argv``, ``read_exchanges``
-and ``transcript_files`` from a few class attributes (executable names, an argument
-grammar, which options pick a conversation, the transcript format); each agent's module
-adds where its transcripts live (``find_session``) and how to read them.
+``CommandAdapter`` implements ``matches``, ``prepare``, ``find_session``, ``resume_argv``,
+``read_exchanges`` and ``transcript_files`` from a few class attributes (executable names,
+an argument grammar, which options pick a conversation, the transcript format, the resume
+hint printed on exit); each agent's module adds where its transcripts live
+(``transcript_layout``, or ``find_session`` itself) and how to read them.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -28,19 +29,20 @@ from shellkeep.agents.argv import (
     tokenize,
 )
 from shellkeep.agents.base import AgentSession, Exchange, Launch
-from shellkeep.agents.locations import is_new, mtime_at, newest, same_dir
+from shellkeep.agents.locations import find_in_screen, is_new, mtime_at, newest, same_dir
 
-__all__ = ["HELP", "VERSION", "CommandAdapter", "TranscriptLayout", "locate_transcript"]
+__all__ = ["HELP", "VERSION", "CommandAdapter", "TranscriptLayout", "jsonl_per_id", "locate_transcript"]
 
 HELP = Option(("--help", "-h"))
 VERSION = Option(("--version", "-v", "-V"))
 
 
 class CommandAdapter:
-    """Base of the built-in adapters; subclasses set the class attributes and ``find_session``.
+    """Base of the built-in adapters; subclasses set the class attributes and ``transcript_layout``.
 
     Class attributes:
         name: the adapter's name, stored in meta.json.
+        has_native_transcript: True: the agent keeps a conversation ``find_session`` looks for.
         executables / packages / modules: how the agent is started (see ``split_command``).
         grammar: its arguments, so values and prompts are told apart.
         session_option: the option that gives a new conversation a chosen id, or None.
@@ -54,9 +56,12 @@ class CommandAdapter:
         dropped_on_resume: options removed from the user's argv by ``resume_argv``
             (conversation options, initial-prompt options, one-shot modes).
         transcript_format: how to read the JSONL transcript, or None when it is not JSONL.
+        resume_hint: a regular expression whose group 1 is the session id in the resume
+            command the agent prints on exit, or None.
     """
 
     name: str = ""
+    has_native_transcript: bool = True
     executables: ClassVar[tuple[str, ...]] = ()
     packages: ClassVar[tuple[str, ...]] = ()
     modules: ClassVar[tuple[str, ...]] = ()
@@ -68,10 +73,15 @@ class CommandAdapter:
     fork_options: ClassVar[tuple[Option, ...]] = ()
     dropped_on_resume: ClassVar[tuple[Option, ...]] = ()
     transcript_format: ClassVar[jsonl.TranscriptFormat | None] = None
+    resume_hint: ClassVar[str | None] = None
 
     def matches(self, argv: Sequence[str]) -> bool:
         """Return whether ``argv`` runs this agent (directly, through npx/node/python -m...)."""
         return split_command(argv, self.executables, self.packages, self.modules) is not None
+
+    def agent_name(self, argv: Sequence[str]) -> str:
+        """Return the adapter's name: a session of this agent is stored under it."""
+        return self.name
 
     def command(self, argv: Sequence[str]) -> CommandLine:
         """Return ``argv`` split into launcher prefix and arguments (first word as prefix if unknown)."""
@@ -132,6 +142,10 @@ class CommandAdapter:
         token = find_option(tokens, self.session_option)
         return token is not None and token.value == launch.agent_session_id
 
+    def transcript_layout(self, cwd: Path, env: Mapping[str, str]) -> TranscriptLayout | None:
+        """Return where the agent keeps the transcripts of ``cwd``, or None; subclasses know."""
+        return None
+
     def find_session(
         self,
         launch: Launch,
@@ -140,8 +154,23 @@ class CommandAdapter:
         started_at: datetime,
         screen_text: str,
     ) -> AgentSession | None:
-        """Return None; subclasses know where their agent keeps conversations."""
-        return None
+        """Return the conversation ``launch`` started in ``cwd`` (clues in ``locate_transcript``'s order).
+
+        The transcripts are those of ``transcript_layout``; the screen hint is what
+        ``resume_hint`` finds on the last screen. None when the adapter has no layout.
+        """
+        layout = self.transcript_layout(cwd, env)
+        if layout is None:
+            return None
+        return locate_transcript(
+            self.name,
+            layout,
+            known_id=launch.agent_session_id,
+            preassigned=self.is_preassigned(launch),
+            cwd=cwd,
+            started_at=started_at,
+            hinted_id=None if self.resume_hint is None else find_in_screen(screen_text, self.resume_hint),
+        )
 
     def resume_words(self, session: AgentSession) -> list[str]:
         """Return the arguments that resume ``session`` (``["--resume", id]``); subclasses override."""
@@ -206,6 +235,36 @@ class TranscriptLayout:
     id_of: Callable[[Path], str | None]
     head_of: Callable[[Path], tuple[datetime | None, str | None]]
     expected_path: Callable[[str], Path | None]
+
+
+def jsonl_per_id(
+    folders: Sequence[Path],
+    head_of: Callable[[Path], tuple[datetime | None, str | None]],
+    *,
+    also_in: Callable[[], Iterable[Path]] | None = None,
+) -> TranscriptLayout:
+    """Return the layout of an agent that writes each conversation to ``<session id>.jsonl``.
+
+    folders: the project's folders, the one a new transcript goes to first (at least one).
+    head_of: see ``TranscriptLayout``.
+    also_in: more folders where a session id's transcript is looked for after ``folders``
+        (called at each look-up).
+    """
+
+    def path_of(session_id: str) -> Path | None:
+        for folder in (*folders, *(also_in() if also_in is not None else ())):
+            path = folder / f"{session_id}.jsonl"
+            if path.is_file():
+                return path
+        return None
+
+    return TranscriptLayout(
+        transcripts=lambda: [p for folder in folders for p in folder.glob("*.jsonl")],
+        path_of=path_of,
+        id_of=lambda path: path.stem,
+        head_of=head_of,
+        expected_path=lambda session_id: folders[0] / f"{session_id}.jsonl",
+    )
 
 
 def locate_transcript(

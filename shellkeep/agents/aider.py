@@ -21,8 +21,9 @@ from shellkeep.agents.adapter import HELP, CommandAdapter
 from shellkeep.agents.argv import Arity, Grammar, Option, find_option, rebuild, tokenize
 from shellkeep.agents.base import AgentSession, Exchange, Launch, Usage
 from shellkeep.agents.jsonl import iter_lines_backwards
-from shellkeep.agents.locations import CLOCK_SLACK, git_root
+from shellkeep.agents.locations import CLOCK_SLACK
 from shellkeep.agents.records import ExchangeBuilder, last, one_line
+from shellkeep.gitinfo import git_root
 from shellkeep.logs import get_logger
 
 __all__ = ["AiderAdapter", "chat_history_file", "exchanges_from_markdown"]

@@ -237,9 +237,19 @@ class AgentAdapter(Protocol):
     """
 
     name: str
+    has_native_transcript: bool
+    """Whether the agent keeps a conversation of its own (``find_session`` can find it);
+    False for the generic adapter, whose exchanges come from the recording."""
 
     def matches(self, argv: Sequence[str]) -> bool:
         """Return whether ``argv`` runs this agent (by ``argv[0]``'s base name, npx, node, ...)."""
+        ...
+
+    def agent_name(self, argv: Sequence[str]) -> str:
+        """Return the name a session running ``argv`` is stored under (meta.json's ``agent``).
+
+        The adapter's ``name``; the generic adapter's is the program's base name (``bash``).
+        """
         ...
 
     def prepare(self, argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> Launch:

@@ -15,10 +15,10 @@ from datetime import datetime
 from pathlib import Path
 
 from shellkeep.agents import jsonl
-from shellkeep.agents.adapter import HELP, VERSION, CommandAdapter, TranscriptLayout, locate_transcript
+from shellkeep.agents.adapter import HELP, VERSION, CommandAdapter, TranscriptLayout, jsonl_per_id
 from shellkeep.agents.argv import Arity, Grammar, Option
-from shellkeep.agents.base import AgentSession, Exchange, Launch, Usage
-from shellkeep.agents.locations import UUID_PATTERN, dash_encoded, find_in_screen, home_dir
+from shellkeep.agents.base import AgentSession, Exchange, Usage
+from shellkeep.agents.locations import UUID_PATTERN, dash_encoded, home_dir
 from shellkeep.agents.records import (
     ExchangeBuilder,
     JsonObject,
@@ -361,49 +361,21 @@ class ClaudeAdapter(CommandAdapter):
     fork_options = (_FORK,)
     dropped_on_resume = (_CONTINUE, _RESUME, _SESSION_ID, _FORK, _FROM_PR, _TELEPORT, _PRINT)
     transcript_format = CLAUDE_FORMAT
+    resume_hint = rf"claude (?:--resume|-r)[ =]({UUID_PATTERN})"
 
     def looks_like_id(self, value: str) -> bool:
         """Return whether ``value`` is a session uuid (``--resume`` also takes names and search terms)."""
         return re.fullmatch(UUID_PATTERN, value) is not None
 
-    def find_session(
-        self,
-        launch: Launch,
-        cwd: Path,
-        env: Mapping[str, str],
-        started_at: datetime,
-        screen_text: str,
-    ) -> AgentSession | None:
-        """Return the conversation ``launch`` started in ``cwd`` (clues in ``locate_transcript``'s order).
+    def transcript_layout(self, cwd: Path, env: Mapping[str, str]) -> TranscriptLayout:
+        """Return ``<id>.jsonl`` files in ``cwd``'s project folders.
 
-        The screen hint is ``claude --resume <id>``; its transcript is looked for in every
-        project folder, since Claude Code prints it also for a conversation of another cwd.
+        A session id's transcript (the ``claude --resume <id>`` hint's) is looked for in every
+        project folder, since Claude Code prints the hint also for a conversation of another cwd.
         """
         root = claude_root(env)
-        dirs = project_dirs(root, cwd)
-
-        def path_of(session_id: str) -> Path | None:
-            for directory in (*dirs, *sorted((root / "projects").glob("*"))):
-                path = directory / f"{session_id}.jsonl"
-                if path.is_file():
-                    return path
-            return None
-
-        layout = TranscriptLayout(
-            transcripts=lambda: [p for d in dirs for p in d.glob("*.jsonl")],
-            path_of=path_of,
-            id_of=lambda path: path.stem,
-            head_of=_transcript_start,
-            expected_path=lambda session_id: dirs[0] / f"{session_id}.jsonl",
-        )
-        return locate_transcript(
-            self.name,
-            layout,
-            known_id=launch.agent_session_id,
-            preassigned=self.is_preassigned(launch),
-            cwd=cwd,
-            started_at=started_at,
-            hinted_id=find_in_screen(screen_text, rf"claude (?:--resume|-r)[ =]({UUID_PATTERN})"),
+        return jsonl_per_id(
+            project_dirs(root, cwd), _transcript_start, also_in=lambda: sorted((root / "projects").glob("*"))
         )
 
     def transcript_files(self, session: AgentSession) -> list[Path]:

@@ -18,10 +18,10 @@ from datetime import datetime
 from pathlib import Path
 
 from shellkeep.agents import jsonl
-from shellkeep.agents.adapter import HELP, VERSION, CommandAdapter, TranscriptLayout, locate_transcript
+from shellkeep.agents.adapter import HELP, VERSION, CommandAdapter, TranscriptLayout
 from shellkeep.agents.argv import Arity, Grammar, Option
-from shellkeep.agents.base import AgentSession, Exchange, Launch, Usage
-from shellkeep.agents.locations import UUID_PATTERN, find_in_screen, home_dir
+from shellkeep.agents.base import AgentSession, Exchange, Usage
+from shellkeep.agents.locations import UUID_PATTERN, home_dir
 from shellkeep.agents.records import ExchangeBuilder, JsonObject, as_dict, as_int, as_list, as_str, dig, parse_time
 
 __all__ = ["COPILOT_FORMAT", "CopilotAdapter", "copilot_home"]
@@ -180,44 +180,26 @@ class CopilotAdapter(CommandAdapter):
     id_options = (_RESUME, _SESSION_ID)
     dropped_on_resume = (_RESUME, _CONTINUE, _SESSION_ID, _PROMPT, _INTERACTIVE)
     transcript_format = COPILOT_FORMAT
+    resume_hint = rf"copilot (?:--resume|-r|--session-id)[ =]({UUID_PATTERN})"
 
     def looks_like_id(self, value: str) -> bool:
         """Return whether ``value`` is a full session uuid (``--resume`` also takes prefixes and names)."""
         return re.fullmatch(UUID_PATTERN, value) is not None
 
-    def find_session(
-        self,
-        launch: Launch,
-        cwd: Path,
-        env: Mapping[str, str],
-        started_at: datetime,
-        screen_text: str,
-    ) -> AgentSession | None:
-        """Return the session ``launch`` started in ``cwd`` (clues in ``locate_transcript``'s order).
-
-        The screen hint is ``copilot --resume <id>`` (or ``--session-id``).
-        """
+    def transcript_layout(self, cwd: Path, env: Mapping[str, str]) -> TranscriptLayout:
+        """Return the ``session-state/<id>/events.jsonl`` logs (of every cwd: each records its own)."""
         state = copilot_home(env) / "session-state"
 
         def path_of(session_id: str) -> Path | None:
             path = state / session_id / "events.jsonl"
             return path if path.is_file() else None
 
-        layout = TranscriptLayout(
+        return TranscriptLayout(
             transcripts=lambda: list(state.glob("*/events.jsonl")),
             path_of=path_of,
             id_of=lambda path: path.parent.name,
             head_of=_head,
             expected_path=lambda session_id: state / session_id / "events.jsonl",
-        )
-        return locate_transcript(
-            self.name,
-            layout,
-            known_id=launch.agent_session_id,
-            preassigned=self.is_preassigned(launch),
-            cwd=cwd,
-            started_at=started_at,
-            hinted_id=find_in_screen(screen_text, rf"copilot (?:--resume|-r|--session-id)[ =]({UUID_PATTERN})"),
         )
 
     def transcript_files(self, session: AgentSession) -> list[Path]:

@@ -21,10 +21,10 @@ from datetime import datetime
 from pathlib import Path
 
 from shellkeep.agents import jsonl
-from shellkeep.agents.adapter import HELP, VERSION, CommandAdapter, TranscriptLayout, locate_transcript
+from shellkeep.agents.adapter import HELP, VERSION, CommandAdapter, TranscriptLayout
 from shellkeep.agents.argv import Arity, Grammar, Option
-from shellkeep.agents.base import AgentSession, Exchange, Launch, Usage
-from shellkeep.agents.locations import UUID_PATTERN, find_in_screen, home_dir, newest
+from shellkeep.agents.base import AgentSession, Exchange, Usage
+from shellkeep.agents.locations import UUID_PATTERN, home_dir, newest
 from shellkeep.agents.records import (
     ExchangeBuilder,
     JsonObject,
@@ -253,7 +253,7 @@ class GeminiAdapter(CommandAdapter):
     id_options = (_RESUME, _SESSION_ID)
     dropped_on_resume = (_RESUME, _SESSION_ID, _SESSION_FILE, _PROMPT, _PROMPT_INTERACTIVE)
     transcript_format = GEMINI_FORMAT
-    screen_pattern = rf"gemini (?:--resume|-r)[ =]({UUID_PATTERN})"
+    resume_hint = rf"gemini (?:--resume|-r)[ =]({UUID_PATTERN})"
 
     def looks_like_id(self, value: str) -> bool:
         """Return whether ``value`` is a session uuid (``-r`` also takes ``latest`` and an index)."""
@@ -275,35 +275,19 @@ class GeminiAdapter(CommandAdapter):
                     return path
         return None
 
-    def find_session(
-        self,
-        launch: Launch,
-        cwd: Path,
-        env: Mapping[str, str],
-        started_at: datetime,
-        screen_text: str,
-    ) -> AgentSession | None:
-        """Return the chat ``launch`` started in ``cwd`` (clues in ``locate_transcript``'s order).
+    def transcript_layout(self, cwd: Path, env: Mapping[str, str]) -> TranscriptLayout:
+        """Return the chat files of ``cwd``'s chats folders.
 
-        The screen hint is ``gemini --resume <id>``. A pre-assigned id whose chat was never
-        written gives a session without transcript (the file name holds the start minute).
+        A pre-assigned id whose chat was never written gives a session without transcript
+        (the file name holds the start minute, not known in advance).
         """
         folders = self.chat_dirs(cwd, env)
-        layout = TranscriptLayout(
+        return TranscriptLayout(
             transcripts=lambda: [p for folder in folders for p in self.chat_files(folder)],
             path_of=lambda session_id: self.session_file(folders, session_id),
             id_of=lambda path: _head(path)[0],
             head_of=lambda path: (_head(path)[1], None),
             expected_path=lambda session_id: None,
-        )
-        return locate_transcript(
-            self.name,
-            layout,
-            known_id=launch.agent_session_id,
-            preassigned=self.is_preassigned(launch),
-            cwd=cwd,
-            started_at=started_at,
-            hinted_id=find_in_screen(screen_text, self.screen_pattern),
         )
 
     def resume_words(self, session: AgentSession) -> list[str]:

@@ -7,6 +7,7 @@ is the answer, rendered with pyte (a VT100/ECMA-48 emulator) as plain text.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX, AgentSession, Exchange, Launch
 from shellkeep.agents.records import ExchangeBuilder, iso_utc, last
+from shellkeep.termsize import TermSize
 
 if TYPE_CHECKING:
     import pyte
@@ -244,14 +246,6 @@ def _is_echo(line: str, prompt: str) -> bool:
     return before == "" or before[-1] in _PROMPT_SIGNS
 
 
-def _size(data: str) -> tuple[int, int] | None:
-    """Return (cols, rows) of a resize event's ``"COLSxROWS"``, or None when malformed."""
-    cols, sep, rows = data.partition("x")
-    if not sep or not cols.strip().isdigit() or not rows.strip().isdigit():
-        return None
-    return max(int(cols), 1), max(int(rows), 1)
-
-
 def exchanges_from_recording(
     events: Iterable[RecordedEvent],
     *,
@@ -324,9 +318,11 @@ def exchanges_from_recording(
         if event.code == "o":
             stream.feed(undrawable.sub("", event.data))
         elif event.code == "r":
-            size = _size(event.data)
-            if size is not None:
-                screen.resize(lines=size[1], columns=size[0])
+            try:
+                size = TermSize.parse(event.data)
+            except ValueError:
+                continue  # a malformed resize is ignored
+            screen.resize(lines=size.rows, columns=size.cols)
         elif event.code == "i":
             # Input is recorded before the program echoes it: the cursor is still on the
             # line where these keys are typed, which ends the previous answer.
@@ -348,10 +344,15 @@ class GenericAdapter:
     """Adapter for any other program: matches everything, finds nothing, never resumes natively."""
 
     name = "generic"
+    has_native_transcript = False
 
     def matches(self, argv: Sequence[str]) -> bool:
         """Return True: the generic adapter is the last resort."""
         return True
+
+    def agent_name(self, argv: Sequence[str]) -> str:
+        """Return the program's base name (``bash``), or ``name`` when ``argv`` is empty."""
+        return os.path.basename(argv[0]) if argv else self.name
 
     def prepare(self, argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> Launch:
         """Return the launch unchanged."""

@@ -1,8 +1,8 @@
 """Resolve where agent CLIs keep their files, from the child's environment, never ``os.environ``.
 
-Also the pieces several agents share: the dash-encoded cwd (Claude Code, Qwen Code), the
-git top-level (aider), newest-file scans, the resume hint an agent prints on exit, and
-the comparison of a recorded cwd with the session's.
+Also the pieces several agents share: the dash-encoded cwd (Claude Code, Qwen Code),
+newest-file scans, the resume hint an agent prints on exit, and the comparison of a
+recorded cwd with the session's.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ __all__ = [
     "UUID_PATTERN",
     "dash_encoded",
     "find_in_screen",
-    "git_root",
     "home_dir",
     "is_new",
     "mtime_at",
@@ -65,14 +64,6 @@ def dash_encoded(cwd: Path) -> str:
     200 characters and adds a hash suffix; callers glob ``<first 200>-*`` for those.
     """
     return re.sub(_NON_ALNUM, "-", str(cwd))
-
-
-def git_root(cwd: Path) -> Path | None:
-    """Return the nearest directory at or above ``cwd`` holding ``.git`` (folder or file), or None."""
-    for directory in (cwd, *cwd.parents):
-        if (directory / ".git").exists():
-            return directory
-    return None
 
 
 def same_dir(recorded: object, cwd: Path) -> bool:

@@ -14,10 +14,10 @@ from datetime import datetime
 from pathlib import Path
 
 from shellkeep.agents import jsonl
-from shellkeep.agents.adapter import HELP, VERSION, CommandAdapter, TranscriptLayout, locate_transcript
+from shellkeep.agents.adapter import HELP, VERSION, CommandAdapter, TranscriptLayout, jsonl_per_id
 from shellkeep.agents.argv import Arity, Grammar, Option
-from shellkeep.agents.base import AgentSession, Exchange, Launch, Usage
-from shellkeep.agents.locations import UUID_PATTERN, dash_encoded, find_in_screen, home_dir
+from shellkeep.agents.base import AgentSession, Exchange, Usage
+from shellkeep.agents.locations import UUID_PATTERN, dash_encoded, home_dir
 from shellkeep.agents.records import (
     ExchangeBuilder,
     JsonObject,
@@ -169,45 +169,13 @@ class QwenAdapter(CommandAdapter):
     fork_options = (_FORK,)
     dropped_on_resume = (_CONTINUE, _RESUME, _SESSION_ID, _FORK, _PROMPT, _PROMPT_INTERACTIVE)
     transcript_format = QWEN_FORMAT
+    resume_hint = rf"qwen (?:--resume|-r)[ =]({UUID_PATTERN})"
 
-    def find_session(
-        self,
-        launch: Launch,
-        cwd: Path,
-        env: Mapping[str, str],
-        started_at: datetime,
-        screen_text: str,
-    ) -> AgentSession | None:
-        """Return the chat ``launch`` started in ``cwd`` (clues in ``locate_transcript``'s order).
-
-        The screen hint is ``qwen --resume <id>``.
-        """
+    def transcript_layout(self, cwd: Path, env: Mapping[str, str]) -> TranscriptLayout:
+        """Return ``<id>.jsonl`` chat files in ``cwd``'s project folder (as given and resolved)."""
         projects = qwen_root(env) / "projects"
         folders = list(dict.fromkeys(projects / dash_encoded(d) / "chats" for d in (cwd, cwd.resolve())))
-
-        def path_of(session_id: str) -> Path | None:
-            for folder in folders:
-                path = folder / f"{session_id}.jsonl"
-                if path.is_file():
-                    return path
-            return None
-
-        layout = TranscriptLayout(
-            transcripts=lambda: [p for folder in folders for p in folder.glob("*.jsonl")],
-            path_of=path_of,
-            id_of=lambda path: path.stem,
-            head_of=_head,
-            expected_path=lambda session_id: folders[0] / f"{session_id}.jsonl",
-        )
-        return locate_transcript(
-            self.name,
-            layout,
-            known_id=launch.agent_session_id,
-            preassigned=self.is_preassigned(launch),
-            cwd=cwd,
-            started_at=started_at,
-            hinted_id=find_in_screen(screen_text, rf"qwen (?:--resume|-r)[ =]({UUID_PATTERN})"),
-        )
+        return jsonl_per_id(folders, _head)
 
     def resume_words(self, session: AgentSession) -> list[str]:
         """Return ``["-r", <id>]``."""

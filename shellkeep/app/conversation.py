@@ -158,7 +158,7 @@ def _own_exchanges(exchanges: list[Exchange], meta: SessionMeta) -> list[Exchang
 def _find_agent_session(
     adapter: AgentAdapter, meta: SessionMeta, vault: Vault, env: Mapping[str, str]
 ) -> AgentSession | None:
-    if adapter.name == "generic":
+    if not adapter.has_native_transcript:
         return None
     launch = Launch(argv=tuple(meta.command), agent_session_id=meta.agent_session_id)
     try:

@@ -302,9 +302,9 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
 
 
 def _is_known_agent(name: str) -> bool:
-    from shellkeep.agents.registry import builtin_names
+    from shellkeep.agents.registry import adapter_named, builtin_names
 
-    return name in builtin_names() and name != "generic"
+    return name in builtin_names() and adapter_named(name).has_native_transcript
 
 
 def _prepare_launch(request: RunRequest, env: dict[str, str]) -> tuple[tuple[str, ...], str, str | None, dict[str, str]]:
@@ -320,7 +320,7 @@ def _prepare_launch(request: RunRequest, env: dict[str, str]) -> tuple[tuple[str
     except Exception as exc:  # noqa: BLE001 - an adapter bug must not stop the program
         log.warning("agent adapter failed to prepare %s: %s", base, exc)
         return request.argv, base, None, env
-    name = base if adapter.name == "generic" else adapter.name
+    name = adapter.agent_name(request.argv)
     return tuple(launch.argv), name, launch.agent_session_id, {**env, **launch.env_updates}
 
 

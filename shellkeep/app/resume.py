@@ -322,7 +322,7 @@ def _agent_argv(agent: str) -> tuple[tuple[str, ...], str]:
         if isinstance(adapter, CommandAdapter) and adapter.executables:
             return (adapter.executables[0],), adapter.name
     adapter = adapter_for(words)
-    return words, os.path.basename(words[0]) if adapter.name == "generic" else adapter.name
+    return words, adapter.agent_name(words)
 
 
 def _fresh_argv(adapter: AgentAdapter, command: list[str]) -> tuple[str, ...]:

@@ -11,6 +11,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from shellkeep.gitinfo import git_root
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from typing import Any
@@ -106,18 +108,7 @@ def ensure_dir(path: Path) -> Path:
 def project_root_of(cwd: Path) -> Path:
     """Return the git top-level of ``cwd``, else ``cwd`` itself (absolute, symlinks resolved)."""
     cwd = cwd.resolve()
-    return _git_top(cwd) or cwd
-
-
-def _git_top(cwd: Path) -> Path | None:
-    """Return the nearest of ``cwd`` (resolved) and its parents that holds ``.git``, or None."""
-    probe = cwd
-    while True:
-        if (probe / ".git").exists():
-            return probe
-        if probe.parent == probe:
-            return None
-        probe = probe.parent
+    return git_root(cwd) or cwd
 
 
 def project_key(project_root: Path) -> str:
@@ -155,7 +146,7 @@ def git_state(cwd: Path) -> dict[str, object] | None:
     """
     if "GIT_DIR" not in os.environ:
         try:
-            if _git_top(cwd.resolve()) is None:
+            if git_root(cwd.resolve()) is None:
                 return None
         except OSError:
             pass  # let git decide

@@ -138,3 +138,6 @@ def test_every_builtin_adapter_satisfies_the_protocol() -> None:
 
     for adapter in builtin_adapters():
         assert isinstance(adapter, AgentAdapter), adapter
+        if adapter.name != "generic":  # the generic one stands in for programs without a transcript
+            assert adapter.has_native_transcript, adapter
+            assert adapter.agent_name(["/opt/bin/x", "--flag"]) == adapter.name, adapter

@@ -146,6 +146,8 @@ def test_generic_adapter_is_the_inert_fallback(workdir: Path) -> None:
     empty = AgentSession("generic", None, None)
     assert adapter.read_exchanges(empty) == [] and adapter.transcript_files(empty) == []
     assert adapter.resume_argv(["python3"], empty) is None
+    assert not adapter.has_native_transcript
+    assert adapter.agent_name(["/usr/bin/python3", "-i"]) == "python3"
 
 
 def test_recording_events_from_the_asciicast_model_fit() -> None:
