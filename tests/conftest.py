@@ -1,12 +1,95 @@
-"""Fixtures every test gets: a private shellkeep home and config, and a project folder."""
+"""Fixtures every test gets: a private shellkeep home and config, and a project folder.
+
+Also where the optional ``shared`` folder is: ``$SHELLKEEP_SHARED_DIR``, else ``shared``
+beside the checkout. Everything the suite needs is in ``tests/data``; ``shared`` only adds
+cases (public recordings in ``real-casts``, agent samples in ``reference/agent-samples``).
+A test or parameter set that reads it carries ``needs_shared(folder)``; when that folder is
+absent it is left out, and the run says so in one line of the summary.
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from shellkeep.store.paths import Paths
+
+REPO = Path(__file__).resolve().parents[1]
+"""The checkout (or work tree) these tests belong to."""
+
+SHARED = Path(os.environ.get("SHELLKEEP_SHARED_DIR") or REPO.parent / "shared").absolute()
+"""The optional shared folder: ``$SHELLKEEP_SHARED_DIR``, else ``../shared`` beside the checkout."""
+
+REAL_CASTS = SHARED / "real-casts"
+"""Public asciicast recordings, listed in its ``SOURCES.md`` (INVALID ones must be refused)."""
+
+AGENT_SAMPLES = SHARED / "reference" / "agent-samples"
+"""One sample transcript per agent, written with the format notes in ``shared/reference``."""
+
+_MARK = "needs_shared"
+_RAN, _LEFT_OUT = "shellkeep_shared_ran", "shellkeep_shared_left_out"
+_counts_key = pytest.StashKey[dict[str, int]]()
+
+
+def needs_shared(folder: Path) -> pytest.MarkDecorator:
+    """Mark a test or a ``pytest.param`` that reads ``folder`` inside the optional shared folder."""
+    return pytest.mark.needs_shared(folder=str(folder))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the marker and start the counts the summary line reports."""
+    config.addinivalue_line("markers", f"{_MARK}(folder): reads the optional shared folder; left out when it is absent")
+    config.stash[_counts_key] = {_RAN: 0, _LEFT_OUT: 0}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Leave out the tests whose shared folder is absent (deselected, not skipped); count both kinds."""
+    kept: list[pytest.Item] = []
+    left_out: list[pytest.Item] = []
+    ran = 0
+    for item in items:
+        mark = item.get_closest_marker(_MARK)
+        if mark is None:
+            kept.append(item)
+        elif Path(mark.kwargs["folder"]).is_dir():
+            kept.append(item)
+            ran += 1
+        else:
+            left_out.append(item)
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = kept
+    counts = {_RAN: ran, _LEFT_OUT: len(left_out)}
+    config.stash[_counts_key] = counts
+    workeroutput = getattr(config, "workeroutput", None)  # set on a pytest-xdist worker
+    if workeroutput is not None:
+        workeroutput.update(counts)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: object, error: object) -> None:
+    """On the pytest-xdist controller: take the counts a worker made (each collects every test)."""
+    output = getattr(node, "workeroutput", {})
+    config: pytest.Config = node.config  # type: ignore[attr-defined]
+    counts = config.stash[_counts_key]
+    for key in (_RAN, _LEFT_OUT):
+        counts[key] = max(counts[key], int(output.get(key, 0)))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    """Say in one line what the optional shared folder added, or that it is missing."""
+    counts = config.stash[_counts_key]
+    missing = [str(folder) for folder in (REAL_CASTS, AGENT_SAMPLES) if not folder.is_dir()]
+    if missing:
+        terminalreporter.write_line(
+            f"shellkeep: optional corpus not found: {', '.join(missing)} (set SHELLKEEP_SHARED_DIR); "
+            f"its recordings and samples were not swept, {counts[_LEFT_OUT]} tests that need it left out",
+            yellow=True,
+        )
+    elif counts[_RAN]:
+        terminalreporter.write_line(f"shellkeep: optional corpus {SHARED}: {counts[_RAN]} extra cases ran")
 
 
 @pytest.fixture(autouse=True)

@@ -12,16 +12,60 @@ import subprocess
 import sys
 import termios
 import fcntl
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 from tests.recordings import open_cast
 from shellkeep.asciicast.model import Event, Header
 from shellkeep.store.paths import Paths
+from tests.conftest import REAL_CASTS, needs_shared
 
 SK: tuple[str, ...] = (sys.executable, "-m", "shellkeep")
+
+CASTS = Path(__file__).resolve().parent / "data" / "casts"
+"""tests/data/casts: small recordings written for these tests; the ``invalid-*`` ones must be refused."""
+
+
+def local_recordings() -> tuple[list[Path], list[Path]]:
+    """Return the (valid, invalid) recordings of tests/data/casts, sorted by name."""
+    paths = sorted(p for p in CASTS.iterdir() if p.suffix in (".cast", ".json"))
+    return [p for p in paths if not p.name.startswith("invalid-")], [p for p in paths if p.name.startswith("invalid-")]
+
+
+def corpus_recordings() -> tuple[list[Path], list[Path]]:
+    """Return the (valid, INVALID) recordings the optional corpus lists in its SOURCES.md;
+    two empty lists when the corpus is absent."""
+    listing = REAL_CASTS / "SOURCES.md"
+    if not listing.is_file():
+        return [], []
+    valid: list[Path] = []
+    invalid: list[Path] = []
+    for row in listing.read_text(encoding="utf-8").splitlines():
+        m = re.match(r"\| v\d \| `([^`]+)` \|", row)
+        if m:
+            (invalid if "| INVALID" in row else valid).append(REAL_CASTS / m.group(1))
+    return valid, invalid
+
+
+def corpus_param(relative: str, *values: object) -> object:
+    """Return a ``pytest.param`` of the corpus recording ``relative`` (then ``values``), marked
+    ``needs_shared``: left out of the run when the corpus is absent."""
+    return pytest.param(REAL_CASTS / relative, *values, marks=needs_shared(REAL_CASTS), id=f"real-casts/{relative}")
+
+
+def recording_params(*, invalid: bool) -> list[object]:
+    """Return the valid (or the invalid) recordings as ``pytest.param``s: every one of
+    tests/data/casts, then those of the optional corpus when it is there."""
+    local = local_recordings()[invalid]
+    corpus = corpus_recordings()[invalid]
+    return [pytest.param(p, id=f"data/{p.name}") for p in local] + [
+        corpus_param(str(p.relative_to(REAL_CASTS))) for p in corpus
+    ]
 
 
 def wait_until(condition: Callable[[], object], timeout_s: float = 20.0, interval_s: float = 0.02) -> object:

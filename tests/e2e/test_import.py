@@ -1,5 +1,6 @@
-"""``shellkeep import``: every valid public recording imports, renders, searches and
-replays; every invalid one is refused with one line and nothing stored."""
+"""``shellkeep import``: every valid recording of tests/data/casts (and of the optional corpus
+of public recordings) imports, renders, searches and replays; every invalid one is refused
+with one line and nothing stored."""
 
 from __future__ import annotations
 
@@ -13,22 +14,8 @@ from click.testing import CliRunner, Result
 from tests.recordings import open_cast
 from shellkeep.cli.main import main
 from shellkeep.store.paths import Paths
-from tests.unit.store.factory import real_casts
-from tests.helpers import run_sk
-
-REAL = real_casts()
-
-
-def _listed() -> tuple[list[str], list[str]]:
-    valid, invalid = [], []
-    for row in (REAL / "SOURCES.md").read_text().splitlines():
-        m = re.match(r"\| v\d \| `([^`]+)` \|", row)
-        if m:
-            (invalid if "| INVALID" in row else valid).append(m.group(1))
-    return valid, invalid
-
-
-VALID, INVALID = _listed()
+from tests.conftest import REAL_CASTS, needs_shared
+from tests.helpers import CASTS, corpus_recordings, local_recordings, recording_params, run_sk
 
 
 def sk(*args: str) -> Result:
@@ -40,13 +27,20 @@ def _search_word(lines: list[str]) -> str | None:
     return max(words, key=len) if words else None
 
 
-def test_the_shared_recordings_are_there() -> None:
-    assert len(VALID) >= 20 and len(INVALID) == 6
+def test_the_recordings_are_there() -> None:
+    valid, invalid = local_recordings()
+    assert len(valid) >= 20 and len(invalid) == 6
+    assert {p.name.rsplit("-", 1)[-1] for p in valid} == {"v1.json", "v2.cast", "v3.cast"}
 
 
-@pytest.mark.parametrize("name", VALID, ids=str)
-def test_a_valid_recording_imports_renders_searches_and_replays(home: Paths, name: str) -> None:
-    source = REAL / name
+@needs_shared(REAL_CASTS)
+def test_the_shared_recordings_are_listed() -> None:
+    valid, invalid = corpus_recordings()
+    assert len(valid) >= 20 and len(invalid) == 6
+
+
+@pytest.mark.parametrize("source", recording_params(invalid=False))
+def test_a_valid_recording_imports_renders_searches_and_replays(home: Paths, source: Path) -> None:
     result = sk("import", str(source), "--json")
     assert result.exit_code == 0, result.stderr
     meta = json.loads(result.stdout)
@@ -73,9 +67,9 @@ def test_a_valid_recording_imports_renders_searches_and_replays(home: Paths, nam
     assert played.stdout == expected
 
 
-@pytest.mark.parametrize("name", INVALID, ids=str)
-def test_an_invalid_recording_is_refused_and_nothing_is_stored(home: Paths, name: str) -> None:
-    result = run_sk("import", str(REAL / name))
+@pytest.mark.parametrize("source", recording_params(invalid=True))
+def test_an_invalid_recording_is_refused_and_nothing_is_stored(home: Paths, source: Path) -> None:
+    result = run_sk("import", str(source))
     assert result.returncode == 3
     assert result.stdout == b""
     assert result.stderr.startswith(b"shellkeep: cannot import ") and result.stderr.endswith(b"; nothing was imported\n")
@@ -85,12 +79,12 @@ def test_an_invalid_recording_is_refused_and_nothing_is_stored(home: Paths, name
 
 def test_a_cut_last_line_is_read_up_to_the_last_whole_event(home: Paths, tmp_path: Path) -> None:
     source = tmp_path / "cut.cast"
-    whole = (REAL / "v2/asciinema__demo.cast").read_bytes()
+    whole = (CASTS / "shell-v2.cast").read_bytes()
     source.write_bytes(whole[: whole.rstrip(b"\n").rfind(b"\n") + 15])
     result = sk("import", str(source), "--json")
     assert result.exit_code == 0, result.stderr
     stored = list(open_cast(Path(json.loads(result.stdout)["cast"])).events())
-    assert len(stored) == len(list(open_cast(REAL / "v2/asciinema__demo.cast").events())) - 1
+    assert len(stored) == len(list(open_cast(CASTS / "shell-v2.cast").events())) - 1
 
 
 def test_import_of_a_missing_file_is_a_usage_error(home: Paths) -> None:
@@ -99,11 +93,11 @@ def test_import_of_a_missing_file_is_a_usage_error(home: Paths) -> None:
 
 
 def test_an_imported_session_is_listed_with_its_name_and_exit_code(home: Paths) -> None:
-    result = sk("import", str(REAL / "v3/asciinema-player__resizing.cast"), "--name", "resizing")
+    result = sk("import", str(CASTS / "resizing-v3.cast"), "--name", "resizing")
     assert result.exit_code == 0
     listed = json.loads(sk("ls", "--json").stdout)
     assert [(s["name"], s["status"]) for s in listed] == [("resizing", "finished")]
-    assert listed[0]["imported_version"] == 3
+    assert (listed[0]["imported_version"], listed[0]["exit_code"]) == (3, 3)  # from the v3 exit event
 
 
 def test_secrets_in_an_imported_recording_are_redacted(home, tmp_path) -> None:  # type: ignore[no-untyped-def]

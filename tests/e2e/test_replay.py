@@ -15,7 +15,7 @@ from shellkeep.archive.timeline import start_time
 from shellkeep.store import audit
 from shellkeep.store.paths import Paths
 from shellkeep.store.session import SessionMeta
-from tests.helpers import SK, PtyHarness, run_sk
+from tests.helpers import CASTS, SK, PtyHarness, run_sk
 from tests.unit.store.factory import make_session
 
 # A long silence before the interesting part: a replay that started at the wrong place
@@ -66,12 +66,10 @@ def test_replay_is_audited_with_its_start(home: Paths, meta: SessionMeta) -> Non
 
 
 def test_replay_of_a_file_path(home: Paths) -> None:
-    from tests.unit.store.factory import real_casts
-
-    real = real_casts() / "v3" / "asciinema__minimal-v3.cast"
-    result = run_sk("replay", str(real), "--speed", "100", start_new_session=True)
-    assert result.returncode == 0 and result.stdout
-    assert audit.read_entries(home)[0].session == str(real.resolve())  # the audit log names the file itself
+    source = CASTS / "minimal-v3.cast"
+    result = run_sk("replay", str(source), "--speed", "100", start_new_session=True)
+    assert result.returncode == 0 and result.stdout == b"first second"
+    assert audit.read_entries(home)[0].session == str(source.resolve())  # the audit log names the file itself
 
 
 def test_replay_unknown_marker_is_one_line_exit_2(meta: SessionMeta) -> None:

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import AGENT_SAMPLES, needs_shared
+
 DATA = Path(__file__).resolve().parents[2] / "data" / "agents"
 """tests/data/agents: small transcripts written for these tests (cwd ``/home/bob/work/calc``)."""
 
@@ -17,27 +19,13 @@ FIXTURE_CWD = "/home/bob/work/calc"
 """The cwd the fixtures record."""
 
 
-def _reference_samples() -> Path | None:
-    """Return the shared reference samples folder when it is there (beside the repo, or /work/shared)."""
-    configured = os.environ.get("SHELLKEEP_AGENT_SAMPLES")
-    candidates = [Path(configured)] if configured else []
-    repo = Path(__file__).resolve().parents[3]
-    candidates += [repo.parent / "shared" / "reference" / "agent-samples", Path("/work/shared/reference/agent-samples")]
-    for candidate in candidates:
-        if candidate.is_dir():
-            return candidate
-    return None
-
-
-REFERENCE = _reference_samples()
-
-requires_reference = pytest.mark.skipif(REFERENCE is None, reason="shared reference agent samples not present")
+requires_reference = needs_shared(AGENT_SAMPLES)
+"""Marks a test that reads the shared reference samples (left out when they are absent)."""
 
 
 def reference(*parts: str) -> Path:
-    """Return a path inside the reference samples folder (only call under ``requires_reference``)."""
-    assert REFERENCE is not None
-    return REFERENCE.joinpath(*parts)
+    """Return a path inside the shared reference samples folder (only under ``requires_reference``)."""
+    return AGENT_SAMPLES.joinpath(*parts)
 
 
 def install(source: Path, target: Path, replace: Mapping[str, str] | None = None) -> Path:

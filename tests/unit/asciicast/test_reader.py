@@ -1,4 +1,5 @@
-"""The asciicast reader: goldens of every version, cut lines, invalid files, the real casts."""
+"""The asciicast reader: goldens of every version, cut lines, invalid files, every recording of
+tests/data/casts (and of the optional corpus of public recordings, when it is there)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,7 @@ import pytest
 from shellkeep.asciicast.model import Event, TermSize
 from tests.recordings import open_cast
 from shellkeep.errors import DataError
-
-DATA = Path(__file__).parents[2] / "data" / "casts"
-REAL = Path(__file__).parents[4] / "shared" / "real-casts"
+from tests.helpers import CASTS as DATA, recording_params
 
 
 @pytest.mark.parametrize(
@@ -39,8 +38,60 @@ REAL = Path(__file__).parents[4] / "shared" / "real-casts"
             TermSize(60, 20),
             [Event(0.5, "o", "first"), Event(0.75, "r", "70x21"), Event(1.0, "o", " second"), Event(1.0, "x", "0")],
         ),
+        (
+            "full-v1.json",
+            1,
+            TermSize(90, 30),
+            [Event(0.125, "o", "grüße "), Event(6.875, "o", "ñandú ☕"), Event(7.375, "o", "\r\n")],
+        ),
+        ("int-time-v2.cast", 2, TermSize(64, 16), [Event(0.0, "o", "zero "), Event(3.0, "o", "three")]),
+        (
+            "blank-lines-v2.cast",
+            2,
+            TermSize(64, 16),
+            [Event(0.75, "o", "alpha "), Event(1.5, "o", "beta "), Event(2.25, "o", "gamma ✓")],
+        ),
+        (
+            "markers-input-v2.cast",
+            2,
+            TermSize(72, 20),
+            [
+                Event(0.1, "o", "$ "),
+                Event(0.4, "i", "m"),
+                Event(0.41, "o", "m"),
+                Event(0.6, "m", "typed"),
+                Event(0.7, "i", "\r"),
+                Event(0.71, "o", "\r\nmake: Nothing to be done.\r\n"),
+                Event(1.2, "m", "built"),
+                Event(1.3, "o", "$ "),
+                Event(1.9, "o", "exit\r\n"),
+            ],
+        ),
+        (
+            "blank-lines-and-comments-v3.cast",
+            3,
+            TermSize(64, 16),
+            [Event(0.5, "o", "one "), Event(0.75, "o", "two "), Event(1.75, "o", "three")],
+        ),
+        (
+            "resizing-v3.cast",
+            3,
+            TermSize(40, 12),
+            [
+                Event(0.25, "o", "small "),
+                Event(0.25, "r", "90x28"),
+                Event(0.5, "o", "large "),
+                Event(0.5, "r", "30x8"),
+                Event(1.0, "o", "tiny"),
+                Event(1.0, "x", "3"),
+            ],
+        ),
+        ("no-events-v3.cast", 3, TermSize(64, 16), []),
     ],
-    ids=["minimal-v2", "full-v2", "cut-mid-line", "v1", "v3"],
+    ids=[
+        "minimal-v2", "full-v2", "cut-mid-line", "v1", "v3", "full-v1", "int-time", "blank-lines", "markers-input",
+        "v3-blank-lines-and-comments", "v3-resizing", "v3-no-events",
+    ],  # fmt: skip
 )
 def test_golden_files_read_to_the_neutral_model(name: str, version: int, size: TermSize, events: list[Event]) -> None:
     cast = open_cast(DATA / name)
@@ -58,6 +109,14 @@ def test_full_header_fields() -> None:
     assert header.env == {"SHELL": "/bin/bash", "TERM": "xterm-256color"}
     v1 = open_cast(DATA / "minimal-v1.json").header
     assert v1.env == {"SHELL": "/bin/sh", "TERM": None}
+    full_v1 = open_cast(DATA / "full-v1.json").header
+    assert (full_v1.command, full_v1.title, full_v1.timestamp) == ("/bin/zsh", None, None)
+    assert full_v1.env == {"TERM": "screen-256color", "SHELL": "/bin/zsh"}
+    v3 = open_cast(DATA / "full-v3.cast").header
+    assert (v3.timestamp, v3.idle_time_limit, v3.command, v3.title) == (1710400000, 1.5, "/usr/bin/fish -l", "full v3")
+    assert v3.env == {"TERM": "xterm-kitty", "SHELL": "/usr/bin/fish"}
+    assert (v3.extra["term_type"], v3.extra["term_version"]) == ("xterm-kitty", "kitty 0.40.1")
+    assert v3.extra["term_theme"]["palette"].count(":") == 15  # type: ignore[index]
 
 
 def test_a_recording_cut_at_every_byte_reads_up_to_its_last_whole_event(tmp_path: Path) -> None:
@@ -96,29 +155,17 @@ def test_invalid_files_raise_data_error(tmp_path: Path, content: bytes, message:
         list(open_cast(path).events())
 
 
-def _real_casts() -> list[Path]:
-    return sorted(REAL.glob("v*/*")) if REAL.is_dir() else []
-
-
-@pytest.mark.skipif(not REAL.is_dir(), reason="../shared/real-casts is not beside this checkout")
-@pytest.mark.parametrize("path", _real_casts(), ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_real_casts_read_or_are_refused(path: Path) -> None:
-    invalid = {
-        "asciinema-server__1-invalid-time-1.json",
-        "asciinema-server__1-wrong-event-length.json",
-        "asciinema-server__2-broken.cast",
-        "asciinema-server__2-invalid-resize.cast",
-        "asciinema-server__3-broken.cast",
-        "asciinema-server__3-invalid-time-1.cast",
-    }
-    if path.name in invalid:
-        with pytest.raises(DataError):
-            list(open_cast(path).events())
-        return
-    cast = open_cast(path)
-    events = list(cast.events())
+@pytest.mark.parametrize("path", recording_params(invalid=False))
+def test_every_valid_recording_reads(path: Path) -> None:
+    events = list(open_cast(path).events())
     times = [e.time for e in events]
     assert times == sorted(times)
     assert all(e.code in "oirmx" for e in events)
     if "no-events" not in path.name:
         assert events
+
+
+@pytest.mark.parametrize("path", recording_params(invalid=True))
+def test_every_invalid_recording_is_refused(path: Path) -> None:
+    with pytest.raises(DataError):
+        list(open_cast(path).events())

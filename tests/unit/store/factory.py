@@ -68,14 +68,3 @@ def make_session(
     write_meta(meta)
     return meta
 
-
-def real_casts() -> Path:
-    """Return ``shared/real-casts`` (public recordings), looked for above this checkout."""
-    import pytest
-
-    for parent in Path(__file__).resolve().parents:
-        candidate = parent / "shared" / "real-casts"
-        if (candidate / "SOURCES.md").is_file():
-            return candidate
-    pytest.skip("shared/real-casts is not beside this checkout", allow_module_level=True)
-    raise AssertionError("unreachable")

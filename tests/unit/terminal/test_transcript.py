@@ -10,9 +10,7 @@ from shellkeep.asciicast.model import Event
 from shellkeep.terminal.transcript import iter_transcript
 from tests.recordings import read_transcript
 from shellkeep.termsize import TermSize
-from tests.unit.store.factory import real_casts
-
-REAL = real_casts()
+from tests.helpers import CASTS, corpus_param
 
 
 def texts(events: list[Event], size: TermSize = TermSize(40, 5)) -> list[str]:
@@ -68,20 +66,46 @@ def test_wide_and_combining_characters_survive() -> None:
 
 
 @pytest.mark.parametrize(
-    "name",
-    ["v2/termtosvg__htop.cast", "v2/termtosvg__ipython.cast", "v1/asciinema-server__welcome.json", "v3/asciinema__full-v3.cast"],
-    ids=str,
+    "path",
+    [
+        pytest.param(CASTS / "top-v2.cast", id="data/top-v2.cast"),  # a TUI redrawing in place
+        pytest.param(CASTS / "repl-v2.cast", id="data/repl-v2.cast"),  # a line editor, per key
+        pytest.param(CASTS / "typing-v1.json", id="data/typing-v1.json"),  # v1 delays, emoji
+        pytest.param(CASTS / "full-v3.cast", id="data/full-v3.cast"),  # v3 intervals, a resize
+        pytest.param(CASTS / "vim-v1.json", id="data/vim-v1.json"),  # the alternate screen
+        pytest.param(CASTS / "shell-v2.cast", id="data/shell-v2.cast"),  # a shell, an editor, a paste
+        corpus_param("v2/termtosvg__htop.cast"),
+        corpus_param("v2/termtosvg__ipython.cast"),
+        corpus_param("v1/asciinema-server__welcome.json"),
+        corpus_param("v3/asciinema__full-v3.cast"),
+    ],
 )
-def test_real_recordings_render_without_repeats(name: str) -> None:
-    lines = [line.text for line in read_transcript(REAL / name)]
+def test_recordings_render_without_repeats(path: Path) -> None:
+    lines = [line.text for line in read_transcript(path)]
     assert lines
     assert len(lines) == len(set(lines))
     assert all("\x1b" not in line for line in lines)
 
 
-def test_ipython_transcript_is_in_order_of_appearance() -> None:
-    lines = [line.text for line in read_transcript(REAL / "v2/termtosvg__ipython.cast")]
-    assert lines[0].startswith("Python 3.7.1")
-    assert lines.index("In [1]: import time") < lines.index("In [2]: for i in range(40):") < lines.index("In [3]: exit")
-    times = [line.time_s for line in read_transcript(REAL / "v2/termtosvg__ipython.cast")]
+@pytest.mark.parametrize(
+    ("path", "banner", "inputs"),
+    [
+        pytest.param(
+            CASTS / "repl-v2.cast",
+            "Python 3.12.3",
+            ["In [1]: import math", "In [2]: for i in range(3):", "In [3]: exit"],
+            id="data/repl-v2.cast",
+        ),
+        corpus_param(
+            "v2/termtosvg__ipython.cast",
+            "Python 3.7.1",
+            ["In [1]: import time", "In [2]: for i in range(40):", "In [3]: exit"],
+        ),
+    ],
+)
+def test_a_repl_transcript_is_in_order_of_appearance(path: Path, banner: str, inputs: list[str]) -> None:
+    lines = [line.text for line in read_transcript(path)]
+    assert lines[0].startswith(banner)
+    assert [lines.index(text) for text in inputs] == sorted(lines.index(text) for text in inputs)
+    times = [line.time_s for line in read_transcript(path)]
     assert times == sorted(times)
