@@ -260,7 +260,7 @@ def _store_like(path: Path, data: bytes, vault: Vault, *, line_records: bool, ex
     """Replace ``path`` with ``data`` in the form it had: zstd-compressed recording stays
     compressed (for the cast), encrypted stays encrypted; atomically."""
     encrypted = is_encrypted(path)
-    if path.name == CAST_FILE and is_compressed(path):
+    if path.name == CAST_FILE and is_compressed(path, vault):
         import zstandard
 
         data = zstandard.ZstdCompressor(level=9, write_checksum=True).compress(data)

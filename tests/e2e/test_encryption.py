@@ -22,6 +22,7 @@ pytest.importorskip("cryptography")
 
 from tests.recordings import open_cast  # noqa: E402
 from shellkeep.vault.crypto import MAGIC, is_encrypted, key_id_of_file  # noqa: E402
+from shellkeep.vault.access import Vault  # noqa: E402
 from tests.recordings import vault  # noqa: E402
 from shellkeep.store.paths import Paths  # noqa: E402
 from tests.e2e.test_secrets import wait_for_housekeeping  # noqa: E402
@@ -164,12 +165,12 @@ def test_export_and_import_keys_between_installations(home: Paths, tmp_path: Pat
     monkeypatch.setenv("SHELLKEEP_HOME", str(other))
     folder = session_folders(home)[0].parent
     with pytest.raises(Exception):
-        vault().read_private(folder / "session.cast", Paths(other, home.config_file))
+        Vault(Paths(other, home.config_file)).read_private(folder / "session.cast")
     assert run_sk("key", "import", str(tmp_path / "backup.json")).returncode == 0
     from shellkeep.vault.keys import forget_cached_keys
 
     forget_cached_keys()
-    assert vault().read_private(folder / "session.cast", Paths(other, home.config_file))
+    assert Vault(Paths(other, home.config_file)).read_private(folder / "session.cast")
 
 
 def _many_sessions(home: Paths, project: Path, count: int, size: int) -> list[Path]:

@@ -26,9 +26,7 @@ CORP = "corp_" + "A1b2C3d4" * 4  # matched only by a user rule added later
 
 def plain_text(path: Path) -> str:
     """Return a stored file's text: decrypted and decompressed as needed."""
-    from shellkeep.vault.crypto import read_private
-
-    data = read_private(path)
+    data = vault().read_private(path)
     if data[:4] == b"\x28\xb5\x2f\xfd":
         with open_binary(path) as fh:
             data = fh.read()

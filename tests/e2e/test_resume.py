@@ -22,7 +22,7 @@ from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX
 from shellkeep.app.conversation import gather
 from shellkeep.store.paths import Paths
 from shellkeep.store.session import read_meta
-from tests.helpers import SK, PtyHarness, load_session, output_text, session_folders, wait_until
+from tests.helpers import SK, PtyHarness, load_session, output_text, session_folders, wait_for_background, wait_until
 
 PY = sys.executable
 
@@ -93,15 +93,16 @@ def _record(notes: Path, log: Path, mode: str = "plain", prompts: tuple[str, ...
 def _recorded(notes: Path, log: Path, home: Paths, mode: str = "plain") -> dict[str, object]:
     """Record a whole session of three exchanges ended with Ctrl-D; return its meta.
 
-    Waits for the detached indexer ``shellkeep run`` starts at the end, which builds the
-    exchanges of a program without a transcript from its recording: the session folder
-    changes no more after that.
+    Waits for the detached upkeep ``shellkeep run`` starts at the end (it builds the
+    exchanges of a program without a transcript from its recording, then compresses and
+    indexes): the session folder changes no more after that.
     """
     harness = _record(notes, log, mode)
     harness.write(b"\x04")
     assert harness.finish() == 0
     [folder] = session_folders(home)
     wait_until(lambda: (folder.parent / "exchanges.jsonl").exists() and load_session(folder.parent)[0]["exchange_count"], 20)
+    wait_for_background(home)
     meta, _, _ = load_session(folder.parent)
     return meta
 
