@@ -71,3 +71,13 @@ def test_an_entry_after_a_cut_line_starts_on_its_own_line(home) -> None:  # type
     lines = home.audit_log.read_bytes().splitlines()
     assert lines[-2] == b'{"seq":'
     assert json.loads(lines[-1])["session"] == "b"
+
+
+def test_resume_redrawing_the_last_screen_is_audited(home: Paths) -> None:
+    recorded = run_sk("run", "--", "sh", "-c", "echo last words")
+    assert recorded.returncode == 0
+    [first] = json.loads(sk("ls", "--json").stdout)
+    resumed = run_sk("resume", first["id"])
+    assert resumed.returncode == 0
+    entries = json.loads(sk("audit", "--json").stdout)
+    assert [(e["command"], e["session"], e["detail"]) for e in entries] == [("resume", first["id"], "last screen")]

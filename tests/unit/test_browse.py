@@ -121,3 +121,12 @@ def test_preview_builds_the_exchanges_of_a_small_recording_never_collected(home:
 
     assert "› one\nfirst answer\n\n› two\nsecond answer" in asyncio.run(drive())
     assert not (meta.folder / "exchanges.jsonl").exists()  # a preview stores nothing
+
+
+def test_a_preview_is_an_audited_read(home: Paths, sessions: list[str]) -> None:
+    from shellkeep.store.audit import read_entries
+
+    _pick(home, Path.cwd(), ["down"])  # previews the newest, then the next one
+    previewed = [(e.command, e.session, e.detail) for e in read_entries(home)]
+    assert ("browse", sessions[0], "last screen") in previewed
+    assert ("browse", sessions[1], "last screen") in previewed
