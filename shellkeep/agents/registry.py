@@ -5,7 +5,9 @@ table. Third-party adapters register under the entry-point group ``shellkeep.age
 (``[project.entry-points."shellkeep.agents"] mine = "pkg.module:MyAdapter"``); the target is
 an adapter class, a factory, or an instance. Plug-ins are loaded only when no built-in
 adapter matches or a name is unknown to the built-ins; one that fails to load or does not
-satisfy ``AgentAdapter`` is skipped with a warning.
+satisfy ``AgentAdapter`` is skipped with a warning. ``agents.base`` (which imports typing)
+is imported only where an adapter is built or checked: asking whether a command may be an
+agent is on the recording start path.
 """
 
 from __future__ import annotations

@@ -3,6 +3,13 @@
 ``shellkeep``, ``shellkeep PROGRAM`` and ``shellkeep run -- PROGRAM`` all build a
 ``RunRequest`` and call ``run_session``. Nothing here imports pyte, rich, sqlite3 or
 cryptography: the child must be running before any of them loads.
+
+Start-up is part of the job (``tests/unit/test_contract.py`` pins what loads before the
+child runs), so the modules of this package and below that only some runs need (capture,
+the adapters, the config, the conversation and vault at exit) are imported inside the
+functions that use them. They are the only late imports of shellkeep's own modules besides
+the console script's (``cli/entry.py``, ``cli/record.py``); the import contract counts them,
+so they stay acyclic and downward.
 """
 
 from __future__ import annotations

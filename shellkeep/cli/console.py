@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable
 
 from shellkeep.errors import InternalError, ShellkeepError
+from shellkeep.store.paths import ensure_dir, resolve_paths
 
 
 def guarded(call: Callable[[], int]) -> int:
@@ -51,8 +52,6 @@ def _write_crash_log(exc: BaseException) -> str:
 
     text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     try:
-        from shellkeep.store.paths import ensure_dir, resolve_paths
-
         logs = ensure_dir(resolve_paths().logs)
         fd, name = tempfile.mkstemp(prefix="crash-", suffix=".log", dir=logs)
     except OSError:

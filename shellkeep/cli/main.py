@@ -18,6 +18,7 @@ import click
 from shellkeep import __version__
 from shellkeep.cli.console import warn
 from shellkeep.cli.record import COMMANDS
+from shellkeep.logs import configure
 
 __all__ = ["COMMANDS", "main", "run_click"]
 
@@ -71,8 +72,6 @@ def main(ctx: click.Context, verbose: int, quiet: bool) -> int | None:
 
     Example: shellkeep claude
     """
-    from shellkeep.logs import configure
-
     configure(verbose, quiet)
     if ctx.invoked_subcommand is None:
         run = ctx.command.get_command(ctx, "run")  # type: ignore[attr-defined]
