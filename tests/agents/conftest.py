@@ -1,10 +1,12 @@
 """Fixtures for driving real agent CLIs against loopback stand-in model servers.
 
 Binaries: ``claude_bin`` / ``codex_bin`` come from ``SHELLKEEP_TEST_CLAUDE`` /
-``SHELLKEEP_TEST_CODEX`` when set, else from the CI npm cache
-(``npm install --prefix ~/.cache/shellkeep-ci/npm @anthropic-ai/claude-code@2.1.197
-@openai/codex@0.171.0``), else from ``PATH``; a test that needs a missing one is skipped
-with the reason.
+``SHELLKEEP_TEST_CODEX`` when set, else from the CI npm caches ``scripts/test`` fills:
+``~/.cache/shellkeep-ci/npm`` holds the pinned versions (Claude Code 2.1.197, Codex
+0.171.0) and ``~/.cache/shellkeep-ci/npm-newest`` the newest on npm when this was written
+(Claude Code 2.1.332, Codex 0.171.0). Every Claude Code test runs once per version (the test
+id names it); Codex's newest is its pinned version, so its tests run once. Else the binary
+comes from ``PATH``; a test that needs a missing one is skipped with the reason.
 
 Each test gets its own HOME (with the agent's first-run screens answered), its own
 ``SHELLKEEP_HOME``, a project folder, and a started stand-in; ``agent_env`` /
@@ -35,10 +37,12 @@ TEST_API_KEY = "sk-ant-test-shellkeep-standin-0123456789ABCDEFGHIJ"
 TEST_OPENAI_KEY = "sk-test-shellkeep-standin-openai"
 CODEX_KEY_ENV = "SHELLKEEP_STANDIN_OPENAI_KEY"
 CI_NPM_PREFIX = Path("~/.cache/shellkeep-ci/npm")
+CLAUDE_VERSIONS = {"2.1.197": CI_NPM_PREFIX, "2.1.332": Path("~/.cache/shellkeep-ci/npm-newest")}
+"""Claude Code versions the suite runs against (pinned, newest), by the npm prefix holding each."""
 
 
-def _find_binary(env_var: str, name: str, package: str) -> Path:
-    """Return the agent binary named by *env_var*, in the CI npm cache, or on PATH.
+def _find_binary(env_var: str, name: str, package: str, prefix: Path = CI_NPM_PREFIX) -> Path:
+    """Return the agent binary named by *env_var*, in the CI npm cache *prefix*, or on PATH.
 
     Skips the test, saying where it looked, when there is none.
     """
@@ -47,7 +51,7 @@ def _find_binary(env_var: str, name: str, package: str) -> Path:
         if not Path(explicit).is_file():
             pytest.skip(f"{env_var}={explicit!r} is not a file")
         return Path(explicit)
-    cached = CI_NPM_PREFIX.expanduser() / "node_modules" / ".bin" / name
+    cached = prefix.expanduser() / "node_modules" / ".bin" / name
     if cached.exists():
         return cached
     found = shutil.which(name)
@@ -69,10 +73,23 @@ def _search_path(*binaries: Path) -> str:
     return ":".join(dict.fromkeys(f for f in folders if f))
 
 
+@pytest.fixture(scope="session", params=sorted(CLAUDE_VERSIONS), ids=lambda v: f"claude-{v}")
+def claude_bin(request: pytest.FixtureRequest) -> Path:
+    """Return the Claude Code CLI to test (once per version in ``CLAUDE_VERSIONS``), or skip."""
+    version: str = request.param
+    if os.environ.get("SHELLKEEP_TEST_CLAUDE") and version != max(CLAUDE_VERSIONS):
+        pytest.skip("SHELLKEEP_TEST_CLAUDE names one binary: it runs once")
+    prefix = CLAUDE_VERSIONS[version]
+    return _find_binary("SHELLKEEP_TEST_CLAUDE", "claude", f"@anthropic-ai/claude-code@{version}", prefix)
+
+
 @pytest.fixture(scope="session")
-def claude_bin() -> Path:
-    """Return the Claude Code CLI to test, or skip when it is not installed."""
-    return _find_binary("SHELLKEEP_TEST_CLAUDE", "claude", "@anthropic-ai/claude-code@2.1.197")
+def claude_version(claude_bin: Path) -> tuple[int, ...]:
+    """Return the version of ``claude_bin`` (``claude --version``) as a tuple of numbers."""
+    import subprocess
+
+    out = subprocess.run([str(claude_bin), "--version"], capture_output=True, text=True, timeout=60).stdout
+    return tuple(int(part) for part in out.split()[0].split("."))
 
 
 @pytest.fixture(scope="session")
