@@ -74,6 +74,11 @@ class CommandAdapter:
     dropped_on_resume: ClassVar[tuple[Option, ...]] = ()
     transcript_format: ClassVar[jsonl.TranscriptFormat | None] = None
     resume_hint: ClassVar[str | None] = None
+    resume_failure_hint: ClassVar[str | None] = None
+    """A regex for what the agent prints when its own resume cannot find or load a session."""
+    inject_paste_mode: ClassVar[bool] = False
+    """Type re-injected context only once the agent switched bracketed paste on (its input
+    box takes fast typing for a paste, and an Enter inside a paste for a new line)."""
 
     def matches(self, argv: Sequence[str]) -> bool:
         """Return whether ``argv`` runs this agent (directly, through npx/node/python -m...)."""

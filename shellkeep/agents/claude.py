@@ -362,6 +362,8 @@ class ClaudeAdapter(CommandAdapter):
     dropped_on_resume = (_CONTINUE, _RESUME, _SESSION_ID, _FORK, _FROM_PR, _TELEPORT, _PRINT)
     transcript_format = CLAUDE_FORMAT
     resume_hint = rf"claude (?:--resume|-r)[ =]({UUID_PATTERN})"
+    resume_failure_hint = r"No conversation found[^\n]*"
+    inject_paste_mode = True
 
     def looks_like_id(self, value: str) -> bool:
         """Return whether ``value`` is a session uuid (``--resume`` also takes names and search terms)."""

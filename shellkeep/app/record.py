@@ -173,6 +173,7 @@ class RunRequest:
     parent: str | None = None
     inject: bytes | None = None
     inject_settle_s: float = 0.8
+    inject_paste_mode: bool = False  # type the block only once the child switched bracketed paste on
     use_adapter: bool = True
 
 
@@ -284,7 +285,9 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
         if request.inject:
             from shellkeep.pty.inject import SettledInjection
 
-            injection = SettledInjection(request.inject, settle_s=request.inject_settle_s)
+            injection = SettledInjection(
+                request.inject, settle_s=request.inject_settle_s, wait_for_paste_mode=request.inject_paste_mode
+            )
         relay = Relay(child, sink, injection=injection)
         try:
             result = relay.run(on_signal=lambda sig: raw.restore() if sig == signal.SIGHUP else None)

@@ -9,6 +9,7 @@ by re-injection. The resumed run is a new session whose ``parent`` is the one it
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import os
 import re
@@ -23,12 +24,15 @@ from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX, AgentAdapter, AgentSe
 from shellkeep.agents.registry import adapter_for, adapter_named, adapter_names
 from shellkeep.app.context import Context
 from shellkeep.app.conversation import adapter_of, collect, gather
+from shellkeep.app.native import check_transcript
 from shellkeep.app.record import RunOutcome, RunRequest, run_session, settings_from_config
-from shellkeep.errors import DataError, SessionNotFound, UserInputError
+from shellkeep.errors import DataError, SessionNotFound, ShellkeepError, UserInputError
 from shellkeep.logs import get_logger
 from shellkeep.store.paths import Paths, project_key
-from shellkeep.store.session import SessionMeta, Status, iter_session_folders, read_meta
+from shellkeep.store.session import SessionMeta, Status, iter_session_folders, read_meta, write_meta
+from shellkeep.terminal.screen import last_screen
 from shellkeep.vault.exchanges import is_collected, read_exchanges
+from shellkeep.vault.recording import plain_file
 
 if TYPE_CHECKING:
     from shellkeep.app.record import RunOutcome
@@ -95,6 +99,9 @@ class ResumePlan:
     exchanges: tuple[Exchange, ...]
     inject_text: str | None
     settle_s: float = DEFAULT_SETTLE_S
+    note: str | None = None
+    """One line for the user about a choice made for them (a transcript restored, or why
+    the native resume is skipped); None when there is nothing to say."""
 
 
 def choose_session(ctx: Context, ref: str | None, *, last: bool = False) -> SessionMeta:
@@ -113,8 +120,8 @@ def choose_session(ctx: Context, ref: str | None, *, last: bool = False) -> Sess
         raise SessionNotFound(
             f"no sessions recorded in project {project_key(project_root)} yet; run 'shellkeep' to record one"
         )
-    resumed = {m.parent for m in sessions if m.parent}
-    ended = [m for m in sessions if m.status != Status.RUNNING.value]
+    resumed = {m.parent for m in sessions if m.parent and not m.resume_failed}
+    ended = [m for m in sessions if m.status != Status.RUNNING.value and not m.resume_failed]
     for meta in ended:
         if meta.status in CUT_SHORT and meta.id not in resumed:
             return meta
@@ -135,6 +142,7 @@ def plan_resume(
     env: Mapping[str, str] | None = None,
     dry_run: bool = False,
     warn: Warn | None = None,
+    force_inject: bool = False,
 ) -> ResumePlan:
     """Decide how to put ``meta`` back.
 
@@ -150,8 +158,9 @@ def plan_resume(
         agent: hand the conversation to this agent instead: an adapter name (its program
             is started) or a command line (split like a shell would).
         env: the environment the agent runs in (default ``os.environ``).
-        dry_run: write nothing.
+        dry_run: write nothing (a missing transcript is not restored either).
         warn: unused; kept for callers (the context reported a broken config already).
+        force_inject: re-inject even where the agent has a native resume (``--inject``).
 
     Raises:
         UserInputError: the session still runs, its directory is gone, or ``agent`` is empty.
@@ -191,7 +200,14 @@ def plan_resume(
 
     adapter = adapter_of(meta)
     native: list[str] | None = None
-    if meta.agent_session_id:
+    note: str | None = None
+    if meta.agent_session_id and not force_inject and not dry_run:
+        # Before the adapter judges the native resume possible: its transcript may need restoring.
+        check = check_transcript(meta, ctx.vault)
+        note = check.note if check.usable else f"{check.note}; re-injecting instead"
+        if not check.usable:
+            force_inject = True
+    if meta.agent_session_id and not force_inject:
         transcript = Path(meta.agent_transcript) if meta.agent_transcript else None
         session = AgentSession(agent=adapter.name, session_id=meta.agent_session_id, transcript=transcript)
         try:
@@ -199,19 +215,80 @@ def plan_resume(
         except Exception as exc:  # noqa: BLE001 - an adapter bug falls back to re-injection
             log.warning("could not build the native resume of %s: %s", meta.id, exc)
     if native:
-        return ResumePlan(meta, ResumeMode.NATIVE, tuple(native), cwd, meta.agent, recent, None, settle_s)
+        return ResumePlan(meta, ResumeMode.NATIVE, tuple(native), cwd, meta.agent, recent, None, settle_s, note)
+    return _fresh_plan(meta, adapter, cwd, recent, settle_s, note)
+
+
+def _fresh_plan(
+    meta: SessionMeta, adapter: AgentAdapter, cwd: Path, recent: tuple[Exchange, ...], settle_s: float, note: str | None
+) -> ResumePlan:
+    """Return the plan that starts the agent anew: with the exchanges typed in where it takes them."""
     fresh = _fresh_argv(adapter, meta.command)
     if recent and _takes_context(fresh):
-        return ResumePlan(meta, ResumeMode.INJECT, fresh, cwd, meta.agent, recent, inject_text(meta, recent), settle_s)
-    return ResumePlan(meta, ResumeMode.RESTART, fresh, cwd, meta.agent, recent, None, settle_s)
+        return ResumePlan(meta, ResumeMode.INJECT, fresh, cwd, meta.agent, recent, inject_text(meta, recent), settle_s, note)
+    return ResumePlan(meta, ResumeMode.RESTART, fresh, cwd, meta.agent, recent, None, settle_s, note)
 
 
-def run_resume(ctx: Context, plan: ResumePlan, *, warn: Warn, env: Mapping[str, str] | None = None) -> RunOutcome:
+def run_resume(
+    ctx: Context, plan: ResumePlan, *, warn: Warn, env: Mapping[str, str] | None = None, native_only: bool = False
+) -> RunOutcome:
     """Run ``plan`` as a new recorded session whose ``parent`` is the resumed one.
 
     Blocks until the program exits; ``inject`` plans type their block once its output has
-    settled. Raises AgentNotFound (127) when the program is not installed.
+    settled. When a native resume fails (``native_failure``) and ``native_only`` is off, the
+    failed run is marked (``resume_failed``), ``warn`` says so in one line, and the agent is
+    started anew in the same call with the last exchanges re-injected.
+    Raises AgentNotFound (127) when the program is not installed.
     """
+    outcome = _run_plan(ctx, plan, warn=warn, env=env)
+    if plan.mode is not ResumeMode.NATIVE or native_only or outcome.session is None:
+        return outcome
+    reason = native_failure(ctx, plan, outcome.session)
+    if reason is None:
+        return outcome
+    write_meta(dataclasses.replace(outcome.session, resume_failed=reason))
+    fallback = _fresh_plan(plan.session, adapter_of(plan.session), plan.cwd, plan.exchanges, plan.settle_s, None)
+    how = (
+        f"re-injecting the last {len(plan.exchanges)} exchange{'s' if len(plan.exchanges) != 1 else ''}"
+        if fallback.mode is ResumeMode.INJECT
+        else "starting it anew (no exchanges to re-inject)"
+    )
+    warn(f"the agent's own resume failed ({reason}); {how}")
+    return _run_plan(ctx, fallback, warn=warn, env=env)
+
+
+NATIVE_FAILURE_WINDOW_S = 20.0
+"""A native resume that exits non-zero within this many seconds counts as failed."""
+
+
+def native_failure(ctx: Context, plan: ResumePlan, run: SessionMeta) -> str | None:
+    """Return why the native resume run ``run`` failed, or None when it did not.
+
+    It failed when the agent exited by itself with an error status (1-127; not killed by a
+    signal) within ``NATIVE_FAILURE_WINDOW_S``, or when its
+    last screen shows the adapter's ``resume_failure_hint`` (the agent saying the session is
+    unknown or corrupt) within that window.
+    """
+    quick = run.duration is not None and run.duration < NATIVE_FAILURE_WINDOW_S
+    if not quick:
+        return None
+    hint = getattr(adapter_of(plan.session), "resume_failure_hint", None)
+    if hint:
+        try:
+            text = last_screen(ctx.vault.open_recording(Path(run.cast)), mapped=plain_file(Path(run.cast))).to_text()
+        except (OSError, ShellkeepError) as exc:
+            log.debug("no last screen for %s: %s", run.id, exc)
+            text = ""
+        found = re.search(hint, text)
+        if found:
+            return f"it said: {found.group(0).strip()}"
+    exited_with_error = run.exit_code is not None and 0 < run.exit_code < 128 and run.signal is None
+    if exited_with_error:  # the agent gave up by itself (a signal is the user's or a crash's doing)
+        return f"exit status {run.exit_code} after {run.duration:.1f} s"
+    return None
+
+
+def _run_plan(ctx: Context, plan: ResumePlan, *, warn: Warn, env: Mapping[str, str] | None) -> RunOutcome:
     request = RunRequest(
         argv=plan.argv,
         cwd=plan.cwd,
@@ -220,6 +297,7 @@ def run_resume(ctx: Context, plan: ResumePlan, *, warn: Warn, env: Mapping[str, 
         parent=plan.session.id,
         inject=plan.inject_text.encode("utf-8") if plan.inject_text else None,
         inject_settle_s=plan.settle_s,
+        inject_paste_mode=bool(getattr(adapter_for(plan.argv), "inject_paste_mode", False)),
     )
     return run_session(ctx.paths, request, warn=warn, env=env)
 

@@ -28,17 +28,32 @@ if TYPE_CHECKING:
 )  # fmt: skip
 @click.option("--no-screen", is_flag=True, help="Do not redraw the session's last screen first.")
 @click.option("--agent", metavar="NAME", help="Hand the conversation to another agent or program, by re-injection.")
+@click.option("--native-only", is_flag=True, help="Use the agent's own resume and never fall back to re-injection.")
+@click.option("--inject", "force_inject", is_flag=True, help="Start the agent anew and re-inject, even where it can resume natively.")
 @click.option("--dry-run", is_flag=True, help="Print what would be run and typed; change nothing.")
 def resume(
-    ref: str | None, last: bool, pick: bool, exchanges_n: int | None, no_screen: bool, agent: str | None, dry_run: bool
+    ref: str | None,
+    last: bool,
+    pick: bool,
+    exchanges_n: int | None,
+    no_screen: bool,
+    agent: str | None,
+    native_only: bool,
+    force_inject: bool,
+    dry_run: bool,
 ) -> int:
     """Put a session back: its last screen, then its agent, in the same conversation.
 
     With no SESSION: the newest session of this project that was cut short (interrupted,
     terminal closed, killed) and not resumed yet, else the newest one.
 
+    When the agent's own resume fails (it exits with an error at once, or says the session
+    is unknown), the agent is started anew with the last exchanges re-injected.
+
     Example: shellkeep resume --last --exchanges 3
     """
+    if native_only and force_inject:
+        raise click.UsageError("give --native-only or --inject, not both")
     ctx = context()
     if pick:
         chosen = pick_session(ctx)
@@ -46,14 +61,16 @@ def resume(
             return 0
         ref, last = chosen, False
     meta = choose_session(ctx, ref, last=last)
-    plan = plan_resume(ctx, meta, exchanges=exchanges_n, agent=agent, dry_run=dry_run, warn=warn)
+    plan = plan_resume(ctx, meta, exchanges=exchanges_n, agent=agent, dry_run=dry_run, warn=warn, force_inject=force_inject)
+    if plan.note:
+        warn(plan.note)
     click.echo(_banner(plan), err=True)
     if dry_run:
         _print_plan(plan)
         return 0
     if not no_screen:
         _print_last_screen(ctx, plan.session)
-    return run_resume(ctx, plan, warn=warn).exit_code
+    return run_resume(ctx, plan, warn=warn, native_only=native_only).exit_code
 
 
 def _banner(plan: ResumePlan) -> str:

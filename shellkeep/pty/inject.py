@@ -20,8 +20,13 @@ class SettledInjection:
 
     Inside bracketed paste (the child switched it on) the block is sent as one paste with
     its line breaks; otherwise its line breaks become ``LINE_JOINER``, so the block is still
-    submitted once, as one line. Enter follows when ``submit``. Escape and other control
-    characters in the payload are dropped (the paste could otherwise be ended early).
+    submitted once, as one line. Escape and other control characters in the payload are
+    dropped (the paste could otherwise be ended early).
+
+    Enter (when ``submit``) is a write of its own, sent once the child has taken the block
+    in: it has drawn something after the block and then been quiet for ``enter_settle_s``,
+    or ``enter_max_wait_s`` passed. An Enter in the same write as a paste is read by some
+    TUIs as part of the paste (Claude Code shows ``[Pasted text #1 +4 lines]`` and waits).
 
     Args:
         payload: the text to type, UTF-8 bytes, lines separated by ``\\n``.
@@ -30,6 +35,13 @@ class SettledInjection:
             at all is taken as ready.
         max_wait_s: float seconds after which the payload is sent even if output never settles.
         submit: press Enter after the block.
+        enter_settle_s: float seconds of quiet after the child reacted to the block before Enter.
+        enter_max_wait_s: float seconds after the block when Enter is sent whatever the child did.
+        wait_for_paste_mode: the child is ready only once it switched bracketed paste on (or
+            ``max_wait_s`` passed): for agents whose input box treats fast typing as a paste.
+
+    The relay calls ``poll`` only once what it wrote before has reached the child, so the
+    Enter's wait starts after the whole block was written.
 
     Times passed to ``on_output`` and ``poll`` are float seconds since the child started.
     """
@@ -42,22 +54,29 @@ class SettledInjection:
         silent_s: float = 5.0,
         max_wait_s: float = 30.0,
         submit: bool = True,
+        enter_settle_s: float = 0.3,
+        enter_max_wait_s: float = 3.0,
+        wait_for_paste_mode: bool = False,
     ) -> None:
         self.payload = _printable(payload)
         self.settle_s = settle_s
         self.silent_s = silent_s
         self.max_wait_s = max_wait_s
         self.submit = submit
+        self.enter_settle_s = enter_settle_s
+        self.enter_max_wait_s = enter_max_wait_s
+        self.wait_for_paste_mode = wait_for_paste_mode
         self.bracketed = False
         self.done = False
+        self._typed_at: float | None = None  # when the block went out; Enter is still due
         self._seen_output = False
         self._last_output_at = 0.0
         self._tail = b""
 
     @property
     def pending(self) -> bool:
-        """Return whether the payload is still to be sent."""
-        return not self.done
+        """Return whether the payload, or the Enter after it, is still to be sent."""
+        return not self.done or self._typed_at is not None
 
     def on_output(self, raw: bytes, at: float) -> None:
         """Observe child output: the time of its last byte, and bracketed paste switches.
@@ -75,19 +94,38 @@ class SettledInjection:
 
     def is_ready(self, at: float) -> bool:
         """Return whether the child counts as waiting for input at ``at``."""
+        if at >= self.max_wait_s:
+            return True
+        if self.wait_for_paste_mode and not self.bracketed:
+            return False
         if self._seen_output:
-            return at - self._last_output_at >= self.settle_s or at >= self.max_wait_s
+            return at - self._last_output_at >= self.settle_s
         return at >= self.silent_s
 
     def poll(self, at: float) -> bytes | None:
-        """Return the bytes to write now (once), or None while the child is not ready."""
+        """Return the bytes to write now: the block once the child is ready, then its Enter.
+
+        None while nothing is due.
+        """
+        if self._typed_at is not None:
+            return self._enter_due(at)
         if self.done or not self.is_ready(at):
             return None
         self.done = True
-        enter = b"\r" if self.submit else b""
+        if self.submit:
+            self._typed_at = at
         if self.bracketed:
-            return PASTE_START + self.payload + PASTE_END + enter
-        return self.payload.replace(b"\n", LINE_JOINER) + enter
+            return PASTE_START + self.payload + PASTE_END
+        return self.payload.replace(b"\n", LINE_JOINER)
+
+    def _enter_due(self, at: float) -> bytes | None:
+        typed_at = self._typed_at
+        assert typed_at is not None
+        reacted = self._last_output_at > typed_at
+        if (reacted and at - self._last_output_at >= self.enter_settle_s) or at - typed_at >= self.enter_max_wait_s:
+            self._typed_at = None
+            return b"\r"
+        return None
 
 
 def _printable(payload: bytes) -> bytes:

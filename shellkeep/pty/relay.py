@@ -389,7 +389,7 @@ class Relay:
                     stdin_open = False
                     if not self._hangup:
                         eof_due = True
-            if injecting and not exited:
+            if injecting and not exited and not pending:  # after what went before is written
                 typed = self.injection.poll(self._now())  # type: ignore[union-attr]
                 if typed:
                     self.sink.on_input(typed, self._now(), False)

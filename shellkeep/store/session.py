@@ -85,6 +85,9 @@ class SessionMeta:
     agent_transcript: str | None = None
     exchange_count: int = 0
     usage: dict[str, int] | None = None
+    resume_failed: str | None = None
+    """Why this run, a native resume of ``parent``, failed (None: it did not); such a run is
+    never chosen by a bare ``resume``, and its parent stays the session to resume."""
     shellkeep_version: str = ""
     extra: dict[str, object] = field(default_factory=dict)
 

@@ -17,7 +17,11 @@ def test_nothing_is_typed_until_the_output_settles() -> None:
     injection.on_output(b"> ", 0.6)
     assert injection.poll(1.0) is None
     typed = injection.poll(1.1)
-    assert typed == BLOCK.replace(b"\n", LINE_JOINER) + b"\r"
+    assert typed == BLOCK.replace(b"\n", LINE_JOINER)
+    assert injection.pending  # Enter is a write of its own, after the block was taken in
+    injection.on_output(b"echo of the block", 1.2)
+    assert injection.poll(1.4) is None
+    assert injection.poll(1.5) == b"\r"
     assert not injection.pending
     assert injection.poll(5.0) is None  # once
 
@@ -26,7 +30,18 @@ def test_a_program_that_switched_on_bracketed_paste_gets_one_paste() -> None:
     injection = SettledInjection(BLOCK, settle_s=0.1)
     injection.on_output(b"\x1b[?1004h" + PASTE_ON + b"> ", 0.0)
     assert injection.bracketed
-    assert injection.poll(0.2) == PASTE_START + BLOCK + PASTE_END + b"\r"
+    assert injection.poll(0.2) == PASTE_START + BLOCK + PASTE_END
+    injection.on_output(b"[Pasted text #1 +2 lines]", 0.25)
+    assert injection.poll(0.5) is None  # still drawing
+    assert injection.poll(0.55) == b"\r"
+
+
+def test_enter_follows_after_enter_max_wait_s_when_the_child_draws_nothing() -> None:
+    injection = SettledInjection(BLOCK, settle_s=0.1, enter_max_wait_s=2.0)
+    injection.on_output(b"> ", 0.0)
+    assert injection.poll(0.2) is not None
+    assert injection.poll(2.1) is None
+    assert injection.poll(2.2) == b"\r"
 
 
 @pytest.mark.parametrize(
@@ -52,7 +67,8 @@ def test_bracketed_paste_mode_follows_the_last_switch(reads: list[bytes], bracke
 def test_a_silent_program_is_typed_into_after_silent_s() -> None:
     injection = SettledInjection(b"x", settle_s=0.5, silent_s=3.0)
     assert injection.poll(2.9) is None
-    assert injection.poll(3.0) == b"x\r"
+    assert injection.poll(3.0) == b"x"
+    assert injection.poll(6.0) == b"\r"
 
 
 def test_output_that_never_settles_is_typed_into_after_max_wait_s() -> None:
@@ -63,7 +79,7 @@ def test_output_that_never_settles_is_typed_into_after_max_wait_s() -> None:
         assert injection.poll(at) is None
         at += 0.1
     injection.on_output(b"spinner\r", at)
-    assert injection.poll(at) == b"x\r"
+    assert injection.poll(at) == b"x"
 
 
 def test_control_characters_cannot_end_the_paste_early() -> None:

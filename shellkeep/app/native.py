@@ -1,0 +1,110 @@
+"""Check, before a native resume, that the agent will find its transcript; help it when it will not.
+
+An agent resumes a conversation from its own store (Claude Code's
+``~/.claude/projects/<dir>/<id>.jsonl``, Codex's rollout file). When that file is gone (the
+agent pruned it, the user cleaned up), cut (a crash mid-write left a torn last line) or
+unreadable, the native resume fails or silently starts an empty conversation. shellkeep
+keeps a redacted copy in the session folder (``agent/``): it is put back where the agent
+looks, never over an existing file; a damaged file is backed up first
+(``<name>.shellkeep-backup-<time>``) and replaced by the copy when the copy holds more.
+When no usable transcript can be had, the caller re-injects instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from shellkeep.errors import ShellkeepError
+from shellkeep.logs import get_logger
+from shellkeep.store.atomic import write_bytes_atomic
+from shellkeep.store.paths import ensure_dir
+from shellkeep.store.session import AGENT_FOLDER, SessionMeta, iso, utc_now
+from shellkeep.vault.access import Vault
+
+log = get_logger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptCheck:
+    """What the check found: ``usable`` (native resume may go ahead) and a one-line ``note``
+    for the user (what was wrong, what was done), None when all was well."""
+
+    usable: bool
+    note: str | None = None
+
+
+def check_transcript(meta: SessionMeta, vault: Vault) -> TranscriptCheck:
+    """Make sure ``meta``'s agent transcript is where the agent looks, restoring shellkeep's copy.
+
+    Sessions whose agent keeps no single transcript file (``agent_transcript`` unset: a
+    database, or nothing known) are taken as usable. Never raises: a copy that cannot be read
+    or written makes the transcript unusable, with the reason in ``note``.
+    """
+    if not meta.agent_transcript:
+        return TranscriptCheck(True)
+    target = Path(meta.agent_transcript)
+    copy = meta.folder / AGENT_FOLDER / target.name
+    state = _state_of(target)
+    if state == "ok":
+        return TranscriptCheck(True)
+    try:
+        saved = vault.read_private(copy) if copy.is_file() else None
+    except (OSError, ShellkeepError) as exc:
+        log.warning("cannot read shellkeep's copy %s: %s", copy, exc)
+        saved = None
+    if saved is None or _records(saved.splitlines()) == 0:
+        return TranscriptCheck(False, f"the agent's transcript {target} is {state} and shellkeep holds no copy of it")
+    try:
+        if state == "missing":
+            ensure_dir(target.parent)
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # never over a file
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(saved)
+            return TranscriptCheck(True, f"the agent's transcript {target} was gone; restored shellkeep's copy")
+        with open(target, "rb") as fh:
+            if _records(fh) >= _records(saved.splitlines()):
+                return TranscriptCheck(True)  # damaged, yet it holds as much as the copy: leave it
+        backup = target.with_name(f"{target.name}.shellkeep-backup-{iso(utc_now()).replace(':', '')}")
+        os.link(target, backup)  # the damaged file stays, under another name
+        write_bytes_atomic(target, saved)
+        return TranscriptCheck(True, f"the agent's transcript {target} was {state}; kept it as {backup.name} and restored shellkeep's copy")
+    except FileExistsError:
+        return TranscriptCheck(True)  # the agent wrote it meanwhile: its own file wins
+    except OSError as exc:
+        return TranscriptCheck(False, f"the agent's transcript {target} is {state} and could not be restored ({exc.strerror or exc})")
+
+
+def _state_of(path: Path) -> str:
+    """Return ``ok``, ``missing``, ``empty``, ``cut`` (a torn last line) or ``unreadable``."""
+    try:
+        with open(path, "rb") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            if size == 0:
+                return "empty"
+            fh.seek(max(0, size - 1))
+            last = fh.read(1)
+            fh.seek(0)
+            head = fh.readline()
+    except FileNotFoundError:
+        return "missing"
+    except OSError:
+        return "unreadable"
+    if _records([head]) == 0:
+        return "unreadable"
+    return "ok" if last == b"\n" else "cut"
+
+
+def _records(lines: Iterable[bytes]) -> int:
+    """Return how many of ``lines`` are whole JSON objects (a JSONL transcript's records), streamed."""
+    count = 0
+    for line in lines:
+        try:
+            if isinstance(json.loads(line), dict):
+                count += 1
+        except ValueError:
+            continue
+    return count
