@@ -56,7 +56,7 @@ def check_transcript(meta: SessionMeta, vault: Vault) -> TranscriptCheck:
     except (OSError, ShellkeepError) as exc:
         log.warning("cannot read shellkeep's copy %s: %s", copy, exc)
         saved = None
-    if saved is None or _records(saved.splitlines()) == 0:
+    if saved is None or (target.suffix == ".jsonl" and _records(saved.splitlines()) == 0) or not saved:
         return TranscriptCheck(False, f"the agent's transcript {target} is {state} and shellkeep holds no copy of it")
     try:
         if state == "missing":
@@ -79,7 +79,19 @@ def check_transcript(meta: SessionMeta, vault: Vault) -> TranscriptCheck:
 
 
 def _state_of(path: Path) -> str:
-    """Return ``ok``, ``missing``, ``empty``, ``cut`` (a torn last line) or ``unreadable``."""
+    """Return ``ok``, ``missing``, ``empty``, ``cut`` (a torn last line) or ``unreadable``.
+
+    Only a JSONL transcript (``*.jsonl``) is judged by its records; another file (aider's
+    Markdown chat history, Gemini's older JSON document) is ``ok`` whenever it can be opened.
+    """
+    if path.suffix != ".jsonl":
+        try:
+            with open(path, "rb"):
+                return "ok"
+        except FileNotFoundError:
+            return "missing"
+        except OSError:
+            return "unreadable"
     try:
         with open(path, "rb") as fh:
             size = fh.seek(0, os.SEEK_END)

@@ -170,7 +170,7 @@ def test_plan_native_resume_keeps_the_users_other_arguments(
     home: Paths, project: Path, tmp_path: Path, agent: str, command: list[str], agent_id: str, expected: list[str]
 ) -> None:
     transcript = tmp_path / "transcript.jsonl"
-    transcript.write_text("")
+    transcript.write_text('{"type": "user"}\n')  # intact: one whole record
     meta = make_session(
         home, project, 1, status="killed", command=tuple(command), agent=agent,
         agent_session_id=agent_id, transcript=transcript, exchanges=[exchange(0, "hello", "hi")],
@@ -456,3 +456,16 @@ def test_context_is_never_typed_into_shells_editors_or_bare_repls(argv: list[str
     from shellkeep.app.resume import _takes_context
 
     assert _takes_context(argv) is takes
+
+
+def test_plan_resumes_natively_from_a_markdown_chat_history(home: Paths, project: Path, tmp_path: Path) -> None:
+    # aider's transcript is Markdown: it is judged present, never "unreadable" for want of JSON records
+    history = tmp_path / ".aider.chat.history.md"
+    history.write_text("# aider chat started at 2026-11-29 10:15:02\n\n#### hello\n\nhi\n")
+    meta = make_session(
+        home, project, 1, status="killed", command=("aider",), agent="aider",
+        agent_session_id="2026-11-29 10:15:02", transcript=history, exchanges=[exchange(0, "hello", "hi")],
+    )  # fmt: skip
+    plan = plan_resume(_ctx(home, meta), meta, env={"HOME": str(tmp_path)})
+    assert plan.mode is ResumeMode.NATIVE
+    assert plan.note is None
