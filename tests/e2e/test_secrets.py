@@ -264,8 +264,9 @@ def test_secrets_typed_whole_and_split_in_a_real_pty(home: Paths) -> None:
     # (test_interleaved_private_key_blocks pins the rule that covers it).
     samples = corpus()
     harness = PtyHarness.start([*SK, "run", "--", "cat"])
-    harness.expect(b"", 5)
-    time.sleep(0.3)  # let cat start reading: what is typed before is echoed all the same
+    harness.write(b"cat-is-reading\r")
+    harness.expect(b"cat-is-reading", 20, times=2)  # the tty's echo, then cat's copy: cat reads
+    harness.output.clear()
     for i, sample in enumerate(samples):
         _type_into_cat(harness, sample.text)
         harness.expect(sample.needles[-1].encode(), 20)
@@ -278,7 +279,6 @@ def test_secrets_typed_whole_and_split_in_a_real_pty(home: Paths) -> None:
         for k in range(1, len(sample.text)):
             harness.write(sample.text[:k].encode())
             harness.expect(sample.text[:k].encode()[-1:], 20)  # echoed: the halves are two reads
-            time.sleep(0.012)
             harness.write(sample.text[k:].encode() + b"\r")
             harness.expect(b"\n", 20)
             harness.output.clear()
