@@ -181,6 +181,14 @@ class CommandAdapter:
         """Return the arguments that resume ``session`` (``["--resume", id]``); subclasses override."""
         return ["--resume", session.session_id or ""]
 
+    def resume_env(self, session: AgentSession) -> dict[str, str]:
+        """Return environment variables the native resume of ``session`` needs ({} by default).
+
+        For agents that keep several stores (OpenCode's channel databases), this points the
+        agent at the one the session was found in, so that it does not look in another.
+        """
+        return {}
+
     def resume_argv(self, original_argv: Sequence[str], session: AgentSession) -> list[str] | None:
         """Return the user's command with its conversation flags and prompt replaced by a resume.
 

@@ -209,6 +209,18 @@ class OpenCodeAdapter(CommandAdapter):
         """Return ``["-s", <ses_…>]``."""
         return ["-s", session.session_id or ""]
 
+    def resume_env(self, session: AgentSession) -> dict[str, str]:
+        """Return ``{"OPENCODE_DB": <the database the session was found in>}``.
+
+        OpenCode names its database by release channel (``opencode-<channel>.db``); a build
+        of another channel, or an update that changed channel, opens another file and reports
+        the session unknown (anomalyco/opencode#16562, #21059). ``$OPENCODE_DB`` makes it open
+        the right one. {} when the database is not known.
+        """
+        if session.transcript is None:
+            return {}
+        return {"OPENCODE_DB": str(session.transcript)}
+
     def read_exchanges(self, session: AgentSession, limit: int | None = None) -> list[Exchange]:
         """Return the session's exchanges from the database; only the last ``limit`` prompts' parts are read.
 

@@ -102,6 +102,9 @@ class ResumePlan:
     note: str | None = None
     """One line for the user about a choice made for them (a transcript restored, or why
     the native resume is skipped); None when there is nothing to say."""
+    env_updates: tuple[tuple[str, str], ...] = ()
+    """Environment variables set for the resumed program (``native`` plans: the adapter's
+    ``resume_env``, e.g. the OpenCode database the session was found in)."""
 
 
 def choose_session(ctx: Context, ref: str | None, *, last: bool = False) -> SessionMeta:
@@ -212,10 +215,15 @@ def plan_resume(
         session = AgentSession(agent=adapter.name, session_id=meta.agent_session_id, transcript=transcript)
         try:
             native = adapter.resume_argv(meta.command, session)
+            resume_env = getattr(adapter, "resume_env", None)
+            env_updates = tuple(sorted(resume_env(session).items())) if native and resume_env else ()
         except Exception as exc:  # noqa: BLE001 - an adapter bug falls back to re-injection
             log.warning("could not build the native resume of %s: %s", meta.id, exc)
+            native = None
     if native:
-        return ResumePlan(meta, ResumeMode.NATIVE, tuple(native), cwd, meta.agent, recent, None, settle_s, note)
+        return ResumePlan(
+            meta, ResumeMode.NATIVE, tuple(native), cwd, meta.agent, recent, None, settle_s, note, env_updates
+        )
     return _fresh_plan(meta, adapter, cwd, recent, settle_s, note)
 
 
@@ -299,6 +307,8 @@ def _run_plan(ctx: Context, plan: ResumePlan, *, warn: Warn, env: Mapping[str, s
         inject_settle_s=plan.settle_s,
         inject_paste_mode=bool(getattr(adapter_for(plan.argv), "inject_paste_mode", False)),
     )
+    if plan.env_updates:
+        env = {**(os.environ if env is None else env), **dict(plan.env_updates)}
     return run_session(ctx.paths, request, warn=warn, env=env)
 
 

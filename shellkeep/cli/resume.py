@@ -95,6 +95,8 @@ def _print_plan(plan: ResumePlan) -> None:
     click.echo(f"mode: {plan.mode.value}")
     click.echo(f"would run: {_shell_words(plan.argv)}")
     click.echo(f"in: {plan.cwd}")
+    for key, value in plan.env_updates:
+        click.echo(f"with: {key}={value}")
     click.echo(f"parent: {plan.session.id}")
     if plan.inject_text:
         click.echo(f"would type, once its output settles for {plan.settle_s:g}s:")

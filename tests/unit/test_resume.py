@@ -469,3 +469,35 @@ def test_plan_resumes_natively_from_a_markdown_chat_history(home: Paths, project
     plan = plan_resume(_ctx(home, meta), meta, env={"HOME": str(tmp_path)})
     assert plan.mode is ResumeMode.NATIVE
     assert plan.note is None
+
+
+def test_plan_points_opencode_at_the_channel_database_the_session_was_found_in(
+    home: Paths, project: Path, tmp_path: Path
+) -> None:
+    # OpenCode names its database by release channel; a build of another channel would open
+    # opencode.db and call the session unknown. The native resume sets $OPENCODE_DB.
+    from tests.unit.agents.test_opencode import build_database
+
+    data = tmp_path / "xdg-data" / "opencode"
+    build_database(data / "opencode.db", cwd="/elsewhere")
+    channel = build_database(data / "opencode-beta.db", cwd=str(project))
+    session_id = "ses_0a1b2c3d4e5fCALCsession0001"
+    meta = make_session(
+        home, project, 1, status="killed", command=("opencode",), agent="opencode",
+        agent_session_id=session_id, transcript=channel, exchanges=[exchange(0, "hello", "hi")],
+    )  # fmt: skip
+    plan = plan_resume(_ctx(home, meta), meta, env={"HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "xdg-data")})
+    assert plan.mode is ResumeMode.NATIVE
+    assert list(plan.argv) == ["opencode", "-s", session_id]
+    assert plan.env_updates == (("OPENCODE_DB", str(channel)),)
+
+
+def test_plan_sets_no_environment_for_agents_with_one_store(home: Paths, project: Path, tmp_path: Path) -> None:
+    transcript = tmp_path / f"{CLAUDE_ID}.jsonl"
+    transcript.write_text('{"type": "user"}\n')
+    meta = make_session(
+        home, project, 1, status="killed", command=("claude",), agent="claude",
+        agent_session_id=CLAUDE_ID, transcript=transcript, exchanges=[exchange(0, "hello", "hi")],
+    )  # fmt: skip
+    plan = plan_resume(_ctx(home, meta), meta, env={"HOME": str(tmp_path)})
+    assert plan.mode is ResumeMode.NATIVE and plan.env_updates == ()
