@@ -27,7 +27,6 @@ from shellkeep.agents.records import (
     as_list,
     as_str,
     dig,
-    parse_time,
 )
 
 __all__ = ["CLAUDE_FORMAT", "ClaudeAdapter", "claude_root", "project_dirs"]
@@ -338,14 +337,7 @@ CLAUDE_FORMAT = jsonl.TranscriptFormat(is_prompt=_is_prompt, build=_build)
 
 def _transcript_start(path: Path) -> tuple[datetime | None, str | None]:
     """Return the first timestamp and the cwd recorded at the head of a transcript."""
-    started: datetime | None = None
-    cwd: str | None = None
-    for record in jsonl.read_head(path, max_records=16):
-        if started is None:
-            started = parse_time(record.get("timestamp"))
-        if cwd is None:
-            cwd = as_str(record.get("cwd"))
-    return started, cwd
+    return jsonl.head_start(path, max_records=16)
 
 
 class ClaudeAdapter(CommandAdapter):

@@ -15,11 +15,12 @@ import logging
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import BinaryIO
 
 from shellkeep.agents.base import Exchange
-from shellkeep.agents.records import JsonObject, last
+from shellkeep.agents.records import JsonObject, as_str, last, parse_time
 from shellkeep.logs import get_logger
 
 __all__ = [
@@ -221,6 +222,20 @@ def read_exchanges(path: Path, fmt: TranscriptFormat, limit: int | None, agent: 
     except Exception as exc:  # another program's file: whatever breaks, the caller gets []
         log.warning("cannot read %s transcript %s: %s", agent, path, exc, exc_info=log.isEnabledFor(logging.DEBUG))
     return []
+
+
+def head_start(path: Path, max_records: int) -> tuple[datetime | None, str | None]:
+    """Return the first ``timestamp`` and the first ``cwd`` among a transcript's first records.
+
+    Claude Code and Qwen Code put both on their records (ISO 8601 text); (None, None) when
+    the file cannot be read or holds neither.
+    """
+    started: datetime | None = None
+    cwd: str | None = None
+    for record in read_head(path, max_records=max_records):
+        started = started or parse_time(record.get("timestamp"))
+        cwd = cwd or as_str(record.get("cwd"))
+    return started, cwd
 
 
 def read_head(path: Path, max_records: int = 8, max_bytes: int = 256 * 1024) -> list[JsonObject]:

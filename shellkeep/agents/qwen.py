@@ -26,7 +26,6 @@ from shellkeep.agents.records import (
     as_list,
     as_str,
     dig,
-    parse_time,
     texts_of,
 )
 
@@ -148,12 +147,7 @@ QWEN_FORMAT = jsonl.TranscriptFormat(is_prompt=_is_prompt, build=_build)
 
 def _head(path: Path) -> tuple[datetime | None, str | None]:
     """Return the first timestamp and cwd recorded in a chat file."""
-    begun: datetime | None = None
-    cwd: str | None = None
-    for record in jsonl.read_head(path, max_records=4):
-        begun = begun or parse_time(record.get("timestamp"))
-        cwd = cwd or as_str(record.get("cwd"))
-    return begun, cwd
+    return jsonl.head_start(path, max_records=4)
 
 
 class QwenAdapter(CommandAdapter):
