@@ -78,36 +78,37 @@ class Agent:
     """Where the helpers that outlive its TUI run from (ended before resuming), if any."""
 
 
-@pytest.mark.parametrize("damage", DAMAGES)
-def test_resume_survives_claude_losing_its_session(
-    home: Paths,
-    drive: Drive,
-    agent_env: dict[str, str],
-    anthropic_standin: AnthropicStandin,
-    project_dir: Path,
-    damage: str,
-) -> None:
-    agent = Agent(
+@pytest.fixture
+def claude(agent_env: dict[str, str], anthropic_standin: AnthropicStandin) -> Agent:
+    """Return Claude Code (each version in turn) against its stand-in."""
+    return Agent(
         "claude", agent_env, anthropic_standin, claude_direct.READY, claude_direct.ask,
         claude_direct.quit_claude, ("claude", "--resume"), None,
     )  # fmt: skip
-    _check(agent, home, drive, project_dir, damage)
+
+
+@pytest.fixture
+def codex(codex_env: dict[str, str], openai_standin: OpenAIStandin) -> Agent:
+    """Return Codex against its stand-in; its app-server daemon runs from ``$CODEX_HOME/packages``."""
+    daemon_folder = Path(codex_env["CODEX_HOME"]) / "packages"
+    return Agent(
+        "codex", codex_env, openai_standin, codex_direct.READY, codex_direct.ask, _quit_codex,
+        ("codex", "resume"), daemon_folder,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("damage", DAMAGES)
+def test_resume_survives_claude_losing_its_session(
+    home: Paths, drive: Drive, claude: Agent, project_dir: Path, damage: str
+) -> None:
+    _check(claude, home, drive, project_dir, damage)
 
 
 @pytest.mark.parametrize("damage", DAMAGES)
 def test_resume_survives_codex_losing_its_session(
-    home: Paths,
-    drive: Drive,
-    codex_env: dict[str, str],
-    openai_standin: OpenAIStandin,
-    project_dir: Path,
-    damage: str,
+    home: Paths, drive: Drive, codex: Agent, project_dir: Path, damage: str
 ) -> None:
-    agent = Agent(
-        "codex", codex_env, openai_standin, codex_direct.READY, codex_direct.ask, _quit_codex,
-        ("codex", "resume"), Path(codex_env["CODEX_HOME"]) / "packages",
-    )  # fmt: skip
-    _check(agent, home, drive, project_dir, damage)
+    _check(codex, home, drive, project_dir, damage)
 
 
 def _check(agent: Agent, home: Paths, drive: Drive, project: Path, damage: str) -> None:
