@@ -6,7 +6,8 @@ Each line is ``{timestamp, type, payload}`` (codex-rs ``RolloutLine``, Codex 0.1
 ``session_meta`` (id, cwd), ``turn_context`` (model), ``response_item`` (what the model saw:
 messages, function calls and outputs), ``event_msg`` (what the TUI showed: ``user_message``,
 ``agent_message``, ``token_count``). Codex cannot be given an id; it prints
-``codex resume <id>`` on exit.
+``codex resume <id>`` on exit. ``codex resume <id>`` of a thread it does not know exits with
+status 1 after printing ``ERROR: No saved session found with ID <id>. ...`` (0.171.0).
 """
 
 from __future__ import annotations
@@ -273,6 +274,7 @@ class CodexAdapter(CommandAdapter):
     packages = ("@openai/codex",)
     grammar = _GRAMMAR
     transcript_format = CODEX_FORMAT
+    resume_failure_hint = r"No saved session found with ID [0-9A-Za-z_-]+"
 
     def starts_conversation(self, tokens: Sequence[Token]) -> bool:
         """Return whether the arguments start an interactive conversation (also ``resume``/``fork``)."""

@@ -243,18 +243,21 @@ def run_resume(
     """Run ``plan`` as a new recorded session whose ``parent`` is the resumed one.
 
     Blocks until the program exits; ``inject`` plans type their block once its output has
-    settled. When a native resume fails (``native_failure``) and ``native_only`` is off, the
-    failed run is marked (``resume_failed``), ``warn`` says so in one line, and the agent is
-    started anew in the same call with the last exchanges re-injected.
+    settled. When a native resume fails (``native_failure``), the failed run is marked
+    (``resume_failed``) and ``warn`` says so in one line; unless ``native_only``, the agent is
+    then started anew in the same call with the last exchanges re-injected.
     Raises AgentNotFound (127) when the program is not installed.
     """
     outcome = _run_plan(ctx, plan, warn=warn, env=env)
-    if plan.mode is not ResumeMode.NATIVE or native_only or outcome.session is None:
+    if plan.mode is not ResumeMode.NATIVE or outcome.session is None:
         return outcome
     reason = native_failure(ctx, plan, outcome.session)
     if reason is None:
         return outcome
     write_meta(dataclasses.replace(outcome.session, resume_failed=reason))
+    if native_only:  # marked all the same: a bare resume must not pick the failed run
+        warn(f"the agent's own resume failed ({reason}); not re-injecting (--native-only)")
+        return outcome
     fallback = _fresh_plan(plan.session, adapter_of(plan.session), plan.cwd, plan.exchanges, plan.settle_s, None)
     how = (
         f"re-injecting the last {len(plan.exchanges)} exchange{'s' if len(plan.exchanges) != 1 else ''}"

@@ -3,10 +3,10 @@
 Binaries: ``claude_bin`` / ``codex_bin`` come from ``SHELLKEEP_TEST_CLAUDE`` /
 ``SHELLKEEP_TEST_CODEX`` when set, else from the CI npm caches ``scripts/test`` fills:
 ``~/.cache/shellkeep-ci/npm`` holds the pinned versions (Claude Code 2.1.197, Codex
-0.171.0) and ``~/.cache/shellkeep-ci/npm-newest`` the newest on npm when this was written
-(Claude Code 2.1.332, Codex 0.171.0). Every Claude Code test runs once per version (the test
-id names it); Codex's newest is its pinned version, so its tests run once. Else the binary
-comes from ``PATH``; a test that needs a missing one is skipped with the reason.
+0.171.0) and ``~/.cache/shellkeep-ci/npm-newest`` the newest on npm when last checked
+(2026-12-02: Claude Code 2.1.332, Codex 0.171.0). Every agent test runs once per distinct
+version (the test id names it): Codex's newest is its pinned version, so its tests run once.
+Else the binary comes from ``PATH``; a test that needs a missing one is skipped with the reason.
 
 Each test gets its own HOME (with the agent's first-run screens answered), its own
 ``SHELLKEEP_HOME``, a project folder, and a started stand-in; ``agent_env`` /
@@ -37,8 +37,13 @@ TEST_API_KEY = "sk-ant-test-shellkeep-standin-0123456789ABCDEFGHIJ"
 TEST_OPENAI_KEY = "sk-test-shellkeep-standin-openai"
 CODEX_KEY_ENV = "SHELLKEEP_STANDIN_OPENAI_KEY"
 CI_NPM_PREFIX = Path("~/.cache/shellkeep-ci/npm")
-CLAUDE_VERSIONS = {"2.1.197": CI_NPM_PREFIX, "2.1.332": Path("~/.cache/shellkeep-ci/npm-newest")}
+CI_NPM_NEWEST_PREFIX = Path("~/.cache/shellkeep-ci/npm-newest")
+CLAUDE_VERSIONS = {"2.1.197": CI_NPM_PREFIX, "2.1.332": CI_NPM_NEWEST_PREFIX}
 """Claude Code versions the suite runs against (pinned, newest), by the npm prefix holding each."""
+CODEX_PINNED, CODEX_NEWEST = "0.171.0", "0.171.0"
+CODEX_VERSIONS = {CODEX_NEWEST: CI_NPM_NEWEST_PREFIX, CODEX_PINNED: CI_NPM_PREFIX}
+"""Codex CLI versions the suite runs against, by the npm prefix holding each: one entry while
+the newest on npm is the pinned version (the pinned prefix wins), two once they differ."""
 
 
 def _find_binary(env_var: str, name: str, package: str, prefix: Path = CI_NPM_PREFIX) -> Path:
@@ -92,10 +97,17 @@ def claude_version(claude_bin: Path) -> tuple[int, ...]:
     return tuple(int(part) for part in out.split()[0].split("."))
 
 
-@pytest.fixture(scope="session")
-def codex_bin() -> Path:
-    """Return the Codex CLI to test, or skip when it (or node for its launcher) is missing."""
-    found = _find_binary("SHELLKEEP_TEST_CODEX", "codex", "@openai/codex@0.171.0")
+@pytest.fixture(scope="session", params=sorted(CODEX_VERSIONS), ids=lambda v: f"codex-{v}")
+def codex_bin(request: pytest.FixtureRequest) -> Path:
+    """Return the Codex CLI to test (once per version in ``CODEX_VERSIONS``), or skip.
+
+    Skips also when node, which its launcher (``codex.js``) needs, is missing.
+    """
+    version: str = request.param
+    if os.environ.get("SHELLKEEP_TEST_CODEX") and version != max(CODEX_VERSIONS):
+        pytest.skip("SHELLKEEP_TEST_CODEX names one binary: it runs once")
+    prefix = CODEX_VERSIONS[version]
+    found = _find_binary("SHELLKEEP_TEST_CODEX", "codex", f"@openai/codex@{version}", prefix)
     if found.resolve().suffix == ".js" and shutil.which("node") is None:
         pytest.skip("codex's launcher (codex.js) needs node, which is not on PATH")
     return found

@@ -239,3 +239,55 @@ def test_reap_ends_a_detached_process_that_uses_the_folder(tmp_path: Path) -> No
         if daemon.poll() is None:
             daemon.kill()
             daemon.wait()
+
+
+# -- the agent versions the suite tests ---------------------------------------------------
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _npm_installs(script: Path) -> dict[str, set[str]]:
+    """Return ``{prefix folder suffix: {package@version}}`` for each ``npm install --prefix`` in *script*.
+
+    The prefix is named by what follows ``$NPM_PREFIX`` (``""`` for the pinned one, ``-newest``).
+    """
+    text = script.read_text().replace("\\\n", " ")
+    installs: dict[str, set[str]] = {}
+    for line in text.splitlines():
+        words = line.replace('"', " ").split()
+        if words[:2] != ["npm", "install"] or "--prefix" not in words:
+            continue
+        prefix = words[words.index("--prefix") + 1].replace("$NPM_PREFIX", "")
+        installs[prefix] = {w for w in words if w.startswith("@") and "@" in w[1:]}
+    return installs
+
+
+@pytest.mark.parametrize("script", ["scripts/test", ".ci/run"])
+def test_the_scripts_install_the_versions_the_agent_tests_name(script: str) -> None:
+    from .conftest import CI_NPM_NEWEST_PREFIX, CI_NPM_PREFIX, CLAUDE_VERSIONS, CODEX_NEWEST, CODEX_PINNED
+
+    suffix = {CI_NPM_PREFIX: "", CI_NPM_NEWEST_PREFIX: "-newest"}
+    expected: dict[str, set[str]] = {"": set(), "-newest": set()}
+    for version, prefix in CLAUDE_VERSIONS.items():
+        expected[suffix[prefix]].add(f"@anthropic-ai/claude-code@{version}")
+    expected[""].add(f"@openai/codex@{CODEX_PINNED}")
+    expected["-newest"].add(f"@openai/codex@{CODEX_NEWEST}")
+    assert _npm_installs(REPO / script) == expected
+
+
+@pytest.mark.agent
+def test_each_installed_agent_is_the_version_its_tests_name() -> None:
+    from .conftest import CLAUDE_VERSIONS, CODEX_NEWEST, CODEX_PINNED, CI_NPM_NEWEST_PREFIX, CI_NPM_PREFIX
+
+    wanted = [("claude", v, p) for v, p in CLAUDE_VERSIONS.items()]
+    wanted += [("codex", CODEX_PINNED, CI_NPM_PREFIX), ("codex", CODEX_NEWEST, CI_NPM_NEWEST_PREFIX)]
+    checked = 0
+    for name, version, prefix in wanted:
+        binary = prefix.expanduser() / "node_modules" / ".bin" / name
+        if not binary.exists():
+            continue
+        out = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60).stdout
+        assert version in out.split(), (binary, out)
+        checked += 1
+    if checked == 0:
+        pytest.skip("no agent CLI in the CI npm prefixes; run scripts/test to install them")
