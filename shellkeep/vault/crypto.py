@@ -470,7 +470,7 @@ class _ListSink:
 
 
 SEARCH_FILE = "search.jsonl"
-"""An encrypted session's searchable text (``store/private_search.py``), kept beside it."""
+"""An encrypted session's searchable text (``archive/private_search.py``), kept beside it."""
 
 
 def private_files(folder: Path) -> list[Path]:

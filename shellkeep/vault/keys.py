@@ -353,9 +353,9 @@ def sealed_key_ids(paths: Paths) -> dict[str, int]:
     """
     used: dict[str, int] = {}
     for folder in iter_session_folders(paths, None):
-        ids = {key_id_of_file(path) for path in private_files(folder)}
-        for key_id in ids - {None}:
-            used[key_id] = used.get(key_id, 0) + 1  # type: ignore[index]
+        ids = {key_id for path in private_files(folder) if (key_id := key_id_of_file(path)) is not None}
+        for key_id in ids:
+            used[key_id] = used.get(key_id, 0) + 1
     return used
 
 
