@@ -5,15 +5,12 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("cryptography")
 
-import keyring  # noqa: E402
-import keyring.backends.null  # noqa: E402
 from click.testing import CliRunner, Result  # noqa: E402
 
 from shellkeep.errors import KeyUnavailable  # noqa: E402
@@ -31,16 +28,7 @@ from tests.unit.store.factory import make_session  # noqa: E402
 from tests.unit.test_cli_config import _entry  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def no_os_keyring(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Keys go to the key file in the data folder, as on a headless box."""
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
-    previous = keyring.get_keyring()
-    keyring.set_keyring(keyring.backends.null.Keyring())  # type: ignore[no-untyped-call]
-    forget_cached_keys()
-    yield
-    keyring.set_keyring(previous)
-    forget_cached_keys()
+pytestmark = pytest.mark.usefixtures("no_os_keyring")  # tests/conftest.py
 
 
 def sk(*args: str) -> Result:

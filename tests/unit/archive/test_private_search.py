@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,17 +26,7 @@ CHUNKS = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def no_os_keyring(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    import keyring
-    import keyring.backends.null
-
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
-    previous = keyring.get_keyring()
-    keyring.set_keyring(keyring.backends.null.Keyring())  # type: ignore[no-untyped-call]
-    forget_cached_keys()
-    yield
-    keyring.set_keyring(previous)
+pytestmark = pytest.mark.usefixtures("no_os_keyring")  # tests/conftest.py
 
 
 def encrypted_session(home: Paths, root: Path, n: int) -> SessionMeta:
