@@ -1,11 +1,11 @@
-"""Measure search over encrypted sessions (store/private_search.py) for 100 sessions.
+"""Measure search over encrypted sessions (archive/private_search.py) for 100 sessions.
 
 With encryption on, the SQLite index keeps no transcript text; a search decrypts each
-session's ``search.jsonl`` and scans it in memory. This bench makes 100 encrypted sessions
+session's ``search.jsonl`` and searches it with FTS5 in memory. This bench makes 100 encrypted sessions
 whose searchable text is rendered by shellkeep's real transcript code (pyte) from a long
 synthetic agent TUI recording (bench/compress_bench.py), then times:
 
-- ``search_private`` over the 100 sessions (decrypt + scan), cold (first run in the
+- ``search_private`` over the 100 sessions (decrypt + in-memory FTS5), cold (first run in the
   process, key file read) and warm, for a rare word and a common one;
 - for comparison, rendering one session's transcript from its encrypted recording, which
   is what searching without the stored text would cost per session.
@@ -41,8 +41,10 @@ def main() -> None:
     from shellkeep.store.paths import resolve_paths
     from shellkeep.archive.private_search import save_content, search_private
     from shellkeep.store.session import SessionMeta
+    from shellkeep.vault.access import Vault
 
     paths = resolve_paths()
+    vault = Vault(paths, encrypt=True)
     key = current_key(paths, create=True)
     cast_bytes = synthetic_session(target_bytes=2 << 20)
     metas = []
@@ -58,7 +60,7 @@ def main() -> None:
                            cast=str(cast))
         if not chunks_of_one:
             render0 = time.perf_counter()
-            parsed = open_cast(cast)
+            parsed = open_cast(cast, vault)
             texts, times = [], []
             for line in iter_transcript(parsed.events(), parsed.header.size):
                 texts.append(line.text)
@@ -68,7 +70,7 @@ def main() -> None:
                     texts, times = [], []
             render_s = time.perf_counter() - render0
         unique = [("prompt", 1, 1.0, "", f"unique-word-{n} in session {n}")]
-        save_content(meta, chunks_of_one + unique, paths)
+        save_content(meta, chunks_of_one + unique, vault)
         metas.append(meta)
     setup_s = time.perf_counter() - t0
     text_bytes = sum(len(c[4].encode()) for c in chunks_of_one)
@@ -79,7 +81,7 @@ def main() -> None:
     for label, query in (("cold, rare word", "unique-word-42"), ("warm, rare word", "unique-word-77"),
                          ("warm, common word", "shellkeep"), ("warm, phrase", '"the recording"')):
         start = time.perf_counter()
-        hits = search_private(paths, metas, query, limit=20)
+        hits = search_private(vault, metas, query, limit=20)
         rows.append(f"| {label} | `{query}` | {len(hits)} | {(time.perf_counter() - start) * 1000:.0f} ms |")
     lines = [
         "# Search over encrypted sessions",

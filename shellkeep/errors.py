@@ -37,6 +37,14 @@ class DataError(ShellkeepError):
     exit_code = 3
 
 
+class KeyUnavailable(ShellkeepError):
+    """No key to encrypt with, or the key a file needs is in none of the key stores (exit 1).
+
+    Defined here, not in ``vault.keys``, so that the sealed-file format (``vault.crypto``)
+    and the key stores can both raise it without importing each other.
+    """
+
+
 class InternalError(ShellkeepError):
     """A bug in shellkeep (exit status 70)."""
 

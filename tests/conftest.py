@@ -10,6 +10,7 @@ absent it is left out, and the run says so in one line of the summary.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -108,3 +109,25 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Paths:
         monkeypatch.delenv(var, raising=False)
     monkeypatch.chdir(project)
     return Paths(home=data, config_file=config)
+
+
+@pytest.fixture
+def no_os_keyring(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Never touch the developer's real keyring: keys go to the key file in the data folder,
+    as on a headless box; the key cache starts and ends empty. Does nothing without the
+    encryption dependencies (their tests skip)."""
+    try:
+        import keyring
+        import keyring.backends.null
+    except ImportError:
+        yield
+        return
+    from shellkeep.vault.keys import forget_cached_keys
+
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    previous = keyring.get_keyring()
+    keyring.set_keyring(keyring.backends.null.Keyring())  # type: ignore[no-untyped-call]
+    forget_cached_keys()
+    yield
+    keyring.set_keyring(previous)
+    forget_cached_keys()

@@ -15,7 +15,7 @@ an index written by a newer shellkeep raises ``DataError``.
 
 Full-text search is SQLite FTS5 (sqlite.org/fts5.html) over ``chunks``: transcript lines
 in groups (``kind`` ``transcript``), prompts, answers and marker labels, ranked by bm25.
-An encrypted session (``store/private_search.py``) has its ``sessions`` row only: no
+An encrypted session (``archive/private_search.py``) has its ``sessions`` row only: no
 ``chunks``, no ``markers`` and no copy of its ``meta.json`` in ``session_json`` (readers take
 that from the folder); its text is kept encrypted beside it as ``search.jsonl`` and searched
 there, so none of its recorded text or command line reaches this file. ``secure_delete``
@@ -35,6 +35,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from shellkeep.archive.fts import fts_query as fts_query  # the query language, used by tests and callers
+from shellkeep.archive.fts import select_hits
 from shellkeep.archive.hits import SearchHit
 from shellkeep.archive.private_search import is_private, save_content, search_private
 from shellkeep.archive.timeline import Marker, exchange_offset_s
@@ -83,8 +85,6 @@ replayable and exportable, only not searchable."""
 CHUNK_LINES = 20
 CHUNK_CHARS = 2_000
 _BATCH_SESSIONS = 100  # sessions written per transaction by rebuild and catch-up
-_SNIPPET_OPEN = "\x02"
-_SNIPPET_CLOSE = "\x03"
 _CORRUPT_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
 
 
@@ -890,19 +890,16 @@ def search(
 ) -> list[SearchHit]:
     """Search transcripts, prompts, answers and marker labels; best hits first.
 
-    Plain sessions are searched with FTS5, encrypted ones by decrypting their
-    ``search.jsonl`` (``private_search.search_private``, which builds it for a session
-    indexed before it existed); the hits are merged by rank. The two ranks (bm25,
-    ``-matches``) are both lower-is-better but not on one scale. Blocks while the
-    encrypted sessions are decrypted and scanned (about 0.3 s per 7 MB of their text).
+    Plain sessions are searched with FTS5 in the index, encrypted ones with the same FTS5
+    query over an in-memory index of their decrypted ``search.jsonl`` (``archive.fts``,
+    ``private_search.search_private``, which builds the file for a session indexed before
+    it existed); the hits, both ranked by bm25, are merged by rank. Blocks while the
+    encrypted sessions are decrypted and indexed in memory.
 
     Raises UserInputError for a query FTS5 cannot parse, DataError / ShellkeepError as
     ``list_indexed``.
     """
-    import sqlite3
-
-    match = fts_query(request.query)
-    terms = query_terms(request.query)
+    fts_query(request.query)  # a query without a word is refused before any work
     if not paths.projects.is_dir():
         return []
     src = _sources(paths, vault, recover)
@@ -911,38 +908,7 @@ def search(
         sync(conn, src, request.project, fresh=fresh, content=True)
         where, args = _session_filter(request.project, request.agents, (), request.since, None, None, alias="s")
         where = where.replace(" WHERE ", " AND ", 1)
-        sql = (
-            "SELECT c.session_id, c.kind, c.ref, c.time_s, c.times, c.text, "
-            f"snippet(chunks_fts, 0, '{_SNIPPET_OPEN}', '{_SNIPPET_CLOSE}', '…', 16), "
-            "bm25(chunks_fts) * (CASE c.kind WHEN 'prompt' THEN 1.5 WHEN 'marker' THEN 1.2 ELSE 1.0 END) AS rank, "
-            "s.name, s.project, s.agent, s.started_at "
-            "FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid JOIN sessions s ON s.id = c.session_id "
-            f"WHERE chunks_fts MATCH ?{where} ORDER BY rank LIMIT ?"
-        )
-        try:
-            rows = conn.execute(sql, [match, *args, request.limit]).fetchall()
-        except sqlite3.OperationalError as exc:
-            if "fts5" in str(exc).lower() or "syntax" in str(exc).lower():
-                raise UserInputError(f"cannot search for '{request.query}' ({exc}); quote it as a phrase") from exc
-            raise
-        hits = []
-        for sid, kind, ref, time_s, stamps, text, snip, rank, name, project, agent, started_at in rows:
-            snippet, highlights = _parse_snippet(snip)
-            hits.append(
-                SearchHit(
-                    session_id=sid,
-                    session_name=name,
-                    project=project,
-                    agent=agent,
-                    started_at=started_at,
-                    kind=kind,
-                    exchange=ref if kind in ("prompt", "answer") else None,
-                    time=round(_hit_time(time_s, stamps, text, terms), 2),
-                    snippet=snippet,
-                    highlights=highlights,
-                    rank=round(rank, 4),
-                )
-            )
+        hits = select_hits(conn, request.query, where=where, args=args, limit=request.limit)
         private = _private_sessions(conn, where, args)
         if private:
             hits += search_private(
@@ -978,74 +944,6 @@ def session_markers(paths: Paths, session_id: str) -> list[Marker]:
         return [Marker(n, t, label) for n, t, label in rows]
 
     return _run(paths, work)
-
-
-_TOKEN = r'"[^"]*"?|\S+'
-
-
-def fts_query(text: str) -> str:
-    """Turn what a user typed into an FTS5 query that cannot be a syntax error.
-
-    Words must all match (any order); ``"two words"`` is a phrase; ``word*`` a prefix;
-    ``OR`` and ``NOT`` between words are operators. Everything else is quoted literally.
-    Raises UserInputError for a query without any word.
-    """
-    parts: list[str] = []
-    for token in re.findall(_TOKEN, text):
-        if token in ("OR", "NOT", "AND"):
-            if parts and parts[-1] not in ("OR", "NOT", "AND"):
-                parts.append(token)
-            continue
-        prefix = token.endswith("*") and not token.startswith('"')
-        word = token.strip('"').rstrip("*") if prefix else token.strip('"')
-        if not re.search(r"\w", word):
-            continue
-        quoted = '"' + word.replace('"', '""') + '"'
-        parts.append(quoted + ("*" if prefix else ""))
-    while parts and parts[-1] in ("OR", "NOT", "AND"):
-        parts.pop()
-    if not parts:
-        raise UserInputError(f"nothing to search for in '{text}'; give at least one word")
-    return " ".join(parts)
-
-
-def query_terms(text: str) -> list[str]:
-    """Return the lower-cased words of a query (for locating a hit within a chunk)."""
-    words: list[str] = []
-    for token in re.findall(_TOKEN, text):
-        if token in ("OR", "NOT", "AND"):
-            continue
-        words.extend(w.lower() for w in re.findall(r"\w+", token))
-    return words
-
-
-def _hit_time(time_s: float, stamps: str, text: str, terms: Sequence[str]) -> float:
-    """Return the time of the first line of a chunk holding a query term (else the chunk's)."""
-    if not stamps:
-        return float(time_s)
-    times = stamps.split()
-    for i, line in enumerate(text.split("\n")):
-        low = line.lower()
-        if any(term in low for term in terms) and i < len(times):
-            return float(times[i])
-    return float(time_s)
-
-
-def _parse_snippet(raw: str) -> tuple[str, list[list[int]]]:
-    """Split FTS5's marked snippet into plain one-line text and highlight ranges."""
-    out: list[str] = []
-    highlights: list[list[int]] = []
-    pos = 0
-    start = 0
-    for ch in raw.replace("\n", " ⏎ "):
-        if ch == _SNIPPET_OPEN:
-            start = pos
-        elif ch == _SNIPPET_CLOSE:
-            highlights.append([start, pos])
-        else:
-            out.append(ch)
-            pos += 1
-    return "".join(out), highlights
 
 
 # -- times given by users ------------------------------------------------------------------

@@ -292,7 +292,7 @@ class Recorder:
         if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
             reason = "disk full"
         elif isinstance(exc, OSError) and exc.strerror:
-            reason = exc.strerror.lower()
+            reason = exc.strerror[:1].lower() + exc.strerror[1:]  # keep paths and commands as they are
         else:
             reason = f"{type(exc).__name__}: {exc}"
             log.exception("recording writer failed")

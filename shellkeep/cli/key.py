@@ -11,7 +11,7 @@ from shellkeep.cli.options import context, json_option, paths, warn
 from shellkeep.cli.output import print_json
 from shellkeep.errors import ShellkeepError, UserInputError
 from shellkeep.store.atomic import write_bytes_atomic
-from shellkeep.vault.keys import export_keys, import_keys, init_key, key_status
+from shellkeep.vault.keys import export_keys, import_keys, init_key, key_status, plain_key_notice, plain_key_warning
 from shellkeep.vault.rotation import rotate_key
 
 
@@ -27,6 +27,13 @@ def _print_report(report: object, as_json: bool, verb: str) -> None:
     click.echo(f"{verb} {getattr(report, 'current', None)} in {getattr(report, 'store', '')}")
 
 
+def _notice_plain_key_file() -> None:
+    """Warn, once per data folder, that the key is a plain file beside the data."""
+    notice = plain_key_notice(paths(), _key_file())
+    if notice:
+        warn(notice)
+
+
 @click.group(name="key")
 def key() -> None:
     """Manage the key that encrypts sessions at rest (encryption.encrypt = true).
@@ -40,16 +47,25 @@ def key() -> None:
 
 
 @key.command(name="init")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Make a key even though sessions are sealed under a lost key (they stay unreadable).",
+)
 @json_option
-def init(as_json: bool) -> None:
+def init(force: bool, as_json: bool) -> None:
     """Make the encryption key (once; an existing key is never replaced).
+
+    Refused while sessions are encrypted under a key no store holds: import that key
+    with 'shellkeep key import FILE' instead.
 
     Example: shellkeep key init && shellkeep config set encryption.encrypt true
     """
-    report = init_key(paths(), _key_file())
+    report = init_key(paths(), _key_file(), force=force)
     _print_report(report, as_json, "created key")
     if not as_json:
         warn("back it up now with 'shellkeep key export FILE': without it encrypted sessions are lost")
+    _notice_plain_key_file()
 
 
 @key.command(name="status")
@@ -62,11 +78,16 @@ def status(as_json: bool) -> None:
     report = key_status(paths(), _key_file())
     if as_json:
         print_json(report)
-    elif report.current is None:
+        return
+    if report.current is None:
         click.echo(f"no key yet (it would go to {report.store}); run 'shellkeep key init'")
     else:
         count = len(report.keys)
         click.echo(f"current key {report.current} in {report.store} ({count} key{'' if count == 1 else 's'})")
+    if report.lost:
+        click.echo(f"missing: sessions are encrypted with {', '.join(report.lost)}; import it with 'shellkeep key import FILE'")
+    if report.beside_data and report.current is not None:
+        click.echo(f"warning: {plain_key_warning(report.store)}")
 
 
 @key.command(name="export")
@@ -105,6 +126,7 @@ def import_(file: str, make_current: bool, as_json: bool) -> None:
     except (OSError, UnicodeDecodeError) as exc:
         raise UserInputError(f"cannot read key file '{file}': {getattr(exc, 'strerror', None) or exc}") from exc
     report = import_keys(paths(), text, file, _key_file(), make_current=make_current)
+    _notice_plain_key_file()
     if as_json:
         print_json(report)
         return

@@ -2,7 +2,9 @@
 
 The loop serves the user's screen first: every read from the child is written to stdout
 in full before it is handed to the sink, and the sink never blocks the loop. The user's
-terminal is put in raw mode while the child runs and restored on every exit path.
+terminal is put in raw mode while the child runs and restored on every exit path; the
+modes the child switched on and left on (alternate screen, mouse, bracketed paste, hidden
+cursor, keyboard protocols: ``pty.modes``) are switched off on it when the relay ends.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shellkeep.pty.inject import SettledInjection
+from shellkeep.pty.modes import ModeTracker
 from shellkeep.pty.sink import Sink
 from shellkeep.termsize import TermSize
 
@@ -180,6 +183,7 @@ class Relay:
         self._status: int | None = None
         self._exit_at: float | None = None
         self._size: TermSize | None = None
+        self.modes = ModeTracker()
 
     # -- public ---------------------------------------------------------------------
 
@@ -187,7 +191,9 @@ class Relay:
         """Relay until the child exits and its output is drained; return how it ended.
 
         Blocks. Installs handlers for SIGWINCH, SIGCHLD, SIGTERM, SIGHUP, SIGINT and
-        SIGQUIT for its duration and puts them back afterwards.
+        SIGQUIT for its duration and puts them back afterwards. At the end, when stdout is
+        a terminal, the modes the child left on are switched off on it (``pty.modes``;
+        these bytes are the relay's, not the child's: the sink does not get them).
         """
         wake_r, wake_w = os.pipe()
         for fd in (wake_r, wake_w):
@@ -200,6 +206,7 @@ class Relay:
         try:
             self._loop(wake_r, on_signal)
         finally:
+            self._reset_modes()
             signal.set_wakeup_fd(old_wakeup)
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
@@ -222,6 +229,12 @@ class Relay:
         )
 
     # -- internals ------------------------------------------------------------------
+
+    def _reset_modes(self) -> None:
+        """Switch off on the user's terminal what the child switched on and left on."""
+        reset = self.modes.reset_bytes()
+        if reset and os.isatty(self.stdout_fd):
+            self._write_out(reset)
 
     def _on_signal(self, signum: int, _frame: object) -> None:
         self._signals.append(signum)
@@ -421,6 +434,7 @@ class Relay:
         """
         total = 0
         read, write_out, on_output, now = os.read, self._write_out, self.sink.on_output, self._now
+        track = self.modes.feed
         while total < _BURST_BYTES:
             try:
                 data = read(master, READ_SIZE)
@@ -432,6 +446,7 @@ class Relay:
                 return None if total == 0 else total
             total += len(data)
             write_out(data)
+            track(data)
             at = now()
             on_output(data, at)
             if injecting:

@@ -6,7 +6,7 @@ Format (shellkeep encrypted file, version 1). A 28-byte file header::
     version  1  1
     algo     1  1 = AES-256-GCM
     reserved 2  zero
-    key id   8  the key's id (``store.keys.key_id_of``)
+    key id   8  the key's id (``vault.keys.key_id_of``)
     file id  8  random, so a record cannot be moved from one file to another
 
 then records, each one ``write``/``flush`` of the writer::
@@ -35,14 +35,15 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, BinaryIO
 
-from shellkeep.errors import DataError, ShellkeepError
-from shellkeep.vault.keys import Key, KeyUnavailable
+from shellkeep.errors import DataError, KeyUnavailable, ShellkeepError
 from shellkeep.store.atomic import FileIdentity, file_identity, write_bytes_atomic
 from shellkeep.logs import get_logger
 from shellkeep.store.session import AGENT_FOLDER, CAST_FILE, EXCHANGES_FILE
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    from shellkeep.vault.keys import Key  # keys reads sealed headers (key_id_of_file): no import at run time
 
 
 log = get_logger(__name__)
@@ -312,7 +313,7 @@ class DecryptingReader(io.RawIOBase):
         super().close()
 
 
-KeyLookup = Callable[[str], Key]
+KeyLookup = Callable[[str], "Key"]
 """A key id → key function (``Vault.key``); raises KeyUnavailable for an unknown id."""
 
 
@@ -469,7 +470,7 @@ class _ListSink:
 
 
 SEARCH_FILE = "search.jsonl"
-"""An encrypted session's searchable text (``store/private_search.py``), kept beside it."""
+"""An encrypted session's searchable text (``archive/private_search.py``), kept beside it."""
 
 
 def private_files(folder: Path) -> list[Path]:

@@ -20,6 +20,12 @@ in one of these places, tried in this order:
 Reading looks for a key id in every place; writing (``init``, ``import``, ``rotate``) uses
 the first place that already holds keys, else the first place available. ``keyring`` is
 imported inside the functions that use it; a keyring call may block (a desktop unlock prompt).
+
+A first key is never made beside sessions sealed under a key that no store holds (a lost
+or deleted key file): ``init_key`` and ``current_key(create=True)`` read the key id in the
+header of every sealed file of the data folder (``vault.crypto.key_id_of_file``, a 28-byte
+read each) and raise ``KeyLost``, saying to import the old key. A key kept in a plain file
+inside the data folder is called out once per data folder (``plain_key_notice``).
 """
 
 from __future__ import annotations
@@ -36,10 +42,12 @@ from pathlib import Path
 from typing import Protocol
 
 from shellkeep.errors import DataError, ShellkeepError
+from shellkeep.errors import KeyUnavailable as KeyUnavailable  # raised by every reader of keys
 from shellkeep.store.atomic import write_bytes_atomic
 from shellkeep.store.paths import Paths, ensure_dir
 from shellkeep.logs import get_logger
-from shellkeep.store.session import iso, utc_now
+from shellkeep.store.session import iso, iter_session_folders, utc_now
+from shellkeep.vault.crypto import key_id_of_file, private_files
 
 log = get_logger(__name__)
 
@@ -50,8 +58,18 @@ KEYS_FORMAT = "shellkeep-keys"
 _ID_LABEL = b"shellkeep key id v1\x00"
 
 
-class KeyUnavailable(ShellkeepError):
-    """No key to encrypt with, or the key a file needs is in none of the key stores (exit 1)."""
+class KeyLost(KeyUnavailable):
+    """Sessions are sealed under keys no store holds: no new key is made beside them (exit 1)."""
+
+    def __init__(self, paths: Paths, lost: dict[str, int]) -> None:
+        ids = ", ".join(sorted(lost))
+        count = sum(lost.values())
+        super().__init__(
+            f"{count} session{'' if count == 1 else 's'} in {paths.home} {'is' if count == 1 else 'are'} encrypted "
+            f"with key{'' if len(lost) == 1 else 's'} {ids}, which no key store holds; import your key export with "
+            "'shellkeep key import FILE' (no new key was made; if it is lost for good: 'shellkeep key init --force')"
+        )
+        self.lost = lost
 
 
 @dataclass(frozen=True, slots=True)
@@ -327,12 +345,41 @@ def find_key(paths: Paths, key_id: str, key_file: str = "") -> Key:
     )
 
 
+def sealed_key_ids(paths: Paths) -> dict[str, int]:
+    """Return the key ids the data folder's sealed files are under, with how many sessions use each.
+
+    Reads the 28-byte header of each session's private files (``crypto.private_files``);
+    unreadable files are passed over. Raises DataError when the data folder is not a folder.
+    """
+    used: dict[str, int] = {}
+    for folder in iter_session_folders(paths, None):
+        ids = {key_id for path in private_files(folder) if (key_id := key_id_of_file(path)) is not None}
+        for key_id in ids:
+            used[key_id] = used.get(key_id, 0) + 1
+    return used
+
+
+def lost_key_ids(paths: Paths, key_file: str = "") -> dict[str, int]:
+    """Return the ids of keys sealed sessions need that no store holds, with their session counts."""
+    known = all_keys(paths, key_file)
+    return {key_id: n for key_id, n in sealed_key_ids(paths).items() if key_id not in known}
+
+
+def _refuse_beside_lost_keys(paths: Paths, key_file: str) -> None:
+    lost = lost_key_ids(paths, key_file)
+    if lost:
+        raise KeyLost(paths, lost)
+
+
 def current_key(paths: Paths, key_file: str = "", *, create: bool = False) -> Key:
     """Return the key new files are encrypted with.
 
     create: make and store a key when there is none anywhere (a first encrypted session),
-    logging where it went so the user can back it up.
-    Raises KeyUnavailable when there is none and ``create`` is False, or it cannot be stored.
+    logging where it went so the user can back it up; never beside sessions sealed under
+    a key no store holds (``KeyLost``: at record time the recording is then suspended and
+    nothing is stored in the clear).
+    Raises KeyUnavailable when there is none and ``create`` is False, or it cannot be stored;
+    KeyLost (a KeyUnavailable) as said.
     """
     store, found = primary_store(paths, key_file)
     key = found.current_key if found else None
@@ -340,12 +387,17 @@ def current_key(paths: Paths, key_file: str = "", *, create: bool = False) -> Ke
         return key
     if not create:
         raise KeyUnavailable("no encryption key yet; run 'shellkeep key init' (or 'shellkeep key import FILE')")
+    _refuse_beside_lost_keys(paths, key_file)
     key = new_key()
     try:
         store.save(merge_key_sets(found, KeySet(key.id, (key,)), make_current=True))
     except OSError as exc:
         raise KeyUnavailable(f"cannot store a new encryption key in {store.label}: {exc.strerror or exc}") from exc
     log.warning("created encryption key %s in %s; back it up with 'shellkeep key export'", key.id, store.label)
+    notice = plain_key_notice(paths, key_file)
+    if notice:
+        log.warning("%s", notice)
+    forget_cached_keys()
     return key
 
 
@@ -362,27 +414,79 @@ def all_keys(paths: Paths, key_file: str = "") -> dict[str, Key]:
 @dataclass(frozen=True, slots=True)
 class KeyReport:
     """What a key command did (``key ... --json``): ``store`` where the keys are, ``current``
-    id, ``keys`` every id held there, ``added`` ids new in this call."""
+    id, ``keys`` every id held there, ``added`` ids new in this call, ``beside_data`` the
+    store is a plain file inside the data folder, ``lost`` ids of keys sealed sessions
+    need that no store holds (``key status`` only)."""
 
     store: str
     current: str | None
     keys: tuple[str, ...]
     added: tuple[str, ...] = ()
+    beside_data: bool = False
+    lost: tuple[str, ...] = ()
 
 
-def _report(store: KeyStore, key_set: KeySet | None, added: Iterable[str] = ()) -> KeyReport:
+def _report(paths: Paths, store: KeyStore, key_set: KeySet | None, added: Iterable[str] = ()) -> KeyReport:
     return KeyReport(
         store=store.label,
         current=key_set.current if key_set else None,
         keys=tuple(k.id for k in key_set.keys) if key_set else (),
         added=tuple(added),
+        beside_data=is_beside_data(paths, store),
     )
 
 
-def init_key(paths: Paths, key_file: str = "") -> KeyReport:
+def is_beside_data(paths: Paths, store: KeyStore) -> bool:
+    """Return whether ``store`` is a plain key file inside the data folder (a copy of the
+    data, a backup or a synced folder, then holds the key that opens it)."""
+    if not isinstance(store, FileKeyStore):
+        return False
+    try:
+        return store.path.resolve().is_relative_to(paths.home.resolve())
+    except OSError:
+        return False
+
+
+NOTICE_FILE = "plain-key-file.noticed"
+"""Marker in ``<home>/keys/``: the plain key file beside the data was called out already."""
+
+
+def plain_key_notice(paths: Paths, key_file: str = "") -> str | None:
+    """Return the warning that the key is a plain file beside the data, once per data folder.
+
+    The first call that finds the primary store to be such a file returns the warning and
+    leaves a marker file (``NOTICE_FILE``); later calls return None, as they do when the
+    key is in the keyring or a file outside the data folder. Never raises.
+    """
+    try:
+        store, found = primary_store(paths, key_file)
+        marker = paths.home / "keys" / NOTICE_FILE
+        if found is None or not is_beside_data(paths, store) or marker.exists():
+            return None
+        ensure_dir(marker.parent)
+        marker.touch(mode=0o600)
+    except (OSError, ShellkeepError) as exc:
+        log.debug("no plain key file notice: %s", exc)
+        return None
+    return plain_key_warning(store.label)
+
+
+def plain_key_warning(where: str) -> str:
+    """Return the one-line warning about a key kept in a plain file beside the data (``where``: its path)."""
+    return (
+        f"the encryption key is a plain file inside the data folder ({where}): "
+        "a copy or backup of the folder opens its sessions; keep the key apart "
+        "(an OS keyring, or encryption.key_file outside the data folder)"
+    )
+
+
+def init_key(paths: Paths, key_file: str = "", *, force: bool = False) -> KeyReport:
     """Make the first key and store it (keyring where usable, else a 0600 key file).
 
-    Raises ShellkeepError when a key already exists (it is never replaced: files need it).
+    force: make it even beside sessions sealed under keys no store holds (they stay
+    unreadable until their key is imported).
+    Raises ShellkeepError when a key already exists (it is never replaced: files need it);
+    KeyLost when sealed sessions need a key no store holds and ``force`` is not set.
     """
     store, found = primary_store(paths, key_file)
     if found is not None and found.current:
@@ -390,6 +494,8 @@ def init_key(paths: Paths, key_file: str = "") -> KeyReport:
             f"an encryption key already exists ({found.current} in {store.label}); "
             "use 'shellkeep key rotate' to replace it"
         )
+    if not force:
+        _refuse_beside_lost_keys(paths, key_file)
     key = new_key()
     key_set = merge_key_sets(found, KeySet(key.id, (key,)), make_current=True)
     try:
@@ -397,7 +503,7 @@ def init_key(paths: Paths, key_file: str = "") -> KeyReport:
     except OSError as exc:
         raise ShellkeepError(f"cannot store the key in {store.label}: {exc.strerror or exc}") from exc
     forget_cached_keys()
-    return _report(store, key_set, (key.id,))
+    return _report(paths, store, key_set, (key.id,))
 
 
 def export_keys(paths: Paths, key_file: str = "") -> tuple[KeySet, KeyReport]:
@@ -411,7 +517,7 @@ def export_keys(paths: Paths, key_file: str = "") -> tuple[KeySet, KeyReport]:
         raise KeyUnavailable("no encryption key to export; run 'shellkeep key init' first")
     current = found.current if found else None
     key_set = KeySet(current, tuple(every.values()))
-    return key_set, _report(store, key_set)
+    return key_set, _report(paths, store, key_set)
 
 
 def import_keys(paths: Paths, text: str, where: str, key_file: str = "", *, make_current: bool = False) -> KeyReport:
@@ -431,10 +537,11 @@ def import_keys(paths: Paths, text: str, where: str, key_file: str = "", *, make
     except OSError as exc:
         raise ShellkeepError(f"cannot store the keys in {store.label}: {exc.strerror or exc}") from exc
     forget_cached_keys()
-    return _report(store, key_set, [k.id for k in extra.keys if k.id not in known])
+    return _report(paths, store, key_set, [k.id for k in extra.keys if k.id not in known])
 
 
 def key_status(paths: Paths, key_file: str = "") -> KeyReport:
-    """Return where the keys are and their ids (no secret)."""
+    """Return where the keys are, their ids (no secret) and the ids of lost keys sealed sessions need."""
     store, found = primary_store(paths, key_file)
-    return _report(store, found)
+    lost = tuple(sorted(lost_key_ids(paths, key_file)))
+    return dataclasses.replace(_report(paths, store, found), lost=lost)

@@ -125,8 +125,11 @@ def test_a_missing_key_is_one_line_exit_1_and_nothing_changes(home: Paths, tmp_p
     digest = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in files_under(folder)}
     key_file = home.home / "keys" / "keys.json"
     key_file.rename(tmp_path / "saved-keys.json")
-    # A different key is made: the session's key is still missing.
-    assert run_sk("key", "init").returncode == 0
+    # No second key beside the sealed session, unless forced: its key is still missing.
+    refused = run_sk("key", "init")
+    assert refused.returncode == 1 and "shellkeep key import FILE" in refused.stderr.decode(), refused.stderr
+    assert not key_file.exists()
+    assert run_sk("key", "init", "--force").returncode == 0
     for args in (("cat", "--last"), ("export", "--last", "--format", "txt"), ("redact", "--last")):
         result = run_sk(*args)
         err = result.stderr.decode()
@@ -252,3 +255,33 @@ def test_an_imported_recording_is_sealed_and_redacted_like_a_recorded_one(home: 
         assert b"plain words" not in data, path
     shown = run_sk("cat", session).stdout
     assert b"plain words [REDACTED:github-token] and more" in shown
+
+
+def test_recording_with_the_key_file_deleted_makes_no_second_key_and_stores_nothing_in_clear(
+    home: Paths, tmp_path: Path
+) -> None:
+    import shlex
+
+    from tests.helpers import PtyHarness, wait_for_background
+
+    run_sk("run", "--", sys.executable, "-c", CHILD)
+    wait_for_background(home)
+    key_file = home.home / "keys" / "keys.json"
+    old_key = json.loads(key_file.read_text())["current"]
+    key_file.unlink()
+    marker = "kiwi-" + "4d2a"  # built by the child: the command line in meta.json does not hold it
+    child = f"print('kiwi-' + '4d2a'); print('done')"
+    sk_cmd = " ".join(shlex.quote(a) for a in SK)
+    h = PtyHarness.start(["/bin/sh", "-c", f"{sk_cmd} run -- {shlex.quote(sys.executable)} -c {shlex.quote(child)}; echo rc=$?"])
+    h.finish()
+    screen = bytes(h.output).decode("utf-8", "replace")
+    assert marker in screen and "rc=0" in screen, screen  # the program ran and was relayed
+    assert screen.count("recording suspended") == 1, screen
+    assert "shellkeep key import FILE" in screen and old_key in screen, screen
+    assert not key_file.exists()  # no second key was made
+    wait_for_background(home)
+    newest = session_folders(home)[-1].parent
+    for path in home.home.rglob("*"):
+        if path.is_file():
+            assert marker.encode() not in path.read_bytes(), path  # nothing stored in the clear
+    assert key_id_of_file(newest / "session.cast") is None and (newest / "session.cast").stat().st_size == 0

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ from shellkeep.vault.crypto import SEARCH_FILE, is_encrypted, split_records, wri
 from shellkeep.vault.keys import current_key, forget_cached_keys  # noqa: E402
 from shellkeep.store.paths import Paths  # noqa: E402
 from shellkeep.vault.access import Vault  # noqa: E402
-from shellkeep.archive.private_search import load_content, parse_query, save_content, search_private  # noqa: E402
+from shellkeep.archive.private_search import load_content, save_content, search_private  # noqa: E402
 from shellkeep.store.session import SessionMeta  # noqa: E402
 
 from tests.unit.store.factory import make_session  # noqa: E402
@@ -27,17 +26,7 @@ CHUNKS = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def no_os_keyring(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    import keyring
-    import keyring.backends.null
-
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
-    previous = keyring.get_keyring()
-    keyring.set_keyring(keyring.backends.null.Keyring())  # type: ignore[no-untyped-call]
-    forget_cached_keys()
-    yield
-    keyring.set_keyring(previous)
+pytestmark = pytest.mark.usefixtures("no_os_keyring")  # tests/conftest.py
 
 
 def encrypted_session(home: Paths, root: Path, n: int) -> SessionMeta:
@@ -98,9 +87,11 @@ def test_a_session_whose_key_is_missing_is_skipped(home: Paths, tmp_path: Path) 
     assert search_private(Vault(home), [meta], "pineapple") == []
 
 
-def test_an_empty_query_is_a_user_error() -> None:
+def test_an_empty_query_is_a_user_error(home: Paths, tmp_path: Path) -> None:
+    meta = encrypted_session(home, tmp_path / "p", 1)
+    save_content(meta, CHUNKS, Vault(home))
     with pytest.raises(UserInputError):
-        parse_query(' "" * ')
+        search_private(Vault(home), [meta], ' "" * ')
 
 
 
@@ -134,3 +125,80 @@ def test_the_index_keeps_an_encrypted_sessions_row_only_and_search_merges_its_hi
         assert conn.execute("PRAGMA secure_delete").fetchone()[0] == 1  # deleted rows are zeroed
     finally:
         conn.close()
+
+
+SAME_EVENTS = [
+    (0.5, "o", "$ make serve\r\n"),
+    (1.0, "o", "le café est prêt\r\n"),
+    (1.5, "o", "server error: connection refused on port 8080\r\n"),
+    (1.7, "o", "│ İstanbul build │ foo bar │ Straße │ naïve-cache-key\r\n"),
+    (2.0, "m", "deploy café"),
+]
+SAME_EXCHANGES = [{"prompt": "fix the connection refused error in café.py", "answer": "done: restarted the server"}]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "cafe", "CAFÉ", '"connection refused"', "conn*", "deploy OR restarted", "server NOT restarted", "cafe port",
+        "istanbul", "foo_bar", "naive-cache-key", "strasse OR straße", "prêt",
+    ],
+    ids=[
+        "accent-folded", "upper-accented", "phrase", "prefix", "or", "not", "two-words",
+        "dotted-capital-i", "underscore-splits", "hyphenated-phrase", "sharp-s", "accented-query",
+    ],
+)
+def test_a_plain_and_an_encrypted_session_with_the_same_text_give_the_same_hits(
+    home: Paths, tmp_path: Path, query: str
+) -> None:
+    import json
+
+    from shellkeep.archive import index as ix
+
+    root = tmp_path / "p"
+    plain = make_session(home, root, 1, events=SAME_EVENTS, exchanges=SAME_EXCHANGES)
+    sealed = make_session(home, root, 2, events=SAME_EVENTS, exchanges=SAME_EXCHANGES)
+    key = current_key(home, create=True)
+    for path in (Path(sealed.cast), sealed.folder / "exchanges.jsonl"):
+        write_records_atomic(path, split_records(path.read_bytes()), key)
+    assert json.loads((sealed.folder / "meta.json").read_text())["id"] == sealed.id
+
+    hits = ix.search(home, ix.SearchRequest(query, limit=50))
+
+    def of(meta: SessionMeta) -> list[tuple[object, ...]]:
+        return sorted(
+            (h.kind, h.exchange, h.time, h.snippet, tuple(map(tuple, h.highlights)))
+            for h in hits
+            if h.session_id == meta.id
+        )
+
+    assert of(plain), f"no hit for {query!r}"
+    assert of(sealed) == of(plain)
+    assert is_encrypted(sealed.folder / SEARCH_FILE)
+
+
+TRICKY_TEXTS = [
+    "le café est prêt", "LE CAFÉ", "cafe\u0301 decomposed", "re\u0301sume\u0301 decomposed", "│ İstanbul │", "foo bar", "foo_bar", "Straße", "strasse",
+    "naïve-cache-key", "naive cache key", "ﬁle ligature", "ＦＵＬＬ width", "Ǆungla", "plain ascii words", "x42y 42",
+    "connection refused", "refused connection", "Ørsted", "łódź", "привет мир", "日本語テキスト",
+]
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["cafe", "resume", "CAFÉ", "istanbul", "foo_bar", "naive-cache-key", "strasse", "file", "full", "dzungla", "42",
+     '"connection refused"', "conn* OR mir", "orsted", "lodz", "привет", "テキスト", "refused NOT foo"],
+)
+def test_the_chunks_left_out_of_the_memory_index_could_not_have_matched(query: str) -> None:
+    from shellkeep.archive.fts import could_match, fts_query, memory_index
+
+    keep = could_match(query)
+    conn = memory_index()
+    try:
+        conn.executemany("INSERT INTO chunks (session_id, kind, time_s, text) VALUES ('s', 'transcript', 0, ?)", [(t,) for t in TRICKY_TEXTS])
+        matched = {row[0] for row in conn.execute("SELECT c.text FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ?", (fts_query(query),))}
+    finally:
+        conn.close()
+    assert keep is None or all(keep(text) for text in matched), sorted(t for t in matched if keep and not keep(t))
+    if keep is not None:
+        assert not all(keep(text) for text in TRICKY_TEXTS)  # it does leave chunks out

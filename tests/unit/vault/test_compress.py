@@ -6,7 +6,6 @@ import dataclasses
 import io
 import os
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,23 +26,7 @@ EVENTS = [(0.1 * i, "o", f"\x1b[2K\x1b[1G⠋ Thinking… ({i}s · esc to interru
 ]
 
 
-@pytest.fixture(autouse=True)
-def no_os_keyring(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    from shellkeep.vault.keys import forget_cached_keys
-
-    try:
-        import keyring
-        import keyring.backends.null
-    except ImportError:  # encryption's dependencies not installed: its test skips
-        yield
-        return
-
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
-    previous = keyring.get_keyring()
-    keyring.set_keyring(keyring.backends.null.Keyring())  # type: ignore[no-untyped-call]
-    forget_cached_keys()
-    yield
-    keyring.set_keyring(previous)
+pytestmark = pytest.mark.usefixtures("no_os_keyring")  # tests/conftest.py
 
 
 def session(home: Paths, tmp_path: Path) -> SessionMeta:

@@ -12,7 +12,6 @@ import hashlib
 import json
 import os
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -58,16 +57,7 @@ from tests.unit.store.factory import make_session  # noqa: E402
 HEADER_LINE = b'{"version": 2, "width": 80, "height": 24}\n'
 
 
-@pytest.fixture(autouse=True)
-def no_os_keyring(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Never touch the developer's real keyring; start every test with an empty key cache."""
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
-    previous = keyring.get_keyring()
-    keyring.set_keyring(keyring.backends.null.Keyring())  # type: ignore[no-untyped-call]
-    forget_cached_keys()
-    yield
-    keyring.set_keyring(previous)
-    forget_cached_keys()
+pytestmark = pytest.mark.usefixtures("no_os_keyring")  # tests/conftest.py
 
 
 def event_line(i: int) -> bytes:
