@@ -1,10 +1,19 @@
-"""Find the git work tree a directory is in, from the file system alone (git is not run)."""
+"""Find the git work tree a directory is in and tell which repository it is.
+
+``git_root`` and ``origin_remote`` read the file system alone (git is not run), so that
+recording start-up stays cheap; ``root_commit`` runs git once. A repository's identity is
+its origin remote, normalised (``github.com/owner/repo``), and its root commit: both stay
+the same when the work tree is moved or renamed.
+"""
 
 from __future__ import annotations
 
+import os
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["git_root"]
+__all__ = ["GitIdentity", "git_root", "normalise_remote", "origin_remote", "root_commit"]
 
 
 def git_root(cwd: Path) -> Path | None:
@@ -17,3 +26,144 @@ def git_root(cwd: Path) -> Path | None:
         if (directory / ".git").exists():
             return directory
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class GitIdentity:
+    """Which repository a work tree holds, wherever it is on disk.
+
+    remote: the origin remote's URL, normalised by ``normalise_remote`` (None: no origin).
+    root_commit: the 40-hex root commit of HEAD's first-parent history (None: not known yet,
+    or no commit).
+    """
+
+    remote: str | None
+    root_commit: str | None = None
+
+    def to_json(self) -> dict[str, str | None]:
+        """Return ``{"remote", "root_commit"}`` (meta.json's ``git_identity``)."""
+        return {"remote": self.remote, "root_commit": self.root_commit}
+
+    @classmethod
+    def from_json(cls, data: object) -> GitIdentity | None:
+        """Build from what ``to_json`` returned; None for anything else or an empty identity."""
+        if not isinstance(data, dict):
+            return None
+        remote, root = data.get("remote"), data.get("root_commit")
+        identity = cls(remote if isinstance(remote, str) and remote else None, root if isinstance(root, str) and root else None)
+        return identity if identity.remote or identity.root_commit else None
+
+    def matches(self, other: GitIdentity) -> bool:
+        """Return whether ``other`` is the same repository.
+
+        The root commits must be equal where both are known, and so must the remotes; at
+        least one of the two must be known on both sides (a fork shares its root commit
+        but not its remote; a remote-less clone is known by its root commit alone).
+        """
+        compared = False
+        for mine, theirs in ((self.root_commit, other.root_commit), (self.remote, other.remote)):
+            if mine and theirs:
+                if mine != theirs:
+                    return False
+                compared = True
+        return compared
+
+
+def _git_dir(root: Path) -> Path | None:
+    """Return the git directory shared by the work tree at ``root`` (its ``commondir`` for a worktree)."""
+    dot_git = root / ".git"
+    if dot_git.is_dir():
+        git_dir = dot_git
+    else:
+        try:
+            text = dot_git.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+        if not text.startswith("gitdir:"):
+            return None
+        git_dir = (root / text[len("gitdir:") :].strip()).resolve()
+    try:
+        common = (git_dir / "commondir").read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return git_dir
+    return (git_dir / common).resolve()
+
+
+_SECTION = r'^\s*\[\s*remote\s+"((?:[^"\\]|\\.)*)"\s*\]'  # patterns, compiled (and cached) by re at first use
+_ANY_SECTION = r"^\s*\["
+_URL = r"(?i)^\s*url\s*=\s*(.*?)\s*$"
+
+
+def origin_remote(root: Path) -> str | None:
+    """Return the normalised URL of the ``origin`` remote of the work tree at ``root``, or None.
+
+    Reads the repository's ``config`` file (git-config(1) syntax; the first ``url`` of
+    ``[remote "origin"]``, else of the only remote there is); git is not run. Never raises.
+    """
+    git_dir = _git_dir(root)
+    if git_dir is None:
+        return None
+    try:
+        lines = (git_dir / "config").read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    urls: dict[str, str] = {}
+    remote: str | None = None
+    for line in lines:
+        section = re.match(_SECTION, line)
+        if section:
+            remote = section.group(1)
+            continue
+        if re.match(_ANY_SECTION, line):
+            remote = None
+            continue
+        url = re.match(_URL, line)
+        if remote is not None and url and remote not in urls:
+            urls[remote] = url.group(1).strip('"')
+    chosen = urls.get("origin") or (next(iter(urls.values())) if len(urls) == 1 else None)
+    return normalise_remote(chosen) if chosen else None
+
+
+def normalise_remote(url: str) -> str:
+    """Return ``url`` as ``host/path``: the same repository by https, ssh or scp-like syntax.
+
+    ``git@github.com:Owner/repo.git``, ``https://user@github.com/Owner/repo`` and
+    ``ssh://git@github.com:22/Owner/repo.git/`` all give ``github.com/Owner/repo`` (the host
+    lower-cased, the user, port, ``.git`` and trailing slashes dropped). A local path
+    stays a path, made absolute-looking (``file://`` removed).
+    """
+    from urllib.parse import urlsplit
+
+    text = url.strip()
+    if "://" in text:
+        parts = urlsplit(text)
+        host, path = (parts.hostname or "").lower(), parts.path
+    elif re.match(r"^[^/]+:", text) and not os.path.isabs(text):  # scp-like: [user@]host:path
+        host, _, path = text.partition(":")
+        host = host.rpartition("@")[2].lower()
+    else:
+        host, path = "", text
+    path = re.sub(r"(?:\.git)?/*$", "", path.rstrip("/"))
+    return f"{host}/{path.lstrip('/')}" if host else "/" + path.lstrip("/")
+
+
+def root_commit(root: Path, *, timeout_s: float = 10.0) -> str | None:
+    """Return the root commit of HEAD's first-parent history in the work tree at ``root``, or None.
+
+    Runs ``git rev-list --first-parent --max-parents=0 HEAD`` (blocks for it: milliseconds
+    with a commit-graph, longer in a large repository without one). None outside a work
+    tree, without commits, or when git is missing or slow. Never raises.
+    """
+    import subprocess
+
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), "rev-list", "--first-parent", "--max-parents=0", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commits = out.stdout.split()
+    return commits[-1] if out.returncode == 0 and commits else None
