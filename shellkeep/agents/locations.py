@@ -126,9 +126,11 @@ def shown_on_screen(prompts: Iterable[str], screen_text: str) -> bool:
     """Return whether one of ``prompts`` is on the screen (the start of it, whitespace collapsed).
 
     This tells two conversations of one agent in one folder apart when the agent cannot be
-    given an id: each session's screen shows the prompts typed in it. Empty prompts never match.
+    given an id: each session's screen shows the prompts typed in it. Box-drawing
+    characters (the borders a TUI draws around a wrapped prompt) are left out of the
+    comparison. Empty prompts never match.
     """
-    screen = " ".join(re.sub(_ESCAPE, "", screen_text).split())
+    screen = " ".join(re.sub(r"[\u2500-\u259f]", " ", re.sub(_ESCAPE, "", screen_text)).split())
     for prompt in prompts:
         start = " ".join(prompt.split())[:SHOWN_PROMPT_CHARS]
         if start and start in screen:
