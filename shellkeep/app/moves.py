@@ -27,7 +27,8 @@ from shellkeep.app.context import Context
 from shellkeep.app.conversation import adapter_of
 from shellkeep.archive.index import GitProject, git_projects
 from shellkeep.errors import ShellkeepError, UserInputError
-from shellkeep.gitinfo import GitIdentity, git_root, origin_remote, root_commit
+from shellkeep.gitidentity import GitIdentity, root_commit
+from shellkeep.gitinfo import git_root, origin_remote
 from shellkeep.logs import get_logger
 from shellkeep.store.paths import ensure_dir, project_key
 from shellkeep.store.session import SessionMeta, list_sessions, write_meta

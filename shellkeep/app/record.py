@@ -29,7 +29,7 @@ from pathlib import Path
 from shellkeep import __version__
 from shellkeep.asciicast.model import Header
 from shellkeep.errors import AgentNotFound, ShellkeepError
-from shellkeep.gitinfo import GitIdentity, origin_remote
+from shellkeep.gitinfo import origin_remote
 from shellkeep.pty.relay import DEFAULT_SIZE, RawMode, Relay, RelayResult, SpawnError, find_program, spawn, terminal_size
 from shellkeep.store.paths import FILE_MODE, PROJECT_FILE_NAME, Paths, git_state, project_key, project_root_of
 from shellkeep.store.session import (
@@ -569,7 +569,7 @@ def _git_identity(project_root: Path) -> dict[str, object]:
     The root commit needs a git process: the upkeep after the session adds it
     (``app.moves.complete_git_identity``), so that start-up runs no extra process.
     """
-    return dict(GitIdentity(origin_remote(project_root)).to_json())
+    return {"remote": origin_remote(project_root), "root_commit": None}  # gitidentity.GitIdentity's JSON
 
 
 def _text_redactor(settings: RecordSettings) -> Callable[[str], str]:

@@ -40,7 +40,7 @@ from shellkeep.archive.private_search import is_private, save_content, search_pr
 from shellkeep.archive.timeline import Marker, exchange_offset_s
 from shellkeep.asciicast.model import Event
 from shellkeep.errors import DataError, ShellkeepError, UserInputError
-from shellkeep.gitinfo import GitIdentity
+from shellkeep.gitidentity import GitIdentity
 from shellkeep.logs import get_logger
 from shellkeep.store.paths import FILE_MODE, Paths, ensure_dir
 from shellkeep.store.session import META_FILE, Recover, SessionMeta, Status, is_interrupted, list_sessions, parse_iso, read_meta

@@ -28,7 +28,8 @@ import subprocess
 
 import pytest
 
-from shellkeep.gitinfo import GitIdentity, normalise_remote, origin_remote, root_commit
+from shellkeep.gitidentity import GitIdentity, root_commit
+from shellkeep.gitinfo import normalise_remote, origin_remote
 
 
 @pytest.mark.parametrize(
