@@ -190,6 +190,14 @@ class CommandAdapter:
             return None
         return layout.expected_path(session.session_id)
 
+    def resume_argv_in(self, argv: Sequence[str], cwd: Path) -> list[str]:
+        """Return a native resume ``argv`` to run in ``cwd``, a directory other than the session's.
+
+        Unchanged by default; an agent that asks which directory to use when a conversation
+        was recorded in another one (Codex) is told ``cwd`` on its command line.
+        """
+        return list(argv)
+
     def resume_words(self, session: AgentSession) -> list[str]:
         """Return the arguments that resume ``session`` (``["--resume", id]``); subclasses override."""
         return ["--resume", session.session_id or ""]

@@ -49,6 +49,7 @@ _RESUME_SUBCOMMANDS = frozenset({"resume", "fork"})
 _LAST = Option(("--last",))
 _ALL = Option(("--all",))
 _IMAGE = Option(("--image", "-i"), Arity.MANY)
+_CD = Option(("--cd", "-C"), Arity.ONE)
 
 _GRAMMAR = Grammar(
     options=(
@@ -57,6 +58,7 @@ _GRAMMAR = Grammar(
         _LAST,
         _ALL,
         _IMAGE,
+        _CD,
         *(
             Option(names, Arity.ONE)
             for names in (
@@ -65,7 +67,6 @@ _GRAMMAR = Grammar(
                 ("--profile", "-p"),
                 ("--sandbox", "-s"),
                 ("--ask-for-approval", "-a"),
-                ("--cd", "-C"),
                 ("--local-provider",),
                 ("--enable",),
                 ("--disable",),
@@ -382,6 +383,17 @@ class CodexAdapter(CommandAdapter):
         kept = rebuild(tokens, (_LAST, _ALL), drop_positionals=True)
         return [*cmd.prefix, *kept, *self.resume_words(session)]
 
+
+    def resume_argv_in(self, argv: Sequence[str], cwd: Path) -> list[str]:
+        """Return ``codex --cd <cwd> ... resume <id>``: the user's own ``--cd`` replaced.
+
+        ``codex resume`` in a directory other than the thread's recorded cwd asks first
+        ("Working directory · resume", defaulting to the thread's directory, which may be
+        gone); a working directory given on the command line is taken without asking.
+        """
+        cmd = self.command(argv)
+        kept = rebuild(tokenize(cmd.args, self.grammar), (_CD,))
+        return [*cmd.prefix, "--cd", str(cwd), *kept]
 
     def fresh_argv(self, original_argv: Sequence[str]) -> list[str]:
         """Return ``codex <the user's options>``: a resume/fork subcommand and the prompt dropped."""

@@ -229,6 +229,8 @@ def plan_resume(
         except Exception as exc:  # noqa: BLE001 - an adapter bug falls back to re-injection
             log.warning("could not build the native resume of %s: %s", meta.id, exc)
             native = None
+    if native and str(cwd) != meta.cwd and isinstance(adapter, CommandAdapter):
+        native = adapter.resume_argv_in(native, cwd)  # the agent must not ask for the old directory
     if native:
         return ResumePlan(
             meta, ResumeMode.NATIVE, tuple(native), cwd, meta.agent, recent, None, settle_s, note, env_updates
