@@ -177,6 +177,27 @@ class CommandAdapter:
             hinted_id=None if self.resume_hint is None else find_in_screen(screen_text, self.resume_hint),
         )
 
+    def transcript_path_in(self, session: AgentSession, cwd: Path, env: Mapping[str, str]) -> Path | None:
+        """Return where the agent, started in ``cwd``, looks for ``session``'s transcript, or None.
+
+        For an agent that keys its store by directory (Claude Code's
+        ``projects/<dash-encoded cwd>/<id>.jsonl``) this differs from ``session.transcript``
+        once the project was moved; for one that does not, it is the same file. None when
+        it is not known (no layout, no id).
+        """
+        layout = self.transcript_layout(cwd, env)
+        if layout is None or session.session_id is None:
+            return None
+        return layout.expected_path(session.session_id)
+
+    def resume_argv_in(self, argv: Sequence[str], cwd: Path) -> list[str]:
+        """Return a native resume ``argv`` to run in ``cwd``, a directory other than the session's.
+
+        Unchanged by default; an agent that asks which directory to use when a conversation
+        was recorded in another one (Codex) is told ``cwd`` on its command line.
+        """
+        return list(argv)
+
     def resume_words(self, session: AgentSession) -> list[str]:
         """Return the arguments that resume ``session`` (``["--resume", id]``); subclasses override."""
         return ["--resume", session.session_id or ""]

@@ -30,6 +30,7 @@ from shellkeep.agents.locations import (
     mtime_at,
     newest,
     same_dir,
+    shown_on_screen,
 )
 from shellkeep.agents.records import (
     ExchangeBuilder,
@@ -49,6 +50,7 @@ _RESUME_SUBCOMMANDS = frozenset({"resume", "fork"})
 _LAST = Option(("--last",))
 _ALL = Option(("--all",))
 _IMAGE = Option(("--image", "-i"), Arity.MANY)
+_CD = Option(("--cd", "-C"), Arity.ONE)
 
 _GRAMMAR = Grammar(
     options=(
@@ -57,6 +59,7 @@ _GRAMMAR = Grammar(
         _LAST,
         _ALL,
         _IMAGE,
+        _CD,
         *(
             Option(names, Arity.ONE)
             for names in (
@@ -65,7 +68,6 @@ _GRAMMAR = Grammar(
                 ("--profile", "-p"),
                 ("--sandbox", "-s"),
                 ("--ask-for-approval", "-a"),
-                ("--cd", "-C"),
                 ("--local-provider",),
                 ("--enable",),
                 ("--disable",),
@@ -302,11 +304,18 @@ class CodexAdapter(CommandAdapter):
     ) -> AgentSession | None:
         """Return the thread ``launch`` ran in ``cwd``.
 
-        In order: a rollout that started after ``started_at`` whose ``session_meta.cwd`` is
-        ``cwd`` (newest); the thread named by ``codex resume <id|name>``; the ``codex resume
-        <id>`` hint on the last screen; a rollout in ``cwd`` written after ``started_at``.
+        Codex takes no id up front, and its rollouts are written by a shared app-server
+        daemon (Codex 0.171), not by the process shellkeep started, so the thread is matched
+        by what this session showed. In order: the ``codex resume <id>`` hint Codex printed
+        on exit; among the rollouts of ``cwd`` that started after ``started_at``, the one whose
+        prompts are on this session's last screen (``shown_on_screen``), else, when none or
+        several are, the newest; the thread named by ``codex resume <id|name>``; a rollout in
+        ``cwd`` written after ``started_at`` (a continued thread).
         """
         home = codex_home(env)
+        hinted = find_in_screen(screen_text, rf"codex resume ({UUID_PATTERN})")
+        if hinted is not None:
+            return AgentSession(agent=self.name, session_id=hinted, transcript=find_rollout(home, hinted))
         recent = self._recent_rollouts(home, started_at)
         fresh: list[tuple[datetime, str, Path]] = []
         touched: list[tuple[str, Path]] = []
@@ -322,19 +331,25 @@ class CodexAdapter(CommandAdapter):
             if is_new(begun, started_at):
                 fresh.append((begun or started_at, thread_id, path))
             touched.append((thread_id, path))
+        if len(fresh) > 1:  # two sessions in one folder: the one whose prompts this screen shows
+            shown = [item for item in fresh if shown_on_screen(self._prompts(item[2]), screen_text)]
+            fresh = shown or fresh
         if fresh:
             _, thread_id, path = max(fresh, key=lambda item: item[0])
             return AgentSession(agent=self.name, session_id=thread_id, transcript=path)
-        for candidate in (launch.agent_session_id, find_in_screen(screen_text, rf"codex resume ({UUID_PATTERN})")):
-            if candidate is None:
-                continue
-            thread_id = candidate if re.fullmatch(UUID_PATTERN, candidate) else _thread_id_by_name(home, candidate)
+        named = launch.agent_session_id
+        if named is not None:
+            thread_id = named if re.fullmatch(UUID_PATTERN, named) else _thread_id_by_name(home, named)
             if thread_id is not None:
                 return AgentSession(agent=self.name, session_id=thread_id, transcript=find_rollout(home, thread_id))
         if touched:
             thread_id, path = touched[0]
             return AgentSession(agent=self.name, session_id=thread_id, transcript=path)
         return None
+
+    def _prompts(self, rollout: Path, limit: int = 3) -> list[str]:
+        """Return the last ``limit`` prompts of a rollout (the ones likeliest still on screen)."""
+        return [e.prompt for e in jsonl.read_exchanges(rollout, CODEX_FORMAT, limit, self.name)]
 
     def _recent_rollouts(self, home: Path, started_at: datetime) -> list[Path]:
         """Return rollouts in the date folders since ``started_at`` written after it, newest first.
@@ -370,6 +385,17 @@ class CodexAdapter(CommandAdapter):
         kept = rebuild(tokens, (_LAST, _ALL), drop_positionals=True)
         return [*cmd.prefix, *kept, *self.resume_words(session)]
 
+
+    def resume_argv_in(self, argv: Sequence[str], cwd: Path) -> list[str]:
+        """Return ``codex --cd <cwd> ... resume <id>``: the user's own ``--cd`` replaced.
+
+        ``codex resume`` in a directory other than the thread's recorded cwd asks first
+        ("Working directory · resume", defaulting to the thread's directory, which may be
+        gone); a working directory given on the command line is taken without asking.
+        """
+        cmd = self.command(argv)
+        kept = rebuild(tokenize(cmd.args, self.grammar), (_CD,))
+        return [*cmd.prefix, "--cd", str(cwd), *kept]
 
     def fresh_argv(self, original_argv: Sequence[str]) -> list[str]:
         """Return ``codex <the user's options>``: a resume/fork subcommand and the prompt dropped."""

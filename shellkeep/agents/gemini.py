@@ -290,6 +290,13 @@ class GeminiAdapter(CommandAdapter):
             expected_path=lambda session_id: None,
         )
 
+    def transcript_path_in(self, session: AgentSession, cwd: Path, env: Mapping[str, str]) -> Path | None:
+        """Return the chat file of the same name in ``cwd``'s likeliest chats folder, or None."""
+        folders = self.chat_dirs(cwd, env)
+        if not folders or session.transcript is None:
+            return None
+        return folders[0] / session.transcript.name
+
     def resume_words(self, session: AgentSession) -> list[str]:
         """Return ``["-r", <id>]``."""
         return ["-r", session.session_id or ""]

@@ -24,6 +24,7 @@ __all__ = [
     "mtime_at",
     "newest",
     "same_dir",
+    "shown_on_screen",
     "xdg_data_home",
 ]
 
@@ -115,3 +116,23 @@ def find_in_screen(screen_text: str, pattern: str) -> str | None:
         if matches:
             return matches[-1].group(1)
     return None
+
+
+SHOWN_PROMPT_CHARS = 40
+"""How much of a prompt's start ``shown_on_screen`` compares (a long prompt is wrapped or cut on screen)."""
+
+
+def shown_on_screen(prompts: Iterable[str], screen_text: str) -> bool:
+    """Return whether one of ``prompts`` is on the screen (the start of it, whitespace collapsed).
+
+    This tells two conversations of one agent in one folder apart when the agent cannot be
+    given an id: each session's screen shows the prompts typed in it. Box-drawing
+    characters (the borders a TUI draws around a wrapped prompt) are left out of the
+    comparison. Empty prompts never match.
+    """
+    screen = " ".join(re.sub(r"[\u2500-\u259f]", " ", re.sub(_ESCAPE, "", screen_text)).split())
+    for prompt in prompts:
+        start = " ".join(prompt.split())[:SHOWN_PROMPT_CHARS]
+        if start and start in screen:
+            return True
+    return False

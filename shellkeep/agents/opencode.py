@@ -22,7 +22,7 @@ from urllib.parse import quote
 from shellkeep.agents.adapter import HELP, VERSION, CommandAdapter
 from shellkeep.agents.argv import Arity, Grammar, Option
 from shellkeep.agents.base import AgentSession, Exchange, Launch, Usage
-from shellkeep.agents.locations import CLOCK_SLACK, find_in_screen, xdg_data_home
+from shellkeep.agents.locations import CLOCK_SLACK, find_in_screen, shown_on_screen, xdg_data_home
 from shellkeep.agents.records import ExchangeBuilder, JsonObject, as_dict, as_int, as_str, dig, last
 from shellkeep.logs import get_logger
 
@@ -153,26 +153,34 @@ class OpenCodeAdapter(CommandAdapter):
     ) -> AgentSession | None:
         """Return the session ``launch`` ran in ``cwd``.
 
-        In order: the newest top-level session created after ``started_at`` whose
-        ``directory`` is ``cwd``; the ``-s <id>`` the user gave; the ``opencode -s ses_…``
-        hint on the last screen; the session of ``cwd`` last updated after ``started_at``
-        (``--continue``). The transcript is the database holding the session.
+        OpenCode takes no id up front and every session shares one database, so the session
+        is matched by what this one showed. In order: the ``opencode -s ses_…`` hint on the
+        last screen; among the top-level sessions of ``cwd`` created after ``started_at``,
+        the one whose prompts the last screen shows (``shown_on_screen``), else, when none
+        or several do, the newest; the ``-s <id>`` the user gave; the session of ``cwd``
+        last updated after ``started_at`` (``--continue``). The transcript is the database
+        holding the session.
         """
         databases = database_paths(env)
         since = _ms(started_at - CLOCK_SLACK)
         directories = sorted({str(cwd), str(cwd.resolve())})
         marks = ",".join("?" * len(directories))
+        hinted = find_in_screen(screen_text, r"opencode (?:-s|--session)[ =](ses_[A-Za-z0-9]+)")
         for path in databases:
-            found = self._query_one(
+            fresh = self._query_all(
                 path,
                 f"SELECT id FROM session WHERE directory IN ({marks}) AND parent_id IS NULL "
-                "AND time_created >= ? ORDER BY time_created DESC LIMIT 1",
+                "AND time_created >= ? ORDER BY time_created DESC",
                 (*directories, since),
             )
-            if found is not None:
-                return AgentSession(agent=self.name, session_id=found, transcript=path)
-        hinted = find_in_screen(screen_text, r"opencode (?:-s|--session)[ =](ses_[A-Za-z0-9]+)")
-        for candidate in (launch.agent_session_id, hinted):
+            if hinted in fresh:
+                break  # the hint below names it
+            if len(fresh) > 1:  # two sessions in one folder: the one whose prompts this screen shows
+                shown = [i for i in fresh if shown_on_screen(self._prompts(path, i), screen_text)]
+                fresh = shown or fresh
+            if fresh:
+                return AgentSession(agent=self.name, session_id=fresh[0], transcript=path)
+        for candidate in (hinted, launch.agent_session_id):
             if candidate is None:
                 continue
             for path in databases:
@@ -190,20 +198,30 @@ class OpenCodeAdapter(CommandAdapter):
                 return AgentSession(agent=self.name, session_id=found, transcript=path)
         return None
 
-    def _query_one(self, path: Path, query: str, params: Sequence[object]) -> str | None:
-        """Return the first column of the first row of ``query``, or None (also when unreadable)."""
+    def _prompts(self, path: Path, session_id: str, limit: int = 3) -> list[str]:
+        """Return the last ``limit`` prompts of a session (the ones likeliest still on screen)."""
+        session = AgentSession(agent=self.name, session_id=session_id, transcript=path)
+        return [e.prompt for e in self.read_exchanges(session, limit)]
+
+    def _query_all(self, path: Path, query: str, params: Sequence[object]) -> list[str]:
+        """Return the first column of every row of ``query``, or [] (also when unreadable)."""
         import sqlite3
 
         try:
             connection = _connect(path)
             try:
-                row = connection.execute(query, tuple(params)).fetchone()
+                rows = connection.execute(query, tuple(params)).fetchall()
             finally:
                 connection.close()
         except sqlite3.Error as exc:
             log.warning("cannot read opencode database %s: %s", path, exc)
-            return None
-        return None if row is None else str(row[0])
+            return []
+        return [str(row[0]) for row in rows]
+
+    def _query_one(self, path: Path, query: str, params: Sequence[object]) -> str | None:
+        """Return the first column of the first row of ``query``, or None (also when unreadable)."""
+        found = self._query_all(path, query, params)
+        return found[0] if found else None
 
     def resume_words(self, session: AgentSession) -> list[str]:
         """Return ``["-s", <ses_…>]``."""

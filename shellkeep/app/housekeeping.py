@@ -1,4 +1,4 @@
-"""Upkeep after a session has ended: compress its recording, index it, automatic gc.
+"""Upkeep after a session has ended: its git root commit, exchanges, compression, index, automatic gc.
 
 Compression and indexing take seconds on a long session, so ``runner`` starts this module
 as its own detached process (``python -m shellkeep.app.housekeeping``, new session, no
@@ -16,6 +16,7 @@ from pathlib import Path
 from shellkeep.app.context import open_context
 from shellkeep.app.conversation import collect
 from shellkeep.app.gc import maybe_auto_gc
+from shellkeep.app.moves import complete_git_identity
 from shellkeep.archive.index import index_ended_session
 from shellkeep.logs import get_logger
 from shellkeep.store.paths import Paths, resolve_paths
@@ -34,7 +35,7 @@ def run(paths: Paths, folder: Path, *, compress: bool, auto_gc: bool) -> None:
     recording is compressed and indexed: the index only ever reads what is stored.
     """
     try:
-        meta = read_meta(folder)
+        meta = complete_git_identity(read_meta(folder))  # the root commit: a git process, so not at start
         ctx = open_context(paths=paths, cwd=Path(meta.project_root) if os.path.isdir(meta.project_root) else None)
         if meta.input_bytes and not is_collected(meta):
             try:

@@ -29,6 +29,7 @@ from pathlib import Path
 from shellkeep import __version__
 from shellkeep.asciicast.model import Header
 from shellkeep.errors import AgentNotFound, ShellkeepError
+from shellkeep.gitinfo import origin_remote
 from shellkeep.pty.relay import DEFAULT_SIZE, RawMode, Relay, RelayResult, SpawnError, find_program, spawn, terminal_size
 from shellkeep.store.paths import FILE_MODE, PROJECT_FILE_NAME, Paths, git_state, project_key, project_root_of
 from shellkeep.store.session import (
@@ -550,14 +551,25 @@ def _after_spawn(
 
 def _started_meta(meta: SessionMeta, child_pid: int, cwd: Path, settings: RecordSettings) -> SessionMeta:
     redact = _text_redactor(settings)
+    git_start = git_state(cwd)
     return dataclasses.replace(
         meta,
         child_pid=child_pid,
-        git_start=git_state(cwd),
+        git_start=git_start,
+        git_identity=_git_identity(Path(meta.project_root)) if git_start is not None else None,
         command=[redact(arg) for arg in meta.command],
         name=redact(meta.name) if meta.name else None,
         title=redact(meta.title) if meta.title else None,
     )
+
+
+def _git_identity(project_root: Path) -> dict[str, object]:
+    """Return the project's git identity as far as one file read tells (its origin remote).
+
+    The root commit needs a git process: the upkeep after the session adds it
+    (``app.moves.complete_git_identity``), so that start-up runs no extra process.
+    """
+    return {"remote": origin_remote(project_root), "root_commit": None}  # gitidentity.GitIdentity's JSON
 
 
 def _text_redactor(settings: RecordSettings) -> Callable[[str], str]:

@@ -24,6 +24,7 @@ from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX, AgentAdapter, AgentSe
 from shellkeep.agents.registry import adapter_for, adapter_named, adapter_names
 from shellkeep.app.context import Context
 from shellkeep.app.conversation import adapter_of, collect, gather
+from shellkeep.app.moves import project_sessions, relocate_transcript, resume_dir
 from shellkeep.app.native import check_transcript
 from shellkeep.app.record import RunOutcome, RunRequest, run_session, settings_from_config
 from shellkeep.errors import DataError, SessionNotFound, ShellkeepError, UserInputError
@@ -111,14 +112,15 @@ def choose_session(ctx: Context, ref: str | None, *, last: bool = False) -> Sess
     """Return the session to resume.
 
     With ``ref`` (an id, unique prefix or name) or ``last``, that session. Otherwise the
-    newest session of the project that was cut short (interrupted, hangup, killed) and not
-    resumed yet, else the newest session that is not running.
+    newest session of the project (counting those recorded at a former path of its git
+    repository, ``app.moves.project_sessions``) that was cut short (interrupted, hangup,
+    killed) and not resumed yet, else the newest session that is not running.
     Raises SessionNotFound or AmbiguousSession.
     """
     project_root = ctx.project_root
     if ref or last:
         return ctx.resolve(ref, last=last)
-    sessions = ctx.sessions()
+    sessions = project_sessions(ctx)  # with those recorded before the project was moved
     if not sessions:
         raise SessionNotFound(
             f"no sessions recorded in project {project_key(project_root)} yet; run 'shellkeep' to record one"
@@ -146,6 +148,7 @@ def plan_resume(
     dry_run: bool = False,
     warn: Warn | None = None,
     force_inject: bool = False,
+    cwd: Path | None = None,
 ) -> ResumePlan:
     """Decide how to put ``meta`` back.
 
@@ -164,18 +167,21 @@ def plan_resume(
         dry_run: write nothing (a missing transcript is not restored either).
         warn: unused; kept for callers (the context reported a broken config already).
         force_inject: re-inject even where the agent has a native resume (``--inject``).
+        cwd: resume in this directory (``--cwd``) instead of the session's own; without it,
+            a session whose directory is gone is resumed in the current project when that
+            is the same git repository (``app.moves.resume_dir``). Where the agent keeps its
+            transcripts by directory, the transcript is copied to where it looks for it.
 
     Raises:
-        UserInputError: the session still runs, its directory is gone, or ``agent`` is empty.
+        UserInputError: the session still runs, its directory is gone (and the current
+            project is not its repository), ``cwd`` is not a directory, or ``agent`` is empty.
     """
     env = dict(os.environ if env is None else env)
     if meta.status == Status.RUNNING.value:
         raise UserInputError(
             f"session {meta.id} is still running (pid {meta.pid}); end it first, or resume another"
         )
-    cwd = Path(meta.cwd)
-    if not cwd.is_dir():
-        raise UserInputError(f"the session's directory {meta.cwd} no longer exists; restore it to resume there")
+    cwd, moved_note = resume_dir(ctx, meta, cwd)
     default_n, settle_s = ctx.config.resume.exchanges, ctx.config.resume.inject_settle_ms / 1000
     n = default_n if exchanges is None else exchanges
 
@@ -199,15 +205,18 @@ def plan_resume(
     if agent is not None:
         argv, name = _agent_argv(agent)
         mode = ResumeMode.INJECT if recent else ResumeMode.RESTART
-        return ResumePlan(meta, mode, argv, cwd, name, recent, inject_text(meta, recent), settle_s)
+        return ResumePlan(meta, mode, argv, cwd, name, recent, inject_text(meta, recent), settle_s, moved_note)
 
     adapter = adapter_of(meta)
     native: list[str] | None = None
-    note: str | None = None
+    note: str | None = moved_note
     if meta.agent_session_id and not force_inject and not dry_run:
+        if str(cwd) != meta.cwd:  # the agent may look for its transcript by directory
+            meta, copied = relocate_transcript(meta, cwd, env)
+            note = _joined(note, copied)
         # Before the adapter judges the native resume possible: its transcript may need restoring.
         check = check_transcript(meta, ctx.vault)
-        note = check.note if check.usable else f"{check.note}; re-injecting instead"
+        note = _joined(note, check.note if check.usable else f"{check.note}; re-injecting instead")
         if not check.usable:
             force_inject = True
     if meta.agent_session_id and not force_inject:
@@ -220,6 +229,8 @@ def plan_resume(
         except Exception as exc:  # noqa: BLE001 - an adapter bug falls back to re-injection
             log.warning("could not build the native resume of %s: %s", meta.id, exc)
             native = None
+    if native and str(cwd) != meta.cwd and isinstance(adapter, CommandAdapter):
+        native = adapter.resume_argv_in(native, cwd)  # the agent must not ask for the old directory
     if native:
         return ResumePlan(
             meta, ResumeMode.NATIVE, tuple(native), cwd, meta.agent, recent, None, settle_s, note, env_updates
@@ -454,6 +465,11 @@ def _with_agent_session(meta: SessionMeta, session: AgentSession) -> SessionMeta
         agent_session_id=session.session_id,
         agent_transcript=str(session.transcript) if session.transcript else meta.agent_transcript,
     )
+
+
+def _joined(first: str | None, second: str | None) -> str | None:
+    """Return two notes for the user as one line (either may be None)."""
+    return "; ".join(n for n in (first, second) if n) or None
 
 
 def _renumbered(exchange: Exchange, index: int) -> Exchange:

@@ -42,6 +42,7 @@ from shellkeep.archive.private_search import is_private, save_content, search_pr
 from shellkeep.archive.timeline import Marker, exchange_offset_s
 from shellkeep.asciicast.model import Event
 from shellkeep.errors import DataError, ShellkeepError, UserInputError
+from shellkeep.gitidentity import GitIdentity
 from shellkeep.logs import get_logger
 from shellkeep.store.paths import FILE_MODE, Paths, ensure_dir
 from shellkeep.store.session import META_FILE, Recover, SessionMeta, Status, is_interrupted, list_sessions, parse_iso, read_meta
@@ -65,6 +66,7 @@ __all__ = [
     "index_session",
     "ListedSession",
     "find_sessions",
+    "git_projects",
     "list_indexed",
     "parse_time",
     "rebuild",
@@ -100,9 +102,12 @@ class SessionQuery:
     since / until: aware datetimes; a session counts by its start (since <= start < until).
     name: the session's name contains this text (case-insensitive), or matches it as a
     glob when it holds ``*``, ``?`` or ``[``. limit: at most this many (None: all).
+    also_projects: more project keys listed with ``project`` (the same repository recorded
+    at a former path: ``app.moves.moved_projects``); ignored when ``project`` is None.
     """
 
     project: str | None = None
+    also_projects: tuple[str, ...] = ()
     agents: tuple[str, ...] = ()
     statuses: tuple[str, ...] = ()
     since: datetime | None = None
@@ -406,6 +411,7 @@ def _started_s(meta: SessionMeta) -> float:
 def _session_row(folder: _Folder, meta: SessionMeta) -> dict[str, object]:
     """Return the ``sessions`` columns of a session."""
     usage = meta.usage or {}
+    identity = GitIdentity.from_json(meta.git_identity)
     return {
         "id": folder.session_id,
         "project": folder.project,
@@ -422,20 +428,27 @@ def _session_row(folder: _Folder, meta: SessionMeta) -> dict[str, object]:
         "input_tokens": usage.get("input"),
         "output_tokens": usage.get("output"),
         "meta_key": folder.meta_key,
+        "project_root": meta.project_root,
+        "git_remote": identity.remote if identity else None,
+        "git_root_commit": identity.root_commit if identity else None,
     }
 
 
 _UPSERT = """
 INSERT INTO sessions (id, project, folder, name, agent, status, started_at, started_s, ended_at,
-    duration, exit_code, exchange_count, input_tokens, output_tokens, meta_key)
+    duration, exit_code, exchange_count, input_tokens, output_tokens, meta_key, project_root, git_remote,
+    git_root_commit)
 VALUES (:id, :project, :folder, :name, :agent, :status, :started_at, :started_s, :ended_at,
-    :duration, :exit_code, :exchange_count, :input_tokens, :output_tokens, :meta_key)
+    :duration, :exit_code, :exchange_count, :input_tokens, :output_tokens, :meta_key, :project_root, :git_remote,
+    :git_root_commit)
 ON CONFLICT(id) DO UPDATE SET project = excluded.project, folder = excluded.folder,
     name = excluded.name, agent = excluded.agent, status = excluded.status,
     started_at = excluded.started_at, started_s = excluded.started_s, ended_at = excluded.ended_at,
     duration = excluded.duration, exit_code = excluded.exit_code,
     exchange_count = excluded.exchange_count, input_tokens = excluded.input_tokens,
-    output_tokens = excluded.output_tokens, meta_key = excluded.meta_key
+    output_tokens = excluded.output_tokens, meta_key = excluded.meta_key,
+    project_root = excluded.project_root, git_remote = excluded.git_remote,
+    git_root_commit = excluded.git_root_commit
 """
 
 
@@ -826,7 +839,8 @@ def list_indexed(
 
     def work(conn: sqlite3.Connection, fresh: bool) -> list[ListedSession]:
         sync(conn, _sources(paths, vault, recover), query.project, fresh=fresh)
-        where, args = _session_filter(query.project, query.agents, query.statuses, query.since, query.until, query.name)
+        projects = None if query.project is None else (query.project, *query.also_projects)
+        where, args = _session_filter(projects, query.agents, query.statuses, query.since, query.until, query.name)
         sql = (
             "SELECT id, name, agent, status, started_at, duration, exit_code, project, folder, "
             + ("(SELECT meta_json FROM session_json j WHERE j.id = sessions.id) " if full else "NULL ")
@@ -848,8 +862,48 @@ def list_indexed(
     return _run(paths, work)
 
 
+@dataclass(frozen=True, slots=True)
+class GitProject:
+    """A project folder whose sessions were recorded in a git work tree: its key, the root
+    path it was recorded at, and the repository's identity there."""
+
+    project: str
+    project_root: str
+    identity: GitIdentity
+
+
+def git_projects(
+    paths: Paths, identity: GitIdentity, *, vault: Vault | None = None, recover: Recover | None = None
+) -> list[GitProject]:
+    """Return the projects whose sessions hold a git identity that ``identity`` matches.
+
+    Every project folder is brought up to date first (``sync``); the candidates are the
+    sessions sharing the remote or the root commit, each then compared by
+    ``GitIdentity.matches``. One entry per project and root path.
+    Raises as ``list_indexed``.
+    """
+    if not paths.projects.is_dir() or not (identity.remote or identity.root_commit):
+        return []
+
+    def work(conn: sqlite3.Connection, fresh: bool) -> list[GitProject]:
+        sync(conn, _sources(paths, vault, recover), None, fresh=fresh)
+        rows = conn.execute(
+            "SELECT DISTINCT project, project_root, git_remote, git_root_commit FROM sessions "
+            "WHERE (git_remote IS NOT NULL AND git_remote = ?) OR (git_root_commit IS NOT NULL AND git_root_commit = ?)",
+            (identity.remote, identity.root_commit),
+        ).fetchall()
+        found: dict[tuple[str, str], GitProject] = {}
+        for project, root, remote, commit in rows:
+            theirs = GitIdentity(remote, commit)
+            if root and identity.matches(theirs):
+                found.setdefault((project, root), GitProject(project, root, theirs))
+        return list(found.values())
+
+    return _run(paths, work)
+
+
 def _session_filter(
-    project: str | None,
+    project: str | Sequence[str] | None,
     agents: Sequence[str],
     statuses: Sequence[str],
     since: datetime | None,
@@ -860,9 +914,11 @@ def _session_filter(
     p = f"{alias}." if alias else ""
     clauses: list[str] = []
     args: list[object] = []
+    if isinstance(project, str):
+        project = (project,)
     if project is not None:
-        clauses.append(f"{p}project = ?")
-        args.append(project)
+        clauses.append(f"{p}project IN ({', '.join('?' * len(project))})")
+        args.extend(project)
     if agents:
         clauses.append(f"{p}agent IN ({', '.join('?' * len(agents))})")
         args.extend(agents)
@@ -1010,7 +1066,7 @@ def find_sessions(
 def _matches(meta: SessionMeta, query: SessionQuery) -> bool:
     import fnmatch
 
-    if query.project is not None and meta.folder.parent.name != query.project:
+    if query.project is not None and meta.folder.parent.name not in (query.project, *query.also_projects):
         return False
     if query.agents and meta.agent not in query.agents:
         return False

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from shellkeep.app.moves import moved_projects
 from shellkeep.cli.options import context, json_option
 from shellkeep.store.session import Status
 from shellkeep.archive.index import SessionQuery, find_sessions, parse_time
@@ -43,11 +44,15 @@ def ls(
 ) -> None:
     """List this project's sessions, newest first.
 
+    A project moved or renamed on disk also lists the sessions recorded at its former path
+    (matched by its git remote and root commit).
+
     Example: shellkeep ls --agent claude --since 3d --limit 10
     """
     ctx = context()
     query = SessionQuery(
         project=None if all_projects else project_key(ctx.project_root),
+        also_projects=() if all_projects else moved_projects(ctx),
         agents=agents,
         statuses=statuses,
         since=parse_time(since) if since else None,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -30,6 +31,10 @@ if TYPE_CHECKING:
 @click.option("--agent", metavar="NAME", help="Hand the conversation to another agent or program, by re-injection.")
 @click.option("--native-only", is_flag=True, help="Use the agent's own resume and never fall back to re-injection.")
 @click.option("--inject", "force_inject", is_flag=True, help="Start the agent anew and re-inject, even where it can resume natively.")
+@click.option(
+    "--cwd", "cwd", type=click.Path(file_okay=False, path_type=Path), default=None,
+    help="Resume in this directory (a moved or renamed project folder) instead of the session's own.",
+)  # fmt: skip
 @click.option("--dry-run", is_flag=True, help="Print what would be run and typed; change nothing.")
 def resume(
     ref: str | None,
@@ -40,6 +45,7 @@ def resume(
     agent: str | None,
     native_only: bool,
     force_inject: bool,
+    cwd: Path | None,
     dry_run: bool,
 ) -> int:
     """Put a session back: its last screen, then its agent, in the same conversation.
@@ -49,6 +55,9 @@ def resume(
 
     When the agent's own resume fails (it exits with an error at once, or says the session
     is unknown), the agent is started anew with the last exchanges re-injected.
+
+    A session whose folder was moved or renamed is resumed with --cwd DIR, or without it in
+    the new folder when that holds the same git repository.
 
     Example: shellkeep resume --last --exchanges 3
     """
@@ -61,7 +70,9 @@ def resume(
             return 0
         ref, last = chosen, False
     meta = choose_session(ctx, ref, last=last)
-    plan = plan_resume(ctx, meta, exchanges=exchanges_n, agent=agent, dry_run=dry_run, warn=warn, force_inject=force_inject)
+    plan = plan_resume(
+        ctx, meta, exchanges=exchanges_n, agent=agent, dry_run=dry_run, warn=warn, force_inject=force_inject, cwd=cwd
+    )
     if plan.note:
         warn(plan.note)
     click.echo(_banner(plan), err=True)

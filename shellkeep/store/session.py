@@ -80,6 +80,10 @@ class SessionMeta:
     recording_error: str | None = None
     git_start: dict[str, object] | None = None
     git_end: dict[str, object] | None = None
+    git_identity: dict[str, object] | None = None
+    """Which repository the project is, wherever it is on disk: ``{"remote", "root_commit"}``
+    (``gitinfo.GitIdentity``), or None outside git. The remote is read at start, the root
+    commit in the upkeep after the session."""
     parent: str | None = None
     agent_session_id: str | None = None
     agent_transcript: str | None = None

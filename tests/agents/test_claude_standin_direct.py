@@ -110,6 +110,11 @@ def quit_claude(driver: ScreenDriver) -> str:
     return match.group(1)
 
 
+def turns(request: AnthropicRequest) -> list[tuple[str, str]]:
+    """Return the user and assistant texts of a conversation request, Claude's ``<...>`` reminders left out."""
+    return [(role, text) for role, text in request.texts() if role in ("user", "assistant") and not text.startswith("<")]
+
+
 def request_with_prompt(standin: AnthropicStandin, prompt: str) -> AnthropicRequest:
     """Return the conversation request whose last user text is *prompt*."""
     return standin.wait_for_request(

@@ -36,7 +36,7 @@ from tests.helpers import SK, load_session, session_folders
 
 from .screen_driver import ScreenDriver
 from .standin_anthropic import AnthropicRequest, AnthropicStandin
-from .test_claude_standin_direct import READY, WAIT_S, ask, quit_claude, request_with_prompt, transcript_texts
+from .test_claude_standin_direct import READY, WAIT_S, ask, quit_claude, request_with_prompt, transcript_texts, turns
 
 pytestmark = [pytest.mark.agent, pytest.mark.timeout(120)]
 
@@ -146,14 +146,8 @@ def test_resume_claude_after_its_session_was_cut_short(
 
     request = request_with_prompt(anthropic_standin, THIRD_PROMPT)
     assert request.session_id == claude_id
-    exchange = [(role, text) for role, text in request.texts() if role in ("user", "assistant") and not text.startswith("<")]
-    assert exchange == [
-        ("user", PROMPTS[0]),
-        ("assistant", ANSWERS[0]),
-        ("user", PROMPTS[1]),
-        ("assistant", ANSWERS[1]),
-        ("user", THIRD_PROMPT),
-    ]
+    earlier = [turn for p, a in zip(PROMPTS, ANSWERS) for turn in (("user", p), ("assistant", a))]
+    assert turns(request) == [*earlier, ("user", THIRD_PROMPT)]
     assert quit_claude(second) == claude_id  # exit status 0 through shellkeep
 
     # -- what shellkeep kept ----------------------------------------------------------------

@@ -82,7 +82,19 @@ CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
 END;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1,)
+_V2 = """
+-- Where each session's project was and which git repository it is (meta.json
+-- project_root and git_identity), so that a project moved or renamed on disk finds its
+-- sessions recorded at the former path. Sessions indexed before have none: they never had
+-- a git identity in their meta.json.
+ALTER TABLE sessions ADD COLUMN project_root TEXT;
+ALTER TABLE sessions ADD COLUMN git_remote TEXT;
+ALTER TABLE sessions ADD COLUMN git_root_commit TEXT;
+CREATE INDEX sessions_by_git_remote ON sessions (git_remote);
+CREATE INDEX sessions_by_git_root_commit ON sessions (git_root_commit);
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2)
 """Script ``i`` takes an index from version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

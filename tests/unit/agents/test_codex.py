@@ -180,3 +180,25 @@ def test_reads_the_reference_sample() -> None:
     assert exchange.tool_results == ("Process exited with code 1 Output: F ValueError: invalid literal for int()",)
     assert exchange.usage == Usage(input=7300, output=120, cache_read=1200, cache_write=0)
     assert exchange.model == "gpt-x-codex"
+
+
+def test_the_exit_hint_wins_over_a_newer_rollout_of_the_same_folder(user_home: Path, workdir: Path) -> None:
+    home = user_home / ".codex"
+    other = "019c2e4f-0000-7000-8000-0000000000aa"
+    ours = _install(home, workdir)
+    _install(home, workdir, thread_id=other, name=ROLLOUT_NAME.replace("08-30-00", "08-31-00"))
+    env = {"HOME": str(user_home)}
+    screen = f"To continue this session, run: codex resume {TID}\n"
+    assert ADAPTER.find_session(Launch(("codex",)), workdir, env, STARTED, screen) == AgentSession("codex", TID, ours)
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["codex", "resume", TID], ["codex", "--cd", "/new/web", "resume", TID]),
+        (["codex", "-C", "/old/web", "-m", "gpt-x", "resume", TID], ["codex", "--cd", "/new/web", "-m", "gpt-x", "resume", TID]),
+    ],
+    ids=["bare", "replaces-the-users-cd"],
+)
+def test_a_resume_in_a_moved_folder_names_it(argv: list[str], expected: list[str]) -> None:
+    assert ADAPTER.resume_argv_in(argv, Path("/new/web")) == expected

@@ -175,3 +175,48 @@ def test_reads_the_reference_sample(tmp_path: Path) -> None:
     assert exchange.tool_results == ("F ValueError: invalid literal for int()",)
     assert exchange.usage == Usage(input=14475, output=216, cache_read=2432, cache_write=0)
     assert exchange.model == "claude-x"
+
+
+def _two_sessions(path: Path, cwd: Path) -> None:
+    """Add two top-level sessions of ``cwd``, one prompt each, created 1 s and 2 s after ``STARTED``."""
+    connection = sqlite3.connect(path)
+    start_ms = int(STARTED.timestamp() * 1000)
+    for n, (sid, prompt) in enumerate((("ses_A", "the word for session A is plum"), ("ses_B", "the word for session B is pear")), 1):
+        at = start_ms + n * 1000
+        connection.execute(
+            "INSERT INTO session (id, project_id, slug, directory, title, version, time_created, time_updated) "
+            "VALUES (?, 'prj', ?, ?, 'title', '1.18.33', ?, ?)",
+            (sid, sid, str(cwd), at, at),
+        )
+        for kind, role, text in (("u", "user", prompt), ("a", "assistant", f"noted: {prompt.split()[-1]}")):
+            message = f"msg_{sid}_{kind}"
+            connection.execute(
+                "INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES (?, ?, ?, ?, ?)",
+                (message, sid, at, at, json.dumps({"role": role, "time": {"created": at}})),
+            )
+            connection.execute(
+                "INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) VALUES (?, ?, ?, ?, ?, ?)",
+                (f"prt_{message}", message, sid, at, at, json.dumps({"type": "text", "text": text})),
+            )
+    connection.commit()
+    connection.close()
+
+
+def test_two_sessions_in_one_folder_are_told_apart_by_what_each_screen_shows(user_home: Path, workdir: Path) -> None:
+    path = build_database(user_home / ".local" / "share" / "opencode" / "opencode.db", cwd="/elsewhere")
+    _two_sessions(path, workdir)
+    env = {"HOME": str(user_home)}
+
+    def found(screen: str) -> str | None:
+        session = ADAPTER.find_session(Launch(("opencode",)), workdir, env, STARTED, screen)
+        return None if session is None else session.session_id
+
+    # Both were created after the launch, in the same folder: the time cannot tell them apart.
+    assert found("┃  the word for session A is plum\n┃  noted: plum\n") == "ses_A"  # the older one
+    assert found("┃  the word for session B is pear\n") == "ses_B"
+    # A prompt wrapped over two screen lines still counts.
+    assert found("┃  the word for session A\n┃  is plum\n") == "ses_A"
+    # The exit hint names it, even when the screen shows the other session's prompt.
+    assert found("the word for session B is pear\n  Continue  opencode -s ses_A\n") == "ses_A"
+    # Nothing on screen tells: the newest.
+    assert found("") == "ses_B"

@@ -17,6 +17,7 @@ from shellkeep.archive import index as ix
 from shellkeep.vault.access import Vault
 from shellkeep.vault.recovery import recover
 from shellkeep.archive.migrations import SCHEMA_VERSION, migrate, statements
+from shellkeep.gitidentity import GitIdentity
 from shellkeep.store.paths import Paths, project_key
 from shellkeep.store.session import read_meta, write_meta
 from tests.unit.store.factory import BASE, make_session
@@ -55,6 +56,40 @@ def test_migrate_upgrades_an_empty_database_and_is_idempotent(tmp_path: Path) ->
     migrate(conn, tmp_path / "i.sqlite3")
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'trigger')")}
     assert {"sessions", "projects", "markers", "chunks", "chunks_fts", "chunks_ai", "chunks_ad"} <= tables
+
+
+def test_an_index_of_schema_1_is_upgraded_and_keeps_its_rows(home: Paths, project: Path) -> None:
+    from shellkeep.archive.migrations import MIGRATIONS
+
+    make_session(home, project, 1)
+    conn = sqlite3.connect(home.index, isolation_level=None)
+    for statement in statements(MIGRATIONS[0]):  # the index as the previous release wrote it
+        conn.execute(statement)
+    conn.execute("PRAGMA user_version = 1")
+    conn.execute(
+        "INSERT INTO sessions (id, project, folder, agent, status, started_at, started_s, meta_key) "
+        "VALUES ('old', 'p-1', '/gone', 'sh', 'finished', '2026-01-01T00:00:00.000Z', 0, 'k')"
+    )
+    conn.close()
+    assert ix.git_projects(home, GitIdentity("github.com/a/b", "c1")) == []  # opens, upgrades, syncs
+    conn = sqlite3.connect(home.index)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(sessions)")}
+    assert {"project_root", "git_remote", "git_root_commit"} <= columns
+
+
+def test_git_projects_finds_a_project_by_remote_or_root_commit(home: Paths, project: Path, tmp_path: Path) -> None:
+    import dataclasses
+
+    other = tmp_path / "other"
+    identities = {project: {"remote": "github.com/a/web", "root_commit": "c1"}, other: {"remote": None, "root_commit": "c9"}}
+    for n, (root, identity) in enumerate(identities.items(), 1):
+        meta = make_session(home, root, n)
+        write_meta(dataclasses.replace(meta, git_identity=identity))
+    found = ix.git_projects(home, GitIdentity("github.com/a/web", "c1"))
+    assert [(p.project, p.project_root) for p in found] == [(project_key(project), str(project))]
+    assert [p.project for p in ix.git_projects(home, GitIdentity(None, "c9"))] == [project_key(other)]
+    assert ix.git_projects(home, GitIdentity("github.com/fork/web", "c1")) == []  # a fork: same root, other remote
 
 
 def test_statements_keep_trigger_bodies_whole() -> None:
