@@ -227,6 +227,16 @@ def redact_jsonl_text(text: str, redactor: Redactor) -> str:
     return "".join(_redact_line(line, redactor) for line in text.splitlines(keepends=True))
 
 
+def redact_jsonl_line(raw: bytes, redactor: Redactor) -> bytes:
+    """Return one JSONL line's bytes redacted as ``redact_jsonl_text`` does (the same bytes when clean).
+
+    Bytes that are not UTF-8 are kept as they are around the text that is redacted.
+    """
+    text = raw.decode("utf-8", "surrogateescape")
+    new = _redact_line(text, redactor)
+    return raw if new == text else new.encode("utf-8", "surrogateescape")
+
+
 def _redact_line(line: str, redactor: Redactor) -> str:
     """Redact one line: each string of a JSON value (the rest of the line kept as written), else the text."""
     body = line.rstrip("\r\n")

@@ -28,7 +28,7 @@ from typing import Any, Callable
 import pytest
 
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, session_folders
+from tests.helpers import SK, session_folders, stored_copy
 
 from .screen_driver import ScreenDriver
 from .standin_anthropic import AnthropicStandin
@@ -86,8 +86,8 @@ def test_resume_survives_claude_losing_its_session(
     folder = _record(drive, env, project_dir, home)
     meta = _meta(folder)
     transcript = Path(meta["agent_transcript"])
-    copy = folder / "agent" / transcript.name
-    assert transcript.is_file() and copy.is_file()
+    copy = folder / "agent" / f"{transcript.name}.ref"  # the session's reference to its stored copy
+    assert transcript.is_file() and copy.is_file() and stored_copy(folder, transcript.name)
     if damage == "transcript-gone":
         transcript.unlink()
         copy.unlink()
