@@ -140,9 +140,9 @@ class TranscriptDamage:
                 continue
             one, many = _KIND_WORDS[kind]
             count = len(spans)
-            label = one if count == 1 else f"{count} {many}"
-            if kind == "unreadable" and count == 1:
-                label = f"1 {one}"
+            label = f"{count} {one if count == 1 else many}" if kind != "cut" else one
+            if kind == "broken-link":
+                where = f"byte{'s' if count > 1 else ''} {', '.join(str(s.start) for s in spans[:_MAX_LISTED])}"
             parts.append(f"{label} at line{'s' if count > 1 else ''} {lines} ({where})")
         if self.more:
             parts.append(f"and {self.more} more damaged places")

@@ -53,6 +53,7 @@ __all__ = [
     "Conversation",
     "adapter_of",
     "collect",
+    "collect_for_resume",
     "gather",
     "is_collected",
     "note_agent_session",
@@ -237,6 +238,43 @@ def collect(
             adapter, agent_session, meta.folder, vault=vault, redactor=redactor, upto_bytes=meta.agent_transcript_bytes
         )
     return updated
+
+
+def collect_for_resume(
+    meta: SessionMeta,
+    vault: Vault,
+    redact_config: RedactConfig | None,
+    env: Mapping[str, str] | None = None,
+    *,
+    limit: int,
+    dry_run: bool = False,
+) -> tuple[SessionMeta, list[Exchange], bool]:
+    """Collect a session that never was (its recorder was killed) for a resume, quickly.
+
+    Returns the updated metadata, its last ``limit`` own exchanges, and whether the rest is
+    left to do (the caller starts the upkeep, ``app.housekeeping``, in the background). A
+    transcript up to ``INLINE_COLLECT_MAX_BYTES`` is collected now (``collect``); a bigger
+    one is read from its end only, so the resume starts within a second whatever its size,
+    and its agent session and length are noted. dry_run: write nothing (everything is read
+    from the end then). Raises as ``collect``.
+    """
+    env = dict(os.environ if env is None else env)
+    adapter = adapter_of(meta)
+    found = _find_agent_session(adapter, meta, vault, env)
+    big = transcript_bytes(adapter, found) > INLINE_COLLECT_MAX_BYTES
+    if not big and not dry_run:
+        meta = collect(meta, vault, redact_config, env)
+        return meta, read_exchanges(meta, vault, limit), False
+    if big and not dry_run:
+        meta = note_agent_session(meta, vault, env, session=found)
+    elif found is not None and found.session_id:
+        meta = dataclasses.replace(
+            meta,
+            agent_session_id=found.session_id,
+            agent_transcript=str(found.transcript) if found.transcript else meta.agent_transcript,
+        )
+    conversation = gather(meta, vault, env, limit=max(limit, 1), agent_session=found)
+    return meta, list(conversation.exchanges)[-limit:] if limit > 0 else [], big and not dry_run
 
 
 def _own_exchanges(exchanges: list[Exchange], meta: SessionMeta) -> list[Exchange]:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from shellkeep.store.chunks import sweep
 from shellkeep.store.paths import Paths
 from shellkeep.errors import DataError
 from shellkeep.store.atomic import write_bytes_atomic
@@ -284,6 +285,9 @@ def collect_garbage(
     project_root: only this project's sessions are considered (None: every project).
     Each session is re-read just before it goes and left alone if it became protected.
     A session that cannot be removed is reported in ``errors``; the others still go.
+    Then the chunks of transcript copies that no remaining session names are removed
+    (``store.chunks.sweep``; a chunk another session's copy names stays), counted in
+    ``freed_bytes``; skipped when a copy is being written meanwhile (the next gc does it).
     recover: repairs interrupted sessions on the way (``store.session.list_sessions``).
     """
     sessions = list_sessions(paths, project_root, recover=recover)
@@ -311,4 +315,10 @@ def collect_garbage(
             errors.append(f"{entry.session_id}: {getattr(exc, 'strerror', None) or exc}")
             continue
         removed.append(entry)
-    return GcResult(False, tuple(removed), sum(e.size_bytes for e in removed), kept, protected, tuple(errors))
+    freed = sum(e.size_bytes for e in removed)
+    if removed:
+        try:
+            freed += sweep(paths, wait=False).freed_bytes  # the copies' chunks no session names now
+        except OSError as exc:
+            errors.append(f"could not sweep the transcript copies' chunks: {exc.strerror or exc}")
+    return GcResult(False, tuple(removed), freed, kept, protected, tuple(errors))

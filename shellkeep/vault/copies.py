@@ -74,6 +74,8 @@ def store_copy(vault: Vault, folder: Path, name: str, lines: Iterable[bytes], *,
     key: seal with this key (default: the vault's writing key; None when encryption is off).
     Raises OSError, KeyUnavailable.
     """
+    if key is None:
+        key = vault.writing_key()
     with store_lock(vault.paths, exclusive=False):
         ref = _stage(vault, name, lines, key)
         _replace(folder, ref)
@@ -81,9 +83,10 @@ def store_copy(vault: Vault, folder: Path, name: str, lines: Iterable[bytes], *,
 
 
 def _stage(vault: Vault, name: str, lines: Iterable[bytes], key: Key | None) -> CopyRef:
-    """Store the chunks of a copy (the caller holds the store's lock) and return its reference."""
-    if key is None:
-        key = vault.writing_key()
+    """Store the chunks of a copy (the caller holds the store's lock) and return its reference.
+
+    key: seal with it; None: store plain.
+    """
     address_of = _addresser(key)
     chunks: list[tuple[str, int]] = []
     for chunk in _chunks(lines, CHUNK_TARGET_BYTES):
@@ -189,13 +192,11 @@ class _ChunkReader(io.RawIOBase):
         super().close()
 
 
-def rewrite_copy(
-    vault: Vault, folder: Path, name: str, transform: Callable[[bytes], bytes] | None = None, *, key: Key | None = None
-) -> bool:
+def rewrite_copy(vault: Vault, folder: Path, name: str, transform: Callable[[bytes], bytes] | None, *, key: Key | None) -> bool:
     """Store a session's copy again, its lines passed through ``transform``; return whether it changed.
 
     For ``redact`` (transform: redact one line) and ``key rotate`` (no transform, ``key`` the
-    new key). The old chunks stay until no reference names them (``store.chunks.sweep``).
+    new key). key: seal the new chunks with it; None: store them plain. The old chunks stay until no reference names them (``store.chunks.sweep``).
     A whole-file copy from before the chunk store is moved into it. Raises OSError,
     DataError, KeyUnavailable; nothing is replaced before the new copy is whole.
     """
