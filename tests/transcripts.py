@@ -113,3 +113,43 @@ def codex_lines(exchanges: int, *, thread_id: str, cwd: str, start: datetime = S
         yield line(at, "event_msg", {"type": "token_count", "info": {
             "total_token_usage": {"input_tokens": 100 * (i + 1), "output_tokens": 10 * (i + 1)},
             "last_token_usage": {"input_tokens": 100, "cached_input_tokens": 0, "output_tokens": 10}}})  # fmt: skip
+
+
+FAKE_CLAUDE = r'''#!/usr/bin/env python3
+"""A stand-in for claude: takes $BENCH_TRANSCRIPT as its conversation, appends an exchange, waits."""
+import json, os, re, sys, time, uuid
+from datetime import datetime, timezone
+args = sys.argv[1:]
+sid = args[args.index("--session-id") + 1] if "--session-id" in args else args[args.index("--resume") + 1]
+root = os.environ["CLAUDE_CONFIG_DIR"]
+folder = os.path.join(root, "projects", re.sub(r"[^a-zA-Z0-9]", "-", os.getcwd()))
+os.makedirs(folder, exist_ok=True)
+path = os.path.join(folder, sid + ".jsonl")
+given = os.environ.get("BENCH_TRANSCRIPT")
+if given and os.path.exists(given) and not os.path.exists(path):
+    os.rename(given, path)
+now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+parent = None
+if os.path.exists(path):  # link to the last record, as Claude Code does on --resume
+    with open(path, "rb") as fh:
+        fh.seek(max(0, os.path.getsize(path) - 65536))
+        found = re.findall(rb'"uuid":\s*"([^"]+)"', fh.read())
+        parent = found[-1].decode() if found else None
+u = str(uuid.uuid4())
+with open(path, "a") as fh:
+    fh.write(json.dumps({"parentUuid": parent, "type": "user", "uuid": u, "timestamp": now,
+                         "sessionId": sid, "message": {"role": "user", "content": "bench prompt " + str(os.getpid())}}) + "\n")
+    fh.write(json.dumps({"parentUuid": u, "type": "assistant", "uuid": str(uuid.uuid4()), "timestamp": now,
+                         "sessionId": sid, "message": {"id": "m" + u, "role": "assistant", "model": "x",
+                         "content": [{"type": "text", "text": "bench answer"}]}}) + "\n")
+sys.stdout.write("\x1b[2J\x1b[H" + "%s %s\r\n> " % (os.environ.get("BENCH_SCREEN", "BENCH"), "resumed" if "--resume" in args else "new"))
+sys.stdout.flush()
+sys.stdin.readline()
+with open(os.environ["BENCH_EXIT_FILE"], "w") as fh:
+    fh.write(repr(time.time()))
+'''
+"""A stand-in ``claude`` program (install it as ``claude`` on PATH): with ``--session-id ID``
+(shellkeep pre-assigns one) it takes ``$BENCH_TRANSCRIPT`` as that conversation's transcript
+under ``$CLAUDE_CONFIG_DIR``; with ``--resume ID`` it goes on with it. Either way it appends
+one exchange linked to the last record, draws ``$BENCH_SCREEN``, waits for a line on stdin,
+and writes the time it exits to ``$BENCH_EXIT_FILE``."""
