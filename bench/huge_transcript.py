@@ -174,6 +174,23 @@ def _run_measured(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[floa
     return time.monotonic() - t0, usage.ru_maxrss, os.waitstatus_to_exitcode(status), bytes(out), bytes(err)
 
 
+def _measure_resume(session: str, label: str, env: dict[str, str], project: Path) -> str:
+    """Time ``resume --dry-run`` and a real resume in a pty (last screen, agent up); return the report."""
+    seconds, rss_kb, code, _, _ = _run_measured([*SK, "resume", session, "--dry-run"], env, project)
+    screen = f"BENCH-RESUMED-{session}"
+    resume = PtyRun([*SK, "resume", session], {**env, "BENCH_SCREEN": screen}, project)
+    shown = resume.wait_for(MARK)
+    agent_up = resume.wait_for(screen)
+    peak_at_screen = resume.peak_kb
+    resume.send(b"\r")
+    resume.wait()
+    return (
+        f"resume ({label}): --dry-run {seconds * 1000:.0f} ms, peak RSS {rss_kb / 1024:.0f} MB, exit {code}; in a pty: "
+        f"last screen after {shown * 1000:.0f} ms, agent started after {agent_up * 1000:.0f} ms; shellkeep peak RSS "
+        f"{peak_at_screen / 1024:.0f} MB at the screen, {resume.peak_kb / 1024:.0f} MB to its end"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mb", type=int, default=1024)
@@ -236,16 +253,7 @@ def main() -> int:
 
     # 3. Resume: dry run, then for real in a pty (last screen), collected session.
     sid = meta["id"]
-    seconds, rss_kb, code, out, err = _run_measured([*SK, "resume", sid, "--dry-run"], env, project)
-    note(f"resume --dry-run (collected): {seconds * 1000:.0f} ms, peak RSS {rss_kb / 1024:.0f} MB, exit {code}")
-    resume = PtyRun([*SK, "resume", sid], {**env, "BENCH_SCREEN": "BENCH-RESUMED"}, project)
-    shown = resume.wait_for(MARK)
-    agent_up = resume.wait_for("BENCH-RESUMED")
-    peak_at_screen = resume.peak_kb
-    resume.send(b"\r")
-    resume.wait()
-    note(f"resume (collected): last screen after {shown * 1000:.0f} ms, agent started after {agent_up * 1000:.0f} ms; "
-         f"shellkeep peak RSS {peak_at_screen / 1024:.0f} MB at the screen, {resume.peak_kb / 1024:.0f} MB to its end")  # fmt: skip
+    note(_measure_resume(sid, "collected", env, project))
     _wait_upkeep_done(_session_folders(home)[-1])
     copies = _du(home / "copies")
     size_now = transcript.stat().st_size
@@ -260,16 +268,7 @@ def main() -> int:
         time.sleep(0.05)
     os.kill(run.proc.pid, signal.SIGKILL)
     run.wait()
-    seconds, rss_kb, code, out, err = _run_measured([*SK, "resume", killed_folder.name, "--dry-run"], env, project)
-    note(f"resume --dry-run (killed, never collected): {seconds * 1000:.0f} ms, peak RSS {rss_kb / 1024:.0f} MB, exit {code}")
-    resume = PtyRun([*SK, "resume", killed_folder.name], {**env, "BENCH_SCREEN": "BENCH-RESUMED-2"}, project)
-    shown = resume.wait_for(MARK)
-    agent_up = resume.wait_for("BENCH-RESUMED-2")
-    peak_at_screen = resume.peak_kb
-    resume.send(b"\r")
-    resume.wait()
-    note(f"resume (killed, never collected): last screen after {shown * 1000:.0f} ms, agent started after "
-         f"{agent_up * 1000:.0f} ms; shellkeep peak RSS {peak_at_screen / 1024:.0f} MB at the screen, {resume.peak_kb / 1024:.0f} MB to its end")  # fmt: skip
+    note(_measure_resume(killed_folder.name, "killed, never collected", env, project))
     for f in _session_folders(home):
         _wait_upkeep_done(f)
     note(f"chunk store at the end: {_du(home / 'copies') / 2**20:.0f} MB for {len(_session_folders(home))} sessions, "
