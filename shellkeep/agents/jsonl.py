@@ -190,7 +190,7 @@ def iter_lines_backwards(fh: BinaryIO, block_size: int = BLOCK_SIZE) -> Iterator
         block = fh.read(step)
         parts = block.split(b"\n")
         if len(parts) == 1:
-            pending.append(block)
+            pending.append(block if block.strip(b"\x00") else b"\x00")  # a hole: one NUL stands for it
             continue
         pending.append(parts[-1])
         yield b"".join(reversed(pending))
@@ -552,24 +552,16 @@ class _Scan:
             return
         offset = 0
         line_no = 0
-        limit = self.upto_bytes
         with fh:
             try:
-                for raw in fh:
-                    if limit is not None and offset + len(raw) > limit:
-                        raw = raw[: max(limit - offset, 0)]
-                    if not raw:
-                        break
+                for line in _raw_lines(fh, 0, self.upto_bytes):
                     line_no += 1
-                    start = offset
-                    offset += len(raw)
-                    records, damaged = _line_records(raw)
+                    offset = line.end
+                    records, damaged = _line_records(line.raw)
                     if noting:
-                        self._check(raw, line_no, start, records, damaged)
+                        self._check(line, line_no, records, damaged)
                     if records:
-                        yield line_no, start, records
-                    if limit is not None and offset >= limit:
-                        break
+                        yield line_no, line.start, records
             except Exception as exc:  # a corrupt zstd frame: keep what came before it
                 if isinstance(exc, OSError) and self.path.suffix != ".zst":
                     raise
@@ -579,14 +571,63 @@ class _Scan:
         if noting:
             self.done = True
 
-    def _check(self, raw: bytes, line_no: int, start: int, records: list[JsonObject], damaged: bool) -> None:
+    def _check(self, line: _RawLine, line_no: int, records: list[JsonObject], damaged: bool) -> None:
         self._records += len(records)
-        if b"\x00" in raw:
-            for run in re.finditer(rb"\x00+", raw):
-                self.note("nul", line_no, start + run.start(), start + run.end())
+        for start, end in line.nul_runs:
+            self.note("nul", line_no, start, end)
         if damaged:
-            torn = not raw.endswith(b"\n")
-            self.note("cut" if torn else "unreadable", line_no, start, start + len(raw))
+            torn = not line.raw.endswith(b"\n")
+            self.note("cut" if torn else "unreadable", line_no, line.start, line.end)
+
+
+_PIECE_BYTES = 1 << 20
+"""Most bytes read at a time within one line (a long line is joined from such pieces)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _RawLine:
+    """One line as read: its bytes (a NUL run longer than a piece kept as one NUL), where it
+    starts and ends in the file (0-based, end exclusive) and its NUL runs there."""
+
+    raw: bytes
+    start: int
+    end: int
+    nul_runs: tuple[tuple[int, int], ...]
+
+
+def _raw_lines(fh: BinaryIO, offset: int, limit: int | None, *, count: int | None = None) -> Iterator[_RawLine]:
+    """Yield the lines of ``fh`` from its position ``offset`` (up to byte ``limit``; ``count`` lines).
+
+    Reads at most ``_PIECE_BYTES`` at a time, and a piece that is all NUL bytes (a hole a crash
+    left, which can be gigabytes with no newline) is kept as a single NUL: memory follows the
+    longest real record, never the hole.
+    """
+    pieces: list[bytes] = []
+    runs: list[tuple[int, int]] = []
+    start = offset
+    emitted = 0
+    while count is None or emitted < count:
+        size = _PIECE_BYTES if limit is None else min(_PIECE_BYTES, limit - offset)
+        piece = fh.readline(size) if size > 0 else b""
+        if piece:
+            if b"\x00" in piece:
+                for run in re.finditer(rb"\x00+", piece):
+                    at, to = offset + run.start(), offset + run.end()
+                    if runs and runs[-1][1] == at:
+                        runs[-1] = (runs[-1][0], to)
+                    else:
+                        runs.append((at, to))
+            if piece.strip(b"\x00"):
+                pieces.append(piece)
+            elif not pieces or pieces[-1] != b"\x00":
+                pieces.append(b"\x00")
+            offset += len(piece)
+        if pieces and (not piece or piece.endswith(b"\n")):
+            yield _RawLine(b"".join(pieces), start, offset, tuple(runs))
+            emitted += 1
+            pieces, runs, start = [], [], offset
+        if not piece:
+            return
 
 
 class _Replay:
@@ -603,7 +644,8 @@ class _Replay:
             for _, start, k in self._places:
                 if start != cached_at:
                     fh.seek(start)
-                    cached, cached_at = parse_line(fh.readline()), start
+                    line = next(_raw_lines(fh, start, None, count=1), None)
+                    cached, cached_at = (parse_line(line.raw) if line else []), start
                 if k < len(cached):
                     yield cached[k]
 

@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterator, Mapping
+from functools import partial
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING
 
 from shellkeep.agents.adapter import CommandAdapter
 from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX, AgentAdapter, AgentSession, Exchange, Launch
@@ -41,7 +42,7 @@ from shellkeep.terminal.screen import last_screen
 from shellkeep.vault.access import Vault
 from shellkeep.vault.exchanges import is_collected, read_exchanges, write_exchanges
 from shellkeep.vault.recording import plain_file
-from shellkeep.vault.copies import store_copy
+from shellkeep.vault.copies import copy_lines, store_copy
 from shellkeep.vault.scrubber import redact_jsonl_line
 
 if TYPE_CHECKING:
@@ -364,21 +365,10 @@ def _copy_transcripts(
             if fh is None:
                 continue
             with fh:
-                store_copy(vault, folder, src.name, _copied_lines(fh, redactor, limit))
+                redact = None if redactor is None else partial(redact_jsonl_line, redactor=redactor)
+                store_copy(vault, folder, src.name, copy_lines(fh, redact, limit))
         except (OSError, ShellkeepError) as exc:
             log.warning("could not copy %s: %s", src, exc)
-
-
-def _copied_lines(fh: BinaryIO, redactor: Redactor | None, limit: int | None) -> Iterator[bytes]:
-    """Yield a transcript's lines (its first ``limit`` bytes when given), redacted with ``redactor``."""
-    copied = 0
-    for line in fh:
-        if limit is not None:
-            if copied >= limit:
-                return
-            line = line[: limit - copied]
-            copied += len(line)
-        yield line if redactor is None else redact_jsonl_line(line, redactor)
 
 
 def _total_usage(exchanges: tuple[Exchange, ...]) -> dict[str, int] | None:

@@ -33,12 +33,13 @@ from shellkeep.vault.access import Vault
 from shellkeep.vault.crypto import key_id_of_file, split_records, write_records_atomic
 from shellkeep.vault.keys import Key
 
-__all__ = ["CHUNK_TARGET_BYTES", "copy_names", "copy_ref", "open_copy", "rewrite_copy", "sealed_with", "store_copy"]
+__all__ = ["CHUNK_TARGET_BYTES", "copy_lines", "copy_names", "copy_ref", "open_copy", "rewrite_copy", "sealed_with", "store_copy"]
 
 log = get_logger(__name__)
 
 CHUNK_TARGET_BYTES = 4 << 20
-"""A chunk is cut at the first line end at or after this many bytes (a longer line is one chunk)."""
+"""A chunk is cut at the first line end at or after this many bytes, or between two pieces
+of a line once it holds four times as much (a NUL hole with no line end)."""
 
 _ADDRESS_LABEL = b"shellkeep copy address v1"
 
@@ -58,18 +59,55 @@ def _chunks(lines: Iterable[bytes], target: int) -> Iterator[bytes]:
     for line in lines:
         pending.append(line)
         size += len(line)
-        if size >= target and line.endswith(b"\n"):
+        if (size >= target and line.endswith(b"\n")) or size >= 4 * target:  # a NUL hole has no line end
             yield b"".join(pending)
             pending, size = [], 0
     if pending:
         yield b"".join(pending)
 
 
+_PIECE_BYTES = 1 << 20
+"""Most bytes read at a time while copying (a NUL hole of any size is copied piece by piece)."""
+
+
+def copy_lines(fh: IO[bytes], transform: Callable[[bytes], bytes] | None, limit: int | None = None) -> Iterator[bytes]:
+    """Yield a transcript's bytes line by line (its first ``limit`` bytes when given) for ``store_copy``.
+
+    transform: applied to each line (redaction), None to pass lines as they are. A run of
+    NUL bytes (a hole a crash left: no line end, maybe gigabytes) is passed on piece by
+    piece, never joined or transformed, and the text before it is transformed on its own.
+    """
+    copied = 0
+    pending: list[bytes] = []
+
+    def line_of(parts: list[bytes]) -> bytes:
+        line = b"".join(parts)
+        return line if transform is None else transform(line)
+
+    while limit is None or copied < limit:
+        piece = fh.readline(_PIECE_BYTES if limit is None else min(_PIECE_BYTES, limit - copied))
+        if not piece:
+            break
+        copied += len(piece)
+        if not piece.strip(b"\x00"):
+            if pending:
+                yield line_of(pending)
+                pending = []
+            yield piece
+        elif piece.endswith(b"\n"):
+            yield line_of([*pending, piece])
+            pending = []
+        else:
+            pending.append(piece)
+    if pending:
+        yield line_of(pending)
+
+
 def store_copy(vault: Vault, folder: Path, name: str, lines: Iterable[bytes], *, key: Key | None = None) -> CopyRef:
     """Store the copy of the transcript ``name`` for the session in ``folder``; return its reference.
 
-    lines: the copy's content, line by line with line ends, in order (streamed: at most one
-    chunk is held). Chunks already stored are reused (and not written again); the reference
+    lines: the copy's content in order, line by line with line ends (a long line may come in
+    pieces), streamed: at most one chunk is held. Chunks already stored are reused (and not written again); the reference
     ``agent/<name>.ref`` replaces any earlier copy of that name (a whole-file copy too).
     key: seal with this key (default: the vault's writing key; None when encryption is off).
     Raises OSError, KeyUnavailable.
@@ -203,10 +241,7 @@ def rewrite_copy(vault: Vault, folder: Path, name: str, transform: Callable[[byt
     before = copy_ref(folder, name)
     with store_lock(vault.paths, exclusive=False):
         with open_copy(vault, folder, name) as fh:
-            lines: Iterable[bytes] = iter(fh.readline, b"")
-            if transform is not None:
-                lines = (transform(line) for line in lines)
-            after = _stage(vault, name, lines, key)
+            after = _stage(vault, name, copy_lines(fh, transform), key)
         if before is not None and after.chunks == before.chunks:
             return False
         _replace(folder, after)

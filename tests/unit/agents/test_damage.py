@@ -169,3 +169,34 @@ def test_a_record_cut_in_half_followed_by_a_whole_one(tmp_path: Path, agent: str
         usage = {e.prompt: e.usage for e in reading.exchanges}
         assert usage["prompt 2"] is None and usage["prompt 3"] is not None  # the cut record was its token count
     assert [p for p, _ in _tail(agent, path, 3)] == ["prompt 2", "prompt 3", "prompt 4"]
+
+
+def test_a_huge_sparse_hole_is_read_through_and_copied_as_a_stream(tmp_path: Path) -> None:
+    """A crash can leave gigabytes of NUL bytes with no newline (a file extended, never written)."""
+    import hashlib
+
+    from shellkeep.vault.copies import copy_lines
+
+    path = tmp_path / f"{SID}.jsonl"
+    before = list(claude_lines(3, session_id=SID, cwd="/w"))
+    after = list(claude_lines(2, session_id=SID, cwd="/w", first=3))
+    path.write_bytes(b"".join(before))
+    hole_at = path.stat().st_size
+    hole = 300 << 20
+    os.truncate(path, hole_at + hole)  # sparse: 300 MB of NUL bytes, never written
+    with path.open("ab") as fh:
+        fh.write(b"".join(after))
+    reading = _read("claude", path)
+    assert [e.prompt for e in reading.exchanges] == [f"prompt {i}" for i in range(5)]
+    assert reading.damage is not None
+    [nul] = [s for s in reading.damage.spans if s.kind == "nul"]
+    assert (nul.start, nul.end, nul.line) == (hole_at, hole_at + hole, len(before) + 1)
+    assert not [s for s in reading.damage.spans if s.kind in ("unreadable", "broken-link")]
+    assert [p for p, _ in _tail("claude", path, 3)] == ["prompt 2", "prompt 3", "prompt 4"]
+    copied = hashlib.sha256()
+    with path.open("rb") as fh:
+        for piece in copy_lines(fh, lambda line: line):
+            assert len(piece) <= 1 << 20 or b"\x00" not in piece  # the hole comes in pieces
+            copied.update(piece)
+    with path.open("rb") as fh:
+        assert copied.hexdigest() == hashlib.file_digest(fh, "sha256").hexdigest()
