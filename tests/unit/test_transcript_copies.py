@@ -201,3 +201,16 @@ def test_a_big_transcript_is_collected_in_the_background_not_at_the_end_of_the_r
     done = collect(read_meta(meta.folder), Vault(home), None, {"HOME": str(agent_home)})
     assert done.exchange_count == 400
     assert read_ref(ref_path(meta.folder, transcript.name)).size == deferred.agent_transcript_bytes
+
+
+def test_export_follows_the_reference_to_the_stored_copy(home: Paths, project: Path, agent_home: Path) -> None:
+    transcript = _transcript(agent_home, project)
+    _write(transcript, 120)
+    meta = collect(_session(home, project, 1), Vault(home), None, {"HOME": str(agent_home)})
+    out = project / "agent.jsonl"
+    result = run_sk("export", meta.id, "--format", "agent", "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    assert out.read_bytes() == transcript.read_bytes()
+    bare = make_session(home, project, 2)
+    refused = run_sk("export", bare.id, "--format", "agent")
+    assert refused.returncode == 2 and b"holds no copy of an agent transcript" in refused.stderr
