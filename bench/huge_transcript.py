@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import select
 import shutil
 import signal
@@ -33,7 +32,6 @@ import sys
 import tempfile
 import threading
 import time
-import uuid
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -108,12 +106,11 @@ class PtyRun:
         return code
 
 
-def _build_transcript(path: Path, mb: int, cwd: str, sid: str, start: datetime) -> tuple[int, int, str]:
-    """Write a Claude Code transcript of about ``mb`` MB; return (bytes, exchanges, the leaf uuid)."""
+def _build_transcript(path: Path, mb: int, cwd: str, sid: str, start: datetime) -> tuple[int, int]:
+    """Write a Claude Code transcript of about ``mb`` MB; return (bytes, exchanges)."""
     target = mb << 20
     written = 0
     exchanges = 0
-    leaf = ""
     with path.open("wb", buffering=1 << 20) as fh:
         batch = 200
         while written < target:
@@ -121,9 +118,8 @@ def _build_transcript(path: Path, mb: int, cwd: str, sid: str, start: datetime) 
             for line in lines:
                 fh.write(line)
                 written += len(line)
-            leaf = json.loads(lines[-1])["uuid"]
             exchanges += batch
-    return written, exchanges, leaf
+    return written, exchanges
 
 
 def _wait_upkeep_done(folder: Path, timeout_s: float = 1800) -> float:
@@ -220,7 +216,7 @@ def main() -> int:
     start = datetime.now(timezone.utc) + timedelta(minutes=5)
     source = base / "transcript.jsonl"
     t0 = time.monotonic()
-    size, exchanges, leaf = _build_transcript(source, args.mb, str(project), "bench", start)
+    size, exchanges = _build_transcript(source, args.mb, str(project), "bench", start)
     note(f"built a {size / 2**20:.0f} MB Claude Code transcript ({exchanges} exchanges, {exchanges * 4} records) in {time.monotonic() - t0:.0f} s")
 
     # 1. A recorded run ends: how long is the terminal held?
