@@ -215,3 +215,20 @@ def wait_for_background(paths: Paths, timeout_s: float = 60.0) -> None:
         return True
 
     wait_until(idle, timeout_s, interval_s=0.05)
+
+
+def stored_copy(folder: Path, name: str, paths: Paths | None = None) -> bytes | None:
+    """Return the plaintext of a session's copy of the agent transcript ``name`` (None: no copy).
+
+    Follows the reference into the chunk store (``vault.copies``); paths: the data folder
+    (default: ``SHELLKEEP_HOME``, with the key file the tests use).
+    """
+    from shellkeep.store.paths import resolve_paths
+    from shellkeep.vault.access import Vault
+    from shellkeep.vault.copies import open_copy
+
+    try:
+        with open_copy(Vault(paths or resolve_paths()), folder, name) as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return None

@@ -242,6 +242,18 @@ class CommandAdapter:
             return []
         return jsonl.read_exchanges(session.transcript, self.transcript_format, limit, self.name)
 
+    def read_transcript(self, session: AgentSession, upto_bytes: int | None = None) -> jsonl.TranscriptReading:
+        """Return all the session's exchanges and where its transcript is damaged, streamed.
+
+        A JSONL transcript is read record by record (``jsonl.read_transcript``; only its
+        first ``upto_bytes`` when given); other stores (a database, Markdown, a JSON
+        document) give ``read_exchanges`` and no damage report. Never raises.
+        """
+        path = session.transcript
+        if path is None or self.transcript_format is None or not path.name.endswith((".jsonl", ".jsonl.zst")):
+            return jsonl.TranscriptReading(tuple(self.read_exchanges(session)))
+        return jsonl.read_transcript(path, self.transcript_format, self.name, upto_bytes=upto_bytes)
+
     def transcript_files(self, session: AgentSession) -> list[Path]:
         """Return the transcript when it exists."""
         if session.transcript is not None and session.transcript.is_file():

@@ -10,7 +10,7 @@ carry an Anthropic Messages API ``message``; other types are bookkeeping. Resume
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 
@@ -215,57 +215,28 @@ def _usage(value: object) -> Usage | None:
     )
 
 
-def _conversation_order(records: list[JsonObject]) -> list[JsonObject]:
-    """Return the records of the conversation's current branch in conversation order.
+def _link(record: JsonObject) -> jsonl.RecordLink | None:
+    """Return where a record hangs in Claude Code's record tree (``uuid``/``parentUuid``).
 
-    Claude Code links records into a tree (``uuid``/``parentUuid``; ``logicalParentUuid``
-    bridges a compaction) and does not write them in that order: 2.1 writes a new
-    conversation's first prompt after its first answer. The current branch ends at the
-    newest leaf (latest ``timestamp``, then the last in the file) and is followed back to
-    its root, or to the first record not read (a transcript read from its end). Records
-    without a ``uuid`` keep their file order, ahead of the branch; records that do not link
-    to one another (none names another as parent) are returned as they are.
+    ``logicalParentUuid`` bridges a compaction; sidechain records are set aside. None for a
+    record without a ``uuid`` (bookkeeping such as ``permission-mode``).
     """
-    by_uuid: dict[str, JsonObject] = {}
-    position: dict[str, int] = {}
-    for index, record in enumerate(records):
-        uuid = as_str(record.get("uuid"))
-        if uuid is not None and record.get("isSidechain") is not True:
-            by_uuid[uuid] = record
-            position[uuid] = index
-    if not by_uuid:
-        return records
-
-    def parent_of(record: JsonObject) -> str | None:
-        return as_str(record.get("parentUuid")) or as_str(record.get("logicalParentUuid"))
-
-    parents = {parent_of(r) for r in by_uuid.values()}
-    if not parents & by_uuid.keys():  # no links among the records read: the file's order
-        return records
-    leaves = [uuid for uuid in by_uuid if uuid not in parents]
-    if not leaves:  # a cycle: the file's order
-        return records
-    leaf = max(leaves, key=lambda u: (as_str(by_uuid[u].get("timestamp")) or "", position[u]))
-    branch: list[JsonObject] = []
-    seen: set[str] = set()
-    current: str | None = leaf
-    while current is not None and current in by_uuid and current not in seen:
-        seen.add(current)
-        branch.append(by_uuid[current])
-        current = parent_of(by_uuid[current])
-    branch.reverse()
-    unlinked = [r for r in records if as_str(r.get("uuid")) is None]
-    return unlinked + branch
+    uuid = as_str(record.get("uuid"))
+    if uuid is None:
+        return None
+    parent = as_str(record.get("parentUuid")) or as_str(record.get("logicalParentUuid"))
+    return jsonl.RecordLink(uuid, parent, as_str(record.get("timestamp")) or "", record.get("isSidechain") is True)
 
 
-def _build(records: list[JsonObject]) -> list[Exchange]:
-    """Turn Claude Code records into exchanges, in conversation order (``_conversation_order``).
+def _build(records: Iterable[JsonObject]) -> list[Exchange]:
+    """Turn Claude Code records, in conversation order, into exchanges.
 
-    One answer may span several ``assistant`` lines with the same ``message.id`` (one per
+    The records come ordered by their tree (``_link``, ``jsonl.conversation_order``): Claude
+    Code does not write them in that order (2.1 writes a new conversation's first prompt
+    after its first answer), and the newest leaf's branch is the conversation. One answer may span several ``assistant`` lines with the same ``message.id`` (one per
     content block, or the same content repeated as it grows): blocks are taken once, and
     usage once per message id (its last line's).
     """
-    records = _conversation_order(records)
     builder = ExchangeBuilder()
     seen_blocks: dict[str, set[tuple[str, str]]] = {}
     usage_by_message: dict[str, Usage] = {}
@@ -331,7 +302,7 @@ def _text_of(value: object) -> str:
     return " ".join(t for b in as_list(value) if (t := as_str(dig(b, "text"))) is not None)
 
 
-CLAUDE_FORMAT = jsonl.TranscriptFormat(is_prompt=_is_prompt, build=_build)
+CLAUDE_FORMAT = jsonl.TranscriptFormat(is_prompt=_is_prompt, build=_build, link=_link, streams=True)
 """How Claude Code transcripts are read (exposed for tests that count bytes read)."""
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -175,8 +175,8 @@ def _output_text(value: object) -> object:
     return value
 
 
-def _build(records: list[JsonObject]) -> list[Exchange]:
-    """Turn rollout records in file order into exchanges.
+def _build(records: Iterable[JsonObject]) -> list[Exchange]:
+    """Turn rollout records in file order into exchanges (iterated twice: a stream will do).
 
     Prompts are ``event_msg/user_message`` records; when a rollout has none (old Codex),
     user-role ``response_item`` messages that are not injected context are used. The answer
@@ -264,7 +264,7 @@ def _patch_summary(value: object) -> object:
     return value
 
 
-CODEX_FORMAT = jsonl.TranscriptFormat(is_prompt=_is_turn_start, build=_build)
+CODEX_FORMAT = jsonl.TranscriptFormat(is_prompt=_is_turn_start, build=_build, streams=True)
 """How Codex rollouts are read."""
 
 

@@ -3,7 +3,10 @@
 Runs once the child has exited (or when an interrupted session is resumed): finds the
 agent's own session through its adapter, reads its exchanges (or, for programs without a
 transcript, builds them from the recording), stores ``exchanges.jsonl`` and a copy of the
-agent's transcript in the session folder, and sums them up in ``meta.json``.
+agent's transcript (in the chunk store, once per content, referenced from the session
+folder's ``agent/``), and sums them up in ``meta.json``, with where the transcript was
+found damaged. Transcripts are streamed, never held whole; a big one is read and copied by
+the upkeep in the background (``defer_above``), so the user's terminal is given back at once.
 
 Both are stored redacted with the user's rules (``[redact]``; not for a session recorded
 with ``--no-redact``) and through the vault (``Vault.write_private``): sealed when
@@ -19,31 +22,46 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from functools import partial
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from shellkeep.agents.adapter import CommandAdapter
 from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX, AgentAdapter, AgentSession, Exchange, Launch
+from shellkeep.agents.jsonl import TranscriptDamage, TranscriptReading, open_transcript
 from shellkeep.agents.generic import exchanges_from_recording
 from shellkeep.agents.registry import adapter_for, adapter_named
 from shellkeep.capture.redaction import redactor_for
 from shellkeep.errors import ShellkeepError, UserInputError
 from shellkeep.logs import get_logger
-from shellkeep.store.paths import ensure_dir
-from shellkeep.store.session import AGENT_FOLDER, SessionMeta, parse_iso, write_meta
+from shellkeep.store.session import SessionMeta, parse_iso, write_meta
 from shellkeep.terminal.screen import last_screen
 from shellkeep.vault.access import Vault
 from shellkeep.vault.exchanges import is_collected, read_exchanges, write_exchanges
 from shellkeep.vault.recording import plain_file
-from shellkeep.vault.scrubber import redact_jsonl_text
+from shellkeep.vault.copies import copy_lines, store_copy
+from shellkeep.vault.scrubber import redact_jsonl_line
 
 if TYPE_CHECKING:
     from shellkeep.capture.redaction import Redactor
     from shellkeep.config import RedactConfig
 
-__all__ = ["Conversation", "adapter_of", "collect", "gather", "is_collected", "read_exchanges", "write_exchanges"]
+__all__ = [
+    "INLINE_COLLECT_MAX_BYTES",
+    "Conversation",
+    "adapter_of",
+    "collect",
+    "collect_for_resume",
+    "gather",
+    "is_collected",
+    "note_agent_session",
+    "read_exchanges",
+    "transcript_bytes",
+    "write_exchanges",
+]
 
 log = get_logger(__name__)
 
@@ -52,12 +70,19 @@ CLOCK_SLACK_S = 0.001
 kept to the millisecond; agents and shellkeep read the same clock)."""
 
 
+INLINE_COLLECT_MAX_BYTES = 8 << 20
+"""Transcripts up to this size are read and copied at the end of a run, in the user's
+terminal (well under a second); bigger ones by the upkeep that runs in the background."""
+
+
 @dataclass(frozen=True, slots=True)
 class Conversation:
-    """What ``gather`` found: the agent's own session (None when none) and this session's exchanges."""
+    """What ``gather`` found: the agent's own session (None when none), this session's
+    exchanges, and where the agent's transcript is damaged (None when intact or not read whole)."""
 
     agent_session: AgentSession | None
     exchanges: tuple[Exchange, ...]
+    damage: TranscriptDamage | None = None
 
 
 def adapter_of(meta: SessionMeta) -> AgentAdapter:
@@ -69,28 +94,97 @@ def adapter_of(meta: SessionMeta) -> AgentAdapter:
 
 
 def gather(
-    meta: SessionMeta, vault: Vault, env: Mapping[str, str] | None = None, *, from_recording: bool = True
+    meta: SessionMeta,
+    vault: Vault,
+    env: Mapping[str, str] | None = None,
+    *,
+    from_recording: bool = True,
+    limit: int | None = None,
+    agent_session: AgentSession | None = None,
 ) -> Conversation:
     """Find ``meta``'s agent session and read the exchanges sent during it; write nothing.
 
     env: the environment the agent ran with (HOME, ``CLAUDE_CONFIG_DIR``, ``CODEX_HOME``...).
     from_recording: when the agent's transcript gives no exchange, build them from the
     recording (a terminal emulator over all of it: slow for long recordings).
+    limit: only the last ``limit`` exchanges, read from the transcript's end (fast whatever
+    its size; no damage report); None: the whole transcript, streamed, checked for damage
+    (up to ``meta.agent_transcript_bytes`` when known). agent_session: the agent session
+    when the caller found it already.
     Never raises for an agent's unreadable files: what could not be read is left out.
     """
     env = dict(os.environ if env is None else env)
     adapter = adapter_of(meta)
-    agent_session = _find_agent_session(adapter, meta, vault, env)
+    if agent_session is None:
+        agent_session = _find_agent_session(adapter, meta, vault, env)
     exchanges: list[Exchange] = []
+    damage: TranscriptDamage | None = None
     if agent_session is not None:
         try:
-            exchanges = _own_exchanges(adapter.read_exchanges(agent_session), meta)
+            if limit is not None:
+                found = adapter.read_exchanges(agent_session, limit)
+            else:
+                reading = _read_transcript(adapter, agent_session, meta.agent_transcript_bytes)
+                found, damage = list(reading.exchanges), reading.damage
+            exchanges = _own_exchanges(found, meta)
         except Exception as exc:  # noqa: BLE001 - an adapter bug falls back to the recording
             log.warning("could not read the %s transcript of %s: %s", adapter.name, meta.id, exc)
     if not exchanges and from_recording:
         # No agent transcript found or readable: the generic way, from the recording.
         exchanges = _own_exchanges(_from_recording(meta, vault), meta)
-    return Conversation(agent_session, tuple(exchanges))
+    if limit is not None:
+        exchanges = exchanges[-limit:] if limit > 0 else []
+    return Conversation(agent_session, tuple(exchanges), damage)
+
+
+def _read_transcript(adapter: AgentAdapter, session: AgentSession, upto_bytes: int | None) -> TranscriptReading:
+    """Read the whole transcript through the adapter (``read_transcript`` where it has one)."""
+    if isinstance(adapter, CommandAdapter):
+        return adapter.read_transcript(session, upto_bytes)
+    return TranscriptReading(tuple(adapter.read_exchanges(session)))
+
+
+def transcript_bytes(adapter: AgentAdapter, session: AgentSession | None) -> int:
+    """Return the total size of the agent's transcript files worth copying (0 when none)."""
+    if session is None:
+        return 0
+    total = 0
+    try:
+        for path in adapter.transcript_files(session):
+            total += path.stat().st_size
+    except Exception as exc:  # noqa: BLE001 - sizes only decide where the work is done
+        log.debug("cannot size the transcript of %s: %s", session.session_id, exc)
+    return total
+
+
+def note_agent_session(
+    meta: SessionMeta, vault: Vault, env: Mapping[str, str] | None = None, *, session: AgentSession | None = None
+) -> SessionMeta:
+    """Find ``meta``'s agent session and store who it is and how long its transcript is now.
+
+    Cheap whatever the transcript's size: what ``collect`` does later reads only that part
+    of the transcript (the agent may go on appending to it). session: the agent session
+    when the caller found it already. Returns the updated metadata; never raises for the
+    agent's files, raises OSError when meta.json cannot be written.
+    """
+    if session is None:
+        session = _find_agent_session(adapter_of(meta), meta, vault, dict(os.environ if env is None else env))
+    if session is None:
+        return meta
+    size: int | None = None
+    if session.transcript is not None:
+        try:
+            size = session.transcript.stat().st_size
+        except OSError:
+            size = None
+    updated = dataclasses.replace(
+        meta,
+        agent_session_id=session.session_id or meta.agent_session_id,
+        agent_transcript=str(session.transcript) if session.transcript else meta.agent_transcript,
+        agent_transcript_bytes=size,
+    )
+    write_meta(updated)
+    return updated
 
 
 def collect(
@@ -100,35 +194,88 @@ def collect(
     env: Mapping[str, str] | None = None,
     *,
     from_recording: bool = True,
+    defer_above: int | None = None,
 ) -> SessionMeta:
     """Read ``meta``'s conversation, store it with the session, and return updated metadata.
 
-    Stores ``exchanges.jsonl``, copies the agent's transcript into ``agent/`` (both
-    redacted and, when encryption is on, encrypted: see the module doc) and writes
-    ``meta.json`` with ``agent_session_id``, ``agent_transcript``, ``exchange_count`` and
-    ``usage``. vault: seals what is stored when encryption is on; redact_config: the
-    user's ``[redact]`` rules (None: the built-in ones). With ``from_recording`` False (at the end of a run, where time counts) a
-    session whose agent gave no exchange gets no ``exchanges.jsonl``: they are built from
-    the recording later, when something needs them. Never raises for an agent's unreadable
-    files: the session keeps what could be read. Raises OSError when the session folder
-    itself cannot be written, KeyUnavailable when encryption is on and no key can be had.
+    Stores ``exchanges.jsonl`` and ``meta.json`` (``agent_session_id``, ``agent_transcript``,
+    ``agent_transcript_bytes``, ``agent_transcript_damage``, ``exchange_count``, ``usage``)
+    first, then the copy of the agent's transcript (``agent/``, through the chunk store,
+    ``vault.copies``): a run cut short while copying keeps its exchanges. Both are
+    redacted and, when encryption is on, encrypted (see the module doc); the transcript is
+    streamed, never held whole. vault: seals what is stored when encryption is on;
+    redact_config: the user's ``[redact]`` rules (None: the built-in ones). With
+    ``from_recording`` False (at the end of a run, where time counts) a session whose agent
+    gave no exchange gets no ``exchanges.jsonl``: they are built from the recording later.
+    defer_above: when the transcript files are bigger than this many bytes, only note the
+    agent session (``note_agent_session``) and leave the rest to a later ``collect`` (the
+    upkeep in the background). Never raises for an agent's unreadable files: the session
+    keeps what could be read. Raises OSError when the session folder itself cannot be
+    written, KeyUnavailable when encryption is on and no key can be had.
     """
-    conversation = gather(meta, vault, env, from_recording=from_recording)
+    env = dict(os.environ if env is None else env)
+    adapter = adapter_of(meta)
+    found = _find_agent_session(adapter, meta, vault, env)
+    if found is not None and meta.agent_transcript_bytes is None:
+        meta = note_agent_session(meta, vault, env, session=found)  # fixes the part read below
+    if defer_above is not None and transcript_bytes(adapter, found) > defer_above:
+        return meta
+    conversation = gather(meta, vault, env, from_recording=from_recording, agent_session=found)
     agent_session = conversation.agent_session
     redactor = redactor_for(redact_config) if meta.redacted else None
-    if agent_session is not None:
-        _copy_transcripts(adapter_of(meta), agent_session, meta.folder, vault=vault, redactor=redactor)
     if conversation.exchanges or from_recording:
         write_exchanges(meta.folder, list(conversation.exchanges), vault, redactor=redactor)
     updated = dataclasses.replace(
         meta,
         agent_session_id=agent_session.session_id if agent_session else meta.agent_session_id,
         agent_transcript=str(agent_session.transcript) if agent_session and agent_session.transcript else None,
+        agent_transcript_damage=conversation.damage.to_json() if conversation.damage else None,
         exchange_count=len(conversation.exchanges),
         usage=_total_usage(conversation.exchanges),
     )
     write_meta(updated)
+    if agent_session is not None:
+        _copy_transcripts(
+            adapter, agent_session, meta.folder, vault=vault, redactor=redactor, upto_bytes=meta.agent_transcript_bytes
+        )
     return updated
+
+
+def collect_for_resume(
+    meta: SessionMeta,
+    vault: Vault,
+    redact_config: RedactConfig | None,
+    env: Mapping[str, str] | None = None,
+    *,
+    limit: int,
+    dry_run: bool = False,
+) -> tuple[SessionMeta, list[Exchange], bool]:
+    """Collect a session that never was (its recorder was killed) for a resume, quickly.
+
+    Returns the updated metadata, its last ``limit`` own exchanges, and whether the rest is
+    left to do (the caller starts the upkeep, ``app.housekeeping``, in the background). A
+    transcript up to ``INLINE_COLLECT_MAX_BYTES`` is collected now (``collect``); a bigger
+    one is read from its end only, so the resume starts within a second whatever its size,
+    and its agent session and length are noted. dry_run: write nothing (everything is read
+    from the end then). Raises as ``collect``.
+    """
+    env = dict(os.environ if env is None else env)
+    adapter = adapter_of(meta)
+    found = _find_agent_session(adapter, meta, vault, env)
+    big = transcript_bytes(adapter, found) > INLINE_COLLECT_MAX_BYTES
+    if not big and not dry_run:
+        meta = collect(meta, vault, redact_config, env)
+        return meta, read_exchanges(meta, vault, limit), False
+    if big and not dry_run:
+        meta = note_agent_session(meta, vault, env, session=found)
+    elif found is not None and found.session_id:
+        meta = dataclasses.replace(
+            meta,
+            agent_session_id=found.session_id,
+            agent_transcript=str(found.transcript) if found.transcript else meta.agent_transcript,
+        )
+    conversation = gather(meta, vault, env, limit=max(limit, 1), agent_session=found)
+    return meta, list(conversation.exchanges)[-limit:] if limit > 0 else [], big and not dry_run
 
 
 def _own_exchanges(exchanges: list[Exchange], meta: SessionMeta) -> list[Exchange]:
@@ -160,6 +307,8 @@ def _find_agent_session(
 ) -> AgentSession | None:
     if not adapter.has_native_transcript:
         return None
+    if meta.agent_session_id and meta.agent_transcript and Path(meta.agent_transcript).is_file():
+        return AgentSession(adapter.name, meta.agent_session_id, Path(meta.agent_transcript))  # found before
     launch = Launch(argv=tuple(meta.command), agent_session_id=meta.agent_session_id)
     try:
         started = parse_iso(meta.started_at)
@@ -189,43 +338,37 @@ def _from_recording(meta: SessionMeta, vault: Vault) -> list[Exchange]:
 
 
 def _copy_transcripts(
-    adapter: AgentAdapter, session: AgentSession, folder: Path, *, vault: Vault, redactor: Redactor | None
+    adapter: AgentAdapter,
+    session: AgentSession,
+    folder: Path,
+    *,
+    vault: Vault,
+    redactor: Redactor | None,
+    upto_bytes: int | None,
 ) -> None:
-    """Copy the agent's transcript files into ``folder/agent/`` through ``Vault.write_private``.
+    """Copy the agent's transcript files into the chunk store, referenced from ``folder/agent/``.
 
-    With a redactor, a UTF-8 file has every JSON string value of its lines (other lines as
-    text) redacted (agent transcript JSONL); a file that is not UTF-8 is copied as it is.
-    A file that cannot be read or written is logged and left out.
+    Streamed line by line (a ``.zst`` transcript decompressed); with a redactor every JSON
+    string value of a line (other lines as text) is redacted. upto_bytes: copy only that
+    much of the transcript itself (the part this session ended at). A file that cannot be
+    read or written is logged and left out.
     """
     try:
         files = adapter.transcript_files(session)
     except Exception as exc:  # noqa: BLE001
         log.warning("could not list the agent's transcript files: %s", exc)
         return
-    if not files:
-        return
-    try:
-        target = ensure_dir(folder / AGENT_FOLDER)
-    except OSError as exc:
-        log.warning("could not make %s: %s", folder / AGENT_FOLDER, exc)
-        return
     for src in files:
+        limit = upto_bytes if src == session.transcript else None
         try:
-            vault.write_private(target / src.name, _redacted_copy(src.read_bytes(), redactor))
+            fh = open_transcript(src)
+            if fh is None:
+                continue
+            with fh:
+                redact = None if redactor is None else partial(redact_jsonl_line, redactor=redactor)
+                store_copy(vault, folder, src.name, copy_lines(fh, redact, limit))
         except (OSError, ShellkeepError) as exc:
             log.warning("could not copy %s: %s", src, exc)
-
-
-def _redacted_copy(raw: bytes, redactor: Redactor | None) -> bytes:
-    """Return a transcript file's bytes redacted (see ``_copy_transcripts``)."""
-    if redactor is None:
-        return raw
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return raw
-    redacted = redact_jsonl_text(text, redactor)
-    return raw if redacted == text else redacted.encode("utf-8")
 
 
 def _total_usage(exchanges: tuple[Exchange, ...]) -> dict[str, int] | None:

@@ -1,4 +1,4 @@
-"""Upkeep after a session has ended: its git root commit, exchanges, compression, index, automatic gc.
+"""Upkeep after a session has ended: its git root commit, conversation, compression, index, automatic gc.
 
 Compression and indexing take seconds on a long session, so ``runner`` starts this module
 as its own detached process (``python -m shellkeep.app.housekeeping``, new session, no
@@ -31,13 +31,15 @@ def run(paths: Paths, folder: Path, *, compress: bool, auto_gc: bool) -> None:
     """Build exchanges, compress, index and garbage-collect after the session in ``folder``; never raises.
 
     Exchanges are built here for programs without a transcript of their own that were typed
-    into (from the recording; slow for long ones, so not at the end of the run), before the
-    recording is compressed and indexed: the index only ever reads what is stored.
+    into (from the recording; slow for long ones, so not at the end of the run), and for
+    agents whose transcript was too big to read and copy at the end of the run (streamed,
+    up to ``agent_transcript_bytes``), before the recording is compressed and indexed: the
+    index only ever reads what is stored.
     """
     try:
         meta = complete_git_identity(read_meta(folder))  # the root commit: a git process, so not at start
         ctx = open_context(paths=paths, cwd=Path(meta.project_root) if os.path.isdir(meta.project_root) else None)
-        if meta.input_bytes and not is_collected(meta):
+        if (meta.input_bytes or meta.agent_transcript) and not is_collected(meta):
             try:
                 meta = collect(meta, ctx.vault, ctx.config.redact if meta.redacted else None)
             except Exception as exc:  # noqa: BLE001 - the recording is safe; exchanges can be rebuilt

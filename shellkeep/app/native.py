@@ -4,8 +4,8 @@ An agent resumes a conversation from its own store (Claude Code's
 ``~/.claude/projects/<dir>/<id>.jsonl``, Codex's rollout file). When that file is gone (the
 agent pruned it, the user cleaned up), cut (a crash mid-write left a torn last line) or
 unreadable, the native resume fails or silently starts an empty conversation. shellkeep
-keeps a redacted copy in the session folder (``agent/``): it is put back where the agent
-looks, never over an existing file; a damaged file is backed up first
+keeps a redacted copy (in its chunk store, referenced from the session folder's ``agent/``,
+read as a stream): it is put back where the agent looks, never over an existing file; a damaged file is backed up first
 (``<name>.shellkeep-backup-<time>``) and replaced by the copy when the copy holds more.
 When no usable transcript can be had, the caller re-injects instead.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,8 +22,9 @@ from shellkeep.errors import ShellkeepError
 from shellkeep.logs import get_logger
 from shellkeep.store.atomic import write_bytes_atomic
 from shellkeep.store.paths import ensure_dir
-from shellkeep.store.session import AGENT_FOLDER, SessionMeta, iso, utc_now
+from shellkeep.store.session import SessionMeta, iso, utc_now
 from shellkeep.vault.access import Vault
+from shellkeep.vault.copies import open_copy
 
 log = get_logger(__name__)
 
@@ -47,35 +48,65 @@ def check_transcript(meta: SessionMeta, vault: Vault) -> TranscriptCheck:
     if not meta.agent_transcript:
         return TranscriptCheck(True)
     target = Path(meta.agent_transcript)
-    copy = meta.folder / AGENT_FOLDER / target.name
     state = _state_of(target)
     if state == "ok":
         return TranscriptCheck(True)
     try:
-        saved = vault.read_private(copy) if copy.is_file() else None
+        saved = _copy_records(vault, meta.folder, target.name)
     except (OSError, ShellkeepError) as exc:
-        log.warning("cannot read shellkeep's copy %s: %s", copy, exc)
+        log.warning("cannot read shellkeep's copy of %s: %s", target.name, exc)
         saved = None
-    if saved is None or (target.suffix == ".jsonl" and _records(saved.splitlines()) == 0) or not saved:
+    if saved is None or saved == 0:
         return TranscriptCheck(False, f"the agent's transcript {target} is {state} and shellkeep holds no copy of it")
     try:
         if state == "missing":
             ensure_dir(target.parent)
             fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # never over a file
             with os.fdopen(fd, "wb") as fh:
-                fh.write(saved)
+                for piece in _copy_pieces(vault, meta.folder, target):
+                    fh.write(piece)
             return TranscriptCheck(True, f"the agent's transcript {target} was gone; restored shellkeep's copy")
         with open(target, "rb") as fh:
-            if _records(fh) >= _records(saved.splitlines()):
+            if _records(fh) >= saved:
                 return TranscriptCheck(True)  # damaged, yet it holds as much as the copy: leave it
         backup = target.with_name(f"{target.name}.shellkeep-backup-{iso(utc_now()).replace(':', '')}")
         os.link(target, backup)  # the damaged file stays, under another name
-        write_bytes_atomic(target, saved)
+        write_bytes_atomic(target, _copy_pieces(vault, meta.folder, target))
         return TranscriptCheck(True, f"the agent's transcript {target} was {state}; kept it as {backup.name} and restored shellkeep's copy")
     except FileExistsError:
         return TranscriptCheck(True)  # the agent wrote it meanwhile: its own file wins
-    except OSError as exc:
-        return TranscriptCheck(False, f"the agent's transcript {target} is {state} and could not be restored ({exc.strerror or exc})")
+    except (OSError, ShellkeepError) as exc:
+        return TranscriptCheck(False, f"the agent's transcript {target} is {state} and could not be restored ({getattr(exc, 'strerror', None) or exc})")
+
+
+def _copy_records(vault: Vault, folder: Path, name: str) -> int | None:
+    """Return how many whole records shellkeep's copy of ``name`` holds (-1: not JSONL), None: no copy.
+
+    Streamed through the chunk store (``vault.copies.open_copy``). Raises OSError,
+    DataError, KeyUnavailable.
+    """
+    try:
+        fh = open_copy(vault, folder, name)
+    except FileNotFoundError:
+        return None
+    with fh:
+        if not name.endswith((".jsonl", ".jsonl.zst")):
+            return -1 if fh.read(1) else 0
+        return _records(fh)
+
+
+def _copy_pieces(vault: Vault, folder: Path, target: Path) -> Iterator[bytes]:
+    """Yield shellkeep's copy of ``target`` in pieces, zstd-compressed again for a ``.zst`` target."""
+    with open_copy(vault, folder, target.name) as fh:
+        if target.suffix == ".zst":
+            import zstandard
+
+            compressor = zstandard.ZstdCompressor().compressobj()
+            for piece in iter(lambda: fh.read(1 << 20), b""):
+                yield compressor.compress(piece)
+            yield compressor.flush()
+            return
+        yield from iter(lambda: fh.read(1 << 20), b"")
 
 
 def _state_of(path: Path) -> str:

@@ -293,23 +293,55 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
         try:
             result = relay.run(on_signal=lambda sig: raw.restore() if sig == signal.SIGHUP else None)
         finally:
+            shielded = _shield_from_interrupts()  # the child is gone: nothing of its session is lost now
             ended.set()
             raw.restore()
-    if meta is None or recorder is None:
-        return RunOutcome(result.exit_code, None)
-    stats = recorder.close()
-    starter.join(10)
-    meta = found.get("meta") or _started_meta(meta, child.pid, request.cwd, request.settings)
-    meta = _final_meta(meta, result, stats, request.cwd)
-    _release_space(meta.folder)
     try:
-        write_meta(meta)
-    except OSError as exc:
-        warn(f"could not store the session's metadata: {exc.strerror or exc}")
+        if meta is None or recorder is None:
+            return RunOutcome(result.exit_code, None)
+        stats = recorder.close()
+        starter.join(10)
+        meta = found.get("meta") or _started_meta(meta, child.pid, request.cwd, request.settings)
+        meta = _final_meta(meta, result, stats, request.cwd)
+        _release_space(meta.folder)
+        try:
+            write_meta(meta)
+        except OSError as exc:
+            warn(f"could not store the session's metadata: {exc.strerror or exc}")
+            return RunOutcome(result.exit_code, meta)
+        meta = _collect_conversation(paths, meta, request.settings, child_env)
+        _after_session(paths, meta, request.settings)
         return RunOutcome(result.exit_code, meta)
-    meta = _collect_conversation(paths, meta, request.settings, child_env)
-    _after_session(paths, meta, request.settings)
-    return RunOutcome(result.exit_code, meta)
+    finally:
+        _restore_signals(shielded)
+
+
+_SHIELDED = (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP)
+
+
+def _shield_from_interrupts() -> dict[int, object]:
+    """Ignore Ctrl-C, Ctrl-\\ and hangup while a session that has ended is stored; return the old handlers.
+
+    Storing takes well under a second (a big transcript is left to the upkeep in the
+    background); a second Ctrl-C meanwhile would otherwise lose the session's metadata and
+    exchanges. The upkeep, spawned in this window, keeps these signals ignored (it is
+    detached from the terminal anyway).
+    """
+    old: dict[int, object] = {}
+    for sig in _SHIELDED:
+        try:
+            old[sig] = signal.signal(sig, signal.SIG_IGN)
+        except (ValueError, OSError):  # not the main thread: nothing to shield
+            pass
+    return old
+
+
+def _restore_signals(old: dict[int, object]) -> None:
+    for sig, handler in old.items():
+        try:
+            signal.signal(sig, handler)  # type: ignore[arg-type]
+        except (ValueError, OSError, TypeError):
+            pass
 
 
 def _is_known_agent(name: str) -> bool:
@@ -340,16 +372,19 @@ def _collect_conversation(paths: Paths, meta: SessionMeta, settings: RecordSetti
 
     Only agents with a transcript of their own are read here, at exit: building exchanges
     from a long recording with a terminal emulator takes time, so for other programs it
-    happens in the upkeep after the session (``app.housekeeping``) or on resume.
+    happens in the upkeep after the session (``app.housekeeping``) or on resume. So does
+    reading and copying a transcript bigger than ``INLINE_COLLECT_MAX_BYTES``: here only
+    the agent session and the transcript's length are noted, and the terminal is given back.
     """
     if not _is_known_agent(meta.agent):
         return meta
     try:
-        from shellkeep.app.conversation import collect  # deferred: after the child, never at start-up
+        # deferred: after the child, never at start-up
+        from shellkeep.app.conversation import INLINE_COLLECT_MAX_BYTES, collect
         from shellkeep.vault.access import Vault
 
         vault = Vault(paths, settings.key_file, settings.encrypt)
-        return collect(meta, vault, settings.redact_config, env, from_recording=False)
+        return collect(meta, vault, settings.redact_config, env, from_recording=False, defer_above=INLINE_COLLECT_MAX_BYTES)
     except Exception as exc:  # noqa: BLE001 - the recording is safe; exchanges can be rebuilt
         log.warning("could not collect the conversation of %s: %s", meta.id, exc)
         return meta

@@ -23,10 +23,10 @@ from shellkeep.agents.adapter import CommandAdapter
 from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX, AgentAdapter, AgentSession, Exchange
 from shellkeep.agents.registry import adapter_for, adapter_named, adapter_names
 from shellkeep.app.context import Context
-from shellkeep.app.conversation import adapter_of, collect, gather
+from shellkeep.app.conversation import adapter_of, collect_for_resume, gather
 from shellkeep.app.moves import project_sessions, relocate_transcript, resume_dir
 from shellkeep.app.native import check_transcript
-from shellkeep.app.record import RunOutcome, RunRequest, run_session, settings_from_config
+from shellkeep.app.record import RunOutcome, RunRequest, run_session, settings_from_config, start_housekeeping
 from shellkeep.errors import DataError, SessionNotFound, ShellkeepError, UserInputError
 from shellkeep.logs import get_logger
 from shellkeep.store.paths import Paths, project_key
@@ -187,17 +187,13 @@ def plan_resume(
 
     own: list[Exchange] | None = None
     if not is_collected(meta):
-        if dry_run:
-            conversation = gather(meta, ctx.vault, env)
-            own = list(conversation.exchanges)
-            if conversation.agent_session is not None and conversation.agent_session.session_id:
-                meta = _with_agent_session(meta, conversation.agent_session)
-        else:
-            try:
-                meta = collect(meta, ctx.vault, ctx.config.redact, env)
-            except OSError as exc:
-                log.warning("could not store the conversation of %s: %s", meta.id, exc)
-                own = list(gather(meta, ctx.vault, env).exchanges)
+        try:
+            meta, own, pending = collect_for_resume(meta, ctx.vault, ctx.config.redact, env, limit=n, dry_run=dry_run)
+        except OSError as exc:
+            log.warning("could not store the conversation of %s: %s", meta.id, exc)
+            own, pending = list(gather(meta, ctx.vault, env, limit=max(n, 1)).exchanges)[-n:] if n else [], False
+        if pending:  # a big transcript: read and copied whole in the background
+            start_housekeeping(ctx.paths, meta.folder, compress=ctx.config.record.compress, auto_gc=False)
     if own is None:
         own = read_exchanges(meta, ctx.vault)
     recent = tuple(conversation_tail(ctx, meta, n, own=own))
@@ -455,16 +451,6 @@ def _takes_context(argv: list[str] | tuple[str, ...]) -> bool:
     if _INTERPRETER.fullmatch(name):
         return any(not arg.startswith("-") for arg in argv[1:])
     return True
-
-
-def _with_agent_session(meta: SessionMeta, session: AgentSession) -> SessionMeta:
-    import dataclasses
-
-    return dataclasses.replace(
-        meta,
-        agent_session_id=session.session_id,
-        agent_transcript=str(session.transcript) if session.transcript else meta.agent_transcript,
-    )
 
 
 def _joined(first: str | None, second: str | None) -> str | None:

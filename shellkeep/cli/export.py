@@ -1,4 +1,4 @@
-"""``shellkeep export``: write a session as cast, txt, md, json or a self-contained html page."""
+"""``shellkeep export``: write a session as cast, txt, md, json, a self-contained html page, or its agent transcript."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from shellkeep.app.reads import read_session
 from shellkeep.archive.export import export_session, export_to_file
 from shellkeep.cli.options import context, require_ref, session_argument
 
-_FORMATS = ("cast", "txt", "md", "json", "html")
+_FORMATS = ("cast", "txt", "md", "json", "html", "agent")
 
 
 @click.command()
@@ -20,8 +20,9 @@ _FORMATS = ("cast", "txt", "md", "json", "html")
 @click.option("-o", "--output", "output", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Write to FILE instead of stdout.")
 def export(ref: str | None, last: bool, fmt: str | None, output: Path | None) -> None:
     """Export a session: cast (asciicast v2), txt (transcript), md (the conversation),
-    json (metadata, exchanges, markers) or html (a page for audit, viewable offline, with
-    the screen at each exchange in colour).
+    json (metadata, exchanges, markers), html (a page for audit, viewable offline, with
+    the screen at each exchange in colour) or agent (shellkeep's redacted copy of the
+    agent's own transcript, as the agent wrote it).
 
     Example: shellkeep export --last --format html -o session.html
     """

@@ -68,6 +68,9 @@ def _print_meta(meta: SessionMeta) -> None:
     ]
     if meta.recording_error:
         rows.append(("warning", f"recording incomplete: {meta.recording_error}"))
+    damage = (meta.agent_transcript_damage or {}).get("summary")
+    if damage:
+        rows.append(("warning", f"agent transcript damaged: {damage} in {meta.agent_transcript}"))
     if meta.parent:
         rows.append(("resumes", meta.parent))
     width = max(len(k) for k, _ in rows)

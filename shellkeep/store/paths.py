@@ -50,6 +50,11 @@ class Paths:
         return self.home / "index.sqlite3"
 
     @property
+    def copies(self) -> Path:
+        """Return the content-addressed store of agent transcript copies (``store.chunks``)."""
+        return self.home / "copies"
+
+    @property
     def audit_log(self) -> Path:
         """Return the path of the append-only audit log."""
         return self.home / "audit.jsonl"

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from shellkeep.store.chunks import read_ref, ref_files, sweep
 from shellkeep.store.paths import Paths
 from shellkeep.errors import DataError
 from shellkeep.store.atomic import write_bytes_atomic
@@ -70,7 +71,7 @@ class GcEntry:
     """One session gc removes (or would): field names are the ``gc --json`` contract.
 
     age_days: float days since the session ended (else started); size_bytes: its folder's
-    files; reason: which limit removes it (``max_age_days``, ``max_sessions``, ``max_total_size``).
+    files and its transcript copies (``session_size``); reason: which limit removes it (``max_age_days``, ``max_sessions``, ``max_total_size``).
     """
 
     session_id: str
@@ -117,6 +118,21 @@ def folder_size(folder: Path) -> int:
                     total += entry.stat(follow_symlinks=False).st_size
             except OSError:
                 continue
+    return total
+
+
+def session_size(folder: Path) -> int:
+    """Return a session's size in bytes: its folder and the copies its references name.
+
+    A copy's chunks may be shared with other sessions of its chain (``store.chunks``); each
+    session counts its whole copy, so limits err on the side of removing sooner.
+    """
+    total = folder_size(folder)
+    for path in ref_files(folder):
+        try:
+            total += read_ref(path).size
+        except (OSError, DataError):
+            continue
     return total
 
 
@@ -212,7 +228,7 @@ def plan_gc(
     metas = list(sessions)
     resumed = {m.parent for m in metas if m.parent}
     now_s = (now or datetime.now(timezone.utc)).timestamp()
-    items = [_Item(m, folder_size(m.folder), _last_activity(m), protection(m, resumed)) for m in metas]
+    items = [_Item(m, session_size(m.folder), _last_activity(m), protection(m, resumed)) for m in metas]
     items.sort(key=lambda it: (it.meta.started_at, it.meta.id), reverse=True)
     doomed: dict[str, str] = {}
     _apply(policy, items, now_s, doomed)
@@ -284,6 +300,9 @@ def collect_garbage(
     project_root: only this project's sessions are considered (None: every project).
     Each session is re-read just before it goes and left alone if it became protected.
     A session that cannot be removed is reported in ``errors``; the others still go.
+    Then the chunks of transcript copies that no remaining session names are removed
+    (``store.chunks.sweep``; a chunk another session's copy names stays), counted in
+    ``freed_bytes``; skipped when a copy is being written meanwhile (the next gc does it).
     recover: repairs interrupted sessions on the way (``store.session.list_sessions``).
     """
     sessions = list_sessions(paths, project_root, recover=recover)
@@ -294,6 +313,7 @@ def collect_garbage(
     resumed = {m.parent for m in sessions if m.parent}
     removed: list[GcEntry] = []
     errors: list[str] = []
+    freed = 0
     for entry in entries:
         meta = by_id[entry.session_id]
         try:
@@ -305,10 +325,17 @@ def collect_garbage(
         if why is not None:
             kept += 1
             continue
+        own = folder_size(fresh.folder)  # its copies' chunks are freed by the sweep, if no one else names them
         try:
             remove_session(paths, fresh)
         except (OSError, ValueError) as exc:
             errors.append(f"{entry.session_id}: {getattr(exc, 'strerror', None) or exc}")
             continue
         removed.append(entry)
-    return GcResult(False, tuple(removed), sum(e.size_bytes for e in removed), kept, protected, tuple(errors))
+        freed += own
+    if removed:
+        try:
+            freed += sweep(paths, wait=False).freed_bytes  # the copies' chunks no session names now
+        except OSError as exc:
+            errors.append(f"could not sweep the transcript copies' chunks: {exc.strerror or exc}")
+    return GcResult(False, tuple(removed), freed, kept, protected, tuple(errors))

@@ -87,6 +87,12 @@ class SessionMeta:
     parent: str | None = None
     agent_session_id: str | None = None
     agent_transcript: str | None = None
+    agent_transcript_bytes: int | None = None
+    """How long the agent's transcript was when this session's part of it ended (bytes): the
+    part read and copied (a resumed conversation goes on in the same file)."""
+    agent_transcript_damage: dict[str, object] | None = None
+    """Where the agent's transcript was found damaged when it was read (``summary``, ``records``,
+    ``spans``: see ``agents.jsonl.TranscriptDamage``); None when it was intact."""
     exchange_count: int = 0
     usage: dict[str, int] | None = None
     resume_failed: str | None = None

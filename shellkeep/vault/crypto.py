@@ -38,6 +38,7 @@ from typing import IO, TYPE_CHECKING, BinaryIO
 from shellkeep.errors import DataError, KeyUnavailable, ShellkeepError
 from shellkeep.store.atomic import FileIdentity, file_identity, write_bytes_atomic
 from shellkeep.logs import get_logger
+from shellkeep.store.chunks import REF_SUFFIX
 from shellkeep.store.session import AGENT_FOLDER, CAST_FILE, EXCHANGES_FILE
 
 if TYPE_CHECKING:
@@ -476,9 +477,13 @@ SEARCH_FILE = "search.jsonl"
 def private_files(folder: Path) -> list[Path]:
     """Return the files of a session folder that hold recorded content (and are encrypted
     when encryption is on): ``session.cast``, ``exchanges.jsonl``, ``search.jsonl`` and
-    everything under ``agent/``. Existing files only; ``meta.json`` is never one of them."""
+    everything under ``agent/`` but the references to stored copies (``*.ref``: their
+    content is in the chunk store, see ``vault.copies``). Existing files only; ``meta.json``
+    is never one of them."""
     found = [folder / name for name in (CAST_FILE, EXCHANGES_FILE, SEARCH_FILE) if (folder / name).is_file()]
     agent = folder / AGENT_FOLDER
     if agent.is_dir():
-        found += sorted(p for p in agent.rglob("*") if p.is_file() and not p.name.endswith(".tmp"))
+        found += sorted(
+            p for p in agent.rglob("*") if p.is_file() and not p.name.endswith((".tmp", REF_SUFFIX))
+        )
     return found

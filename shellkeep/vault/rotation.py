@@ -2,7 +2,8 @@
 
 ``rotate_key`` makes a new key current (older keys are kept, so everything stays readable),
 then rewrites each session's encrypted files under it, one file at a time through a
-temporary file and a rename. A journal, ``<home>/keys/rotate.journal``, names the new key
+temporary file and a rename, and stores its transcript copies again in the chunk store
+under the new key (their new addresses are keyed by it; the old chunks are swept). A journal, ``<home>/keys/rotate.journal``, names the new key
 on its first line and then each session done, one id a line (appended and fsynced), so an
 interrupted rotation (Ctrl-C, a crash, a full disk) resumes where it stopped when run
 again. Sessions still running keep the old key until they end; once every session is done
@@ -23,7 +24,9 @@ from shellkeep.vault.keys import Key, KeySet, KeyUnavailable, forget_cached_keys
 from shellkeep.store.atomic import FileChanged
 from shellkeep.store.paths import FILE_MODE, Paths, ensure_dir
 from shellkeep.store.session import Status, is_interrupted, iter_session_folders, read_meta
+from shellkeep.store.chunks import REF_SUFFIX, ref_files, sweep
 from shellkeep.vault.access import Vault
+from shellkeep.vault.copies import copy_ref, rewrite_copy, sealed_with
 from shellkeep.vault.crypto import is_encrypted, private_files, reencrypt
 from shellkeep.logs import get_logger
 
@@ -138,9 +141,11 @@ def rotate_key(
         _remove_stale_temporaries(folder)
         changed = 0
         try:
+            vault = Vault(paths, key_file)
             for path in private_files(folder):
                 if is_encrypted(path) or include_plain:
-                    changed += _reencrypt_retrying(path, new, Vault(paths, key_file))
+                    changed += _reencrypt_retrying(path, new, vault)
+            changed += _reseal_copies(vault, folder, new, include_plain=include_plain)
         except (OSError, ShellkeepError) as exc:
             errors.append(f"{meta.id}: {getattr(exc, 'strerror', None) or exc}")
             continue
@@ -150,6 +155,11 @@ def rotate_key(
         if on_session is not None:
             on_session(meta.id, n, total)
 
+    if files:
+        try:
+            sweep(paths)  # the chunks sealed with the old key that no copy names any more
+        except OSError as exc:
+            errors.append(f"could not remove the old chunks of transcript copies: {exc.strerror or exc}")
     complete = not running and not errors
     dropped: tuple[str, ...] = ()
     if complete:
@@ -158,6 +168,22 @@ def rotate_key(
         forget_cached_keys()
         journal.unlink()
     return RotateResult(new.id, resumed, count, files, tuple(running), tuple(errors), complete, dropped)
+
+
+def _reseal_copies(vault: Vault, folder: Path, key: Key, *, include_plain: bool) -> int:
+    """Store a session's copies in the chunk store again under ``key``; return how many were.
+
+    Copies already sealed with ``key`` are left alone, plain ones unless ``include_plain``.
+    Raises OSError, DataError, KeyUnavailable.
+    """
+    done = 0
+    for path in ref_files(folder):
+        name = path.name[: -len(REF_SUFFIX)]
+        ref = copy_ref(folder, name)
+        if ref is None or (not ref.sealed and not include_plain) or sealed_with(vault, ref) == {key.id}:
+            continue
+        done += rewrite_copy(vault, folder, name, None, key=key)
+    return done
 
 
 def _remove_stale_temporaries(folder: Path) -> None:

@@ -9,8 +9,10 @@ JSON value a line; other text files as text); and ``meta.json``'s command, name 
 
 Each file is rewritten only when something changed, atomically (temporary file, fsync,
 rename), in the form it had: a zstd recording stays compressed, an encrypted file stays
-encrypted (with the current key). The session is indexed again afterwards, so the search
-index no longer holds what was removed.
+encrypted (with the current key). A copy kept in the chunk store is stored again, streamed,
+under its reference; the chunks that held the secrets are swept unless another session's
+copy still names them. The session is indexed again afterwards, so the search index no
+longer holds what was removed.
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ from shellkeep.capture.redaction import MARKER_PREFIX
 from shellkeep.errors import ShellkeepError
 from shellkeep.asciicast.encoder import encode_event, encode_header
 from shellkeep.store.atomic import FileChanged, FileIdentity, file_identity, write_bytes_atomic
-from shellkeep.store.session import CAST_FILE, SessionMeta, Status, is_interrupted, write_meta
+from shellkeep.store.chunks import REF_SUFFIX, ref_files, sweep
+from shellkeep.store.session import AGENT_FOLDER, CAST_FILE, SessionMeta, Status, is_interrupted, write_meta
+from shellkeep.vault.copies import copy_ref, rewrite_copy, sealed_with
 from shellkeep.vault.crypto import SEARCH_FILE, is_encrypted, key_id_of_file, private_files, split_records, write_records_atomic
 from shellkeep.vault.recording import ZSTD_MAGIC, is_compressed
 from shellkeep.logs import get_logger
@@ -89,6 +93,11 @@ def redact_session(vault: Vault, meta: SessionMeta, redactor: Redactor) -> Redac
             if added is not None:
                 changed.append(rel)
                 secrets += added
+        for name in _referenced_copies(folder):
+            markers = _redact_copy(vault, folder, name, redactor)
+            if markers is not None:
+                changed.append(f"{AGENT_FOLDER}/{name}")
+                secrets += markers
         new_meta = redact_meta(meta, redactor)
         meta_changed = new_meta != meta
         if meta_changed:
@@ -98,6 +107,8 @@ def redact_session(vault: Vault, meta: SessionMeta, redactor: Redactor) -> Redac
         raise ShellkeepError(f"cannot rewrite {folder}: {exc.strerror or exc}; nothing else was changed") from exc
     if changed or meta_changed:
         (folder / SEARCH_FILE).unlink(missing_ok=True)
+    if any(rel.startswith(f"{AGENT_FOLDER}/") for rel in changed):
+        sweep(vault.paths)  # the unredacted chunks go, unless another session's copy still names them
     return RedactResult(meta.id, tuple(changed), max(0, secrets), meta_changed, False)
 
 
@@ -217,6 +228,34 @@ def _redact_text_file(path: Path, redactor: Redactor, vault: Vault) -> int | Non
     return _count(new_text) - _count(text)
 
 
+def _referenced_copies(folder: Path) -> list[str]:
+    """Return the names of a session's copies kept in the chunk store."""
+    return [path.name[: -len(REF_SUFFIX)] for path in ref_files(folder)]
+
+
+def _redact_copy(vault: Vault, folder: Path, name: str, redactor: Redactor) -> int | None:
+    """Store a session's copy again redacted, streamed; return markers added, None if unchanged.
+
+    The new chunks are sealed like the old ones (with the current key) or plain.
+    """
+    ref = copy_ref(folder, name)
+    if ref is None:
+        return None
+    added = 0
+
+    def redact(line: bytes) -> bytes:
+        nonlocal added
+        new = redact_jsonl_line(line, redactor)
+        if new is not line:
+            added += new.count(_MARK.encode()) - line.count(_MARK.encode())
+        return new
+
+    key = vault.key_for_rewrite(next(iter(sealed_with(vault, ref))) or "") if ref.sealed else None
+    if not rewrite_copy(vault, folder, name, redact, key=key):
+        return None
+    return max(added, 0)
+
+
 def redact_jsonl_text(text: str, redactor: Redactor) -> str:
     """Return JSONL (or plain) text with every string value of each JSON line redacted.
 
@@ -225,6 +264,16 @@ def redact_jsonl_text(text: str, redactor: Redactor) -> str:
     agent transcript copies before they are stored.
     """
     return "".join(_redact_line(line, redactor) for line in text.splitlines(keepends=True))
+
+
+def redact_jsonl_line(raw: bytes, redactor: Redactor) -> bytes:
+    """Return one JSONL line's bytes redacted as ``redact_jsonl_text`` does (the same bytes when clean).
+
+    Bytes that are not UTF-8 are kept as they are around the text that is redacted.
+    """
+    text = raw.decode("utf-8", "surrogateescape")
+    new = _redact_line(text, redactor)
+    return raw if new == text else new.encode("utf-8", "surrogateescape")
 
 
 def _redact_line(line: str, redactor: Redactor) -> str:

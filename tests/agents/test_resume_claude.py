@@ -32,7 +32,7 @@ from shellkeep.terminal.screen import Terminal
 from tests.recordings import last_screen
 from shellkeep.store.paths import Paths
 from shellkeep.termsize import TermSize
-from tests.helpers import SK, load_session, session_folders
+from tests.helpers import SK, load_session, session_folders, stored_copy
 
 from .screen_driver import ScreenDriver
 from .standin_anthropic import AnthropicRequest, AnthropicStandin
@@ -156,7 +156,7 @@ def test_resume_claude_after_its_session_was_cut_short(
     assert old["exchange_count"] == 2
     old_requests = [r for p in PROMPTS for r in _conversation_requests(anthropic_standin, p)]
     assert old["usage"] == _usage_of(old_requests, list(ANSWERS))
-    assert (folder / "agent" / f"{claude_id}.jsonl").is_file()
+    assert stored_copy(folder, f"{claude_id}.jsonl")
     old_exchanges = [json.loads(line) for line in (folder / "exchanges.jsonl").read_text().splitlines()]
     assert [(e["prompt"], e["answer"]) for e in old_exchanges] == list(zip(PROMPTS, ANSWERS))
 

@@ -22,7 +22,7 @@ import pytest
 
 from tests.recordings import last_screen
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, session_folders
+from tests.helpers import SK, session_folders, stored_copy
 
 from .screen_driver import ScreenDriver
 from .standin_openai import OpenAIRequest, OpenAIStandin
@@ -158,7 +158,7 @@ def test_resume_codex_after_its_session_was_cut_short(
     assert [(e["prompt"], e["answer"]) for e in _exchanges(folder)] == list(zip(PROMPTS, ANSWERS))
     old_requests = [r for p in PROMPTS for r in _requests(openai_standin, p)]
     assert old["usage"] == _usage_of(old_requests, list(ANSWERS))
-    assert (folder / "agent" / rollout.name).is_file()
+    assert stored_copy(folder, rollout.name)
 
     new = _meta(new_folder)
     assert new["parent"] == meta["id"]

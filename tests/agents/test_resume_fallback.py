@@ -39,7 +39,7 @@ from typing import Any, Callable, Sequence
 import pytest
 
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, session_folders
+from tests.helpers import SK, session_folders, stored_copy
 
 from . import test_claude_standin_direct as claude_direct
 from . import test_codex_standin_direct as codex_direct
@@ -119,8 +119,8 @@ def _check(agent: Agent, home: Paths, drive: Drive, project: Path, damage: str) 
         reap(agent.daemon_folder)
     meta = _meta(folder)
     transcript = Path(meta["agent_transcript"])
-    copy = folder / "agent" / transcript.name
-    assert transcript.is_file() and copy.is_file()
+    copy = folder / "agent" / f"{transcript.name}.ref"  # the session's reference to its stored copy
+    assert transcript.is_file() and copy.is_file() and stored_copy(folder, transcript.name)
     resume_args: list[str] = [meta["id"]]
     cut = b""
     if damage == "transcript-gone":

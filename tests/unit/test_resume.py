@@ -31,6 +31,7 @@ from shellkeep.app.resume import (
 )
 from shellkeep.store.paths import Paths
 from shellkeep.store.session import SessionMeta, create_session_folder, host_name, iso, read_meta, write_meta
+from tests.helpers import stored_copy
 
 T0 = datetime(2026, 11, 29, 9, 0, tzinfo=timezone.utc)
 CLAUDE_ID = "3f2a9c1e-7b4d-4e21-9a0f-5c6d7e8f9a01"
@@ -373,7 +374,7 @@ def test_collect_keeps_only_the_exchanges_sent_during_the_session(home: Paths, p
     assert [(e.index, e.prompt, e.answer) for e in read_exchanges(updated, None)] == [(0, "the new question", "the new answer")]
     assert (updated.exchange_count, updated.usage) == (1, {"input": 10, "output": 2, "cache_read": 0, "cache_write": 0})
     assert (updated.agent_session_id, updated.agent_transcript) == (CLAUDE_ID, str(transcript))
-    assert (meta.folder / "agent" / transcript.name).read_bytes() == transcript.read_bytes()
+    assert stored_copy(meta.folder, transcript.name, home) == transcript.read_bytes()
     assert read_meta(meta.folder) == updated
 
 
@@ -425,7 +426,7 @@ def test_collect_stores_exchanges_and_transcript_copies_redacted(
         + _claude_line("assistant", "a1", "u1", start + timedelta(seconds=4), f"done with {GITHUB}")
     )
     updated = collect(meta, Vault(home), _ctx(home, meta).config.redact, {"HOME": str(agent_home)})
-    stored = [(meta.folder / "exchanges.jsonl").read_text(), (meta.folder / "agent" / transcript.name).read_text()]
+    stored = [(meta.folder / "exchanges.jsonl").read_text(), (stored_copy(meta.folder, transcript.name, home) or b"").decode()]
     [stored_exchange] = read_exchanges(updated, None)
     for text in [*stored, stored_exchange.prompt + stored_exchange.answer]:
         assert (GITHUB in text) is not redacted and ("corp_12345678" in text) is not redacted

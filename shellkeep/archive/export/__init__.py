@@ -18,7 +18,7 @@ from shellkeep.vault.access import Vault
 
 __all__ = ["FORMATS", "export_session", "export_to_file"]
 
-FORMATS: tuple[str, ...] = ("cast", "txt", "md", "json", "html")
+FORMATS: tuple[str, ...] = ("cast", "txt", "md", "json", "html", "agent")
 """The export formats, as ``--format`` takes them."""
 
 
@@ -35,6 +35,7 @@ def export_session(meta: SessionMeta, fmt: str, out: IO[bytes], vault: Vault) ->
         "md": formats.write_md,
         "json": formats.write_json,
         "html": html.write_html,
+        "agent": formats.write_agent,
     }
     writer = writers.get(fmt)
     if writer is None:

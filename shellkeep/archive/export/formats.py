@@ -3,7 +3,8 @@
 cast: asciicast v2 (docs.asciinema.org/manual/asciicast/v2), the recording's plain bytes
 when it is v2 (decrypted and decompressed when stored so), else converted (v1, v3).
 txt: the transcript, what the screen showed, each line once. md: the conversation as a
-document. json: an object ``{"session", "exchanges", "markers", "usage"}``.
+document. json: an object ``{"session", "exchanges", "markers", "usage"}``. agent: the
+stored copy of the agent's own transcript, followed through its reference (``vault.copies``).
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ from shellkeep.asciicast.encoder import encode_event, encode_header
 from shellkeep.asciicast.reader import Cast
 from shellkeep.store.session import SessionMeta
 from shellkeep.terminal.transcript import read_transcript, transcript_text
+from shellkeep.errors import UserInputError
 from shellkeep.vault.access import Vault
+from shellkeep.vault.copies import copy_names, open_copy
 from shellkeep.vault.exchanges import read_exchanges
 
 __all__ = [
-    "session_document", "summary_rows", "token_line", "write_cast", "write_json", "write_md", "write_output", "write_transcript", "write_txt",
+    "session_document", "summary_rows", "token_line", "write_agent", "write_cast", "write_json", "write_md", "write_output", "write_transcript", "write_txt",
 ]
 
 
@@ -73,6 +76,25 @@ def session_document(meta: SessionMeta, vault: Vault) -> dict[str, object]:
 def write_json(meta: SessionMeta, out: IO[bytes], vault: Vault) -> None:
     """Write ``session_document`` as indented JSON."""
     out.write(json.dumps(session_document(meta, vault), indent=2, ensure_ascii=False).encode("utf-8") + b"\n")
+
+
+def write_agent(meta: SessionMeta, out: IO[bytes], vault: Vault) -> None:
+    """Write shellkeep's copy of the agent's own transcript (redacted), streamed from the chunk store.
+
+    The transcript named by ``agent_transcript``, else the session's first copy; plaintext
+    (a ``.jsonl.zst`` rollout comes out decompressed). Raises UserInputError when the session
+    holds no copy, DataError when a chunk is missing or damaged.
+    """
+    names = copy_names(meta.folder)
+    wanted = Path(meta.agent_transcript).name if meta.agent_transcript else None
+    name = wanted if wanted in names else (names[0] if names else None)
+    if name is None:
+        raise UserInputError(
+            f"session {meta.id} holds no copy of an agent transcript; export it as md or json instead"
+        )
+    with open_copy(vault, meta.folder, name) as fh:
+        for piece in iter(lambda: fh.read(1 << 20), b""):
+            out.write(piece)
 
 
 def write_md(meta: SessionMeta, out: IO[bytes], vault: Vault) -> None:
