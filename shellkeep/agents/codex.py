@@ -20,7 +20,7 @@ from pathlib import Path
 from shellkeep.agents import jsonl
 from shellkeep.agents.adapter import HELP, VERSION, CommandAdapter
 from shellkeep.agents.argv import Arity, Grammar, Option, Token, find_option, first_positional, rebuild, tokenize
-from shellkeep.agents.base import AgentSession, Exchange, Launch, Usage
+from shellkeep.agents.base import AgentSession, Exchange, Launch, ScreenChrome, Usage
 from shellkeep.agents.locations import (
     UUID_PATTERN,
     find_in_screen,
@@ -265,6 +265,20 @@ CODEX_FORMAT = jsonl.TranscriptFormat(is_prompt=_is_turn_start, build=_build)
 """How Codex rollouts are read."""
 
 
+CODEX_SCREEN = ScreenChrome(
+    input_box=r"›(?: .*)?",
+    lines=(
+        r"(?:─ )?Worked for .*",  # "Worked for <1s • 17:13"
+        r"[•◦] Working .*",  # "• Working (3s • esc to interrupt)"
+    ),
+    mark=r"[•◦] ",
+)
+"""What Codex 0.171.0 draws besides answers (seen in tests/agents/test_screen_exchanges.py), on the
+alternate screen: the composer ``› Ask Codex to do anything`` with a status line (model, folder,
+title) and a footer (``? for shortcuts``, ``⚠ 2 warnings``) below the conversation, the prompt
+echoed as ``› <prompt>``, an answer as ``• <text>``, then ``Worked for <1s • 17:13``."""
+
+
 class CodexAdapter(CommandAdapter):
     """Adapter for Codex CLI (``codex``, ``npx @openai/codex``)."""
 
@@ -272,6 +286,7 @@ class CodexAdapter(CommandAdapter):
     executables = ("codex",)
     packages = ("@openai/codex",)
     grammar = _GRAMMAR
+    screen_chrome = CODEX_SCREEN
     transcript_format = CODEX_FORMAT
 
     def starts_conversation(self, tokens: Sequence[Token]) -> bool:
