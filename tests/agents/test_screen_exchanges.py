@@ -71,6 +71,14 @@ CODEX_CHROME = (
 )
 
 
+def _start(drive: Drive, agent_env: dict[str, str], project_dir: Path, agent: str, ready: str | re.Pattern[str]) -> ScreenDriver:
+    """Start ``shellkeep <agent>`` in ``project_dir`` and wait for the agent's input box."""
+    env = {**agent_env, "SHELLKEEP_CONFIG": os.environ["SHELLKEEP_CONFIG"]}
+    driver = drive([*SK, agent], env=env, cwd=project_dir)
+    driver.wait_for_screen(ready, 60.0)
+    return driver
+
+
 def _lose_transcript(transcript: Path, folder: Path) -> None:
     """Delete the agent's transcript and shellkeep's copy of it, as if both were never kept."""
     assert transcript.is_file(), transcript
@@ -117,22 +125,19 @@ def test_claude_exchanges_rebuilt_from_its_screen(
     claude_version: tuple[int, ...],
     tmp_path: Path,
 ) -> None:
-    env = {**agent_env, "SHELLKEEP_CONFIG": os.environ["SHELLKEEP_CONFIG"]}
-    driver = drive([*SK, "claude"], env=env, cwd=project_dir)
-    driver.wait_for_screen(claude.READY, claude.WAIT_S)
+    driver = _start(drive, agent_env, project_dir, "claude", claude.READY)
     for prompt, answer in CLAUDE_EXCHANGES:
         claude.ask(driver, prompt, answer)
         driver.wait_for_screen(claude.READY, claude.WAIT_S)
     session_id = claude.quit_claude(driver)
-    [meta_path] = session_folders(home)
-    folder = meta_path.parent
+    [folder] = [meta.parent for meta in session_folders(home)]
     # What the screen showed besides the replies, pinned: the answers must hold none of it.
     seen = driver.text()
     assert "❯ the second word is lime" in seen and "claude --resume" in seen
     assert re.search(r"✻ \S+ for \d+s", seen), seen
 
     _lose_transcript(claude.transcript_path(Path(agent_env["HOME"]), project_dir, session_id), folder)
-    conversation = _rebuilt(home, folder, env)
+    conversation = _rebuilt(home, folder, agent_env)
     _assert_answers(conversation, CLAUDE_EXCHANGES, CLAUDE_CHROME)
     _save(folder, f"claude-{'.'.join(map(str, claude_version))}", tmp_path)
 
@@ -145,21 +150,18 @@ def test_codex_exchanges_rebuilt_from_its_screen(
     project_dir: Path,
     tmp_path: Path,
 ) -> None:
-    env = {**codex_env, "SHELLKEEP_CONFIG": os.environ["SHELLKEEP_CONFIG"]}
-    driver = drive([*SK, "codex"], env=env, cwd=project_dir)
-    driver.wait_for_screen(codex.READY, codex.WAIT_S)
+    driver = _start(drive, codex_env, project_dir, "codex", codex.READY)
     for prompt, answer in CODEX_EXCHANGES:
         codex.ask(driver, prompt, answer)
     shown = driver.text()  # the alternate screen, before Codex erases it on exit
     assert "› the second word is pear" in shown and "Worked for" in shown and "? for shortcuts" in shown, shown
     session_id = codex.quit_codex(driver)
-    [meta_path] = session_folders(home)
-    folder = meta_path.parent
+    [folder] = [meta.parent for meta in session_folders(home)]
     assert "STANDIN-ANSWER-2" not in driver.text()  # gone from the final screen with the alternate one
 
     rollout = codex.find_rollout(Path(codex_env["CODEX_HOME"]), session_id)
     assert rollout is not None
     _lose_transcript(rollout, folder)
-    conversation = _rebuilt(home, folder, env)
+    conversation = _rebuilt(home, folder, codex_env)
     _assert_answers(conversation, CODEX_EXCHANGES, CODEX_CHROME)
     _save(folder, "codex-0.171.0", tmp_path)
