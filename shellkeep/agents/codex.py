@@ -270,6 +270,7 @@ CODEX_SCREEN = ScreenChrome(
     lines=(
         r"(?:─ )?Worked for .*",  # "Worked for <1s • 17:13"
         r"[•◦] Working .*",  # "• Working (3s • esc to interrupt)"
+        r"Waiting for .* · esc cancel",  # "Waiting for startup  · esc cancel"
     ),
     mark=r"[•◦] ",
 )

@@ -9,6 +9,7 @@ full-screen agent draws (its input box, status line, footer), so that answers ho
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -214,30 +215,90 @@ def _echo_end(lines: Sequence[str], prompt: str) -> int | None:
     return None
 
 
-def _without_chrome(lines: Iterable[str], chrome: ScreenChrome) -> list[str]:
-    """Return ``lines`` without the chrome lines, marks removed and the block dedented."""
-    furniture = [re.compile(pattern) for pattern in chrome.lines]
-    mark = re.compile(rf"(\s*)(?:{chrome.mark})") if chrome.mark else None
-    kept: list[str] = []
-    for line in lines:
-        if any(pattern.fullmatch(line.strip()) for pattern in furniture):
-            continue
-        if mark is not None:
-            found = mark.match(line)
+class _Chrome:
+    """A ``ScreenChrome`` with its patterns compiled, applied to screen lines."""
+
+    def __init__(self, chrome: ScreenChrome) -> None:
+        """Compile ``chrome``'s patterns (a pattern that matches nothing stands for None)."""
+        self.boxed = chrome.input_box is not None
+        self._box = re.compile(chrome.input_box or r"(?!)")
+        self._furniture = [re.compile(pattern) for pattern in chrome.lines]
+        self._mark = re.compile(rf"(\s*)(?:{chrome.mark})") if chrome.mark else None
+
+    def strip(self, lines: Iterable[str]) -> list[str]:
+        """Return ``lines`` without the chrome lines, marks turned to spaces, trailing spaces removed."""
+        kept: list[str] = []
+        for line in lines:
+            if any(pattern.fullmatch(line.strip()) for pattern in self._furniture):
+                continue
+            found = self._mark.match(line) if self._mark is not None else None
             if found is not None and found.end() > found.end(1):
                 line = " " * found.end() + line[found.end() :]
-        kept.append(line.rstrip())
-    return textwrap.dedent("\n".join(kept)).split("\n") if kept else []
+            kept.append(line.rstrip())
+        return kept
+
+    def answer_after_echo(self, lines: Sequence[str], prompt: str) -> list[str] | None:
+        """Return the lines between the last echo of ``prompt`` and the input box, chrome stripped;
+        None when no line echoes the prompt above the input box."""
+        begin = _echo_end(lines, prompt)
+        if begin is None:
+            return None
+        end = next((i for i in range(begin, len(lines)) if self._box.fullmatch(lines[i].strip())), None)
+        if end is None and self.boxed:
+            return None  # the echo is the input box's own line, or the box is covered (a dialog)
+        return self.strip(lines[begin:end])
 
 
-def _answer_after_echo(lines: Sequence[str], prompt: str, chrome: ScreenChrome) -> list[str] | None:
-    """Return the answer lines between the echo of ``prompt`` and the input box, or None without an echo."""
-    begin = _echo_end(lines, prompt)
-    if begin is None:
+LOOK_EVERY_S = 0.1
+"""Least recording time between two views of an input-box agent's answer taken while it
+comes (besides those taken before each erase of the screen and at the next prompt)."""
+
+_ANCHOR_LINES = 3
+"""Lines at the top of a view looked for among the answer lines seen before (see ``_ShownAnswer``)."""
+
+
+class _ShownAnswer:
+    """The lines an agent showed as one answer, pieced together from the views it drew.
+
+    An agent that redraws its conversation in place (Codex on the alternate screen) moves a
+    long answer up through its view without scrolling the terminal, so the answer's start
+    leaves the screen without reaching the scrollback. Each view (the lines after the
+    prompt's echo) is placed where its first non-blank lines were seen before (the last
+    line seen may since have grown), preferably at or after the previous view's place, and
+    replaces everything from there on; a view sharing nothing with them replaces them all
+    (what the agent showed before was a passing state, such as a start-up notice).
+    """
+
+    def __init__(self) -> None:
+        """Start with nothing seen."""
+        self.lines: list[str] = []
+        self._base = 0
+
+    def add(self, view: list[str]) -> None:
+        """Merge one view of the answer into the lines seen so far."""
+        first = next((i for i, line in enumerate(view) if line.strip()), None)
+        if first is None:
+            return
+        anchor = view[first : first + _ANCHOR_LINES]
+        at = self._find(anchor, self._base)
+        if at is None:
+            at = self._find(anchor, 0)
+        start = 0 if at is None else max(at - first, 0)
+        self.lines[start:] = view
+        self._base = start
+
+    def _find(self, anchor: Sequence[str], since: int) -> int | None:
+        """Return the first index from ``since`` where the lines seen continue with ``anchor``."""
+        seen = self.lines
+        for at in range(since, len(seen)):
+            overlap = min(len(anchor), len(seen) - at)
+            if all(
+                seen[at + k] == anchor[k]
+                or (at + k == len(seen) - 1 and seen[at + k].strip() != "" and anchor[k].startswith(seen[at + k]))
+                for k in range(overlap)
+            ):
+                return at
         return None
-    box = re.compile(chrome.input_box or r"(?!)")
-    end = next((i for i in range(begin, len(lines)) if box.fullmatch(lines[i].strip())), len(lines))
-    return list(lines[begin:end])
 
 
 def exchanges_from_recording(
@@ -262,9 +323,10 @@ def exchanges_from_recording(
       repeating the prompt is dropped. Full-screen programs that redraw in place give the
       last screen.
     - an agent with an input box (``chrome.input_box`` set): the lines after the last
-      echo of the prompt in the conversation, up to the input box; when the screen no
-      longer shows the echo (the agent erased it or left the alternate screen on exit),
-      what followed the echo the last time the screen was erased while showing it.
+      echo of the prompt in the conversation, up to the input box, as they were shown
+      while the answer came: views of it taken as it comes (every ``LOOK_EVERY_S`` of
+      recording time), before each erase of the screen and at the end are pieced together (see ``_ShownAnswer``), so an answer the
+      agent moved up out of view, or erased on exit, is kept whole.
 
     Lines of ``chrome.lines`` are dropped and ``chrome.mark`` removed; blank lines at
     either end are trimmed. Lines of an input event holding the context block
@@ -279,20 +341,22 @@ def exchanges_from_recording(
     """
     scrollback = _Scrollback()
     pending: tuple[TypedLine, int] | None = None  # the prompt waiting for its answer, its line
-    before_lost: list[str] | None = None  # the answer the screen showed before it was last erased
+    compiled = _Chrome(chrome)
+    shown = _ShownAnswer()  # what an input-box agent showed of the pending prompt's answer
 
     def lines_between(start: int, end: int | None) -> list[str]:
         everything = [*scrollback.lines, *terminal.text_lines()]
         begin = max(start - scrollback.dropped, 0)
         return everything[begin:] if end is None else everything[begin : max(end - scrollback.dropped, begin)]
 
-    def screen_lost() -> None:
-        nonlocal before_lost
-        if pending is not None and chrome.input_box is not None:
-            shown = _answer_after_echo(lines_between(0, None), pending[0].text, chrome)
-            before_lost = before_lost if shown is None else shown
+    def look(*, whole: bool) -> None:
+        """Add what the screen (and, when ``whole``, the scrollback) shows of the pending answer."""
+        if pending is not None and compiled.boxed:
+            view = compiled.answer_after_echo(lines_between(0, None) if whole else terminal.text_lines(), pending[0].text)
+            if view is not None:
+                shown.add(view)
 
-    terminal = Terminal(TermSize(cols, rows), on_scroll_off=scrollback.append, on_screen_lost=screen_lost)
+    terminal = Terminal(TermSize(cols, rows), on_scroll_off=scrollback.append, on_screen_lost=lambda: look(whole=True))
     editor = _LineEditor()
     builder = ExchangeBuilder()
 
@@ -314,29 +378,32 @@ def exchanges_from_recording(
             sign = entered.rstrip()[: -len(typed.text.strip())].strip()
             if sign and answer[-1].strip() == sign:
                 answer.pop()
-        return answer
+        return compiled.strip(answer)
 
     def close(end_row: int | None) -> None:
-        nonlocal pending, before_lost
+        nonlocal pending, shown
         if pending is None:
             return
         typed, row = pending
-        if chrome.input_box is None:
-            answer = below_prompt(typed, row, end_row)
+        if compiled.boxed:
+            look(whole=True)
+            answer = shown.lines
         else:
-            answer = _answer_after_echo(lines_between(0, None), typed.text, chrome)
-            if answer is None:
-                answer = before_lost
+            answer = below_prompt(typed, row, end_row)
         when = iso_utc((started_at + timedelta(seconds=typed.submitted_s)).isoformat()) if started_at else None
         builder.prompt(typed.text, when)
-        builder.answer("\n".join(_without_chrome(answer or [], chrome)).strip("\n"))
+        builder.answer(textwrap.dedent("\n".join(answer)).strip("\n"))
         pending = None
-        before_lost = None
+        shown = _ShownAnswer()
         scrollback.forget_before(scrollback.total)  # nothing before the next prompt is needed
 
+    looked_s = -math.inf
     for event in events:
         if event.code == "o":
             terminal.feed(event.data)
+            if pending is not None and compiled.boxed and event.time - looked_s >= LOOK_EVERY_S:
+                look(whole=False)
+                looked_s = event.time
         elif event.code == "r":
             try:
                 size = TermSize.parse(event.data)

@@ -24,6 +24,7 @@ import html
 import json
 import math
 import mmap
+import operator
 import os
 import re
 import unicodedata
@@ -429,12 +430,15 @@ def pyte_screen_class() -> type[pyte.Screen]:
     return HookedScreen
 
 
+_cell_text = operator.attrgetter("data")
+
+
 def _row_text(row: StaticDefaultDict[int, Char], columns: int) -> str:
     """Return one pyte row's text up to ``columns``, trailing spaces stripped (as ``Screen.display``)."""
     if not row:
         return ""
     width = min(max(row) + 1, columns)
-    return "".join([row[x].data for x in range(width)]).rstrip()
+    return "".join(map(_cell_text, map(row.__getitem__, range(width)))).rstrip()
 
 
 class _CellCache(dict[str, "Char"]):

@@ -8,6 +8,10 @@ Each answer must be the stand-in's reply and nothing the agent draws around it.
 
 What the screens show (pinned here; the adapters' ``screen_chrome`` says it in patterns):
 
+Claude's second reply is taller than the screen, so its start is rebuilt from the lines that
+scrolled off the top. (Codex draws a reply that arrives at once in one frame, its start never
+on screen: its replies here are short.)
+
 - Claude Code 2.1.197 and 2.1.332 draw inline (no alternate screen): the conversation, the
   prompt echoed as ``❯ <prompt>``, the reply as ``● <text>``, a status line ``✻ Brewed for
   0s`` (2.1.332: ``✻ Cogitated for 0s · done 5:13 PM``), then the input box: a rule, ``❯``,
@@ -44,12 +48,15 @@ from tests.recordings import open_cast
 from . import test_claude_standin_direct as claude
 from . import test_codex_standin_direct as codex
 from .screen_driver import ScreenDriver
+from .standin_anthropic import AnthropicStandin
 
 pytestmark = [pytest.mark.agent, pytest.mark.timeout(180)]
 
 Drive = Callable[..., ScreenDriver]
 
-CLAUDE_EXCHANGES = (("the first word is kiwi", "STANDIN-ANSWER-1: kiwi"), ("the second word is lime", "STANDIN-ANSWER-2: lime"))
+LONG_REPLY = "STANDIN-ANSWER-2: lime\n\n" + "\n\n".join(f"paragraph {n:02d} of a long answer" for n in range(1, 31))
+"""Taller than the 40-row screen: its start scrolls off the top while Claude Code draws it."""
+CLAUDE_EXCHANGES = (("the first word is kiwi", "STANDIN-ANSWER-1: kiwi"), ("the second word is lime", LONG_REPLY))
 CODEX_EXCHANGES = (("the first word is plum", "STANDIN-ANSWER-1: plum"), ("the second word is pear", "STANDIN-ANSWER-2: pear"))
 
 CLAUDE_CHROME = (
@@ -120,20 +127,22 @@ def test_claude_exchanges_rebuilt_from_its_screen(
     home: Paths,
     drive: Drive,
     agent_env: dict[str, str],
-    anthropic_standin: object,
+    anthropic_standin: AnthropicStandin,
     project_dir: Path,
     claude_version: tuple[int, ...],
     tmp_path: Path,
 ) -> None:
+    anthropic_standin.script([reply for _, reply in CLAUDE_EXCHANGES])
     driver = _start(drive, agent_env, project_dir, "claude", claude.READY)
     for prompt, answer in CLAUDE_EXCHANGES:
-        claude.ask(driver, prompt, answer)
+        claude.ask(driver, prompt, answer.split("\n")[-1])
         driver.wait_for_screen(claude.READY, claude.WAIT_S)
     session_id = claude.quit_claude(driver)
     [folder] = [meta.parent for meta in session_folders(home)]
     # What the screen showed besides the replies, pinned: the answers must hold none of it.
     seen = driver.text()
-    assert "❯ the second word is lime" in seen and "claude --resume" in seen
+    assert "❯ the second word is lime" not in seen, "the long answer did not push the prompt off the screen"
+    assert "claude --resume" in seen
     assert re.search(r"✻ \S+ for \d+s", seen), seen
 
     _lose_transcript(claude.transcript_path(Path(agent_env["HOME"]), project_dir, session_id), folder)
