@@ -342,14 +342,11 @@ def _transcript_start(path: Path) -> tuple[datetime | None, str | None]:
 
 CLAUDE_SCREEN = ScreenChrome(
     input_box=r"─{20,}",
-    lines=(
-        r"[·✢✳✶✻✽*] \S+(?: for| …|…).*",  # status line: "✻ Brewed for 0s", "✶ Thinking… (esc to interrupt)"
-        r"(?:⎿ +)?(?:Tip|※ Tip): .*",
-    ),
+    lines=(r"[·✢✳✶✻✽*] \S+(?: for| …|…).*",),  # status line: "✻ Brewed for 0s", "✶ Thinking… (esc to interrupt)"
     mark=r"[●⏺] ",
 )
-"""What Claude Code 2.1.197 and 2.1.332 draw besides answers (seen in tests/agents/test_screen_exchanges.py):
-the input box (a rule, ``❯``, a rule, the footer ``? for shortcuts`` or ``⏵⏵ auto mode on``
+"""What Claude Code 2.1.197 and 2.1.332 draw besides answers (seen in
+tests/agents/test_screen_exchanges.py): the input box (a rule, ``❯``, a rule, the footer ``? for shortcuts`` or ``⏵⏵ auto mode on``
 with ``● high · /effort``) below the conversation, the prompt echoed as ``❯ <prompt>``, an
 answer as ``● <text>``, then the status line ``✻ Brewed for 0s`` (2.1.332: ``… · done 5:13 PM``)."""
 

@@ -274,8 +274,8 @@ CODEX_SCREEN = ScreenChrome(
     ),
     mark=r"[•◦] ",
 )
-"""What Codex 0.171.0 draws besides answers (seen in tests/agents/test_screen_exchanges.py), on the
-alternate screen: the composer ``› Ask Codex to do anything`` with a status line (model, folder,
+"""What Codex 0.171.0 draws besides answers (seen in tests/agents/test_screen_exchanges.py), on
+the alternate screen: the composer ``› Ask Codex to do anything`` with a status line (model, folder,
 title) and a footer (``? for shortcuts``, ``⚠ 2 warnings``) below the conversation, the prompt
 echoed as ``› <prompt>``, an answer as ``• <text>``, then ``Worked for <1s • 17:13``."""
 

@@ -13,8 +13,8 @@ import math
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 import textwrap
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Protocol
@@ -324,12 +324,14 @@ def exchanges_from_recording(
       last screen.
     - an agent with an input box (``chrome.input_box`` set): the lines after the last
       echo of the prompt in the conversation, up to the input box, as they were shown
-      while the answer came: views of it taken as it comes (every ``LOOK_EVERY_S`` of
-      recording time), before each erase of the screen and at the end are pieced together (see ``_ShownAnswer``), so an answer the
-      agent moved up out of view, or erased on exit, is kept whole.
+      while the answer came: views taken as it comes (every ``LOOK_EVERY_S`` of recording
+      time), before each erase of the screen and at the end are pieced together (see
+      ``_ShownAnswer``), so an answer the agent moved up out of view, or erased on exit,
+      is kept whole.
 
-    Lines of ``chrome.lines`` are dropped and ``chrome.mark`` removed; blank lines at
-    either end are trimmed. Lines of an input event holding the context block
+    Lines of ``chrome.lines`` are dropped; ``chrome.mark`` is removed and the answer
+    dedented by the indent that aligned its lines with the mark; blank lines at either end
+    are trimmed. Lines of an input event holding the context block
     ``shellkeep resume`` typed in (``INJECTED_CONTEXT_PREFIX``) are not prompts.
 
     Args:
@@ -392,7 +394,8 @@ def exchanges_from_recording(
             answer = below_prompt(typed, row, end_row)
         when = iso_utc((started_at + timedelta(seconds=typed.submitted_s)).isoformat()) if started_at else None
         builder.prompt(typed.text, when)
-        builder.answer(textwrap.dedent("\n".join(answer)).strip("\n"))
+        text = "\n".join(answer)
+        builder.answer((textwrap.dedent(text) if chrome.mark else text).strip("\n"))
         pending = None
         shown = _ShownAnswer()
         scrollback.forget_before(scrollback.total)  # nothing before the next prompt is needed
