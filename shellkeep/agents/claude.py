@@ -346,9 +346,10 @@ CLAUDE_SCREEN = ScreenChrome(
     mark=r"[●⏺] ",
 )
 """What Claude Code 2.1.197 and 2.1.332 draw besides answers (seen in
-tests/agents/test_screen_exchanges.py): the input box (a rule, ``❯``, a rule, the footer ``? for shortcuts`` or ``⏵⏵ auto mode on``
-with ``● high · /effort``) below the conversation, the prompt echoed as ``❯ <prompt>``, an
-answer as ``● <text>``, then the status line ``✻ Brewed for 0s`` (2.1.332: ``… · done 5:13 PM``)."""
+tests/agents/test_screen_exchanges.py): the input box (a rule, ``❯``, a rule, the footer
+``? for shortcuts`` or ``⏵⏵ auto mode on`` with ``● high · /effort``) below the conversation,
+the prompt echoed as ``❯ <prompt>``, an answer as ``● <text>``, then the status line
+``✻ Brewed for 0s`` (2.1.332: ``… · done 5:13 PM``)."""
 
 
 class ClaudeAdapter(CommandAdapter):
