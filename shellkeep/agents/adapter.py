@@ -28,7 +28,7 @@ from shellkeep.agents.argv import (
     split_command,
     tokenize,
 )
-from shellkeep.agents.base import AgentSession, Exchange, Launch
+from shellkeep.agents.base import AgentSession, Exchange, Launch, ScreenChrome
 from shellkeep.agents.locations import find_in_screen, is_new, mtime_at, newest, same_dir
 
 __all__ = ["HELP", "VERSION", "CommandAdapter", "TranscriptLayout", "jsonl_per_id", "locate_transcript"]
@@ -76,6 +76,8 @@ class CommandAdapter:
     resume_hint: ClassVar[str | None] = None
     resume_failure_hint: ClassVar[str | None] = None
     """A regex for what the agent prints when its own resume cannot find or load a session."""
+    screen_chrome: ScreenChrome = ScreenChrome()
+    """What the agent's interface draws besides its answers (see ``ScreenChrome``)."""
     inject_paste_mode: ClassVar[bool] = False
     """Type re-injected context only once the agent switched bracketed paste on (its input
     box takes fast typing for a paste, and an Enter inside a paste for a new line)."""

@@ -25,6 +25,7 @@ __all__ = [
     "Exchange",
     "JsonValue",
     "Launch",
+    "ScreenChrome",
     "ToolCall",
     "Usage",
 ]
@@ -227,6 +228,30 @@ class Launch:
     agent_session_id: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class ScreenChrome:
+    """What an agent's full-screen interface draws around the conversation, for answers rebuilt from the screen.
+
+    When the agent's transcript is gone, exchanges are built from the recording
+    (``shellkeep.agents.generic.exchanges_from_recording``); these say which screen text is
+    the agent's furniture rather than its answer. Patterns are regular expressions (Python
+    ``re``) matched against one screen line with its surrounding spaces stripped.
+
+    input_box: the first line of the input box the agent draws below the conversation (a
+        rule, a prompt sign). When set, the prompt typed into that box is found again where
+        the agent echoes it into the conversation above, and its answer is what follows the
+        echo up to the input box; None: a line-based program, whose answer is drawn below
+        the line the prompt was typed on.
+    lines: lines that are never answer text: status lines, spinners, timings, banners.
+    mark: a decoration starting an answer's lines (a bullet), removed with the indent that
+        aligns the lines after it.
+    """
+
+    input_box: str | None = None
+    lines: tuple[str, ...] = ()
+    mark: str | None = None
+
+
 @runtime_checkable
 class AgentAdapter(Protocol):
     """Know one agent CLI: recognise it, launch it, find and read its conversation, resume it.
@@ -240,6 +265,9 @@ class AgentAdapter(Protocol):
     has_native_transcript: bool
     """Whether the agent keeps a conversation of its own (``find_session`` can find it);
     False for the generic adapter, whose exchanges come from the recording."""
+    screen_chrome: ScreenChrome
+    """What the agent draws besides its answers, left out of exchanges rebuilt from the
+    recording when its transcript is gone (an empty ``ScreenChrome`` for line-based programs)."""
 
     def matches(self, argv: Sequence[str]) -> bool:
         """Return whether ``argv`` runs this agent (by ``argv[0]``'s base name, npx, node, ...)."""

@@ -17,7 +17,7 @@ from pathlib import Path
 from shellkeep.agents import jsonl
 from shellkeep.agents.adapter import HELP, VERSION, CommandAdapter, TranscriptLayout, jsonl_per_id
 from shellkeep.agents.argv import Arity, Grammar, Option
-from shellkeep.agents.base import AgentSession, Exchange, Usage
+from shellkeep.agents.base import AgentSession, Exchange, ScreenChrome, Usage
 from shellkeep.agents.locations import UUID_PATTERN, dash_encoded, home_dir
 from shellkeep.agents.records import (
     ExchangeBuilder,
@@ -311,6 +311,18 @@ def _transcript_start(path: Path) -> tuple[datetime | None, str | None]:
     return jsonl.head_start(path, max_records=16)
 
 
+CLAUDE_SCREEN = ScreenChrome(
+    input_box=r"─{20,}",
+    lines=(r"[·✢✳✶✻✽*] \S+(?: for| …|…).*",),  # status line: "✻ Brewed for 0s", "✶ Thinking… (esc to interrupt)"
+    mark=r"[●⏺] ",
+)
+"""What Claude Code 2.1.197 and 2.1.332 draw besides answers (seen in
+tests/agents/test_screen_exchanges.py): the input box (a rule, ``❯``, a rule, the footer
+``? for shortcuts`` or ``⏵⏵ auto mode on`` with ``● high · /effort``) below the conversation,
+the prompt echoed as ``❯ <prompt>``, an answer as ``● <text>``, then the status line
+``✻ Brewed for 0s`` (2.1.332: ``… · done 5:13 PM``)."""
+
+
 class ClaudeAdapter(CommandAdapter):
     """Adapter for Claude Code (``claude``, ``npx @anthropic-ai/claude-code``)."""
 
@@ -318,6 +330,7 @@ class ClaudeAdapter(CommandAdapter):
     executables = ("claude",)
     packages = ("@anthropic-ai/claude-code",)
     grammar = _GRAMMAR
+    screen_chrome = CLAUDE_SCREEN
     session_option = _SESSION_ID
     conversation_options = (_CONTINUE, _RESUME, _SESSION_ID, _FROM_PR, _TELEPORT)
     id_options = (_RESUME, _SESSION_ID)

@@ -21,7 +21,7 @@ from pathlib import Path
 from shellkeep.agents import jsonl
 from shellkeep.agents.adapter import HELP, VERSION, CommandAdapter
 from shellkeep.agents.argv import Arity, Grammar, Option, Token, find_option, first_positional, rebuild, tokenize
-from shellkeep.agents.base import AgentSession, Exchange, Launch, Usage
+from shellkeep.agents.base import AgentSession, Exchange, Launch, ScreenChrome, Usage
 from shellkeep.agents.locations import (
     UUID_PATTERN,
     find_in_screen,
@@ -268,6 +268,21 @@ CODEX_FORMAT = jsonl.TranscriptFormat(is_prompt=_is_turn_start, build=_build, st
 """How Codex rollouts are read."""
 
 
+CODEX_SCREEN = ScreenChrome(
+    input_box=r"›(?: .*)?",
+    lines=(
+        r"(?:─ )?Worked for .*",  # "Worked for <1s • 17:13"
+        r"[•◦] Working .*",  # "• Working (3s • esc to interrupt)"
+        r"Waiting for .* · esc cancel",  # "Waiting for startup  · esc cancel"
+    ),
+    mark=r"[•◦] ",
+)
+"""What Codex 0.171.0 draws besides answers (seen in tests/agents/test_screen_exchanges.py), on
+the alternate screen: the composer ``› Ask Codex to do anything`` with a status line (model, folder,
+title) and a footer (``? for shortcuts``, ``⚠ 2 warnings``) below the conversation, the prompt
+echoed as ``› <prompt>``, an answer as ``• <text>``, then ``Worked for <1s • 17:13``."""
+
+
 class CodexAdapter(CommandAdapter):
     """Adapter for Codex CLI (``codex``, ``npx @openai/codex``)."""
 
@@ -275,6 +290,7 @@ class CodexAdapter(CommandAdapter):
     executables = ("codex",)
     packages = ("@openai/codex",)
     grammar = _GRAMMAR
+    screen_chrome = CODEX_SCREEN
     transcript_format = CODEX_FORMAT
     resume_failure_hint = r"No saved session found with ID [0-9A-Za-z_-]+"
 

@@ -2,26 +2,27 @@
 
 ``exchanges_from_recording`` rebuilds exchanges from a recording alone: what the user
 typed up to each Enter is a prompt; what the screen shows after it, until the next prompt,
-is the answer, rendered with pyte (a VT100/ECMA-48 emulator) as plain text.
+is the answer, rendered as plain text by shellkeep's terminal emulator
+(``shellkeep.terminal.screen.Terminal``). An adapter's ``ScreenChrome`` says what else a
+full-screen agent draws (its input box, status line, footer), so that answers hold answers.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+import textwrap
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
-from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX, AgentSession, Exchange, Launch
+from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX, AgentSession, Exchange, Launch, ScreenChrome
 from shellkeep.agents.records import ExchangeBuilder, iso_utc, last
+from shellkeep.terminal.screen import Terminal
 from shellkeep.termsize import TermSize
-
-if TYPE_CHECKING:
-    import pyte
 
 __all__ = ["GenericAdapter", "RecordedEvent", "TypedLine", "exchanges_from_recording", "typed_lines"]
 
@@ -177,65 +178,6 @@ class _Scrollback:
         self.dropped += count
 
 
-# CSI sequences pyte's stream would draw as stray text: a '<', '=' or '>' parameter prefix
-# (kitty keyboard, XTVERSION, modifyOtherKeys) or ':' sub-parameters (colon SGR).
-_UNDRAWABLE_CSI = r"\x1b\[(?:[<=>][0-9;:]*|[0-9;]*:[0-9;:]*)[ -/]*[@-~]"
-
-# pyte's handlers of these CSI finals take no ``private`` keyword, yet its stream passes one
-# for a '?' prefix (vim's ``ESC[?4m``): the screen ignores such sequences instead.
-_NO_PRIVATE_HANDLERS = (
-    "insert_characters", "cursor_up", "cursor_down", "cursor_forward", "cursor_back", "cursor_down1",
-    "cursor_up1", "cursor_to_column", "cursor_position", "insert_lines", "delete_lines",
-    "delete_characters", "erase_characters", "cursor_to_line", "clear_tab_stop",
-    "select_graphic_rendition", "report_device_status", "set_margins",
-)  # fmt: skip
-
-
-def _ignoring_private(name: str) -> Callable[..., None]:
-    """Return a screen method that runs pyte's ``name`` and ignores calls marked private."""
-    import pyte
-
-    base = getattr(pyte.Screen, name)
-
-    def method(self: pyte.Screen, *args: int, private: bool = False, **kwargs: object) -> None:
-        if not private:
-            base(self, *args, **kwargs)
-
-    method.__name__ = name
-    method.__doc__ = f"Run ``pyte.Screen.{name}``; a private ('?') variant does nothing."
-    return method
-
-
-@cache
-def _scrolling_screen_class() -> type[pyte.Screen]:
-    """Return the pyte screen class of ``_scrolling_screen`` (built on first use)."""
-    import pyte
-
-    class ScrollingScreen(pyte.Screen):
-        """A pyte screen remembering lines that scroll off the whole-screen region."""
-
-        scrollback: _Scrollback
-
-        def index(self) -> None:
-            """Move the cursor down a line, keeping the top line's text when the screen scrolls."""
-            top, bottom = self.margins or (0, self.lines - 1)
-            if self.cursor.y == bottom and top == 0:
-                line = self.buffer[0]
-                self.scrollback.append("".join(line[x].data for x in range(self.columns)).rstrip())
-            super().index()
-
-    for name in _NO_PRIVATE_HANDLERS:
-        setattr(ScrollingScreen, name, _ignoring_private(name))
-    return ScrollingScreen
-
-
-def _scrolling_screen(cols: int, rows: int, scrollback: _Scrollback) -> pyte.Screen:
-    """Return a pyte screen that adds each line scrolled off its top to ``scrollback``."""
-    screen = _scrolling_screen_class()(columns=cols, lines=rows)
-    screen.scrollback = scrollback  # type: ignore[attr-defined]
-    return screen
-
-
 def _is_echo(line: str, prompt: str) -> bool:
     """Return whether a screen line shows ``prompt`` as typed (alone or after a prompt sign)."""
     text = line.strip()
@@ -246,6 +188,119 @@ def _is_echo(line: str, prompt: str) -> bool:
     return before == "" or before[-1] in _PROMPT_SIGNS
 
 
+def _echo_end(lines: Sequence[str], prompt: str) -> int | None:
+    """Return the index after the last echo of ``prompt`` in ``lines``, or None when none shows it.
+
+    An echo is the prompt's text (spaces and line breaks aside) at the start of a line or
+    after a prompt sign (``❯ fix it``), possibly wrapped over the lines that follow.
+    """
+    want = " ".join(prompt.split())
+    if not want:
+        return None
+    for i in range(len(lines) - 1, -1, -1):
+        text = " ".join(lines[i].split())
+        if text and text[0] in _PROMPT_SIGNS:
+            text = text[1:].lstrip()
+        if not text or not want.startswith(text):
+            continue
+        got, j = text, i + 1
+        while got != want and j < len(lines):
+            more = " ".join(lines[j].split())
+            joined = next((g for g in (f"{got} {more}", f"{got}{more}") if more and want.startswith(g)), None)
+            if joined is None:
+                break
+            got, j = joined, j + 1
+        if got == want:
+            return j
+    return None
+
+
+class _Chrome:
+    """A ``ScreenChrome`` with its patterns compiled, applied to screen lines."""
+
+    def __init__(self, chrome: ScreenChrome) -> None:
+        """Compile ``chrome``'s patterns (a pattern that matches nothing stands for None)."""
+        self.boxed = chrome.input_box is not None
+        self._box = re.compile(chrome.input_box or r"(?!)")
+        self._furniture = [re.compile(pattern) for pattern in chrome.lines]
+        self._mark = re.compile(rf"(\s*)(?:{chrome.mark})") if chrome.mark else None
+
+    def strip(self, lines: Iterable[str]) -> list[str]:
+        """Return ``lines`` without the chrome lines, marks turned to spaces, trailing spaces removed."""
+        kept: list[str] = []
+        for line in lines:
+            if any(pattern.fullmatch(line.strip()) for pattern in self._furniture):
+                continue
+            found = self._mark.match(line) if self._mark is not None else None
+            if found is not None and found.end() > found.end(1):
+                line = " " * found.end() + line[found.end() :]
+            kept.append(line.rstrip())
+        return kept
+
+    def answer_after_echo(self, lines: Sequence[str], prompt: str) -> list[str] | None:
+        """Return the lines between the last echo of ``prompt`` and the input box, chrome stripped;
+        None when no line echoes the prompt above the input box."""
+        begin = _echo_end(lines, prompt)
+        if begin is None:
+            return None
+        end = next((i for i in range(begin, len(lines)) if self._box.fullmatch(lines[i].strip())), None)
+        if end is None and self.boxed:
+            return None  # the echo is the input box's own line, or the box is covered (a dialog)
+        return self.strip(lines[begin:end])
+
+
+LOOK_EVERY_S = 0.1
+"""Least recording time between two views of an input-box agent's answer taken while it
+comes (besides those taken before each erase of the screen and at the next prompt)."""
+
+_ANCHOR_LINES = 3
+"""Lines at the top of a view looked for among the answer lines seen before (see ``_ShownAnswer``)."""
+
+
+class _ShownAnswer:
+    """The lines an agent showed as one answer, pieced together from the views it drew.
+
+    An agent that redraws its conversation in place (Codex on the alternate screen) moves a
+    long answer up through its view without scrolling the terminal, so the answer's start
+    leaves the screen without reaching the scrollback. Each view (the lines after the
+    prompt's echo) is placed where its first non-blank lines were seen before (the last
+    line seen may since have grown), preferably at or after the previous view's place, and
+    replaces everything from there on; a view sharing nothing with them replaces them all
+    (what the agent showed before was a passing state, such as a start-up notice).
+    """
+
+    def __init__(self) -> None:
+        """Start with nothing seen."""
+        self.lines: list[str] = []
+        self._base = 0
+
+    def add(self, view: list[str]) -> None:
+        """Merge one view of the answer into the lines seen so far."""
+        first = next((i for i, line in enumerate(view) if line.strip()), None)
+        if first is None:
+            return
+        anchor = view[first : first + _ANCHOR_LINES]
+        at = self._find(anchor, self._base)
+        if at is None:
+            at = self._find(anchor, 0)
+        start = 0 if at is None else max(at - first, 0)
+        self.lines[start:] = view
+        self._base = start
+
+    def _find(self, anchor: Sequence[str], since: int) -> int | None:
+        """Return the first index from ``since`` where the lines seen continue with ``anchor``."""
+        seen = self.lines
+        for at in range(since, len(seen)):
+            overlap = min(len(anchor), len(seen) - at)
+            if all(
+                seen[at + k] == anchor[k]
+                or (at + k == len(seen) - 1 and seen[at + k].strip() != "" and anchor[k].startswith(seen[at + k]))
+                for k in range(overlap)
+            ):
+                return at
+        return None
+
+
 def exchanges_from_recording(
     events: Iterable[RecordedEvent],
     *,
@@ -253,16 +308,30 @@ def exchanges_from_recording(
     rows: int = DEFAULT_ROWS,
     started_at: datetime | None = None,
     limit: int | None = None,
+    chrome: ScreenChrome = ScreenChrome(),
 ) -> list[Exchange]:
     """Build exchanges from a recording's events, for programs without a transcript.
 
     Each line typed up to Enter (``\\r`` or ``\\n``; backspace/DEL, Ctrl-U and Ctrl-W applied,
     escape sequences dropped, newlines inside a bracketed paste kept) is a prompt. Its
-    answer is the screen text below the line where Enter was pressed, up to the line where
-    the next prompt's first key was typed (or the end), including lines that scrolled off
-    the top meanwhile (at most ``MAX_SCROLLBACK_LINES``, the last); trailing blank lines are
-    trimmed, and a first line repeating the prompt is dropped. Full-screen programs that
-    redraw in place give the last screen. Lines of an input event holding the context block
+    answer is what the screen shows, rendered by ``shellkeep.terminal.screen.Terminal``,
+    at the moment the next prompt's first key is typed (or at the end), including lines
+    that scrolled off the top meanwhile (at most ``MAX_SCROLLBACK_LINES``, the last):
+
+    - a line-based program (``chrome.input_box`` None): the lines below the line where
+      Enter was pressed, up to the line where the next prompt is typed; a first line
+      repeating the prompt is dropped. Full-screen programs that redraw in place give the
+      last screen.
+    - an agent with an input box (``chrome.input_box`` set): the lines after the last
+      echo of the prompt in the conversation, up to the input box, as they were shown
+      while the answer came: views taken as it comes (every ``LOOK_EVERY_S`` of recording
+      time), before each erase of the screen and at the end are pieced together (see
+      ``_ShownAnswer``), so an answer the agent moved up out of view, or erased on exit,
+      is kept whole.
+
+    Lines of ``chrome.lines`` are dropped; ``chrome.mark`` is removed and the answer
+    dedented by the indent that aligned its lines with the mark; blank lines at either end
+    are trimmed. Lines of an input event holding the context block
     ``shellkeep resume`` typed in (``INJECTED_CONTEXT_PREFIX``) are not prompts.
 
     Args:
@@ -270,30 +339,33 @@ def exchanges_from_recording(
         cols / rows: the terminal size in the recording's header.
         started_at: aware UTC datetime of the recording's start, to date the prompts.
         limit: keep only the last ``limit`` exchanges.
+        chrome: what the program draws besides its answers (its adapter's ``screen_chrome``).
     """
-    import pyte
-
     scrollback = _Scrollback()
-    screen = _scrolling_screen(cols, rows, scrollback)
-    stream = pyte.Stream(screen)
-    undrawable = re.compile(_UNDRAWABLE_CSI)
-    editor = _LineEditor()
-    builder = ExchangeBuilder()
     pending: tuple[TypedLine, int] | None = None  # the prompt waiting for its answer, its line
-
-    def absolute_row() -> int:
-        return scrollback.total + int(screen.cursor.y)
+    compiled = _Chrome(chrome)
+    shown = _ShownAnswer()  # what an input-box agent showed of the pending prompt's answer
 
     def lines_between(start: int, end: int | None) -> list[str]:
-        everything = [*scrollback.lines, *(line.rstrip() for line in screen.display)]
+        everything = [*scrollback.lines, *terminal.text_lines()]
         begin = max(start - scrollback.dropped, 0)
         return everything[begin:] if end is None else everything[begin : max(end - scrollback.dropped, begin)]
 
-    def close(end_row: int | None) -> None:
-        nonlocal pending
-        if pending is None:
-            return
-        typed, row = pending
+    def look(*, whole: bool) -> None:
+        """Add what the screen (and, when ``whole``, the scrollback) shows of the pending answer."""
+        if pending is not None and compiled.boxed:
+            view = compiled.answer_after_echo(lines_between(0, None) if whole else terminal.text_lines(), pending[0].text)
+            if view is not None:
+                shown.add(view)
+
+    terminal = Terminal(TermSize(cols, rows), on_scroll_off=scrollback.append, on_screen_lost=lambda: look(whole=True))
+    editor = _LineEditor()
+    builder = ExchangeBuilder()
+
+    def absolute_row() -> int:
+        return scrollback.total + terminal.cursor.y
+
+    def below_prompt(typed: TypedLine, row: int, end_row: int | None) -> list[str]:
         entered = (lines_between(row, row + 1) or [""])[0]
         answer = lines_between(row + 1, end_row if end_row is None or end_row > row else row + 1)
         while answer and not answer[-1].strip():
@@ -308,21 +380,39 @@ def exchanges_from_recording(
             sign = entered.rstrip()[: -len(typed.text.strip())].strip()
             if sign and answer[-1].strip() == sign:
                 answer.pop()
+        return compiled.strip(answer)
+
+    def close(end_row: int | None) -> None:
+        nonlocal pending, shown
+        if pending is None:
+            return
+        typed, row = pending
+        if compiled.boxed:
+            look(whole=True)
+            answer = shown.lines
+        else:
+            answer = below_prompt(typed, row, end_row)
         when = iso_utc((started_at + timedelta(seconds=typed.submitted_s)).isoformat()) if started_at else None
         builder.prompt(typed.text, when)
-        builder.answer("\n".join(answer).strip("\n"))
+        text = "\n".join(answer)
+        builder.answer((textwrap.dedent(text) if chrome.mark else text).strip("\n"))
         pending = None
+        shown = _ShownAnswer()
         scrollback.forget_before(scrollback.total)  # nothing before the next prompt is needed
 
+    looked_s = -math.inf
     for event in events:
         if event.code == "o":
-            stream.feed(undrawable.sub("", event.data))
+            terminal.feed(event.data)
+            if pending is not None and compiled.boxed and event.time - looked_s >= LOOK_EVERY_S:
+                look(whole=False)
+                looked_s = event.time
         elif event.code == "r":
             try:
                 size = TermSize.parse(event.data)
             except ValueError:
                 continue  # a malformed resize is ignored
-            screen.resize(lines=size.rows, columns=size.cols)
+            terminal.resize(size)
         elif event.code == "i":
             # Input is recorded before the program echoes it: the cursor is still on the
             # line where these keys are typed, which ends the previous answer.
@@ -345,6 +435,7 @@ class GenericAdapter:
 
     name = "generic"
     has_native_transcript = False
+    screen_chrome = ScreenChrome()
 
     def matches(self, argv: Sequence[str]) -> bool:
         """Return True: the generic adapter is the last resort."""

@@ -131,7 +131,7 @@ def gather(
             log.warning("could not read the %s transcript of %s: %s", adapter.name, meta.id, exc)
     if not exchanges and from_recording:
         # No agent transcript found or readable: the generic way, from the recording.
-        exchanges = _own_exchanges(_from_recording(meta, vault), meta)
+        exchanges = _own_exchanges(_from_recording(meta, vault, adapter), meta)
     if limit is not None:
         exchanges = exchanges[-limit:] if limit > 0 else []
     return Conversation(agent_session, tuple(exchanges), damage)
@@ -326,11 +326,15 @@ def _find_agent_session(
         return None
 
 
-def _from_recording(meta: SessionMeta, vault: Vault) -> list[Exchange]:
+def _from_recording(meta: SessionMeta, vault: Vault, adapter: AgentAdapter) -> list[Exchange]:
     try:
         cast = vault.open_recording(Path(meta.cast))
         return exchanges_from_recording(
-            cast.events(), cols=cast.header.size.cols, rows=cast.header.size.rows, started_at=parse_iso(meta.started_at)
+            cast.events(),
+            cols=cast.header.size.cols,
+            rows=cast.header.size.rows,
+            started_at=parse_iso(meta.started_at),
+            chrome=adapter.screen_chrome,
         )
     except Exception as exc:  # noqa: BLE001
         log.warning("could not build exchanges from the recording of %s: %s", meta.id, exc)

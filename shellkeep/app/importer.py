@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from shellkeep import __version__
 from shellkeep.agents.generic import exchanges_from_recording
+from shellkeep.agents.registry import adapter_for
 from shellkeep.app.context import Context
 from shellkeep.archive.index import index_ended_session
 from shellkeep.asciicast.encoder import encode_event, encode_header
@@ -194,11 +195,7 @@ def _meta_for(
 ) -> SessionMeta:
     from datetime import timedelta
 
-    command_text = header.command
-    try:
-        command = shlex.split(command_text) if command_text else []
-    except ValueError:
-        command = [command_text] if command_text else []
+    command = _command_of(header)
     env = header.env
     try:
         user = getpass.getuser()
@@ -238,10 +235,21 @@ def _meta_for(
     )
 
 
+def _command_of(header: Header) -> list[str]:
+    """Return the recorded command as argv (its text as one word when it is not shell syntax)."""
+    text = header.command
+    try:
+        return shlex.split(text) if text else []
+    except ValueError:
+        return [text] if text else []
+
+
 def _exchanges(cast: Cast, summary: _Summary, started: datetime) -> list[Exchange]:
-    """Rebuild exchanges from typed input, where the recording has any (``i`` events)."""
+    """Rebuild exchanges from typed input, where the recording has any (``i`` events), with the
+    screen chrome of the agent the recorded command ran."""
     if summary.input_bytes == 0:
         return []
 
     size = cast.header.size
-    return exchanges_from_recording(cast.events(), cols=size.cols, rows=size.rows, started_at=started)
+    chrome = adapter_for(_command_of(cast.header)).screen_chrome
+    return exchanges_from_recording(cast.events(), cols=size.cols, rows=size.rows, started_at=started, chrome=chrome)

@@ -24,6 +24,7 @@ import html
 import json
 import math
 import mmap
+import operator
 import os
 import re
 import unicodedata
@@ -41,6 +42,7 @@ from shellkeep.termsize import TermSize
 from shellkeep.logs import get_logger
 
 if TYPE_CHECKING:
+    import pyte
     from pyte.screens import Char, Cursor, StaticDefaultDict
 
     _Buffer = dict[int, StaticDefaultDict[int, Char]]
@@ -56,6 +58,7 @@ __all__ = [
     "Terminal",
     "iter_screens",
     "last_screen",
+    "pyte_screen_class",
     "read_tail",
     "render_events",
     "screen_at",
@@ -400,6 +403,44 @@ def _narrow_class() -> str:
     return _char_class([ch for ch in chars if wcwidth(ch) == 1 and not unicodedata.combining(ch)])
 
 
+@cache
+def pyte_screen_class() -> type[pyte.Screen]:
+    """Return the pyte screen class ``Terminal`` draws on (pyte imported on first use).
+
+    It is ``pyte.Screen`` that reports each line scrolling off its top to its
+    ``scrolled_off`` callable (None: nobody listens). Subclass it to watch other line
+    operations (``shellkeep.terminal.transcript`` does).
+    """
+    import pyte
+
+    class HookedScreen(pyte.Screen):
+        """A pyte screen that reports the lines scrolling off its top."""
+
+        scrolled_off: Callable[[str], None] | None = None
+
+        def index(self) -> None:
+            """Move the cursor down a line; a line scrolling off the top goes to ``scrolled_off`` first."""
+            hook = self.scrolled_off
+            if hook is not None:
+                top, bottom = self.margins or (0, self.lines - 1)
+                if self.cursor.y == bottom and top == 0:
+                    hook(_row_text(self.buffer[0], self.columns) if 0 in self.buffer else "")
+            super().index()
+
+    return HookedScreen
+
+
+_cell_text = operator.attrgetter("data")
+
+
+def _row_text(row: StaticDefaultDict[int, Char], columns: int) -> str:
+    """Return one pyte row's text up to ``columns``, trailing spaces stripped (as ``Screen.display``)."""
+    if not row:
+        return ""
+    width = min(max(row) + 1, columns)
+    return "".join(map(_cell_text, map(row.__getitem__, range(width)))).rstrip()
+
+
 class _CellCache(dict[str, "Char"]):
     """Characters of one style, made on first use (a pyte ``Char`` per distinct text)."""
 
@@ -429,11 +470,37 @@ class Terminal:
     hyperlinks, DCS/APC strings) are consumed without drawing anything.
     """
 
-    def __init__(self, size: TermSize, *, alternate: bool = False) -> None:
-        import pyte
+    def __init__(
+        self,
+        size: TermSize,
+        *,
+        alternate: bool = False,
+        on_scroll_off: Callable[[str], None] | None = None,
+        on_screen_lost: Callable[[], None] | None = None,
+        on_reply: Callable[[str], None] | None = None,
+    ) -> None:
+        """Start a blank screen of ``size``.
+
+        Args:
+            alternate: start on the alternate screen (a tail that starts inside a TUI).
+            on_scroll_off: called with the text of each line (trailing spaces stripped) that
+                scrolls off the top of the screen, or of a scroll region whose top is the
+                screen's top (line feed on the bottom line, SU), before it is lost.
+            on_screen_lost: called just before the whole screen's text is lost, while
+                ``text_lines`` still reads it: a full erase (ED 2, or ED 0 from the top left
+                corner), a reset (``ESC c``), leaving the alternate screen.
+            on_reply: called with the answer a terminal sends back to the program for the
+                queries cursor position (``ESC[6n``), status (``ESC[5n``) and primary
+                device attributes (``ESC[c``, answered ``ESC[?6c``, a VT102); without it
+                queries are ignored, as a recording cannot be answered.
+        """
         from pyte import charsets
 
-        self._screen = pyte.Screen(columns=size.cols, lines=size.rows)
+        self._screen = pyte_screen_class()(columns=size.cols, lines=size.rows)
+        self._screen.scrolled_off = on_scroll_off
+        self._on_scroll_off = on_scroll_off
+        self._on_screen_lost = on_screen_lost
+        self._on_reply = on_reply
         self._latin1 = charsets.LAT1_MAP
         self._syntax = _syntax()
         self._pending = ""
@@ -457,6 +524,18 @@ class Terminal:
     def alternate(self) -> bool:
         """Return whether the alternate screen is showing."""
         return self._saved_main is not None
+
+    @property
+    def cursor(self) -> Point:
+        """Return the cursor's position (0-based; ``x`` may equal the width after the last column)."""
+        cursor = self._screen.cursor
+        return Point(cursor.x, cursor.y)
+
+    def text_lines(self) -> list[str]:
+        """Return the screen's rows as text, trailing spaces stripped (cheaper than ``snapshot``)."""
+        screen = self._screen
+        buffer = screen.buffer
+        return [_row_text(buffer[y], screen.columns) if y in buffer else "" for y in range(screen.lines)]
 
     def apply(self, event: Event) -> None:
         """Apply one asciicast event: ``o`` output is drawn, ``r`` resizes; others are ignored.
@@ -721,6 +800,8 @@ class Terminal:
         """Handle ``ESC`` + ``seq`` (intermediates and a final byte, not CSI/OSC/DCS)."""
         screen = self._screen
         if seq == "c":
+            if self._on_screen_lost is not None:
+                self._on_screen_lost()
             screen.reset()
             screen.savepoints.clear()
             self._saved_main = None
@@ -789,6 +870,8 @@ class Terminal:
             "b": (self._repeat, 1),
             "s": (self._save_cursor, 2),
             "u": (self._restore_cursor, 2),
+            "n": (self._device_status, 1),
+            "c": (self._device_attributes, 1),
         }
 
     def _csi(self, seq: str) -> None:
@@ -875,6 +958,8 @@ class Terminal:
     def _leave_alternate(self) -> None:
         if self._saved_main is None:
             return
+        if self._on_screen_lost is not None:
+            self._on_screen_lost()
         screen = self._screen
         screen.buffer, saved_cursor = self._saved_main
         self._saved_main = None
@@ -885,6 +970,10 @@ class Terminal:
         screen.dirty.update(range(screen.lines))
 
     def _erase_in_display(self, how: int = 0, *_: int) -> None:
+        if self._on_screen_lost is not None:
+            cursor = self._screen.cursor
+            if how == 2 or (how == 0 and cursor.x == 0 and cursor.y == 0):
+                self._on_screen_lost()
         if how in (0, 1, 2):
             self._screen.erase_in_display(how)
         # 3 clears the scrollback only, which pyte does not keep.
@@ -897,6 +986,9 @@ class Terminal:
         screen = self._screen
         top, bottom = screen.margins or (0, screen.lines - 1)
         count = min(max(count, 1), bottom - top + 1)
+        if up and top == 0 and self._on_scroll_off is not None:
+            for y in range(count):
+                self._on_scroll_off(_row_text(screen.buffer[y], screen.columns) if y in screen.buffer else "")
         rows = [screen.buffer.pop(y, None) for y in range(top, bottom + 1)]
         blank: list[StaticDefaultDict[int, Char] | None] = [None] * count
         moved = rows[count:] + blank if up else blank + rows[:-count]
@@ -913,6 +1005,20 @@ class Terminal:
     def _repeat(self, count: int = 0, *_: int) -> None:
         if self._last_char:
             self._draw(self._last_char * min(max(count, 1), 65535))
+
+    def _device_status(self, what: int = 0, *_: int) -> None:
+        if self._on_reply is None:
+            return
+        if what == 5:
+            self._on_reply("\x1b[0n")
+        elif what == 6:
+            screen = self._screen
+            y = screen.cursor.y + 1 - (screen.margins.top if _DECOM in screen.mode and screen.margins else 0)
+            self._on_reply(f"\x1b[{y};{min(screen.cursor.x, screen.columns - 1) + 1}R")
+
+    def _device_attributes(self, what: int = 0, *_: int) -> None:
+        if self._on_reply is not None and what == 0:
+            self._on_reply("\x1b[?6c")
 
     def _cursor_position(self, line: int = 0, column: int = 0) -> None:
         screen = self._screen

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from shellkeep.asciicast.model import Event
 from shellkeep.asciicast.reader import Cast
 from shellkeep.termsize import TermSize
-from shellkeep.terminal.screen import Terminal
+from shellkeep.terminal.screen import Terminal, pyte_screen_class
 
 if TYPE_CHECKING:
     from typing import Protocol
@@ -120,16 +120,14 @@ def _make_terminal(size: TermSize) -> _Collector:
 
 @cache
 def _build_class() -> type:
-    """Build the terminal that reports lines leaving the screen (imports pyte and screen)."""
+    """Build the terminal that reports lines leaving the screen (imports pyte on first use)."""
     from operator import attrgetter
     from typing import Any
 
-    import pyte
-
     _DATA = attrgetter("data")
 
-    class _HookedScreen(pyte.Screen):
-        """A pyte screen that tells its owner which rows are about to be lost."""
+    class _HookedScreen(pyte_screen_class()):  # type: ignore[misc]
+        """The terminal's screen, telling its owner which rows are about to be lost."""
 
         owner: Any
 

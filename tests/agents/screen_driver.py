@@ -1,17 +1,15 @@
-"""Drive a program in a real pty at a fixed size and read its rendered screen through pyte.
+"""Drive a program in a real pty at a fixed size and read its rendered screen.
 
-``ScreenDriver`` spawns a program under pexpect, feeds every byte it prints to a
-``pyte.Screen`` (via ``pyte.ByteStream``) and lets a test wait for text on the *rendered*
-screen. TUIs such as Claude Code and Codex draw with cursor movement, so text that shows as one
-line on screen is rarely contiguous in the byte stream: tests compare what a terminal would
-show, never the raw bytes.
+``ScreenDriver`` spawns a program under pexpect and feeds every byte it prints to
+shellkeep's one terminal emulator (``shellkeep.terminal.screen.Terminal``, the one that
+renders recordings), and lets a test wait for text on the *rendered* screen. TUIs such as
+Claude Code and Codex draw with cursor movement, so text that shows as one line on screen
+is rarely contiguous in the byte stream: tests compare what a terminal would show, never
+the raw bytes. Like a real terminal it keeps xterm's alternate screen (``ESC[?1049h``).
 
 The emulated terminal answers the queries TUIs send before they draw (cursor position report
 ``ESC[6n``, primary device attributes ``ESC[c``) like a real terminal does; a TUI that waits
-for those answers would otherwise stall or give up. Sequences pyte cannot parse and would draw
-as stray characters (CSI with a ``<``, ``=`` or ``>`` prefix such as the kitty keyboard
-protocol's ``ESC[>1u``, and colon-separated SGR such as ``ESC[4:3m``) are dropped before pyte
-sees them.
+for those answers would otherwise stall or give up.
 
 Nothing here sleeps blindly: every wait reads output while it polls its condition, so a child
 never blocks on a full pty buffer while a test is waiting.
@@ -19,7 +17,7 @@ never blocks on a full pty buffer while a test is waiting.
 
 from __future__ import annotations
 
-import copy
+import codecs
 import os
 import re
 import signal
@@ -28,21 +26,13 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import pexpect
-import pyte
 
 from shellkeep.asciicast.model import Event, TermSize
+from shellkeep.terminal.screen import ScreenSnapshot, Terminal
 
 DEFAULT_SIZE = TermSize(cols=120, rows=40)
 
 _T = TypeVar("_T")
-
-# CSI sequences pyte mis-parses: a '<', '=' or '>' parameter prefix, ':' sub-parameters, or
-# a '?' prefix on a final byte pyte's handler takes no ``private`` for (vim's ``ESC[?4m``).
-_UNPARSEABLE_CSI = re.compile(
-    rb"\x1b\[(?:[<=>][0-9;:]*|[0-9;]*:[0-9;:]*|\?[0-9;]*(?![hlJKc]))[\x40-\x7e]"
-)
-# An escape sequence cut at the end of a read: held back until the next read completes it.
-_CUT_TAIL = re.compile(rb"\x1b(?:\[[<=>?]?[0-9;:]*)?\Z")
 
 _CONTROL_KEYS = {
     "enter": b"\r",
@@ -56,51 +46,6 @@ _CONTROL_KEYS = {
 }
 
 
-class _AnsweringScreen(pyte.Screen):
-    """A pyte screen that sends terminal replies (DSR, DA) back to the child."""
-
-    def __init__(self, size: TermSize, reply: Callable[[str], None]) -> None:
-        super().__init__(columns=size.cols, lines=size.rows)
-        self._reply = reply
-
-    def write_process_input(self, data: str) -> None:
-        self._reply(data)
-
-
-# xterm's alternate screen: private modes 47, 1047 and 1049 (ctlseqs).
-_ALTERNATE_SCREEN_MODES = frozenset({47, 1047, 1049})
-
-
-class AltScreen(pyte.Screen):
-    """A pyte screen with xterm's alternate screen, which pyte itself ignores.
-
-    Entering (``ESC[?1049h``, also 1047 and 47) keeps the main screen and cursor and shows a
-    blank one; leaving (``ESC[?1049l``) puts them back, as a terminal does when vi or less
-    exits.
-    """
-
-    _main: tuple[object, object] | None = None
-
-    def set_mode(self, *modes: int, **kwargs: object) -> None:
-        if kwargs.get("private") and _ALTERNATE_SCREEN_MODES & set(modes) and self._main is None:
-            self._main = (copy.deepcopy(self.buffer), copy.copy(self.cursor))
-            self.erase_in_display(2)
-        super().set_mode(*modes, **kwargs)
-
-    def reset_mode(self, *modes: int, **kwargs: object) -> None:
-        if kwargs.get("private") and _ALTERNATE_SCREEN_MODES & set(modes) and self._main is not None:
-            buffer, cursor = self._main
-            self._main = None
-            self.buffer = buffer  # type: ignore[assignment]
-            self.cursor = cursor  # type: ignore[assignment]
-            self.dirty.update(range(self.lines))
-        super().reset_mode(*modes, **kwargs)
-
-
-class _AnsweringAltScreen(AltScreen, _AnsweringScreen):
-    """An answering screen that also keeps xterm's alternate screen."""
-
-
 class ScreenDriver:
     """Run one program in a pty of a fixed ``TermSize`` and expose its rendered screen.
 
@@ -110,7 +55,6 @@ class ScreenDriver:
         cwd: the child's working directory.
         size: the terminal size, fixed for the child's life.
         log_path: if given, every byte the child prints is appended there (for post-mortems).
-        alt_screen: emulate xterm's alternate screen (``ESC[?1049h``), see ``AltScreen``.
         echo: leave the terminal's echo on, as a user's terminal has it (programs that copy
             the terminal's modes, such as shellkeep or script(1), pass it on to their child).
 
@@ -125,17 +69,14 @@ class ScreenDriver:
         cwd: str | os.PathLike[str],
         size: TermSize = DEFAULT_SIZE,
         log_path: Path | None = None,
-        alt_screen: bool = False,
         echo: bool = False,
     ) -> None:
         self.argv = list(argv)
         self.size = size
         self.raw = bytearray()
-        self._held = b""
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._log = open(log_path, "ab") if log_path is not None else None  # noqa: SIM115
-        screen_class = _AnsweringAltScreen if alt_screen else _AnsweringScreen
-        self.screen = screen_class(size, self._send_reply)
-        self._stream = pyte.ByteStream(self.screen)
+        self.terminal = Terminal(size, on_reply=self._send_reply)
         self.child = pexpect.spawn(
             self.argv[0],
             self.argv[1:],
@@ -222,8 +163,7 @@ class ScreenDriver:
         if self._log is not None:
             self._log.write(raw)
             self._log.flush()
-        data, self._held = split_feedable(self._held + raw)
-        self._stream.feed(data)
+        self.terminal.feed(self._decoder.decode(raw))
 
     def _send_reply(self, data: str) -> None:
         if self.child.isalive():
@@ -235,7 +175,12 @@ class ScreenDriver:
     def lines(self) -> list[str]:
         """Return the rendered screen rows, trailing spaces removed (reads pending output)."""
         self.pump(0)
-        return [line.rstrip() for line in self.screen.display]
+        return self.terminal.text_lines()
+
+    def snapshot(self) -> ScreenSnapshot:
+        """Return the rendered screen with its cells' colours and attributes (reads pending output)."""
+        self.pump(0)
+        return self.terminal.snapshot()
 
     def text(self) -> str:
         """Return the rendered screen as one string, rows joined by newlines."""
@@ -334,44 +279,24 @@ class ScreenDriver:
         """
         self.pump(0)
         self.size = size
-        self.screen.resize(lines=size.rows, columns=size.cols)
+        self.terminal.resize(size)
         self.child.setwinsize(size.rows, size.cols)
 
 
-def split_feedable(data: bytes) -> tuple[bytes, bytes]:
-    """Split *data* into what pyte can be fed now and a cut escape sequence to hold back.
+def replay_screens(size: TermSize, events: Iterable[Event]) -> Iterator[tuple[Event, Terminal]]:
+    """Play a recording's events into a ``Terminal``; yield each event with the terminal after it.
 
-    The first part has the CSI sequences pyte mis-parses removed; prepend the second part
-    to the next read.
+    Starts at *size* (the header's). Output events (``o``) are drawn as ``ScreenDriver``
+    draws a live program; resize events (``r``, ``"COLSxROWS"``) resize the screen; other
+    events change nothing. The same terminal is yielded every time: copy what you keep
+    (``screen_text(terminal)``).
     """
-    cut = _CUT_TAIL.search(data)
-    held = b""
-    if cut is not None:
-        data, held = data[: cut.start()], data[cut.start() :]
-    return _UNPARSEABLE_CSI.sub(b"", data), held
-
-
-def replay_screens(size: TermSize, events: Iterable[Event]) -> Iterator[tuple[Event, pyte.Screen]]:
-    """Play a recording's events into a pyte screen; yield each event with the screen after it.
-
-    Starts at *size* (the header's). Output events (``o``) are drawn from their UTF-8 bytes
-    as ``ScreenDriver`` draws a live program (with the alternate screen); resize events (``r``, ``"COLSxROWS"``) resize
-    the screen; other events change nothing. The same screen object is yielded every time:
-    copy what you keep (``screen_text(screen)``).
-    """
-    screen = AltScreen(columns=size.cols, lines=size.rows)
-    stream = pyte.ByteStream(screen)
-    held = b""
+    terminal = Terminal(size)
     for event in events:
-        if event.code == "o":
-            data, held = split_feedable(held + event.data.encode("utf-8"))
-            stream.feed(data)
-        elif event.code == "r":
-            new = TermSize.parse(event.data)
-            screen.resize(lines=new.rows, columns=new.cols)
-        yield event, screen
+        terminal.apply(event)
+        yield event, terminal
 
 
-def screen_text(screen: pyte.Screen) -> str:
-    """Return a pyte screen's rows joined by newlines, trailing spaces removed."""
-    return "\n".join(line.rstrip() for line in screen.display)
+def screen_text(terminal: Terminal) -> str:
+    """Return a terminal's rows joined by newlines, trailing spaces removed."""
+    return "\n".join(terminal.text_lines())

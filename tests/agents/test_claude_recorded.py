@@ -3,7 +3,7 @@
 ``python -m shellkeep claude`` runs in a ``ScreenDriver`` pty (120x40) with a HOME whose
 first-run screens are answered; the test asks one question, waits for the stand-in's answer
 on the rendered screen and exits Claude with Ctrl-C twice. Then it checks what shellkeep kept:
-the recording played through pyte shows the exchange and ends on the screen the user saw,
+the recording played through the terminal emulator shows the exchange and ends on the screen the user saw,
 Claude's escape sequences survive byte for byte, the metadata is complete, and ``ls`` and
 ``show`` find the session.
 
@@ -47,7 +47,7 @@ CLAUDE_SEQUENCES = (
     "\x1b]0;",
 )
 SOME_VERSIONS_SEQUENCES = ("\x1b[c", "\x1b[>0q", "\x1b[<u", "\x1b[?2026h")
-DEVICE_ATTRIBUTES_REPLY = "\x1b[?6c"  # what the driver's pyte screen answers to ESC[c
+DEVICE_ATTRIBUTES_REPLY = "\x1b[?6c"  # what the driver's terminal answers to ESC[c
 
 Drive = Callable[..., ScreenDriver]
 

@@ -1,7 +1,7 @@
 """Drive the real Claude Code CLI (no shellkeep) against the Anthropic stand-in.
 
 These tests prove the harness itself: the stand-in, the HOME that skips first-run screens,
-and the pyte-rendered screen. They pin what shellkeep relies on in Claude Code 2.1.197:
+and the rendered screen. They pin what shellkeep relies on in Claude Code 2.1.197:
 
 - Ready: the prompt box's footer shows ``? for shortcuts`` (full line
   ``? for shortcuts · ← for agents`` … ``● high · /effort``), about 0.6 s after start.

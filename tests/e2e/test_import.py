@@ -115,3 +115,19 @@ def test_secrets_in_an_imported_recording_are_redacted(home, tmp_path) -> None: 
     for path in stored:
         assert token.encode() not in path.read_bytes(), path
     assert b"[REDACTED:github-token]" in run_sk("cat", result.stdout.decode().strip().split()[-1]).stdout
+
+
+@pytest.mark.parametrize(
+    ("agent", "replies"),
+    [("claude-2.1.332", ["STANDIN-ANSWER-1: kiwi", "STANDIN-ANSWER-2: lime"]), ("codex-0.171.0", ["STANDIN-ANSWER-1: plum", "STANDIN-ANSWER-2: pear"])],
+    ids=["claude", "codex"],
+)
+def test_an_imported_agent_recording_has_its_answers_without_the_chrome(home: Paths, agent: str, replies: list[str]) -> None:
+    # Real sessions recorded under shellkeep (header command "claude ..." / "codex"): the
+    # exchanges are rebuilt with the screen chrome of the agent the command names.
+    source = Path(__file__).resolve().parents[1] / "data" / "agents" / "screens" / f"{agent}.cast"
+    result = sk("import", str(source), "--json")
+    assert result.exit_code == 0, result.stderr
+    folder = Path(json.loads(result.stdout)["cast"]).parent
+    exchanges = [json.loads(line) for line in (folder / "exchanges.jsonl").read_text().splitlines()]
+    assert [e["answer"].split("\n")[0] for e in exchanges] == replies

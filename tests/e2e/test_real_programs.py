@@ -1,9 +1,10 @@
 """``shellkeep run`` with real interactive programs in real ptys: bash, python3, vi, getpass.
 
 Each program runs under ``shellkeep run --`` inside a ``ScreenDriver`` (a pexpect pty of a
-fixed size whose output is rendered by pyte). The test types as a user would, waits for the
-rendered screen, and then plays the recording (``session.cast``) into a pyte screen of the
-header's size, applying its resize events, to check that it shows what the user saw.
+fixed size whose output is rendered by shellkeep's terminal emulator). The test types as a
+user would, waits for the rendered screen, and then plays the recording (``session.cast``)
+into a terminal of the header's size, applying its resize events, to check that it shows
+what the user saw.
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-import pyte
 import pytest
 
 from shellkeep.asciicast.model import Event, Header, TermSize
 from shellkeep.store.paths import Paths
+from shellkeep.terminal.screen import Cell, ScreenSnapshot, Terminal
 from tests.agents.screen_driver import ScreenDriver, replay_screens, screen_text
 from tests.helpers import SK, PtyHarness, only_session, output_text
 
@@ -27,6 +28,7 @@ pytestmark = pytest.mark.timeout(120)
 PROMPT = "sk$ "
 SIZE = TermSize(cols=80, rows=24)
 WAIT_S = 20.0
+RED, BLUE = 1, 4  # xterm palette indices (SGR 31, 34)
 
 Start = Callable[..., ScreenDriver]
 
@@ -35,7 +37,7 @@ Start = Callable[..., ScreenDriver]
 def start(tmp_path: Path) -> Iterator[Start]:
     """Yield a factory that runs ``shellkeep run [OPTIONS] -- ARGV`` under a ``ScreenDriver``.
 
-    Call it as ``start(argv, sk_options=(...), size=..., alt_screen=...)``. The child gets
+    Call it as ``start(argv, sk_options=(...), size=...)``. The child gets
     the test's environment (SHELLKEEP_HOME from the ``home`` fixture) with a private HOME,
     a plain bash prompt ``sk$ `` and no history or startup files of the user's.
     """
@@ -59,7 +61,6 @@ def start(tmp_path: Path) -> Iterator[Start]:
         *,
         sk_options: Sequence[str] = (),
         size: TermSize = SIZE,
-        alt_screen: bool = False,
     ) -> ScreenDriver:
         driver = ScreenDriver(
             [*SK, "run", *sk_options, "--", *argv],
@@ -67,7 +68,6 @@ def start(tmp_path: Path) -> Iterator[Start]:
             cwd=Path.cwd(),
             size=size,
             log_path=tmp_path / f"screen-{len(drivers)}.log",
-            alt_screen=alt_screen,
             echo=True,
         )
         drivers.append(driver)
@@ -79,17 +79,17 @@ def start(tmp_path: Path) -> Iterator[Start]:
 
 
 def rendered_recording(header: Header, events: Sequence[Event]) -> list[str]:
-    """Return the screen text after each event of a recording, played through pyte."""
-    return [screen_text(screen) for _, screen in replay_screens(header.size, events)]
+    """Return the screen text after each event of a recording, played through the terminal."""
+    return [screen_text(terminal) for _, terminal in replay_screens(header.size, events)]
 
 
-def final_screen(header: Header, events: Sequence[Event]) -> pyte.Screen:
-    """Return the pyte screen a recording leaves behind."""
-    screen: pyte.Screen | None = None
-    for _, screen in replay_screens(header.size, events):
+def final_screen(header: Header, events: Sequence[Event]) -> Terminal:
+    """Return the terminal a recording leaves behind."""
+    terminal: Terminal | None = None
+    for _, terminal in replay_screens(header.size, events):
         pass
-    assert screen is not None, "the recording holds no events"
-    return screen
+    assert terminal is not None, "the recording holds no events"
+    return terminal
 
 
 def typed_text(events: Sequence[Event]) -> str:
@@ -97,13 +97,13 @@ def typed_text(events: Sequence[Event]) -> str:
     return "".join(e.data for e in events if e.code == "i")
 
 
-def cell_at(screen: pyte.Screen, text: str) -> pyte.screens.Char:
+def cell_at(screen: ScreenSnapshot, text: str) -> Cell:
     """Return the first cell of the first place *text* shows on *screen*."""
-    for y, line in enumerate(screen.display):
+    for y, line in enumerate(screen.to_text().splitlines()):
         x = line.find(text)
         if x >= 0:
-            return screen.buffer[y][x]
-    raise AssertionError(f"{text!r} not on screen:\n{screen_text(screen)}")
+            return screen.lines[y][x]
+    raise AssertionError(f"{text!r} not on screen:\n{screen.to_text()}")
 
 
 def enter(driver: ScreenDriver, line: str) -> None:
@@ -131,10 +131,10 @@ def test_interactive_bash_is_shown_and_recorded(home: Paths, start: Start) -> No
     driver.wait_for_screen("RED plain", WAIT_S)
     enter(driver, "ls --color=always")
     driver.wait_for_screen("somedir", WAIT_S)
-    live = driver.screen
-    assert cell_at(live, "RED plain").fg == "red"
-    assert cell_at(live, "plain").fg == "default"
-    assert (cell_at(live, "somedir").fg, cell_at(live, "somedir").bold) == ("blue", True)
+    live = driver.snapshot()
+    assert cell_at(live, "RED plain").fg == RED
+    assert cell_at(live, "plain").fg is None  # the terminal's default colour
+    assert (cell_at(live, "somedir").fg, cell_at(live, "somedir").bold) == (BLUE, True)
     enter(driver, "exit 7")
     assert driver.wait_exit(WAIT_S) == 7
     seen = driver.text()
@@ -143,13 +143,13 @@ def test_interactive_bash_is_shown_and_recorded(home: Paths, start: Start) -> No
     assert (meta["status"], meta["exit_code"]) == ("finished", 7)
     assert meta["command"] == BASH
     assert (header.size.cols, header.size.rows) == (SIZE.cols, SIZE.rows)
-    # The recording, played through pyte, shows exactly what the user's terminal showed.
+    # The recording, played through the terminal, shows exactly what the user's terminal showed.
     recorded = final_screen(header, events)
     assert screen_text(recorded) == seen
     for text in ("hello-42", "RED plain", "file.txt  somedir", f"{PROMPT}exit 7"):
         assert text in seen, seen
-    assert cell_at(recorded, "RED plain").fg == "red"
-    assert (cell_at(recorded, "somedir").fg, cell_at(recorded, "somedir").bold) == ("blue", True)
+    assert cell_at(recorded.snapshot(), "RED plain").fg == RED
+    assert (cell_at(recorded.snapshot(), "somedir").fg, cell_at(recorded.snapshot(), "somedir").bold) == (BLUE, True)
     assert "\x1b[31mRED\x1b[0m" in output_text(events)
     # Every key typed is stored as input, in order.
     typed = typed_text(events)
@@ -215,7 +215,7 @@ def _vi() -> list[str]:
 def test_vi_edits_a_file_resizes_and_leaves_the_shell_screen(home: Paths, start: Start) -> None:
     vi = " ".join(_vi())
     big = TermSize(cols=100, rows=30)
-    driver = start(BASH, alt_screen=True)
+    driver = start(BASH)
     driver.wait_for_screen(PROMPT.strip(), WAIT_S)
     enter(driver, "echo before-vi")
     enter(driver, f"{vi} notes.txt")
@@ -245,8 +245,8 @@ def test_vi_edits_a_file_resizes_and_leaves_the_shell_screen(home: Paths, start:
     assert driver.wait_exit(WAIT_S) == 0
     seen = driver.text()
     assert "-- INSERT --" not in seen and "~" not in seen.splitlines()
-    # shellkeep wrote nothing of its own (no warning) after vi's output: pyte chokes on
-    # vim's ``ESC[?4m`` (XTQMODKEYS) unless the sequence is skipped.
+    # shellkeep wrote nothing of its own (no warning) after vi's output: pyte's own parser
+    # chokes on vim's ``ESC[?4m`` (XTQMODKEYS) unless the sequence is skipped.
     assert "shellkeep:" not in seen, seen
 
     meta, header, events = only_session(home)
@@ -267,7 +267,7 @@ def test_vi_edits_a_file_resizes_and_leaves_the_shell_screen(home: Paths, start:
     ), f"vi is not redrawn at 100x30 in the recording; the user saw:\n{at_big_size}"
     # ...and its last screen is the shell's, vi gone, as the user saw it.
     last = final_screen(header, events)
-    assert (last.columns, last.lines) == (big.cols, big.rows)
+    assert last.size == big
     assert screen_text(last) == seen
     lines = seen.splitlines()
     assert lines[:3] == [f"{PROMPT}echo before-vi", "before-vi", f"{PROMPT}{vi} notes.txt"]

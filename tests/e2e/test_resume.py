@@ -305,7 +305,7 @@ def test_pick_opens_the_picker_and_enter_resumes_the_session_chosen(home: Paths,
     assert harness.finish() == 0
 
     env = {**os.environ, "TERM": "xterm-256color"}
-    with ScreenDriver([*SK, "resume", "--pick"], env=env, cwd=Path.cwd(), alt_screen=True, echo=True) as picker:
+    with ScreenDriver([*SK, "resume", "--pick"], env=env, cwd=Path.cwd(), echo=True) as picker:
         picker.wait_for_screen(str(first["id"]), 30)
         picker.wait_for_screen("heard: remember dates", 30)  # the newest session's last screen
         picker.type("first.jsonl")  # only the first session's command names it

@@ -260,6 +260,65 @@ def test_bulk_drawing_matches_pyte_draw(seed: int, alphabet: str, autowrap: bool
 
 
 # --------------------------------------------------------------------------------------------
+# Hooks: lines scrolling off, the screen lost, answers to queries
+
+
+@pytest.mark.parametrize(
+    ("text", "scrolled"),
+    [
+        ("one\r\ntwo\r\nthree\r\nfour", ["one"]),
+        ("a\r\nb\r\nc\x1b[2S", ["a", "b"]),
+        ("\x1b[1;2rtop\r\nmid\r\nlow", ["top"]),  # a region from the top: the top line leaves
+        ("x\x1b[2;3r\x1b[2;1Hp\r\nq\r\nr", []),  # a region below the top: nothing leaves the screen
+        ("a\r\nb\r\nc\x1bD\x1bE", ["a", "b"]),  # IND, NEL
+    ],
+    ids=["line-feed", "scroll-up", "region-at-top", "region-below-top", "index"],
+)
+def test_lines_scrolling_off_the_top_are_reported(text: str, scrolled: list[str]) -> None:
+    seen: list[str] = []
+    terminal = Terminal(TermSize(10, 3), on_scroll_off=seen.append)
+    terminal.feed(text)
+    assert seen == scrolled
+
+
+@pytest.mark.parametrize(
+    ("text", "lost"),
+    [
+        ("kept\x1b[2J", ["kept"]),
+        ("kept\x1b[H\x1b[J", ["kept"]),
+        ("kept\x1b[2;1H\x1b[J", []),  # an erase below the top left corner keeps the first line
+        ("kept\x1bc", ["kept"]),
+        ("main\x1b[?1049hfull\x1b[?1049l", ["full"]),
+        ("kept\x1b[3J", []),  # the scrollback only
+    ],
+    ids=["ed2", "ed0-home", "ed0-below", "reset", "leave-alternate", "ed3"],
+)
+def test_the_screen_lost_is_reported_while_it_still_shows(text: str, lost: list[str]) -> None:
+    seen: list[str] = []
+    terminal = Terminal(SIZE, on_screen_lost=lambda: seen.append("\n".join(terminal.text_lines()).strip()))
+    terminal.feed(text)
+    assert seen == lost
+
+
+def test_queries_are_answered_only_to_a_listener() -> None:
+    replies: list[str] = []
+    terminal = Terminal(SIZE, on_reply=replies.append)
+    terminal.feed("ab\x1b[3;5H\x1b[6n\x1b[5n\x1b[c\x1b[0c\x1b[>c\x1b[?6n")
+    assert replies == ["\x1b[3;5R", "\x1b[0n", "\x1b[?6c", "\x1b[?6c"]
+    silent = Terminal(SIZE)
+    silent.feed("\x1b[6n\x1b[c")
+    assert silent.text_lines() == [""] * SIZE.rows
+
+
+def test_text_lines_and_cursor_read_the_screen_as_the_snapshot_does() -> None:
+    terminal = Terminal(SIZE)
+    terminal.feed("\x1b[31mred\x1b[0m  \r\n\r\n  wide 日本 end   \x1b[2;4H")
+    assert terminal.text_lines() == terminal.snapshot().to_text().split("\n") + [""] * (SIZE.rows - 3)
+    assert terminal.text_lines()[2] == "  wide 日本 end"
+    assert terminal.cursor == terminal.snapshot().cursor
+
+
+# --------------------------------------------------------------------------------------------
 # The alternate screen and resizes
 
 

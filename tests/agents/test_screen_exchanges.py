@@ -1,0 +1,176 @@
+"""Exchanges rebuilt from the real Claude Code and Codex screens hold the answers, not the chrome.
+
+A real session with two exchanges is recorded under ``shellkeep claude`` / ``shellkeep codex``
+against the loopback stand-ins; then the agent's transcript is deleted (as if the agent lost
+it) together with shellkeep's copy, and the conversation is gathered again as ``resume`` and
+the picker do (``app.conversation.gather``): the exchanges come from the recording alone.
+Each answer must be the stand-in's reply and nothing the agent draws around it.
+
+What the screens show (pinned here; the adapters' ``screen_chrome`` says it in patterns):
+
+Claude's second reply is taller than the screen, so its start is rebuilt from the lines that
+scrolled off the top. (Codex draws a reply that arrives at once in one frame, its start never
+on screen: its replies here are short.)
+
+- Claude Code 2.1.197 and 2.1.332 draw inline (no alternate screen): the conversation, the
+  prompt echoed as ``❯ <prompt>``, the reply as ``● <text>``, a status line ``✻ Brewed for
+  0s`` (2.1.332: ``✻ Cogitated for 0s · done 5:13 PM``), then the input box: a rule, ``❯``,
+  a rule and the footer (``? for shortcuts`` / ``⏵⏵ auto mode on (shift+tab to cycle)``,
+  ``● high · /effort``); on exit ``Resume this session with:`` ``claude --resume <id>``.
+- Codex 0.171.0 draws on the alternate screen: the echo ``› <prompt>``, the reply
+  ``• <text>``, ``Worked for <1s • 17:13``, the composer ``› Ask Codex to do anything``, a
+  status line (model · folder · title) and a footer (``? for shortcuts``, ``⚠ 2 warnings``).
+  On Ctrl-C it erases the screen and leaves the alternate screen, so the last answer is no
+  longer on the final screen.
+
+With ``SHELLKEEP_TEST_SAVE_SCREENS=DIR`` each test also writes its recording, paths
+anonymised, to ``DIR/<agent>-<version>.cast``: that is how ``tests/data/agents/screens/`` was made.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from shellkeep.app.context import open_context
+from shellkeep.app.conversation import Conversation, gather
+from shellkeep.asciicast.encoder import encode_event, encode_header
+from shellkeep.store.paths import Paths
+from shellkeep.store.session import read_meta
+from tests.helpers import SK, session_folders
+from tests.recordings import open_cast
+
+from . import test_claude_standin_direct as claude
+from . import test_codex_standin_direct as codex
+from .screen_driver import ScreenDriver
+from .standin_anthropic import AnthropicStandin
+
+pytestmark = [pytest.mark.agent, pytest.mark.timeout(180)]
+
+Drive = Callable[..., ScreenDriver]
+
+LONG_REPLY = "STANDIN-ANSWER-2: lime\n\n" + "\n\n".join(f"paragraph {n:02d} of a long answer" for n in range(1, 31))
+"""Taller than the 40-row screen: its start scrolls off the top while Claude Code draws it."""
+CLAUDE_EXCHANGES = (("the first word is kiwi", "STANDIN-ANSWER-1: kiwi"), ("the second word is lime", LONG_REPLY))
+CODEX_EXCHANGES = (("the first word is plum", "STANDIN-ANSWER-1: plum"), ("the second word is pear", "STANDIN-ANSWER-2: pear"))
+
+CLAUDE_CHROME = (
+    re.compile(r"─{5}"),  # the input box's rules
+    re.compile(r"❯"),  # its prompt sign (and the prompt's echo)
+    re.compile(r"\? for shortcuts|shift\+tab to cycle|/effort|← for agents"),  # footer
+    re.compile(r"[✻✢✳✶✽·] \S+ for \d"),  # status line: "✻ Brewed for 0s"
+    re.compile(r"Press Ctrl-C again|Resume this session|claude --resume"),  # exit
+    re.compile(r"●"),  # the reply's bullet
+)
+CODEX_CHROME = (
+    re.compile(r"›"),  # composer and echo
+    re.compile(r"Ask Codex to do anything"),
+    re.compile(r"\? for shortcuts|← for agents|warnings|f2 to view"),  # footer
+    re.compile(r"standin-model|Standin title"),  # status line: model · folder · title
+    re.compile(r"Worked for"),
+    re.compile(r"codex resume|To reconnect|Token usage|Shutting down"),  # exit
+    re.compile(r"•"),  # the reply's bullet
+)
+
+
+def _start(drive: Drive, agent_env: dict[str, str], project_dir: Path, agent: str, ready: str | re.Pattern[str]) -> ScreenDriver:
+    """Start ``shellkeep <agent>`` in ``project_dir`` and wait for the agent's input box."""
+    env = {**agent_env, "SHELLKEEP_CONFIG": os.environ["SHELLKEEP_CONFIG"]}
+    driver = drive([*SK, agent], env=env, cwd=project_dir)
+    driver.wait_for_screen(ready, 60.0)
+    return driver
+
+
+def _lose_transcript(transcript: Path, folder: Path) -> None:
+    """Delete the agent's transcript and shellkeep's copy of it, as if both were never kept."""
+    assert transcript.is_file(), transcript
+    transcript.unlink()
+    shutil.rmtree(folder / "agent", ignore_errors=True)
+
+
+def _rebuilt(home: Paths, folder: Path, env: dict[str, str]) -> Conversation:
+    """Gather the session's conversation again, as ``resume`` does when nothing was collected."""
+    ctx = open_context(paths=home, cwd=Path(read_meta(folder).cwd))
+    return gather(read_meta(folder), ctx.vault, env)
+
+
+def _assert_answers(conversation: Conversation, expected: tuple[tuple[str, str], ...], chrome: tuple[re.Pattern[str], ...]) -> None:
+    got = [(e.prompt, e.answer) for e in conversation.exchanges]
+    for (prompt, answer), (_, reply) in zip(got, expected):
+        assert reply in answer, f"{prompt!r}: the reply is not in the answer {answer!r}"
+        for pattern in chrome:
+            assert not pattern.search(answer), f"{prompt!r}: the answer holds chrome {pattern.pattern!r}: {answer!r}"
+    assert got == list(expected)
+
+
+def _save(folder: Path, name: str, tmp_path: Path) -> None:
+    """Write the session's recording, paths anonymised, under ``$SHELLKEEP_TEST_SAVE_SCREENS``."""
+    target = os.environ.get("SHELLKEEP_TEST_SAVE_SCREENS")
+    if not target:
+        return
+    real = os.path.realpath(tmp_path)
+    # Same length, so that text a TUI places after a path keeps its columns.
+    anonymous = "/home/user/" + "w" * max(len(real) - len("/home/user/"), 1)
+    cast = open_cast(folder / "session.cast")
+    with open(Path(target) / f"{name}.cast", "wb") as out:
+        out.write(encode_header(cast.header).replace(real.encode(), anonymous.encode()))
+        for event in cast.events():
+            out.write(encode_event(event.time, event.code, event.data.replace(real, anonymous)))
+
+
+def test_claude_exchanges_rebuilt_from_its_screen(
+    home: Paths,
+    drive: Drive,
+    agent_env: dict[str, str],
+    anthropic_standin: AnthropicStandin,
+    project_dir: Path,
+    claude_version: tuple[int, ...],
+    tmp_path: Path,
+) -> None:
+    anthropic_standin.script([reply for _, reply in CLAUDE_EXCHANGES])
+    driver = _start(drive, agent_env, project_dir, "claude", claude.READY)
+    for prompt, answer in CLAUDE_EXCHANGES:
+        claude.ask(driver, prompt, answer.split("\n")[-1])
+        driver.wait_for_screen(claude.READY, claude.WAIT_S)
+    session_id = claude.quit_claude(driver)
+    [folder] = [meta.parent for meta in session_folders(home)]
+    # What the screen showed besides the replies, pinned: the answers must hold none of it.
+    seen = driver.text()
+    assert "❯ the second word is lime" not in seen, "the long answer did not push the prompt off the screen"
+    assert "claude --resume" in seen
+    assert re.search(r"✻ \S+ for \d+s", seen), seen
+
+    _lose_transcript(claude.transcript_path(Path(agent_env["HOME"]), project_dir, session_id), folder)
+    conversation = _rebuilt(home, folder, agent_env)
+    _assert_answers(conversation, CLAUDE_EXCHANGES, CLAUDE_CHROME)
+    _save(folder, f"claude-{'.'.join(map(str, claude_version))}", tmp_path)
+
+
+def test_codex_exchanges_rebuilt_from_its_screen(
+    home: Paths,
+    drive: Drive,
+    codex_env: dict[str, str],
+    openai_standin: object,
+    project_dir: Path,
+    tmp_path: Path,
+) -> None:
+    driver = _start(drive, codex_env, project_dir, "codex", codex.READY)
+    for prompt, answer in CODEX_EXCHANGES:
+        codex.ask(driver, prompt, answer)
+    shown = driver.text()  # the alternate screen, before Codex erases it on exit
+    assert "› the second word is pear" in shown and "Worked for" in shown and "? for shortcuts" in shown, shown
+    session_id = codex.quit_codex(driver)
+    [folder] = [meta.parent for meta in session_folders(home)]
+    assert "STANDIN-ANSWER-2" not in driver.text()  # gone from the final screen with the alternate one
+
+    rollout = codex.find_rollout(Path(codex_env["CODEX_HOME"]), session_id)
+    assert rollout is not None
+    _lose_transcript(rollout, folder)
+    conversation = _rebuilt(home, folder, codex_env)
+    _assert_answers(conversation, CODEX_EXCHANGES, CODEX_CHROME)
+    _save(folder, "codex-0.171.0", tmp_path)
