@@ -246,9 +246,15 @@ class StreamRedactor:
 
     ``feed`` returns the part of everything fed so far that is safe to write now; it holds
     back the tail from the earliest position where a secret could still be arriving
-    (usually nothing). ``flush`` returns the held tail, redacted as it stands: call it at the
-    end of the stream, or when the tail has waited long enough that it must reach the disk;
-    a secret that is still arriving at that moment is cut in two and may escape.
+    (usually nothing), for as long as it could: no clock releases it, so a secret typed or
+    printed in two parts minutes apart is still caught whole. ``flush`` returns the held
+    tail, redacted as it stands: call it at the end of the stream only.
+
+    The hold is bounded: a rule whose matches have no length bound holds at most 4 KiB
+    (``_HOLD_UNBOUNDED``), and no hold exceeds ``_HOLD_MAX``. A possible secret still
+    growing at the bound becomes its rule's marker rather than clear text, and the text that
+    goes on continuing it (checked with the rule's prefix regex from its first 1 KiB) is
+    swallowed into that marker until it stops.
     Not thread-safe: one instance per stream, used by one thread.
     """
 
@@ -257,6 +263,7 @@ class StreamRedactor:
         self._redactor = redactor
         self._held = ""
         self._context = ""
+        self._open: tuple[_Rule, str] | None = None  # (rule, first chars) of a secret cut at the bound
 
     @property
     def held(self) -> int:
@@ -268,6 +275,10 @@ class StreamRedactor:
         engine = self._redactor._compiled()
         if not engine.rules:
             return text
+        if self._open is not None:
+            text = self._swallow(engine, text)
+            if self._open is not None or not text:
+                return ""
         # The last characters already written stay as context (never written again), so a
         # lookbehind or a \b at the start of a match sees what the whole text would show.
         base = len(self._context)
@@ -278,13 +289,21 @@ class StreamRedactor:
         cut = engine.hold_start(buf, base)
         if hits and cut < len(buf):
             cut = _settle(cut, hits)
-        if len(buf) - cut > _HOLD_MAX:  # only a pattern without a length bound gets here
-            cut = len(buf)
+        # At the bound: a possible secret that would still grow past it is written as its marker.
+        starts = [base] if self._held and cut > base else []
+        starts += sorted(h[2] for h in hits if h[3] == len(buf) and h[2] < cut)  # a match up to the end
+        for start in starts:
+            rule = engine.still_growing(buf, start)
+            if rule is not None:
+                return self._cut_off(engine, buf, base, hits, start, rule)
+        if len(buf) - cut > _HOLD_MAX:
+            return self._cut_off(engine, buf, base, hits, cut, engine.still_growing(buf, cut) or engine.rules[0])
         return self._advance(engine, buf, base, hits, cut)
 
     def flush(self) -> str:
         """Return the held tail, redacted as it stands, and hold nothing."""
         engine = self._redactor._compiled()
+        self._open = None
         if not self._held or not engine.rules:
             held, self._held = self._held, ""
             return held
@@ -298,6 +317,42 @@ class StreamRedactor:
         self._held = buf[cut:]
         self._context = buf[max(0, cut - engine.context_chars) : cut]
         return engine.apply(buf, hits, base, cut) if hits else buf[base:cut]
+
+    def _cut_off(self, engine: _Engine, buf: str, base: int, hits: list[_Hit], start: int, rule: _Rule) -> str:
+        """Write ``buf[base:start]``, then ``rule``'s marker for all of ``buf[start:]``."""
+        written = engine.apply(buf, hits, base, start) if hits else buf[base:start]
+        self._held = ""
+        self._context = buf[-engine.context_chars :]
+        if rule.prefix is not None and rule.prefix.get() is not None:
+            self._open = (rule, buf[start : start + _OPEN_ANCHOR])
+        return written + MARKER.format(name=rule.name)
+
+    def _swallow(self, engine: _Engine, text: str) -> str:
+        """Drop the start of ``text`` that still continues the secret cut off at the bound;
+        return the rest (the secret has ended when it is not empty)."""
+        assert self._open is not None
+        rule, anchor = self._open
+        prefix = rule.prefix.get() if rule.prefix is not None else None
+        assert prefix is not None
+        joined = anchor + text
+        if prefix.fullmatch(joined) is not None:
+            self._context = joined[-engine.context_chars :]
+            return ""
+        # Every prefix of a prefix is a prefix: find the longest one by bisection.
+        lo, hi = len(anchor), len(joined)  # fullmatch holds at lo, fails at hi
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if prefix.fullmatch(joined, 0, mid) is not None:
+                lo = mid
+            else:
+                hi = mid
+        self._open = None
+        self._context = joined[max(0, lo - engine.context_chars) : lo]
+        return joined[lo:]
+
+
+_OPEN_ANCHOR = 1024
+"""Characters of a secret cut off at the bound kept to check that later text continues it."""
 
 
 @functools.cache
@@ -367,6 +422,7 @@ class _Rule:
     prefix: _LazyPattern | None  # fullmatch(text, pos): text[pos:] may begin a match
     prefix_search: _LazyPattern | None  # the same, ending in \Z, for search()
     window: int  # the longest a match can be: a hold never starts further back
+    unbounded: bool  # matches can be longer than the window (cut off at the bound with a marker)
     secret: int  # group number of "secret", or 0 for the whole match
     required: tuple[frozenset[str], ...]  # text without a char of each set cannot match
     lookbehind: int  # the most characters a lookbehind looks back
@@ -389,6 +445,7 @@ class _Engine:
         self._partial_cs = frozenset(partial_cs)
         self._partial_ci = frozenset(partial_ci)
         self._max_partial = max(map(len, partial_cs | partial_ci), default=0)
+        self._max_literal = max((len(lit) for r in self.rules for lit in r.literals), default=0)
         self._partial_last = frozenset(p[-1] for p in partial_cs) | frozenset(
             ch for p in partial_ci for ch in (p[-1], p[-1].upper())
         )
@@ -534,6 +591,23 @@ class _Engine:
                 best = start
         return best
 
+    def still_growing(self, text: str, start: int) -> _Rule | None:
+        """Return the first rule whose match could start at ``start`` and go on past the end
+        of ``text`` although it is longer than the rule's hold window (None: no such rule)."""
+        length = len(text) - start
+        for r in self.rules:
+            if not r.unbounded or length <= r.window or r.prefix is None:
+                continue
+            if r.literals:
+                hay = text[start : start + self._max_literal].lower() if r.ci else text
+                at = 0 if r.ci else start
+                if not any(hay.startswith(lit, at) for lit in r.literals):
+                    continue
+            prefix = r.prefix.get()
+            if prefix is not None and prefix.fullmatch(text, start) is not None:
+                return r
+        return None
+
     def apply(self, text: str, hits: list[_Hit], base: int, cut: int) -> str:
         """Return ``text[base:cut]`` with the secrets of the hits inside it replaced."""
         spans: list[tuple[int, int, int, str]] = []  # (start, end, priority, name), merged
@@ -649,6 +723,7 @@ def _compile_rule(rule: RedactionRule, priority: int) -> _Rule:
     prefix: _LazyPattern | None = None
     prefix_search: _LazyPattern | None = None
     window = _HOLD_UNBOUNDED
+    unbounded = True
     required: tuple[frozenset[str], ...] = ()
     lookbehind = _HOLD_UNBOUNDED
     try:
@@ -659,13 +734,14 @@ def _compile_rule(rule: RedactionRule, priority: int) -> _Rule:
         rx = re.compile(rule.pattern)
         log.warning("redaction rule %r: cannot check partial matches (%s); holding back more", rule.name, exc)
         ci = bool(rx.flags & re.IGNORECASE)
-        return _Rule(rule.name, priority, _LazyPattern(rule.pattern), ci, (), False, None, None, window,
+        return _Rule(rule.name, priority, _LazyPattern(rule.pattern), ci, (), False, None, None, window, True,
                      rx.groupindex.get("secret", 0), (), lookbehind)
     flags = tree.state.flags & ~(re.VERBOSE | re.DEBUG)
     ci = bool(flags & re.IGNORECASE)
     try:
         hi = int(tree.getwidth()[1])
         window = hi if hi <= _HOLD_MAX else _HOLD_UNBOUNDED
+        unbounded = hi > _HOLD_MAX
         literals = _starting_literals(list(tree), consts, ci)
         required = tuple(dict.fromkeys(_required_chars(list(tree), consts)))
         lookbehind = _lookbehind_width(list(tree), consts)
@@ -686,7 +762,7 @@ def _compile_rule(rule: RedactionRule, priority: int) -> _Rule:
     secret = tree.state.groupdict.get("secret", 0)
     return _Rule(
         rule.name, priority, _LazyPattern(rule.pattern), ci, literals, find_literals, prefix, prefix_search, window,
-        secret, required, lookbehind,
+        unbounded, secret, required, lookbehind,
     )
 
 

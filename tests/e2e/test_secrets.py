@@ -398,3 +398,96 @@ def test_interleaved_private_key_blocks() -> None:
     text = "\r\n".join([begin, body[0], begin, body[1], end, body[0], body[1], end]) + "\r\n"
     redacted = Redactor().redact(text)
     assert body[0] not in redacted and body[1] not in redacted
+
+
+# -- a secret in two parts, seconds apart ------------------------------------------------------
+
+GAP_S = 3.0
+"""How long the second half of a secret comes after the first: three times the one second of
+quiet after which the writer used to release held text (the fault these tests reproduce)."""
+
+
+def _live_cast(paths: Paths) -> Path:
+    """Return the one recording being written (waits until it exists)."""
+    from tests.helpers import wait_until
+
+    wait_until(lambda: len(list(paths.projects.glob("*/*/session.cast"))) == 1)
+    return next(paths.projects.glob("*/*/session.cast"))
+
+
+def _stream_on_disk(cast: Path, code: str) -> str:
+    """Return the text of one stream of a recording still being written (a cut last line ends
+    it; "" while its header is not written yet)."""
+    from shellkeep.errors import DataError
+
+    try:
+        return "".join(e.data for e in read_events(cast) if e.code == code)
+    except DataError:
+        return ""
+
+
+def _hold_for_the_gap(cast: Path, written: str, held: str, code: str) -> None:
+    """Wait until ``written`` is on disk, then until GAP_S have passed (the scenario's pause,
+    not a synchronisation), and check that ``held`` never reached the disk meanwhile."""
+    from tests.helpers import wait_until
+
+    wait_until(lambda: written in _stream_on_disk(cast, code), 20)  # ordinary text is written promptly
+    until = time.monotonic() + GAP_S
+    wait_until(lambda: time.monotonic() >= until, GAP_S + 5)
+    assert held not in cast.read_text(errors="replace"), "the first half reached the disk in clear"
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "held"),
+    [
+        ("export GITHUB_TOKEN=ghp_FAKE0123456789ab", "cdefghijklmnopqrstuv", "FAKE0123"),
+        ("Enter your API token: ", "FAKEpastedTok3n00", "token:"),
+        ("aws_secret_access_key = FAKEwJalrXUtn", "FEMI/K7MDENG/bPxRfiEXAMPLE1", "FAKEwJalr"),
+    ],
+    ids=["github-token", "prompt-then-value", "aws-secret"],
+)
+def test_a_secret_printed_in_two_parts_seconds_apart(
+    home: Paths, tmp_path: Path, first: str, second: str, held: str
+) -> None:
+    go = tmp_path / "go.fifo"
+    os.mkfifo(go)
+    halves = tmp_path / "halves.json"  # not in argv: the recording's header holds the command
+    halves.write_text(json.dumps([first, second]))
+    child = (
+        "import json, sys\n"
+        "first, second = json.load(open(sys.argv[1]))\n"
+        "sys.stdout.write('ready line\\n' + first); sys.stdout.flush()\n"
+        "open(sys.argv[2]).read()\n"  # blocks until the test opens the fifo and closes it
+        "sys.stdout.write(second + '\\n'); sys.stdout.flush()\n"
+    )
+    harness = PtyHarness.start([*SK, "run", "--", sys.executable, "-c", child, str(halves), str(go)])
+    harness.expect(first.encode(), 20)
+    cast = _live_cast(home)
+    _hold_for_the_gap(cast, "ready line", held, "o")
+    with open(go, "w"):
+        pass
+    harness.expect(second.encode(), 20)
+    assert harness.finish(30) == 0
+    text = recorded_text(home)
+    assert "ready line" in text and "[REDACTED:" in text
+    assert second not in text and "FAKE" not in text, text
+
+
+def test_a_secret_typed_in_two_parts_seconds_apart(home: Paths) -> None:
+    first, second = "ghp_FAKE0123456789abcdefgh", "ijklmnopqrstuv"
+    harness = PtyHarness.start([*SK, "run", "--", "cat"])
+    harness.write(b"cat-is-reading\r")
+    harness.expect(b"cat-is-reading", 20, times=2)  # echoed (by this pty too, before raw mode)
+    harness.write(b"probe-2\r")  # in raw mode now: the inner tty's echo, then cat's copy
+    harness.expect(b"probe-2", 20, times=2)
+    cast = _live_cast(home)
+    harness.write(first.encode())
+    harness.expect(first.encode(), 20)  # echoed: the first half is one read of the input
+    _hold_for_the_gap(cast, "probe-2", "FAKE0123", "i")
+    harness.write(second.encode() + b"\r")
+    harness.expect(second.encode(), 20, times=2)  # the tty's echo, then cat's copy of the line
+    harness.write(b"\x04")
+    assert harness.finish(30) == 0
+    for code in ("i", "o"):
+        text = recorded_text(home, code)
+        assert "[REDACTED:github-token]" in text and "FAKE" not in text, (code, text)

@@ -267,3 +267,22 @@ def _reference_redact(text: str, rules: tuple[RedactionRule, ...] = RULES) -> st
 )
 def test_the_one_pass_literal_scan_finds_what_a_scan_per_rule_finds(text: str) -> None:
     assert Redactor().redact(text) == _reference_redact(text)
+
+
+def test_a_possible_secret_longer_than_the_hold_bound_becomes_a_marker_not_clear_text() -> None:
+    # A user pattern without a length bound: its hold stops at 4 KiB, and the secret, still
+    # growing there, is written as its marker; what goes on continuing it is swallowed too.
+    r = Redactor([RedactionRule("corp", r"corp_[A-Za-z0-9]+"), *RULES])
+    body = "FAKE" * 3000  # 12 000 characters
+    text = f"before corp_{body} after\n"
+    for size in (1000, 4095, 65536):
+        s = StreamRedactor(r)
+        out = ""
+        for i in range(0, len(text), size):
+            out += s.feed(text[i : i + size])
+            assert s.held <= 20 * 1024
+        out += s.flush()
+        assert out == "before [REDACTED:corp] after\n", size
+    s = StreamRedactor(r)  # cut off at the bound, then the stream ends inside the secret
+    assert s.feed("corp_" + body) == "[REDACTED:corp]"
+    assert s.feed("FAKE") == "" and s.flush() == ""
