@@ -491,3 +491,45 @@ def test_a_secret_typed_in_two_parts_seconds_apart(home: Paths) -> None:
     for code in ("i", "o"):
         text = recorded_text(home, code)
         assert "[REDACTED:github-token]" in text and "FAKE" not in text, (code, text)
+
+
+# -- a broken config file -------------------------------------------------------------------
+
+BROKEN_CONFIG = (
+    "[redact]\n"
+    "enabled = false\n"  # not honoured from a broken file: that would let secrets in
+    "patterns = [\n"
+    "  { name = 'corp', pattern = 'corp_[A-Za-z0-9]{24}' },\n"
+    "  { name = 'half-written' pattern = 'x' },\n"  # the syntax error: a missing comma
+    "]\n"
+    "allowlist = ['ghp_.*']\n"  # nor this: it would let a token through
+    "[[redact.patterns]]\n"
+    "name = 'ticket'\n"
+    "pattern = 'TICKET-(?P<secret>[0-9]{6})'\n"
+    "[record]\n"
+    "input = false\n"
+    "title = \n"  # a second syntax error
+)
+
+
+def test_a_session_recorded_with_a_broken_config_never_stores_what_its_patterns_remove(
+    home: Paths, tmp_path: Path
+) -> None:
+    home.config_file.parent.mkdir(parents=True, exist_ok=True)
+    home.config_file.write_text(BROKEN_CONFIG)
+    secrets = ["corp_FAKE0123456789abcdefghij", "TICKET-424242", "ghp_FAKE0123456789abcdefghijklmnopqrstuv"]
+    data = tmp_path / "secrets.json"
+    data.write_text(json.dumps(secrets))
+    child = f"import json\nfor s in json.load(open({str(data)!r})): print('value:', s)\ninput()\n"
+    harness = PtyHarness.start([*SK, "run", "--", sys.executable, "-c", child])
+    harness.expect(b"invalid toml", 20)  # the one-line warning on the terminal
+    harness.expect(secrets[-1].encode(), 20)  # the child ran and printed all three
+    harness.write(b"typed line\r")  # input = false still applies: no 'i' event (the echo is output)
+    assert harness.finish(30) == 0
+    build_index()
+    for path, text in stored_views(home.home):
+        for needle in ("FAKE0123456789", "424242"):
+            assert needle not in text, f"{needle!r} stored in {path}"
+    text = recorded_text(home)
+    assert "[REDACTED:corp]" in text and "TICKET-[REDACTED:ticket]" in text and "[REDACTED:github-token]" in text
+    assert recorded_text(home, "i") == ""
