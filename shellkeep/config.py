@@ -13,6 +13,9 @@ the user's rather than replacing them), and the retention limits ``max_age_days`
 sessions and only add to the user's limits (gc removes a session when any limit says so;
 running, unresumed interrupted and pinned sessions are never removed).
 
+A config that does not load is an error for ``load_config``; ``load_config_salvaged`` (for a
+recording, which must go on) applies instead the privacy settings a broken file still states.
+
 Loading is pure: it reads files and the mapping it is given, and creates nothing.
 Format: TOML 1.0 (toml.io/en/v1.0.0), read with tomllib (tomli on Python 3.10) and written
 with tomli-w.
@@ -1001,11 +1004,13 @@ def _to_toml(value: ConfigValue) -> object:
     return value
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` atomically (``store.atomic``); file 0600, new dirs 0700.
+def _save_config_file(path: Path, data: bytes) -> None:
+    """Write ``path`` with the store's atomic writer (``store.atomic.write_bytes_atomic``: file
+    0600, the old file or the new one after a crash), making its folder (0700) if missing.
 
-    A symlinked config file is followed, so the link's target is replaced, not the link.
-    Raises ShellkeepError naming the file when it cannot be written.
+    This adds no writing of its own: only the folder and the error. A symlinked config file is
+    followed, so the link's target is replaced, not the link. Raises ShellkeepError naming the
+    file when it cannot be written.
     """
     try:
         ensure_dir((path.resolve() if path.is_symlink() else path).parent)
@@ -1044,7 +1049,7 @@ def set_config_value(path: Path, dotted_key: str, raw_value: str) -> ConfigValue
     else:
         table[spec.name] = _to_toml(value)
     _validate_document(doc, _file_origin(path, project=False), project=False)
-    _write_atomically(path, tomli_w.dumps(doc).encode("utf-8"))
+    _save_config_file(path, tomli_w.dumps(doc).encode("utf-8"))
     return value
 
 
@@ -1055,7 +1060,7 @@ def create_config_file(path: Path) -> bool:
     """
     if path.exists():
         return False
-    _write_atomically(path, render_config_template(commented=True).encode("utf-8"))
+    _save_config_file(path, render_config_template(commented=True).encode("utf-8"))
     return True
 
 
@@ -1103,6 +1108,9 @@ _TEMPLATE_HEAD = """\
 # Later layers win: these defaults < this file < a project's .shellkeep.toml (only the
 # [record] and [resume] keys, and extra redact.patterns) < SHELLKEEP_* environment
 # variables < command-line flags. Every key is listed with its default.
+# A file with an error still applies, to recordings, the privacy settings it states:
+# record.input = false, every redact.patterns rule, encryption.encrypt = true and key_file
+# (never redact.enabled = false or the allowlist); the rest falls back to the defaults.
 """
 
 _EXAMPLE_PATTERN = '{ name = "corp-token", pattern = \'corp_[A-Za-z0-9]{32}\' }'

@@ -86,12 +86,44 @@ def _generated(rule: str, rng: random.Random) -> list[str]:
         "jwt": lambda: f"eyJ{_b64url(rng, 24)}.eyJ{_b64url(rng, 36)}.{_b64url(rng, 32)}",
         "url-password": lambda: f"{rng.choice(['https', 'postgres', 'mysql'])}://user{r(3, string.digits)}:{r(16)}@db.example.com/app",
         "bearer-token": lambda: f"Authorization: Bearer {r(30)}{r(2, string.digits)}",
-        "api-key": lambda: rng.choice(["api_key=", "API-KEY: ", 'apikey="']) + r(24) + ("" if rng.random() < 0.5 else " done"),
-        "token": lambda: rng.choice(["token=", "auth_token: ", "TOKEN='"]) + r(20),
+        "api-key": lambda: rng.choice(["api_key={}", "API-KEY: {}", 'apikey="{}"']).format(r(24)) + ("" if rng.random() < 0.5 else " done"),
+        "token": lambda: rng.choice(["token={}", "auth_token: {}", "TOKEN='{}'"]).format(r(20)),
         "secret": lambda: rng.choice(["client_secret: ", "SECRET_KEY=", "secret = "]) + r(24),
-        "password": lambda: rng.choice(["password=", "passwd: ", "PASSWORD='"]) + r(16),
+        "password": lambda: rng.choice(["password={}", "passwd: {}", "PASSWORD='{}'"]).format(r(16)),
+        "age-secret-key": lambda: "AGE-SECRET-KEY-1" + r(58, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"),  # bech32
     }
-    return [shapes[rule](), shapes[rule]()]
+    if rule in shapes:
+        return [shapes[rule](), shapes[rule]()]
+    return [_mutated(rule, rng), _mutated(rule, rng)]
+
+
+def _mutated(rule: str, rng: random.Random) -> str:
+    """Return the rule's example with its random part redrawn: each letter or digit that can
+    change alone without the rule losing it (the fixed parts, "dop_v1_" or "-us12", cannot)
+    becomes a random one of its kind (hex stays hex), until the whole still matches."""
+    from shellkeep.capture.redaction import Redactor
+
+    spec = next(r for r in RULES if r.name == rule)
+    marker, redactor = f"[REDACTED:{rule}]", Redactor()
+    kinds = ("0123456789", "abcdef", "ABCDEF", string.ascii_lowercase, string.ascii_uppercase)
+
+    def kind(ch: str) -> str:
+        return next(k for k in kinds if ch in k)
+
+    example = spec.example
+    free = [
+        i for i, ch in enumerate(example)
+        if ch.isascii() and ch.isalnum()
+        and all(marker in redactor.redact(example[:i] + other + example[i + 1 :]) for other in kind(ch).replace(ch, "")[:3])
+    ]
+    for _ in range(50):
+        chars = list(example)
+        for i in free:
+            chars[i] = rng.choice(kind(example[i]))
+        text = "".join(chars)
+        if text != example and marker in redactor.redact(text):
+            return text
+    raise AssertionError(f"no fresh sample of {rule}")
 
 
 def _needles(rule: str, text: str) -> tuple[str, ...]:
