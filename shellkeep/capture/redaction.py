@@ -1,19 +1,23 @@
 """Own the redaction rules and replace secrets in recorded text with ``[REDACTED:<name>]``.
 
-``RULES`` is the one table of built-in rules: (name, pattern, example), in priority order.
-A pattern is a Python regex; when it has a group named ``secret`` only that group is
-replaced (``password=[REDACTED:password]``), else the whole match. Every example is fake,
-shaped so that its rule matches it; the tests feed each one alone, inside text and split
-at every offset.
+``RULES`` is the one table of built-in rules: (name, pattern, example), in priority order,
+covering the token formats of gitleaks' default rule set (config/gitleaks.toml, read 2026-07)
+written from the vendors' published formats, plus keyword and generic high-entropy
+assignments. A pattern is a Python regex; when it has a group named ``secret`` only that
+group is replaced (``password=[REDACTED:password]``), else the whole match; ``min_entropy``
+drops a match whose secret is less random than that (Shannon bits per character). Every
+example is fake, shaped so that its rule matches it; the tests feed each one alone, inside
+text and split at every offset.
 
 ``Redactor.redact`` works on a whole text. ``StreamRedactor`` works on the capture stream:
 ``feed`` returns what is safe to write now and holds back a tail that could be the start
-of a secret still arriving, so a secret split across two reads is still caught. The hold
-is exact rather than a fixed margin: each rule's regex is turned once into a second regex
-that matches every *prefix* of a match, and the tail is held from the earliest position
-where that prefix regex reaches the end. Ordinary output holds back nothing or a few
-characters; a possible secret holds back at most its rule's longest match (4 KiB for
-patterns without a bound), a private key block up to 20 KiB.
+of a secret still arriving, for as long as it could (no clock releases it), so a secret
+split across two reads however far apart is still caught. The hold is exact rather than a
+fixed margin: each rule's regex is turned once into a second regex that matches every
+*prefix* of a match, and the tail is held from the earliest position where that prefix
+regex reaches the end. Ordinary output holds back nothing or a few characters; a possible
+secret holds back at most its rule's longest match (4 KiB for patterns without a bound), a
+private key block up to 20 KiB; at that bound it is written as its rule's marker.
 
 Text is ``str`` (already UTF-8 decoded), so a hold never splits a character. Escape
 sequences stay as they are: a secret between two of them is replaced and they are kept,
@@ -22,10 +26,13 @@ broken by an escape sequence in its middle is not recognised.
 
 Speed: regexes compile on first use, never at import. A rule is skipped outright when
 the text lacks a punctuation character every match needs (``_`` for ``ghp_``, ``:`` or
-``=`` for ``password=``; one memchr each). Otherwise its scan starts from a literal
-(``ghp_``, ``eyJ``, ``://``, ``password``) that Python's regex engine, or ``str.find``
-on the lower-cased text for case-insensitive rules, finds quickly. A short read is first
-checked for any literal with one combined regex.
+``=`` for ``password=``; each character looked up once per text), or, for a rule without
+a starting literal, a literal inside every match (``Q~``). Otherwise its scan starts from a
+literal (``ghp_``, ``eyJ``, ``://``, ``password``): case-sensitive literals are found per
+first character (``str.find``, or one regex for several literals sharing it), case-
+insensitive ones with ``str.find`` on the lower-cased text. The hold of a rule whose matches
+never hold whitespace (most token formats) is looked for after the text's last whitespace only.
+A short read is first checked for any literal with one combined regex.
 """
 
 from __future__ import annotations
