@@ -741,14 +741,16 @@ def _layers(
             return fallback()
 
     def file_layer(path: Path, *, project: bool) -> dict[str, ConfigValue] | None:
-        fix = _FIX_PROJECT if project else _FIX_USER
-        doc = checked(lambda: {"": _read_document(path, fix)}, lambda: {"": _salvage(path, project=project)})[""]
-        if doc is None:
-            return None
-        if not isinstance(doc, _Salvaged):
-            origin = _file_origin(path, project=project)
-            doc = checked(lambda: _validate_document(doc, origin, project=project), lambda: _salvage(path, project=project))
-        return dict(doc)
+        try:
+            doc = _read_document(path, _FIX_PROJECT if project else _FIX_USER)
+            if doc is None:
+                return None
+            return _validate_document(doc, _file_origin(path, project=project), project=project)
+        except ConfigError as exc:
+            if problems is None:
+                raise
+            problems.append(exc)
+            return _salvage(path, project=project)
 
     layers: list[tuple[str, dict[str, ConfigValue]]] = []
     user = paths.config_file
@@ -765,9 +767,9 @@ def _layers(
         raw = env.get(var)
         if raw:
             env_origin = _Origin(f"environment variable {var}", f"fix or unset {var}")
-            value = checked(lambda: {key: _parse_raw(_specs()[key], raw, env_origin)}, dict)
-            if value:
-                layers.append((var, value))
+            env_value = checked(lambda: {key: _parse_raw(_specs()[key], raw, env_origin)}, dict)
+            if env_value:
+                layers.append((var, env_value))
     flags: dict[str, ConfigValue] = {}
     for key, value in (overrides or {}).items():
         if value is not None:
@@ -777,11 +779,7 @@ def _layers(
     return layers
 
 
-class _Salvaged(dict):  # type: ignore[type-arg]
-    """The values kept from a broken config file, by dotted key (already validated)."""
-
-
-def _salvage(path: Path, *, project: bool) -> _Salvaged:
+def _salvage(path: Path, *, project: bool) -> dict[str, ConfigValue]:
     """Return what a config file that does not load still sets: the privacy settings it states.
 
     The file is read statement by statement (a broken line, or a broken entry of
@@ -794,13 +792,13 @@ def _salvage(path: Path, *, project: bool) -> _Salvaged:
     try:
         text = path.read_bytes().decode("utf-8", errors="replace")
     except OSError:
-        return _Salvaged()
+        return {}
     try:
         doc: dict[str, typing.Any] = _toml_loads(text)
     except _TomlError:
         doc = _statements(text)
     origin = _file_origin(path, project=project)
-    kept = _Salvaged()
+    kept: dict[str, ConfigValue] = {}
     for section, table in doc.items():
         if not isinstance(table, dict):
             continue
@@ -812,7 +810,7 @@ def _salvage(path: Path, *, project: bool) -> _Salvaged:
                 rules = []
                 for item in value:  # each rule on its own: one bad rule does not drop the others
                     try:
-                        rules += _coerce(spec, [item], origin)  # type: ignore[operator]
+                        rules += typing.cast(_Patterns, _coerce(spec, [item], origin))
                     except ConfigError:
                         continue
                 result: ConfigValue = tuple(rules)
