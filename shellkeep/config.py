@@ -13,6 +13,9 @@ the user's rather than replacing them), and the retention limits ``max_age_days`
 sessions and only add to the user's limits (gc removes a session when any limit says so;
 running, unresumed interrupted and pinned sessions are never removed).
 
+A config that does not load is an error for ``load_config``; ``load_config_salvaged`` (for a
+recording, which must go on) applies instead the privacy settings a broken file still states.
+
 Loading is pure: it reads files and the mapping it is given, and creates nothing.
 Format: TOML 1.0 (toml.io/en/v1.0.0), read with tomllib (tomli on Python 3.10) and written
 with tomli-w.
@@ -40,6 +43,18 @@ from shellkeep.store.paths import Paths, ensure_dir
 _Check = Callable[[object], None]
 """Raise ``ValueError("<what the value must be>")`` when a typed value is out of range."""
 
+_Keep = Callable[[object], bool]
+"""Return True when a value read from a broken config file is still applied."""
+
+
+def _always(value: object) -> bool:
+    return True
+
+
+def _only(wanted: object) -> _Keep:
+    """Return a salvage test that keeps ``wanted`` only (the value that adds privacy)."""
+    return lambda value: value is wanted
+
 
 def _setting(
     default: typing.Any,
@@ -50,13 +65,15 @@ def _setting(
     project: bool = True,
     append: bool = False,
     example: object = None,
+    salvage: _Keep | None = None,
 ) -> typing.Any:
     """Declare one config key: its default, its one-line doc, and how it is validated.
 
     ``expect`` replaces the type's wording in errors ("an integer >= 1"); ``check`` tests
     the value once its type is right; ``project`` says whether a project file may set it;
     ``append`` makes later layers add to the list instead of replacing it; ``example`` is
-    the value shown, commented out, for a key that is unset by default.
+    the value shown, commented out, for a key that is unset by default; ``salvage`` says
+    which values a broken file still sets (those that cannot weaken privacy; None: none).
     """
     meta = {
         "doc": doc,
@@ -65,6 +82,7 @@ def _setting(
         "project": project,
         "append": append,
         "example": example,
+        "salvage": salvage,
     }
     return field(default=default, metadata=meta)
 
@@ -145,7 +163,9 @@ class RecordConfig:
     """How a session is recorded."""
 
     input: bool = _setting(
-        True, "Store keyboard input as 'i' events (input typed while echo is off is never stored)."
+        True,
+        "Store keyboard input as 'i' events (input typed while echo is off is never stored).",
+        salvage=_only(False),
     )
     flush_interval_ms: int = _setting(
         250,
@@ -191,6 +211,7 @@ class RedactConfig:
         "are added to these.",
         check=_valid_patterns,
         append=True,
+        salvage=_always,
     )
     allowlist: tuple[str, ...] = _setting(
         (),
@@ -255,9 +276,12 @@ class RetentionConfig:
 class EncryptionConfig:
     """Encryption of recordings at rest."""
 
-    encrypt: bool = _setting(False, "Encrypt recordings at rest.", project=False)
+    encrypt: bool = _setting(False, "Encrypt recordings at rest.", project=False, salvage=_only(True))
     key_file: str = _setting(
-        "", 'Key file to encrypt with ("" = the default key in the data directory).', project=False
+        "",
+        'Key file to encrypt with ("" = the default key in the data directory).',
+        project=False,
+        salvage=_always,
     )
 
 
@@ -344,6 +368,7 @@ class _Spec:
     project: bool
     append: bool
     example: object
+    salvage: _Keep | None
 
 
 _KIND_EXPECT = {
@@ -409,6 +434,7 @@ def _specs() -> dict[str, _Spec]:
                 project=f.metadata["project"],
                 append=f.metadata["append"],
                 example=f.metadata["example"],
+                salvage=f.metadata["salvage"],
             )
     return specs
 
@@ -697,33 +723,161 @@ def _layers(
     project_root: Path | None,
     env: Mapping[str, str],
     overrides: Mapping[str, object] | None,
+    problems: list[ConfigError] | None = None,
 ) -> list[tuple[str, dict[str, ConfigValue]]]:
-    """Return (source, values) per layer above the defaults, lowest precedence first."""
+    """Return (source, values) per layer above the defaults, lowest precedence first.
+
+    problems: None raises the first ConfigError; a list collects every one instead, and a
+    broken file then gives only what ``_salvage`` keeps of it, a bad variable or flag nothing.
+    """
+
+    def checked(read: Callable[[], dict[str, ConfigValue]], fallback: Callable[[], dict[str, ConfigValue]]) -> dict[str, ConfigValue]:
+        try:
+            return read()
+        except ConfigError as exc:
+            if problems is None:
+                raise
+            problems.append(exc)
+            return fallback()
+
+    def file_layer(path: Path, *, project: bool) -> dict[str, ConfigValue] | None:
+        try:
+            doc = _read_document(path, _FIX_PROJECT if project else _FIX_USER)
+            if doc is None:
+                return None
+            return _validate_document(doc, _file_origin(path, project=project), project=project)
+        except ConfigError as exc:
+            if problems is None:
+                raise
+            problems.append(exc)
+            return _salvage(path, project=project)
+
     layers: list[tuple[str, dict[str, ConfigValue]]] = []
     user = paths.config_file
-    doc = _read_document(user, _FIX_USER)
-    if doc is not None:
-        layers.append((str(user), _validate_document(doc, _file_origin(user, project=False), project=False)))
+    values = file_layer(user, project=False)
+    if values is not None:
+        layers.append((str(user), values))
     if project_root is not None:
         project_file = project_root / PROJECT_FILE_NAME
         if project_file.absolute() != user.absolute():
-            doc = _read_document(project_file, _FIX_PROJECT)
-            if doc is not None:
-                origin = _file_origin(project_file, project=True)
-                values = _validate_document(doc, origin, project=True)
+            values = file_layer(project_file, project=True)
+            if values is not None:
                 layers.append((str(project_file), values))
     for var, key in ENV_VARS.items():
         raw = env.get(var)
         if raw:
             env_origin = _Origin(f"environment variable {var}", f"fix or unset {var}")
-            layers.append((var, {key: _parse_raw(_specs()[key], raw, env_origin)}))
+            env_value = checked(lambda: {key: _parse_raw(_specs()[key], raw, env_origin)}, dict)
+            if env_value:
+                layers.append((var, env_value))
     flags: dict[str, ConfigValue] = {}
     for key, value in (overrides or {}).items():
         if value is not None:
-            flags[key] = _coerce(_spec_for(key), value, _Origin("a command-line flag"))
+            flags.update(checked(lambda: {key: _coerce(_spec_for(key), value, _Origin("a command-line flag"))}, dict))
     if flags:
         layers.append(("flag", flags))
     return layers
+
+
+def _salvage(path: Path, *, project: bool) -> dict[str, ConfigValue]:
+    """Return what a config file that does not load still sets: the privacy settings it states.
+
+    The file is read statement by statement (a broken line, or a broken entry of
+    ``redact.patterns``, is skipped; the rest is read). Of what reads and validates, only
+    the values that cannot weaken privacy are kept (each key's ``salvage`` test):
+    ``record.input = false``, every ``redact.patterns`` rule, ``encryption.encrypt = true``
+    and ``encryption.key_file``. ``redact.enabled = false``, ``redact.allowlist``, the
+    retention limits and the rest are not applied from a broken file: defaults apply.
+    """
+    try:
+        text = path.read_bytes().decode("utf-8", errors="replace")
+    except OSError:
+        return {}
+    try:
+        doc: dict[str, typing.Any] = _toml_loads(text)
+    except _TomlError:
+        doc = _statements(text)
+    origin = _file_origin(path, project=project)
+    kept: dict[str, ConfigValue] = {}
+    for section, table in doc.items():
+        if not isinstance(table, dict):
+            continue
+        for name, value in table.items():
+            spec = _specs().get(f"{section}.{name}")
+            if spec is None or spec.salvage is None or (project and not spec.project):
+                continue
+            if spec.kind == "patterns" and isinstance(value, list):
+                rules = []
+                for item in value:  # each rule on its own: one bad rule does not drop the others
+                    try:
+                        rules += typing.cast(_Patterns, _coerce(spec, [item], origin))
+                    except ConfigError:
+                        continue
+                result: ConfigValue = tuple(rules)
+            else:
+                try:
+                    result = _coerce(spec, value, origin)
+                except ConfigError:
+                    continue
+            if spec.salvage(result):
+                kept[spec.key] = result
+    return kept
+
+
+_HEADER = re.compile(r"\s*\[\s*([A-Za-z0-9_-]+)\s*\]\s*(?:#.*)?$")
+_ARRAY_HEADER = re.compile(r"\s*\[\[\s*([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)\s*\]\]\s*(?:#.*)?$")
+_KEY_LINE = re.compile(r"\s*([A-Za-z0-9_-]+)\s*=")
+_INLINE_TABLE = re.compile(r"""\{(?:[^{}'"\n]|'[^'\n]*'|"(?:[^"\\\n]|\\.)*")*\}""")
+_MAX_STATEMENT_LINES = 200
+
+
+def _statements(text: str) -> dict[str, typing.Any]:
+    """Read what can be read of TOML text with syntax errors: a table per ``[section]``.
+
+    Each ``key = value`` statement (a value may span lines) is parsed alone; one that does
+    not parse is skipped. An array of tables (``[[redact.patterns]]``) gives one entry per
+    header, and an array that does not parse gives the inline tables in it that do.
+    """
+    doc: dict[str, typing.Any] = {}
+    lines = text.splitlines()
+    table: dict[str, typing.Any] | None = None
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        header = _ARRAY_HEADER.match(line)
+        if header is not None:
+            table = {}
+            doc.setdefault(header.group(1), {}).setdefault(header.group(2), []).append(table)
+            continue
+        header = _HEADER.match(line)
+        if header is not None:
+            table = doc.setdefault(header.group(1), {})
+            continue
+        key = _KEY_LINE.match(line)
+        if key is None or table is None:
+            continue
+        end = i
+        while end < len(lines) and end - i < _MAX_STATEMENT_LINES and not _HEADER.match(lines[end]) and not _ARRAY_HEADER.match(lines[end]) and not _KEY_LINE.match(lines[end]):
+            end += 1
+        for stop in range(i, end + 1):
+            try:
+                table.update(_toml_loads("\n".join(lines[i - 1 : stop])))
+            except _TomlError:
+                continue
+            i = stop
+            break
+        else:
+            entries = []
+            for found in _INLINE_TABLE.finditer("\n".join(lines[i - 1 : end])):
+                try:
+                    entries.append(_toml_loads(f"entry = {found.group(0)}")["entry"])
+                except _TomlError:
+                    continue
+            if entries:
+                table.setdefault(key.group(1), entries)
+            i = end
+    return doc
 
 
 def _resolve(
@@ -731,10 +885,11 @@ def _resolve(
     project_root: Path | None,
     env: Mapping[str, str],
     overrides: Mapping[str, object] | None,
+    problems: list[ConfigError] | None = None,
 ) -> tuple[Config, dict[str, ConfigEntry]]:
     """Apply the layers over the defaults; the one place precedence is decided."""
     entries = {key: ConfigEntry(key, spec.default, "default") for key, spec in _specs().items()}
-    for source, values in _layers(paths, project_root, env, overrides):
+    for source, values in _layers(paths, project_root, env, overrides, problems):
         for key, value in values.items():
             old = entries[key]
             if _specs()[key].append and source != "flag":
@@ -771,6 +926,25 @@ def load_config(
             variable or flag), the key and what it must be.
     """
     return _resolve(paths, project_root, env, overrides)[0]
+
+
+def load_config_salvaged(
+    paths: Paths,
+    project_root: Path | None,
+    env: Mapping[str, str],
+    overrides: Mapping[str, object] | None = None,
+) -> tuple[Config, tuple[ConfigError, ...]]:
+    """Return the settings as ``load_config`` does, and the errors it would have raised.
+
+    Nothing raises: a file that is not TOML or does not validate applies only the privacy
+    settings it states (see ``_salvage``: ``record.input = false``, ``redact.patterns``,
+    ``encryption.encrypt = true``, ``encryption.key_file``); the files that load apply in
+    full; a bad variable or flag is ignored. For a run that must go on despite a broken
+    config: nothing the broken file would have kept out of a recording gets in.
+    """
+    problems: list[ConfigError] = []
+    config = _resolve(paths, project_root, env, overrides, problems)[0]
+    return config, tuple(problems)
 
 
 def explain_config(
@@ -828,11 +1002,13 @@ def _to_toml(value: ConfigValue) -> object:
     return value
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` atomically (``store.atomic``); file 0600, new dirs 0700.
+def _save_config_file(path: Path, data: bytes) -> None:
+    """Write ``path`` with the store's atomic writer (``store.atomic.write_bytes_atomic``: file
+    0600, the old file or the new one after a crash), making its folder (0700) if missing.
 
-    A symlinked config file is followed, so the link's target is replaced, not the link.
-    Raises ShellkeepError naming the file when it cannot be written.
+    This adds no writing of its own: only the folder and the error. A symlinked config file is
+    followed, so the link's target is replaced, not the link. Raises ShellkeepError naming the
+    file when it cannot be written.
     """
     try:
         ensure_dir((path.resolve() if path.is_symlink() else path).parent)
@@ -871,7 +1047,7 @@ def set_config_value(path: Path, dotted_key: str, raw_value: str) -> ConfigValue
     else:
         table[spec.name] = _to_toml(value)
     _validate_document(doc, _file_origin(path, project=False), project=False)
-    _write_atomically(path, tomli_w.dumps(doc).encode("utf-8"))
+    _save_config_file(path, tomli_w.dumps(doc).encode("utf-8"))
     return value
 
 
@@ -882,7 +1058,7 @@ def create_config_file(path: Path) -> bool:
     """
     if path.exists():
         return False
-    _write_atomically(path, render_config_template(commented=True).encode("utf-8"))
+    _save_config_file(path, render_config_template(commented=True).encode("utf-8"))
     return True
 
 
@@ -930,6 +1106,9 @@ _TEMPLATE_HEAD = """\
 # Later layers win: these defaults < this file < a project's .shellkeep.toml (only the
 # [record] and [resume] keys, and extra redact.patterns) < SHELLKEEP_* environment
 # variables < command-line flags. Every key is listed with its default.
+# A file with an error still applies, to recordings, the privacy settings it states:
+# record.input = false, every redact.patterns rule, encryption.encrypt = true and key_file
+# (never redact.enabled = false or the allowlist); the rest falls back to the defaults.
 """
 
 _EXAMPLE_PATTERN = '{ name = "corp-token", pattern = \'corp_[A-Za-z0-9]{32}\' }'

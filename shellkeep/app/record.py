@@ -122,23 +122,19 @@ def load_settings(
     With no config file, no project file and no ``SHELLKEEP_*`` setting in the environment
     the defaults apply and the config module is not even loaded (start-up time). A broken
     config never stops a recording: it is reported through ``warn`` (one line) and the
-    defaults are used.
+    defaults are used, with every privacy setting the broken file states.
     """
     env = os.environ if env is None else env
     project_root = project_root_of(cwd)
     if not _config_may_apply(paths, project_root, env):
         return RecordSettings(record_input=not no_input, redact=not no_redact)
-    from shellkeep.config import load_config
-    from shellkeep.errors import ConfigError
+    from shellkeep.config import load_config_salvaged
 
-    try:
-        config = load_config(paths, project_root, dict(env), {})
-    except ConfigError as exc:
-        warn(f"{exc}; recording with default settings")
-        # A typo elsewhere must not undo a privacy setting: keep encryption on and input
-        # unrecorded if the file plainly asks for them.
-        encrypt, input_off = _privacy_asked(paths.config_file)
-        return RecordSettings(record_input=not (no_input or input_off), redact=not no_redact, encrypt=encrypt)
+    config, problems = load_config_salvaged(paths, project_root, dict(env), {})
+    if problems:
+        # A typo must not undo a privacy setting: the broken file's own redaction patterns,
+        # encryption and input = false still apply (config.load_config_salvaged).
+        warn(f"{problems[0]}; recording with the default settings and the privacy settings it states")
     return settings_from_config(config, no_input=no_input, no_redact=no_redact)
 
 
@@ -147,19 +143,6 @@ def _config_may_apply(paths: Paths, project_root: Path, env: Mapping[str, str]) 
     if any(name.startswith(_CONFIG_ENV_PREFIXES) for name in env):
         return True
     return os.path.exists(paths.config_file) or os.path.exists(project_root / PROJECT_FILE_NAME)
-
-
-def _privacy_asked(config_file: Path) -> tuple[bool, bool]:
-    """Return (``encrypt = true``, ``input = false``) as an unparsable config file states them."""
-    import re
-
-    try:
-        text = config_file.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return False, False
-    encrypt = re.search(r"^\s*encrypt\s*=\s*true\b", text, re.MULTILINE) is not None
-    input_off = re.search(r"^\s*input\s*=\s*false\b", text, re.MULTILINE) is not None
-    return encrypt, input_off
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,6 +5,11 @@ close together, decodes UTF-8 incrementally (a character split across reads join
 bytes become U+FFFD), filters input, redacts, encodes and writes with a timed flush. A
 failing disk suspends the recording, reports once through ``on_error`` and never reaches
 the relay.
+
+What reaches the writer is on disk within ``flush_interval_s``, except a possible secret
+the redaction filter holds back: it waits, with no time limit, for the text that decides it
+(or for ``close``, which writes it redacted as it stands). A recording cut by kill -9 while
+a filter holds loses that held text only (at most a few KiB, usually a few characters).
 """
 
 from __future__ import annotations
@@ -34,9 +39,11 @@ else:
 
 HIDDEN_INPUT_MARKER = "input hidden"
 _FSYNC_INTERVAL_S = 1.0
-# Text a redaction filter holds back (a possible secret still arriving, perhaps typed by
-# hand) is written once the stream has been quiet this long, or at the end.
-_FILTER_IDLE_FLUSH_S = 1.0
+# An unfinished escape sequence the terminal-reply filter holds back (a lone Esc key press)
+# is written once input has been quiet this long. Text a redaction filter holds back (a
+# possible secret still arriving) has no such clock: it waits for the text that decides it,
+# or the end of the recording.
+_REPLY_IDLE_FLUSH_S = 1.0
 _POLL_S = 0.01  # while events flow, the writer looks for more this often
 _QUIET_S = 1.0  # ...and after this long without any, it sleeps until woken
 
@@ -186,8 +193,8 @@ class Recorder:
             deadline = None  # when the writer must wake even if nothing arrives
             if dirty:
                 deadline = last_flush + self._flush_interval_s
-            if self._filters_hold(out_filter, in_filter):
-                held_due = last_item + _FILTER_IDLE_FLUSH_S
+            if self._replies.held:
+                held_due = last_item + _REPLY_IDLE_FLUSH_S
                 deadline = held_due if deadline is None else min(deadline, held_due)
             self._wait_for_items(time.monotonic() - last_item, deadline)
             batch: list[tuple[float, str, bytes | str]] = []
@@ -205,8 +212,10 @@ class Recorder:
                 chunks = self._encode(batch, out_decoder, in_decoder, out_filter, in_filter)
                 now = time.monotonic()
                 timer_due = now - last_flush >= self._flush_interval_s
-                if closing or now - last_item >= _FILTER_IDLE_FLUSH_S:
-                    chunks.extend(self._flush_filters(out_decoder, in_decoder, out_filter, in_filter, closing))
+                if closing:
+                    chunks.extend(self._flush_filters(out_decoder, in_decoder, out_filter, in_filter))
+                elif self._replies.held and now - last_item >= _REPLY_IDLE_FLUSH_S:
+                    chunks.extend(self._flush_replies(in_filter))
                 if chunks:
                     self._out.write(b"".join(chunks))
                     dirty = True
@@ -228,7 +237,7 @@ class Recorder:
     def _wait_for_items(self, quiet_s: float, deadline: float | None) -> None:
         """Sleep until there may be items: poll while busy, sleep on ``_wake`` when quiet.
 
-        deadline: monotonic time of a pending flush (dirty buffer or held filter text), or
+        deadline: monotonic time of a pending flush (dirty buffer or a held lone Esc), or
         None: then a quiet writer sleeps until the relay wakes it, using no CPU.
         """
         if self._items:
@@ -243,12 +252,6 @@ class Recorder:
         self._wake.clear()
         if self._items and self._items[-1] is not None:
             time.sleep(_POLL_S / 5)  # let the relay finish the round trip that woke us
-
-    def _filters_hold(self, *filters: TextFilter | None) -> bool:
-        """Return whether a filter holds text back (a possible secret, a cut reply)."""
-        if self._replies.held:
-            return True
-        return any(getattr(f, "held", 0) for f in filters if f is not None)
 
     def _redacted_header(self) -> Header:
         def redact(text: str | None) -> str | None:
@@ -353,12 +356,11 @@ class Recorder:
         in_decoder: codecs.IncrementalDecoder,
         out_filter: TextFilter | None,
         in_filter: TextFilter | None,
-        final: bool,
     ) -> list[bytes]:
-        """Write out text the filters held back (and, at the end, undecoded bytes)."""
+        """At the end: write out the undecoded bytes and the text the filters held back, redacted."""
         chunks: list[bytes] = []
         for code, decoder, text_filter in (("o", out_decoder, out_filter), ("i", in_decoder, in_filter)):
-            text = decoder.decode(b"", final=True) if final else ""
+            text = decoder.decode(b"", final=True)
             if code == "i":
                 text = self._replies.feed(text) + self._replies.flush()
             if text_filter is not None:
@@ -367,3 +369,14 @@ class Recorder:
                 chunks.append(encode_event(self._last_time, code, text))
                 self._events += 1
         return chunks
+
+    def _flush_replies(self, in_filter: TextFilter | None) -> list[bytes]:
+        """After a quiet spell: pass the unfinished escape sequence held as a possible terminal
+        reply (a lone Esc) on to the input's redaction filter, which still holds a possible secret."""
+        text = self._replies.flush()
+        if in_filter is not None:
+            text = in_filter.feed(text)
+        if not text:
+            return []
+        self._events += 1
+        return [encode_event(self._last_time, "i", text)]

@@ -28,6 +28,7 @@ from typing import Any, Callable
 
 import pytest
 
+from shellkeep.errors import DataError
 from shellkeep.terminal.screen import Terminal
 from tests.recordings import last_screen
 from shellkeep.store.paths import Paths
@@ -78,7 +79,10 @@ def _conversation_requests(standin: AnthropicStandin, prompt: str) -> list[Anthr
 def _restored_screen(driver: ScreenDriver, folder: Path) -> str:
     """Return the screen as it was when Claude's first byte arrived: shellkeep's redraw alone."""
     def first_output() -> str:
-        _, _, events = load_session(folder)
+        try:
+            _, _, events = load_session(folder)
+        except DataError:  # the folder is made before the writer thread writes the header
+            return ""
         return next((e.data for e in events if e.code == "o"), "")
 
     first = driver.wait_until(first_output, WAIT_S, "the resumed session's first output on disk")

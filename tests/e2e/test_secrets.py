@@ -86,12 +86,44 @@ def _generated(rule: str, rng: random.Random) -> list[str]:
         "jwt": lambda: f"eyJ{_b64url(rng, 24)}.eyJ{_b64url(rng, 36)}.{_b64url(rng, 32)}",
         "url-password": lambda: f"{rng.choice(['https', 'postgres', 'mysql'])}://user{r(3, string.digits)}:{r(16)}@db.example.com/app",
         "bearer-token": lambda: f"Authorization: Bearer {r(30)}{r(2, string.digits)}",
-        "api-key": lambda: rng.choice(["api_key=", "API-KEY: ", 'apikey="']) + r(24) + ("" if rng.random() < 0.5 else " done"),
-        "token": lambda: rng.choice(["token=", "auth_token: ", "TOKEN='"]) + r(20),
+        "api-key": lambda: rng.choice(["api_key={}", "API-KEY: {}", 'apikey="{}"']).format(r(24)) + ("" if rng.random() < 0.5 else " done"),
+        "token": lambda: rng.choice(["token={}", "auth_token: {}", "TOKEN='{}'"]).format(r(20)),
         "secret": lambda: rng.choice(["client_secret: ", "SECRET_KEY=", "secret = "]) + r(24),
-        "password": lambda: rng.choice(["password=", "passwd: ", "PASSWORD='"]) + r(16),
+        "password": lambda: rng.choice(["password={}", "passwd: {}", "PASSWORD='{}'"]).format(r(16)),
+        "age-secret-key": lambda: "AGE-SECRET-KEY-1" + r(58, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"),  # bech32
     }
-    return [shapes[rule](), shapes[rule]()]
+    if rule in shapes:
+        return [shapes[rule](), shapes[rule]()]
+    return [_mutated(rule, rng), _mutated(rule, rng)]
+
+
+def _mutated(rule: str, rng: random.Random) -> str:
+    """Return the rule's example with its random part redrawn: each letter or digit that can
+    change alone without the rule losing it (the fixed parts, "dop_v1_" or "-us12", cannot)
+    becomes a random one of its kind (hex stays hex), until the whole still matches."""
+    from shellkeep.capture.redaction import Redactor
+
+    spec = next(r for r in RULES if r.name == rule)
+    marker, redactor = f"[REDACTED:{rule}]", Redactor()
+    kinds = ("0123456789", "abcdef", "ABCDEF", string.ascii_lowercase, string.ascii_uppercase)
+
+    def kind(ch: str) -> str:
+        return next(k for k in kinds if ch in k)
+
+    example = spec.example
+    free = [
+        i for i, ch in enumerate(example)
+        if ch.isascii() and ch.isalnum()
+        and all(marker in redactor.redact(example[:i] + other + example[i + 1 :]) for other in kind(ch).replace(ch, "")[:3])
+    ]
+    for _ in range(50):
+        chars = list(example)
+        for i in free:
+            chars[i] = rng.choice(kind(example[i]))
+        text = "".join(chars)
+        if text != example and marker in redactor.redact(text):
+            return text
+    raise AssertionError(f"no fresh sample of {rule}")
 
 
 def _needles(rule: str, text: str) -> tuple[str, ...]:
@@ -398,3 +430,138 @@ def test_interleaved_private_key_blocks() -> None:
     text = "\r\n".join([begin, body[0], begin, body[1], end, body[0], body[1], end]) + "\r\n"
     redacted = Redactor().redact(text)
     assert body[0] not in redacted and body[1] not in redacted
+
+
+# -- a secret in two parts, seconds apart ------------------------------------------------------
+
+GAP_S = 3.0
+"""How long the second half of a secret comes after the first: three times the one second of
+quiet after which the writer used to release held text (the fault these tests reproduce)."""
+
+
+def _live_cast(paths: Paths) -> Path:
+    """Return the one recording being written (waits until it exists)."""
+    from tests.helpers import wait_until
+
+    wait_until(lambda: len(list(paths.projects.glob("*/*/session.cast"))) == 1)
+    return next(paths.projects.glob("*/*/session.cast"))
+
+
+def _stream_on_disk(cast: Path, code: str) -> str:
+    """Return the text of one stream of a recording still being written (a cut last line ends
+    it; "" while its header is not written yet)."""
+    from shellkeep.errors import DataError
+
+    try:
+        return "".join(e.data for e in read_events(cast) if e.code == code)
+    except DataError:
+        return ""
+
+
+def _hold_for_the_gap(cast: Path, written: str, held: str, code: str) -> None:
+    """Wait until ``written`` is on disk, then until GAP_S have passed (the scenario's pause,
+    not a synchronisation), and check that ``held`` never reached the disk meanwhile."""
+    from tests.helpers import wait_until
+
+    wait_until(lambda: written in _stream_on_disk(cast, code), 20)  # ordinary text is written promptly
+    until = time.monotonic() + GAP_S
+    wait_until(lambda: time.monotonic() >= until, GAP_S + 5)
+    assert held not in cast.read_text(errors="replace"), "the first half reached the disk in clear"
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "held"),
+    [
+        ("export GITHUB_TOKEN=ghp_FAKE0123456789ab", "cdefghijklmnopqrstuv", "FAKE0123"),
+        ("Enter your API token: ", "FAKEpastedTok3n00", "token:"),
+        ("aws_secret_access_key = FAKEwJalrXUtn", "FEMI/K7MDENG/bPxRfiEXAMPLE1", "FAKEwJalr"),
+    ],
+    ids=["github-token", "prompt-then-value", "aws-secret"],
+)
+def test_a_secret_printed_in_two_parts_seconds_apart(
+    home: Paths, tmp_path: Path, first: str, second: str, held: str
+) -> None:
+    go = tmp_path / "go.fifo"
+    os.mkfifo(go)
+    halves = tmp_path / "halves.json"  # not in argv: the recording's header holds the command
+    halves.write_text(json.dumps([first, second]))
+    child = (
+        "import json, sys\n"
+        "first, second = json.load(open(sys.argv[1]))\n"
+        "sys.stdout.write('ready line\\n' + first); sys.stdout.flush()\n"
+        "open(sys.argv[2]).read()\n"  # blocks until the test opens the fifo and closes it
+        "sys.stdout.write(second + '\\n'); sys.stdout.flush()\n"
+    )
+    harness = PtyHarness.start([*SK, "run", "--", sys.executable, "-c", child, str(halves), str(go)])
+    harness.expect(first.encode(), 20)
+    cast = _live_cast(home)
+    _hold_for_the_gap(cast, "ready line", held, "o")
+    with open(go, "w"):
+        pass
+    harness.expect(second.encode(), 20)
+    assert harness.finish(30) == 0
+    text = recorded_text(home)
+    assert "ready line" in text and "[REDACTED:" in text
+    assert second not in text and "FAKE" not in text, text
+
+
+def test_a_secret_typed_in_two_parts_seconds_apart(home: Paths) -> None:
+    first, second = "ghp_FAKE0123456789abcdefgh", "ijklmnopqrstuv"
+    harness = PtyHarness.start([*SK, "run", "--", "cat"])
+    harness.write(b"cat-is-reading\r")
+    harness.expect(b"cat-is-reading", 20, times=2)  # echoed (by this pty too, before raw mode)
+    harness.write(b"probe-2\r")  # in raw mode now: the inner tty's echo, then cat's copy
+    harness.expect(b"probe-2", 20, times=2)
+    cast = _live_cast(home)
+    harness.write(first.encode())
+    harness.expect(first.encode(), 20)  # echoed: the first half is one read of the input
+    _hold_for_the_gap(cast, "probe-2", "FAKE0123", "i")
+    harness.write(second.encode() + b"\r")
+    harness.expect(second.encode(), 20, times=2)  # the tty's echo, then cat's copy of the line
+    harness.write(b"\x04")
+    assert harness.finish(30) == 0
+    for code in ("i", "o"):
+        text = recorded_text(home, code)
+        assert "[REDACTED:github-token]" in text and "FAKE" not in text, (code, text)
+
+
+# -- a broken config file -------------------------------------------------------------------
+
+BROKEN_CONFIG = (
+    "[redact]\n"
+    "enabled = false\n"  # not honoured from a broken file: that would let secrets in
+    "patterns = [\n"
+    "  { name = 'corp', pattern = 'corp_[A-Za-z0-9]{24}' },\n"
+    "  { name = 'half-written' pattern = 'x' },\n"  # the syntax error: a missing comma
+    "]\n"
+    "allowlist = ['ghp_.*']\n"  # nor this: it would let a token through
+    "[[redact.patterns]]\n"
+    "name = 'ticket'\n"
+    "pattern = 'TICKET-(?P<secret>[0-9]{6})'\n"
+    "[record]\n"
+    "input = false\n"
+    "title = \n"  # a second syntax error
+)
+
+
+def test_a_session_recorded_with_a_broken_config_never_stores_what_its_patterns_remove(
+    home: Paths, tmp_path: Path
+) -> None:
+    home.config_file.parent.mkdir(parents=True, exist_ok=True)
+    home.config_file.write_text(BROKEN_CONFIG)
+    secrets = ["corp_FAKE0123456789abcdefghij", "TICKET-424242", "ghp_FAKE0123456789abcdefghijklmnopqrstuv"]
+    data = tmp_path / "secrets.json"
+    data.write_text(json.dumps(secrets))
+    child = f"import json\nfor s in json.load(open({str(data)!r})): print('value:', s)\ninput()\n"
+    harness = PtyHarness.start([*SK, "run", "--", sys.executable, "-c", child])
+    harness.expect(b"invalid toml", 20)  # the one-line warning on the terminal
+    harness.expect(secrets[-1].encode(), 20)  # the child ran and printed all three
+    harness.write(b"typed line\r")  # input = false still applies: no 'i' event (the echo is output)
+    assert harness.finish(30) == 0
+    build_index()
+    for path, text in stored_views(home.home):
+        for needle in ("FAKE0123456789", "424242"):
+            assert needle not in text, f"{needle!r} stored in {path}"
+    text = recorded_text(home)
+    assert "[REDACTED:corp]" in text and "TICKET-[REDACTED:ticket]" in text and "[REDACTED:github-token]" in text
+    assert recorded_text(home, "i") == ""

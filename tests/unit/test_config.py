@@ -24,6 +24,7 @@ from shellkeep.config import (
     explain_config,
     get_config_value,
     load_config,
+    load_config_salvaged,
     parse_size,
     render_config_template,
     set_config_value,
@@ -366,3 +367,63 @@ def test_without_any_config_layer_run_uses_the_config_defaults(tmp_path: Path) -
     assert slow.record_input is False
     (project / PROJECT_FILE_NAME).write_text("[record]\ninput = false\n")
     assert load_settings(paths, project, warn=pytest.fail, env={}).record_input is False
+
+
+# ----------------------------------------------------------------- a broken file
+
+CORP = RedactPattern("corp", "corp_[0-9]{8}")
+
+BROKEN = {
+    "syntax-error-elsewhere": (
+        "[record]\ninput = false\ntitle = \n[redact]\nenabled = false\n"
+        "patterns = [{ name = 'corp', pattern = 'corp_[0-9]{8}' }]\nallowlist = ['.*']\n"
+        "[encryption]\nencrypt = true\nkey_file = \"/keys/k\"\n[retention]\nauto_gc = true\nmax_sessions = 1\n"
+    ),
+    "bad-rule-beside-a-good-one": (
+        "[redact]\npatterns = [\n  { name = 'corp', pattern = 'corp_[0-9]{8}' },\n"
+        "  { name = 'half' pattern = 'x' },\n]\n[record]\ninput = false\n"
+    ),
+    "array-of-tables": (
+        "[[redact.patterns]]\nname = 'corp'\npattern = 'corp_[0-9]{8}'\n[[redact.patterns]]\nname = 'bad'\n"
+        "pattern = '('\n[record]\ninput = false\n[encryption]\nencrypt = true\nkey_file = \"/keys/k\"\n"
+        "title = oops\n"
+    ),
+    "valid-toml-wrong-key": (
+        "[record]\ninput = false\nflush_intervl_ms = 5\n[redact]\nenabled = false\n"
+        "patterns = [{ name = 'corp', pattern = 'corp_[0-9]{8}' }]\n[encryption]\nencrypt = true\n"
+        "key_file = \"/keys/k\"\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("text", BROKEN.values(), ids=BROKEN.keys())
+def test_a_broken_file_keeps_every_privacy_setting_it_states_and_nothing_that_weakens_privacy(
+    home: Paths, text: str
+) -> None:
+    write(home.config_file, text)
+    with pytest.raises(ConfigError):
+        load_config(home, None, {})
+    config, problems = load_config_salvaged(home, None, {})
+    assert len(problems) == 1 and str(home.config_file) in str(problems[0])
+    assert config.redact.patterns == (CORP,)  # the broken entry beside it is dropped
+    assert config.record.input is False
+    assert config.redact.enabled is True and config.redact.allowlist == ()  # never weakened
+    assert config.retention == RetentionConfig()  # nothing is deleted on a misread limit
+    if "encryption" in text:
+        assert config.encryption.encrypt is True and config.encryption.key_file == "/keys/k"
+
+
+def test_a_broken_project_file_adds_its_patterns_and_a_good_user_file_applies_in_full(
+    home: Paths, project: Path
+) -> None:
+    write(home.config_file, "[record]\ncoalesce_ms = 9\n[redact]\npatterns = [{ name = 'a', pattern = 'a_[0-9]{8}' }]\n")
+    write(project / PROJECT_FILE_NAME, "[redact]\npatterns = [{ name = 'corp', pattern = 'corp_[0-9]{8}' }]\n[record\n")
+    config, problems = load_config_salvaged(home, project, {})
+    assert len(problems) == 1 and PROJECT_FILE_NAME in str(problems[0])
+    assert config.record.coalesce_ms == 9
+    assert config.redact.patterns == (RedactPattern("a", "a_[0-9]{8}"), CORP)
+
+
+def test_a_good_config_loads_the_same_salvaged_or_not(home: Paths) -> None:
+    write(home.config_file, "[record]\ncoalesce_ms = 9\n[redact]\nenabled = false\n")
+    assert load_config_salvaged(home, None, {}) == (load_config(home, None, {}), ())

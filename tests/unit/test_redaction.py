@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from shellkeep.capture.redaction import (
+    FAKE_HEX,
     RULES,
     RedactionRule,
     Redactor,
@@ -29,18 +30,30 @@ def marker(name: str) -> str:
 # ----------------------------------------------------------------- the rule table
 
 
+def secret_of(rule: RedactionRule) -> str:
+    """Return the part of the rule's example that must not survive: its match, or its group 'secret'."""
+    import re
+
+    m = re.search(rule.pattern, rule.example)
+    assert m is not None, f"{rule.name}: the example does not match"
+    return m.group("secret") if "secret" in m.re.groupindex and m.group("secret") else m.group(0)
+
+
 def test_rule_names_are_unique_and_every_rule_has_a_fake_example() -> None:
     names = [r.name for r in RULES]
     assert len(names) == len(set(names))
     for rule in RULES:
-        assert "FAKE" in rule.example, f"{rule.name}: examples must be visibly fake"
+        # "FAKE" in any case; a hex body cannot spell it, so its digits run in order instead.
+        fake = "FAKE" if "FAKE" in rule.example.upper() else FAKE_HEX[:8]
+        assert fake in secret_of(rule).upper().replace(FAKE_HEX[:8].upper(), FAKE_HEX[:8]), f"{rule.name}: examples must be visibly fake"
 
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.name)
 def test_example_is_caught_alone_inside_text_and_split_at_every_offset(rule: RedactionRule) -> None:
+    secret = secret_of(rule)
     alone = REDACTOR.redact(rule.example)
     assert marker(rule.name) in alone
-    assert "FAKE" not in alone  # every example's secret part holds "FAKE"
+    assert secret not in alone
 
     texts = [
         f"$ cat .env\r\nbefore {rule.example} after\r\n",
@@ -48,7 +61,7 @@ def test_example_is_caught_alone_inside_text_and_split_at_every_offset(rule: Red
     ]
     for text in texts:
         whole = REDACTOR.redact(text)
-        assert marker(rule.name) in whole and "FAKE" not in whole
+        assert marker(rule.name) in whole and secret not in whole
         assert whole.endswith("\r\n")
         for i in range(len(text) + 1):
             assert stream(REDACTOR, text[:i], text[i:]) == whole, f"split at {i}"
@@ -267,3 +280,97 @@ def _reference_redact(text: str, rules: tuple[RedactionRule, ...] = RULES) -> st
 )
 def test_the_one_pass_literal_scan_finds_what_a_scan_per_rule_finds(text: str) -> None:
     assert Redactor().redact(text) == _reference_redact(text)
+
+
+def test_a_possible_secret_longer_than_the_hold_bound_becomes_a_marker_not_clear_text() -> None:
+    # A user pattern without a length bound: its hold stops at 4 KiB, and the secret, still
+    # growing there, is written as its marker; what goes on continuing it is swallowed too.
+    r = Redactor([RedactionRule("corp", r"corp_[A-Za-z0-9]+"), *RULES])
+    body = "FAKE" * 3000  # 12 000 characters
+    text = f"before corp_{body} after\n"
+    for size in (1000, 4095, 65536):
+        s = StreamRedactor(r)
+        out = ""
+        for i in range(0, len(text), size):
+            out += s.feed(text[i : i + size])
+            assert s.held <= 20 * 1024
+        out += s.flush()
+        assert out == "before [REDACTED:corp] after\n", size
+    s = StreamRedactor(r)  # past the bound in one read, then the stream ends inside the secret
+    assert s.feed("corp_" + body * 2) == "[REDACTED:corp]"
+    assert s.feed("FAKE") == "" and s.flush() == ""
+
+
+# ----------------------------------------------------------------- source code is not a secret
+
+CODE = {
+    "getpass": 'pw = getpass.getpass("Secret: ")\n',
+    "getpass-password": "password = getpass.getpass(prompt='Password: ')\n",
+    "input": "password = input()\n",
+    "input-prompt": 'password = input("Password: ")\n',
+    "call": "token = get_token()\n",
+    "environ": 'api_key=os.environ["API_KEY"]\n',
+    "environ-get": 'API_KEY = os.environ.get("API_KEY")\n',
+    "getenv": "secret_key = os.getenv('SECRET_KEY')\n",
+    "subscript": 'password = request.form["password"]\n',
+    "none": "token = None\n",
+    "bool": "passwd: false\n",
+    "annotation": "def login(user: str, password: str) -> bool:\n",
+    "optional": "    api_key: Optional[str] = None,\n",
+    "js-null": "const token = null;\n",
+    "ts-type": "  token: string;\n",
+    "kwarg-call": "client = Client(api_key=load_key())\n",
+    "prompt-string": 'read -s -p "Password: " pw\n',
+    "key-path": "key_path = /home/alice/.ssh/id_ed25519\n",
+    "keyboard": "keyboard_layout = us-intl\n",
+    "access-mode": "access = read-only\n",
+    "auth-url": "auth_url = https://login.example.com/authorize\n",
+}
+
+
+@pytest.mark.parametrize("text", CODE.values(), ids=CODE.keys())
+def test_source_code_that_names_secrets_is_stored_as_it_was(text: str) -> None:
+    assert REDACTOR.redact(text) == text
+    for i in range(len(text) + 1):
+        assert stream(REDACTOR, text[:i], text[i:]) == text
+
+
+# A vendor whose tokens have no format of their own (gitleaks finds them by the vendor's
+# name beside them) is caught by the keyword rules: the variable names a key, token,
+# secret, password or credential.
+VENDOR_KEYWORDS = {
+    "adafruit": "ADAFRUIT_IO_KEY=FAKE7d3kQ9zX1vB7nM2pL5wRaa",
+    "algolia": "ALGOLIA_API_KEY=FAKE0123456789abcdef01234567",
+    "asana": "asana_client_secret: FAKE0123456789abcdef0123456789",
+    "bitbucket": "BITBUCKET_CLIENT_SECRET='FAKEbitbucketSecret0123456789abcdef'",
+    "cloudflare": "CLOUDFLARE_API_TOKEN=FAKEcloudflare0123456789abcdefghijklmn",
+    "cohere": "CO_API_KEY=FAKEcohere0123456789abcdefghijklmnopqrst",
+    "contentful": "contentful_delivery_token = FAKEcontentful0123456789abcdefghij",
+    "datadog": "DD_API_KEY=FAKEdatadog0123456789abcdef0123456789",
+    "discord": "DISCORD_BOT_TOKEN=FAKEdiscord.0123456789.abcdefghijklmnop",
+    "dropbox": "DROPBOX_ACCESS_TOKEN=FAKEdropbox0123",
+    "fastly": "FASTLY_API_TOKEN=FAKEfastly0123456789abcdef012345",
+    "heroku": "HEROKU_API_KEY=FAKE0000-1111-2222-3333-444455556666",
+    "intercom": "INTERCOM_ACCESS_TOKEN=FAKEintercom0123456789",
+    "jfrog": "JFROG_IDENTITY_TOKEN=FAKEjfrog0123456789abcdef",
+    "kraken": "KRAKEN_PRIVATE_KEY=FAKEkraken0123456789abcdef+/0123456789==",
+    "launchdarkly": "LAUNCHDARKLY_SDK_KEY=FAKE-sdk-0123-4567-89ab-cdef01234567",
+    "linkedin": "LINKEDIN_CLIENT_SECRET=FAKElinkedin0123",
+    "mattermost": "MATTERMOST_ACCESS_TOKEN=FAKEmattermost01234567890a",
+    "netlify": "NETLIFY_AUTH_TOKEN=FAKEnetlify0123456789abcdef0123456789abcd",
+    "okta": "OKTA_API_TOKEN=00FAKEokta0123456789abcdef0123456789abcd",
+    "sentry": "SENTRY_AUTH_TOKEN=FAKEsentry0123456789abcdef0123456789",
+    "snyk": "SNYK_TOKEN=FAKE0000-1111-2222-3333-444455556666",
+    "sumologic": "SUMO_ACCESS_KEY=FAKEsumo0123456789abcdef01234567",
+    "travis": "TRAVIS_API_TOKEN=FAKEtravis0123456789ab",
+    "twitch": "TWITCH_CLIENT_SECRET=FAKEtwitch0123456789abcdef0123",
+    "twitter": "TWITTER_ACCESS_SECRET=FAKEtwitter0123456789abcdef0123456789abcdef",
+    "zendesk": "ZENDESK_API_TOKEN=FAKEzendesk0123456789abcdef0123456789",
+}
+
+
+@pytest.mark.parametrize("text", VENDOR_KEYWORDS.values(), ids=VENDOR_KEYWORDS.keys())
+def test_a_vendor_token_without_a_format_is_caught_by_its_variable_name(text: str) -> None:
+    redacted = REDACTOR.redact(text + "\n")
+    assert "FAKE" not in redacted and "[REDACTED:" in redacted
+    assert stream(REDACTOR, text[:20], text[20:] + "\n") == redacted
