@@ -661,27 +661,39 @@ class _Engine:
             for lit in r.literals:
                 word_literals.setdefault(lit, []).append(r)
         self._word_literals = word_literals
-        self._word_finder = (
-            re.compile("(?=(" + "|".join(map(re.escape, sorted(word_literals, key=len, reverse=True))) + "))")
+        self._word_finder = (  # compiled on first use (~100 literals: a few ms)
+            _LazyPattern("(?=(" + "|".join(map(re.escape, sorted(word_literals, key=len, reverse=True))) + "))")
             if word_literals else None
         )
-        self._other_rules = tuple(r for r in self.rules if r not in self._word_rules)
-        cs = sorted({lit for r in self.rules if not r.ci for lit in r.literals}, key=len, reverse=True)
+        word_priorities = {r.priority for r in self._word_rules}
+        self._other_rules = tuple(r for r in self.rules if r.priority not in word_priorities)
         ci = sorted({lit for r in self.rules if r.ci for lit in r.literals}, key=len, reverse=True)
-        alternatives = [re.escape(lit) for lit in cs]
-        if ci:
-            alternatives.append("(?i:" + "|".join(re.escape(lit) for lit in ci) + ")")
-        self._any_literal = re.compile("|".join(alternatives)) if alternatives else None
+        # Case-insensitive literals (keywords) for the quiet check; case-sensitive ones are the automaton's.
+        self._any_ci_literal = _LazyPattern("(?i:" + "|".join(map(re.escape, ci)) + ")") if ci else None
         self._automaton: tuple[tuple[Any, Any], tuple[tuple[_Rule, ...], ...]] | None = None  # on first scan
+        self._automaton_lock = threading.Lock()
 
     def _quiet(self, text: str) -> bool:
         """Return True when a short text holds no rule's literal, so nothing can match in it."""
-        return (
-            len(text) <= _SMALL
-            and self._all_have_literals
-            and self._any_literal is not None
-            and self._any_literal.search(text) is None
-        )
+        if len(text) > _SMALL or not self._all_have_literals:
+            return False
+        if self._literal_matches(text, overlapping=False):
+            return False
+        ci = self._any_ci_literal.get() if self._any_ci_literal is not None else None
+        return ci is None or ci.search(text) is None
+
+    def _literal_matches(self, text: str, *, overlapping: bool) -> list[tuple[int, int, int]]:
+        """Return (literal index, start, end) of the case-sensitive literals in ``text``.
+
+        ASCII text (an O(1) check in CPython) is scanned as bytes, where indices are the
+        same: 1.5-3x faster than letting the automaton map a str's indices itself.
+        """
+        automata, entries = self._scan_automaton()
+        if not entries:
+            return []
+        if text.isascii():
+            return automata[0].find_matches_as_indexes(text.encode("ascii"), overlapping=overlapping)  # type: ignore[no-any-return]
+        return automata[1].find_matches_as_indexes(text, overlapping=overlapping)  # type: ignore[no-any-return]
 
     def lower(self, text: str) -> str | None:
         """Return ``text`` lower-cased, or None when that would move characters' indices."""
@@ -740,13 +752,8 @@ class _Engine:
         (One regex alternation of ~150 literals tries each at every position: 3 MB/s of
         base64; ``str.find`` per literal scans the text ~60 times: ~100 MB/s.)
         """
-        automata, entries = self._scan_automaton()
-        # ASCII text (an O(1) check in CPython) is scanned as bytes, where indices are the
-        # same: 1.5-3x faster than letting the automaton map a str's indices itself.
-        if text.isascii():
-            found = automata[0].find_matches_as_indexes(text.encode("ascii"), overlapping=True)
-        else:
-            found = automata[1].find_matches_as_indexes(text, overlapping=True)
+        entries = self._scan_automaton()[1]
+        found = self._literal_matches(text, overlapping=True)
         wanted = {r.priority for r in rules}
         resume: dict[tuple[int, int], int] = {}
         for index, at, _end in found:
@@ -763,6 +770,13 @@ class _Engine:
 
     def _scan_automaton(self) -> tuple[tuple[Any, Any], tuple[tuple[_Rule, ...], ...]]:
         """Return the automata (for bytes, for str) of every case-sensitive literal and, per literal, its rules."""
+        built = self._automaton
+        if built is None:
+            with self._automaton_lock:  # the writer thread and the run's metadata may both ask first
+                built = self._build_automaton()
+        return built
+
+    def _build_automaton(self) -> tuple[tuple[Any, Any], tuple[tuple[_Rule, ...], ...]]:
         if self._automaton is None:
             import ahocorasick_rs  # a compiled module: loaded with the engine, on the writer thread
 
@@ -776,7 +790,7 @@ class _Engine:
             automata = (
                 ahocorasick_rs.BytesAhoCorasick([lit.encode() for lit in literals], implementation=dfa),
                 ahocorasick_rs.AhoCorasick(literals, implementation=dfa),
-            )
+            ) if literals else (None, None)
             self._automaton = (automata, tuple(tuple(by_literal[lit]) for lit in literals))
         return self._automaton
 
@@ -829,8 +843,9 @@ class _Engine:
         """Return the earliest start, from ``word_from`` on, of a possible match of the
         whitespace-free literal rules that reaches the end of ``text`` (else ``best``)."""
         n = len(text)
-        assert self._word_finder is not None
-        for found in self._word_finder.finditer(text, word_from):
+        finder = self._word_finder.get() if self._word_finder is not None else None
+        assert finder is not None
+        for found in finder.finditer(text, word_from):
             at = found.start()
             if at >= best:
                 break
@@ -971,31 +986,46 @@ class _LazyPattern:
         return self._rx().finditer(text)
 
 
-def _compile_rule(rule: RedactionRule, priority: int) -> _Rule:
-    """Analyse one rule's regex (its parse tree); the regexes themselves compile on first use.
+@dataclass(frozen=True, slots=True)
+class RuleFacts:
+    """What the engine derives from a rule's regex, apart from the regexes themselves.
 
-    Raises re.error when the pattern does not parse.
+    The built-in rules' facts are precomputed in ``rule_facts.FACTS`` as tuples in field
+    order (parsing ~110 patterns costs ~15 ms, on the path of every short session); a test
+    proves the table equals ``analyse_pattern`` for every rule, and
+    ``scripts/update-redaction-facts`` writes it.
     """
-    literals: tuple[str, ...] = ()
-    scan_literals: tuple[str, ...] = ()
-    prefix: _LazyPattern | None = None
-    prefix_search: _LazyPattern | None = None
-    window = _HOLD_UNBOUNDED
-    unbounded = True
-    required: tuple[frozenset[str], ...] = ()
-    lookbehind = _HOLD_UNBOUNDED
+
+    flags: int  # the pattern's global flags (re.IGNORECASE...), VERBOSE and DEBUG dropped
+    window: int
+    unbounded: bool
+    literals: tuple[str, ...]
+    scan_literals: tuple[str, ...]
+    required: tuple[frozenset[str], ...]
+    lookbehind: int
+    spaceless: bool
+    needle: str
+    secret: int
+    prefix_ok: bool  # a prefix regex can be derived (built on first use)
+
+
+def analyse_pattern(pattern: str) -> RuleFacts | None:
+    """Return the facts of one rule's regex, or None when Python's parser refuses it.
+
+    Raises nothing: a pattern that does not parse gives None (``re.compile`` then raises).
+    """
     try:
         parser, consts = _sre()
-        tree = parser.parse(rule.pattern)
-    except (re.error, RecursionError, AttributeError, ImportError, TypeError, ValueError) as exc:
-        # Python's parser moved or refused: compile now (raising for a bad pattern) and scan slowly.
-        rx = re.compile(rule.pattern)
-        log.warning("redaction rule %r: cannot check partial matches (%s); holding back more", rule.name, exc)
-        ci = bool(rx.flags & re.IGNORECASE)
-        return _Rule(rule.name, priority, _LazyPattern(rule.pattern), ci, (), False, None, None, window, True,
-                     rx.groupindex.get("secret", 0), (), lookbehind)
-    flags = tree.state.flags & ~(re.VERBOSE | re.DEBUG)
+        tree = parser.parse(pattern)
+    except (re.error, RecursionError, AttributeError, ImportError, TypeError, ValueError):
+        return None
+    flags = int(tree.state.flags & ~(re.VERBOSE | re.DEBUG))
     ci = bool(flags & re.IGNORECASE)
+    window, unbounded, lookbehind = _HOLD_UNBOUNDED, True, _HOLD_UNBOUNDED
+    literals: tuple[str, ...] = ()
+    scan_literals: tuple[str, ...] = ()
+    required: tuple[frozenset[str], ...] = ()
+    prefix_ok = True
     try:
         hi = int(tree.getwidth()[1])
         window = hi if hi <= _HOLD_MAX else _HOLD_UNBOUNDED
@@ -1004,25 +1034,52 @@ def _compile_rule(rule: RedactionRule, priority: int) -> _Rule:
         scan_literals = _starting_literals(list(tree), consts, ci, collapse=False) if literals and not ci else ()
         required = tuple(dict.fromkeys(_required_chars(list(tree), consts)))
         lookbehind = _lookbehind_width(list(tree), consts)
+    except (_Unsupported, RecursionError, AttributeError, TypeError, ValueError):
+        prefix_ok = False
+    return RuleFacts(
+        flags, window, unbounded, literals, scan_literals or literals, required, lookbehind,
+        not _may_match_space(list(tree), consts), "" if literals else _inner_literal(list(tree), consts, ci),
+        int(tree.state.groupdict.get("secret", 0)), prefix_ok,
+    )
+
+
+def _compile_rule(rule: RedactionRule, priority: int) -> _Rule:
+    """Build one rule from its facts (precomputed for the built-in rules); regexes compile on first use.
+
+    Raises re.error when the pattern does not parse.
+    """
+    from shellkeep.capture.rule_facts import FACTS  # data only: the built-in rules' facts
+
+    known = FACTS.get(rule.pattern)
+    facts = RuleFacts(*known) if known is not None else analyse_pattern(rule.pattern)
+    if facts is None:
+        # Python's parser moved or refused: compile now (raising for a bad pattern) and scan slowly.
+        rx = re.compile(rule.pattern)
+        log.warning("redaction rule %r: cannot check partial matches; holding back more", rule.name)
+        return _Rule(rule.name, priority, _LazyPattern(rule.pattern), bool(rx.flags & re.IGNORECASE), (), False,
+                     None, None, _HOLD_UNBOUNDED, True, rx.groupindex.get("secret", 0), (), _HOLD_UNBOUNDED)
+    prefix: _LazyPattern | None = None
+    prefix_search: _LazyPattern | None = None
+    if facts.prefix_ok:
 
         @functools.cache
         def source() -> str:
-            built = _Prefix(consts).of_sequence(list(tree))
+            parser, consts = _sre()
+            built = _Prefix(consts).of_sequence(list(parser.parse(rule.pattern)))
             if len(built) > 200_000:
                 raise _Unsupported("prefix regex too large")
             return built
 
-        prefix = _LazyPattern(source, flags, optional=True)
-        prefix_search = _LazyPattern(lambda: f"(?:{source()})\\Z", flags, optional=True)
-    except (_Unsupported, RecursionError, AttributeError, TypeError, ValueError) as exc:
-        log.warning("redaction rule %r: cannot check partial matches (%s); holding back more", rule.name, exc)
-        prefix = prefix_search = None
-    find_literals = bool(literals) and (ci or len(literals) > 1)
-    secret = tree.state.groupdict.get("secret", 0)
+        prefix = _LazyPattern(source, facts.flags, optional=True)
+        prefix_search = _LazyPattern(lambda: f"(?:{source()})\\Z", facts.flags, optional=True)
+    else:
+        log.warning("redaction rule %r: cannot check partial matches; holding back more", rule.name)
+    ci = bool(facts.flags & re.IGNORECASE)
+    find_literals = bool(facts.literals) and (ci or len(facts.literals) > 1)
     return _Rule(
-        rule.name, priority, _LazyPattern(rule.pattern), ci, literals, find_literals, prefix, prefix_search, window,
-        unbounded, secret, required, lookbehind, not _may_match_space(list(tree), consts),
-        "" if literals else _inner_literal(list(tree), consts, ci), rule.min_entropy, scan_literals or literals,
+        rule.name, priority, _LazyPattern(rule.pattern), ci, facts.literals, find_literals, prefix, prefix_search,
+        facts.window, facts.unbounded, facts.secret, facts.required, facts.lookbehind, facts.spaceless,
+        facts.needle, rule.min_entropy, facts.scan_literals,
     )
 
 

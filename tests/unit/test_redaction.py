@@ -374,3 +374,14 @@ def test_a_vendor_token_without_a_format_is_caught_by_its_variable_name(text: st
     redacted = REDACTOR.redact(text + "\n")
     assert "FAKE" not in redacted and "[REDACTED:" in redacted
     assert stream(REDACTOR, text[:20], text[20:] + "\n") == redacted
+
+
+def test_the_precomputed_rule_facts_are_those_of_the_rules() -> None:
+    """rule_facts.FACTS (written by scripts/update-redaction-facts) equals a fresh analysis of every built-in rule."""
+    from shellkeep.capture.redaction import RULES, RuleFacts, analyse_pattern
+    from shellkeep.capture.rule_facts import FACTS
+
+    fresh = {rule.pattern: analyse_pattern(rule.pattern) for rule in RULES}
+    assert set(FACTS) == set(fresh), "stale: run scripts/update-redaction-facts"
+    for pattern, facts in FACTS.items():
+        assert RuleFacts(*facts) == fresh[pattern], f"stale facts for {pattern!r}: run scripts/update-redaction-facts"
