@@ -273,10 +273,13 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
                 request.inject, settle_s=request.inject_settle_s, wait_for_paste_mode=request.inject_paste_mode
             )
         relay = Relay(child, sink, injection=injection)
+        # Ignored from here (the child has its own dispositions already): the relay handles
+        # these signals while it runs and puts back "ignored" when the child is gone, so no
+        # Ctrl-C between its end and the session being stored can lose the session.
+        shielded = _shield_from_interrupts()
         try:
             result = relay.run(on_signal=lambda sig: raw.restore() if sig == signal.SIGHUP else None)
         finally:
-            shielded = _shield_from_interrupts()  # the child is gone: nothing of its session is lost now
             ended.set()
             raw.restore()
     try:
