@@ -161,7 +161,9 @@ def relocate_transcript(meta: SessionMeta, cwd: Path, env: Mapping[str, str]) ->
     is rebased onto ``cwd``'s project. One the agent keeps by directory elsewhere (Claude
     Code's ``projects/<dash-encoded cwd>/<id>.jsonl``, Qwen's, Gemini's) is copied there from
     where it was, never over an existing file (the agent's own wins, and the original stays
-    where it was, as the backup). Returns ``meta`` with ``agent_transcript`` naming the file
+    where it was, as the backup). A side folder named after the transcript (Claude Code's
+    ``<id>/`` with ``subagents/`` and ``tool-results/``) is copied beside it the same way,
+    file by file, never over a file that exists. Returns ``meta`` with ``agent_transcript`` naming the file
     the agent will read (``app.native.check_transcript`` restores shellkeep's copy there
     when there was nothing to copy), and a line for the user when a file was copied.
     Never raises: a copy that fails is logged and the note says so.
@@ -193,12 +195,27 @@ def relocate_transcript(meta: SessionMeta, cwd: Path, env: Mapping[str, str]) ->
     try:
         ensure_dir(target.parent)
         _copy_new(old, target)
+        _copy_side_folder(old.with_suffix(""), target.with_suffix(""))
     except FileExistsError:
         return moved, None  # the agent wrote it meanwhile: its own file wins
     except OSError as exc:
         log.warning("could not copy %s to %s: %s", old, target, exc)
         return moved, f"could not copy the agent's transcript to {target} ({exc.strerror or exc})"
     return moved, f"copied the agent's transcript to {target}, where it looks for it in the new folder"
+
+
+def _copy_side_folder(source: Path, target: Path) -> None:
+    """Copy the files under ``source`` (if it is a folder) below ``target``, skipping any that exist."""
+    if not source.is_dir() or source.is_symlink():
+        return
+    for folder, _dirs, files in os.walk(source):
+        here = target / Path(folder).relative_to(source)
+        ensure_dir(here)
+        for name in files:
+            try:
+                _copy_new(Path(folder) / name, here / name)
+            except FileExistsError:
+                continue
 
 
 def _copy_new(source: Path, target: Path) -> None:

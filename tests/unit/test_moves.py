@@ -31,10 +31,20 @@ def test_claude_transcript_is_copied_to_the_new_folders_place_never_over_a_file(
     old.write_bytes(b'{"type":"user","message":{"content":"hi"}}\n')
     meta = _meta(tmp_path, "claude", old, old_cwd)
 
+    side = old.with_suffix("")  # Claude Code's <id>/ folder: subagents and large tool results
+    (side / "subagents").mkdir(parents=True)
+    (side / "subagents" / "agent-1.jsonl").write_bytes(b'{"type":"user"}\n')
+    (side / "tool-results").mkdir()
+    (side / "tool-results" / "t1.txt").write_bytes(b"a long tool output")
+
     moved, note = relocate_transcript(meta, new_cwd, {"HOME": str(home)})
     new = _claude_file(home, new_cwd)
     assert moved.agent_transcript == str(new) and new.read_bytes() == old.read_bytes()
     assert old.is_file() and note is not None and str(new) in note
+    new_side = new.with_suffix("")
+    assert (new_side / "subagents" / "agent-1.jsonl").read_bytes() == b'{"type":"user"}\n'
+    assert (new_side / "tool-results" / "t1.txt").read_bytes() == b"a long tool output"
+    assert (side / "tool-results" / "t1.txt").is_file()  # the original stays
 
     new.write_bytes(b'{"type":"user","message":{"content":"the agent wrote this since"}}\n')
     again, note = relocate_transcript(meta, new_cwd, {"HOME": str(home)})
