@@ -842,10 +842,9 @@ def _salvage(path: Path, *, project: bool) -> tuple[dict[str, ConfigValue], Conf
     note = None
     if ignored:
         rule, key = ignored[0]
-        more = f" (and {len(ignored) - 1} more)" if len(ignored) > 1 else ""
+        more, them = (f" and {len(ignored) - 1} more", "the rules apply without them") if len(ignored) > 1 else ("", "the rule applies without it")
         note = ConfigError(
-            f"unknown key '{key}' in redact.patterns rule '{rule}' in {origin.label}{more}: "
-            f"the rule applies without it; {origin.fix}"
+            f"unknown key '{key}' in redact.patterns rule '{rule}'{more} in {origin.label}: {them}; {origin.fix}"
         )
     return kept, note
 
