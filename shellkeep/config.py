@@ -1099,6 +1099,10 @@ def load_config_salvaged(
     ``encryption.encrypt = true``, ``encryption.key_file``); the files that load apply in
     full; a bad variable or flag is ignored. For a run that must go on despite a broken
     config: nothing the broken file would have kept out of a recording gets in.
+
+    The errors come in layer order, one per broken file, variable or flag; after a file's
+    error may come one note, also a ``ConfigError``, naming keys its rules were applied
+    without. Each is one line to warn with.
     """
     problems: list[ConfigError] = []
     config = _resolve(paths, project_root, env, overrides, problems)[0]
@@ -1264,7 +1268,8 @@ _TEMPLATE_HEAD = """\
 # Later layers win: these defaults < this file < a project's .shellkeep.toml (only the
 # [record] and [resume] keys, and extra redact.patterns) < SHELLKEEP_* environment
 # variables < command-line flags. Every key is listed with its default.
-# A file with an error still applies, to recordings, the privacy settings it states:
+# A file with an error still applies, to recordings, the privacy settings it states, read
+# statement by statement in any TOML spelling (tables, dotted keys, inline tables):
 # record.input = false, every redact.patterns rule, encryption.encrypt = true and key_file
 # (never redact.enabled = false or the allowlist); the rest falls back to the defaults.
 """
