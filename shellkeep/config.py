@@ -869,8 +869,8 @@ def _salvage_rule(
     return rule
 
 
-_MAX_STATEMENT_LINES = 200
-_MAX_ITEM_PIECES = 16
+_MAX_STATEMENT_LINES = 200  # a statement is tried at each length up to this many lines, then whole
+_MAX_ITEM_PIECES = 16  # an item of a broken array spans at most this many ',' or line ends
 
 
 def _assignments(table: tuple[str, ...], parsed: Mapping[str, object]) -> list[tuple[str, str, object]]:
@@ -922,10 +922,11 @@ def _statements(text: str) -> list[tuple[str, str, object]]:
             i += 1
             continue
         end = i + 1
-        while end < len(lines) and end - i < _MAX_STATEMENT_LINES and not _starts_statement(lines[end]):
+        while end < len(lines) and not _starts_statement(lines[end]):
             end += 1
         parsed: dict[str, typing.Any] | None = None
-        for stop in range(i + 1, end + 1):
+        stops = list(range(i + 1, min(end, i + _MAX_STATEMENT_LINES) + 1))  # the shortest first
+        for stop in stops if stops[-1] == end else [*stops, end]:
             try:
                 parsed = _toml_loads("\n".join(lines[i:stop]))
             except _TomlError:
