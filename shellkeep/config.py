@@ -625,7 +625,8 @@ class _TomlError(Exception):
 
 
 def _toml_loads(text: str) -> dict[str, typing.Any]:
-    """Parse TOML text (tomllib on 3.11+, tomli before); raise _TomlError on bad syntax."""
+    """Parse TOML text (tomllib on 3.11+, tomli before); raise _TomlError on bad syntax
+    (nesting too deep for Python's recursion limit included)."""
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - exercised on Python 3.10 only
@@ -633,6 +634,8 @@ def _toml_loads(text: str) -> dict[str, typing.Any]:
 
     try:
         return tomllib.loads(text)
+    except RecursionError:  # tomllib recurses into nested arrays and inline tables
+        raise _TomlError("arrays or tables nested too deeply", None, None) from None
     except tomllib.TOMLDecodeError as exc:
         message = str(exc)
         reason = getattr(exc, "msg", None) or message

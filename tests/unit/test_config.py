@@ -529,3 +529,11 @@ def test_a_recording_warns_once_per_problem_of_a_broken_config(home: Paths, proj
     assert [w.split(" in ")[0] for w in warnings] == ["invalid toml", "unknown key 'note'"], warnings
     assert warnings[0].endswith("recording with the default settings and the privacy settings it states")
     assert settings.redact_config is not None and CORP in settings.redact_config.patterns
+
+
+def test_arrays_nested_too_deeply_are_a_config_error_not_a_crash(home: Paths) -> None:
+    write(home.config_file, "[record]\ninput = false\n[redact]\nallowlist = " + "[" * 5000 + "\n")
+    with pytest.raises(ConfigError, match="invalid toml in .*: arrays or tables nested too deeply; fix it"):
+        load_config(home, None, {})
+    config, problems = load_config_salvaged(home, None, {})
+    assert config.record.input is False and len(problems) == 1
