@@ -811,7 +811,7 @@ def _salvage(path: Path, *, project: bool) -> tuple[dict[str, ConfigValue], Conf
         without keys they do not know, else None).
     """
     try:
-        text = path.read_bytes().decode("utf-8", errors="replace")
+        text = path.read_bytes().decode("utf-8", errors="replace").removeprefix("\ufeff")  # an editor's BOM
     except OSError:
         return {}, None
     try:

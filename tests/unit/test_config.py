@@ -434,6 +434,7 @@ BROKEN = {
     "valid-toml-rule-with-an-unknown-key": (
         "[redact]\npatterns = [{ name = 'corp', pattern = 'corp_[0-9]{8}', note = 'ours' }]\n[record]\ninput = false\n"
     ),
+    "utf-8-bom": "\ufeff[redact]\npatterns = [{ name = 'corp', pattern = 'corp_[0-9]{8}' }]\n[record]\ninput = false\n",
     "valid-toml-wrong-key": (
         "[record]\ninput = false\nflush_intervl_ms = 5\n[redact]\nenabled = false\n"
         "patterns = [{ name = 'corp', pattern = 'corp_[0-9]{8}' }]\n[encryption]\nencrypt = true\n"
