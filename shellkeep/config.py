@@ -550,6 +550,10 @@ def _coerce(spec: _Spec, value: object, origin: _Origin) -> ConfigValue:
     return result
 
 
+class _UnknownRuleKey(ConfigError):
+    """A ``redact.patterns`` rule has a key other than name and pattern."""
+
+
 def _coerce_pattern(spec: _Spec, index: int, item: object, origin: _Origin) -> RedactPattern:
     """Turn one ``{name, pattern}`` table into a RedactPattern."""
     where = f"{spec.key}[{index}]"
@@ -560,7 +564,7 @@ def _coerce_pattern(spec: _Spec, index: int, item: object, origin: _Origin) -> R
     for extra in item:
         if extra not in ("name", "pattern"):
             hint = _suggest(extra, ("name", "pattern"))
-            raise ConfigError(f"unknown key '{where}.{extra}' in {origin.label}{hint}")
+            raise _UnknownRuleKey(f"unknown key '{where}.{extra}' in {origin.label}{hint}")
     for needed in ("name", "pattern"):
         if not isinstance(item.get(needed), str) or not item[needed]:
             raise _bad_value(origin, f"{where}.{needed}", "a non-empty string", item.get(needed))
@@ -621,7 +625,8 @@ class _TomlError(Exception):
 
 
 def _toml_loads(text: str) -> dict[str, typing.Any]:
-    """Parse TOML text (tomllib on 3.11+, tomli before); raise _TomlError on bad syntax."""
+    """Parse TOML text (tomllib on 3.11+, tomli before); raise _TomlError on bad syntax
+    (nesting too deep for Python's recursion limit included)."""
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - exercised on Python 3.10 only
@@ -629,6 +634,8 @@ def _toml_loads(text: str) -> dict[str, typing.Any]:
 
     try:
         return tomllib.loads(text)
+    except RecursionError:  # tomllib recurses into nested arrays and inline tables
+        raise _TomlError("arrays or tables nested too deeply", None, None) from None
     except tomllib.TOMLDecodeError as exc:
         message = str(exc)
         reason = getattr(exc, "msg", None) or message
@@ -728,7 +735,8 @@ def _layers(
     """Return (source, values) per layer above the defaults, lowest precedence first.
 
     problems: None raises the first ConfigError; a list collects every one instead, and a
-    broken file then gives only what ``_salvage`` keeps of it, a bad variable or flag nothing.
+    broken file then gives only what ``_salvage`` keeps of it (and, after its error, the
+    salvage's note, if any), a bad variable or flag nothing.
     """
 
     def checked(read: Callable[[], dict[str, ConfigValue]], fallback: Callable[[], dict[str, ConfigValue]]) -> dict[str, ConfigValue]:
@@ -750,7 +758,10 @@ def _layers(
             if problems is None:
                 raise
             problems.append(exc)
-            return _salvage(path, project=project)
+            values, note = _salvage(path, project=project)
+            if note is not None and not isinstance(exc, _UnknownRuleKey):  # said once
+                problems.append(note)
+            return values
 
     layers: list[tuple[str, dict[str, ConfigValue]]] = []
     user = paths.config_file
@@ -779,105 +790,256 @@ def _layers(
     return layers
 
 
-def _salvage(path: Path, *, project: bool) -> dict[str, ConfigValue]:
+def _salvage(path: Path, *, project: bool) -> tuple[dict[str, ConfigValue], ConfigError | None]:
     """Return what a config file that does not load still sets: the privacy settings it states.
 
-    The file is read statement by statement (a broken line, or a broken entry of
-    ``redact.patterns``, is skipped; the rest is read). Of what reads and validates, only
-    the values that cannot weaken privacy are kept (each key's ``salvage`` test):
-    ``record.input = false``, every ``redact.patterns`` rule, ``encryption.encrypt = true``
-    and ``encryption.key_file``. ``redact.enabled = false``, ``redact.allowlist``, the
-    retention limits and the rest are not applied from a broken file: defaults apply.
+    A file that is not TOML is read statement by statement with tomllib (``_statements``):
+    a statement that does not parse is skipped, the ones before and after it are read, in
+    every TOML spelling (``[redact]`` tables, dotted keys such as ``redact.patterns = [...]``
+    at the top, inline tables such as ``redact = { patterns = [...] }``, ``[[redact.patterns]]``
+    arrays of tables), and a broken array gives the items in it that parse. Of what reads
+    and validates, only the values that cannot weaken privacy are kept (each key's
+    ``salvage`` test): ``record.input = false``, every ``redact.patterns`` rule,
+    ``encryption.encrypt = true`` and ``encryption.key_file``. A key stated twice keeps the
+    value that passes its test (``input = false`` beside ``input = true``: false); rules add
+    up, each once; of two key files the later applies. A rule with keys other than name
+    and pattern is applied without them. ``redact.enabled = false``, ``redact.allowlist``,
+    the retention limits and the rest are not applied from a broken file: defaults apply.
+
+    Returns:
+        (values by dotted key, the one-line note to warn with when rules were applied
+        without keys they do not know, else None).
     """
     try:
-        text = path.read_bytes().decode("utf-8", errors="replace")
+        text = path.read_bytes().decode("utf-8", errors="replace").removeprefix("\ufeff")  # an editor's BOM
     except OSError:
-        return {}
+        return {}, None
     try:
-        doc: dict[str, typing.Any] = _toml_loads(text)
+        assignments = list(_assignments((), _toml_loads(text)))
     except _TomlError:
-        doc = _statements(text)
+        assignments = _statements(text)
     origin = _file_origin(path, project=project)
     kept: dict[str, ConfigValue] = {}
-    for section, table in doc.items():
-        if not isinstance(table, dict):
+    ignored: list[tuple[str, str]] = []  # (rule name, the key left out of it)
+    for section, name, value in assignments:
+        spec = _specs().get(f"{section}.{name}")
+        if spec is None or spec.salvage is None or (project and not spec.project):
             continue
-        for name, value in table.items():
-            spec = _specs().get(f"{section}.{name}")
-            if spec is None or spec.salvage is None or (project and not spec.project):
+        result: ConfigValue
+        if spec.kind == "patterns":
+            if not isinstance(value, list):
                 continue
-            if spec.kind == "patterns" and isinstance(value, list):
-                rules = []
-                for item in value:  # each rule on its own: one bad rule does not drop the others
-                    try:
-                        rules += typing.cast(_Patterns, _coerce(spec, [item], origin))
-                    except ConfigError:
-                        continue
-                result: ConfigValue = tuple(rules)
-            else:
-                try:
-                    result = _coerce(spec, value, origin)
-                except ConfigError:
-                    continue
-            if spec.salvage(result):
-                kept[spec.key] = result
-    return kept
+            rules = list(typing.cast(_Patterns, kept.get(spec.key, ())))
+            for item in value:  # each rule on its own: one bad rule does not drop the others
+                rule = _salvage_rule(spec, item, origin, ignored)
+                if rule is not None and rule not in rules:
+                    rules.append(rule)
+            result = tuple(rules)
+        else:
+            try:
+                result = _coerce(spec, value, origin)
+            except ConfigError:
+                continue
+        if spec.salvage(result):
+            kept[spec.key] = result
+    note = None
+    if ignored:
+        rule, key = ignored[0]
+        more, them = (f" and {len(ignored) - 1} more", "the rules apply without them") if len(ignored) > 1 else ("", "the rule applies without it")
+        note = ConfigError(
+            f"unknown key '{key}' in redact.patterns rule '{rule}'{more} in {origin.label}: {them}; {origin.fix}"
+        )
+    return kept, note
 
 
-_HEADER = re.compile(r"\s*\[\s*([A-Za-z0-9_-]+)\s*\]\s*(?:#.*)?$")
-_ARRAY_HEADER = re.compile(r"\s*\[\[\s*([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)\s*\]\]\s*(?:#.*)?$")
-_KEY_LINE = re.compile(r"\s*([A-Za-z0-9_-]+)\s*=")
-_INLINE_TABLE = re.compile(r"""\{(?:[^{}'"\n]|'[^'\n]*'|"(?:[^"\\\n]|\\.)*")*\}""")
-_MAX_STATEMENT_LINES = 200
+def _salvage_rule(
+    spec: _Spec, item: object, origin: _Origin, ignored: list[tuple[str, str]]
+) -> RedactPattern | None:
+    """Return one ``redact.patterns`` rule of a broken file, or None when it is not a valid rule.
 
-
-def _statements(text: str) -> dict[str, typing.Any]:
-    """Read what can be read of TOML text with syntax errors: a table per ``[section]``.
-
-    Each ``key = value`` statement (a value may span lines) is parsed alone; one that does
-    not parse is skipped. An array of tables (``[[redact.patterns]]``) gives one entry per
-    header, and an array that does not parse gives the inline tables in it that do.
+    Keys other than name and pattern are left out, and added to ``ignored`` as (rule name,
+    key), rather than dropping the rule: a rule that says what to redact is applied.
     """
-    doc: dict[str, typing.Any] = {}
+    extra: list[str] = []
+    if isinstance(item, dict):
+        extra = [key for key in item if key not in ("name", "pattern")]
+        item = {key: item[key] for key in ("name", "pattern") if key in item}
+    try:
+        (rule,) = typing.cast(_Patterns, _coerce(spec, [item], origin))
+    except ConfigError:
+        return None
+    ignored += [(rule.name, key) for key in extra]
+    return rule
+
+
+_MAX_STATEMENT_LINES = 200  # a statement is tried at each length up to this many lines, then whole
+_MAX_ITEM_PIECES = 16  # an item of a broken array spans at most this many ',' or line ends
+
+
+def _assignments(table: tuple[str, ...], parsed: Mapping[str, object]) -> list[tuple[str, str, object]]:
+    """Return (section, name, value) for each config key ``parsed`` sets under ``table``.
+
+    ``parsed`` is what tomllib made of one statement read under the table header ``table``
+    (() for the top level), or of a whole document; keys that are not ``<section>.<name>``
+    give nothing here (the caller drops the unknown ones).
+    """
+    tree: object = dict(parsed)
+    for key in reversed(table):
+        tree = {key: tree}
+    assert isinstance(tree, dict)
+    return [
+        (section, name, value)
+        for section, values in tree.items()
+        if isinstance(values, dict)
+        for name, value in values.items()
+    ]
+
+
+def _statements(text: str) -> list[tuple[str, str, object]]:
+    """Read what can be read of TOML text with syntax errors, statement by statement.
+
+    Returns (section, name, value) per config key set, in file order; a key set twice gives
+    two entries. Each statement (a table header, or ``key = value`` with the lines up to the
+    next statement) is parsed alone by tomllib; one that does not parse is skipped, except
+    that a broken array gives the items in it that parse (``_array_items``). A header that
+    does not parse is read closed (``[record`` as ``[record]``) when that parses, else the
+    statements under it are skipped (their table is unknown). Each ``[[section.name]]``
+    header gives one table, filled in by the statements under it.
+    """
     lines = text.splitlines()
-    table: dict[str, typing.Any] | None = None
+    found: list[tuple[str, str, object]] = []
+    table: tuple[str, ...] | None = ()  # None: under a header that cannot be read
+    entry: dict[str, object] | None = None  # the table of the last [[...]] header
     i = 0
     while i < len(lines):
-        line = lines[i]
-        i += 1
-        header = _ARRAY_HEADER.match(line)
-        if header is not None:
-            table = {}
-            doc.setdefault(header.group(1), {}).setdefault(header.group(2), []).append(table)
+        stripped = lines[i].strip()
+        if not stripped or stripped.startswith("#"):
+            i += 1
             continue
-        header = _HEADER.match(line)
-        if header is not None:
-            table = doc.setdefault(header.group(1), {})
+        if stripped.startswith("["):
+            header = _header(stripped)
+            table, entry = (None, None) if header is None else (header[0], None)
+            if header is not None and header[1]:
+                entry = {}  # filled in below: found holds the same dict
+                found += _assignments(header[0][:-1], {header[0][-1]: [entry]})
+            i += 1
             continue
-        key = _KEY_LINE.match(line)
-        if key is None or table is None:
-            continue
-        end = i
-        while end < len(lines) and end - i < _MAX_STATEMENT_LINES and not _HEADER.match(lines[end]) and not _ARRAY_HEADER.match(lines[end]) and not _KEY_LINE.match(lines[end]):
+        end = i + 1
+        while end < len(lines) and not _starts_statement(lines[end]):
             end += 1
-        for stop in range(i, end + 1):
+        parsed: dict[str, typing.Any] | None = None
+        stops = list(range(i + 1, min(end, i + _MAX_STATEMENT_LINES) + 1))  # the shortest first
+        for stop in stops if stops[-1] == end else [*stops, end]:
             try:
-                table.update(_toml_loads("\n".join(lines[i - 1 : stop])))
+                parsed = _toml_loads("\n".join(lines[i:stop]))
             except _TomlError:
                 continue
-            i = stop
+            end = stop
             break
         else:
-            entries = []
-            for found in _INLINE_TABLE.finditer("\n".join(lines[i - 1 : end])):
-                try:
-                    entries.append(_toml_loads(f"entry = {found.group(0)}")["entry"])
-                except _TomlError:
-                    continue
-            if entries:
-                table.setdefault(key.group(1), entries)
-            i = end
-    return doc
+            parsed = _array_items("\n".join(lines[i:end]))
+        i = end
+        if parsed is None or table is None:
+            continue
+        if entry is not None:
+            entry.update(parsed)
+        else:
+            found += _assignments(table, parsed)
+    return found
+
+
+def _header(stripped: str) -> tuple[tuple[str, ...], bool] | None:
+    """Return (table path, is an array of tables) of a ``[...]`` or ``[[...]]`` header line.
+
+    A header missing its closing brackets is read closed; None when it still does not parse.
+    """
+    for closing in ("", "]", "]]"):
+        try:
+            node: object = _toml_loads(stripped + closing)
+        except _TomlError:
+            continue
+        path: list[str] = []
+        while isinstance(node, dict) and len(node) == 1:
+            ((key, node),) = node.items()
+            path.append(key)
+        if path and node == {}:
+            return tuple(path), False
+        if path and node == [{}]:
+            return tuple(path), True
+        return None
+    return None
+
+
+def _starts_statement(line: str) -> bool:
+    """Return whether ``line`` begins a statement: a table header, or a key then '='.
+
+    tomllib judges: a key is whatever, followed by ``= 0``, parses (so dotted and quoted
+    keys count, and an item of an array or a comment does not).
+    """
+    stripped = line.strip()
+    if stripped.startswith("["):
+        return _header(stripped) is not None
+    at = stripped.find("=")
+    while at > 0:
+        try:
+            _toml_loads(stripped[: at + 1] + " 0")
+        except _TomlError:
+            at = stripped.find("=", at + 1)
+            continue
+        return True
+    return False
+
+
+def _array_items(block: str) -> dict[str, typing.Any] | None:
+    """Return a broken array statement read with the items that parse, or None.
+
+    ``block`` is the statement's text: ``key = [`` (also dotted, or inside an inline table,
+    ``redact = { patterns = [``), then items, one of them bad or the array cut short. The
+    head is the text up to the first '[' that, closed again, parses; the rest is cut after
+    each ',' and newline, and each shortest run of pieces that parses alone as items of that
+    array is kept.
+    """
+    for opening in re.finditer(r"\[", block):
+        head = block[: opening.end()]
+        for closing in ("]", "]}"):
+            try:
+                empty = _toml_loads(head + closing)
+            except _TomlError:
+                continue
+            break
+        else:
+            continue
+        pieces = re.split(r"(?<=[,\n])", block[opening.end() :])
+        items: list[object] = []
+        k = 0
+        while k < len(pieces):
+            for stop in range(k + 1, min(k + _MAX_ITEM_PIECES, len(pieces)) + 1):
+                run = "".join(pieces[k:stop])
+                got = _parse_or_none(head + run + "\n" + closing) or _parse_or_none(head + run)
+                if got is not None:
+                    items += _last_array(got)
+                    k = stop
+                    break
+            else:
+                k += 1
+        _last_array(empty)[:] = items
+        return empty
+    return None
+
+
+def _parse_or_none(text: str) -> dict[str, typing.Any] | None:
+    try:
+        return _toml_loads(text)
+    except _TomlError:
+        return None
+
+
+def _last_array(tree: dict[str, typing.Any]) -> list[object]:
+    """Return the array a statement opened last: the last key's value at each level."""
+    node: object = tree
+    while isinstance(node, dict) and node:
+        node = node[list(node)[-1]]
+    return node if isinstance(node, list) else []
 
 
 def _resolve(
@@ -941,6 +1103,10 @@ def load_config_salvaged(
     ``encryption.encrypt = true``, ``encryption.key_file``); the files that load apply in
     full; a bad variable or flag is ignored. For a run that must go on despite a broken
     config: nothing the broken file would have kept out of a recording gets in.
+
+    The errors come in layer order, one per broken file, variable or flag; after a file's
+    error may come one note, also a ``ConfigError``, naming keys its rules were applied
+    without. Each is one line to warn with.
     """
     problems: list[ConfigError] = []
     config = _resolve(paths, project_root, env, overrides, problems)[0]
@@ -1106,7 +1272,8 @@ _TEMPLATE_HEAD = """\
 # Later layers win: these defaults < this file < a project's .shellkeep.toml (only the
 # [record] and [resume] keys, and extra redact.patterns) < SHELLKEEP_* environment
 # variables < command-line flags. Every key is listed with its default.
-# A file with an error still applies, to recordings, the privacy settings it states:
+# A file with an error still applies, to recordings, the privacy settings it states, read
+# statement by statement in any TOML spelling (tables, dotted keys, inline tables):
 # record.input = false, every redact.patterns rule, encryption.encrypt = true and key_file
 # (never redact.enabled = false or the allowlist); the rest falls back to the defaults.
 """

@@ -74,6 +74,8 @@ def open_context(
         config, problems = load_config_salvaged(paths, project_root, env)
         if problems and warn is not None:
             warn(f"{problems[0]}; {_BROKEN_CONFIG}")
+            for problem in problems[1:]:
+                warn(str(problem))
     vault = Vault(paths, config.encryption.key_file, config.encryption.encrypt)
     return Context(paths, project_root, config, vault, env)
 

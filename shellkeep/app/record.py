@@ -135,6 +135,8 @@ def load_settings(
         # A typo must not undo a privacy setting: the broken file's own redaction patterns,
         # encryption and input = false still apply (config.load_config_salvaged).
         warn(f"{problems[0]}; recording with the default settings and the privacy settings it states")
+        for problem in problems[1:]:  # another broken file, or what the salvage left out of a rule
+            warn(str(problem))
     return settings_from_config(config, no_input=no_input, no_redact=no_redact)
 
 

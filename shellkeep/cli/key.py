@@ -79,13 +79,19 @@ def status(as_json: bool) -> None:
     if as_json:
         print_json(report)
         return
-    if report.current is None:
+    lost = ", ".join(report.lost)
+    if report.current is None and report.lost:  # 'key init' is refused then: the fix is an import
+        click.echo(
+            f"no key: sessions are encrypted with {lost}, which no key store holds; "
+            f"import your key export with 'shellkeep key import FILE' (it would go to {report.store})"
+        )
+    elif report.current is None:
         click.echo(f"no key yet (it would go to {report.store}); run 'shellkeep key init'")
     else:
         count = len(report.keys)
         click.echo(f"current key {report.current} in {report.store} ({count} key{'' if count == 1 else 's'})")
-    if report.lost:
-        click.echo(f"missing: sessions are encrypted with {', '.join(report.lost)}; import it with 'shellkeep key import FILE'")
+        if report.lost:
+            click.echo(f"missing: sessions are encrypted with {lost}; import it with 'shellkeep key import FILE'")
     if report.beside_data and report.current is not None:
         click.echo(f"warning: {plain_key_warning(report.store)}")
 

@@ -565,3 +565,39 @@ def test_a_session_recorded_with_a_broken_config_never_stores_what_its_patterns_
     text = recorded_text(home)
     assert "[REDACTED:corp]" in text and "TICKET-[REDACTED:ticket]" in text and "[REDACTED:github-token]" in text
     assert recorded_text(home, "i") == ""
+
+
+BROKEN_DOTTED_CONFIG = (
+    "redact.enabled = false\n"  # not honoured from a broken file
+    "redact.patterns = [\n"
+    "  { name = 'corp', pattern = 'corp_[A-Za-z0-9]{24}' },\n"
+    "  { name = 'half-written' pattern = 'x' },\n"  # a syntax error, and the array is never closed
+    "redact.allowlist = ['ghp_.*']\n"  # not honoured either
+    "redact.patterns = [{ name = 'ticket', pattern = 'TICKET-(?P<secret>[0-9]{6})', note = 'ours' }]\n"
+    "record.input = false\n"
+    "record.title = \n"
+)
+
+
+def test_a_broken_config_in_dotted_keys_still_redacts_with_its_patterns_in_a_real_pty(home: Paths, tmp_path: Path) -> None:
+    """The same promise for a file written in dotted keys: an array cut short, a key stated
+    twice, a rule with a key shellkeep does not know; every rule it states still applies."""
+    home.config_file.parent.mkdir(parents=True, exist_ok=True)
+    home.config_file.write_text(BROKEN_DOTTED_CONFIG)
+    secrets = ["corp_FAKE0123456789abcdefghij", "TICKET-424242", "ghp_FAKE0123456789abcdefghijklmnopqrstuv"]
+    data = tmp_path / "secrets.json"
+    data.write_text(json.dumps(secrets))
+    child = f"import json\nfor s in json.load(open({str(data)!r})): print('value:', s)\ninput()\n"
+    harness = PtyHarness.start([*SK, "run", "--", sys.executable, "-c", child])
+    harness.expect(b"invalid toml", 20)
+    harness.expect(b"unknown key 'note' in redact.patterns rule 'ticket'", 20)  # said, and applied anyway
+    harness.expect(secrets[-1].encode(), 20)
+    harness.write(b"typed line\r")
+    assert harness.finish(30) == 0
+    build_index()
+    for path, text in stored_views(home.home):
+        for needle in ("FAKE0123456789", "424242"):
+            assert needle not in text, f"{needle!r} stored in {path}"
+    text = recorded_text(home)
+    assert "[REDACTED:corp]" in text and "TICKET-[REDACTED:ticket]" in text and "[REDACTED:github-token]" in text
+    assert recorded_text(home, "i") == ""

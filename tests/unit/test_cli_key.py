@@ -66,7 +66,10 @@ def test_key_init_refuses_a_second_key_beside_sessions_sealed_under_a_lost_one(h
 
     status = sk("status", "--json")
     assert status.exit_code == 0 and json.loads(status.stdout)["lost"] == [lost_id]
-    assert f"missing: sessions are encrypted with {lost_id}" in sk("status").stdout
+    said = sk("status")
+    assert said.exit_code == 0 and said.stdout.count("\n") == 1, said.stdout
+    assert said.stdout.startswith(f"no key: sessions are encrypted with {lost_id}, which no key store holds; ")
+    assert "'shellkeep key import FILE'" in said.stdout and "key init" not in said.stdout  # init is refused here
 
     imported = sk("import", str(saved))
     assert imported.exit_code == 0, imported.stderr
@@ -80,6 +83,8 @@ def test_key_init_force_makes_a_key_and_the_old_sessions_stay_unreadable(home: P
     made = sk("init", "--force", "--json")
     assert made.exit_code == 0, made.stderr
     assert json.loads(made.stdout)["current"] != key_id_of_file(cast)
+    said = sk("status").stdout
+    assert said.startswith("current key ") and f"missing: sessions are encrypted with {key_id_of_file(cast)}; " in said
 
 
 def test_the_implicit_first_key_is_refused_too(home: Paths, tmp_path: Path) -> None:
