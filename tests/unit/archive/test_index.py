@@ -314,11 +314,16 @@ def test_search_filters_by_project_agent_and_start(home: Paths, project: Path) -
         ("conn*", '"conn"*'),
         ("a OR b", '"a" OR "b"'),
         ('foo" -bar (x', '"foo" "-bar" "(x"'),
+        ("a NOT b", '"a" NOT "b"'),
+        ("a b AND NOT c", '("a" "b") NOT "c"'),
+        ("a b OR c", '("a" "b") OR "c"'),
+        ("OR a NOT", '"a"'),
         ("NOT", None),
     ],
-    ids=["words", "phrase", "prefix", "or", "odd-characters", "operator-only"],
+    ids=["words", "phrase", "prefix", "or", "odd-characters", "not", "and-not", "or-binds-loosest", "misplaced-operators", "operator-only"],
 )
 def test_fts_query_never_is_a_syntax_error(typed: str, fts: str | None) -> None:
+    """The FTS5 form of queries FTS5 can express; ``NOT x`` alone is tested on recorded sessions (e2e/test_search.py)."""
     if fts is None:
         with pytest.raises(UserInputError):
             ix.fts_query(typed)
