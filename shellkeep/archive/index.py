@@ -118,11 +118,13 @@ class SessionQuery:
 
 @dataclass(frozen=True, slots=True)
 class SearchRequest:
-    """A full-text search: ``query`` in the syntax of ``fts_query``; filters as in
-    ``SessionQuery`` (project None: every project); ``limit``: most hits returned."""
+    """A full-text search: ``query`` in the syntax of ``fts.parse_query``; filters as in
+    ``SessionQuery`` (project None: every project; ``also_projects`` searched with it, the
+    same repository at former paths); ``limit``: most hits returned."""
 
     query: str
     project: str | None = None
+    also_projects: tuple[str, ...] = ()
     agents: tuple[str, ...] = ()
     since: datetime | None = None
     limit: int = 20
@@ -961,8 +963,11 @@ def search(
     src = _sources(paths, vault, recover)
 
     def work(conn: sqlite3.Connection, fresh: bool) -> list[SearchHit]:
-        sync(conn, src, request.project, fresh=fresh, content=True)
-        where, args = _session_filter(request.project, request.agents, (), request.since, None, None, alias="s")
+        projects = None if request.project is None else (request.project, *request.also_projects)
+        for project in projects or (None,):
+            sync(conn, src, project, fresh=fresh, content=True)
+            fresh = False  # a fresh index was rebuilt whole by the first sync
+        where, args = _session_filter(projects, request.agents, (), request.since, None, None, alias="s")
         where = where.replace(" WHERE ", " AND ", 1)
         hits = select_hits(conn, request.query, where=where, args=args, limit=request.limit)
         private = _private_sessions(conn, where, args)

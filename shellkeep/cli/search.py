@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from shellkeep.app.moves import moved_projects
 from shellkeep.cli.options import context, json_option
 from shellkeep.archive.index import SearchRequest, parse_time, search as run_search
 from shellkeep.cli.output import print_json
@@ -23,7 +24,8 @@ from shellkeep.store.paths import project_key
 def search(query: tuple[str, ...], all_projects: bool, agents: tuple[str, ...], since: str | None, limit: int, as_json: bool) -> None:
     """Search what sessions showed and the prompts and answers, best hits first.
 
-    Each hit (a prompt, an answer, a marker label or up to 20 transcript lines)
+    A project moved or renamed on disk also searches the sessions recorded at its
+    former path (matched by its git remote and root commit). Each hit (a prompt, an answer, a marker label or up to 20 transcript lines)
     gives its session and the time (seconds into the recording) to replay from.
     Operators are upper case; there are no parentheses:
 
@@ -43,6 +45,7 @@ def search(query: tuple[str, ...], all_projects: bool, agents: tuple[str, ...], 
     request = SearchRequest(
         query=" ".join(query),
         project=None if all_projects else project_key(ctx.project_root),
+        also_projects=() if all_projects else moved_projects(ctx),
         agents=agents,
         since=parse_time(since) if since else None,
         limit=limit,

@@ -1,6 +1,7 @@
 """The session picker of ``shellkeep browse`` and ``shellkeep resume --pick``: a Textual app.
 
-The project's sessions newest first (every project after Ctrl-A), a filter typed at the top
+The project's sessions newest first (with those recorded at its former paths, as ``ls``
+lists them; every project after Ctrl-A), a filter typed at the top
 that keeps the sessions matching every word (id, name, agent, status, command, directory,
 prompts), and a preview of the highlighted session's last screen (an audited read) and last
 exchanges. Enter resumes it; Ctrl-R replays it (``browse`` only); Escape leaves.
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from shellkeep.app.context import Context
+from shellkeep.app.moves import project_sessions
 from shellkeep.app.conversation import gather
 from shellkeep.app.reads import last_screen
 from shellkeep.errors import SessionNotFound, ShellkeepError, UserInputError
@@ -90,7 +92,8 @@ def picker_app(ctx: Context, *, all_projects: bool, allow_replay: bool) -> App[C
 def _entries(ctx: Context, *, all_projects: bool) -> list[_Entry]:
     """Return the sessions of the project (or every project), newest first, with their filter text."""
     entries = []
-    for meta in ctx.sessions(all_projects=all_projects):
+    # This project's include those recorded at its former paths (a moved work tree), as in ``ls``.
+    for meta in ctx.sessions(all_projects=True) if all_projects else project_sessions(ctx):
         prompts = " ".join(e.prompt for e in read_exchanges(meta, ctx.vault))
         words = [meta.id, meta.name or "", meta.title or "", meta.agent, meta.status, " ".join(meta.command), meta.cwd, meta.project, prompts]
         entries.append(_Entry(meta, " ".join(words).lower()))
