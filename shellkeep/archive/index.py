@@ -42,7 +42,7 @@ from shellkeep.archive.private_search import is_private, save_content, search_pr
 from shellkeep.archive.timeline import Marker, exchange_offset_s
 from shellkeep.asciicast.model import Event
 from shellkeep.errors import DataError, ShellkeepError, UserInputError
-from shellkeep.gitidentity import GitIdentity
+from shellkeep.gitidentity import GitIdentity, remote_key
 from shellkeep.logs import get_logger
 from shellkeep.store.paths import FILE_MODE, Paths, ensure_dir
 from shellkeep.store.session import META_FILE, Recover, SessionMeta, Status, is_interrupted, list_sessions, parse_iso, read_meta
@@ -431,7 +431,7 @@ def _session_row(folder: _Folder, meta: SessionMeta) -> dict[str, object]:
         "output_tokens": usage.get("output"),
         "meta_key": folder.meta_key,
         "project_root": meta.project_root,
-        "git_remote": identity.remote if identity else None,
+        "git_remote": remote_key(identity.remote) if identity and identity.remote else None,
         "git_root_commit": identity.root_commit if identity else None,
     }
 
@@ -880,7 +880,7 @@ def git_projects(
     """Return the projects whose sessions hold a git identity that ``identity`` matches.
 
     Every project folder is brought up to date first (``sync``); the candidates are the
-    sessions sharing the remote or the root commit, each then compared by
+    sessions sharing the remote (the index keeps its ``remote_key``) or the root commit, each then compared by
     ``GitIdentity.matches``. One entry per project and root path.
     Raises as ``list_indexed``.
     """
@@ -892,7 +892,7 @@ def git_projects(
         rows = conn.execute(
             "SELECT DISTINCT project, project_root, git_remote, git_root_commit FROM sessions "
             "WHERE (git_remote IS NOT NULL AND git_remote = ?) OR (git_root_commit IS NOT NULL AND git_root_commit = ?)",
-            (identity.remote, identity.root_commit),
+            (remote_key(identity.remote) if identity.remote else None, identity.root_commit),
         ).fetchall()
         found: dict[tuple[str, str], GitProject] = {}
         for project, root, remote, commit in rows:

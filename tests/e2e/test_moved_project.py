@@ -179,3 +179,13 @@ def test_the_picker_in_the_moved_repository_offers_the_older_session(home: Paths
     own = make_session(home, new_repo, 1)
     assert _pick(home, new_repo / "src", ["enter"]) == Choice("resume", str(meta["id"]))
     assert _pick(home, new_repo / "src", ["down", "enter"]) == Choice("resume", own.id)
+
+
+def test_a_remote_spelt_in_another_case_is_the_same_github_repository(
+    home: Paths, moved: dict[str, object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    meta, new_repo = moved["meta"], moved["new_repo"]
+    assert isinstance(meta, dict) and isinstance(new_repo, Path)
+    _git(new_repo, "remote", "set-url", "origin", "https://GitHub.com/acme/WEB.git")  # recorded as git@github.com:Acme/web.git
+    monkeypatch.chdir(new_repo)
+    assert [m["id"] for m in json.loads(run_sk("ls", "--json").stdout)] == [meta["id"]]
