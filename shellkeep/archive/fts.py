@@ -49,9 +49,6 @@ _SCAN_SQL = (
 _IN_MATCH = "c.id {op} (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?)"
 
 
-_OPERATORS = ("OR", "AND", "NOT")
-
-
 @dataclass(frozen=True, slots=True)
 class Term:
     """One word, ``"quoted phrase"`` or ``prefix*`` of a query.
@@ -93,7 +90,7 @@ class Query:
             parts.append(expr)
         if len(parts) == 1:
             return parts[0]
-        return " OR ".join(p if " NOT " not in p and " " not in p else f"({p})" for p in parts)
+        return " OR ".join(p if " " not in p else f"({p})" for p in parts)
 
     def terms(self) -> list[str]:
         """Return the folded words of the positive terms (for locating a hit in its chunk)."""

@@ -509,13 +509,11 @@ def _indexed_content(src: Sources, meta: SessionMeta, missing: dict[str, str] | 
         return _content_of(meta, src.vault)
     try:
         save_content(meta, _content_of(meta, src.vault).chunks, src.vault)
-    except KeyUnavailable as exc:
-        if missing is None:
-            log.warning("could not store the search text of encrypted session %s (%s); a search will", meta.id, exc)
-        else:
-            missing[meta.id] = key_id_of_file(Path(meta.cast)) or "?"
     except (OSError, ShellkeepError) as exc:
-        log.warning("could not store the search text of encrypted session %s (%s); a search will", meta.id, exc)
+        if missing is not None and isinstance(exc, KeyUnavailable):
+            missing[meta.id] = key_id_of_file(Path(meta.cast)) or "?"
+        else:
+            log.warning("could not store the search text of encrypted session %s (%s); a search will", meta.id, exc)
     return _Content()
 
 
@@ -901,8 +899,8 @@ def git_projects(
     """Return the projects whose sessions hold a git identity that ``identity`` matches.
 
     Every project folder is brought up to date first (``sync``); the candidates are the
-    sessions sharing the remote (the index keeps its ``remote_key``) or the root commit, each then compared by
-    ``GitIdentity.matches``. One entry per project and root path.
+    sessions sharing the remote (the index keeps its ``remote_key``) or the root commit,
+    each then compared by ``GitIdentity.matches``. One entry per project and root path.
     Raises as ``list_indexed``.
     """
     if not paths.projects.is_dir() or not (identity.remote or identity.root_commit):
