@@ -94,7 +94,10 @@ def _entries(ctx: Context, *, all_projects: bool) -> list[_Entry]:
     entries = []
     # This project's include those recorded at its former paths (a moved work tree), as in ``ls``.
     for meta in ctx.sessions(all_projects=True) if all_projects else project_sessions(ctx):
-        prompts = " ".join(e.prompt for e in read_exchanges(meta, ctx.vault))
+        try:
+            prompts = " ".join(e.prompt for e in read_exchanges(meta, ctx.vault))
+        except ShellkeepError:  # sealed with a key no store holds (suspended): listed all the same
+            prompts = ""
         words = [meta.id, meta.name or "", meta.title or "", meta.agent, meta.status, " ".join(meta.command), meta.cwd, meta.project, prompts]
         entries.append(_Entry(meta, " ".join(words).lower()))
     return entries
@@ -122,7 +125,10 @@ def _row(meta: SessionMeta, with_project: bool) -> tuple[str, ...]:
 
 def _preview_exchanges(ctx: Context, meta: SessionMeta) -> str:
     """Return the last exchanges as text; built from a small recording when never stored."""
-    exchanges = read_exchanges(meta, ctx.vault, PREVIEW_EXCHANGES)
+    try:
+        exchanges = read_exchanges(meta, ctx.vault, PREVIEW_EXCHANGES)
+    except ShellkeepError as exc:  # a key missing, a damaged record: the preview says so
+        return f"(no exchanges: {exc})"
     if not exchanges and not is_collected(meta):
         try:
             small = Path(meta.cast).stat().st_size <= PREVIEW_BUILD_MAX_BYTES
