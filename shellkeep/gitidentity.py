@@ -10,7 +10,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["GitIdentity", "root_commit"]
+__all__ = ["CASE_INSENSITIVE_HOSTS", "GitIdentity", "remote_key", "root_commit"]
+
+CASE_INSENSITIVE_HOSTS = ("github.com", "gitlab.com", "bitbucket.org")
+"""Hosts whose repository paths ignore case (``GitHub.com/Owner/Repo`` is ``github.com/owner/repo``).
+``archive.migrations`` holds a copy of this list in its version 3 script."""
+
+
+def remote_key(remote: str) -> str:
+    """Return a normalised remote (``gitinfo.normalise_remote``) as remotes are compared.
+
+    Lower-cased on a host of ``CASE_INSENSITIVE_HOSTS``; any other remote as it is (a
+    self-hosted server or a path may tell case apart).
+    """
+    host = remote.partition("/")[0].lower()
+    return remote.lower() if host in CASE_INSENSITIVE_HOSTS else remote
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,10 +57,13 @@ class GitIdentity:
 
         The root commits must be equal where both are known, and so must the remotes; at
         least one of the two must be known on both sides (a fork shares its root commit
-        but not its remote; a remote-less clone is known by its root commit alone).
+        but not its remote; a remote-less clone is known by its root commit alone). Remotes
+        are compared by ``remote_key`` (case ignored on GitHub, GitLab and Bitbucket).
         """
         compared = False
-        for mine, theirs in ((self.root_commit, other.root_commit), (self.remote, other.remote)):
+        mine_remote = remote_key(self.remote) if self.remote else None
+        their_remote = remote_key(other.remote) if other.remote else None
+        for mine, theirs in ((self.root_commit, other.root_commit), (mine_remote, their_remote)):
             if mine and theirs:
                 if mine != theirs:
                     return False

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -37,31 +38,107 @@ _HITS_SQL = (
     "WHERE chunks_fts MATCH ?{where} ORDER BY rank LIMIT ?"
 )
 
+# A query FTS5 cannot express alone (``NOT x``): every chunk is tested, each alternative as
+# "in the FTS5 matches of its positive terms and not in those of its negated ones"; no rank.
+_SCAN_SQL = (
+    "SELECT c.session_id, c.kind, c.ref, c.time_s, c.times, c.text, NULL, 0.0, "
+    "s.name, s.project, s.agent, s.started_at "
+    "FROM chunks c JOIN sessions s ON s.id = c.session_id "
+    "WHERE ({test}){where} ORDER BY s.started_at DESC, c.session_id DESC, c.time_s, c.id LIMIT ?"
+)
+_IN_MATCH = "c.id {op} (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?)"
 
-def fts_query(text: str) -> str:
-    """Turn what a user typed into an FTS5 query that cannot be a syntax error.
 
-    Words must all match (any order); ``"two words"`` is a phrase; ``word*`` a prefix;
-    ``OR`` and ``NOT`` between words are operators. Everything else is quoted literally.
+@dataclass(frozen=True, slots=True)
+class Term:
+    """One word, ``"quoted phrase"`` or ``prefix*`` of a query.
+
+    fts: its FTS5 form (a quoted string, ``*`` after it for a prefix). pieces: its folded
+    ``fold`` word characters split where the tokenizer splits them (``unique-word-42``:
+    ``unique``, ``word``, ``42``). negated: it came after ``NOT`` (must not occur).
+    """
+
+    fts: str
+    pieces: tuple[str, ...]
+    negated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """A parsed search query: alternatives joined by ``OR``, each a conjunction of terms.
+
+    A hit (one chunk: a prompt, an answer, a marker label or a group of transcript lines)
+    matches an alternative when it holds every term of it that is not negated and none that
+    is. ``OR`` binds loosest, as in FTS5: ``a b OR c`` is ``(a AND b) OR c``.
+    """
+
+    alternatives: tuple[tuple[Term, ...], ...]
+
+    @property
+    def fts(self) -> str | None:
+        """The FTS5 expression of the whole query, or None when an alternative has no
+        positive term (``NOT x`` alone): FTS5 has no unary NOT, the caller scans instead."""
+        parts = []
+        for terms in self.alternatives:
+            wanted = [t.fts for t in terms if not t.negated]
+            if not wanted:
+                return None
+            expr = " ".join(wanted)
+            unwanted = [t.fts for t in terms if t.negated]
+            if unwanted:
+                expr = (f"({expr})" if len(wanted) > 1 else expr) + "".join(f" NOT {u}" for u in unwanted)
+            parts.append(expr)
+        if len(parts) == 1:
+            return parts[0]
+        return " OR ".join(p if " " not in p else f"({p})" for p in parts)
+
+    def terms(self) -> list[str]:
+        """Return the folded words of the positive terms (for locating a hit in its chunk)."""
+        return [piece for terms in self.alternatives for t in terms if not t.negated for piece in t.pieces]
+
+
+def parse_query(text: str) -> Query:
+    """Parse what a user typed into a search ``Query``; never a syntax error for FTS5.
+
+    Words must all match (any order; ``AND`` between them may be written); ``"two words"``
+    is a phrase; ``word*`` a prefix; ``OR`` between terms gives alternatives; ``NOT`` before
+    a term says the hit must not hold it: ``a NOT b`` (= ``a AND NOT b``), ``a OR NOT b``,
+    and ``NOT x`` alone (the hits without ``x``). Operators are upper-case; a misplaced one
+    (leading ``OR``, trailing ``NOT``) is dropped, and characters that are not part of a
+    word (parentheses, a lone ``-``) are taken literally inside a word and ignored alone.
     Raises UserInputError for a query without any word.
     """
-    parts: list[str] = []
+    alternatives: list[tuple[Term, ...]] = []
+    current: list[Term] = []
+    negated = False
     for token in re.findall(_TOKEN, text):
-        if token in ("OR", "NOT", "AND"):
-            if parts and parts[-1] not in ("OR", "NOT", "AND"):
-                parts.append(token)
+        if token == "OR":
+            if current:
+                alternatives.append(tuple(current))
+            current, negated = [], False
+            continue
+        if token in ("AND", "NOT"):
+            negated = negated or token == "NOT"
             continue
         prefix = token.endswith("*") and not token.startswith('"')
         word = token.strip('"').rstrip("*") if prefix else token.strip('"')
         if not re.search(r"\w", word):
             continue
-        quoted = '"' + word.replace('"', '""') + '"'
-        parts.append(quoted + ("*" if prefix else ""))
-    while parts and parts[-1] in ("OR", "NOT", "AND"):
-        parts.pop()
-    if not parts:
+        fts = '"' + word.replace('"', '""') + '"' + ("*" if prefix else "")
+        current.append(Term(fts, tuple(re.findall(r"[^\W_]+", fold(word))), negated))
+        negated = False
+    if current:
+        alternatives.append(tuple(current))
+    if not alternatives:
         raise UserInputError(f"nothing to search for in '{text}'; give at least one word")
-    return " ".join(parts)
+    return Query(tuple(alternatives))
+
+
+def fts_query(text: str) -> str | None:
+    """Return the FTS5 expression of a query (``parse_query``), None for one FTS5 cannot
+    express (an alternative that is only ``NOT x``). Raises UserInputError for a query
+    without any word."""
+    return parse_query(text).fts
 
 
 def fold(text: str) -> str:
@@ -71,13 +148,8 @@ def fold(text: str) -> str:
 
 
 def query_terms(text: str) -> list[str]:
-    """Return the folded words of a query (for locating a hit within a chunk)."""
-    words: list[str] = []
-    for token in re.findall(_TOKEN, text):
-        if token in ("OR", "NOT", "AND"):
-            continue
-        words.extend(fold(w) for w in re.findall(r"\w+", token))
-    return words
+    """Return the folded words of a query's positive terms (for locating a hit within a chunk)."""
+    return parse_query(text).terms()
 
 
 _FOLDS_TO_ASCII: re.Pattern[str] | None = None
@@ -86,21 +158,17 @@ _FOLDS_TO_ASCII: re.Pattern[str] | None = None
 def could_match(query: str) -> Callable[[str], bool] | None:
     """Return a cheap test that is False only for chunk texts ``query`` cannot match, or None.
 
-    For loading only the chunks worth indexing in memory. Every FTS5 match holds all the
-    tokens of at least one query word (a word such as ``unique-word-42`` is a phrase of
-    three tokens); folded (``fold``) and ASCII, each token then occurs in the lower-cased
+    For loading only the chunks worth indexing in memory. Every match holds all the
+    tokens of the positive terms of at least one alternative (``parse_query``; a word such
+    as ``unique-word-42`` is a phrase of three tokens); folded (``fold``) and ASCII, each token then occurs in the lower-cased
     text, unless a token of the text folds to ASCII from a Latin letter with a diacritic
     (``é``, ``İ``): texts holding any such letter are always kept. None (keep every chunk)
-    when a folded query token is not ASCII.
+    when a folded query token is not ASCII, or an alternative has no positive term.
     """
     global _FOLDS_TO_ASCII
-    words = [
-        pieces
-        for token in re.findall(_TOKEN, query)
-        if token not in ("OR", "NOT", "AND") and (pieces := re.findall(r"[^\W_]+", fold(token)))
-    ]
-    if not words or not all(piece.isascii() for pieces in words for piece in pieces):
-        return None
+    words = [[piece for t in terms if not t.negated for piece in t.pieces] for terms in parse_query(query).alternatives]
+    if not all(words) or not all(piece.isascii() for pieces in words for piece in pieces):
+        return None  # an alternative without positive words (``NOT x``) can match any chunk
     if _FOLDS_TO_ASCII is None:
         # Latin-1 Supplement, Latin Extended-A/B, combining diacritics, Latin Extended Additional, -C, -D, -E
         _FOLDS_TO_ASCII = re.compile("[\u00c0-\u024f\u0300-\u036f\u1e00-\u1eff\u2c60-\u2c7f\ua720-\ua7ff\uab30-\uab6f]")
@@ -154,22 +222,30 @@ def select_hits(
 
     conn: an index with the schema of ``archive.migrations`` (the file, or ``memory_index``).
     where: extra ``AND ...`` clauses on the sessions table, alias ``s``, with ``args``.
-    Ranks are bm25 (lower is better; prompts x1.5, markers x1.2). Raises UserInputError
-    for a query FTS5 cannot parse.
+    Ranks are bm25 (lower is better; prompts x1.5, markers x1.2). A query with an
+    alternative of negated terms only (``NOT x``) tests every chunk instead: rank 0.0 for
+    all, newest session first, then in time order. Raises UserInputError for a query FTS5
+    cannot parse.
     """
     import sqlite3
 
-    match = fts_query(query)
-    terms = query_terms(query)
+    parsed = parse_query(query)
+    terms = parsed.terms()
+    match = parsed.fts
+    if match is not None:
+        sql, params = _HITS_SQL.format(where=where), [match, *args, limit]
+    else:
+        test, matches = _scan_test(parsed)
+        sql, params = _SCAN_SQL.format(test=test, where=where), [*matches, *args, limit]
     try:
-        rows = conn.execute(_HITS_SQL.format(where=where), [match, *args, limit]).fetchall()
+        rows = conn.execute(sql, params).fetchall()
     except sqlite3.OperationalError as exc:
         if "fts5" in str(exc).lower() or "syntax" in str(exc).lower():
             raise UserInputError(f"cannot search for '{query}' ({exc}); quote it as a phrase") from exc
         raise
     hits = []
     for sid, kind, ref, time_s, stamps, text, snip, rank, name, project, agent, started_at in rows:
-        snippet, highlights = parse_snippet(snip)
+        snippet, highlights = parse_snippet(snip) if snip is not None else plain_snippet(text, terms)
         hits.append(
             SearchHit(
                 session_id=sid,
@@ -186,6 +262,47 @@ def select_hits(
             )
         )
     return hits
+
+
+def _scan_test(query: Query) -> tuple[str, list[str]]:
+    """Return the SQL test of ``_SCAN_SQL`` for ``query`` and its FTS5 match arguments."""
+    tests: list[str] = []
+    matches: list[str] = []
+    for terms in query.alternatives:
+        wanted = [t.fts for t in terms if not t.negated]
+        unwanted = [t.fts for t in terms if t.negated]
+        clauses = []
+        if wanted:
+            clauses.append(_IN_MATCH.format(op="IN"))
+            matches.append(" ".join(wanted))
+        if unwanted:
+            clauses.append(_IN_MATCH.format(op="NOT IN"))
+            matches.append(" OR ".join(unwanted))
+        tests.append("(" + " AND ".join(clauses) + ")")
+    return " OR ".join(tests), matches
+
+
+def plain_snippet(text: str, terms: Sequence[str]) -> tuple[str, list[list[int]]]:
+    """Return a snippet of a chunk FTS5 did not mark, as ``parse_snippet`` does for one it did.
+
+    About ``SNIPPET_TOKENS`` words from the first word holding a folded query term
+    (``terms``, from ``Query.terms``), else from the start; such words are highlighted.
+    """
+    words = text.split()
+    first = next((i for i, w in enumerate(words) if any(t in fold(w) for t in terms)), 0) if terms else 0
+    start = max(0, first - 2)
+    shown = words[start : start + SNIPPET_TOKENS]
+    out = "…" if start else ""
+    highlights: list[list[int]] = []
+    for i, word in enumerate(shown):
+        if i:
+            out += " "
+        if terms and any(t in fold(word) for t in terms):
+            highlights.append([len(out), len(out) + len(word)])
+        out += word
+    if start + SNIPPET_TOKENS < len(words):
+        out += "…"
+    return out, highlights
 
 
 def memory_index() -> sqlite3.Connection:

@@ -38,11 +38,11 @@ from typing import TYPE_CHECKING, TypeVar
 from shellkeep.archive.fts import fts_query as fts_query  # the query language, used by tests and callers
 from shellkeep.archive.fts import select_hits
 from shellkeep.archive.hits import SearchHit
-from shellkeep.archive.private_search import is_private, save_content, search_private
+from shellkeep.archive.private_search import is_private, missing_keys_line, save_content, search_private
 from shellkeep.archive.timeline import Marker, exchange_offset_s
 from shellkeep.asciicast.model import Event
-from shellkeep.errors import DataError, ShellkeepError, UserInputError
-from shellkeep.gitidentity import GitIdentity
+from shellkeep.errors import DataError, KeyUnavailable, ShellkeepError, UserInputError
+from shellkeep.gitidentity import GitIdentity, remote_key
 from shellkeep.logs import get_logger
 from shellkeep.store.paths import FILE_MODE, Paths, ensure_dir
 from shellkeep.store.session import META_FILE, Recover, SessionMeta, Status, is_interrupted, list_sessions, parse_iso, read_meta
@@ -50,7 +50,7 @@ from shellkeep.terminal.transcript import iter_transcript
 from shellkeep.vault.access import Vault
 from shellkeep.vault.exchanges import read_exchanges
 from shellkeep.archive.migrations import migrate
-from shellkeep.vault.crypto import MAGIC
+from shellkeep.vault.crypto import MAGIC, key_id_of_file
 
 if TYPE_CHECKING:
     import sqlite3
@@ -118,11 +118,13 @@ class SessionQuery:
 
 @dataclass(frozen=True, slots=True)
 class SearchRequest:
-    """A full-text search: ``query`` in the syntax of ``fts_query``; filters as in
-    ``SessionQuery`` (project None: every project); ``limit``: most hits returned."""
+    """A full-text search: ``query`` in the syntax of ``fts.parse_query``; filters as in
+    ``SessionQuery`` (project None: every project; ``also_projects`` searched with it, the
+    same repository at former paths); ``limit``: most hits returned."""
 
     query: str
     project: str | None = None
+    also_projects: tuple[str, ...] = ()
     agents: tuple[str, ...] = ()
     since: datetime | None = None
     limit: int = 20
@@ -132,6 +134,7 @@ class SearchRequest:
 class ListedSession:
     """A session as ``ls`` lists it: the columns of its table, and ``meta.json`` as stored
     (``meta_json``, None unless asked for: reading it costs most of a 10 000-row listing).
+    plain: its recording is known to be plain (False: encrypted, or too new to tell).
 
     ``to_json()`` returns the ``meta.json`` object (the ``ls --json`` contract); ``meta()``
     builds the full ``SessionMeta``. Both need ``meta_json``.
@@ -147,6 +150,7 @@ class ListedSession:
     project: str
     folder: str
     meta_json: str | None = field(default=None, repr=False)
+    plain: bool = True
 
     def to_json(self) -> dict[str, object]:
         """Return the session's ``meta.json`` object; raises ValueError without ``meta_json``."""
@@ -175,6 +179,7 @@ class ListedSession:
             meta.folder.parent.name,
             str(meta.folder),
             json.dumps(meta.to_json(), ensure_ascii=False),
+            _is_plain(meta),
         )
 
 
@@ -429,7 +434,7 @@ def _session_row(folder: _Folder, meta: SessionMeta) -> dict[str, object]:
         "output_tokens": usage.get("output"),
         "meta_key": folder.meta_key,
         "project_root": meta.project_root,
-        "git_remote": identity.remote if identity else None,
+        "git_remote": remote_key(identity.remote) if identity and identity.remote else None,
         "git_root_commit": identity.root_commit if identity else None,
     }
 
@@ -491,19 +496,24 @@ def _content_of(meta: SessionMeta, vault: Vault) -> _Content:
     return content
 
 
-def _indexed_content(src: Sources, meta: SessionMeta) -> _Content:
+def _indexed_content(src: Sources, meta: SessionMeta, missing: dict[str, str] | None = None) -> _Content:
     """Return what the index keeps of an ended session (no database here).
 
     A plain session: its ``_content_of``. An encrypted one: nothing; its text is stored
     encrypted as ``search.jsonl`` instead. Failing to build or store that (a missing key,
     a full disk) is logged: a search builds it later (``private_search.search_private``).
+    missing: collects session id -> key id for a missing key instead of logging it (the
+    caller reports them all in one line).
     """
     if not is_private(meta):
         return _content_of(meta, src.vault)
     try:
         save_content(meta, _content_of(meta, src.vault).chunks, src.vault)
     except (OSError, ShellkeepError) as exc:
-        log.warning("could not store the search text of encrypted session %s (%s); a search will", meta.id, exc)
+        if missing is not None and isinstance(exc, KeyUnavailable):
+            missing[meta.id] = key_id_of_file(Path(meta.cast)) or "?"
+        else:
+            log.warning("could not store the search text of encrypted session %s (%s); a search will", meta.id, exc)
     return _Content()
 
 
@@ -740,7 +750,10 @@ def _catch_up_content(conn: sqlite3.Connection, src: Sources, project: str | Non
         text = _meta_json_of(folder, meta_json)
         if text is not None:
             items.append((_Folder(proj, sid, Path(folder), key), _meta_from_json(text, Path(folder))))
-    _index_contents(conn, src, items)
+    missing: dict[str, str] = {}
+    _index_contents(conn, src, items, missing=missing)
+    if missing:  # the search that called this says so for them all, once
+        log.debug("%s", missing_keys_line(missing, "not indexed"))
 
 
 def _index_contents(
@@ -748,14 +761,18 @@ def _index_contents(
     src: Sources,
     items: Sequence[tuple[_Folder, SessionMeta]],
     on_progress: Callable[[int, int], None] | None = None,
+    missing: dict[str, str] | None = None,
 ) -> None:
-    """Render and store the content of ``items`` in batched transactions."""
+    """Render and store the content of ``items`` in batched transactions.
+
+    missing: as in ``_indexed_content`` (encrypted sessions whose key is missing).
+    """
     done = 0
     for start in range(0, len(items), _BATCH_SESSIONS):
         batch: list[tuple[_Folder, SessionMeta, _Content | None]] = []
         for folder, meta in items[start : start + _BATCH_SESSIONS]:
             if _is_final(meta):
-                batch.append((folder, meta, _indexed_content(src, meta)))
+                batch.append((folder, meta, _indexed_content(src, meta, missing)))
             else:
                 batch.append((folder, meta, None))
         with _write(conn):
@@ -805,7 +822,10 @@ def rebuild(
                 items.append(found)
         if on_progress is not None:
             on_progress(0, len(items))
-        _index_contents(conn, src, items, on_progress)
+        missing: dict[str, str] = {}
+        _index_contents(conn, src, items, on_progress, missing)
+        if missing:
+            log.warning("%s", missing_keys_line(missing, "listed but not indexed for search"))
         keep = {f.session_id for f, _ in items}
         stale = [r[0] for r in conn.execute("SELECT id FROM sessions") if r[0] not in keep]
         with _write(conn):
@@ -843,13 +863,14 @@ def list_indexed(
         where, args = _session_filter(projects, query.agents, query.statuses, query.since, query.until, query.name)
         sql = (
             "SELECT id, name, agent, status, started_at, duration, exit_code, project, folder, "
-            + ("(SELECT meta_json FROM session_json j WHERE j.id = sessions.id) " if full else "NULL ")
+            + ("(SELECT meta_json FROM session_json j WHERE j.id = sessions.id), " if full else "NULL, ")
+            + "EXISTS (SELECT 1 FROM session_json j WHERE j.id = sessions.id) "
             + f"FROM sessions{where} ORDER BY started_s DESC, id DESC"
         )
         if query.limit is not None:
             sql += " LIMIT ?"
             args.append(query.limit)
-        listed = [ListedSession(*row) for row in conn.execute(sql, args)]
+        listed = [ListedSession(*row[:-1], plain=bool(row[-1])) for row in conn.execute(sql, args)]
         if not full:
             return listed
         found = []
@@ -878,8 +899,8 @@ def git_projects(
     """Return the projects whose sessions hold a git identity that ``identity`` matches.
 
     Every project folder is brought up to date first (``sync``); the candidates are the
-    sessions sharing the remote or the root commit, each then compared by
-    ``GitIdentity.matches``. One entry per project and root path.
+    sessions sharing the remote (the index keeps its ``remote_key``) or the root commit,
+    each then compared by ``GitIdentity.matches``. One entry per project and root path.
     Raises as ``list_indexed``.
     """
     if not paths.projects.is_dir() or not (identity.remote or identity.root_commit):
@@ -890,7 +911,7 @@ def git_projects(
         rows = conn.execute(
             "SELECT DISTINCT project, project_root, git_remote, git_root_commit FROM sessions "
             "WHERE (git_remote IS NOT NULL AND git_remote = ?) OR (git_root_commit IS NOT NULL AND git_root_commit = ?)",
-            (identity.remote, identity.root_commit),
+            (remote_key(identity.remote) if identity.remote else None, identity.root_commit),
         ).fetchall()
         found: dict[tuple[str, str], GitProject] = {}
         for project, root, remote, commit in rows:
@@ -961,8 +982,11 @@ def search(
     src = _sources(paths, vault, recover)
 
     def work(conn: sqlite3.Connection, fresh: bool) -> list[SearchHit]:
-        sync(conn, src, request.project, fresh=fresh, content=True)
-        where, args = _session_filter(request.project, request.agents, (), request.since, None, None, alias="s")
+        projects = None if request.project is None else (request.project, *request.also_projects)
+        for project in projects or (None,):
+            sync(conn, src, project, fresh=fresh, content=True)
+            fresh = False  # a fresh index was rebuilt whole by the first sync
+        where, args = _session_filter(projects, request.agents, (), request.since, None, None, alias="s")
         where = where.replace(" WHERE ", " AND ", 1)
         hits = select_hits(conn, request.query, where=where, args=args, limit=request.limit)
         private = _private_sessions(conn, where, args)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from shellkeep.archive.fts import could_match, fts_query, memory_index, select_hits
 from shellkeep.archive.hits import Chunk, SearchHit
-from shellkeep.errors import DataError, ShellkeepError
+from shellkeep.errors import DataError, KeyUnavailable, ShellkeepError
 from shellkeep.vault.crypto import SEARCH_FILE, is_encrypted, key_id_of_file, split_records, write_records_atomic
 from shellkeep.store.session import SessionMeta
 from shellkeep.logs import get_logger
@@ -73,6 +73,20 @@ def load_content(meta: SessionMeta, vault: Vault) -> list[Chunk] | None:
     return chunks
 
 
+def missing_keys_line(missing: dict[str, str], what: str) -> str:
+    """Return one line for the sessions (id -> key id) whose key no store holds.
+
+    what: what was not done to them ("not searched", "not indexed").
+    """
+    count = len(missing)
+    keys = sorted(set(missing.values()))
+    return (
+        f"{count} encrypted session{'' if count == 1 else 's'} {what}: "
+        f"key{'' if len(keys) == 1 else 's'} {', '.join(keys)} missing (suspended); "
+        "import it with 'shellkeep key import FILE'"
+    )
+
+
 def search_private(
     vault: Vault,
     sessions: Iterable[SessionMeta],
@@ -86,12 +100,14 @@ def search_private(
     Hits are those ``index.search`` gives for the same text in a plain session (kinds,
     times, snippets, highlights; bm25 ranks over these sessions' text).
     build: makes a session's chunks when its ``search.jsonl`` is missing (then stored for
-    next time); None skips such sessions. A session whose key is missing or whose file is
-    damaged is skipped with a logged warning. Raises UserInputError for an empty query.
+    next time); None skips such sessions. Sessions whose key is missing are skipped with
+    one logged warning for them all (``missing_keys_line``); one whose file is damaged
+    with a warning of its own. Raises UserInputError for an empty query.
     """
     fts_query(query)  # refuse a query without a word before decrypting anything
     keep = could_match(query)
     loaded: list[tuple[SessionMeta, list[Chunk]]] = []
+    missing: dict[str, str] = {}  # session id -> the key id no store holds
     for meta in sessions:
         if not is_private(meta):
             continue
@@ -100,12 +116,17 @@ def search_private(
             if chunks is None and build is not None:
                 chunks = list(build(meta))
                 save_content(meta, chunks, vault)
+        except KeyUnavailable:
+            missing[meta.id] = key_id_of_file(meta.folder / SEARCH_FILE) or key_id_of_file(Path(meta.cast)) or "?"
+            continue
         except (OSError, ShellkeepError) as exc:
             log.warning("skipping encrypted session %s in search: %s", meta.id, exc)
             continue
         kept = [chunk for chunk in chunks or () if keep is None or keep(chunk[4])]
         if kept:
             loaded.append((meta, kept))
+    if missing:
+        log.warning("%s", missing_keys_line(missing, "not searched"))
     if not loaded:
         return []
     conn = memory_index()

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import click
 
 from shellkeep.app.moves import moved_projects
+from shellkeep.app.reads import SUSPENDED_KEY_MISSING, missing_keys
 from shellkeep.cli.options import context, json_option
 from shellkeep.store.session import Status
 from shellkeep.archive.index import SessionQuery, find_sessions, parse_time
@@ -45,7 +46,8 @@ def ls(
     """List this project's sessions, newest first.
 
     A project moved or renamed on disk also lists the sessions recorded at its former path
-    (matched by its git remote and root commit).
+    (matched by its git remote and root commit). A session sealed with a key no store
+    holds shows as "suspended: key missing" until the key is imported.
 
     Example: shellkeep ls --agent claude --since 3d --limit 10
     """
@@ -69,10 +71,10 @@ def ls(
         hint = "no sessions match; try without filters" if filtered else "no sessions yet; run 'shellkeep' or 'shellkeep PROGRAM' to record one"
         click.echo(hint, err=True)
         return
-    _print_table(sessions, all_projects)
+    _print_table(sessions, all_projects, missing_keys(ctx, sessions))
 
 
-def _print_table(sessions: list[ListedSession], all_projects: bool) -> None:
+def _print_table(sessions: list[ListedSession], all_projects: bool, missing: dict[str, str]) -> None:
     from datetime import datetime
 
     def local(iso_text: str) -> str:
@@ -88,7 +90,7 @@ def _print_table(sessions: list[ListedSession], all_projects: bool) -> None:
             s.id,
             s.name or "-",
             s.agent,
-            s.status,
+            SUSPENDED_KEY_MISSING if s.id in missing else s.status,
             local(s.started_at),
             format_duration(s.duration),
             "-" if s.exit_code is None else str(s.exit_code),

@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from shellkeep.app.moves import moved_projects
 from shellkeep.cli.options import context, json_option
 from shellkeep.archive.index import SearchRequest, parse_time, search as run_search
 from shellkeep.cli.output import print_json
@@ -23,8 +24,19 @@ from shellkeep.store.paths import project_key
 def search(query: tuple[str, ...], all_projects: bool, agents: tuple[str, ...], since: str | None, limit: int, as_json: bool) -> None:
     """Search what sessions showed and the prompts and answers, best hits first.
 
-    Words must all match; "two words" is a phrase, word* a prefix, OR and NOT combine.
-    Each hit gives its session and the time (seconds into the recording) to replay from.
+    A project moved or renamed on disk also searches the sessions recorded at its
+    former path (matched by its git remote and root commit). Each hit (a prompt, an answer, a marker label or up to 20 transcript lines)
+    gives its session and the time (seconds into the recording) to replay from.
+    Operators are upper case; there are no parentheses:
+
+    \b
+      a b, a AND b   both words, any order
+      "two words"    the phrase
+      word*          a word starting with "word"
+      a OR b         either (a b OR c means (a and b) or c)
+      a NOT b        a, but not b (also: a AND NOT b)
+      a OR NOT b     a, or anything without b
+      NOT x          anything without x
 
     Example: shellkeep search "connection refused" --all
     """
@@ -33,6 +45,7 @@ def search(query: tuple[str, ...], all_projects: bool, agents: tuple[str, ...], 
     request = SearchRequest(
         query=" ".join(query),
         project=None if all_projects else project_key(ctx.project_root),
+        also_projects=() if all_projects else moved_projects(ctx),
         agents=agents,
         since=parse_time(since) if since else None,
         limit=limit,

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from shellkeep.app.reads import SUSPENDED_KEY_MISSING, missing_key
 from shellkeep.app.resume import session_chain
 from shellkeep.archive.export.formats import token_line
 from shellkeep.archive.timeline import exchange_offset_s
@@ -41,12 +42,14 @@ def show(ref: str | None, last: bool, full: bool, as_json: bool) -> None:
     if as_json:
         print_json(meta)
         return
-    _print_meta(meta)
+    key_id = missing_key(ctx, meta)
+    _print_meta(meta, key_id)
     _print_chain(ctx.paths, meta)
-    _print_exchanges(meta, read_exchanges(meta, ctx.vault), full)
+    if key_id is None:  # else its exchanges are sealed with the same missing key
+        _print_exchanges(meta, read_exchanges(meta, ctx.vault), full)
 
 
-def _print_meta(meta: SessionMeta) -> None:
+def _print_meta(meta: SessionMeta, missing_key_id: str | None) -> None:
     git = meta.git_start or {}
     rows = [
         ("id", meta.id),
@@ -66,6 +69,8 @@ def _print_meta(meta: SessionMeta) -> None:
         ("exchanges", str(meta.exchange_count)),
         ("tokens", token_line(meta.usage) if meta.usage else "-"),
     ]
+    if missing_key_id is not None:
+        rows.insert(6, ("access", f"{SUSPENDED_KEY_MISSING} ({missing_key_id}); import it with 'shellkeep key import FILE'"))
     if meta.recording_error:
         rows.append(("warning", f"recording incomplete: {meta.recording_error}"))
     damage = (meta.agent_transcript_damage or {}).get("summary")

@@ -1,6 +1,7 @@
 """The session picker of ``shellkeep browse`` and ``shellkeep resume --pick``: a Textual app.
 
-The project's sessions newest first (every project after Ctrl-A), a filter typed at the top
+The project's sessions newest first (with those recorded at its former paths, as ``ls``
+lists them; every project after Ctrl-A), a filter typed at the top
 that keeps the sessions matching every word (id, name, agent, status, command, directory,
 prompts), and a preview of the highlighted session's last screen (an audited read) and last
 exchanges. Enter resumes it; Ctrl-R replays it (``browse`` only); Escape leaves.
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from shellkeep.app.context import Context
+from shellkeep.app.moves import project_sessions
 from shellkeep.app.conversation import gather
 from shellkeep.app.reads import last_screen
 from shellkeep.errors import SessionNotFound, ShellkeepError, UserInputError
@@ -90,8 +92,12 @@ def picker_app(ctx: Context, *, all_projects: bool, allow_replay: bool) -> App[C
 def _entries(ctx: Context, *, all_projects: bool) -> list[_Entry]:
     """Return the sessions of the project (or every project), newest first, with their filter text."""
     entries = []
-    for meta in ctx.sessions(all_projects=all_projects):
-        prompts = " ".join(e.prompt for e in read_exchanges(meta, ctx.vault))
+    # This project's include those recorded at its former paths (a moved work tree), as in ``ls``.
+    for meta in ctx.sessions(all_projects=True) if all_projects else project_sessions(ctx):
+        try:
+            prompts = " ".join(e.prompt for e in read_exchanges(meta, ctx.vault))
+        except ShellkeepError:  # sealed with a key no store holds (suspended): listed all the same
+            prompts = ""
         words = [meta.id, meta.name or "", meta.title or "", meta.agent, meta.status, " ".join(meta.command), meta.cwd, meta.project, prompts]
         entries.append(_Entry(meta, " ".join(words).lower()))
     return entries
@@ -119,7 +125,10 @@ def _row(meta: SessionMeta, with_project: bool) -> tuple[str, ...]:
 
 def _preview_exchanges(ctx: Context, meta: SessionMeta) -> str:
     """Return the last exchanges as text; built from a small recording when never stored."""
-    exchanges = read_exchanges(meta, ctx.vault, PREVIEW_EXCHANGES)
+    try:
+        exchanges = read_exchanges(meta, ctx.vault, PREVIEW_EXCHANGES)
+    except ShellkeepError as exc:  # a key missing, a damaged record: the preview says so
+        return f"(no exchanges: {exc})"
     if not exchanges and not is_collected(meta):
         try:
             small = Path(meta.cast).stat().st_size <= PREVIEW_BUILD_MAX_BYTES

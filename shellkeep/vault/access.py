@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import IO
 
 from shellkeep.asciicast.reader import Cast
+from shellkeep.errors import ShellkeepError
 from shellkeep.store.paths import Paths
 from shellkeep.vault import crypto, recording
 from shellkeep.vault.keys import Key, KeyUnavailable, current_key, find_key
@@ -50,6 +51,23 @@ class Vault:
             return current_key(self.paths, self.key_file)
         except KeyUnavailable:
             return self.key(key_id)
+
+    def missing_key(self, path: Path) -> str | None:
+        """Return the id of the key ``path`` is sealed with when no store holds it, else None.
+
+        None for a plain, unreadable or too short file, and for one whose key is found
+        (cached for the process). Reads the file's header only; never raises.
+        """
+        key_id = crypto.key_id_of_file(path)
+        if key_id is None:
+            return None
+        try:
+            self.key(key_id)
+        except KeyUnavailable:
+            return key_id
+        except (OSError, ShellkeepError):  # a damaged key store: reading the file will say so
+            return None
+        return None
 
     def open_plain(self, path: Path) -> IO[bytes]:
         """Open a stored file's plaintext (decrypted when sealed; zstd is not undone)."""

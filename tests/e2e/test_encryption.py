@@ -143,6 +143,53 @@ def test_a_missing_key_is_one_line_exit_1_and_nothing_changes(home: Paths, tmp_p
     assert WORD in run_sk("cat", "--last").stdout.decode()
 
 
+def test_sessions_whose_key_is_missing_are_suspended_not_errors(home: Paths, tmp_path: Path) -> None:
+    """Two sealed sessions, then the key file is gone: ls and show say "suspended: key
+    missing"; cat, export and replay give one line and exit 1; search and reindex one
+    summarised line for both sessions."""
+    for n in (1, 2):
+        assert run_sk("run", "--name", f"sealed-{n}", "--", sys.executable, "-c", CHILD).returncode == 0
+    plain = run_sk("run", "--name", "plain", "--", "sh", "-c", f"echo {WORD}-plain", env={**os.environ, "SHELLKEEP_ENCRYPTION_ENCRYPT": "false"})
+    assert plain.returncode == 0, plain.stderr
+    wait_for_housekeeping(home)
+    key_id = key_id_of_file(_sealed_cast(home))
+    assert key_id is not None
+    (home.home / "keys" / "keys.json").rename(tmp_path / "saved-keys.json")
+
+    listed = run_sk("ls")
+    assert listed.returncode == 0 and listed.stderr == b"", listed.stderr
+    rows = {line.split()[1]: line for line in listed.stdout.decode().splitlines()[1:]}
+    assert "suspended: key missing" in rows["sealed-1"] and "suspended: key missing" in rows["sealed-2"]
+    assert "suspended" not in rows["plain"] and "finished" in rows["plain"]
+    shown = run_sk("show", "sealed-1")
+    assert shown.returncode == 0 and shown.stderr == b"", shown.stderr
+    assert f"suspended: key missing ({key_id})" in shown.stdout.decode()
+    for args in (("cat", "sealed-1"), ("export", "sealed-1", "--format", "txt"), ("replay", "sealed-1", "--speed", "100")):
+        result = run_sk(*args)
+        err = result.stderr.decode()
+        assert result.returncode == 1 and err.count("\n") == 1 and "shellkeep key import" in err, (args, err)
+
+    found = run_sk("search", WORD.split("-")[0], "--json")
+    assert found.returncode == 0
+    assert [h["session_name"] for h in json.loads(found.stdout)] == ["plain"]
+    err = found.stderr.decode()
+    assert err.count("\n") == 1 and "2 encrypted sessions not searched" in err and key_id in err, err
+    rebuilt = run_sk("reindex")
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    err = rebuilt.stderr.decode()
+    assert err.count("\n") == 1 and "2 encrypted sessions" in err and key_id in err, err
+    assert "indexed 3 sessions" in rebuilt.stdout.decode()
+
+    assert run_sk("key", "import", str(tmp_path / "saved-keys.json")).returncode == 0
+    assert "suspended" not in run_sk("ls").stdout.decode()
+    again = run_sk("search", WORD.split("-")[0], "--json")
+    assert sorted(h["session_name"] for h in json.loads(again.stdout)) == ["plain", "sealed-1", "sealed-2"], again.stderr
+
+
+def _sealed_cast(home: Paths) -> Path:
+    return next(c for c in home.projects.glob("*/*/session.cast") if is_encrypted(c))
+
+
 def test_a_damaged_recording_is_exit_3(home: Paths) -> None:
     run_sk("run", "--", sys.executable, "-c", CHILD)
     wait_for_housekeeping(home)

@@ -5,8 +5,8 @@ line-based notes program (``test_resume.NOTES``), recorded in a real pty from a 
 Then the repository is moved with ``mv``. ``resume SESSION`` elsewhere refuses with one line
 naming ``--cwd``; ``resume SESSION --cwd DIR`` and a bare ``resume`` in the moved repository
 (its git remote and root commit match) start the program in the moved subfolder and type
-the earlier exchanges into it; ``ls`` there lists the older session, ``ls`` in another
-repository does not.
+the earlier exchanges into it; ``ls``, ``search`` and the picker there offer the older
+session, ``ls`` and ``search`` in another repository or a fork do not.
 """
 
 from __future__ import annotations
@@ -146,3 +146,46 @@ def test_ls_in_the_moved_repository_lists_the_older_session(
     _repo(fork, "https://github.com/Acme/web")
     monkeypatch.chdir(fork)
     assert json.loads(run_sk("ls", "--json").stdout) == []
+
+
+def test_search_in_the_moved_repository_finds_the_older_session(
+    home: Paths, moved: dict[str, object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    meta, new_repo, tmp = moved["meta"], moved["new_repo"], moved["tmp"]
+    assert isinstance(meta, dict) and isinstance(new_repo, Path) and isinstance(tmp, Path)
+    monkeypatch.chdir(new_repo / "src")
+    hits = json.loads(run_sk("search", "apples", "--json").stdout)
+    assert hits and {h["session_id"] for h in hits} == {meta["id"]}
+
+    # A repository of the same remote but another root commit does not search it.
+    fork = tmp / "fork"
+    _repo(fork, "https://github.com/Acme/web")
+    monkeypatch.chdir(fork)
+    result = run_sk("search", "apples", "--json")
+    assert result.returncode == 0 and json.loads(result.stdout) == []
+
+
+def test_the_picker_in_the_moved_repository_offers_the_older_session(home: Paths, moved: dict[str, object]) -> None:
+    pytest.importorskip("textual")
+    from shellkeep.tui.picker import Choice
+    from tests.unit.test_browse import _pick
+
+    meta, new_repo, tmp = moved["meta"], moved["new_repo"], moved["tmp"]
+    assert isinstance(meta, dict) and isinstance(new_repo, Path) and isinstance(tmp, Path)
+    from tests.unit.store.factory import make_session
+
+    # The moved repository has a session of its own (older): without the former path's, the
+    # picker would open on it (not on every project's, as for a project without sessions).
+    own = make_session(home, new_repo, 1)
+    assert _pick(home, new_repo / "src", ["enter"]) == Choice("resume", str(meta["id"]))
+    assert _pick(home, new_repo / "src", ["down", "enter"]) == Choice("resume", own.id)
+
+
+def test_a_remote_spelt_in_another_case_is_the_same_github_repository(
+    home: Paths, moved: dict[str, object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    meta, new_repo = moved["meta"], moved["new_repo"]
+    assert isinstance(meta, dict) and isinstance(new_repo, Path)
+    _git(new_repo, "remote", "set-url", "origin", "https://GitHub.com/acme/WEB.git")  # recorded as git@github.com:Acme/web.git
+    monkeypatch.chdir(new_repo)
+    assert [m["id"] for m in json.loads(run_sk("ls", "--json").stdout)] == [meta["id"]]

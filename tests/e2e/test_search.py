@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
 
 from shellkeep.cli.main import main
@@ -77,3 +78,78 @@ def test_eight_sessions_recorded_at_once_are_all_listed_and_found(home: Paths) -
     for n in range(8):
         hits = json.loads(sk("search", f"concurrent-{n}-marker", "--json").stdout)
         assert len({h["session_id"] for h in hits}) == 1, n
+
+
+# -- the query language, the same over plain and encrypted sessions -------------------------
+
+LANGUAGE_SESSIONS = {"s1": "alpha bravo", "s2": "alpha charlie", "s3": "delta echo"}
+"""Session name -> the one line its program prints (each session's transcript is one chunk)."""
+
+
+@pytest.fixture(scope="module")
+def recorded_twice(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[dict[str, str], Path]]:
+    """Record ``LANGUAGE_SESSIONS`` with ``shellkeep run`` into a plain and an encrypted data
+    folder; return kind -> (environment, project directory) for running ``shellkeep`` there."""
+    import os
+    import sys
+
+    from tests.helpers import wait_for_background
+
+    homes: dict[str, tuple[dict[str, str], Path]] = {}
+    for kind in ("plain", "encrypted"):
+        root = tmp_path_factory.mktemp(f"search-{kind}")
+        project = root / "project"
+        project.mkdir()
+        env = {**os.environ, "SHELLKEEP_HOME": str(root / "home"), "SHELLKEEP_CONFIG": str(root / "config.toml"),
+               "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"}  # fmt: skip
+        for var in ("SHELLKEEP_SESSION", "SHELLKEEP_SESSION_DIR", "SHELLKEEP_PROJECT", "SHELLKEEP_DEBUG"):
+            env.pop(var, None)
+        if kind == "encrypted":
+            assert run_sk("key", "init", env=env, cwd=project).returncode == 0
+            assert run_sk("config", "set", "encryption.encrypt", "true", env=env, cwd=project).returncode == 0
+        for name, line in LANGUAGE_SESSIONS.items():
+            done = run_sk("run", "--name", name, "--", sys.executable, "-c", f"print({line!r})", env=env, cwd=project)
+            assert done.returncode == 0, done.stderr
+        wait_for_background(Paths(root / "home", root / "config.toml"))
+        homes[kind] = (env, project)
+    return homes
+
+
+@pytest.mark.parametrize(
+    ("query", "sessions"),
+    [
+        ("alpha", {"s1", "s2"}),
+        ("alpha bravo", {"s1"}),
+        ("alpha AND bravo", {"s1"}),
+        ('"alpha bravo"', {"s1"}),
+        ('"bravo alpha"', set()),
+        ("alph*", {"s1", "s2"}),
+        ("bravo OR echo", {"s1", "s3"}),
+        ("alpha NOT bravo", {"s2"}),
+        ("alpha AND NOT bravo", {"s2"}),
+        ("bravo OR NOT alpha", {"s1", "s3"}),
+        ("NOT alpha", {"s3"}),
+        ("NOT alpha NOT echo", set()),
+        ("NOT bravo NOT charlie", {"s3"}),
+    ],
+    ids=["word", "words", "and", "phrase", "phrase-order", "prefix", "or", "not", "and-not", "or-not",
+         "not-alone", "not-not", "not-alone-twice"],  # fmt: skip
+)
+def test_the_query_language_gives_the_same_hits_in_plain_and_encrypted_sessions(
+    recorded_twice: dict[str, tuple[dict[str, str], Path]], query: str, sessions: set[str]
+) -> None:
+    found = {}
+    for kind, (env, project) in recorded_twice.items():
+        result = run_sk("search", query, "--json", env=env, cwd=project)
+        assert result.returncode == 0, result.stderr
+        hits = json.loads(result.stdout)
+        assert {h["session_name"] for h in hits} == sessions, (kind, hits)
+        found[kind] = sorted((h["session_name"], h["kind"], h["snippet"], h["highlights"]) for h in hits)
+        assert all(h["snippet"] == LANGUAGE_SESSIONS[h["session_name"]] for h in hits), hits
+    assert found["plain"] == found["encrypted"]
+
+
+def test_search_help_documents_the_query_language() -> None:
+    out = sk("search", "--help").stdout
+    for form in ('"two words"', "word*", "a OR b", "a NOT b", "NOT x"):
+        assert form in out, form

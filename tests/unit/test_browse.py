@@ -130,3 +130,18 @@ def test_a_preview_is_an_audited_read(home: Paths, sessions: list[str]) -> None:
     previewed = [(e.command, e.session, e.detail) for e in read_entries(home)]
     assert ("browse", sessions[0], "last screen") in previewed
     assert ("browse", sessions[1], "last screen") in previewed
+
+
+def test_a_session_whose_key_is_missing_is_still_offered(home: Paths, sessions: list[str], no_os_keyring: None) -> None:
+    pytest.importorskip("cryptography")
+    from shellkeep.agents.base import Exchange
+    from shellkeep.vault.access import Vault
+    from shellkeep.vault.exchanges import write_exchanges
+    from shellkeep.vault.keys import current_key, forget_cached_keys
+
+    current_key(home, create=True)
+    [folder] = [f for f in home.projects.glob("*/*") if f.name == sessions[1]]
+    write_exchanges(folder, [Exchange(index=0, time=None, prompt="sealed prompt", answer="ok")], Vault(home, encrypt=True))
+    (home.home / "keys" / "keys.json").unlink()
+    forget_cached_keys()
+    assert _pick(home, Path.cwd(), ["down", "enter"]) == Choice("resume", sessions[1])

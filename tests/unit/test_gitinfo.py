@@ -84,8 +84,15 @@ def test_origin_remote_and_root_commit_of_a_real_repository_and_its_worktree(tmp
         (GitIdentity("github.com/a/web", "c1"), GitIdentity("github.com/fork/web", "c1"), False),
         (GitIdentity("github.com/a/web", "c1"), GitIdentity("github.com/a/web", "c2"), False),
         (GitIdentity("github.com/a/web", None), GitIdentity(None, "c1"), False),
+        (GitIdentity("github.com/Acme/Web", "c1"), GitIdentity("github.com/acme/web", "c1"), True),
+        (GitIdentity("gitlab.com/Acme/Web", None), GitIdentity("gitlab.com/acme/web", None), True),
+        (GitIdentity("bitbucket.org/ACME/web", "c1"), GitIdentity("bitbucket.org/acme/web", None), True),
+        (GitIdentity("github.com/Acme/Web", "c1"), GitIdentity("github.com/acme/web", "c2"), False),
+        (GitIdentity("git.example.com/Acme/web", None), GitIdentity("git.example.com/acme/web", None), False),
+        (GitIdentity("/srv/git/Web", None), GitIdentity("/srv/git/web", None), False),
     ],
-    ids=["both", "root-unknown", "no-remote", "fork", "history-recreated", "nothing-shared"],
+    ids=["both", "root-unknown", "no-remote", "fork", "history-recreated", "nothing-shared", "github-case",
+         "gitlab-case", "bitbucket-case", "github-case-history-recreated", "self-hosted-case-counts", "path-case-counts"],  # fmt: skip
 )
 def test_identities_match(mine: GitIdentity, theirs: GitIdentity, same: bool) -> None:
     assert mine.matches(theirs) is same and theirs.matches(mine) is same

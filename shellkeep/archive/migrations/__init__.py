@@ -94,7 +94,16 @@ CREATE INDEX sessions_by_git_remote ON sessions (git_remote);
 CREATE INDEX sessions_by_git_root_commit ON sessions (git_root_commit);
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2)
+_V3 = """
+-- git_remote holds gitidentity.remote_key of the remote: lower-cased on the hosts whose
+-- repository paths ignore case (gitidentity.CASE_INSENSITIVE_HOSTS as of this version), so
+-- that GitHub.com/Owner/Repo finds github.com/owner/repo. normalise_remote already
+-- lower-cased the host; rows indexed before keep the path's case until rewritten here.
+UPDATE sessions SET git_remote = lower(git_remote)
+    WHERE substr(git_remote, 1, instr(git_remote || '/', '/') - 1) IN ('github.com', 'gitlab.com', 'bitbucket.org');
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
 """Script ``i`` takes an index from version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

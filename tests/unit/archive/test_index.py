@@ -50,6 +50,28 @@ def test_a_new_index_is_wal_with_a_busy_timeout_at_the_current_schema(home: Path
         assert c.execute("PRAGMA busy_timeout").fetchone()[0] == int(ix.BUSY_TIMEOUT_S * 1000)
 
 
+def test_an_index_of_schema_2_is_upgraded_and_finds_remotes_whatever_their_case(home: Paths, project: Path) -> None:
+    from shellkeep.archive.migrations import MIGRATIONS
+
+    make_session(home, project, 1)
+    conn = sqlite3.connect(home.index, isolation_level=None)
+    for script in MIGRATIONS[:2]:  # the index as the previous release wrote it
+        for statement in statements(script):
+            conn.execute(statement)
+    conn.execute("PRAGMA user_version = 2")
+    for sid, remote in (("gh", "github.com/Acme/Web"), ("own", "git.example.com/Acme/Web")):
+        conn.execute(
+            "INSERT INTO sessions (id, project, folder, agent, status, started_at, started_s, meta_key, project_root, git_remote) "
+            f"VALUES ('{sid}', 'p-{sid}', '/gone', 'sh', 'finished', '2026-01-01T00:00:00.000Z', 0, 'k', '/gone/{sid}', '{remote}')"
+        )
+    conn.close()
+    found = ix.git_projects(home, GitIdentity("GitHub.com/ACME/web", None))  # opens, upgrades, syncs
+    assert [(p.project, p.identity.remote) for p in found] == [("p-gh", "github.com/acme/web")]
+    assert ix.git_projects(home, GitIdentity("git.example.com/acme/web", None)) == []  # case counts on other hosts
+    assert [p.project for p in ix.git_projects(home, GitIdentity("git.example.com/Acme/Web", None))] == ["p-own"]
+    assert sqlite3.connect(home.index).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
 def test_migrate_upgrades_an_empty_database_and_is_idempotent(tmp_path: Path) -> None:
     conn = sqlite3.connect(tmp_path / "i.sqlite3", isolation_level=None)
     migrate(conn, tmp_path / "i.sqlite3")
@@ -314,11 +336,16 @@ def test_search_filters_by_project_agent_and_start(home: Paths, project: Path) -
         ("conn*", '"conn"*'),
         ("a OR b", '"a" OR "b"'),
         ('foo" -bar (x', '"foo" "-bar" "(x"'),
+        ("a NOT b", '"a" NOT "b"'),
+        ("a b AND NOT c", '("a" "b") NOT "c"'),
+        ("a b OR c", '("a" "b") OR "c"'),
+        ("OR a NOT", '"a"'),
         ("NOT", None),
     ],
-    ids=["words", "phrase", "prefix", "or", "odd-characters", "operator-only"],
+    ids=["words", "phrase", "prefix", "or", "odd-characters", "not", "and-not", "or-binds-loosest", "misplaced-operators", "operator-only"],
 )
 def test_fts_query_never_is_a_syntax_error(typed: str, fts: str | None) -> None:
+    """The FTS5 form of queries FTS5 can express; ``NOT x`` alone is tested on recorded sessions (e2e/test_search.py)."""
     if fts is None:
         with pytest.raises(UserInputError):
             ix.fts_query(typed)
