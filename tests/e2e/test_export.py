@@ -153,3 +153,14 @@ def test_export_to_an_empty_name_is_refused_in_one_line(meta: SessionMeta) -> No
     result = run_sk("export", "demo", "-o", "")
     assert result.returncode == 2
     assert result.stderr == b"shellkeep: the output file name is empty; give a file name, or leave the option out to write to stdout\n"
+
+
+def test_export_of_a_damaged_compressed_recording_is_one_line_exit_3_and_leaves_no_file(meta: SessionMeta, tmp_path: Path) -> None:
+    from tests.helpers import damage_compressed, run_sk
+
+    at = damage_compressed(Path(meta.cast), keep_lines=2)
+    (tmp_path / "out").mkdir()
+    result = run_sk("export", "demo", "-o", str(tmp_path / "out" / "x.txt"))
+    assert result.returncode == 3 and result.stderr.count(b"\n") == 1
+    assert f"recording is damaged at byte {at}".encode() in result.stderr
+    assert list((tmp_path / "out").iterdir()) == []

@@ -72,3 +72,20 @@ def test_a_corrupt_index_is_one_line_and_rebuilt(home: Paths) -> None:
     result = run_sk("ls")
     assert result.returncode == 0
     assert result.stderr.count(b"\n") == 1 and b"is corrupt" in result.stderr
+
+
+def test_reindex_and_search_warn_once_about_a_damaged_recording_and_index_the_others(home: Paths) -> None:
+    from tests.helpers import damage_compressed, run_sk
+
+    metas = [make_session(home, Path.cwd(), n, events=[(0.1, "o", f"unique{n} text\r\n"), (0.2, "o", "bye\r\n")]) for n in range(3)]
+    damage_compressed(Path(metas[1].cast), keep_lines=1)
+    result = run_sk("reindex")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count(b"recording is damaged") == 1
+    assert result.stdout.startswith(b"indexed 3 sessions")
+    for n in (0, 2):
+        assert len(json.loads(sk("search", f"unique{n}", "--json").stdout)) == 1
+    home.index.unlink()
+    found = run_sk("search", "unique2", "--json")
+    assert found.returncode == 0 and len(json.loads(found.stdout)) == 1
+    assert found.stderr.count(b"recording is damaged") == 1
