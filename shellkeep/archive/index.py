@@ -1028,7 +1028,10 @@ def parse_time(text: str, *, now: datetime | None = None, end_of_day: bool = Fal
         return now
     m = _RELATIVE.match(value)
     if m:
-        return now - timedelta(seconds=float(m.group(1)) * _UNITS_S[m.group(2).lower()])
+        try:
+            return now - timedelta(seconds=float(m.group(1)) * _UNITS_S[m.group(2).lower()])
+        except OverflowError:
+            raise UserInputError(f"the age '{text}' reaches back before the year 1; give a smaller age or a date") from None
     try:
         at = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
@@ -1037,9 +1040,15 @@ def parse_time(text: str, *, now: datetime | None = None, end_of_day: bool = Fal
             "'2024-05-01 14:30', 'today', 'yesterday' or an age like 2h, 3d, 1w"
         ) from None
     if at.tzinfo is None:
-        at = at.astimezone()  # naive: local time
+        try:
+            at = at.astimezone()  # naive: local time
+        except (OverflowError, ValueError):
+            at = at.replace(tzinfo=timezone.utc)  # the first or last day of the calendar: no room to shift
     if end_of_day and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
-        at += timedelta(days=1)
+        try:
+            at += timedelta(days=1)
+        except OverflowError:
+            return at.replace(hour=23, minute=59, second=59, microsecond=999999)  # the end of 9999-12-31
     return at
 
 

@@ -10,7 +10,7 @@ import click
 from shellkeep.app.context import Context
 from shellkeep.app.reads import last_screen
 from shellkeep.app.resume import choose_session, plan_resume, run_resume
-from shellkeep.cli.options import context, session_argument, warn
+from shellkeep.cli.options import context, count, session_argument, warn
 from shellkeep.cli.output import format_local_time
 from shellkeep.errors import ShellkeepError
 from shellkeep.tui.picker import pick_session
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 @session_argument
 @click.option("--pick", is_flag=True, help="Choose the session in an interactive picker (as 'shellkeep browse').")
 @click.option(
-    "--exchanges", "exchanges_n", type=click.IntRange(min=0), default=None,
+    "--exchanges", "exchanges_n", type=count(min=0), default=None,
     help="How many of the last exchanges to re-inject (config resume.exchanges, default 5).",
 )  # fmt: skip
 @click.option("--no-screen", is_flag=True, help="Do not redraw the session's last screen first.")
