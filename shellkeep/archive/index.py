@@ -273,6 +273,7 @@ def _remove_index(path: Path) -> None:
 
 
 _rebuilding: set[Path] = set()  # indexes announced as corrupt in this process
+_first_builds: set[Path] = set()  # indexes built for the first time in their data folder, in this process
 
 
 @contextmanager
@@ -286,7 +287,12 @@ def _opened(paths: Paths) -> Iterator[tuple[sqlite3.Connection, bool]]:
     import sqlite3
 
     path = paths.index
+    built_before = paths.index_mark.exists()  # read before the index: the mark is made after it
     fresh = not path.exists() or path.stat().st_size == 0
+    if fresh and not built_before:
+        _first_builds.add(path)  # a first build, not a rebuild: nothing to warn about
+    else:
+        _first_builds.discard(path)
     try:
         conn = _connect(path)
     except sqlite3.DatabaseError as exc:
@@ -302,10 +308,20 @@ def _opened(paths: Paths) -> Iterator[tuple[sqlite3.Connection, bool]]:
             raise _open_error(path, again) from again
     except OSError as exc:
         raise ShellkeepError(f"cannot open {path} ({exc.strerror or exc}); check the data directory's permissions") from exc
+    if not built_before:
+        _mark_built(paths)
     try:
         yield conn, fresh
     finally:
         conn.close()
+
+
+def _mark_built(paths: Paths) -> None:
+    """Leave ``paths.index_mark`` (also beside an index older than the mark); a failure only logs."""
+    try:
+        os.close(os.open(paths.index_mark, os.O_WRONLY | os.O_CREAT, FILE_MODE))
+    except OSError as exc:
+        log.debug("cannot write %s: %s", paths.index_mark, exc)
 
 
 def _open_error(path: Path, exc: BaseException) -> ShellkeepError:
@@ -656,7 +672,7 @@ def sync(conn: sqlite3.Connection, src: Sources, project: str | None, *, fresh: 
     paths = src.paths
     if fresh:
         names = _project_names(paths)
-        if names and paths.index not in _rebuilding:  # a corrupt one was announced already
+        if names and paths.index not in _rebuilding and paths.index not in _first_builds:  # a corrupt one was announced already
             log.warning("%s was missing; rebuilding it from the session folders", paths.index.name)
         project = None
     else:

@@ -15,10 +15,13 @@ import stat
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO
 
 from shellkeep.errors import ShellkeepError, UserInputError
 from shellkeep.store.paths import FILE_MODE
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import BinaryIO
 
 FileIdentity = tuple[int, int, int]
 """(inode, mtime in ns, size) of a file: changes whenever the file is replaced or written."""

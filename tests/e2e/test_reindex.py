@@ -89,3 +89,29 @@ def test_reindex_and_search_warn_once_about_a_damaged_recording_and_index_the_ot
     found = run_sk("search", "unique2", "--json")
     assert found.returncode == 0 and len(json.loads(found.stdout)) == 1
     assert found.stderr.count(b"recording is damaged") == 1
+
+
+def test_the_first_index_build_is_silent_and_a_lost_index_is_announced(home: Paths) -> None:
+    from tests.helpers import run_sk
+
+    make_session(home, Path.cwd(), 1, events=[(0.1, "o", "first\r\n")])
+    assert not home.index.exists()
+    first = run_sk("ls")
+    assert first.returncode == 0 and first.stderr == b""
+    assert home.index_mark.exists()
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{home.index}{suffix}").unlink(missing_ok=True)
+    again = run_sk("search", "first", "--json")
+    assert again.returncode == 0 and len(json.loads(again.stdout)) == 1
+    assert again.stderr == b"shellkeep: index.sqlite3 was missing; rebuilding it from the session folders\n"
+
+
+def test_an_index_older_than_the_mark_gets_it_so_its_loss_is_announced(home: Paths) -> None:
+    from tests.helpers import run_sk
+
+    make_session(home, Path.cwd(), 1)
+    assert run_sk("ls").returncode == 0
+    home.index_mark.unlink()  # as a data folder from before the mark existed
+    assert run_sk("ls").stderr == b"" and home.index_mark.exists()
+    home.index.unlink()
+    assert b"was missing; rebuilding" in run_sk("ls").stderr
