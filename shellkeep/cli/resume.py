@@ -13,6 +13,7 @@ from shellkeep.app.resume import choose_session, plan_resume, run_resume
 from shellkeep.cli.options import context, count, session_argument, warn
 from shellkeep.cli.output import format_local_time
 from shellkeep.errors import ShellkeepError
+from shellkeep.store.session import readable_text
 from shellkeep.tui.picker import pick_session
 
 if TYPE_CHECKING:
@@ -104,8 +105,8 @@ def _banner(plan: ResumePlan) -> str:
 
 def _print_plan(plan: ResumePlan) -> None:
     click.echo(f"mode: {plan.mode.value}")
-    click.echo(f"would run: {_shell_words(plan.argv)}")
-    click.echo(f"in: {plan.cwd}")
+    click.echo(f"would run: {readable_text(_shell_words(plan.argv))}")
+    click.echo(f"in: {readable_text(str(plan.cwd))}")
     for key, value in plan.env_updates:
         click.echo(f"with: {key}={value}")
     click.echo(f"parent: {plan.session.id}")
