@@ -36,9 +36,9 @@ def count(*, min: int = 1) -> click.IntRange:  # noqa: A002 - click's own word
 class _FiniteFloatRange(click.FloatRange):
     """A ``FloatRange`` that refuses nan and inf (``float()`` reads 'nan', 'inf' and '1e400')."""
 
-    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> object:
+    def convert(self, value: float, param: click.Parameter | None, ctx: click.Context | None) -> float:
         number = super().convert(value, param, ctx)
-        if isinstance(number, float) and not math.isfinite(number):
+        if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number", param, ctx)
         return number
 

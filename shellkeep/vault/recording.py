@@ -18,7 +18,7 @@ from shellkeep.errors import DataError, ShellkeepError
 from shellkeep.vault.crypto import MAGIC, open_decrypting, open_plain
 
 if TYPE_CHECKING:
-    from collections.abc import Buffer
+    from _typeshed import WriteableBuffer
 
     from shellkeep.vault.access import Vault
 
@@ -96,7 +96,7 @@ class _ZstdFrames(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer: Buffer) -> int:
+    def readinto(self, buffer: WriteableBuffer) -> int:
         while not self._out and not self._done:
             if self._error is not None:
                 raise self._error
