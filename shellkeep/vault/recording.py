@@ -65,10 +65,14 @@ def open_stream(path: Path, vault: Vault | None = None) -> IO[bytes]:
     except ImportError as exc:  # pragma: no cover - zstandard is a dependency
         fh.close()
         raise DataError(f"{path} is zstd-compressed and zstandard is not installed; pip install zstandard") from exc
-    return io.BufferedReader(_ZstdFrames(fh, str(path), zstandard))
+    return io.BufferedReader(_ZstdFrames(fh, str(path), zstandard), buffer_size=1 << 16)
 
 
-_READ_BYTES = 1 << 16
+_READ_BYTES = 1 << 12
+"""Compressed bytes fed to zstd at a time: bounds what one read decodes (4 MiB even for
+output that compresses 1000x) and how precisely damage is located. Smaller pieces cost
+no speed (bench: 80 MB in 0.08 s either way) while larger ones slow the decoder down."""
+_WRITE_BYTES = 1 << 16
 
 
 class _ZstdFrames(io.RawIOBase):
@@ -86,7 +90,7 @@ class _ZstdFrames(io.RawIOBase):
         self._name = name
         self._zstd = zstd
         self._dctx = zstd.ZstdDecompressor()
-        self._frame = self._dctx.decompressobj()
+        self._frame = self._dctx.decompressobj(write_size=_WRITE_BYTES)
         self._in_frame = False  # bytes of the current frame have been fed
         self._consumed = 0  # bytes read from src
         self._out = bytearray()
@@ -135,7 +139,7 @@ class _ZstdFrames(io.RawIOBase):
                 return
             data = self._frame.unused_data  # the next frame starts in this read
             at = self._consumed - len(data)
-            self._frame = self._dctx.decompressobj()
+            self._frame = self._dctx.decompressobj(write_size=_WRITE_BYTES)
             self._in_frame = False
 
     def _damaged(self, at: int, reason: str) -> DataError:
