@@ -239,7 +239,7 @@ def damage_compressed(cast: Path, keep_lines: int) -> int:
 
     The first frame holds the header and the first ``keep_lines`` event lines, whole; the
     second, the rest (long enough that the flip lands inside it). Returns the byte offset
-    where the second frame starts: where a reader finds the damage.
+    where the second frame starts: the damaged frame a reader names.
     """
     import zstandard
 

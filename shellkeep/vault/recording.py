@@ -81,8 +81,9 @@ class _ZstdFrames(io.RawIOBase):
     Each frame is decoded with its own decompression object, so its checksum is checked
     at its end and the next frame starts afresh. A damaged frame (a bad block, a checksum
     that does not match, bytes that are no frame) or a stream cut inside a frame raises
-    DataError naming the byte of ``src`` where reading stopped: everything decoded before
-    it has been returned by then. Closing it closes ``src``.
+    DataError naming the byte of ``src`` where decoding stopped and where that frame starts
+    (the frames before it are intact): everything decoded before it has been returned by
+    then. Closing it closes ``src``.
     """
 
     def __init__(self, src: IO[bytes], name: str, zstd: ModuleType) -> None:
@@ -92,6 +93,7 @@ class _ZstdFrames(io.RawIOBase):
         self._dctx = zstd.ZstdDecompressor()
         self._frame = self._dctx.decompressobj(write_size=_WRITE_BYTES)
         self._in_frame = False  # bytes of the current frame have been fed
+        self._frame_at = 0  # where the current frame starts in src
         self._consumed = 0  # bytes read from src
         self._out = bytearray()
         self._done = False
@@ -121,7 +123,7 @@ class _ZstdFrames(io.RawIOBase):
         data = self._src.read(_READ_BYTES)
         if not data:
             if self._in_frame:
-                self._error = self._damaged(self._consumed, "cut inside a zstd frame")
+                self._error = self._damaged(self._consumed, "the file ends")
                 return
             self._done = True
             return
@@ -138,12 +140,16 @@ class _ZstdFrames(io.RawIOBase):
             if not self._frame.eof:
                 return
             data = self._frame.unused_data  # the next frame starts in this read
-            at = self._consumed - len(data)
+            at = self._frame_at = self._consumed - len(data)
             self._frame = self._dctx.decompressobj(write_size=_WRITE_BYTES)
             self._in_frame = False
 
     def _damaged(self, at: int, reason: str) -> DataError:
-        return DataError(f"{self._name}: recording is damaged at byte {at} ({reason}); only what comes before it can be read")
+        """at: where the decoder stopped; the damage is there or earlier in the frame, never before it."""
+        return DataError(
+            f"{self._name}: recording is damaged at byte {at} ({reason}, in the zstd frame from byte "
+            f"{self._frame_at}); only what comes before it can be read"
+        )
 
 
 def open_recording(path: Path, vault: Vault | None = None) -> Cast:

@@ -50,4 +50,4 @@ def test_cat_of_a_damaged_compressed_recording_shows_what_came_before_then_one_l
     assert result.returncode == 3
     assert result.stdout.startswith(b"line 1\r\nline 2\r\nline 3\r\nline 4\r\n")
     assert result.stderr.count(b"\n") == 1
-    assert f"recording is damaged at byte {at} (zstd: ".encode() in result.stderr
+    assert b"recording is damaged at byte " in result.stderr and f"in the zstd frame from byte {at})".encode() in result.stderr
