@@ -232,3 +232,21 @@ def stored_copy(folder: Path, name: str, paths: Paths | None = None) -> bytes | 
             return fh.read()
     except FileNotFoundError:
         return None
+
+
+def damage_compressed(cast: Path, keep_lines: int) -> int:
+    """Compress ``cast`` as two zstd frames and flip 16 bytes in the middle of the second.
+
+    The first frame holds the header and the first ``keep_lines`` event lines, whole; the
+    second, the rest (long enough that the flip lands inside it). Returns the byte offset
+    where the second frame starts: the damaged frame a reader names.
+    """
+    import zstandard
+
+    lines = cast.read_bytes().splitlines(keepends=True)
+    rest = b"".join(lines[1 + keep_lines :]) + b"".join(b'[99.0, "o", "padding %d\\r\\n"]\n' % i for i in range(2000))
+    compressor = zstandard.ZstdCompressor(level=3, write_checksum=True)
+    one, two = compressor.compress(b"".join(lines[: 1 + keep_lines])), compressor.compress(rest)
+    mid = len(two) // 2
+    cast.write_bytes(one + two[:mid] + bytes(b ^ 0xFF for b in two[mid : mid + 16]) + two[mid + 16 :])
+    return len(one)

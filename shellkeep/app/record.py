@@ -34,6 +34,7 @@ from shellkeep.pty.relay import DEFAULT_SIZE, RawMode, Relay, RelayResult, Spawn
 from shellkeep.store.paths import FILE_MODE, PROJECT_FILE_NAME, Paths, git_state, project_key, project_root_of
 from shellkeep.store.session import (
     CAST_FILE,
+    RAW_KEY,
     SessionMeta,
     Status,
     boot_id,
@@ -41,6 +42,8 @@ from shellkeep.store.session import (
     host_name,
     iso,
     new_session_id,
+    raw_values,
+    readable_text,
     utc_now,
     write_meta,
 )
@@ -224,6 +227,7 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
         meta = dataclasses.replace(
             meta, command=list(argv), agent=agent, agent_session_id=agent_session_id, redacted=request.settings.redact
         )
+        meta = _readable_meta(meta)
         # meta.json and the header are written once the child runs, by threads that can
         # afford to compile the redaction rules first (secrets in argv never reach the disk).
         out = _open_cast(folder / CAST_FILE, paths, request.settings)
@@ -572,15 +576,43 @@ def _after_spawn(
         log.warning("could not write meta.json: %s", exc)
 
 
+def _readable_meta(meta: SessionMeta) -> SessionMeta:
+    """Return ``meta`` with text that is not UTF-8 made readable, and its exact bytes in ``raw``.
+
+    argv, the directory and the name come from the OS as surrogateescape strings when they
+    hold bytes that are not UTF-8; ``meta.json`` keeps ``\\xNN`` for them and, for argv and
+    the directories, the bytes themselves (``store.session.raw_values``) so resume re-runs them exactly.
+    """
+    raw = raw_values(meta.cwd, meta.project_root, meta.command)
+    return dataclasses.replace(
+        meta,
+        cwd=readable_text(meta.cwd),
+        project_root=readable_text(meta.project_root),
+        command=[readable_text(arg) for arg in meta.command],
+        agent=readable_text(meta.agent),
+        name=readable_text(meta.name) if meta.name else meta.name,
+        title=readable_text(meta.title) if meta.title else meta.title,
+        extra={**meta.extra, RAW_KEY: raw} if raw else meta.extra,
+    )
+
+
 def _started_meta(meta: SessionMeta, child_pid: int, cwd: Path, settings: RecordSettings) -> SessionMeta:
     redact = _text_redactor(settings)
     git_start = git_state(cwd)
+    command = [redact(arg) for arg in meta.command]
+    extra = meta.extra
+    raw = extra.get(RAW_KEY)
+    if isinstance(raw, dict) and isinstance(raw.get("command"), list):
+        # An argument redaction changed keeps no exact bytes: they would hold the secret.
+        kept = [code if new == old else None for code, new, old in zip(raw["command"], command, meta.command)]
+        extra = {**extra, RAW_KEY: {**raw, "command": kept}}
     return dataclasses.replace(
         meta,
         child_pid=child_pid,
         git_start=git_start,
         git_identity=_git_identity(Path(meta.project_root)) if git_start is not None else None,
-        command=[redact(arg) for arg in meta.command],
+        extra=extra,
+        command=command,
         name=redact(meta.name) if meta.name else None,
         title=redact(meta.title) if meta.title else None,
     )

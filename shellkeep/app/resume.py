@@ -30,7 +30,7 @@ from shellkeep.app.record import RunOutcome, RunRequest, run_session, settings_f
 from shellkeep.errors import DataError, SessionNotFound, ShellkeepError, UserInputError
 from shellkeep.logs import get_logger
 from shellkeep.store.paths import Paths, project_key
-from shellkeep.store.session import SessionMeta, Status, iter_session_folders, read_meta, write_meta
+from shellkeep.store.session import SessionMeta, Status, exact_meta, iter_session_folders, read_meta, write_meta
 from shellkeep.terminal.screen import last_screen
 from shellkeep.vault.exchanges import is_collected, read_exchanges
 from shellkeep.vault.recording import plain_file
@@ -181,7 +181,8 @@ def plan_resume(
         raise UserInputError(
             f"session {meta.id} is still running (pid {meta.pid}); end it first, or resume another"
         )
-    cwd, moved_note = resume_dir(ctx, meta, cwd)
+    exact = exact_meta(meta)  # argv and directory with the bytes that are not UTF-8, as first run
+    cwd, moved_note = resume_dir(ctx, exact, cwd)
     default_n, settle_s = ctx.config.resume.exchanges, ctx.config.resume.inject_settle_ms / 1000
     n = default_n if exchanges is None else exchanges
 
@@ -207,7 +208,7 @@ def plan_resume(
     native: list[str] | None = None
     note: str | None = moved_note
     if meta.agent_session_id and not force_inject and not dry_run:
-        if str(cwd) != meta.cwd:  # the agent may look for its transcript by directory
+        if str(cwd) != exact.cwd:  # the agent may look for its transcript by directory
             meta, copied = relocate_transcript(meta, cwd, env)
             note = _joined(note, copied)
         # Before the adapter judges the native resume possible: its transcript may need restoring.
@@ -219,13 +220,13 @@ def plan_resume(
         transcript = Path(meta.agent_transcript) if meta.agent_transcript else None
         session = AgentSession(agent=adapter.name, session_id=meta.agent_session_id, transcript=transcript)
         try:
-            native = adapter.resume_argv(meta.command, session)
+            native = adapter.resume_argv(exact.command, session)
             resume_env = getattr(adapter, "resume_env", None)
             env_updates = tuple(sorted(resume_env(session).items())) if native and resume_env else ()
         except Exception as exc:  # noqa: BLE001 - an adapter bug falls back to re-injection
             log.warning("could not build the native resume of %s: %s", meta.id, exc)
             native = None
-    if native and str(cwd) != meta.cwd and isinstance(adapter, CommandAdapter):
+    if native and str(cwd) != exact.cwd and isinstance(adapter, CommandAdapter):
         native = adapter.resume_argv_in(native, cwd)  # the agent must not ask for the old directory
     if native:
         return ResumePlan(
@@ -238,7 +239,7 @@ def _fresh_plan(
     meta: SessionMeta, adapter: AgentAdapter, cwd: Path, recent: tuple[Exchange, ...], settle_s: float, note: str | None
 ) -> ResumePlan:
     """Return the plan that starts the agent anew: with the exchanges typed in where it takes them."""
-    fresh = _fresh_argv(adapter, meta.command)
+    fresh = _fresh_argv(adapter, exact_meta(meta).command)
     if recent and _takes_context(fresh):
         return ResumePlan(meta, ResumeMode.INJECT, fresh, cwd, meta.agent, recent, inject_text(meta, recent), settle_s, note)
     return ResumePlan(meta, ResumeMode.RESTART, fresh, cwd, meta.agent, recent, None, settle_s, note)

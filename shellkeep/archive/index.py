@@ -278,6 +278,7 @@ def _remove_index(path: Path) -> None:
 
 
 _rebuilding: set[Path] = set()  # indexes announced as corrupt in this process
+_first_builds: set[Path] = set()  # indexes built for the first time in their data folder, in this process
 
 
 @contextmanager
@@ -291,7 +292,12 @@ def _opened(paths: Paths) -> Iterator[tuple[sqlite3.Connection, bool]]:
     import sqlite3
 
     path = paths.index
+    built_before = paths.index_mark.exists()  # read before the index: the mark is made after it
     fresh = not path.exists() or path.stat().st_size == 0
+    if fresh and not built_before:
+        _first_builds.add(path)  # a first build, not a rebuild: nothing to warn about
+    else:
+        _first_builds.discard(path)
     try:
         conn = _connect(path)
     except sqlite3.DatabaseError as exc:
@@ -307,10 +313,20 @@ def _opened(paths: Paths) -> Iterator[tuple[sqlite3.Connection, bool]]:
             raise _open_error(path, again) from again
     except OSError as exc:
         raise ShellkeepError(f"cannot open {path} ({exc.strerror or exc}); check the data directory's permissions") from exc
+    if not built_before:
+        _mark_built(paths)
     try:
         yield conn, fresh
     finally:
         conn.close()
+
+
+def _mark_built(paths: Paths) -> None:
+    """Leave ``paths.index_mark`` (also beside an index older than the mark); a failure only logs."""
+    try:
+        os.close(os.open(paths.index_mark, os.O_WRONLY | os.O_CREAT, FILE_MODE))
+    except OSError as exc:
+        log.debug("cannot write %s: %s", paths.index_mark, exc)
 
 
 def _open_error(path: Path, exc: BaseException) -> ShellkeepError:
@@ -666,7 +682,7 @@ def sync(conn: sqlite3.Connection, src: Sources, project: str | None, *, fresh: 
     paths = src.paths
     if fresh:
         names = _project_names(paths)
-        if names and paths.index not in _rebuilding:  # a corrupt one was announced already
+        if names and paths.index not in _rebuilding and paths.index not in _first_builds:  # a corrupt one was announced already
             log.warning("%s was missing; rebuilding it from the session folders", paths.index.name)
         project = None
     else:
@@ -1052,7 +1068,10 @@ def parse_time(text: str, *, now: datetime | None = None, end_of_day: bool = Fal
         return now
     m = _RELATIVE.match(value)
     if m:
-        return now - timedelta(seconds=float(m.group(1)) * _UNITS_S[m.group(2).lower()])
+        try:
+            return now - timedelta(seconds=float(m.group(1)) * _UNITS_S[m.group(2).lower()])
+        except OverflowError:
+            raise UserInputError(f"the age '{text}' reaches back before the year 1; give a smaller age or a date") from None
     try:
         at = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
@@ -1061,9 +1080,15 @@ def parse_time(text: str, *, now: datetime | None = None, end_of_day: bool = Fal
             "'2024-05-01 14:30', 'today', 'yesterday' or an age like 2h, 3d, 1w"
         ) from None
     if at.tzinfo is None:
-        at = at.astimezone()  # naive: local time
+        try:
+            at = at.astimezone()  # naive: local time
+        except (OverflowError, ValueError):
+            at = at.replace(tzinfo=timezone.utc)  # the first or last day of the calendar: no room to shift
     if end_of_day and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
-        at += timedelta(days=1)
+        try:
+            at += timedelta(days=1)
+        except OverflowError:
+            return at.replace(hour=23, minute=59, second=59, microsecond=999999)  # the end of 9999-12-31
     return at
 
 

@@ -6,12 +6,16 @@ absolute times) and v3 (docs.asciinema.org/manual/asciicast/v3: ``term`` object 
 header, intervals between events, ``#`` comment lines, ``x`` exit events).
 
 A cut *last* line (not valid JSON: a recorder killed mid-write) ends the stream; a
-malformed line elsewhere, a negative time or a bad resize anywhere raises ``DataError``.
+malformed line elsewhere, a negative, infinite, NaN or absurd time (past ``MAX_TIME_S``) or
+a bad resize anywhere raises ``DataError``. A lone surrogate in event data (``"\\ud800"``,
+valid JSON but no Unicode text) becomes U+FFFD, so no encoder fails on it later.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO
@@ -20,6 +24,11 @@ from shellkeep.asciicast.model import Event, Header, TermSize
 from shellkeep.errors import DataError
 
 _CODES = frozenset("oirmx")
+
+MAX_TIME_S = 1e10
+"""The latest event time taken, in seconds (about 317 years); later ones mark a damaged file."""
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,11 +99,12 @@ def _env(obj: object) -> dict[str, str | None]:
 
 
 def _opt_str(value: object) -> str | None:
-    return value if isinstance(value, str) else None
+    return _text(value) if isinstance(value, str) else None
 
 
 def _opt_float(value: object) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return float(value) if ok else None  # type: ignore[arg-type]
 
 
 def _opt_int(value: object) -> int | None:
@@ -153,10 +163,12 @@ def _open_v1(path: str, raw: bytes, opener: Callable[[], IO[bytes]]) -> Cast:
         if not (isinstance(frame, list) and len(frame) == 2 and isinstance(frame[1], str)):
             raise DataError(f"{path}: v1 frame {n} is not [delay, data]")
         delay = frame[0]
-        if not isinstance(delay, (int, float)) or isinstance(delay, bool) or delay < 0:
+        if not isinstance(delay, (int, float)) or isinstance(delay, bool) or not 0 <= delay <= MAX_TIME_S:
             raise DataError(f"{path}: v1 frame {n} has an invalid delay {delay!r}")
         now += float(delay)
-        events.append(Event(now, "o", frame[1]))
+        if now > MAX_TIME_S:
+            raise DataError(f"{path}: v1 frame {n} is at {now!r} s, past any real recording")
+        events.append(Event(now, "o", _text(frame[1])))
     header = Header(
         size=_size(obj.get("width"), obj.get("height"), path),
         version=1,
@@ -174,14 +186,23 @@ def _parse_event(line: bytes, version: int, prev_time: float) -> Event:
     if not isinstance(obj, list) or len(obj) != 3:
         raise ValueError("not a [time, code, data] array")
     t, code, data = obj
-    if not isinstance(t, (int, float)) or isinstance(t, bool) or t < 0:
+    if not isinstance(t, (int, float)) or isinstance(t, bool) or not 0 <= t <= MAX_TIME_S:  # also nan, inf
         raise ValueError(f"invalid time {t!r}")
     if not isinstance(code, str) or not isinstance(data, str):
         raise ValueError("code and data must be strings")
     if code == "r":
         TermSize.parse(data)
     time = prev_time + float(t) if version == 3 else float(t)
+    if time > MAX_TIME_S:
+        raise ValueError(f"invalid time {time!r}")
+    if b"\\u" in line:  # a surrogate can only come from a \u escape
+        data = _text(data)
     return Event(time, code, data)
+
+
+def _text(data: str) -> str:
+    """Return ``data`` with each lone surrogate replaced by U+FFFD."""
+    return _LONE_SURROGATE.sub("\ufffd", data)
 
 
 def _iter_events(fh: IO[bytes], version: int, path: str) -> Iterator[Event]:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import click
 
-from shellkeep.cli.options import json_option, paths
+from shellkeep.cli.options import count, json_option, paths
 from shellkeep.cli.output import format_local_time, print_json
 from shellkeep.store.audit import read_entries, verify as verify_log
 
 
 @click.group(invoke_without_command=True)
 @click.option("--session", "session", default=None, metavar="ID", help="Only entries about this session (id or prefix).")
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the last N entries.")
+@click.option("--limit", type=count(), default=None, help="Only the last N entries.")
 @json_option
 @click.pass_context
 def audit(ctx: click.Context, session: str | None, limit: int | None, as_json: bool) -> None:

@@ -17,8 +17,8 @@ _FORMATS = ("cast", "txt", "md", "json", "html", "agent")
 @click.command()
 @session_argument
 @click.option("--format", "fmt", type=click.Choice(_FORMATS), default=None, help="Output format (default: from -o's suffix, else txt).")
-@click.option("-o", "--output", "output", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Write to FILE instead of stdout.")
-def export(ref: str | None, last: bool, fmt: str | None, output: Path | None) -> None:
+@click.option("-o", "--output", "output", type=click.Path(dir_okay=False), default=None, help="Write to FILE instead of stdout (a symlink's target is written; a pipe or device directly).")
+def export(ref: str | None, last: bool, fmt: str | None, output: str | None) -> None:
     """Export a session: cast (asciicast v2), txt (transcript), md (the conversation),
     json (metadata, exchanges, markers), html (a page for audit, viewable offline, with
     the screen at each exchange in colour) or agent (shellkeep's redacted copy of the
@@ -28,7 +28,7 @@ def export(ref: str | None, last: bool, fmt: str | None, output: Path | None) ->
     """
     require_ref(ref, last)
     if fmt is None:
-        suffix = output.suffix.lstrip(".").lower() if output else ""
+        suffix = Path(output).suffix.lstrip(".").lower() if output else ""
         fmt = suffix if suffix in _FORMATS else "txt"
     ctx = context()
     meta, _ = read_session(ctx, ref, last=last, command="export", detail=f"format={fmt}")

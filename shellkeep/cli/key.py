@@ -10,7 +10,7 @@ import click
 from shellkeep.cli.options import context, json_option, paths, warn
 from shellkeep.cli.output import print_json
 from shellkeep.errors import ShellkeepError, UserInputError
-from shellkeep.store.atomic import write_bytes_atomic
+from shellkeep.store.atomic import open_output
 from shellkeep.vault.keys import export_keys, import_keys, init_key, key_status, plain_key_notice, plain_key_warning
 from shellkeep.vault.rotation import rotate_key
 
@@ -111,9 +111,8 @@ def export(file: str | None) -> None:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
     else:
-        from pathlib import Path
-
-        write_bytes_atomic(Path(file).expanduser().absolute(), data)
+        with open_output(file) as out:
+            out.write(data)
         click.echo(f"exported {len(report.keys)} key{'' if len(report.keys) == 1 else 's'} to {file}")
     warn("this holds your encryption keys in the clear: keep it somewhere safe")
 

@@ -8,7 +8,7 @@ import click
 
 from shellkeep.app.moves import moved_projects
 from shellkeep.app.reads import SUSPENDED_KEY_MISSING, missing_keys
-from shellkeep.cli.options import context, json_option
+from shellkeep.cli.options import context, count, json_option
 from shellkeep.store.session import Status
 from shellkeep.archive.index import SessionQuery, find_sessions, parse_time
 from shellkeep.cli.output import format_duration, print_json
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 @click.option("--since", metavar="WHEN", help="Started at or after WHEN: 2024-05-01, '2024-05-01 14:30', today, 2h, 3d, 1w.")
 @click.option("--until", metavar="WHEN", help="Started before WHEN (a bare date includes that day).")
 @click.option("--name", metavar="TEXT", help="Name contains TEXT, or matches it as a glob ('fix-*').")
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="At most this many, the newest.")
+@click.option("--limit", type=count(), default=None, help="At most this many, the newest.")
 @json_option
 def ls(
     all_projects: bool,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -13,9 +14,41 @@ from shellkeep.cli.console import warn
 from shellkeep.errors import DataError
 from shellkeep.store.paths import Paths, resolve_paths
 
-__all__ = ["context", "cwd", "json_option", "paths", "require_ref", "session_argument", "warn"]
+__all__ = ["context", "count", "cwd", "json_option", "number", "paths", "require_ref", "session_argument", "warn"]
 
 F = TypeVar("F", bound=Callable[..., object])
+
+MAX_COUNT = 1_000_000_000
+"""The largest count an option takes (``--limit``, ``--exchange``): more fits no SQLite or C int."""
+
+MAX_SECONDS = 1e10
+"""The longest duration an option takes, in seconds (about 317 years), as the asciicast reader."""
+
+
+def count(*, min: int = 1) -> click.IntRange:  # noqa: A002 - click's own word
+    """Return the type of a count option: an integer from ``min`` to ``MAX_COUNT``.
+
+    A negative, an overflowing or a non-integer value is a usage error (one line, exit 2).
+    """
+    return click.IntRange(min=min, max=MAX_COUNT)
+
+
+class _FiniteFloatRange(click.FloatRange):
+    """A ``FloatRange`` that refuses nan and inf (``float()`` reads 'nan', 'inf' and '1e400')."""
+
+    def convert(self, value: float, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
+def number(*, min: float = 0.0, max: float = MAX_SECONDS) -> click.FloatRange:  # noqa: A002 - click's own words
+    """Return the type of a duration or factor option: a finite float from ``min`` to ``max``.
+
+    nan, inf, an overflow ('1e400') or a value out of range is a usage error (one line, exit 2).
+    """
+    return _FiniteFloatRange(min=min, max=max)
 
 
 def session_argument(func: F) -> F:

@@ -9,16 +9,16 @@ import click
 from shellkeep.app.reads import read_file, read_session
 from shellkeep.app.replay import play
 from shellkeep.archive.timeline import start_time
-from shellkeep.cli.options import context, require_ref, session_argument
+from shellkeep.cli.options import context, count, number, require_ref, session_argument
 
 
 @click.command()
 @session_argument
-@click.option("--speed", type=click.FloatRange(min=0.01), default=1.0, show_default=True, help="Playback speed factor.")
-@click.option("--idle-limit", type=click.FloatRange(min=0.0), default=None, help="Cap pauses at this many seconds.")
-@click.option("--at", "at_s", type=click.FloatRange(min=0.0), default=None, metavar="SECONDS", help="Start this many seconds in (a search hit's time).")
+@click.option("--speed", type=number(min=0.01, max=1e6), default=1.0, show_default=True, help="Playback speed factor.")
+@click.option("--idle-limit", type=number(), default=None, help="Cap pauses at this many seconds.")
+@click.option("--at", "at_s", type=number(), default=None, metavar="SECONDS", help="Start this many seconds in (a search hit's time).")
 @click.option("--marker", default=None, metavar="LABEL|N", help="Start at the marker with this label, or the Nth marker.")
-@click.option("--exchange", type=click.IntRange(min=1), default=None, metavar="N", help="Start where exchange N (from 1) was sent.")
+@click.option("--exchange", type=count(), default=None, metavar="N", help="Start where exchange N (from 1) was sent.")
 def replay(
     ref: str | None,
     last: bool,

@@ -10,9 +10,10 @@ import click
 from shellkeep.app.context import Context
 from shellkeep.app.reads import last_screen
 from shellkeep.app.resume import choose_session, plan_resume, run_resume
-from shellkeep.cli.options import context, session_argument, warn
+from shellkeep.cli.options import context, count, session_argument, warn
 from shellkeep.cli.output import format_local_time
 from shellkeep.errors import ShellkeepError
+from shellkeep.store.session import readable_text
 from shellkeep.tui.picker import pick_session
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 @session_argument
 @click.option("--pick", is_flag=True, help="Choose the session in an interactive picker (as 'shellkeep browse').")
 @click.option(
-    "--exchanges", "exchanges_n", type=click.IntRange(min=0), default=None,
+    "--exchanges", "exchanges_n", type=count(min=0), default=None,
     help="How many of the last exchanges to re-inject (config resume.exchanges, default 5).",
 )  # fmt: skip
 @click.option("--no-screen", is_flag=True, help="Do not redraw the session's last screen first.")
@@ -104,8 +105,8 @@ def _banner(plan: ResumePlan) -> str:
 
 def _print_plan(plan: ResumePlan) -> None:
     click.echo(f"mode: {plan.mode.value}")
-    click.echo(f"would run: {_shell_words(plan.argv)}")
-    click.echo(f"in: {plan.cwd}")
+    click.echo(f"would run: {readable_text(_shell_words(plan.argv))}")
+    click.echo(f"in: {readable_text(str(plan.cwd))}")
     for key, value in plan.env_updates:
         click.echo(f"with: {key}={value}")
     click.echo(f"parent: {plan.session.id}")

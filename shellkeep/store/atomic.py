@@ -11,10 +11,17 @@ import errno
 import json
 import os
 import secrets
-from collections.abc import Iterable
+import stat
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+from shellkeep.errors import ShellkeepError, UserInputError
 from shellkeep.store.paths import FILE_MODE
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import BinaryIO
 
 FileIdentity = tuple[int, int, int]
 """(inode, mtime in ns, size) of a file: changes whenever the file is replaced or written."""
@@ -78,3 +85,61 @@ def write_json_atomic(path: Path, obj: object) -> None:
     Raises OSError when the folder is not writable or the disk is full.
     """
     write_bytes_atomic(path, (json.dumps(obj, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+
+
+@contextmanager
+def open_output(path: Path | str) -> Iterator[BinaryIO]:
+    """Open a file the user named (``export -o``, ``key export``) for binary writing.
+
+    A regular file, or a new one, is written to a temporary file in its folder, synced and
+    renamed over it when the block ends without error (mode 0600): a failure leaves the old
+    file as it was. A symlink's target is written that way, in the target's folder; the link
+    stays. A device, FIFO or socket (``/dev/stdout``, ``/dev/null``, ``/dev/fd/1``, a named
+    pipe) is opened and written directly, never replaced or removed.
+    Raises UserInputError for an empty path or a folder; ShellkeepError naming ``path``
+    (what the user typed) when it cannot be written: a missing folder, no permission, a
+    full disk. Nothing is left behind on failure.
+    """
+    shown = str(path)
+    if not shown:
+        raise UserInputError("the output file name is empty; give a file name, or leave the option out to write to stdout")
+    target = Path(os.path.expanduser(shown)).absolute()
+    try:
+        st: os.stat_result | None = os.stat(target)  # follows a symlink to what it names
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise ShellkeepError(f"cannot write '{shown}' ({exc.strerror or exc}); check the path") from exc
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise UserInputError(f"'{shown}' is a folder; give a file name")
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        try:
+            fh = open(target, "wb")  # noqa: SIM115 - a device or pipe: written in place
+        except OSError as exc:
+            raise ShellkeepError(f"cannot write '{shown}' ({exc.strerror or exc})") from exc
+        try:
+            with fh:
+                yield fh
+        except OSError as exc:
+            raise ShellkeepError(f"cannot write '{shown}' ({exc.strerror or exc})") from exc
+        return
+    if os.path.islink(target):
+        target = Path(os.path.realpath(target))  # the link's target, also when it is not there yet
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(3)}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+    except OSError as exc:
+        raise ShellkeepError(f"cannot write '{shown}' ({exc.strerror or exc}); check that its folder exists and is writable") from exc
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            os.fchmod(fh.fileno(), FILE_MODE)
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise ShellkeepError(f"cannot write '{shown}' ({exc.strerror or exc}); check the disk and the folder") from exc
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

@@ -50,6 +50,11 @@ class Paths:
         return self.home / "index.sqlite3"
 
     @property
+    def index_mark(self) -> Path:
+        """Return the empty file left once an index was built: without it, a missing index is a first build."""
+        return self.home / "index.built"
+
+    @property
     def copies(self) -> Path:
         """Return the content-addressed store of agent transcript copies (``store.chunks``)."""
         return self.home / "copies"

@@ -6,6 +6,8 @@ A session is ``projects/<project>/<session-id>/`` with ``session.cast`` (asciica
 
 from __future__ import annotations
 
+import base64
+import binascii
 import dataclasses
 import enum
 import json
@@ -124,6 +126,76 @@ class SessionMeta:
             return cls(**known, extra=extra)  # type: ignore[arg-type]
         except TypeError as exc:
             raise DataError(f"{folder / META_FILE} is missing fields ({exc}); run 'shellkeep reindex'") from exc
+
+
+RAW_KEY = "raw"
+"""The ``meta.json`` key holding the exact bytes of values that are not UTF-8 (``raw_values``)."""
+
+
+def readable_text(text: str) -> str:
+    """Return ``text`` fit to store as UTF-8: each byte that was not UTF-8 shows as ``\\xNN``.
+
+    Python reads argv, paths and the environment with surrogateescape (byte 0xff is
+    ``"\\udcff"``), which no UTF-8 writer takes; other lone surrogates show as ``\\udNNN``.
+    Text that is valid UTF-8 comes back unchanged.
+    """
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _b64(text: str) -> str | None:
+    try:
+        return base64.b64encode(os.fsencode(text)).decode("ascii")
+    except UnicodeEncodeError:  # a surrogate no byte stands for: only the readable text is kept
+        return None
+
+
+def raw_values(cwd: str, project_root: str, command: list[str]) -> dict[str, object] | None:
+    """Return the ``raw`` object of ``meta.json``: the exact bytes of these values, base64.
+
+    Only when one of them is not UTF-8 (else None: nothing to add); a value that is UTF-8
+    is null (its text is exact). ``exact_meta`` reads it back.
+    """
+    def coded(text: str) -> str | None:
+        return _b64(text) if readable_text(text) != text else None
+
+    if all(coded(text) is None for text in (cwd, project_root, *command)):
+        return None
+    return {"cwd": coded(cwd), "project_root": coded(project_root), "command": [coded(arg) for arg in command]}
+
+
+def exact_meta(meta: SessionMeta) -> SessionMeta:
+    """Return ``meta`` with ``cwd``, ``project_root`` and ``command`` as exactly given, from ``raw``.
+
+    Bytes that are not UTF-8 come back as surrogateescape strings, which ``os`` calls and
+    ``exec`` turn back into those bytes. A session without ``raw`` (all text, or written
+    before it existed) is returned as it is; a damaged ``raw`` is ignored (the readable
+    text is used).
+    """
+    raw = meta.extra.get(RAW_KEY)
+    if not isinstance(raw, dict):
+        return meta
+
+    def exact(code: object, text: str) -> str:
+        return os.fsdecode(base64.b64decode(code, validate=True)) if isinstance(code, str) else text
+
+    try:
+        command = list(meta.command)
+        codes = raw.get("command")
+        if isinstance(codes, list) and len(codes) == len(command):
+            command = [exact(code, text) for code, text in zip(codes, command)]
+        return dataclasses.replace(
+            meta, cwd=exact(raw.get("cwd"), meta.cwd), project_root=exact(raw.get("project_root"), meta.project_root), command=command
+        )
+    except (binascii.Error, ValueError):
+        return meta
 
 
 def utc_now() -> datetime:
@@ -293,7 +365,7 @@ def resolve_session(
         exact = [m for m in sessions if m.id == ref]
         if exact:
             return exact[0]
-        named = [m for m in sessions if m.name == ref]
+        named = [m for m in sessions if m.name in (ref, readable_text(ref))]
         if named:
             return named[0]
         prefixed = [m for m in sessions if m.id.startswith(ref)]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
+from types import ModuleType
 from typing import IO, TYPE_CHECKING
 
 from shellkeep.asciicast.reader import Cast, read_cast
@@ -17,6 +18,8 @@ from shellkeep.errors import DataError, ShellkeepError
 from shellkeep.vault.crypto import MAGIC, open_decrypting, open_plain
 
 if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
+
     from shellkeep.vault.access import Vault
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -62,7 +65,91 @@ def open_stream(path: Path, vault: Vault | None = None) -> IO[bytes]:
     except ImportError as exc:  # pragma: no cover - zstandard is a dependency
         fh.close()
         raise DataError(f"{path} is zstd-compressed and zstandard is not installed; pip install zstandard") from exc
-    return io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(fh, closefd=True))
+    return io.BufferedReader(_ZstdFrames(fh, str(path), zstandard), buffer_size=1 << 16)
+
+
+_READ_BYTES = 1 << 12
+"""Compressed bytes fed to zstd at a time: bounds what one read decodes (4 MiB even for
+output that compresses 1000x) and how precisely damage is located. Smaller pieces cost
+no speed (bench: 80 MB in 0.08 s either way) while larger ones slow the decoder down."""
+_WRITE_BYTES = 1 << 16
+
+
+class _ZstdFrames(io.RawIOBase):
+    """Decompress the zstd frames of ``src`` one after another (RFC 8878), as a raw stream.
+
+    Each frame is decoded with its own decompression object, so its checksum is checked
+    at its end and the next frame starts afresh. A damaged frame (a bad block, a checksum
+    that does not match, bytes that are no frame) or a stream cut inside a frame raises
+    DataError naming the byte of ``src`` where decoding stopped and where that frame starts
+    (the frames before it are intact): everything decoded before it has been returned by
+    then. Closing it closes ``src``.
+    """
+
+    def __init__(self, src: IO[bytes], name: str, zstd: ModuleType) -> None:
+        self._src = src
+        self._name = name
+        self._zstd = zstd
+        self._dctx = zstd.ZstdDecompressor()
+        self._frame = self._dctx.decompressobj(write_size=_WRITE_BYTES)
+        self._in_frame = False  # bytes of the current frame have been fed
+        self._frame_at = 0  # where the current frame starts in src
+        self._consumed = 0  # bytes read from src
+        self._out = bytearray()
+        self._done = False
+        self._error: DataError | None = None  # raised once what came before it is read
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: WriteableBuffer) -> int:
+        while not self._out and not self._done:
+            if self._error is not None:
+                raise self._error
+            self._fill()
+        view = memoryview(buffer).cast("B")
+        n = min(len(view), len(self._out))
+        view[:n] = self._out[:n]
+        del self._out[:n]
+        return n
+
+    def close(self) -> None:
+        try:
+            self._src.close()
+        finally:
+            super().close()
+
+    def _fill(self) -> None:
+        data = self._src.read(_READ_BYTES)
+        if not data:
+            if self._in_frame:
+                self._error = self._damaged(self._consumed, "the file ends")
+                return
+            self._done = True
+            return
+        at = self._consumed
+        self._consumed += len(data)
+        while data:
+            try:
+                self._out += self._frame.decompress(data)
+            except self._zstd.ZstdError as exc:
+                self._error = self._damaged(at, _zstd_reason(exc))
+                self._error.__cause__ = exc
+                return
+            self._in_frame = True
+            if not self._frame.eof:
+                return
+            data = self._frame.unused_data  # the next frame starts in this read
+            at = self._frame_at = self._consumed - len(data)
+            self._frame = self._dctx.decompressobj(write_size=_WRITE_BYTES)
+            self._in_frame = False
+
+    def _damaged(self, at: int, reason: str) -> DataError:
+        """at: where the decoder stopped; the damage is there or earlier in the frame, never before it."""
+        return DataError(
+            f"{self._name}: recording is damaged at byte {at} ({reason}, in the zstd frame from byte "
+            f"{self._frame_at}); only what comes before it can be read"
+        )
 
 
 def open_recording(path: Path, vault: Vault | None = None) -> Cast:
@@ -86,3 +173,11 @@ def plain_file(path: Path) -> Path | None:
     except OSError:
         return None
     return None if head == MAGIC or head[:4] == ZSTD_MAGIC else path
+
+
+def _zstd_reason(exc: BaseException) -> str:
+    """Return zstandard's message without its 'zstd decompress(or) error:' prefix."""
+    text = str(exc)
+    for prefix in ("zstd decompressor error: ", "zstd decompress error: "):
+        text = text.removeprefix(prefix)
+    return f"zstd: {text}"

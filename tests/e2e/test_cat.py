@@ -38,3 +38,16 @@ def test_cat_of_a_corrupt_recording_is_one_line_exit_3(home: Paths) -> None:
     result = run_sk("cat", meta.id)
     assert result.returncode == 3
     assert result.stderr.count(b"\n") == 1 and b"is not a valid asciicast v2 event" in result.stderr
+
+
+def test_cat_of_a_damaged_compressed_recording_shows_what_came_before_then_one_line_exit_3(home: Paths) -> None:
+    from tests.helpers import damage_compressed, run_sk
+
+    events = [(0.1 * n, "o", f"line {n}\r\n") for n in range(1, 6)]
+    meta = make_session(home, Path.cwd(), 1, events=events)
+    at = damage_compressed(Path(meta.cast), keep_lines=5)
+    result = run_sk("cat", meta.id)
+    assert result.returncode == 3
+    assert result.stdout.startswith(b"line 1\r\nline 2\r\nline 3\r\nline 4\r\n")
+    assert result.stderr.count(b"\n") == 1
+    assert b"recording is damaged at byte " in result.stderr and f"in the zstd frame from byte {at})".encode() in result.stderr

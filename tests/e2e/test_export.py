@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
+import threading
 from pathlib import Path
 
 import pytest
@@ -98,3 +101,66 @@ def test_export_to_an_unwritable_place_leaves_nothing(meta: SessionMeta, tmp_pat
     assert result.returncode == 1 and result.stderr.startswith(b"shellkeep: cannot write")
     assert result.stderr.count(b"\n") == 1
     assert not (tmp_path / "missing").exists()
+
+
+def test_export_to_a_symlink_writes_its_target_and_keeps_the_link(meta: SessionMeta, tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    target = tmp_path / "real" / "out.txt"
+    target.write_text("old\n")
+    link = tmp_path / "link.txt"
+    link.symlink_to(target)
+    result = sk("export", "demo", "-o", str(link))
+    assert result.exit_code == 0, result.stderr
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert target.read_text() == sk("export", "demo").stdout
+    assert [p.name for p in (tmp_path / "real").iterdir()] == ["out.txt"]  # no temporary left
+
+
+def test_export_to_a_dangling_symlink_creates_its_target(meta: SessionMeta, tmp_path: Path) -> None:
+    link = tmp_path / "link.txt"
+    link.symlink_to(tmp_path / "new.txt")
+    assert sk("export", "demo", "-o", str(link)).exit_code == 0
+    assert link.is_symlink() and (tmp_path / "new.txt").read_text().startswith("$ ls")
+
+
+def test_export_to_a_fifo_writes_into_it_and_leaves_it_a_fifo(meta: SessionMeta, tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    result = sk("export", "demo", "-o", str(fifo))
+    reader.join(timeout=30)
+    assert result.exit_code == 0, result.stderr
+    assert got == [b"$ ls\nREADME.md  src\ngreen.txt  red.txt\n"]
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_export_to_dev_fd_writes_into_the_open_pipe(meta: SessionMeta) -> None:
+    r, w = os.pipe()
+    try:
+        result = sk("export", "demo", "-o", f"/dev/fd/{w}")
+    finally:
+        os.close(w)
+    with os.fdopen(r, "rb") as fh:
+        assert fh.read() == b"$ ls\nREADME.md  src\ngreen.txt  red.txt\n"
+    assert result.exit_code == 0, result.stderr
+
+
+def test_export_to_an_empty_name_is_refused_in_one_line(meta: SessionMeta) -> None:
+    from tests.helpers import run_sk
+
+    result = run_sk("export", "demo", "-o", "")
+    assert result.returncode == 2
+    assert result.stderr == b"shellkeep: the output file name is empty; give a file name, or leave the option out to write to stdout\n"
+
+
+def test_export_of_a_damaged_compressed_recording_is_one_line_exit_3_and_leaves_no_file(meta: SessionMeta, tmp_path: Path) -> None:
+    from tests.helpers import damage_compressed, run_sk
+
+    at = damage_compressed(Path(meta.cast), keep_lines=2)
+    (tmp_path / "out").mkdir()
+    result = run_sk("export", "demo", "-o", str(tmp_path / "out" / "x.txt"))
+    assert result.returncode == 3 and result.stderr.count(b"\n") == 1
+    assert f"in the zstd frame from byte {at})".encode() in result.stderr
+    assert list((tmp_path / "out").iterdir()) == []

@@ -131,3 +131,24 @@ def test_an_imported_agent_recording_has_its_answers_without_the_chrome(home: Pa
     folder = Path(json.loads(result.stdout)["cast"]).parent
     exchanges = [json.loads(line) for line in (folder / "exchanges.jsonl").read_text().splitlines()]
     assert [e["answer"].split("\n")[0] for e in exchanges] == replies
+
+
+@pytest.mark.parametrize("time", [b"Infinity", b"NaN", b"1e400", b"12345678901.5"], ids=["inf", "nan", "overflow", "absurd"])
+def test_an_impossible_event_time_is_a_damaged_recording_exit_3(home: Paths, tmp_path: Path, time: bytes) -> None:
+    path = tmp_path / "bad.cast"
+    path.write_bytes(b'{"version": 2, "width": 5, "height": 5}\n[1, "o", "a"]\n[' + time + b', "o", "b"]\n[3, "o", "c"]\n')
+    result = run_sk("import", str(path))
+    assert result.returncode == 3, result.stderr
+    assert result.stderr.count(b"\n") == 1 and b"line 3 is not a valid asciicast v2 event (invalid time" in result.stderr
+    assert not home.projects.exists() or not list(home.projects.glob("*/*"))
+
+
+def test_a_lone_surrogate_is_imported_as_the_replacement_character(home: Paths, tmp_path: Path) -> None:
+    path = tmp_path / "surrogate.cast"
+    path.write_bytes(b'{"version": 2, "width": 5, "height": 5}\n[1, "o", "a\\ud800b"]\n[2, "o", "c"]\n')
+    result = run_sk("import", str(path), "--name", "sur")
+    assert result.returncode == 0, result.stderr
+    shown = run_sk("cat", "sur")
+    assert shown.returncode == 0 and shown.stdout == "a\ufffdbc".encode()
+    page = run_sk("export", "sur", "--format", "html")
+    assert page.returncode == 0 and "a\ufffdb".encode() in page.stdout

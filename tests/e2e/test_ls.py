@@ -88,3 +88,32 @@ def test_ls_with_no_match_says_so_on_stderr(sessions: dict[str, str]) -> None:
     result = sk("ls", "--agent", "nobody")
     assert result.exit_code == 0 and result.stdout == ""
     assert "no sessions match" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        pytest.param(("ls", "--since", "99999999d"), "the age '99999999d' reaches back before the year 1", id="ls-since-huge-age"),
+        pytest.param(("search", "x", "--since", "99999999999w"), "reaches back before the year 1", id="search-since-huge-age"),
+        pytest.param(("ls", "--limit", "99999999999999999999999"), "is not in the range 1<=x<=1000000000", id="ls-limit-overflow"),
+        pytest.param(("ls", "--limit", "-3"), "is not in the range", id="ls-limit-negative"),
+        pytest.param(("search", "x", "--limit", "0"), "is not in the range", id="search-limit-zero"),
+        pytest.param(("audit", "--limit", "99999999999999999999999"), "is not in the range", id="audit-limit-overflow"),
+        pytest.param(("resume", "--last", "--dry-run", "--exchanges", "-1"), "is not in the range 0<=x", id="resume-exchanges-negative"),
+    ],
+)
+def test_a_bad_count_or_age_is_one_line_exit_2(home: Paths, args: tuple[str, ...], fragment: str) -> None:
+    make_session(home, Path.cwd(), 1)
+    result = run_sk(*args)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(b"shellkeep: ") and result.stderr.count(b"\n") == 1
+    assert fragment.encode() in result.stderr
+
+
+@pytest.mark.parametrize("when", ["0001-01-01", "9999-12-31"], ids=["first-day", "last-day"])
+def test_the_calendars_ends_are_bounds_not_errors(home: Paths, when: str) -> None:
+    make_session(home, Path.cwd(), 1)
+    for option in ("--since", "--until"):
+        result = run_sk("ls", option, when, "--json")
+        assert result.returncode == 0, result.stderr
+        assert len(json.loads(result.stdout)) == (1 if (option == "--since") == (when == "0001-01-01") else 0)

@@ -88,3 +88,25 @@ def test_pause_and_step_keys_in_a_terminal(meta: SessionMeta) -> None:
             break
     h.expect(b"after")
     assert h.finish() == 0
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "fragment"),
+    [
+        pytest.param("--speed", "nan", "'nan' is not a finite number", id="speed-nan"),
+        pytest.param("--speed", "inf", "is not in the range", id="speed-inf"),
+        pytest.param("--speed", "1e400", "is not in the range", id="speed-overflow"),
+        pytest.param("--speed", "-2", "is not in the range", id="speed-negative"),
+        pytest.param("--idle-limit", "nan", "is not a finite number", id="idle-limit-nan"),
+        pytest.param("--idle-limit", "-1", "is not in the range", id="idle-limit-negative"),
+        pytest.param("--at", "-inf", "is not in the range", id="at-minus-inf"),
+        pytest.param("--at", "1e11", "is not in the range", id="at-absurd"),
+        pytest.param("--exchange", "99999999999999999999999", "is not in the range 1<=x<=1000000000", id="exchange-overflow"),
+    ],
+)
+def test_a_bad_number_is_one_line_exit_2(home: Paths, option: str, value: str, fragment: str) -> None:
+    make_session(home, Path.cwd(), 1)
+    result = run_sk("replay", "--last", option, value)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(f"shellkeep: invalid value for '{option}'".encode()) and result.stderr.count(b"\n") == 1
+    assert fragment.encode() in result.stderr

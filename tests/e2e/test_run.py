@@ -471,3 +471,34 @@ def test_a_corrupt_meta_json_names_the_recording(home: Paths) -> None:
     assert result.returncode == 3
     last = result.stderr.strip().splitlines()[-1]
     assert b"is not valid JSON" in last and str(folder / "session.cast").encode() in last
+
+
+# -- argv, directory and name that are not UTF-8 ------------------------------------------------
+
+
+def test_argv_cwd_and_name_that_are_not_utf8_are_recorded_readably_and_resumed_exactly(home: Paths, tmp_path: Path) -> None:
+    import base64
+
+    odd_dir = os.fsencode(tmp_path) + b"/dir\xfe"
+    os.mkdir(odd_dir)
+    calls = tmp_path / "calls.log"
+    prog = os.fsencode(tmp_path) + b"/prog\xff"
+    with open(prog, "w") as fh:
+        fh.write(f"#!/bin/sh\nprintf '%s|%s\\n' \"$1\" \"$(pwd)\" >> {shlex.quote(str(calls))}\necho done\n")
+    os.chmod(prog, 0o755)
+    result = run_sk("run", "--name", os.fsdecode(b"n\xff"), "--", os.fsdecode(prog), os.fsdecode(b"arg\xfd"), cwd=odd_dir)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == b""
+    meta, header, events = only_session(home)
+    assert meta["command"] == [f"{tmp_path}/prog\\xff", "arg\\xfd"]
+    assert (meta["cwd"], meta["name"], meta["agent"]) == (f"{tmp_path}/dir\\xfe", "n\\xff", "prog\\xff")
+    raw = meta["raw"]
+    assert isinstance(raw, dict)
+    assert [base64.b64decode(c) for c in raw["command"]] == [prog, b"arg\xfd"]
+    assert base64.b64decode(raw["cwd"]) == odd_dir
+    assert header.command == shlex.join(meta["command"]) and "done" in output_text(events)
+    assert run_sk("show", os.fsdecode(b"n\xff"), "--json").returncode == 0  # found by the name as typed
+    wait_for_background(home)
+    resumed = run_sk("resume", "--last", cwd=odd_dir)
+    assert resumed.returncode == 0, resumed.stderr
+    assert calls.read_bytes() == b"arg\xfd|" + odd_dir + b"\n" + b"arg\xfd|" + odd_dir + b"\n"

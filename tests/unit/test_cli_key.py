@@ -125,3 +125,23 @@ def test_a_key_file_outside_the_data_is_not_called_out(home: Paths, tmp_path: Pa
     assert "plain file inside" not in made.stderr
     status = sk("status")
     assert str(outside) in status.stdout and "warning" not in status.stdout
+
+
+def test_key_export_to_a_symlink_writes_its_target(home: Paths, tmp_path: Path) -> None:
+    assert sk("init").exit_code == 0
+    target = tmp_path / "backup" / "keys.json"
+    target.parent.mkdir()
+    target.write_text("old")
+    link = tmp_path / "keys-link.json"
+    link.symlink_to(target)
+    result = sk("export", str(link))
+    assert result.exit_code == 0, result.stderr
+    assert link.is_symlink()
+    assert json.loads(target.read_text()) == json.loads(sk("export").stdout)
+    assert oct(target.stat().st_mode & 0o777) == "0o600"
+
+
+def test_key_export_to_an_empty_name_is_refused(home: Paths) -> None:
+    assert sk("init").exit_code == 0
+    result = sk("export", "")
+    assert result.exit_code == 2 and result.stderr.startswith("shellkeep: the output file name is empty")

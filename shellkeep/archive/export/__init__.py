@@ -7,12 +7,12 @@ file through a temporary name, so a failed export leaves no half-written file be
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import IO
 
-from shellkeep.errors import ShellkeepError, UserInputError
+from shellkeep.errors import UserInputError
 from shellkeep.archive.export import formats, html
+from shellkeep.store.atomic import open_output
 from shellkeep.store.session import SessionMeta
 from shellkeep.vault.access import Vault
 
@@ -43,27 +43,13 @@ def export_session(meta: SessionMeta, fmt: str, out: IO[bytes], vault: Vault) ->
     writer(meta, out, vault)
 
 
-def export_to_file(meta: SessionMeta, fmt: str, target: Path, vault: Vault) -> None:
-    """Write the export to ``target`` (mode 0600) through a temporary file and a rename.
+def export_to_file(meta: SessionMeta, fmt: str, target: Path | str, vault: Vault) -> None:
+    """Write the export to ``target`` as ``store.atomic.open_output`` does (mode 0600).
 
-    Raises ShellkeepError when the folder is missing or not writable (nothing is left
-    behind), DataError for a corrupt recording.
+    A regular file is replaced through a temporary file and a rename, a symlink's target
+    is written so, a device or pipe is written directly. Raises ShellkeepError naming
+    ``target`` when its folder is missing or not writable (nothing is left behind),
+    UserInputError for an empty name or a folder, DataError for a corrupt recording.
     """
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    except OSError as exc:
-        raise ShellkeepError(f"cannot write {target} ({exc.strerror or exc}); check that its folder exists and is writable") from exc
-    try:
-        with os.fdopen(fd, "wb") as out:
-            export_session(meta, fmt, out, vault)
-        os.replace(tmp, target)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise ShellkeepError(f"cannot write {target} ({exc.strerror or exc}); check the disk and the folder") from exc
-    except BaseException:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
-        raise
+    with open_output(target) as out:
+        export_session(meta, fmt, out, vault)

@@ -145,8 +145,17 @@ def test_a_recording_cut_at_every_byte_reads_up_to_its_last_whole_event(tmp_path
         (b'{"version": 2, "width": 5, "height": 5}\n[-1, "o", "a"]\n', "invalid time"),
         (b'{"version": 2, "width": 5, "height": 5}\n[1, "r", "0x5"]\n', "bad terminal size"),
         (b'{"version": 3, "width": 5, "height": 5}\n', "no 'term' object"),
+        (b'{"version": 2, "width": 5, "height": 5}\n[Infinity, "o", "a"]\n[2, "o", "b"]\n', "line 2 .*invalid time inf"),
+        (b'{"version": 2, "width": 5, "height": 5}\n[1, "o", "a"]\n[NaN, "o", "b"]\n', "line 3 .*invalid time nan"),
+        (b'{"version": 2, "width": 5, "height": 5}\n[1e400, "o", "a"]\n', "invalid time inf"),
+        (b'{"version": 2, "width": 5, "height": 5}\n[20000000000.5, "o", "a"]\n', "invalid time 2"),
+        (b'{"version": 3, "term": {"cols": 5, "rows": 5}}\n[9e9, "o", "a"]\n[9e9, "o", "b"]\n', "line 3 .*invalid time 18000000000.0"),
+        (b'{"version": 1, "width": 5, "height": 5, "stdout": [[NaN, "a"]]}', "invalid delay nan"),
     ],
-    ids=["empty", "not-json", "future-version", "bad-size", "broken-middle", "negative-time", "bad-resize", "v3-no-term"],
+    ids=[
+        "empty", "not-json", "future-version", "bad-size", "broken-middle", "negative-time", "bad-resize", "v3-no-term",
+        "inf-time", "nan-time", "overflowing-time", "absurd-time", "v3-intervals-past-absurd", "v1-nan-delay",
+    ],
 )
 def test_invalid_files_raise_data_error(tmp_path: Path, content: bytes, message: str) -> None:
     path = tmp_path / "bad.cast"
@@ -169,3 +178,17 @@ def test_every_valid_recording_reads(path: Path) -> None:
 def test_every_invalid_recording_is_refused(path: Path) -> None:
     with pytest.raises(DataError):
         list(open_cast(path).events())
+
+
+def test_a_lone_surrogate_in_event_data_becomes_the_replacement_character(tmp_path: Path) -> None:
+    path = tmp_path / "surrogate.cast"
+    path.write_bytes(
+        b'{"version": 2, "width": 5, "height": 5, "title": "t\\udfff"}\n'
+        b'[1, "o", "a\\ud800b"]\n[2, "o", "pair \\ud83d\\ude00 kept"]\n[3, "o", "end"]\n'
+    )
+    cast = open_cast(path)
+    events = list(cast.events())
+    assert [e.data for e in events] == ["a\ufffdb", "pair \U0001f600 kept", "end"]
+    assert cast.header.title == "t\ufffd"
+    for event in events:
+        event.data.encode("utf-8")  # what the encoder and every writer do later
