@@ -187,6 +187,7 @@ class Relay:
         self._received: int | None = None
         self._hangup = False
         self._out = StdoutWriter(stdout_fd)  # replaced by a private one while ``run`` runs
+        self._modes_reset = False
         self._status: int | None = None
         self._exit_at: float | None = None
         self._size: TermSize | None = None
@@ -218,7 +219,8 @@ class Relay:
         try:
             self._loop(wake_r, on_signal)
         finally:
-            self._reset_modes()
+            if self._reset_modes():  # the loop did not get to it (an error)
+                self._out.drain(_STALL_GRACE_S)
             self._out.close()
             signal.set_wakeup_fd(old_wakeup)
             for sig, handler in previous.items():
@@ -243,12 +245,20 @@ class Relay:
 
     # -- internals ------------------------------------------------------------------
 
-    def _reset_modes(self) -> None:
-        """Switch off on the user's terminal what the child switched on and left on."""
+    def _reset_modes(self) -> bool:
+        """Write to the user's terminal what switches off the modes the child left on, once.
+
+        Returns whether there were such bytes; what the terminal did not take at once is
+        in the backlog.
+        """
+        if self._modes_reset:
+            return False
+        self._modes_reset = True
         reset = self.modes.reset_bytes()
-        if reset and self._out.is_open and os.isatty(self.stdout_fd):
-            self._out.write(reset)
-            self._out.drain(_STALL_GRACE_S)
+        if not reset or not self._out.is_open or not os.isatty(self.stdout_fd):
+            return False
+        self._out.write(reset)
+        return True
 
     def _on_signal(self, signum: int, _frame: object) -> None:
         self._signals.append(signum)
@@ -374,8 +384,11 @@ class Relay:
                 drain_deadline = time.monotonic() + _DRAIN_MAX_S
             if backlog and out.grace_left() == 0.0:
                 out.give_up()  # asked to end, and the terminal has stopped reading
-            if exited and (drained or not master_open) and not backlog:
-                return
+            done_reading = drained or not master_open
+            if exited and done_reading and not backlog:
+                if not self._reset_modes() or not backlog:
+                    return
+                # The terminal is slow to take the reset: wait for it as for output, signals included.
             if not master_open and not backlog:
                 # The child closed its terminal but runs on: wait for it.
                 select.select([wake_r], [], [], 1.0)
@@ -393,14 +406,14 @@ class Relay:
                 wlist.append(out.fd)
             injecting = self.injection is not None and self.injection.pending
             if exited:
-                timeout = None if drained else _DRAIN_IDLE_S  # drained: only the backlog is left
+                timeout = None if done_reading else _DRAIN_IDLE_S  # done reading: only the backlog is left
             else:
                 timeout = _INJECT_POLL_S if injecting else None
             if eof_sent_at is not None and eof_resends < _EOF_RESENDS and not exited:
                 timeout = _EOF_QUIET_S / 2 if timeout is None else min(timeout, _EOF_QUIET_S / 2)
-            if not master_open:
+            if not master_open and not exited:
                 timeout = 1.0 if timeout is None else min(timeout, 1.0)
-            grace_s = out.grace_left()
+            grace_s = out.grace_left() if backlog else None
             if grace_s is not None:
                 timeout = grace_s if timeout is None else min(timeout, grace_s)
             try:

@@ -140,19 +140,18 @@ def test_a_signal_ends_shellkeep_while_its_terminal_stops_reading(
     assert meta["ended_at"] is not None
     assert "flood started" in output_text(events)
     assert not _alive(child)
-    if sig == signal.SIGHUP:  # SIGHUP and SIGCONT went to the child's whole process group
-        wait_until(mark.exists)
-        wait_until(lambda: mark.read_text() == str(int(signal.SIGHUP)))
-        wait_until(lambda: not _alive(helper))
+    if sig == signal.SIGHUP:
+        _assert_hung_up(mark, helper)
 
 
 @pytest.mark.parametrize(("sig", "code", "status"), _SIGNALS)
 def test_a_signal_ends_shellkeep_while_its_pipe_is_not_read(
     home: Paths, tmp_path: Path, leftovers: list[int], sig: int, code: int, status: str
 ) -> None:
+    mark = tmp_path / "helper-signal"
     read_end, write_end = os.pipe()
     proc = subprocess.Popen(
-        [*SK, "run", "--", PY, "-c", FLOOD, str(tmp_path / "helper-signal")],
+        [*SK, "run", "--", PY, "-c", FLOOD, str(mark)],
         stdin=subprocess.DEVNULL,
         stdout=write_end,
         stderr=subprocess.DEVNULL,
@@ -167,7 +166,8 @@ def test_a_signal_ends_shellkeep_while_its_pipe_is_not_read(
         # From here on nobody reads the pipe.
         found = _STARTED.search(seen)
         assert found is not None
-        leftovers.append(int(found.group(1)))
+        helper = int(found.group(1))
+        leftovers.append(helper)
         meta_path = wait_until(lambda: session_folders(home))[0]  # type: ignore[index]
         child = json.loads(meta_path.read_text())["child_pid"]
         leftovers.append(child)
@@ -183,11 +183,23 @@ def test_a_signal_ends_shellkeep_while_its_pipe_is_not_read(
     assert (meta["status"], meta["exit_code"], meta["signal"]) == (status, code, sig)
     assert "flood started" in output_text(events)
     assert not _alive(child)
+    if sig == signal.SIGHUP:
+        _assert_hung_up(mark, helper)
+
+
+def _assert_hung_up(mark: Path, helper: int) -> None:
+    """The stopped helper got SIGHUP and SIGCONT: they went to the child's whole process group."""
+    wait_until(lambda: mark.exists() and mark.read_text() == str(int(signal.SIGHUP)))
+    wait_until(lambda: not _alive(helper))
 
 
 def test_a_slow_terminal_gets_every_byte_in_order(home: Paths) -> None:
-    """Flow control loses nothing: the terminal is read only after the child has written it all."""
-    script = "import sys\nfor n in range(40000):\n sys.stdout.write(f'line {n:06d}\\n')\nsys.stdout.write('END\\n')"
+    """Flow control loses nothing, and the mode reset comes after the last byte of output."""
+    script = (
+        "import sys\nsys.stdout.write('\\x1b[?2004h')\n"  # bracketed paste on, never off
+        "for k in range(0, 100000, 1000):\n sys.stdout.write(''.join(f'line {n:06d}\\n' for n in range(k, k + 1000)))\n"
+        "sys.stdout.write('END\\n')"
+    )
     h = PtyHarness.start([*SK, "run", "--", PY, "-c", script])
     h.expect(b"line 000000")
     meta_path = wait_until(lambda: session_folders(home))[0]  # type: ignore[index]
@@ -196,10 +208,10 @@ def test_a_slow_terminal_gets_every_byte_in_order(home: Paths) -> None:
     h.finish()
     text = bytes(h.output).replace(b"\r\n", b"\n")
     lines = text[text.index(b"line 000000") :].split(b"\n")
-    assert lines[:40001] == [b"line %06d" % n for n in range(40000)] + [b"END"]
+    assert lines == [b"line %06d" % n for n in range(100000)] + [b"END", b"\x1b[?2004l"]  # 1.2 MB
     meta, _, events = load_session(meta_path.parent)
     assert meta["status"] == "finished"
-    assert output_text(events).replace("\r\n", "\n").endswith("line 039999\nEND\n")
+    assert output_text(events).replace("\r\n", "\n").endswith("line 099999\nEND\n")
 
 
 # -- closed standard fds ---------------------------------------------------------------------
