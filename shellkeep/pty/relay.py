@@ -495,8 +495,8 @@ class Relay:
         """
         total = 0
         read, write_out, on_output, now = os.read, self._out.write, self.sink.on_output, self._now
-        track, backlog = self.modes.feed, self._out.backlog
-        while total < _BURST_BYTES and len(backlog) < MAX_BACKLOG_BYTES:
+        track, backlog, backlog_max = self.modes.feed, self._out.backlog, MAX_BACKLOG_BYTES
+        while total < _BURST_BYTES and len(backlog) < backlog_max:
             try:
                 data = read(master, READ_SIZE)
             except BlockingIOError:

@@ -8,8 +8,8 @@ the user's shell shares the original description, which keeps its flags, also af
 ``kill -9``. What stdout does not take at once waits in a bounded backlog; the relay
 flushes it when stdout turns writable and stops reading the child while it is full, so the
 child blocks as it would on a slow terminal. Elsewhere (a regular file, whose offset is
-shared with the shell; a socket; a terminal that cannot be opened again) writes block, as
-they always did.
+shared with the shell; a socket; /dev/null; a terminal that cannot be opened again, as
+another user's under ``su``) writes block, as they always did.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ class StdoutWriter:
             writer = cls(fd)
             writer.is_open = False  # closed: there is no screen to serve
             return writer
-        if not (stat.S_ISCHR(found.st_mode) or stat.S_ISFIFO(found.st_mode)):
+        if not (stat.S_ISFIFO(found.st_mode) or os.isatty(fd)):
             return cls(fd)
         try:
             private = os.open(f"/proc/self/fd/{fd}", os.O_WRONLY | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC)

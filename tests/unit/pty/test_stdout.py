@@ -48,8 +48,13 @@ def _read_all(fd: int) -> bytes:
     return bytes(got)
 
 
-def test_a_pipe_gets_a_private_description_and_keeps_its_flags(pipe: tuple[int, int]) -> None:
-    _, write_end = pipe
+@pytest.mark.parametrize("kind", ["pipe", "pty"])
+def test_stdout_gets_a_private_description_and_keeps_its_flags(pipe: tuple[int, int], kind: str) -> None:
+    if kind == "pty":
+        master, write_end = os.openpty()
+        opened: tuple[int, ...] = (master, write_end)
+    else:
+        write_end, opened = pipe[1], ()
     writer = StdoutWriter.open(write_end)
     try:
         assert writer.fd != write_end
@@ -60,6 +65,8 @@ def test_a_pipe_gets_a_private_description_and_keeps_its_flags(pipe: tuple[int, 
         writer.close()
     assert not fcntl.fcntl(write_end, fcntl.F_GETFL) & os.O_NONBLOCK
     os.fstat(write_end)  # still open: closing the writer closes only its own description
+    for fd in opened:
+        os.close(fd)
 
 
 def test_a_full_pipe_queues_in_order_and_flush_catches_up(pipe: tuple[int, int]) -> None:
