@@ -432,8 +432,8 @@ class Relay:
             if not master_open:
                 self._reap()
                 continue
-            if exited and reading and not readable and not writable:
-                drained = True  # the pty stayed quiet after the child exited
+            if exited and reading and timeout == _DRAIN_IDLE_S and not readable and not writable:
+                drained = True  # the pty stayed quiet after the child exited (not a shorter grace wait)
                 continue
             if exited and drain_deadline is not None and time.monotonic() > drain_deadline:
                 drained = True
