@@ -187,6 +187,40 @@ def test_a_signal_ends_shellkeep_while_its_pipe_is_not_read(
         _assert_hung_up(mark, helper)
 
 
+GOODBYE = r"""
+import os, signal
+def goodbye(sig, frame):
+    os.write(1, b"goodbye after SIGTERM\n")  # blocks until shellkeep reads the pty again
+    os._exit(0)
+signal.signal(signal.SIGTERM, goodbye)
+os.write(1, b"flood started\n")
+line = b"0123456789" * 7 + b"abcdefghi\n"
+while True:
+    os.write(1, line * 100)
+"""
+
+
+def test_what_the_child_writes_after_sigterm_is_recorded(home: Paths, leftovers: list[int]) -> None:
+    """The stalled terminal is given up, not the recording: the child's last words are kept."""
+    h = PtyHarness.start([*SK, "run", "--", PY, "-c", GOODBYE])
+    leftovers.append(h.pid)
+    h.expect(b"flood started")
+    meta_path = wait_until(lambda: session_folders(home))[0]  # type: ignore[index]
+    meta = json.loads(meta_path.read_text())
+    leftovers.append(meta["child_pid"])
+    wait_until(_blocked(meta["child_pid"]))
+
+    os.kill(meta["pid"], signal.SIGTERM)
+    ended: dict[str, int] = {}
+    wait_until(_exited(h.pid, ended), timeout_s=30)
+    os.close(h.fd)
+
+    assert ended["code"] == 0  # the child's own status
+    meta, _, events = load_session(meta_path.parent)
+    assert (meta["status"], meta["exit_code"], meta["signal"]) == ("killed", 0, None)
+    assert output_text(events).endswith("goodbye after SIGTERM\r\n")
+
+
 def _assert_hung_up(mark: Path, helper: int) -> None:
     """The stopped helper got SIGHUP and SIGCONT: they went to the child's whole process group."""
     wait_until(lambda: mark.exists() and mark.read_text() == str(int(signal.SIGHUP)))
