@@ -19,6 +19,7 @@ __all__ = ["entry", "guarded", "warn"]
 
 def entry() -> None:
     """Run the CLI and exit with the right status; the console-script entry point."""
+    _open_missing_std_fds()
     from shellkeep.cli.record import parse_run_args
 
     # Shell completion (click's _SHELLKEEP_COMPLETE) is always click's.
@@ -36,6 +37,28 @@ def entry() -> None:
     except (OSError, ValueError):
         pass
     os._exit(code)
+
+
+def _open_missing_std_fds() -> None:
+    """Put /dev/null on each of fds 0, 1 and 2 that is closed, with a Python stream for it.
+
+    Started as ``shellkeep ... <&- >&- 2>&-``, shellkeep would otherwise hand the first
+    free number to the first file it opens (a recording), and write the screen's bytes or
+    a warning into it.
+    """
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        try:
+            os.fstat(fd)
+            continue
+        except OSError:
+            pass
+        null = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+        os.set_inheritable(fd, True)  # the std fds of the programs shellkeep starts
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(fd, mode, closefd=False))
 
 
 def _click_main() -> int:

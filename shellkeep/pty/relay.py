@@ -1,10 +1,13 @@
 """Relay bytes between the user's terminal and a child program in a pty.
 
 The loop serves the user's screen first: every read from the child is written to stdout
-in full before it is handed to the sink, and the sink never blocks the loop. The user's
-terminal is put in raw mode while the child runs and restored on every exit path; the
-modes the child switched on and left on (alternate screen, mouse, bracketed paste, hidden
-cursor, keyboard protocols: ``pty.modes``) are switched off on it when the relay ends.
+before it is handed to the sink, and the sink never blocks the loop. Nor does stdout: what
+a slow terminal does not take waits in a bounded backlog, and while that is full the
+child is not read, so it blocks as on a slow terminal (``pty.stdout``); a SIGTERM or SIGHUP
+is acted on even while the terminal has stopped reading. The user's terminal is put in raw
+mode while the child runs and restored on every exit path; the modes the child switched on
+and left on (alternate screen, mouse, bracketed paste, hidden cursor, keyboard protocols:
+``pty.modes``) are switched off on it when the relay ends.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from pathlib import Path
 from shellkeep.pty.inject import SettledInjection
 from shellkeep.pty.modes import ModeTracker
 from shellkeep.pty.sink import Sink
+from shellkeep.pty.stdout import MAX_BACKLOG_BYTES, StdoutWriter
 from shellkeep.termsize import TermSize
 
 READ_SIZE = 65536
@@ -35,6 +39,7 @@ _DRAIN_MAX_S = 2.0  # ...or after this long, if a background process keeps writi
 _INJECT_POLL_S = 0.05
 _EOF_QUIET_S = 0.5  # after end of piped input: quiet this long and the EOF is sent again
 _EOF_RESENDS = 3
+_STALL_GRACE_S = 0.5  # after SIGTERM: a stdout that takes nothing this long is given up
 _FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT)
 DEFAULT_SIZE = TermSize(80, 24)
 
@@ -158,7 +163,9 @@ def spawn(
 class Relay:
     """Run the relay loop for one child; see ``run``.
 
-    stdin_fd and stdout_fd are the user's side (terminals, pipes or /dev/null).
+    stdin_fd and stdout_fd are the user's side (terminals, pipes or /dev/null). The relay
+    writes to stdout through a ``StdoutWriter`` of its own and never changes the flags of
+    the user's descriptions.
     """
 
     def __init__(
@@ -179,7 +186,8 @@ class Relay:
         self._signals: list[int] = []
         self._received: int | None = None
         self._hangup = False
-        self._stdout_ok = True
+        self._out = StdoutWriter(stdout_fd)  # replaced by a private one while ``run`` runs
+        self._modes_reset = False
         self._status: int | None = None
         self._exit_at: float | None = None
         self._size: TermSize | None = None
@@ -191,9 +199,13 @@ class Relay:
         """Relay until the child exits and its output is drained; return how it ended.
 
         Blocks. Installs handlers for SIGWINCH, SIGCHLD, SIGTERM, SIGHUP, SIGINT and
-        SIGQUIT for its duration and puts them back afterwards. At the end, when stdout is
-        a terminal, the modes the child left on are switched off on it (``pty.modes``;
-        these bytes are the relay's, not the child's: the sink does not get them).
+        SIGQUIT for its duration and puts them back afterwards. SIGTERM, SIGINT and SIGQUIT
+        are passed on to the child; SIGHUP and then SIGCONT go to the child's process group
+        and the pty's foreground group, as a terminal's hangup would, and stdout is dropped.
+        After a SIGTERM, a stdout that takes nothing for ``_STALL_GRACE_S`` is given up. At
+        the end, when stdout is a terminal, the modes the child left on are switched off on
+        it (``pty.modes``; these bytes are the relay's, not the child's: the sink does not
+        get them).
         """
         wake_r, wake_w = os.pipe()
         for fd in (wake_r, wake_w):
@@ -203,10 +215,13 @@ class Relay:
         previous = {sig: signal.signal(sig, self._on_signal) for sig in handled}
         old_wakeup = signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
         self._size = terminal_size((self.stdout_fd, self.stdin_fd))
+        self._out = StdoutWriter.open(self.stdout_fd)
         try:
             self._loop(wake_r, on_signal)
         finally:
-            self._reset_modes()
+            if self._reset_modes():  # the loop did not get to it (an error)
+                self._out.drain(_STALL_GRACE_S)
+            self._out.close()
             signal.set_wakeup_fd(old_wakeup)
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
@@ -230,11 +245,20 @@ class Relay:
 
     # -- internals ------------------------------------------------------------------
 
-    def _reset_modes(self) -> None:
-        """Switch off on the user's terminal what the child switched on and left on."""
+    def _reset_modes(self) -> bool:
+        """Write to the user's terminal what switches off the modes the child left on, once.
+
+        Returns whether there were such bytes; what the terminal did not take at once is
+        in the backlog.
+        """
+        if self._modes_reset:
+            return False
+        self._modes_reset = True
         reset = self.modes.reset_bytes()
-        if reset and os.isatty(self.stdout_fd):
-            self._write_out(reset)
+        if not reset or not self._out.is_open or not os.isatty(self.stdout_fd):
+            return False
+        self._out.write(reset)
+        return True
 
     def _on_signal(self, signum: int, _frame: object) -> None:
         self._signals.append(signum)
@@ -269,13 +293,39 @@ class Relay:
                 self._received = sig
                 if sig == signal.SIGHUP:
                     self._hangup = True
-                    self._stdout_ok = False
-                try:
-                    os.kill(self.child.pid, sig)
-                except ProcessLookupError:
-                    pass
+                    self._out.give_up()
+                    self._hang_up_child()
+                else:
+                    if sig == signal.SIGTERM:
+                        self._out.give_up_when_stalled(_STALL_GRACE_S)
+                    try:
+                        os.kill(self.child.pid, sig)
+                    except ProcessLookupError:
+                        pass
                 if on_signal is not None:
                     on_signal(sig)
+
+    def _hang_up_child(self) -> None:
+        """Send SIGHUP, then SIGCONT, to the child's process group and the pty's foreground one.
+
+        As the kernel does when a terminal closes: a stopped job gets its hangup too.
+        """
+        # The child leads its own session (setsid), so its group's id is its pid; once it is
+        # reaped that pid may be another process's.
+        groups = [] if self._status is not None else [self.child.pid]
+        try:
+            groups.append(os.tcgetpgrp(self.child.fd))
+        except OSError:
+            pass
+        ours = os.getpgrp()
+        for group in dict.fromkeys(groups):  # in order, once each
+            if group <= 1 or group == ours:
+                continue
+            for sig in (signal.SIGHUP, signal.SIGCONT):
+                try:
+                    os.killpg(group, sig)
+                except OSError:  # gone already, or not ours to signal
+                    break
 
     def _resize(self) -> None:
         size = terminal_size((self.stdout_fd, self.stdin_fd))
@@ -287,24 +337,6 @@ class Relay:
         except OSError:
             return
         self.sink.on_resize(size, self._now())
-
-    def _write_out(self, data: bytes) -> None:
-        if not self._stdout_ok:
-            return
-        view: bytes | memoryview = data  # a memoryview only after a partial write
-        while view:
-            try:
-                n = os.write(self.stdout_fd, view)
-            except BlockingIOError:
-                select.select([], [self.stdout_fd], [], 1.0)
-                continue
-            except OSError:
-                # The user's terminal or pipe is gone; keep recording what the child writes.
-                self._stdout_ok = False
-                return
-            if n == len(view):
-                return  # the usual case: all of it at once
-            view = memoryview(view)[n:]
 
     def _eof_bytes(self, last: int | None) -> bytes:
         try:
@@ -327,6 +359,8 @@ class Relay:
     def _loop(self, wake_r: int, on_signal: Callable[[int], None] | None) -> None:
         master = self.child.fd
         os.set_blocking(master, False)
+        out = self._out
+        backlog = out.backlog  # what a slow stdout has not taken yet
         stdin_open = self.stdin_fd >= 0
         pending = bytearray()
         last_in: int | None = None
@@ -338,6 +372,7 @@ class Relay:
         eof_resends = 0
         last_output = time.monotonic()
         master_open = True
+        drained = False  # after the child's exit: the pty stayed quiet, or kept writing too long
         drain_deadline: float | None = None
         while True:
             if self._signals:
@@ -347,22 +382,40 @@ class Relay:
             exited = self._status is not None
             if exited and drain_deadline is None:
                 drain_deadline = time.monotonic() + _DRAIN_MAX_S
-            if not master_open:
-                if exited:
+            if backlog and out.grace_left() == 0.0:
+                out.give_up()  # asked to end, and the terminal has stopped reading
+            done_reading = drained or not master_open
+            if exited and done_reading and not backlog:
+                if not self._reset_modes() or not backlog:
                     return
+                # The terminal is slow to take the reset: wait for it as for output, signals included.
+            if not master_open and not backlog:
                 # The child closed its terminal but runs on: wait for it.
                 select.select([wake_r], [], [], 1.0)
                 self._clear_wakeup(wake_r)
                 self._reap()
                 continue
-            rlist = [master, wake_r]
-            if stdin_open and len(pending) < _MAX_PENDING_INPUT and not exited:
+            # While the backlog is full the child is not read: it blocks, as on a slow terminal.
+            reading = master_open and not drained and len(backlog) < MAX_BACKLOG_BYTES
+            rlist = [master, wake_r] if reading else [wake_r]
+            if master_open and stdin_open and len(pending) < _MAX_PENDING_INPUT and not exited:
                 rlist.append(self.stdin_fd)
-            wlist = [master] if pending and not exited else []
+            wlist = [master] if pending and master_open and not exited else []
+            polls_master = bool(wlist)
+            if backlog:
+                wlist.append(out.fd)
             injecting = self.injection is not None and self.injection.pending
-            timeout = _DRAIN_IDLE_S if exited else (_INJECT_POLL_S if injecting else None)
+            if exited:
+                timeout = None if done_reading else _DRAIN_IDLE_S  # done reading: only the backlog is left
+            else:
+                timeout = _INJECT_POLL_S if injecting else None
             if eof_sent_at is not None and eof_resends < _EOF_RESENDS and not exited:
                 timeout = _EOF_QUIET_S / 2 if timeout is None else min(timeout, _EOF_QUIET_S / 2)
+            if not master_open and not exited:
+                timeout = 1.0 if timeout is None else min(timeout, 1.0)
+            grace_s = out.grace_left() if backlog else None
+            if grace_s is not None:
+                timeout = grace_s if timeout is None else min(timeout, grace_s)
             try:
                 readable, writable, _ = select.select(rlist, wlist, [], timeout)
             except InterruptedError:  # pragma: no cover - PEP 475 retries
@@ -374,10 +427,17 @@ class Relay:
                 self._handle_signals(on_signal)
                 if self._hangup:
                     stdin_open = False
-            if exited and not readable and not writable:
-                return  # drained: the pty stayed quiet after the child exited
+            if backlog and out.fd in writable:
+                out.flush()
+            if not master_open:
+                self._reap()
+                continue
+            if exited and reading and timeout == _DRAIN_IDLE_S and not readable and not writable:
+                drained = True  # the pty stayed quiet after the child exited (not a shorter grace wait)
+                continue
             if exited and drain_deadline is not None and time.monotonic() > drain_deadline:
-                return
+                drained = True
+                continue
             if master in readable:
                 got = self._pump_output(master, injecting)
                 if got is None:
@@ -417,7 +477,7 @@ class Relay:
                     pending += self._eof_bytes(None)
                     eof_sent_at = time.monotonic()
                     eof_resends += 1
-            if pending and (master in writable or not wlist):
+            if pending and (master in writable or not polls_master):
                 try:
                     n = os.write(master, pending)
                     del pending[:n]
@@ -430,12 +490,13 @@ class Relay:
         """Copy what the child wrote to the screen and the sink; return the bytes, None at EOF.
 
         While output keeps coming it is read again at once, without a select per read (up
-        to ``_BURST_BYTES``, so typed keys and signals still get their turn).
+        to ``_BURST_BYTES``, so typed keys and signals still get their turn), until stdout's
+        backlog is full.
         """
         total = 0
-        read, write_out, on_output, now = os.read, self._write_out, self.sink.on_output, self._now
-        track = self.modes.feed
-        while total < _BURST_BYTES:
+        read, write_out, on_output, now = os.read, self._out.write, self.sink.on_output, self._now
+        track, backlog, backlog_max = self.modes.feed, self._out.backlog, MAX_BACKLOG_BYTES
+        while total < _BURST_BYTES and len(backlog) < backlog_max:
             try:
                 data = read(master, READ_SIZE)
             except BlockingIOError:
