@@ -312,12 +312,14 @@ _SHIELDED = (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP)
 
 
 def _shield_from_interrupts() -> dict[int, object]:
-    """Ignore Ctrl-C, Ctrl-\\ and hangup while a session that has ended is stored; return the old handlers.
+    """Hold off Ctrl-C, Ctrl-\\, hangup and SIGTERM while a session that has ended is stored.
 
-    Storing takes well under a second (a big transcript is left to the upkeep in the
-    background); a second Ctrl-C meanwhile would otherwise lose the session's metadata and
-    exchanges. The upkeep, spawned in this window, keeps these signals ignored (it is
-    detached from the terminal anyway).
+    Returns the old handlers for ``_restore_signals``. Storing takes well under a second (a
+    big transcript is left to the upkeep in the background); a second Ctrl-C meanwhile would
+    otherwise lose the session's metadata and exchanges. INT, QUIT and HUP are ignored (the
+    upkeep, spawned in this window, keeps them ignored; it is detached from the terminal
+    anyway). SIGTERM is deferred, not ignored, so that the upkeep can still be stopped: a
+    handler notes it, and ``_restore_signals`` delivers it again once the session is stored.
     """
     old: dict[int, object] = {}
     for sig in _SHIELDED:
@@ -325,15 +327,30 @@ def _shield_from_interrupts() -> dict[int, object]:
             old[sig] = signal.signal(sig, signal.SIG_IGN)
         except (ValueError, OSError):  # not the main thread: nothing to shield
             pass
+    try:
+        old[signal.SIGTERM] = signal.signal(signal.SIGTERM, _defer_term)
+    except (ValueError, OSError):
+        pass
     return old
 
 
+_deferred_term: list[int] = []
+
+
+def _defer_term(signum: int, frame: object) -> None:
+    _deferred_term.append(signum)
+
+
 def _restore_signals(old: dict[int, object]) -> None:
+    """Put back the handlers ``_shield_from_interrupts`` replaced; deliver a deferred SIGTERM."""
     for sig, handler in old.items():
         try:
             signal.signal(sig, handler)  # type: ignore[arg-type]
         except (ValueError, OSError, TypeError):
             pass
+    if _deferred_term:
+        _deferred_term.clear()
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _is_known_agent(name: str) -> bool:
