@@ -91,20 +91,24 @@ class RedactionRule:
 # and a quoted value runs to its closing quote, which must be there.
 #
 # Source code is not a secret: a value that is a call or a subscript (``input()``,
-# ``get_token()``, ``os.environ["API_KEY"]``), a literal such as None/true or a type
-# (``password: str``) is left as it is, and so is a prompt string whose closing quote the
-# separator took (``getpass("Secret: ")``).
+# ``get_token()``, ``os.environ["API_KEY"]``, ``$(cat f)``, ``${TOKEN}``), a literal such as
+# None/true or a type (``password: str``) is left as it is, and so is a prompt string whose
+# closing quote the separator took: the "quoted value" after it then starts with code
+# (``getpass("Secret: "); print("x")``, ``input("Password: ") or "x"``, ``"Token: " + t + "!"``):
+# ``)`` ``]`` ``}`` ``,`` ``;`` ``+`` ``|`` ``&`` ``%`` ``.`` or the word or/and/if/else.
 _SGR = r"(?:\x1b\[[0-9;]{0,32}m)"
 _SEP = rf"[\"']?{_SGR}{{0,4}}[ \t]{{0,5}}[:=]{{1,3}}>?(?:[ \t]|{_SGR}){{0,8}}[\"']?"
 _CODE = (
     r"(?:[A-Za-z_][\w.]{0,80}[(\[]"
     r"|(?:None|null|nil|true|false|undefined|str|bytes|int|bool|string|String|Optional|Any)(?![\w.-])"
-    r"|[)\]}>])"
+    r"|[)\]}>]|\$[({])"
 )
+_AFTER_PROMPT = r"(?![ \t]{0,8}(?:[)\]},;+|&%.]|(?:or|and|if|else)(?![\w-])))"
+"""At a quote the separator took: what follows is code after a prompt's closing quote."""
 _UNQUOTED = r"[^\s\"'`,;\x00-\x1f\x7f]"
 _VALUE = (
-    r"(?P<secret>(?<=\")[^\"\x00-\x1f\x7f]{1,256}(?=\")"
-    r"|(?<=')[^'\x00-\x1f\x7f]{1,256}(?=')"
+    rf"(?P<secret>(?<=\"){_AFTER_PROMPT}[^\"\x00-\x1f\x7f]{{1,256}}(?=\")"
+    rf"|(?<='){_AFTER_PROMPT}[^'\x00-\x1f\x7f]{{1,256}}(?=')"
     rf"|(?<![\"'])(?!{_CODE}){_UNQUOTED}{{1,256}})"
 )
 

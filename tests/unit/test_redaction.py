@@ -325,6 +325,24 @@ CODE = {
     "keyboard": "keyboard_layout = us-intl\n",
     "access-mode": "access = read-only\n",
     "auth-url": "auth_url = https://login.example.com/authorize\n",
+    # A prompt string followed by more code: the quote after "Secret: " closes the prompt.
+    "prompt-then-statement": 'getpass.getpass("Secret: "); print("done")\n',
+    "prompt-then-or": 'password = input("Password: ") or "changeme"\n',
+    "prompt-then-or-subscript": 'pw = input("Token: ") or os.environ["TOKEN"]\n',
+    "prompt-then-and": 'secret = input("Secret: ") and check("y")\n',
+    "prompt-then-method": 'pw = prompt("Password: ").strip() + "x"\n',
+    "prompt-walrus": 'if pw := getpass("Password: "): print("ok")\n',
+    "prompt-concatenated": 'print("Token: " + token + "!")\n',
+    "prompt-argument": 'key = ask("API key: ", default="none")\n',
+    "prompt-format": "print('password: ' % pw, 'x')\n",
+    "prompt-pipe": "echo 'token: ' | tee -a log 'x'\n",
+    "prompt-and-and": "test 'Password: ' && echo 'ok'\n",
+    "prompt-bracket": 'msgs = ["Password: "], ["x"]\n',
+    "prompt-brace": "d = {'Password: '}, {'x'}\n",
+    "prompt-dot": 'log("Secret: ".upper(), "x")\n',
+    "prompt-if-else": 'msg = f("Token: ") if a else g("b")\n',
+    "command-substitution": 'echo "token: $(cat token.txt)"\n',
+    "variable": "export GITHUB_TOKEN=${GITHUB_TOKEN}\n",
 }
 
 
@@ -374,6 +392,23 @@ def test_a_vendor_token_without_a_format_is_caught_by_its_variable_name(text: st
     redacted = REDACTOR.redact(text + "\n")
     assert "FAKE" not in redacted and "[REDACTED:" in redacted
     assert stream(REDACTOR, text[:20], text[20:] + "\n") == redacted
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ('password = "FAKEhunter2"; connect()\n', "FAKEhunter2"),
+        ('login(user, password="FAKEhunter2")\n', "FAKEhunter2"),
+        ('{"token": "FAKEtok3n", "n": 1}\n', "FAKEtok3n"),
+        ("export TOKEN='FAKEtok3n' && run\n", "FAKEtok3n"),
+        ('secret: "FAKE or not"\n', "FAKE or not"),
+        ('AUTH_KEY="+FAKE8f3kQ9zX1vB7nM2pL5wR"\n', "FAKE8f3kQ9zX1vB7nM2pL5wR"),
+    ],
+    ids=["statement", "kwarg", "json", "shell-and", "value-with-or", "generic-plus"],
+)
+def test_a_quoted_secret_followed_by_code_is_still_caught(text: str, secret: str) -> None:
+    assert secret not in REDACTOR.redact(text)
+    assert secret not in stream(REDACTOR, text[:12], text[12:])
 
 
 def test_the_precomputed_rule_facts_are_those_of_the_rules() -> None:
