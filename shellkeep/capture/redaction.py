@@ -37,6 +37,7 @@ A short read is first checked for any literal with one combined regex.
 
 from __future__ import annotations
 
+import bisect
 import collections
 import functools
 import importlib
@@ -422,6 +423,8 @@ class Redactor:
         if not engine.rules:
             return text
         hits = engine.hits(text)
+        if _has_screen_controls(text):
+            hits += engine.screen_hits(text)
         return engine.apply(text, hits, 0, len(text)) if hits else text
 
     def _compiled(self) -> _Engine:
@@ -481,6 +484,9 @@ class StreamRedactor:
             return ""
         hits = [h for h in engine.hits(buf) if h[2] >= base]
         cut = engine.hold_start(buf, base)
+        if _has_screen_controls(buf):  # a secret may be drawn with escape sequences or backspaces inside
+            hits += engine.screen_hits(buf, base)
+            cut = min(cut, engine.screen_hold_start(buf, base))
         if hits and cut < len(buf):
             cut = _settle(cut, hits)
         # At the bound: a possible secret that would still grow past it is written as its marker.
@@ -504,6 +510,8 @@ class StreamRedactor:
         base = len(self._context)
         buf = self._context + self._held
         hits = [h for h in engine.hits(buf) if h[2] >= base]
+        if _has_screen_controls(buf):
+            hits += engine.screen_hits(buf, base)
         return self._advance(engine, buf, base, hits, len(buf))
 
     def _advance(self, engine: _Engine, buf: str, base: int, hits: list[_Hit], cut: int) -> str:
@@ -676,6 +684,9 @@ class _Engine:
         self._any_ci_literal = _LazyPattern("(?i:" + "|".join(map(re.escape, ci)) + ")") if ci else None
         self._automaton: tuple[tuple[Any, Any], tuple[tuple[_Rule, ...], ...]] | None = None  # on first scan
         self._automaton_lock = threading.Lock()
+        self._lookbehind = max((r.lookbehind for r in self.rules), default=0)
+        self._junctions: tuple[tuple[Any, Any], tuple[tuple[int, int, Any], ...]] | None = None  # on first screen text
+        self._screen_starts: frozenset[str] = frozenset()  # every start of every literal, lower-cased
 
     def _quiet(self, text: str) -> bool:
         """Return True when a short text holds no rule's literal, so nothing can match in it."""
@@ -798,6 +809,187 @@ class _Engine:
             self._automaton = (automata, tuple(tuple(by_literal[lit]) for lit in literals))
         return self._automaton
 
+    def screen_hits(self, text: str, first: int = 0) -> list[_Hit]:
+        """Return the matches that only the screen shows: on the text with its escape sequences
+        removed and backspaces applied (``_ScreenView``), mapped back to ``text``'s indices, each
+        with an escape sequence or backspace inside its match (the whole span is its secret's).
+
+        The view is built only around the places where a secret could cross one: a rule's
+        literal with an escape sequence or backspace after it within the rule's reach, or a
+        literal cut by one (``gh`` ESC[31m ``p_``, found as ``gh`` + ESC, or as an SGR's ``m``
+        + ``hp_``). Hits starting before ``first`` are left out. Text without ESC, BS or DEL
+        has none (the caller checks).
+        """
+        hits: list[_Hit] = []
+        for start, end in self._screen_regions(text, first):
+            view = _ScreenView(text[start:end])
+            if not view.changed:
+                continue
+            for vs, ve, vms, vme, priority, name in self.hits(view.text):
+                ms, me = view.span(vms, vme)
+                if me - ms == vme - vms:
+                    continue  # nothing removed inside it: the scan of the text itself has it
+                ss, se = view.span(vs, ve)
+                if start + ms >= first:
+                    hits.append((start + ss, start + se, start + ms, start + me, priority, name))
+        return hits
+
+    def screen_hold_start(self, text: str, first: int) -> int:
+        """Return where the tail that could still grow into a secret on the screen begins
+        (``hold_start`` of the tail's ``_ScreenView``, mapped back; len = none)."""
+        n = len(text)
+        last = max(text.rfind(ch, max(first, n - _SCREEN_TAIL)) for ch in _SCREEN_CONTROLS)
+        if last == -1:
+            return n
+        cut_escape = _cut_escape_start(text, max(first, n - _SCREEN_TAIL))
+        if cut_escape != -1:  # the rest of an escape sequence is still to come: hold it whole
+            if cut_escape == first:
+                return first
+            head = text[:cut_escape]  # and what the text before it may be starting
+            return min(cut_escape, self.hold_start(head, first), self.screen_hold_start(head, first))
+        # A possible secret crossing the last ESC/BS/DEL starts at most a window before it.
+        start = max(first, last - _SCREEN_BACK)
+        view = _ScreenView(text[start:])
+        cut = self.hold_start(view.text, 0)
+        if 0 < len(view.text) - view.rewritable <= _REWRITE:  # a backspace may come back over what follows it
+            before = self.hold_start(view.text[: view.rewritable], 0)
+            if before < view.rewritable:
+                cut = min(cut, before)
+        if cut >= len(view.text):
+            return n
+        return start + view.first_raw(cut)
+
+    def _screen_regions(self, text: str, first: int) -> list[tuple[int, int]]:
+        """Return the merged regions of ``text`` whose screen view may hold a crossing match.
+
+        Each place the junction automaton finds is checked before it costs a view: a literal
+        counts when the rule's prefix regex still holds up to the next ESC/BS/DEL and one
+        character past it; a literal's start cut by an escape sequence when the character after
+        the sequences continues some literal.
+        """
+        low = self.lower(text)
+        if low is None:
+            return [(first, len(text))]  # lower-casing moves characters: look at all of it
+        automata, kinds = self._junction_automaton()
+        if automata[0] is None:
+            return []
+        found = (automata[0].find_matches_as_indexes(low.encode("ascii"), overlapping=True) if low.isascii()
+                 else automata[1].find_matches_as_indexes(low, overlapping=True))
+        n = len(text)
+        starts = self._screen_starts
+        control = _control_rx()
+        backspaces = "\x08" in text or "\x7f" in text
+        regions: list[tuple[int, int]] = []
+        for index, at, end in found:
+            kind, reach, extra = kinds[index]
+            if regions and at < regions[-1][1] - reach // 2:
+                continue  # well inside a region already taken
+            if kind == _LITERAL:
+                literal, priorities = extra
+                if literal is not None and not text.startswith(literal, at):
+                    continue  # a case-sensitive literal in other letters
+                # The first ESC/BS/DEL after it: no other is before it, so it is within the window.
+                limit = at + reach // _SCREEN_SPREAD
+                ctrl = text.find("\x1b", end, limit)
+                if backspaces:
+                    found_ctrl = control.search(text, end, limit)
+                    ctrl = -1 if found_ctrl is None else found_ctrl.start()
+                if ctrl == -1 or not self._may_cross(text, at, ctrl, priorities):
+                    continue
+            elif kind == _JUNCTION:  # a literal's start, then ESC/BS/DEL at end - 1
+                after = _after_controls(text, end - 1)
+                if after < n and low[at : end - 1] + low[after] not in starts:
+                    continue
+            elif kind == _AFTER:  # an escape's final and the rest of a literal: its start before the escapes
+                run = _escapes_ending_at(text, at + 1)
+                k = len(extra) if extra else 1
+                if run < k or (extra and low[run - k : run] != extra):
+                    continue
+                at = run - k
+            else:  # _ALONE: a word's first character, then an escape sequence
+                if text[at] in _FINALS and _escapes_ending_at(text, at + 1) == -1 and "\x1b" in text[max(0, at - 64) : at]:
+                    continue  # a letter of the text before it, not an escape's end (unless that is not here)
+                after = _after_controls(text, end - 1)
+                if after < n and low[end - 2] + low[after] not in starts:
+                    continue
+                at = end - 2
+            lo = max(first - self._lookbehind, at - self._lookbehind - 1, 0)
+            hi = min(n, at + reach)
+            if regions and lo <= regions[-1][1]:
+                regions[-1] = (regions[-1][0], max(regions[-1][1], hi))
+            else:
+                regions.append((lo, hi))
+        return regions
+
+    def _may_cross(self, text: str, at: int, ctrl: int, priorities: tuple[int, ...]) -> bool:
+        """Return whether a match of one of the rules could start at ``at`` and go on past the
+        ESC/BS/DEL at ``ctrl`` (its prefix regex holds up to it and one shown character on)."""
+        after = _after_controls(text, ctrl)
+        probe = text[at:ctrl] + text[after : after + 1]
+        for priority in priorities:
+            r = self.rules[priority]
+            prefix = r.prefix.get() if r.prefix is not None else None
+            if prefix is None or text[ctrl] != "\x1b" or prefix.fullmatch(probe) is not None:
+                return True
+        return False
+
+    def _junction_automaton(self) -> tuple[tuple[Any, Any], tuple[tuple[int, int, Any], ...]]:
+        """Return the automata (bytes, str) of the lower-cased literals and their cut forms,
+        and per pattern (kind, reach in characters of raw text, what its check needs)."""
+        built = self._junctions
+        if built is None:
+            with self._automaton_lock:
+                built = self._junctions
+                if built is None:
+                    built = self._junctions = self._build_junctions()
+        return built
+
+    def _build_junctions(self) -> tuple[tuple[Any, Any], tuple[tuple[int, int, Any], ...]]:
+        import ahocorasick_rs
+
+        patterns: dict[str, tuple[int, int, Any]] = {}
+        starts: set[str] = set()
+
+        def add(pattern: str, kind: int, reach: int, extra: Any = None) -> None:
+            old = patterns.get(pattern)
+            if old is None:
+                patterns[pattern] = (kind, reach, extra)
+            elif old[0] == kind == _LITERAL:
+                literal = old[2][0] if old[2][0] == extra[0] else None  # differing cases: check none
+                patterns[pattern] = (kind, max(reach, old[1]), (literal, tuple(sorted({*old[2][1], *extra[1]}))))
+            elif old[0] == kind:
+                patterns[pattern] = (kind, max(reach, old[1]), old[2] if old[2] == extra else None)
+
+        for r in self.rules:
+            reach = min(r.window, _HOLD_UNBOUNDED) * _SCREEN_SPREAD + 256
+            for lit in (r.scan_literals if not r.ci else r.literals) or ((r.needle,) if r.needle else ()):
+                low = lit.lower()
+                if len(low) != len(lit):
+                    continue
+                add(low, _LITERAL, reach, (None if r.ci else lit, (r.priority,)))
+                starts.update(low[:k] for k in range(1, len(low) + 1))
+                for k in range(1, len(low)):
+                    for sep in _SCREEN_CONTROLS:
+                        # Two characters then ESC end many coloured words ("main.py" ESC): those
+                        # literals cut after 1 or 2 characters are found from the other side.
+                        if k >= 3 or sep != "\x1b":
+                            add(low[:k] + sep, _JUNCTION, reach)
+                    if k <= 2 and len(low) - k >= 3:
+                        for final in _COMMON_FINALS:
+                            add(final + low[k:], _AFTER, reach + 64, low[:k])
+                if low[0].isalnum():
+                    for before in (*_COMMON_FINALS, *_WORD_STARTS):
+                        add(before + low[0] + "\x1b", _ALONE, reach + 64)
+        patterns = {k: v if v[0] != _AFTER or v[2] is not None else (v[0], v[1], "") for k, v in patterns.items()}
+        self._screen_starts = frozenset(starts)
+        keys = list(patterns)
+        dfa = ahocorasick_rs.Implementation.DFA
+        automata = (
+            ahocorasick_rs.BytesAhoCorasick([k.encode() for k in keys], implementation=dfa),
+            ahocorasick_rs.AhoCorasick(keys, implementation=dfa),
+        ) if keys else (None, None)
+        return automata, tuple(patterns[k] for k in keys)
+
     def hold_start(self, text: str, first: int) -> int:
         """Return where the tail that could still grow into a secret begins (len = none).
 
@@ -902,6 +1094,182 @@ class _Engine:
 
     def _allowed(self, secret: str) -> bool:
         return any(rx.fullmatch(secret) is not None for rx in self._allow)
+
+
+# --------------------------------------------------------------------------- the screen's text
+#
+# What a terminal shows of a text: escape sequences (ECMA-48 CSI, OSC, DCS/SOS/PM/APC strings,
+# two-character escapes) draw nothing, a backspace moves the cursor one column left so that the
+# next character overstrikes the one there (``ab\bc`` shows ``ac``; ``\b \b`` erases), and a
+# DEL typed as input erases the character before it. A secret drawn with colours or cursor moves
+# between its characters, or typed and corrected, is matched on that view.
+
+_SCREEN_CONTROLS = ("\x1b", "\x08", "\x7f")
+_COMMON_FINALS = ("m", "k", "h")  # SGR, EL and CUP end most escape sequences inside a word (lower-cased)
+_FINALS = frozenset(map(chr, range(0x40, 0x7F)))  # the last character of a CSI sequence
+_WORD_STARTS = tuple(" \t\n=:\"'>(/")  # what a secret's first character usually follows
+_SCREEN_SPREAD = 12
+"""Raw characters a secret may take per character shown (colour and cursor moves between them)."""
+_SCREEN_TAIL = 8192
+"""Raw characters at the end of the stream in which an ESC/BS/DEL makes its screen view checked for a hold."""
+_SCREEN_BACK = 1024
+"""Raw characters before the last ESC/BS/DEL of the stream where a hold across it may start."""
+_REWRITE = 4
+"""Characters after the last backspace at the end of a stream that may still be erased
+(``\b \b`` cut after its space): the hold is also looked for before them."""
+_LITERAL, _JUNCTION, _AFTER, _ALONE = 0, 1, 2, 3
+"""Kinds of junction pattern: a literal; a literal's start, then ESC/BS/DEL; an escape's final
+and a literal without its first character; a literal's first character alone before an escape."""
+
+@functools.cache
+def _escape_rx() -> re.Pattern[str]:
+    """Return the regex of one escape sequence (ECMA-48; a cut one at the end of a text too)."""
+    return re.compile(
+        r"\x1b(?:\[[0-?]*[ -/]*[@-~]?"  # CSI
+        r"|\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC, ended by BEL or ST
+        r"|[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS, SOS, PM, APC
+        r"|[ -/]*[0-~]?)"  # two-character escapes: ESC ( B, ESC 7, ESC =
+    )
+
+
+@functools.cache
+def _controls_rx() -> re.Pattern[str]:
+    """Return the regex of a run of escape sequences, backspaces and DELs."""
+    return re.compile(f"(?:{_escape_rx().pattern}|[\\x08\\x7f])+")
+
+
+@functools.cache
+def _control_rx() -> re.Pattern[str]:
+    """Return the regex of one ESC, BS or DEL."""
+    return re.compile("[\\x1b\\x08\\x7f]")
+
+
+def _cut_escape_start(text: str, start: int) -> int:
+    """Return where an escape sequence cut by the end of ``text`` begins (-1: none is cut).
+
+    Only a short one counts (a CSI or two-character escape, an OSC or DCS string up to 256
+    characters): a longer unterminated string is written as it is.
+    """
+    esc = text.rfind("\x1b", start)
+    if esc == -1:
+        return -1
+    m = _escape_rx().match(text, esc)
+    if m is None or m.end() != len(text):
+        return -1
+    body = text[esc + 1 :]
+    if not body:
+        return esc
+    if body[0] == "[":
+        return esc if not ("\x40" <= body[-1] <= "\x7e") or len(body) == 1 else -1
+    if body[0] in "]PX^_":
+        return esc if len(body) <= 256 and not body.endswith(("\x07", "\x1b\\")) else -1
+    return esc if not ("\x30" <= body[-1] <= "\x7e") else -1
+
+
+def _escapes_ending_at(text: str, end: int) -> int:
+    """Return where the run of escape sequences that ends at ``end`` starts (-1: none ends there)."""
+    rx = _escape_rx()
+    start = -1
+    while True:
+        esc = text.rfind("\x1b", max(0, end - 64), end)
+        m = rx.match(text, esc) if esc != -1 else None
+        if m is None or m.end() != end:
+            return start
+        start = end = esc
+
+
+def _after_controls(text: str, pos: int) -> int:
+    """Return the index after the escape sequences, backspaces and DELs starting at ``pos``."""
+    m = _controls_rx().match(text, pos)
+    return pos if m is None else m.end()
+
+
+def _has_screen_controls(text: str, start: int = 0, end: int | None = None) -> bool:
+    """Return whether ``text[start:end]`` holds an ESC, BS or DEL."""
+    return any(text.find(ch, start, end) != -1 for ch in _SCREEN_CONTROLS)
+
+
+class _ScreenView:
+    """What the screen shows of ``raw``: ``text``, and where each of its characters came from.
+
+    Indices are 0-based; ``span`` maps a view span to the raw span holding all its characters
+    (with what was removed between them), ``first_raw`` the raw index where a view suffix starts.
+    The text is one regex substitution; the map back is built on first use only (most views
+    show no secret).
+    """
+
+    __slots__ = ("_cum", "_index", "_stops", "_stripped", "changed", "raw", "rewritable", "text")
+
+    def __init__(self, raw: str) -> None:
+        self.raw = raw
+        stripped = _escape_rx().sub("", raw) if "\x1b" in raw else raw
+        self._stripped = stripped
+        self._stops: list[int] | None = None  # view positions where removed text was
+        self._cum: list[int] = [0]  # raw characters removed before each stop, cumulated
+        self._index: list[int] | None = None  # view position -> stripped position, after backspaces
+        text = stripped
+        self.rewritable = len(text)  # where the cursor was after the last backspace: text from there may be redrawn
+        if "\x08" in stripped or "\x7f" in stripped:
+            text, self._index, self.rewritable = _overstrike(stripped)
+        self.text = text
+        self.changed = text != raw
+
+    def _raw(self, pos: int) -> int:
+        """Return the raw index of the stripped character at ``pos``."""
+        stops = self._stops
+        if stops is None:
+            stops = self._stops = []
+            removed = 0
+            for m in _escape_rx().finditer(self.raw) if len(self._stripped) != len(self.raw) else ():
+                a, b = m.span()
+                stops.append(a - removed)
+                removed += b - a
+                self._cum.append(removed)
+        return pos + self._cum[bisect.bisect_right(stops, pos)]
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """Return the raw span of the view's characters ``start:end`` (end > start)."""
+        if self._index is None:
+            return self._raw(start), self._raw(end - 1) + 1
+        where = [self._raw(i) for i in self._index[start:end]]
+        return min(where), max(where) + 1
+
+    def first_raw(self, start: int) -> int:
+        """Return the raw index where the view's characters from ``start`` on begin."""
+        if start >= len(self.text):
+            return len(self.raw)
+        return self.span(start, len(self.text))[0]
+
+
+def _overstrike(text: str) -> tuple[str, list[int], int]:
+    """Apply backspaces (cursor one column left, never past a line start; the next character
+    overstrikes) and DELs (erase the character before); return the text shown, for each of its
+    characters its index in ``text``, and the cursor's position after the last of them."""
+    out: list[str] = []
+    index: list[int] = []
+    cursor = line = back = 0
+    for i, ch in enumerate(text):
+        if ch == "\x08":
+            if cursor > line:
+                cursor -= 1
+            back = cursor
+        elif ch == "\x7f":
+            if cursor > line:
+                cursor -= 1
+                del out[cursor], index[cursor]
+            back = cursor
+        elif ch == "\n":
+            out.append(ch)
+            index.append(i)
+            cursor = line = len(out)
+        elif cursor < len(out):
+            out[cursor], index[cursor] = ch, i
+            cursor += 1
+        else:
+            out.append(ch)
+            index.append(i)
+            cursor += 1
+    return "".join(out), index, back
 
 
 def _add_hit(hits: list[_Hit], r: _Rule, m: re.Match[str]) -> None:
