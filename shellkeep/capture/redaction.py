@@ -879,13 +879,14 @@ class _Engine:
         starts = self._screen_starts
         control = _control_rx()
         backspaces = "\x08" in text or "\x7f" in text
+        space = _space_rx()
         regions: list[tuple[int, int]] = []
         for index, at, end in found:
             kind, reach, extra = kinds[index]
             if regions and at < regions[-1][1] - reach // 2:
                 continue  # well inside a region already taken
             if kind == _LITERAL:
-                literal, priorities = extra
+                literal, priorities, spaceless = extra
                 if literal is not None and not text.startswith(literal, at):
                     continue  # a case-sensitive literal in other letters
                 # The first ESC/BS/DEL after it: no other is before it, so it is within the window.
@@ -894,7 +895,9 @@ class _Engine:
                 if backspaces:
                     found_ctrl = control.search(text, end, limit)
                     ctrl = -1 if found_ctrl is None else found_ctrl.start()
-                if ctrl == -1 or not self._may_cross(text, at, ctrl, priorities):
+                if ctrl == -1 or (spaceless and space.search(text, end, ctrl) is not None):
+                    continue  # nothing to cross, or a match of these rules ends at the space before it
+                if not self._may_cross(text, at, ctrl, priorities):
                     continue
             elif kind == _JUNCTION:  # a literal's start, then ESC/BS/DEL at end - 1
                 after = _after_controls(text, end - 1)
@@ -956,7 +959,8 @@ class _Engine:
                 patterns[pattern] = (kind, reach, extra)
             elif old[0] == kind == _LITERAL:
                 literal = old[2][0] if old[2][0] == extra[0] else None  # differing cases: check none
-                patterns[pattern] = (kind, max(reach, old[1]), (literal, tuple(sorted({*old[2][1], *extra[1]}))))
+                priorities = tuple(sorted({*old[2][1], *extra[1]}))
+                patterns[pattern] = (kind, max(reach, old[1]), (literal, priorities, old[2][2] and extra[2]))
             elif old[0] == kind:
                 patterns[pattern] = (kind, max(reach, old[1]), old[2] if old[2] == extra else None)
 
@@ -966,7 +970,7 @@ class _Engine:
                 low = lit.lower()
                 if len(low) != len(lit):
                     continue
-                add(low, _LITERAL, reach, (None if r.ci else lit, (r.priority,)))
+                add(low, _LITERAL, reach, (None if r.ci else lit, (r.priority,), r.spaceless))
                 starts.update(low[:k] for k in range(1, len(low) + 1))
                 for k in range(1, len(low)):
                     for sep in _SCREEN_CONTROLS:
@@ -974,7 +978,7 @@ class _Engine:
                         # literals cut after 1 or 2 characters are found from the other side.
                         if k >= 3 or sep != "\x1b":
                             add(low[:k] + sep, _JUNCTION, reach)
-                    if k <= 2 and len(low) - k >= 3:
+                    if k <= 2 and len(low) - k >= 2:
                         for final in _COMMON_FINALS:
                             add(final + low[k:], _AFTER, reach + 64, low[:k])
                 if low[0].isalnum():
@@ -1136,6 +1140,12 @@ def _escape_rx() -> re.Pattern[str]:
 def _controls_rx() -> re.Pattern[str]:
     """Return the regex of a run of escape sequences, backspaces and DELs."""
     return re.compile(f"(?:{_escape_rx().pattern}|[\\x08\\x7f])+")
+
+
+@functools.cache
+def _space_rx() -> re.Pattern[str]:
+    """Return the regex of one whitespace character."""
+    return re.compile(r"\s")
 
 
 @functools.cache

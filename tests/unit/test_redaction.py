@@ -420,3 +420,77 @@ def test_the_precomputed_rule_facts_are_those_of_the_rules() -> None:
     assert set(FACTS) == set(fresh), "stale: run scripts/update-redaction-facts"
     for pattern, facts in FACTS.items():
         assert RuleFacts(*facts) == fresh[pattern], f"stale facts for {pattern!r}: run scripts/update-redaction-facts"
+
+
+# ----------------------------------------------------------------- what the screen shows
+
+TOKEN = "ghp_FAKE0123456789abcdefghijklmnopqrstuv"
+SCREEN = {
+    # grep --color=always FAKE: the hit highlighted in the middle of the token
+    "grep-middle": f"notes.txt:3:{TOKEN[:4]}\x1b[01;31m\x1b[K{TOKEN[4:8]}\x1b[m\x1b[K{TOKEN[8:]} end\r\n",
+    # grep --color=always gh: the highlight cuts the literal itself
+    "grep-literal": f"\x1b[01;31m\x1b[K{TOKEN[:2]}\x1b[m\x1b[K{TOKEN[2:]}\r\n",
+    # syntax colouring from the second character on
+    "first-char-alone": f"x = \x1b[33m{TOKEN[0]}\x1b[1;33m{TOKEN[1:]}\x1b[0m\r\n",
+    # an SGR run between every two characters
+    "sgr-each": "".join(f"\x1b[3{i % 8}m{c}" for i, c in enumerate(TOKEN)) + "\x1b[0m\r\n",
+    # less/vim: the cursor placed before each of the first characters
+    "cursor-moves": f"\x1b[3;5H{TOKEN[0]}\x1b[3;6H{TOKEN[1]}\x1b[3;7H{TOKEN[2:20]}\x1b[K{TOKEN[20:]}\r\n",
+    # a typed token corrected: the tty's echo of a backspace erase, and an overstrike
+    "erase-echo": f"$ {TOKEN[:10]}x\b \b{TOKEN[10:]}\r\n",
+    "overstrike": f"{TOKEN[:10]}x\b{TOKEN[10:]}\r\n",
+    # the keystrokes themselves: DEL erases the character before it
+    "typed-del": f"{TOKEN[:10]}xy\x7f\x7f{TOKEN[10:]}\r",
+    # a keyword rule with an erase-line between keyword and value
+    "keyword-el": "password\x1b[K=\x1b[KFAKEhunter2 next\r\n",
+}
+
+
+def shown(text: str) -> str:
+    """Return what a terminal shows of ``text`` (the redactor's own view, for the checks)."""
+    from shellkeep.capture.redaction import _ScreenView
+
+    return _ScreenView(text).text
+
+
+@pytest.mark.parametrize("text", SCREEN.values(), ids=SCREEN.keys())
+def test_a_secret_drawn_with_escapes_or_backspaces_inside_is_caught_split_anywhere(text: str) -> None:
+    whole = REDACTOR.redact(text)
+    secret = "FAKEhunter2" if "password" in text else TOKEN
+    assert secret in shown(text)  # the case is real: the screen shows the secret
+    assert "[REDACTED:" in whole
+    assert secret not in shown(whole) and "FAKE" not in whole and "FAKE" not in shown(whole)
+    for i in range(len(text) + 1):
+        assert stream(REDACTOR, text[:i], text[i:]) == whole, f"split at {i}"
+    assert stream(REDACTOR, *text) == whole  # one character at a time
+
+
+def test_the_escapes_around_a_secret_drawn_in_colour_are_kept() -> None:
+    text = f"\x1b[35mnotes.txt\x1b[m: \x1b[1m{TOKEN[:4]}\x1b[31m{TOKEN[4:]}\x1b[m done\r\n"
+    assert REDACTOR.redact(text) == "\x1b[35mnotes.txt\x1b[m: \x1b[1m[REDACTED:github-token]\x1b[m done\r\n"
+
+
+COLOURED = [
+    "drwxr-xr-x  5 root root 4096 May  9 \x1b[0m\x1b[01;34m__pycache__\x1b[0m\r\n-rw-r--r-- 1 root root 9 May  9 format.rst\r\n",
+    "\x1b[35m\x1b[Klib/os.py\x1b[m\x1b[K\x1b[36m\x1b[K:\x1b[m\x1b[K\x1b[32m\x1b[K42\x1b[m\x1b[K\x1b[36m\x1b[K:\x1b[m\x1b[K"
+    "    \x1b[01;31m\x1b[Kdef\x1b[m\x1b[K path(self, key_name): return self.token_map[key_name]\r\n",
+    "\x1b[?1049h\x1b[1;1H\x1b[2J\x1b[7m pass \x1b[0m\x1b[2;1Hsk\x1b[0m ip\x1b[3;1Hgh\x1b[1mo\x1b[0mst\r\n",
+    "typed: ls\x7f\x7fcd src\r\n",
+]
+
+
+@pytest.mark.parametrize("text", COLOURED, ids=["ls", "grep", "tui", "del"])
+def test_coloured_output_without_secrets_is_unchanged(text: str) -> None:
+    assert REDACTOR.redact(text) == text
+    for i in range(len(text) + 1):
+        assert stream(REDACTOR, text[:i], text[i:]) == text, f"split at {i}"
+    s = StreamRedactor(REDACTOR)
+    assert s.feed(text) == text and s.held == 0
+
+
+def test_an_escape_sequence_cut_by_a_read_is_held_until_it_ends() -> None:
+    s = StreamRedactor(REDACTOR)
+    assert s.feed("done \x1b[01;3") == "done "
+    assert s.held == len("\x1b[01;3")
+    assert s.feed("1mok\x1b[0m\r\n") == "\x1b[01;31mok\x1b[0m\r\n"
+    assert s.held == 0
