@@ -455,9 +455,15 @@ class StreamRedactor:
     Not thread-safe: one instance per stream, used by one thread.
     """
 
-    def __init__(self, redactor: Redactor) -> None:
-        """Redact with ``redactor``'s rules."""
+    def __init__(self, redactor: Redactor, *, keep_columns: bool = False) -> None:
+        """Redact with ``redactor``'s rules.
+
+        keep_columns: for a stream drawn on a screen (output): a one-line secret's marker
+        takes the secret's width, padded with spaces or followed by a cursor-back, so the
+        screen rebuilt from the recording keeps its columns. Not for typed input.
+        """
         self._redactor = redactor
+        self._keep_columns = keep_columns
         self._held = ""
         self._context = ""
         self._open: tuple[_Rule, str] | None = None  # (rule, first chars) of a secret cut at the bound
@@ -518,11 +524,11 @@ class StreamRedactor:
         """Write ``buf[base:cut]``, hold the rest and keep the context; return what is written."""
         self._held = buf[cut:]
         self._context = buf[max(0, cut - engine.context_chars) : cut]
-        return engine.apply(buf, hits, base, cut) if hits else buf[base:cut]
+        return engine.apply(buf, hits, base, cut, keep_columns=self._keep_columns) if hits else buf[base:cut]
 
     def _cut_off(self, engine: _Engine, buf: str, base: int, hits: list[_Hit], start: int, rule: _Rule) -> str:
         """Write ``buf[base:start]``, then ``rule``'s marker for all of ``buf[start:]``."""
-        written = engine.apply(buf, hits, base, start) if hits else buf[base:start]
+        written = engine.apply(buf, hits, base, start, keep_columns=self._keep_columns) if hits else buf[base:start]
         self._held = ""
         self._context = buf[-engine.context_chars :]
         if rule.prefix is not None and rule.prefix.get() is not None:
@@ -562,13 +568,14 @@ def _builtin_redactor() -> Redactor:
     return Redactor()
 
 
-def default_stream_redactor() -> StreamRedactor:
+def default_stream_redactor(screen: bool = False) -> StreamRedactor:
     """Return a new StreamRedactor with the built-in rules only (compiled once, shared).
 
+    screen: the stream is drawn on a screen (output): markers keep the secrets' columns.
     Prefer ``StreamRedactor(build_redactor(config.redact))``, which adds the user's
     patterns and allowlist.
     """
-    return StreamRedactor(_builtin_redactor())
+    return StreamRedactor(_builtin_redactor(), keep_columns=screen)
 
 
 @functools.lru_cache(maxsize=8)
@@ -1074,8 +1081,12 @@ class _Engine:
                 return r
         return None
 
-    def apply(self, text: str, hits: list[_Hit], base: int, cut: int) -> str:
-        """Return ``text[base:cut]`` with the secrets of the hits inside it replaced."""
+    def apply(self, text: str, hits: list[_Hit], base: int, cut: int, *, keep_columns: bool = False) -> str:
+        """Return ``text[base:cut]`` with the secrets of the hits inside it replaced.
+
+        keep_columns: a one-line secret's marker takes the secret's display width on the
+        screen, so what follows on its line stays in its column (``_columns_kept``).
+        """
         spans: list[tuple[int, int, int, str]] = []  # (start, end, priority, name), merged
         for start, end, _ms, _me, priority, name in sorted(hits):
             if start < base or end > cut or self._allowed(text[start:end]):
@@ -1091,7 +1102,8 @@ class _Engine:
         pos = base
         for start, end, _priority, name in spans:
             out.append(text[pos:start])
-            out.append(MARKER.format(name=name))
+            marker = MARKER.format(name=name)
+            out.append(_columns_kept(marker, text[start:end]) if keep_columns else marker)
             pos = end
         out.append(text[pos:cut])
         return "".join(out)
@@ -1280,6 +1292,28 @@ def _overstrike(text: str) -> tuple[str, list[int], int]:
             index.append(i)
             cursor += 1
     return "".join(out), index, back
+
+
+def _columns_kept(marker: str, secret: str) -> str:
+    """Return ``marker`` fitted to the columns ``secret`` took on the screen: padded with
+    spaces when the secret was wider, followed by a cursor-back (CUB, ECMA-48 ``CSI n D``)
+    over its extra columns when it was narrower, so the text after it is drawn where it was.
+    The marker itself stays whole in the recording. A secret over several lines, or one
+    whose width is unknown (control characters), gets the bare marker."""
+    if "\n" in secret or "\r" in secret:
+        return marker
+    shown = _ScreenView(secret).text if _has_screen_controls(secret) else secret
+    if shown.isascii():
+        width = len(shown) if shown.isprintable() else -1
+    else:
+        import wcwidth  # pyte's; only for a secret beyond ASCII
+
+        width = wcwidth.wcswidth(shown)
+    if width <= 0 or width == len(marker):
+        return marker
+    if width > len(marker):
+        return marker + " " * (width - len(marker))
+    return f"{marker}\x1b[{len(marker) - width}D"
 
 
 def _add_hit(hits: list[_Hit], r: _Rule, m: re.Match[str]) -> None:
