@@ -494,3 +494,18 @@ def test_an_escape_sequence_cut_by_a_read_is_held_until_it_ends() -> None:
     assert s.held == len("\x1b[01;3")
     assert s.feed("1mok\x1b[0m\r\n") == "\x1b[01;31mok\x1b[0m\r\n"
     assert s.held == 0
+
+
+def test_output_markers_keep_the_columns_of_their_secrets_and_input_markers_do_not() -> None:
+    token = "ghp_FAKE0123456789abcdefghijklmnopqrstuv"  # 40 columns; its marker 23
+    text = f"a {token} b\r\npassword=FAKEhunter2 c\r\nd \x1b[1m{token[:10]}\x1b[0m{token[10:]} e\r\n"
+    s = StreamRedactor(REDACTOR, keep_columns=True)
+    out = s.feed(text) + s.flush()
+    lines = out.split("\r\n")
+    assert lines[0] == "a [REDACTED:github-token]" + " " * 17 + " b"
+    assert lines[1] == "password=[REDACTED:password]\x1b[8D c"  # 11 columns: back over the 8 extra
+    assert lines[2] == "d \x1b[1m[REDACTED:github-token]" + " " * 17 + " e"  # the width it showed
+    assert stream(REDACTOR, text) == REDACTOR.redact(text)  # input: bare markers
+    key = next(r.example for r in RULES if r.name == "private-key")
+    s = StreamRedactor(REDACTOR, keep_columns=True)
+    assert s.feed(key + "\r\n") + s.flush() == "[REDACTED:private-key]\r\n"  # over several lines: bare
