@@ -21,8 +21,15 @@ private key block up to 20 KiB; at that bound it is written as its rule's marker
 
 Text is ``str`` (already UTF-8 decoded), so a hold never splits a character. Escape
 sequences stay as they are: a secret between two of them is replaced and they are kept,
-and the keyword rules skip SGR colour codes between a keyword and its value. A secret
-broken by an escape sequence in its middle is not recognised.
+and the keyword rules skip SGR colour codes between a keyword and its value. A secret with
+escape sequences, backspaces or DELs inside it is matched on what the screen shows
+(``_ScreenView``: sequences removed, overstrike and erase applied), mapped back so its whole
+raw span becomes the marker; that view is built only around the places the junction
+automaton finds (a literal an ESC/BS/DEL follows, or one cut by it), so coloured output
+costs one more automaton pass. Not recognised: a literal cut by an escape sequence after its
+first letter where that letter follows a letter or digit (``xg`` ESC ``hp_...``), and a keyword
+separated from its value by a non-SGR sequence next to a space. ``keep_columns`` (output
+streams) makes a one-line secret's marker take its screen width.
 
 Speed: regexes compile on first use, never at import. A rule is skipped outright when
 the text lacks a punctuation character every match needs (``_`` for ``ghp_``, ``:`` or
