@@ -26,9 +26,10 @@ escape sequences, backspaces or DELs inside it is matched on what the screen sho
 (``_ScreenView``: sequences removed, overstrike and erase applied), mapped back so its whole
 raw span becomes the marker; that view is built only around the places the junction
 automaton finds (a literal an ESC/BS/DEL follows, or one cut by it), so coloured output
-costs one more automaton pass. Not recognised: a literal cut by an escape sequence after its
-first letter where that letter follows a letter or digit (``xg`` ESC ``hp_...``), and a keyword
-separated from its value by a non-SGR sequence next to a space. ``keep_columns`` (output
+costs one more automaton pass. Not recognised: a literal cut after its first or second
+character by an escape sequence that ends in none of ``m``/``K``/``H`` (or, after its first,
+that follows a letter or digit: ``xg`` ESC ``hp_...``), and a keyword separated from its value
+by a non-SGR sequence next to a space. ``keep_columns`` (output
 streams) makes a one-line secret's marker take its screen width.
 
 Speed: regexes compile on first use, never at import. A rule is skipped outright when
