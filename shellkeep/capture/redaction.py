@@ -862,6 +862,8 @@ class _Engine:
                 return first
             head = text[:cut_escape]  # and what the text before it may be starting
             return min(cut_escape, self.hold_start(head, first), self.screen_hold_start(head, first))
+        run = _escapes_ending_at(text, n)
+        moved = run != -1 and any(m.group()[-1] not in "mK" for m in _escape_rx().finditer(text, run))
         # A possible secret crossing the last ESC/BS/DEL starts at most a window before it.
         start = max(first, last - _SCREEN_BACK)
         view = _ScreenView(text[start:])
@@ -871,6 +873,11 @@ class _Engine:
             if before < view.rewritable:
                 cut = min(cut, before)
         if cut >= len(view.text):
+            return n
+        if moved and not any(ch.isalnum() for ch in view.text[cut:]):
+            # The cursor moved on after punctuation that could start a literal (vi's "-- INSERT --"
+            # then a cursor move): the next text most likely lands elsewhere; do not hold a
+            # status line back until the next output.
             return n
         return start + view.first_raw(cut)
 
