@@ -1,8 +1,9 @@
 """Measure the recording path in-process, stage by stage, without a pty.
 
-Usage: .venv/bin/python bench/writer_profile.py [--mb 40] [--chunk 4095] [--cprofile]
+Usage: .venv/bin/python bench/writer_profile.py [--mb 40] [--chunk 4095] [--text colour] [--cprofile]
 
-Feeds base64 text (what the throughput benchmark relays) in relay-sized reads through:
+Feeds base64 text (what the throughput benchmark relays; ``--text colour``: escape-heavy
+``ls --color``/``grep --color`` output of the standard library, no secrets) in relay-sized reads through:
   decode    the writer's incremental UTF-8 decoder
   redact    the built-in StreamRedactor (one feed per event)
   encode    asciicast v2 event encoding (encode_event)
@@ -31,6 +32,22 @@ def _text(mb: int) -> bytes:
     return raw.replace(b"\n", b"\r\n")  # as the pty delivers it (ONLCR)
 
 
+def _colour_text(mb: int) -> bytes:
+    """Return escape-heavy output without secrets, from the real tools: ``ls --color=always -laR``
+    and ``grep --color=always -rn`` over Python's standard library, repeated up to ``mb`` MiB."""
+    import subprocess
+    import sysconfig
+
+    stdlib = sysconfig.get_paths()["stdlib"]
+    runs = [
+        ["ls", "--color=always", "-laR", stdlib],
+        ["grep", "--color=always", "-rn", "-E", "import|def |return|self", stdlib, "--include=*.py"],
+    ]
+    parts = [subprocess.run(cmd, capture_output=True, check=False).stdout[: mb * 1024 * 1024 // 2] for cmd in runs]
+    one = b"".join(parts).replace(b"\n", b"\r\n")  # as the pty delivers it (ONLCR)
+    return (one * (mb * 1024 * 1024 // max(1, len(one)) + 1))[: mb * 1024 * 1024]
+
+
 def _chunks(data: bytes, size: int) -> list[bytes]:
     return [data[i : i + size] for i in range(0, len(data), size)]
 
@@ -46,6 +63,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=int, default=40)
     parser.add_argument("--chunk", type=int, action="append", help="bytes per read/event (repeatable)")
+    parser.add_argument("--text", choices=("base64", "colour"), default="base64", help="what to feed")
     parser.add_argument("--cprofile", action="store_true", help="print a cProfile of the redact stage")
     args = parser.parse_args()
     sizes = args.chunk or [4095, 65536]
@@ -60,9 +78,9 @@ def main() -> int:
     except ImportError:
         default_stream_redactor = None  # type: ignore[assignment]
 
-    data = _text(args.mb)
+    data = _text(args.mb) if args.text == "base64" else _colour_text(args.mb)
     mb = len(data) / 1e6
-    print(f"{mb:.1f} MB of base64 text with CRLF line ends")
+    print(f"{mb:.1f} MB of {'base64 text' if args.text == 'base64' else 'coloured output'} with CRLF line ends")
     for size in sizes:
         chunks = _chunks(data, size)
         texts = [c.decode("utf-8") for c in chunks]

@@ -561,11 +561,12 @@ def _make_recorder(out: BinaryIO, header: Header, settings: RecordSettings, warn
     )
 
 
-def _stream_redactor(config: RedactConfig | None) -> StreamRedactor:
-    """Build the redaction filter of one stream (called on the writer thread)."""
+def _stream_redactor(config: RedactConfig | None, screen: bool = False) -> StreamRedactor:
+    """Build the redaction filter of one stream (called on the writer thread); ``screen``:
+    the output stream, whose markers keep the secrets' columns."""
     from shellkeep.capture.redaction import StreamRedactor, redactor_for
 
-    return StreamRedactor(redactor_for(config))
+    return StreamRedactor(redactor_for(config), keep_columns=screen)
 
 
 def _after_spawn(

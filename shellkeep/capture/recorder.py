@@ -84,7 +84,9 @@ class Recorder:
         record_input: store ``i`` events for what the user types.
         flush_interval_s: longest time written events stay in the buffer.
         coalesce_s: output reads closer than this to the first of a run become one event.
-        make_filter: builds one redaction filter per stream (output, input), or None.
+        make_filter: builds one redaction filter per stream, or None; called with True for
+            the output stream (drawn on a screen: the filter may keep its columns), False for
+            input and the header.
         on_error: called once, from the writer thread, with a one-line reason.
     """
 
@@ -96,7 +98,7 @@ class Recorder:
         record_input: bool = True,
         flush_interval_s: float = 0.25,
         coalesce_s: float = 0.005,
-        make_filter: Callable[[], TextFilter] | None = None,
+        make_filter: Callable[[bool], TextFilter] | None = None,
         on_error: Callable[[str], None] | None = None,
     ) -> None:
         self._out = out
@@ -177,7 +179,7 @@ class Recorder:
     def _run(self) -> None:
         out_decoder = codecs.getincrementaldecoder("utf-8")("replace")
         in_decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        out_filter = self._new_filter()
+        out_filter = self._new_filter(screen=True)
         in_filter = self._new_filter()
         last_flush = time.monotonic()
         last_fsync = last_flush
@@ -279,11 +281,11 @@ class Recorder:
             self._header, command=redact_command(self._header.command), title=redact(self._header.title)
         )
 
-    def _new_filter(self) -> TextFilter | None:
+    def _new_filter(self, *, screen: bool = False) -> TextFilter | None:
         if self._make_filter is None:
             return None
         try:
-            return self._make_filter()
+            return self._make_filter(screen)
         except Exception as exc:  # noqa: BLE001
             log.warning("redaction disabled for this session: %s", exc)
             self._suspend(exc)

@@ -21,8 +21,16 @@ private key block up to 20 KiB; at that bound it is written as its rule's marker
 
 Text is ``str`` (already UTF-8 decoded), so a hold never splits a character. Escape
 sequences stay as they are: a secret between two of them is replaced and they are kept,
-and the keyword rules skip SGR colour codes between a keyword and its value. A secret
-broken by an escape sequence in its middle is not recognised.
+and the keyword rules skip SGR colour codes between a keyword and its value. A secret with
+escape sequences, backspaces or DELs inside it is matched on what the screen shows
+(``_ScreenView``: sequences removed, overstrike and erase applied), mapped back so its whole
+raw span becomes the marker; that view is built only around the places the junction
+automaton finds (a literal an ESC/BS/DEL follows, or one cut by it), so coloured output
+costs one more automaton pass. Not recognised: a literal cut after its first or second
+character by an escape sequence that ends in none of ``m``/``K``/``H`` (or, after its first,
+that follows a letter or digit: ``xg`` ESC ``hp_...``), and a keyword separated from its value
+by a non-SGR sequence next to a space. ``keep_columns`` (output
+streams) makes a one-line secret's marker take its screen width.
 
 Speed: regexes compile on first use, never at import. A rule is skipped outright when
 the text lacks a punctuation character every match needs (``_`` for ``ghp_``, ``:`` or
@@ -37,6 +45,7 @@ A short read is first checked for any literal with one combined regex.
 
 from __future__ import annotations
 
+import bisect
 import collections
 import functools
 import importlib
@@ -91,20 +100,24 @@ class RedactionRule:
 # and a quoted value runs to its closing quote, which must be there.
 #
 # Source code is not a secret: a value that is a call or a subscript (``input()``,
-# ``get_token()``, ``os.environ["API_KEY"]``), a literal such as None/true or a type
-# (``password: str``) is left as it is, and so is a prompt string whose closing quote the
-# separator took (``getpass("Secret: ")``).
+# ``get_token()``, ``os.environ["API_KEY"]``, ``$(cat f)``, ``${TOKEN}``), a literal such as
+# None/true or a type (``password: str``) is left as it is, and so is a prompt string whose
+# closing quote the separator took: the "quoted value" after it then starts with code
+# (``getpass("Secret: "); print("x")``, ``input("Password: ") or "x"``, ``"Token: " + t + "!"``):
+# ``)`` ``]`` ``}`` ``,`` ``;`` ``+`` ``|`` ``&`` ``%`` ``.`` or the word or/and/if/else.
 _SGR = r"(?:\x1b\[[0-9;]{0,32}m)"
 _SEP = rf"[\"']?{_SGR}{{0,4}}[ \t]{{0,5}}[:=]{{1,3}}>?(?:[ \t]|{_SGR}){{0,8}}[\"']?"
 _CODE = (
     r"(?:[A-Za-z_][\w.]{0,80}[(\[]"
     r"|(?:None|null|nil|true|false|undefined|str|bytes|int|bool|string|String|Optional|Any)(?![\w.-])"
-    r"|[)\]}>])"
+    r"|[)\]}>]|\$[({])"
 )
+_AFTER_PROMPT = r"(?![ \t]{0,8}(?:[)\]},;+|&%.]|(?:or|and|if|else)(?![\w-])))"
+"""At a quote the separator took: what follows is code after a prompt's closing quote."""
 _UNQUOTED = r"[^\s\"'`,;\x00-\x1f\x7f]"
 _VALUE = (
-    r"(?P<secret>(?<=\")[^\"\x00-\x1f\x7f]{1,256}(?=\")"
-    r"|(?<=')[^'\x00-\x1f\x7f]{1,256}(?=')"
+    rf"(?P<secret>(?<=\"){_AFTER_PROMPT}[^\"\x00-\x1f\x7f]{{1,256}}(?=\")"
+    rf"|(?<='){_AFTER_PROMPT}[^'\x00-\x1f\x7f]{{1,256}}(?=')"
     rf"|(?<![\"'])(?!{_CODE}){_UNQUOTED}{{1,256}})"
 )
 
@@ -418,6 +431,8 @@ class Redactor:
         if not engine.rules:
             return text
         hits = engine.hits(text)
+        if _has_screen_controls(text):
+            hits += engine.screen_hits(text)
         return engine.apply(text, hits, 0, len(text)) if hits else text
 
     def _compiled(self) -> _Engine:
@@ -448,9 +463,15 @@ class StreamRedactor:
     Not thread-safe: one instance per stream, used by one thread.
     """
 
-    def __init__(self, redactor: Redactor) -> None:
-        """Redact with ``redactor``'s rules."""
+    def __init__(self, redactor: Redactor, *, keep_columns: bool = False) -> None:
+        """Redact with ``redactor``'s rules.
+
+        keep_columns: for a stream drawn on a screen (output): a one-line secret's marker
+        takes the secret's width, padded with spaces or followed by a cursor-back, so the
+        screen rebuilt from the recording keeps its columns. Not for typed input.
+        """
         self._redactor = redactor
+        self._keep_columns = keep_columns
         self._held = ""
         self._context = ""
         self._open: tuple[_Rule, str] | None = None  # (rule, first chars) of a secret cut at the bound
@@ -477,6 +498,9 @@ class StreamRedactor:
             return ""
         hits = [h for h in engine.hits(buf) if h[2] >= base]
         cut = engine.hold_start(buf, base)
+        if _has_screen_controls(buf):  # a secret may be drawn with escape sequences or backspaces inside
+            hits += engine.screen_hits(buf, base)
+            cut = min(cut, engine.screen_hold_start(buf, base))
         if hits and cut < len(buf):
             cut = _settle(cut, hits)
         # At the bound: a possible secret that would still grow past it is written as its marker.
@@ -500,17 +524,19 @@ class StreamRedactor:
         base = len(self._context)
         buf = self._context + self._held
         hits = [h for h in engine.hits(buf) if h[2] >= base]
+        if _has_screen_controls(buf):
+            hits += engine.screen_hits(buf, base)
         return self._advance(engine, buf, base, hits, len(buf))
 
     def _advance(self, engine: _Engine, buf: str, base: int, hits: list[_Hit], cut: int) -> str:
         """Write ``buf[base:cut]``, hold the rest and keep the context; return what is written."""
         self._held = buf[cut:]
         self._context = buf[max(0, cut - engine.context_chars) : cut]
-        return engine.apply(buf, hits, base, cut) if hits else buf[base:cut]
+        return engine.apply(buf, hits, base, cut, keep_columns=self._keep_columns) if hits else buf[base:cut]
 
     def _cut_off(self, engine: _Engine, buf: str, base: int, hits: list[_Hit], start: int, rule: _Rule) -> str:
         """Write ``buf[base:start]``, then ``rule``'s marker for all of ``buf[start:]``."""
-        written = engine.apply(buf, hits, base, start) if hits else buf[base:start]
+        written = engine.apply(buf, hits, base, start, keep_columns=self._keep_columns) if hits else buf[base:start]
         self._held = ""
         self._context = buf[-engine.context_chars :]
         if rule.prefix is not None and rule.prefix.get() is not None:
@@ -550,13 +576,14 @@ def _builtin_redactor() -> Redactor:
     return Redactor()
 
 
-def default_stream_redactor() -> StreamRedactor:
+def default_stream_redactor(screen: bool = False) -> StreamRedactor:
     """Return a new StreamRedactor with the built-in rules only (compiled once, shared).
 
+    screen: the stream is drawn on a screen (output): markers keep the secrets' columns.
     Prefer ``StreamRedactor(build_redactor(config.redact))``, which adds the user's
     patterns and allowlist.
     """
-    return StreamRedactor(_builtin_redactor())
+    return StreamRedactor(_builtin_redactor(), keep_columns=screen)
 
 
 @functools.lru_cache(maxsize=8)
@@ -672,6 +699,9 @@ class _Engine:
         self._any_ci_literal = _LazyPattern("(?i:" + "|".join(map(re.escape, ci)) + ")") if ci else None
         self._automaton: tuple[tuple[Any, Any], tuple[tuple[_Rule, ...], ...]] | None = None  # on first scan
         self._automaton_lock = threading.Lock()
+        self._lookbehind = max((r.lookbehind for r in self.rules), default=0)
+        self._junctions: tuple[tuple[Any, Any], tuple[tuple[int, int, Any], ...]] | None = None  # on first screen text
+        self._screen_starts: frozenset[str] = frozenset()  # every start of every literal, lower-cased
 
     def _quiet(self, text: str) -> bool:
         """Return True when a short text holds no rule's literal, so nothing can match in it."""
@@ -794,6 +824,198 @@ class _Engine:
             self._automaton = (automata, tuple(tuple(by_literal[lit]) for lit in literals))
         return self._automaton
 
+    def screen_hits(self, text: str, first: int = 0) -> list[_Hit]:
+        """Return the matches that only the screen shows: on the text with its escape sequences
+        removed and backspaces applied (``_ScreenView``), mapped back to ``text``'s indices, each
+        with an escape sequence or backspace inside its match (the whole span is its secret's).
+
+        The view is built only around the places where a secret could cross one: a rule's
+        literal with an escape sequence or backspace after it within the rule's reach, or a
+        literal cut by one (``gh`` ESC[31m ``p_``, found as ``gh`` + ESC, or as an SGR's ``m``
+        + ``hp_``). Hits starting before ``first`` are left out. Text without ESC, BS or DEL
+        has none (the caller checks).
+        """
+        hits: list[_Hit] = []
+        for start, end in self._screen_regions(text, first):
+            view = _ScreenView(text[start:end])
+            if not view.changed:
+                continue
+            for vs, ve, vms, vme, priority, name in self.hits(view.text):
+                ms, me = view.span(vms, vme)
+                if me - ms == vme - vms:
+                    continue  # nothing removed inside it: the scan of the text itself has it
+                ss, se = view.span(vs, ve)
+                if start + ms >= first:
+                    hits.append((start + ss, start + se, start + ms, start + me, priority, name))
+        return hits
+
+    def screen_hold_start(self, text: str, first: int) -> int:
+        """Return where the tail that could still grow into a secret on the screen begins
+        (``hold_start`` of the tail's ``_ScreenView``, mapped back; len = none)."""
+        n = len(text)
+        last = max(text.rfind(ch, max(first, n - _SCREEN_TAIL)) for ch in _SCREEN_CONTROLS)
+        if last == -1:
+            return n
+        cut_escape = _cut_escape_start(text, max(first, n - _SCREEN_TAIL))
+        if cut_escape != -1:  # the rest of an escape sequence is still to come: hold it whole
+            if cut_escape == first:
+                return first
+            head = text[:cut_escape]  # and what the text before it may be starting
+            return min(cut_escape, self.hold_start(head, first), self.screen_hold_start(head, first))
+        run = _escapes_ending_at(text, n)
+        moved = run != -1 and any(m.group()[-1] not in "mK" for m in _escape_rx().finditer(text, run))
+        # A possible secret crossing the last ESC/BS/DEL starts at most a window before it.
+        start = max(first, last - _SCREEN_BACK)
+        view = _ScreenView(text[start:])
+        cut = self.hold_start(view.text, 0)
+        if 0 < len(view.text) - view.rewritable <= _REWRITE:  # a backspace may come back over what follows it
+            before = self.hold_start(view.text[: view.rewritable], 0)
+            if before < view.rewritable:
+                cut = min(cut, before)
+        if cut >= len(view.text):
+            return n
+        if moved and not any(ch.isalnum() for ch in view.text[cut:]):
+            # The cursor moved on after punctuation that could start a literal (vi's "-- INSERT --"
+            # then a cursor move): the next text most likely lands elsewhere; do not hold a
+            # status line back until the next output.
+            return n
+        return start + view.first_raw(cut)
+
+    def _screen_regions(self, text: str, first: int) -> list[tuple[int, int]]:
+        """Return the merged regions of ``text`` whose screen view may hold a crossing match.
+
+        Each place the junction automaton finds is checked before it costs a view: a literal
+        counts when the rule's prefix regex still holds up to the next ESC/BS/DEL and one
+        character past it; a literal's start cut by an escape sequence when the character after
+        the sequences continues some literal.
+        """
+        low = self.lower(text)
+        if low is None:
+            return [(first, len(text))]  # lower-casing moves characters: look at all of it
+        automata, kinds = self._junction_automaton()
+        if automata[0] is None:
+            return []
+        found = (automata[0].find_matches_as_indexes(low.encode("ascii"), overlapping=True) if low.isascii()
+                 else automata[1].find_matches_as_indexes(low, overlapping=True))
+        n = len(text)
+        starts = self._screen_starts
+        control = _control_rx()
+        backspaces = "\x08" in text or "\x7f" in text
+        space = _space_rx()
+        regions: list[tuple[int, int]] = []
+        for index, at, end in found:
+            kind, reach, extra = kinds[index]
+            if regions and at < regions[-1][1] - reach // 2:
+                continue  # well inside a region already taken
+            if kind == _LITERAL:
+                literal, priorities, spaceless = extra
+                if literal is not None and not text.startswith(literal, at):
+                    continue  # a case-sensitive literal in other letters
+                # The first ESC/BS/DEL after it: no other is before it, so it is within the window.
+                limit = at + reach // _SCREEN_SPREAD
+                ctrl = text.find("\x1b", end, limit)
+                if backspaces:
+                    found_ctrl = control.search(text, end, limit)
+                    ctrl = -1 if found_ctrl is None else found_ctrl.start()
+                if ctrl == -1 or (spaceless and space.search(text, end, ctrl) is not None):
+                    continue  # nothing to cross, or a match of these rules ends at the space before it
+                if not self._may_cross(text, at, ctrl, priorities):
+                    continue
+            elif kind == _JUNCTION:  # a literal's start, then ESC/BS/DEL at end - 1
+                after = _after_controls(text, end - 1)
+                if after < n and low[at : end - 1] + low[after] not in starts:
+                    continue
+            elif kind == _AFTER:  # an escape's final and the rest of a literal: its start before the escapes
+                run = _escapes_ending_at(text, at + 1)
+                k = len(extra) if extra else 1
+                if run < k or (extra and low[run - k : run] != extra):
+                    continue
+                at = run - k
+            else:  # _ALONE: a word's first character, then an escape sequence
+                if text[at] in _FINALS and _escapes_ending_at(text, at + 1) == -1 and "\x1b" in text[max(0, at - 64) : at]:
+                    continue  # a letter of the text before it, not an escape's end (unless that is not here)
+                after = _after_controls(text, end - 1)
+                if after < n and low[end - 2] + low[after] not in starts:
+                    continue
+                at = end - 2
+            lo = max(first - self._lookbehind, at - self._lookbehind - 1, 0)
+            hi = min(n, at + reach)
+            if regions and lo <= regions[-1][1]:
+                regions[-1] = (regions[-1][0], max(regions[-1][1], hi))
+            else:
+                regions.append((lo, hi))
+        return regions
+
+    def _may_cross(self, text: str, at: int, ctrl: int, priorities: tuple[int, ...]) -> bool:
+        """Return whether a match of one of the rules could start at ``at`` and go on past the
+        ESC/BS/DEL at ``ctrl`` (its prefix regex holds up to it and one shown character on)."""
+        after = _after_controls(text, ctrl)
+        probe = text[at:ctrl] + text[after : after + 1]
+        for priority in priorities:
+            r = self.rules[priority]
+            prefix = r.prefix.get() if r.prefix is not None else None
+            if prefix is None or text[ctrl] != "\x1b" or prefix.fullmatch(probe) is not None:
+                return True
+        return False
+
+    def _junction_automaton(self) -> tuple[tuple[Any, Any], tuple[tuple[int, int, Any], ...]]:
+        """Return the automata (bytes, str) of the lower-cased literals and their cut forms,
+        and per pattern (kind, reach in characters of raw text, what its check needs)."""
+        built = self._junctions
+        if built is None:
+            with self._automaton_lock:
+                built = self._junctions
+                if built is None:
+                    built = self._junctions = self._build_junctions()
+        return built
+
+    def _build_junctions(self) -> tuple[tuple[Any, Any], tuple[tuple[int, int, Any], ...]]:
+        import ahocorasick_rs
+
+        patterns: dict[str, tuple[int, int, Any]] = {}
+        starts: set[str] = set()
+
+        def add(pattern: str, kind: int, reach: int, extra: Any = None) -> None:
+            old = patterns.get(pattern)
+            if old is None:
+                patterns[pattern] = (kind, reach, extra)
+            elif old[0] == kind == _LITERAL:
+                literal = old[2][0] if old[2][0] == extra[0] else None  # differing cases: check none
+                priorities = tuple(sorted({*old[2][1], *extra[1]}))
+                patterns[pattern] = (kind, max(reach, old[1]), (literal, priorities, old[2][2] and extra[2]))
+            elif old[0] == kind:
+                patterns[pattern] = (kind, max(reach, old[1]), old[2] if old[2] == extra else None)
+
+        for r in self.rules:
+            reach = min(r.window, _HOLD_UNBOUNDED) * _SCREEN_SPREAD + 256
+            for lit in (r.scan_literals if not r.ci else r.literals) or ((r.needle,) if r.needle else ()):
+                low = lit.lower()
+                if len(low) != len(lit):
+                    continue
+                add(low, _LITERAL, reach, (None if r.ci else lit, (r.priority,), r.spaceless))
+                starts.update(low[:k] for k in range(1, len(low) + 1))
+                for k in range(1, len(low)):
+                    for sep in _SCREEN_CONTROLS:
+                        # Two characters then ESC end many coloured words ("main.py" ESC): those
+                        # literals cut after 1 or 2 characters are found from the other side.
+                        if k >= 3 or sep != "\x1b":
+                            add(low[:k] + sep, _JUNCTION, reach)
+                    if k <= 2 and len(low) - k >= 2:
+                        for final in _COMMON_FINALS:
+                            add(final + low[k:], _AFTER, reach + 64, low[:k])
+                if low[0].isalnum():
+                    for before in (*_COMMON_FINALS, *_WORD_STARTS):
+                        add(before + low[0] + "\x1b", _ALONE, reach + 64)
+        patterns = {k: v if v[0] != _AFTER or v[2] is not None else (v[0], v[1], "") for k, v in patterns.items()}
+        self._screen_starts = frozenset(starts)
+        keys = list(patterns)
+        dfa = ahocorasick_rs.Implementation.DFA
+        automata = (
+            ahocorasick_rs.BytesAhoCorasick([k.encode() for k in keys], implementation=dfa),
+            ahocorasick_rs.AhoCorasick(keys, implementation=dfa),
+        ) if keys else (None, None)
+        return automata, tuple(patterns[k] for k in keys)
+
     def hold_start(self, text: str, first: int) -> int:
         """Return where the tail that could still grow into a secret begins (len = none).
 
@@ -874,8 +1096,12 @@ class _Engine:
                 return r
         return None
 
-    def apply(self, text: str, hits: list[_Hit], base: int, cut: int) -> str:
-        """Return ``text[base:cut]`` with the secrets of the hits inside it replaced."""
+    def apply(self, text: str, hits: list[_Hit], base: int, cut: int, *, keep_columns: bool = False) -> str:
+        """Return ``text[base:cut]`` with the secrets of the hits inside it replaced.
+
+        keep_columns: a one-line secret's marker takes the secret's display width on the
+        screen, so what follows on its line stays in its column (``_columns_kept``).
+        """
         spans: list[tuple[int, int, int, str]] = []  # (start, end, priority, name), merged
         for start, end, _ms, _me, priority, name in sorted(hits):
             if start < base or end > cut or self._allowed(text[start:end]):
@@ -891,13 +1117,218 @@ class _Engine:
         pos = base
         for start, end, _priority, name in spans:
             out.append(text[pos:start])
-            out.append(MARKER.format(name=name))
+            marker = MARKER.format(name=name)
+            out.append(_columns_kept(marker, text[start:end]) if keep_columns else marker)
             pos = end
         out.append(text[pos:cut])
         return "".join(out)
 
     def _allowed(self, secret: str) -> bool:
         return any(rx.fullmatch(secret) is not None for rx in self._allow)
+
+
+# --------------------------------------------------------------------------- the screen's text
+#
+# What a terminal shows of a text: escape sequences (ECMA-48 CSI, OSC, DCS/SOS/PM/APC strings,
+# two-character escapes) draw nothing, a backspace moves the cursor one column left so that the
+# next character overstrikes the one there (``ab\bc`` shows ``ac``; ``\b \b`` erases), and a
+# DEL typed as input erases the character before it. A secret drawn with colours or cursor moves
+# between its characters, or typed and corrected, is matched on that view.
+
+_SCREEN_CONTROLS = ("\x1b", "\x08", "\x7f")
+_COMMON_FINALS = ("m", "k", "h")  # SGR, EL and CUP end most escape sequences inside a word (lower-cased)
+_FINALS = frozenset(map(chr, range(0x40, 0x7F)))  # the last character of a CSI sequence
+_WORD_STARTS = tuple(" \t\n=:\"'>(/")  # what a secret's first character usually follows
+_SCREEN_SPREAD = 12
+"""Raw characters a secret may take per character shown (colour and cursor moves between them)."""
+_SCREEN_TAIL = 8192
+"""Raw characters at the end of the stream in which an ESC/BS/DEL makes its screen view checked for a hold."""
+_SCREEN_BACK = 1024
+"""Raw characters before the last ESC/BS/DEL of the stream where a hold across it may start."""
+_REWRITE = 4
+"""Characters after the last backspace at the end of a stream that may still be erased
+(``\b \b`` cut after its space): the hold is also looked for before them."""
+_LITERAL, _JUNCTION, _AFTER, _ALONE = 0, 1, 2, 3
+"""Kinds of junction pattern: a literal; a literal's start, then ESC/BS/DEL; an escape's final
+and a literal without its first character; a literal's first character alone before an escape."""
+
+@functools.cache
+def _escape_rx() -> re.Pattern[str]:
+    """Return the regex of one escape sequence (ECMA-48; a cut one at the end of a text too)."""
+    return re.compile(
+        r"\x1b(?:\[[0-?]*[ -/]*[@-~]?"  # CSI
+        r"|\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC, ended by BEL or ST
+        r"|[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS, SOS, PM, APC
+        r"|[ -/]*[0-~]?)"  # two-character escapes: ESC ( B, ESC 7, ESC =
+    )
+
+
+@functools.cache
+def _controls_rx() -> re.Pattern[str]:
+    """Return the regex of a run of escape sequences, backspaces and DELs."""
+    return re.compile(f"(?:{_escape_rx().pattern}|[\\x08\\x7f])+")
+
+
+@functools.cache
+def _space_rx() -> re.Pattern[str]:
+    """Return the regex of one whitespace character."""
+    return re.compile(r"\s")
+
+
+@functools.cache
+def _control_rx() -> re.Pattern[str]:
+    """Return the regex of one ESC, BS or DEL."""
+    return re.compile("[\\x1b\\x08\\x7f]")
+
+
+def _cut_escape_start(text: str, start: int) -> int:
+    """Return where an escape sequence cut by the end of ``text`` begins (-1: none is cut).
+
+    Only a short one counts (a CSI or two-character escape, an OSC or DCS string up to 256
+    characters): a longer unterminated string is written as it is.
+    """
+    esc = text.rfind("\x1b", start)
+    if esc == -1:
+        return -1
+    m = _escape_rx().match(text, esc)
+    if m is None or m.end() != len(text):
+        return -1
+    body = text[esc + 1 :]
+    if not body:
+        return esc
+    if body[0] == "[":
+        return esc if not ("\x40" <= body[-1] <= "\x7e") or len(body) == 1 else -1
+    if body[0] in "]PX^_":
+        return esc if len(body) <= 256 and not body.endswith(("\x07", "\x1b\\")) else -1
+    return esc if not ("\x30" <= body[-1] <= "\x7e") else -1
+
+
+def _escapes_ending_at(text: str, end: int) -> int:
+    """Return where the run of escape sequences that ends at ``end`` starts (-1: none ends there)."""
+    rx = _escape_rx()
+    start = -1
+    while True:
+        esc = text.rfind("\x1b", max(0, end - 64), end)
+        m = rx.match(text, esc) if esc != -1 else None
+        if m is None or m.end() != end:
+            return start
+        start = end = esc
+
+
+def _after_controls(text: str, pos: int) -> int:
+    """Return the index after the escape sequences, backspaces and DELs starting at ``pos``."""
+    m = _controls_rx().match(text, pos)
+    return pos if m is None else m.end()
+
+
+def _has_screen_controls(text: str, start: int = 0, end: int | None = None) -> bool:
+    """Return whether ``text[start:end]`` holds an ESC, BS or DEL."""
+    return any(text.find(ch, start, end) != -1 for ch in _SCREEN_CONTROLS)
+
+
+class _ScreenView:
+    """What the screen shows of ``raw``: ``text``, and where each of its characters came from.
+
+    Indices are 0-based; ``span`` maps a view span to the raw span holding all its characters
+    (with what was removed between them), ``first_raw`` the raw index where a view suffix starts.
+    The text is one regex substitution; the map back is built on first use only (most views
+    show no secret).
+    """
+
+    __slots__ = ("_cum", "_index", "_stops", "_stripped", "changed", "raw", "rewritable", "text")
+
+    def __init__(self, raw: str) -> None:
+        self.raw = raw
+        stripped = _escape_rx().sub("", raw) if "\x1b" in raw else raw
+        self._stripped = stripped
+        self._stops: list[int] | None = None  # view positions where removed text was
+        self._cum: list[int] = [0]  # raw characters removed before each stop, cumulated
+        self._index: list[int] | None = None  # view position -> stripped position, after backspaces
+        text = stripped
+        self.rewritable = len(text)  # where the cursor was after the last backspace: text from there may be redrawn
+        if "\x08" in stripped or "\x7f" in stripped:
+            text, self._index, self.rewritable = _overstrike(stripped)
+        self.text = text
+        self.changed = text != raw
+
+    def _raw(self, pos: int) -> int:
+        """Return the raw index of the stripped character at ``pos``."""
+        stops = self._stops
+        if stops is None:
+            stops = self._stops = []
+            removed = 0
+            for m in _escape_rx().finditer(self.raw) if len(self._stripped) != len(self.raw) else ():
+                a, b = m.span()
+                stops.append(a - removed)
+                removed += b - a
+                self._cum.append(removed)
+        return pos + self._cum[bisect.bisect_right(stops, pos)]
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """Return the raw span of the view's characters ``start:end`` (end > start)."""
+        if self._index is None:
+            return self._raw(start), self._raw(end - 1) + 1
+        where = [self._raw(i) for i in self._index[start:end]]
+        return min(where), max(where) + 1
+
+    def first_raw(self, start: int) -> int:
+        """Return the raw index where the view's characters from ``start`` on begin."""
+        if start >= len(self.text):
+            return len(self.raw)
+        return self.span(start, len(self.text))[0]
+
+
+def _overstrike(text: str) -> tuple[str, list[int], int]:
+    """Apply backspaces (cursor one column left, never past a line start; the next character
+    overstrikes) and DELs (erase the character before); return the text shown, for each of its
+    characters its index in ``text``, and the cursor's position after the last of them."""
+    out: list[str] = []
+    index: list[int] = []
+    cursor = line = back = 0
+    for i, ch in enumerate(text):
+        if ch == "\x08":
+            if cursor > line:
+                cursor -= 1
+            back = cursor
+        elif ch == "\x7f":
+            if cursor > line:
+                cursor -= 1
+                del out[cursor], index[cursor]
+            back = cursor
+        elif ch == "\n":
+            out.append(ch)
+            index.append(i)
+            cursor = line = len(out)
+        elif cursor < len(out):
+            out[cursor], index[cursor] = ch, i
+            cursor += 1
+        else:
+            out.append(ch)
+            index.append(i)
+            cursor += 1
+    return "".join(out), index, back
+
+
+def _columns_kept(marker: str, secret: str) -> str:
+    """Return ``marker`` fitted to the columns ``secret`` took on the screen: padded with
+    spaces when the secret was wider, followed by a cursor-back (CUB, ECMA-48 ``CSI n D``)
+    over its extra columns when it was narrower, so the text after it is drawn where it was.
+    The marker itself stays whole in the recording. A secret over several lines, or one
+    whose width is unknown (control characters), gets the bare marker."""
+    if "\n" in secret or "\r" in secret:
+        return marker
+    shown = _ScreenView(secret).text if _has_screen_controls(secret) else secret
+    if shown.isascii():
+        width = len(shown) if shown.isprintable() else -1
+    else:
+        import wcwidth  # pyte's; only for a secret beyond ASCII
+
+        width = wcwidth.wcswidth(shown)
+    if width <= 0 or width == len(marker):
+        return marker
+    if width > len(marker):
+        return marker + " " * (width - len(marker))
+    return f"{marker}\x1b[{len(marker) - width}D"
 
 
 def _add_hit(hits: list[_Hit], r: _Rule, m: re.Match[str]) -> None:

@@ -91,7 +91,8 @@ def test_a_rule_added_later_and_a_secret_split_across_two_events(home: Paths, tm
     assert result.returncode == 0, result.stderr
     events = list(open_cast(Path(meta.cast)).events())
     out = "".join(e.data for e in events if e.code == "o")
-    assert out == "first [REDACTED:github-token] then\r\n"
+    pad = " " * (len(GITHUB) - len("[REDACTED:github-token]"))  # output markers keep the token's columns
+    assert out == f"first [REDACTED:github-token]{pad} then\r\n"
     assert [e.data for e in events if e.code == "i"] == ["[REDACTED:corp]"]
     assert [e.data for e in events if e.code == "m"] == ["note [REDACTED:corp]"]
     assert json.loads(result.stdout)["secrets"] == 3

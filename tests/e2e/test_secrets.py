@@ -265,17 +265,34 @@ def test_secrets_in_output_split_at_every_offset_in_a_real_pty(home: Paths, tmp_
     samples = examples()
     data = tmp_path / "samples.json"
     data.write_text(json.dumps([s.text for s in samples]))
+    ack = tmp_path / "ack.fifo"
+    os.mkfifo(ack)
+    # The child writes the second half only once the test has seen the first on its terminal:
+    # the relay has read the first half by then, so the halves are two reads (and two events:
+    # coalescing is off).
     child = (
-        "import json, sys, time\n"
+        "import json, sys\n"
+        f"ack = open({str(ack)!r}, 'rb', buffering=0)\n"
         f"for t in json.load(open({str(data)!r})):\n"
         "    for k in range(1, len(t)):\n"
-        "        sys.stdout.write('x ' + t[:k]); sys.stdout.flush(); time.sleep(0.012)\n"
+        "        sys.stdout.write('x ' + t[:k]); sys.stdout.flush()\n"
+        "        ack.read(1)\n"
         "        sys.stdout.write(t[k:] + ' .\\n'); sys.stdout.flush()\n"
     )
-    harness = PtyHarness.start([*SK, "run", "--", sys.executable, "-c", child])
+    env = dict(os.environ, SHELLKEEP_RECORD_COALESCE_MS="0")
+    harness = PtyHarness.start([*SK, "run", "--", sys.executable, "-c", child], env=env)
+    seen = bytearray()
+    with open(ack, "wb", buffering=0) as go:
+        for sample in samples:
+            for k in range(1, len(sample.text)):
+                harness.expect(("x " + sample.text[:k]).replace("\n", "\r\n").encode(), 20)
+                seen += harness.output
+                harness.output.clear()
+                go.write(b".")
     assert harness.finish(timeout_s=300) == 0
+    seen += harness.output
     for sample in samples:  # the child really printed them, halves and all
-        assert sample.needles[0].encode() in bytes(harness.output)
+        assert sample.needles[0].encode() in bytes(seen)
     build_index()
     assert_nothing_stored(home.home, samples)
     text = recorded_text(home)
@@ -435,8 +452,9 @@ def test_interleaved_private_key_blocks() -> None:
 # -- a secret in two parts, seconds apart ------------------------------------------------------
 
 GAP_S = 3.0
-"""How long the second half of a secret comes after the first: three times the one second of
-quiet after which the writer used to release held text (the fault these tests reproduce)."""
+"""How long no text follows the first half of a secret: three times the one second of quiet
+after which the writer used to release held text (the fault these tests reproduce). It is the
+scenario's quiet spell, not a synchronisation: every check after it waits for an event."""
 
 
 def _live_cast(paths: Paths) -> Path:
@@ -458,14 +476,25 @@ def _stream_on_disk(cast: Path, code: str) -> str:
         return ""
 
 
-def _hold_for_the_gap(cast: Path, written: str, held: str, code: str) -> None:
-    """Wait until ``written`` is on disk, then until GAP_S have passed (the scenario's pause,
-    not a synchronisation), and check that ``held`` never reached the disk meanwhile."""
+def _resizes_on_disk(cast: Path) -> list[str]:
+    from shellkeep.errors import DataError
+
+    try:
+        return [e.data for e in read_events(cast) if e.code == "r"]
+    except DataError:
+        return []
+
+
+def _hold_for_the_gap(harness: PtyHarness, cast: Path, written: str, held: str, code: str) -> None:
+    """Wait until ``written`` (what came just before the first half) is on disk, keep the
+    stream quiet for GAP_S, then resize the terminal and wait for that resize on disk: the
+    writer has run after the quiet spell, and ``held`` must not have reached the disk."""
     from tests.helpers import wait_until
 
-    wait_until(lambda: written in _stream_on_disk(cast, code), 20)  # ordinary text is written promptly
-    until = time.monotonic() + GAP_S
-    wait_until(lambda: time.monotonic() >= until, GAP_S + 5)
+    wait_until(lambda: written in _stream_on_disk(cast, code), 20)  # the writer took the first half's read
+    time.sleep(GAP_S)  # the scenario itself: seconds with no text at all (nothing waits on it)
+    harness.resize(91, 25)  # an event after the quiet spell, through the same writer
+    wait_until(lambda: "91x25" in _resizes_on_disk(cast), 20)
     assert held not in cast.read_text(errors="replace"), "the first half reached the disk in clear"
 
 
@@ -495,7 +524,7 @@ def test_a_secret_printed_in_two_parts_seconds_apart(
     harness = PtyHarness.start([*SK, "run", "--", sys.executable, "-c", child, str(halves), str(go)])
     harness.expect(first.encode(), 20)
     cast = _live_cast(home)
-    _hold_for_the_gap(cast, "ready line", held, "o")
+    _hold_for_the_gap(harness, cast, "ready line", held, "o")
     with open(go, "w"):
         pass
     harness.expect(second.encode(), 20)
@@ -515,7 +544,7 @@ def test_a_secret_typed_in_two_parts_seconds_apart(home: Paths) -> None:
     cast = _live_cast(home)
     harness.write(first.encode())
     harness.expect(first.encode(), 20)  # echoed: the first half is one read of the input
-    _hold_for_the_gap(cast, "probe-2", "FAKE0123", "i")
+    _hold_for_the_gap(harness, cast, "probe-2", "FAKE0123", "i")
     harness.write(second.encode() + b"\r")
     harness.expect(second.encode(), 20, times=2)  # the tty's echo, then cat's copy of the line
     harness.write(b"\x04")
@@ -523,6 +552,66 @@ def test_a_secret_typed_in_two_parts_seconds_apart(home: Paths) -> None:
     for code in ("i", "o"):
         text = recorded_text(home, code)
         assert "[REDACTED:github-token]" in text and "FAKE" not in text, (code, text)
+
+
+# -- secrets drawn with escape sequences inside ---------------------------------------------
+
+SCREEN_TOKEN = "ghp_FAKE0123456789abcdefghijklmnopqrstuv"
+
+
+def test_a_token_highlighted_by_grep_color_is_not_stored(home: Paths, tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text(f"deploy: {SCREEN_TOKEN} done\nother: x\n")
+    # 'p_FAKE': grep's highlight starts inside the token's own prefix (gh ESC[01;31m ESC[K p_FAKE ESC[m ...)
+    shown = run_sk("run", "--", "grep", "--color=always", "p_FAKE", str(notes))
+    assert shown.returncode == 0
+    assert b"gh\x1b[01;31m\x1b[Kp_FAKE\x1b[m\x1b[K0123" in shown.stdout  # what grep really drew
+    build_index()
+    sample = Sample("github-token", SCREEN_TOKEN, (SCREEN_TOKEN[8:], "0123456789abcdef"))
+    assert_nothing_stored(home.home, (sample,))
+    text = recorded_text(home)
+    pad = " " * (len(SCREEN_TOKEN) - len("[REDACTED:github-token]"))  # the marker keeps the token's columns
+    assert f"deploy: [REDACTED:github-token]{pad} done" in text and "FAKE" not in text, text
+
+
+def test_a_token_shown_in_less_with_its_search_highlighted_is_not_stored(home: Paths, tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text(f"deploy: {SCREEN_TOKEN} done\n")
+    harness = PtyHarness.start([*SK, "run", "--", "less", "-p", "FAKE0123", str(notes)])
+    harness.expect(b"456789abcdefghijklmnopqrstuv done", 20)  # less drew the line, its search in standout
+    assert SCREEN_TOKEN.encode() not in bytes(harness.output)  # escape sequences inside the token
+    harness.write(b"q")
+    assert harness.finish(30) == 0
+    build_index()
+    sample = Sample("github-token", SCREEN_TOKEN, (SCREEN_TOKEN[12:], "456789abcdef"))
+    assert_nothing_stored(home.home, (sample,))
+    text = recorded_text(home)
+    assert re.search(r"deploy: \[REDACTED:github-token\] * done", text), text
+
+
+def test_the_last_screen_keeps_its_columns_around_a_marker(home: Paths, tmp_path: Path) -> None:
+    """A marker longer or shorter than its secret: the text after it on the line stays in its column."""
+    from shellkeep.terminal.screen import last_screen
+    from tests.recordings import open_cast
+
+    lines = [f"key {SCREEN_TOKEN} tail-one", "password=FAKEhunter2 tail-two"]
+    data = tmp_path / "screen.json"
+    data.write_text(json.dumps(lines))
+    child = (
+        "import json, sys\n"
+        f"a, b = json.load(open({str(data)!r}))\n"
+        "sys.stdout.write('\\x1b[2J\\x1b[1;1H' + a + '\\r\\n' + b + '\\x1b[2;50HCOL50\\r\\n')\n"
+    )
+    assert run_sk("run", "--", sys.executable, "-c", child).returncode == 0
+    cast = next(home.projects.glob("*/*/session.cast"))
+    screen = last_screen(open_cast(cast)).to_text().splitlines()
+    first, second = screen[0], screen[1]
+    assert first.startswith("key [REDACTED:github-token]") and "FAKE" not in first
+    assert first.index("tail-one") == lines[0].index("tail-one")  # the marker was padded to the token's 40 columns
+    assert second.startswith("password=[REDACTED:") and "FAKE" not in second
+    assert second.index("tail-two") == lines[1].index("tail-two")  # and moved back over its extra columns
+    assert second.index("COL50") == 49
+    assert recorded_text(home).count("[REDACTED:password]") == 1  # the marker is stored whole
 
 
 # -- a broken config file -------------------------------------------------------------------

@@ -325,6 +325,24 @@ CODE = {
     "keyboard": "keyboard_layout = us-intl\n",
     "access-mode": "access = read-only\n",
     "auth-url": "auth_url = https://login.example.com/authorize\n",
+    # A prompt string followed by more code: the quote after "Secret: " closes the prompt.
+    "prompt-then-statement": 'getpass.getpass("Secret: "); print("done")\n',
+    "prompt-then-or": 'password = input("Password: ") or "changeme"\n',
+    "prompt-then-or-subscript": 'pw = input("Token: ") or os.environ["TOKEN"]\n',
+    "prompt-then-and": 'secret = input("Secret: ") and check("y")\n',
+    "prompt-then-method": 'pw = prompt("Password: ").strip() + "x"\n',
+    "prompt-walrus": 'if pw := getpass("Password: "): print("ok")\n',
+    "prompt-concatenated": 'print("Token: " + token + "!")\n',
+    "prompt-argument": 'key = ask("API key: ", default="none")\n',
+    "prompt-format": "print('password: ' % pw, 'x')\n",
+    "prompt-pipe": "echo 'token: ' | tee -a log 'x'\n",
+    "prompt-and-and": "test 'Password: ' && echo 'ok'\n",
+    "prompt-bracket": 'msgs = ["Password: "], ["x"]\n',
+    "prompt-brace": "d = {'Password: '}, {'x'}\n",
+    "prompt-dot": 'log("Secret: ".upper(), "x")\n',
+    "prompt-if-else": 'msg = f("Token: ") if a else g("b")\n',
+    "command-substitution": 'echo "token: $(cat token.txt)"\n',
+    "variable": "export GITHUB_TOKEN=${GITHUB_TOKEN}\n",
 }
 
 
@@ -376,6 +394,23 @@ def test_a_vendor_token_without_a_format_is_caught_by_its_variable_name(text: st
     assert stream(REDACTOR, text[:20], text[20:] + "\n") == redacted
 
 
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ('password = "FAKEhunter2"; connect()\n', "FAKEhunter2"),
+        ('login(user, password="FAKEhunter2")\n', "FAKEhunter2"),
+        ('{"token": "FAKEtok3n", "n": 1}\n', "FAKEtok3n"),
+        ("export TOKEN='FAKEtok3n' && run\n", "FAKEtok3n"),
+        ('secret: "FAKE or not"\n', "FAKE or not"),
+        ('AUTH_KEY="+FAKE8f3kQ9zX1vB7nM2pL5wR"\n', "FAKE8f3kQ9zX1vB7nM2pL5wR"),
+    ],
+    ids=["statement", "kwarg", "json", "shell-and", "value-with-or", "generic-plus"],
+)
+def test_a_quoted_secret_followed_by_code_is_still_caught(text: str, secret: str) -> None:
+    assert secret not in REDACTOR.redact(text)
+    assert secret not in stream(REDACTOR, text[:12], text[12:])
+
+
 def test_the_precomputed_rule_facts_are_those_of_the_rules() -> None:
     """rule_facts.FACTS (written by scripts/update-redaction-facts) equals a fresh analysis of every built-in rule."""
     from shellkeep.capture.redaction import RULES, RuleFacts, analyse_pattern
@@ -385,3 +420,92 @@ def test_the_precomputed_rule_facts_are_those_of_the_rules() -> None:
     assert set(FACTS) == set(fresh), "stale: run scripts/update-redaction-facts"
     for pattern, facts in FACTS.items():
         assert RuleFacts(*facts) == fresh[pattern], f"stale facts for {pattern!r}: run scripts/update-redaction-facts"
+
+
+# ----------------------------------------------------------------- what the screen shows
+
+TOKEN = "ghp_FAKE0123456789abcdefghijklmnopqrstuv"
+SCREEN = {
+    # grep --color=always FAKE: the hit highlighted in the middle of the token
+    "grep-middle": f"notes.txt:3:{TOKEN[:4]}\x1b[01;31m\x1b[K{TOKEN[4:8]}\x1b[m\x1b[K{TOKEN[8:]} end\r\n",
+    # grep --color=always gh: the highlight cuts the literal itself
+    "grep-literal": f"\x1b[01;31m\x1b[K{TOKEN[:2]}\x1b[m\x1b[K{TOKEN[2:]}\r\n",
+    # syntax colouring from the second character on
+    "first-char-alone": f"x = \x1b[33m{TOKEN[0]}\x1b[1;33m{TOKEN[1:]}\x1b[0m\r\n",
+    # an SGR run between every two characters
+    "sgr-each": "".join(f"\x1b[3{i % 8}m{c}" for i, c in enumerate(TOKEN)) + "\x1b[0m\r\n",
+    # less/vim: the cursor placed before each of the first characters
+    "cursor-moves": f"\x1b[3;5H{TOKEN[0]}\x1b[3;6H{TOKEN[1]}\x1b[3;7H{TOKEN[2:20]}\x1b[K{TOKEN[20:]}\r\n",
+    # a typed token corrected: the tty's echo of a backspace erase, and an overstrike
+    "erase-echo": f"$ {TOKEN[:10]}x\b \b{TOKEN[10:]}\r\n",
+    "overstrike": f"{TOKEN[:10]}x\b{TOKEN[10:]}\r\n",
+    # the keystrokes themselves: DEL erases the character before it
+    "typed-del": f"{TOKEN[:10]}xy\x7f\x7f{TOKEN[10:]}\r",
+    # a keyword rule with an erase-line between keyword and value
+    "keyword-el": "password\x1b[K=\x1b[KFAKEhunter2 next\r\n",
+}
+
+
+def shown(text: str) -> str:
+    """Return what a terminal shows of ``text`` (the redactor's own view, for the checks)."""
+    from shellkeep.capture.redaction import _ScreenView
+
+    return _ScreenView(text).text
+
+
+@pytest.mark.parametrize("text", SCREEN.values(), ids=SCREEN.keys())
+def test_a_secret_drawn_with_escapes_or_backspaces_inside_is_caught_split_anywhere(text: str) -> None:
+    whole = REDACTOR.redact(text)
+    secret = "FAKEhunter2" if "password" in text else TOKEN
+    assert secret in shown(text)  # the case is real: the screen shows the secret
+    assert "[REDACTED:" in whole
+    assert secret not in shown(whole) and "FAKE" not in whole and "FAKE" not in shown(whole)
+    for i in range(len(text) + 1):
+        assert stream(REDACTOR, text[:i], text[i:]) == whole, f"split at {i}"
+    assert stream(REDACTOR, *text) == whole  # one character at a time
+
+
+def test_the_escapes_around_a_secret_drawn_in_colour_are_kept() -> None:
+    text = f"\x1b[35mnotes.txt\x1b[m: \x1b[1m{TOKEN[:4]}\x1b[31m{TOKEN[4:]}\x1b[m done\r\n"
+    assert REDACTOR.redact(text) == "\x1b[35mnotes.txt\x1b[m: \x1b[1m[REDACTED:github-token]\x1b[m done\r\n"
+
+
+COLOURED = [
+    "drwxr-xr-x  5 root root 4096 May  9 \x1b[0m\x1b[01;34m__pycache__\x1b[0m\r\n-rw-r--r-- 1 root root 9 May  9 format.rst\r\n",
+    "\x1b[35m\x1b[Klib/os.py\x1b[m\x1b[K\x1b[36m\x1b[K:\x1b[m\x1b[K\x1b[32m\x1b[K42\x1b[m\x1b[K\x1b[36m\x1b[K:\x1b[m\x1b[K"
+    "    \x1b[01;31m\x1b[Kdef\x1b[m\x1b[K path(self, key_name): return self.token_map[key_name]\r\n",
+    "\x1b[?1049h\x1b[1;1H\x1b[2J\x1b[7m pass \x1b[0m\x1b[2;1Hsk\x1b[0m ip\x1b[3;1Hgh\x1b[1mo\x1b[0mst\r\n",
+    "typed: ls\x7f\x7fcd src\r\n",
+]
+
+
+@pytest.mark.parametrize("text", COLOURED, ids=["ls", "grep", "tui", "del"])
+def test_coloured_output_without_secrets_is_unchanged(text: str) -> None:
+    assert REDACTOR.redact(text) == text
+    for i in range(len(text) + 1):
+        assert stream(REDACTOR, text[:i], text[i:]) == text, f"split at {i}"
+    s = StreamRedactor(REDACTOR)
+    assert s.feed(text) == text and s.held == 0
+
+
+def test_an_escape_sequence_cut_by_a_read_is_held_until_it_ends() -> None:
+    s = StreamRedactor(REDACTOR)
+    assert s.feed("done \x1b[01;3") == "done "
+    assert s.held == len("\x1b[01;3")
+    assert s.feed("1mok\x1b[0m\r\n") == "\x1b[01;31mok\x1b[0m\r\n"
+    assert s.held == 0
+
+
+def test_output_markers_keep_the_columns_of_their_secrets_and_input_markers_do_not() -> None:
+    token = "ghp_FAKE0123456789abcdefghijklmnopqrstuv"  # 40 columns; its marker 23
+    text = f"a {token} b\r\npassword=FAKEhunter2 c\r\nd \x1b[1m{token[:10]}\x1b[0m{token[10:]} e\r\n"
+    s = StreamRedactor(REDACTOR, keep_columns=True)
+    out = s.feed(text) + s.flush()
+    lines = out.split("\r\n")
+    assert lines[0] == "a [REDACTED:github-token]" + " " * 17 + " b"
+    assert lines[1] == "password=[REDACTED:password]\x1b[8D c"  # 11 columns: back over the 8 extra
+    assert lines[2] == "d \x1b[1m[REDACTED:github-token]" + " " * 17 + " e"  # the width it showed
+    assert stream(REDACTOR, text) == REDACTOR.redact(text)  # input: bare markers
+    key = next(r.example for r in RULES if r.name == "private-key")
+    s = StreamRedactor(REDACTOR, keep_columns=True)
+    assert s.feed(key + "\r\n") + s.flush() == "[REDACTED:private-key]\r\n"  # over several lines: bare
