@@ -94,9 +94,25 @@ def ask(driver: ScreenDriver, prompt: str, answer: str) -> None:
     driver.wait_for_screen(READY, WAIT_S)  # the turn is over, the composer is back
 
 
+STILL_RUNNING = "Task is still running"
+
+
 def quit_codex(driver: ScreenDriver) -> str:
-    """Exit with one Ctrl-C at the idle prompt; return the id from the resume hint."""
-    driver.press("ctrl-c")
+    """Exit with Ctrl-C at the idle prompt; return the id from the resume hint.
+
+    On a loaded machine Codex can still be finishing the turn when its composer is back; a
+    Ctrl-C then opens its "Task is still running" choice instead of exiting. Enter takes the
+    highlighted "Cancel task" (stay in Codex), and the next Ctrl-C at the idle prompt exits.
+    """
+    for _ in range(3):
+        driver.press("ctrl-c")
+        driver.wait_until(
+            lambda: (driver.eof and not driver.is_alive()) or STILL_RUNNING in driver.text(), WAIT_S, "codex exit"
+        )
+        if not driver.is_alive():
+            break
+        driver.press("enter")
+        driver.wait_until(lambda: STILL_RUNNING not in driver.text(), WAIT_S, "the task choice closed")
     assert driver.wait_exit(WAIT_S) == 0, driver.dump()
     match = RESUME_HINT.search(driver.text())
     assert match, f"no resume hint on screen:\n{driver.dump()}"
