@@ -48,7 +48,8 @@ class Comeback:
 
     argv: ``shellkeep resume ID [options]``. cwd: the session's directory, else its project
     root, else None (both are gone: ``resume`` itself looks for the moved project).
-    window: the tmux window name, ``<project base name>-<agent>``.
+    window: the tmux window name, ``<project base name>-<agent>`` (``.`` and ``:``, which
+    tmux reads in a target, made ``-``).
     """
 
     session: SessionMeta
@@ -204,4 +205,4 @@ def _where(meta: SessionMeta) -> Path | None:
 
 def _window_name(meta: SessionMeta) -> str:
     project = Path(meta.project_root).name or meta.project
-    return f"{project}-{meta.agent}"
+    return f"{project}-{meta.agent}".replace(".", "-").replace(":", "-")
