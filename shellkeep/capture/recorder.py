@@ -273,7 +273,7 @@ class Recorder:
         try:
             self._on_activity(report)  # type: ignore[misc]
         except Exception as exc:  # noqa: BLE001 - the live status is a hint; recording goes on
-            log.warning("live status stopped for this session: %s", exc)
+            log.info("live status stopped for this session: %s", exc)  # ps falls back to the recording's mtime
             self._on_activity = None
         return now, now - self._output_mono < ACTIVITY_INTERVAL_S
 

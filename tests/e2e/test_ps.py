@@ -96,10 +96,12 @@ def test_a_recording_killed_with_kill_9_is_not_live(home: Paths) -> None:
     wait_until(lambda: [s for s in _ps() if s["name"] == "cut"], 20)
     [meta_file] = session_folders(home)
     meta = json.loads(meta_file.read_text())
+    assert (meta_file.parent / "live.json").exists()
     os.kill(int(meta["pid"]), signal.SIGKILL)
     harness.finish()
     assert _ps() == []
     assert json.loads(meta_file.read_text())["status"] == "interrupted"  # recovered on the way
+    assert not (meta_file.parent / "live.json").exists()  # the dead recorder's status went with it
 
 
 def test_a_reused_pid_is_not_taken_for_the_recorder(home: Paths) -> None:
