@@ -376,7 +376,8 @@ class Recorder:
                 text = out_decoder.decode(payload)
                 if out_filter is not None:
                     text = out_filter.feed(text)
-                self._tail = last_line(self._tail, text)
+                if self._on_activity is not None:
+                    self._tail = last_line(self._tail, text)
             elif code == "i":
                 assert isinstance(payload, bytes)
                 text = self._replies.feed(in_decoder.decode(payload))
