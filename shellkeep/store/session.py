@@ -221,7 +221,8 @@ def _pid_is_shellkeep(pid: int, start_ticks: int | None = None) -> bool:
     """Return whether ``pid`` is alive and (where /proc tells) the shellkeep process recorded.
 
     start_ticks: the recorded start time of the process (``process_start_ticks``); when
-    given, a process of that pid started at another time is a reused pid, not the recorder.
+    given and /proc tells, it decides: the same start time is the recorder, another one a
+    reused pid. Otherwise the command line must name shellkeep.
     """
     try:
         os.kill(pid, 0)
@@ -229,10 +230,9 @@ def _pid_is_shellkeep(pid: int, start_ticks: int | None = None) -> bool:
         return False
     except PermissionError:
         return True
-    if start_ticks is not None:
-        started = process_start_ticks(pid)
-        if started is not None and started != start_ticks:
-            return False
+    started = process_start_ticks(pid) if start_ticks is not None else None
+    if started is not None:
+        return started == start_ticks
     try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:

@@ -211,3 +211,25 @@ def test_resume_all_takes_what_was_cut_short_since_the_boot_and_not_resumed(home
     assert tmux[:4] == ("tmux", "new-window", "-n", since.comebacks[0].window)
     assert ("-e", f"SHELLKEEP_HOME={home.home}") == tmux[tmux.index("-e") : tmux.index("-e") + 2]
     assert tmux[-1].endswith(f"resume {since.comebacks[0].session.id}")
+
+
+def test_live_sessions_lists_this_hosts_running_sessions_whose_recorder_lives(home: Paths) -> None:
+    """This test process stands in for a recorder (its pid and start time are recorded)."""
+    from shellkeep.app.ps import live_sessions
+
+    me, ticks = os.getpid(), process_start_ticks(os.getpid())
+    here = make_session(home, Path.cwd(), 1, status="running", pid=me, host=host_name())
+    here = dataclasses.replace(here, boot_id=boot_id(), pid_start_ticks=ticks)
+    write_meta(here)
+    elsewhere = dataclasses.replace(make_session(home, Path.cwd(), 2, status="running", pid=me), pid_start_ticks=ticks)
+    write_meta(elsewhere)  # synced from another machine: not judged from here, not listed
+    finished = make_session(home, Path.cwd(), 3, status="finished", pid=me, host=host_name())
+    write_live_status(here.folder, LiveStatus(NOW - 60, 7, True, True, True, NOW - 59))
+
+    listed = live_sessions(open_context(paths=home), now=NOW)
+    assert [s.id for s in listed] == [here.id]
+    [live] = listed
+    assert (live.state, live.output_bytes, live.prompt, live.canonical) == ("waiting", 7, True, True)
+    assert live.output_at == iso(datetime.fromtimestamp(NOW - 60, timezone.utc))
+    assert live.size_bytes == Path(here.cast).stat().st_size and live.pid == me
+    assert finished.id not in {s.id for s in listed}
