@@ -116,6 +116,7 @@ def tmux_server(home: Paths) -> Iterator[tuple[str, dict[str, str]]]:
     server_env = {k: v for k, v in env.items() if not k.startswith("SHELLKEEP_")}
     subprocess.run(["tmux", "-L", name, "-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", "100", "-y", "30"],
                    env=server_env, check=True, timeout=30)  # fmt: skip
+    socket = ""
     try:
         shown = subprocess.run(["tmux", "-L", name, "display-message", "-p", "-t", "main", "#{socket_path},#{pid},#{session_id}"],
                                env=env, check=True, capture_output=True, timeout=30)  # fmt: skip
@@ -123,6 +124,8 @@ def tmux_server(home: Paths) -> Iterator[tuple[str, dict[str, str]]]:
         yield name, {**env, "TMUX": f"{socket},{pid},{session_id.lstrip('$')}"}
     finally:
         subprocess.run(["tmux", "-L", name, "kill-server"], env=env, timeout=30)
+        if socket:
+            Path(socket).unlink(missing_ok=True)  # a killed server leaves its socket behind
 
 
 def test_inside_tmux_each_opens_in_a_window_named_after_project_and_agent(
