@@ -20,7 +20,9 @@ import os
 import shlex
 import signal
 import sys
+import termios
 import threading
+import time
 from functools import partial
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -31,6 +33,7 @@ from shellkeep.asciicast.model import Header
 from shellkeep.errors import AgentNotFound, ShellkeepError
 from shellkeep.gitinfo import origin_remote
 from shellkeep.pty.relay import DEFAULT_SIZE, RawMode, Relay, RelayResult, SpawnError, find_program, spawn, terminal_size
+from shellkeep.store.live import LiveStatus, remove_live_status, write_live_status
 from shellkeep.store.paths import FILE_MODE, PROJECT_FILE_NAME, Paths, git_state, project_key, project_root_of
 from shellkeep.store.session import (
     CAST_FILE,
@@ -42,6 +45,7 @@ from shellkeep.store.session import (
     host_name,
     iso,
     new_session_id,
+    process_start_ticks,
     raw_values,
     readable_text,
     utc_now,
@@ -55,6 +59,7 @@ if TYPE_CHECKING:
     from typing import BinaryIO
 
     from shellkeep.config import Config, RedactConfig
+    from shellkeep.capture.activity import OutputActivity
     from shellkeep.capture.recorder import Recorder, RecordingStats
     from shellkeep.capture.redaction import StreamRedactor
 
@@ -247,6 +252,7 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
         child_env["SHELLKEEP_SESSION"] = "unrecorded"
 
     recorder = None
+    live: _LiveStatusFile | None = None
     with RawMode(0) as raw:
         try:
             child = spawn(argv, cwd=request.cwd, env=child_env, size=size, termios_attrs=raw.attrs)
@@ -262,7 +268,8 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
         # first would hold the GIL while the child is being started.
         if out is not None and meta is not None:
             header = _header(meta, size, started.timestamp(), env, request.settings)
-            recorder = _make_recorder(out, header, request.settings, warn)
+            live = _LiveStatusFile(meta.folder, child.fd)
+            recorder = _make_recorder(out, header, request.settings, warn, live)
         sink = recorder if recorder is not None else _NullSink()
         found: dict[str, SessionMeta] = {}
         ended = threading.Event()  # the relay is done: the final meta.json follows at once
@@ -288,6 +295,8 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
         finally:
             ended.set()
             raw.restore()
+            if live is not None:
+                live.close()
     try:
         if meta is None or recorder is None:
             return RunOutcome(result.exit_code, None)
@@ -457,6 +466,7 @@ def _initial_meta(
         host=host_name(),
         user=user,
         pid=os.getpid(),
+        pid_start_ticks=process_start_ticks(os.getpid()),
         boot_id=boot_id(),
         term=env.get("TERM"),
         colorterm=env.get("COLORTERM"),
@@ -547,7 +557,9 @@ def _header(meta: SessionMeta, size: TermSize, timestamp: float, env: Mapping[st
     )
 
 
-def _make_recorder(out: BinaryIO, header: Header, settings: RecordSettings, warn: Warn) -> Recorder:
+def _make_recorder(
+    out: BinaryIO, header: Header, settings: RecordSettings, warn: Warn, live: _LiveStatusFile | None = None
+) -> Recorder:
     from shellkeep.capture.recorder import Recorder
 
     return Recorder(
@@ -558,7 +570,52 @@ def _make_recorder(out: BinaryIO, header: Header, settings: RecordSettings, warn
         coalesce_s=settings.coalesce_s,
         make_filter=partial(_stream_redactor, settings.redact_config) if settings.redact else None,
         on_error=warn,
+        on_activity=live,
     )
+
+
+class _LiveStatusFile:
+    """The session's ``live.json`` (``store.live``), written by the recorder's writer thread.
+
+    Holds its own copy of the pty's master fd to read the child's input modes (ICANON, ECHO)
+    at each write; ``close`` (once the relay has ended) closes it and removes the file.
+    """
+
+    def __init__(self, folder: Path, pty_fd: int) -> None:
+        self._folder: Path | None = folder
+        self._lock = threading.Lock()
+        try:
+            self._fd = os.dup(pty_fd)  # not inherited by the child (PEP 446)
+        except OSError:
+            self._fd = -1
+
+    def __call__(self, activity: OutputActivity) -> None:
+        """Write ``live.json`` for ``activity`` with the pty's current modes; raises OSError."""
+        with self._lock:
+            if self._folder is None:
+                return
+            canonical = echo = None
+            if self._fd >= 0:
+                try:
+                    lflag = termios.tcgetattr(self._fd)[3]
+                    canonical, echo = bool(lflag & termios.ICANON), bool(lflag & termios.ECHO)
+                except termios.error:
+                    pass
+            status = LiveStatus(activity.output_at, activity.output_bytes, canonical, echo, activity.prompt, time.time())
+            write_live_status(self._folder, status)
+
+    def close(self) -> None:
+        """Stop writing: close the fd copy and remove ``live.json``; never raises."""
+        with self._lock:
+            folder, self._folder = self._folder, None
+            if self._fd >= 0:
+                try:
+                    os.close(self._fd)
+                except OSError:
+                    pass
+                self._fd = -1
+        if folder is not None:
+            remove_live_status(folder)
 
 
 def _stream_redactor(config: RedactConfig | None, screen: bool = False) -> StreamRedactor:

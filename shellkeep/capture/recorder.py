@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from shellkeep.asciicast.encoder import encode_event, encode_header
 from shellkeep.asciicast.model import Header
+from shellkeep.capture.activity import OutputActivity, last_line, looks_like_prompt
 from shellkeep.capture.input_filter import TerminalReplyFilter
 from shellkeep.termsize import TermSize
 from shellkeep.logs import get_logger
@@ -46,6 +47,9 @@ _FSYNC_INTERVAL_S = 1.0
 _REPLY_IDLE_FLUSH_S = 1.0
 _POLL_S = 0.01  # while events flow, the writer looks for more this often
 _QUIET_S = 1.0  # ...and after this long without any, it sleeps until woken
+ACTIVITY_INTERVAL_S = 1.0
+"""``on_activity`` is called at most this often: while output flows, and once more when it has
+been quiet this long (what the program left on screen and its pty's modes have settled)."""
 
 
 class TextFilter(Protocol):
@@ -88,6 +92,9 @@ class Recorder:
             the output stream (drawn on a screen: the filter may keep its columns), False for
             input and the header.
         on_error: called once, from the writer thread, with a one-line reason.
+        on_activity: called from the writer thread with what it saw of the output, at most
+            once per ``ACTIVITY_INTERVAL_S`` (the live status, ``shellkeep ps``); an error
+            it raises stops these calls, never the recording.
     """
 
     def __init__(
@@ -100,6 +107,7 @@ class Recorder:
         coalesce_s: float = 0.005,
         make_filter: Callable[[bool], TextFilter] | None = None,
         on_error: Callable[[str], None] | None = None,
+        on_activity: Callable[[OutputActivity], None] | None = None,
     ) -> None:
         self._out = out
         self._header = header
@@ -122,6 +130,10 @@ class Recorder:
         self._hidden_seen = False
         self._in_hidden = False
         self._replies = TerminalReplyFilter()  # used by the writer thread only
+        self._on_activity = on_activity
+        self._output_at: float | None = None  # the writer's wall clock when output last came
+        self._output_mono = 0.0  # ...and its monotonic clock
+        self._tail = ""  # the output text after its last newline
         self._thread = threading.Thread(target=self._run, name="shellkeep-writer", daemon=True)
         self._thread.start()
 
@@ -186,6 +198,8 @@ class Recorder:
         dirty = False
         closing = False
         last_item = last_flush
+        activity_at = last_flush - ACTIVITY_INTERVAL_S  # monotonic time of the last on_activity
+        activity_due = False  # a report is owed (see _report_activity)
         try:
             self._out.write(encode_header(self._redacted_header()))
             self._out.flush()
@@ -198,6 +212,9 @@ class Recorder:
             if self._replies.held:
                 held_due = last_item + _REPLY_IDLE_FLUSH_S
                 deadline = held_due if deadline is None else min(deadline, held_due)
+            if activity_due:
+                settled = max(activity_at, self._output_mono) + ACTIVITY_INTERVAL_S
+                deadline = settled if deadline is None else min(deadline, settled)
             self._wait_for_items(time.monotonic() - last_item, deadline)
             batch: list[tuple[float, str, bytes | str]] = []
             while self._items:
@@ -209,6 +226,8 @@ class Recorder:
             if batch:
                 last_item = time.monotonic()
             if self._error is not None:
+                if self._on_activity is not None:
+                    activity_at, activity_due = self._report_activity(batch, activity_at, activity_due)
                 continue  # suspended: keep draining so memory stays flat
             try:
                 chunks = self._encode(batch, out_decoder, in_decoder, out_filter, in_filter)
@@ -230,11 +249,35 @@ class Recorder:
                         last_fsync = now
             except Exception as exc:  # noqa: BLE001 - nothing here may reach the relay
                 self._suspend(exc)
+            if self._on_activity is not None and not closing:
+                activity_at, activity_due = self._report_activity(batch, activity_at, activity_due)
         try:
             self._out.close()
         except Exception as exc:  # noqa: BLE001
             if self._error is None:
                 self._suspend(exc)
+
+    def _report_activity(self, batch: list[tuple[float, str, bytes | str]], reported_at: float, due: bool) -> tuple[float, bool]:
+        """Call ``on_activity`` if a report is owed and the last one is a second old.
+
+        A report is owed once output comes, and stays owed until one is made after the output
+        has been quiet for ``ACTIVITY_INTERVAL_S``. Returns (monotonic time of the last report,
+        whether one is still owed).
+        """
+        now = time.monotonic()
+        if any(item[1] == "o" for item in batch):
+            self._output_at = time.time()
+            self._output_mono = now
+            due = True
+        if not due or now - reported_at < ACTIVITY_INTERVAL_S:
+            return reported_at, due
+        report = OutputActivity(self._output_at, self._output_bytes, looks_like_prompt(self._tail))
+        try:
+            self._on_activity(report)  # type: ignore[misc]
+        except Exception as exc:  # noqa: BLE001 - the live status is a hint; recording goes on
+            log.info("live status stopped for this session: %s", exc)  # ps falls back to the recording's mtime
+            self._on_activity = None
+        return now, now - self._output_mono < ACTIVITY_INTERVAL_S
 
     def _wait_for_items(self, quiet_s: float, deadline: float | None) -> None:
         """Sleep until there may be items: poll while busy, sleep on ``_wake`` when quiet.
@@ -335,6 +378,8 @@ class Recorder:
                 text = out_decoder.decode(payload)
                 if out_filter is not None:
                     text = out_filter.feed(text)
+                if self._on_activity is not None:
+                    self._tail = last_line(self._tail, text)
             elif code == "i":
                 assert isinstance(payload, bytes)
                 text = self._replies.feed(in_decoder.decode(payload))

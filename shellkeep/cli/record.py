@@ -15,6 +15,7 @@ from dataclasses import dataclass
 COMMANDS: dict[str, str] = {
     "run": "shellkeep.cli.run:run",
     "ls": "shellkeep.cli.ls:ls",
+    "ps": "shellkeep.cli.ps:ps",
     "show": "shellkeep.cli.show:show",
     "replay": "shellkeep.cli.replay:replay",
     "config": "shellkeep.cli.config:config",

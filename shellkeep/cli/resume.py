@@ -12,6 +12,7 @@ from shellkeep.app.reads import last_screen
 from shellkeep.app.resume import choose_session, plan_resume, run_resume
 from shellkeep.cli.options import context, count, session_argument, warn
 from shellkeep.cli.output import format_local_time
+from shellkeep.cli.resume_all import resume_all
 from shellkeep.errors import ShellkeepError
 from shellkeep.store.session import readable_text
 from shellkeep.tui.picker import pick_session
@@ -37,6 +38,9 @@ if TYPE_CHECKING:
     help="Resume in this directory (a moved or renamed project folder) instead of the session's own.",
 )  # fmt: skip
 @click.option("--dry-run", is_flag=True, help="Print what would be run and typed; change nothing.")
+@click.option("--all", "all_sessions", is_flag=True, help="Every session cut short since the last boot, in every project.")
+@click.option("--since", metavar="WHEN", help="With --all: those that ended since WHEN (2024-05-01, today, 2h, 3d) instead.")
+@click.option("--print", "print_only", is_flag=True, help="With --all: print the resume commands, for a script; run nothing.")
 def resume(
     ref: str | None,
     last: bool,
@@ -48,6 +52,9 @@ def resume(
     force_inject: bool,
     cwd: Path | None,
     dry_run: bool,
+    all_sessions: bool,
+    since: str | None,
+    print_only: bool,
 ) -> int:
     """Put a session back: its last screen, then its agent, in the same conversation.
 
@@ -60,10 +67,24 @@ def resume(
     A session whose folder was moved or renamed is resumed with --cwd DIR, or without it in
     the new folder when that holds the same git repository.
 
+    With --all: every session of this machine cut short since the last boot (or --since)
+    and not resumed yet, in every project; inside tmux each in a new window, otherwise one
+    after another here.
+
     Example: shellkeep resume --last --exchanges 3
     """
     if native_only and force_inject:
         raise click.UsageError("give --native-only or --inject, not both")
+    if all_sessions:
+        given = [flag for flag, on in (("SESSION", ref), ("--last", last), ("--pick", pick), ("--agent", agent), ("--cwd", cwd)) if on]
+        if given:
+            raise click.UsageError(f"give --all or {given[0]}, not both")
+        passed = (*(("--exchanges", str(exchanges_n)) if exchanges_n is not None else ()),
+                  *(("--no-screen",) if no_screen else ()), *(("--native-only",) if native_only else ()),
+                  *(("--inject",) if force_inject else ()))  # fmt: skip
+        return resume_all(since, passed, dry_run=dry_run, print_only=print_only)
+    if since or print_only:
+        raise click.UsageError(f"{'--since' if since else '--print'} goes with --all")
     ctx = context()
     if pick:
         chosen = pick_session(ctx)

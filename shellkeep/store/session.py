@@ -60,6 +60,9 @@ class SessionMeta:
     host: str = ""
     user: str = ""
     pid: int = 0
+    pid_start_ticks: int | None = None
+    """When shellkeep's process ``pid`` started, in clock ticks since boot (``/proc/PID/stat``
+    field 22): a live process with the same pid but another start time is not the recorder."""
     child_pid: int | None = None
     boot_id: str | None = None
     term: str | None = None
@@ -229,6 +232,30 @@ def boot_id() -> str | None:
         return None
 
 
+def boot_time() -> float | None:
+    """Return when this machine booted, epoch seconds (Linux ``/proc/stat`` ``btime``), or None."""
+    try:
+        for line in Path("/proc/stat").read_text().splitlines():
+            if line.startswith("btime "):
+                return float(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def process_start_ticks(pid: int) -> int | None:
+    """Return when process ``pid`` started, in clock ticks since boot, or None where /proc does not tell.
+
+    Source: ``/proc/PID/stat`` field 22 (``starttime``, proc(5)); the command name in field 2
+    may hold spaces and parentheses, so the fields are counted after its last ``)``.
+    """
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+        return int(stat.rsplit(b")", 1)[1].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def host_name() -> str:
     """Return this machine's host name (``uname -n``, what ``socket.gethostname`` returns)."""
     return os.uname().nodename
@@ -262,14 +289,22 @@ def create_session_folder(paths: Paths, project_root: Path, session_id: str) -> 
 # -- liveness and recovery ------------------------------------------------------------
 
 
-def _pid_is_shellkeep(pid: int) -> bool:
-    """Return whether ``pid`` is alive and (where /proc tells) a shellkeep process."""
+def _pid_is_shellkeep(pid: int, start_ticks: int | None = None) -> bool:
+    """Return whether ``pid`` is alive and (where /proc tells) the shellkeep process recorded.
+
+    start_ticks: the recorded start time of the process (``process_start_ticks``); when
+    given and /proc tells, it decides: the same start time is the recorder, another one a
+    reused pid. Otherwise the command line must name shellkeep.
+    """
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
+    started = process_start_ticks(pid) if start_ticks is not None else None
+    if started is not None:
+        return started == start_ticks
     try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
@@ -280,7 +315,8 @@ def _pid_is_shellkeep(pid: int) -> bool:
 def is_interrupted(meta: SessionMeta) -> bool:
     """Return whether a session marked running has lost its recorder on this host.
 
-    True when its boot id differs from this boot's, or its shellkeep process is gone.
+    True when its boot id differs from this boot's, or its shellkeep process is gone (its
+    pid is free, or taken by a process that started at another time than the recorder).
     Sessions recorded on another host are never judged interrupted from here.
     """
     if meta.status != Status.RUNNING.value or meta.host != host_name():
@@ -288,7 +324,7 @@ def is_interrupted(meta: SessionMeta) -> bool:
     current_boot = boot_id()
     if meta.boot_id and current_boot and meta.boot_id != current_boot:
         return True
-    return not _pid_is_shellkeep(meta.pid)
+    return not _pid_is_shellkeep(meta.pid, meta.pid_start_ticks)
 
 
 # -- listing and lookup ---------------------------------------------------------------

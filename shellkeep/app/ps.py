@@ -1,0 +1,136 @@
+"""List the live sessions of every project and judge what each is doing (``shellkeep ps``).
+
+A session is live when its ``meta.json`` says running, it was recorded on this host, and its
+recorder still runs: the pid is alive and started when ``meta.json`` says
+(``store.session.is_interrupted``; a session found dead on the way is recovered, as by every
+listing). What it is doing comes from its ``live.json`` (``store.live``):
+
+- ``working``: it wrote output in the last ``WORKING_WINDOW_S`` seconds;
+- ``waiting``: it is quiet, and its pty either reads key by key (not canonical: agent TUIs,
+  shells at their prompt and editors read so, and an agent at work animates), or reads a
+  line with echo off (a password prompt), or reads a line with a prompt as the last line it
+  wrote (``capture.activity.looks_like_prompt``);
+- ``idle``: quiet otherwise (a command running silently).
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from shellkeep.app.context import Context
+from shellkeep.store.live import LiveStatus, read_live_status
+from shellkeep.store.session import SessionMeta, Status, host_name, iso, parse_iso
+
+__all__ = ["WORKING_WINDOW_S", "LiveSession", "LiveState", "judge_state", "live_sessions"]
+
+WORKING_WINDOW_S = 3.0
+"""Output within this many seconds means the session is working."""
+
+
+class LiveState(str, enum.Enum):
+    """What a live session is doing."""
+
+    WORKING = "working"
+    WAITING = "waiting"
+    IDLE = "idle"
+
+
+@dataclass(frozen=True, slots=True)
+class LiveSession:
+    """One live session, as ``shellkeep ps`` shows it (field names are the ``--json`` contract).
+
+    pid / child_pid: shellkeep's process and the program's. duration: float seconds since it
+    started. size_bytes: the recording's size on disk now. output_at: ISO 8601 UTC time of
+    its last output (None: not known yet). canonical / echo / prompt: see ``store.live``.
+    """
+
+    id: str
+    name: str | None
+    agent: str
+    project: str
+    project_root: str
+    cwd: str
+    pid: int
+    child_pid: int | None
+    state: str
+    started_at: str
+    duration: float
+    size_bytes: int
+    output_bytes: int
+    output_at: str | None
+    canonical: bool | None
+    echo: bool | None
+    prompt: bool
+
+
+def judge_state(status: LiveStatus | None, now: float, recording_mtime: float | None = None) -> LiveState:
+    """Return what a live session is doing (the rule in this module's docstring).
+
+    now: epoch seconds. Without a live status (a recorder that has not reported yet, or an
+    older one) the recording's mtime (epoch seconds) stands in for the last output, and a
+    quiet session is idle.
+    """
+    last_output = status.output_at if status is not None else None
+    if last_output is None:
+        last_output = recording_mtime
+    if last_output is not None and now - last_output < WORKING_WINDOW_S:
+        return LiveState.WORKING
+    if status is None or status.canonical is None:
+        return LiveState.IDLE
+    if not status.canonical or not status.echo or status.prompt:
+        return LiveState.WAITING
+    return LiveState.IDLE
+
+
+def live_sessions(ctx: Context, *, now: float | None = None) -> list[LiveSession]:
+    """Return the live sessions of every project on this host, newest first.
+
+    now: epoch seconds (default: the clock). Never raises for one unreadable session folder
+    (it is skipped, as ``ls`` skips it).
+    """
+    now = time.time() if now is None else now
+    host = host_name()
+    found = []
+    for meta in ctx.sessions(all_projects=True):
+        if meta.status != Status.RUNNING.value or meta.host != host:
+            continue
+        found.append(_live_session(meta, now))
+    return found
+
+
+def _live_session(meta: SessionMeta, now: float) -> LiveSession:
+    status = read_live_status(meta.folder)
+    try:
+        st = os.stat(meta.cast)
+        size, mtime = st.st_size, st.st_mtime
+    except OSError:
+        size, mtime = 0, None
+    try:
+        duration = max(now - parse_iso(meta.started_at).timestamp(), 0.0)
+    except ValueError:
+        duration = 0.0
+    output_at = status.output_at if status is not None else None
+    return LiveSession(
+        id=meta.id,
+        name=meta.name,
+        agent=meta.agent,
+        project=meta.project,
+        project_root=meta.project_root,
+        cwd=meta.cwd,
+        pid=meta.pid,
+        child_pid=meta.child_pid,
+        state=judge_state(status, now, mtime).value,
+        started_at=meta.started_at,
+        duration=round(duration, 3),
+        size_bytes=size,
+        output_bytes=status.output_bytes if status is not None else meta.output_bytes,
+        output_at=None if output_at is None else iso(datetime.fromtimestamp(output_at, timezone.utc)),
+        canonical=status.canonical if status is not None else None,
+        echo=status.echo if status is not None else None,
+        prompt=status.prompt if status is not None else False,
+    )
+

@@ -1,0 +1,208 @@
+"""Bring back every session a crash or a reboot cut short, across projects (``resume --all``).
+
+Which sessions: those of this host that were cut short (interrupted, hangup, killed:
+``app.resume.CUT_SHORT``), are not a failed native resume, and have not been resumed yet
+(no session names them as ``parent``, the resume chain), and that ended
+
+- at or after ``since`` when it is given;
+- otherwise in this boot (at or after ``/proc/stat`` ``btime``), or in the boot before it:
+  the boot id of the newest session recorded before this boot (``meta.json`` ``boot_id``).
+  That is what a reboot cuts short: sessions that ended just before it.
+
+How: inside tmux, each in a new window (``tmux new-window -n NAME -c CWD 'shellkeep resume
+ID'``); otherwise one after another in this terminal, each a ``shellkeep resume ID`` process.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from shellkeep.app.context import Context
+from shellkeep.app.resume import CUT_SHORT
+from shellkeep.errors import ShellkeepError
+from shellkeep.store.session import SessionMeta, boot_id, boot_time, host_name, parse_iso
+
+__all__ = ["Comeback", "ResumeAllPlan", "TmuxError", "open_tmux_windows", "plan_resume_all", "run_one_by_one", "shellkeep_argv"]
+
+Warn = Callable[[str], None]
+
+_PASSED_ENV = ("SHELLKEEP_HOME", "SHELLKEEP_CONFIG")
+"""Variables a tmux window is given from this environment (the server's may lack them)."""
+
+
+class TmuxError(ShellkeepError):
+    """tmux refused to open a window (exit status 1)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Comeback:
+    """One session to bring back: its metadata, the command that resumes it, where it runs.
+
+    argv: ``shellkeep resume ID [options]``. cwd: the session's directory, else its project
+    root, else None (both are gone: ``resume`` itself looks for the moved project).
+    window: the tmux window name, ``<project base name>-<agent>`` (``.`` and ``:``, which
+    tmux reads in a target, made ``-``).
+    """
+
+    session: SessionMeta
+    argv: tuple[str, ...]
+    cwd: Path | None
+    window: str
+
+    def tmux_argv(self, env: Mapping[str, str]) -> tuple[str, ...]:
+        """Return the ``tmux new-window`` command that opens this comeback in a new window."""
+        args = ["tmux", "new-window", "-n", self.window]
+        if self.cwd is not None:
+            args += ["-c", str(self.cwd)]
+        for name in _PASSED_ENV:
+            if env.get(name):
+                args += ["-e", f"{name}={env[name]}"]
+        return (*args, shlex.join(self.argv))
+
+
+@dataclass(frozen=True, slots=True)
+class ResumeAllPlan:
+    """The sessions ``resume --all`` brings back, oldest first, and since when they are taken.
+
+    since: the lower bound on their end (aware UTC datetime). since_boot: ``since`` is this
+    boot's start (no ``--since``): the boot before it counts too. in_tmux: $TMUX is set.
+    """
+
+    comebacks: tuple[Comeback, ...]
+    since: datetime
+    since_boot: bool
+    in_tmux: bool
+
+
+def plan_resume_all(
+    ctx: Context,
+    *,
+    since: datetime | None = None,
+    options: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+) -> ResumeAllPlan:
+    """Return the sessions to bring back (the rule in this module's docstring), oldest first.
+
+    options: passed on to each ``shellkeep resume`` (``--no-screen``, ``--exchanges N``...).
+    Listing recovers sessions found interrupted, as every listing does; nothing else is written.
+    """
+    env = os.environ if env is None else env
+    sessions = ctx.sessions(all_projects=True)
+    since_boot = since is None
+    if since is None:
+        booted = boot_time()
+        since = datetime.fromtimestamp(booted or 0.0, timezone.utc)
+    previous_boot = _previous_boot(sessions) if since_boot else None
+    resumed = {m.parent for m in sessions if m.parent and not m.resume_failed}
+    host = host_name()
+    chosen = [
+        m
+        for m in sessions
+        if m.status in CUT_SHORT
+        and not m.resume_failed
+        and m.id not in resumed
+        and m.host == host
+        and (_ended_at(m) >= since or (previous_boot is not None and m.boot_id == previous_boot))
+    ]
+    chosen.sort(key=lambda m: (m.started_at, m.id))
+    base = (*shellkeep_argv(), "resume")
+    comebacks = tuple(Comeback(m, (*base, m.id, *options), _where(m), _window_name(m)) for m in chosen)
+    return ResumeAllPlan(comebacks, since, since_boot, bool(env.get("TMUX")))
+
+
+def open_tmux_windows(plan: ResumeAllPlan, *, env: Mapping[str, str] | None = None) -> None:
+    """Open one tmux window per comeback (in the tmux session $TMUX names); blocks briefly.
+
+    Raises TmuxError naming the session when tmux is missing or refuses a window (the
+    windows opened before it stay open).
+    """
+    env = dict(os.environ if env is None else env)
+    for comeback in plan.comebacks:
+        try:
+            result = subprocess.run(comeback.tmux_argv(env), env=env, capture_output=True, stdin=subprocess.DEVNULL)
+        except OSError as exc:
+            raise TmuxError(f"cannot run tmux ({exc.strerror or exc}); resume without tmux, or install it") from exc
+        if result.returncode != 0:
+            why = result.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit status {result.returncode}"]
+            raise TmuxError(f"tmux did not open a window for {comeback.session.id}: {why[0]}")
+
+
+def run_one_by_one(plan: ResumeAllPlan, *, warn: Warn) -> int:
+    """Resume each comeback in turn in this terminal, each as a ``shellkeep resume`` process.
+
+    Blocks until the last one exits. Returns 0 when every resume exited 0, else the first
+    non-zero status (the rest are still resumed).
+    """
+    first_failure = 0
+    total = len(plan.comebacks)
+    for n, comeback in enumerate(plan.comebacks, 1):
+        meta = comeback.session
+        warn(f"resuming {n} of {total}: {meta.id} ({Path(meta.project_root).name}, {meta.agent})")
+        try:
+            code = subprocess.run(comeback.argv, cwd=comeback.cwd).returncode
+        except OSError as exc:
+            warn(f"cannot start {comeback.argv[0]}: {exc.strerror or exc}")
+            code = 127
+        if code < 0:
+            code = 128 - code
+        if code and not first_failure:
+            first_failure = code
+    return first_failure
+
+
+def shellkeep_argv() -> tuple[str, ...]:
+    """Return how to run this shellkeep again: ``shellkeep`` when that is it on PATH, else its
+    path, or ``python -m shellkeep`` for a module run."""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    if spec is not None and spec.name in ("shellkeep", "shellkeep.__main__"):
+        return (sys.executable, "-m", "shellkeep")
+    script = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    found = shutil.which("shellkeep")
+    try:
+        if found and script and os.path.samefile(found, script):
+            return ("shellkeep",)
+    except OSError:
+        pass
+    return (script,) if script and os.access(script, os.X_OK) else ("shellkeep",)
+
+
+def _previous_boot(sessions: Sequence[SessionMeta]) -> str | None:
+    """Return the boot id of the newest session recorded before this boot, or None."""
+    current = boot_id()
+    if current is None:
+        return None
+    earlier = [m for m in sessions if m.boot_id and m.boot_id != current]
+    if not earlier:
+        return None
+    return max(earlier, key=lambda m: (m.started_at, m.id)).boot_id
+
+
+def _ended_at(meta: SessionMeta) -> datetime:
+    for text in (meta.ended_at, meta.started_at):
+        if text:
+            try:
+                return parse_iso(text)
+            except ValueError:
+                continue
+    return datetime.fromtimestamp(0, timezone.utc)
+
+
+def _where(meta: SessionMeta) -> Path | None:
+    for candidate in (meta.cwd, meta.project_root):
+        if candidate and os.path.isdir(candidate):
+            return Path(candidate)
+    return None
+
+
+def _window_name(meta: SessionMeta) -> str:
+    project = Path(meta.project_root).name or meta.project
+    return f"{project}-{meta.agent}".replace(".", "-").replace(":", "-")

@@ -1,0 +1,37 @@
+"""``shellkeep ps``: the live sessions of every project, and what each is doing."""
+
+from __future__ import annotations
+
+import click
+
+from shellkeep.app.ps import live_sessions
+from shellkeep.cli.gc import format_size
+from shellkeep.cli.options import context, json_option
+from shellkeep.cli.output import format_duration, print_json
+
+
+@click.command()
+@json_option
+def ps(as_json: bool) -> None:
+    """List the sessions recording now, in every project, newest first.
+
+    STATE is working (output in the last 3 seconds), waiting (quiet, and the program reads
+    keys one by one, or reads a line after printing a prompt or with echo off) or idle.
+
+    Example: shellkeep ps --json
+    """
+    sessions = live_sessions(context())
+    if as_json:
+        print_json(sessions)
+        return
+    if not sessions:
+        click.echo("no live sessions; run 'shellkeep ls --all' for past ones", err=True)
+        return
+    header = ("ID", "AGENT", "PROJECT", "PID", "STATE", "DURATION", "SIZE")
+    rows = [
+        (s.id, s.agent, s.project, str(s.pid), s.state, format_duration(s.duration), format_size(s.size_bytes))
+        for s in sessions
+    ]
+    widths = [max(map(len, column)) for column in zip(header, *rows)]
+    template = "  ".join(f"{{:<{w}}}" for w in widths)
+    click.echo("\n".join(template.format(*row).rstrip() for row in (header, *rows)))

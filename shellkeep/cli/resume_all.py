@@ -1,0 +1,51 @@
+"""``shellkeep resume --all``: the listing, the plan and the run of every session cut short."""
+
+from __future__ import annotations
+
+import os
+import shlex
+
+import click
+
+from shellkeep.app.resume_all import ResumeAllPlan, open_tmux_windows, plan_resume_all, run_one_by_one
+from shellkeep.archive.index import parse_time
+from shellkeep.cli.options import context, warn
+from shellkeep.cli.output import format_local_time
+
+
+def resume_all(since: str | None, options: tuple[str, ...], *, dry_run: bool, print_only: bool) -> int:
+    """Bring back every session cut short (``app.resume_all``); return the exit status.
+
+    options: passed on to each ``shellkeep resume``. dry_run: show the plan. print_only:
+    print one ``shellkeep resume ID`` line per session, for a script.
+    """
+    plan = plan_resume_all(context(), since=parse_time(since) if since else None, options=options)
+    when = format_local_time(plan.since.isoformat())
+    bound = f"since the last boot ({when})" if plan.since_boot else f"since {when}"
+    if not plan.comebacks:
+        warn(f"no session cut short {bound} is waiting to be resumed; run 'shellkeep ls --all' for the others")
+        return 0
+    if print_only:
+        for comeback in plan.comebacks:
+            click.echo(shlex.join(comeback.argv))
+        return 0
+    count = len(plan.comebacks)
+    warn(f"{count} session{'s' if count != 1 else ''} cut short {bound}:")
+    _list(plan)
+    if dry_run:
+        for comeback in plan.comebacks:
+            click.echo(shlex.join(comeback.tmux_argv(os.environ)) if plan.in_tmux else shlex.join(comeback.argv))
+        return 0
+    if plan.in_tmux:
+        open_tmux_windows(plan)
+        warn(f"opened {count} tmux window{'s' if count != 1 else ''}")
+        return 0
+    return run_one_by_one(plan, warn=warn)
+
+
+def _list(plan: ResumeAllPlan) -> None:
+    for comeback in plan.comebacks:
+        meta = comeback.session
+        ended = format_local_time(meta.ended_at or meta.started_at)
+        click.echo(f"  {meta.id}  {meta.project}  {meta.agent}  {meta.status} {ended}  {meta.cwd}", err=True)
+

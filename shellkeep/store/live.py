@@ -1,0 +1,93 @@
+"""Own a running session's live-status file, ``live.json``: what ``shellkeep ps`` reads.
+
+The recorder's writer thread rewrites it at most once a second while the program draws, and
+once more after it has been quiet for a second, so it tells when output last came, how the
+child's pty reads input and whether a prompt was left at the bottom. It is a hint, not the
+truth (``meta.json`` is): written without fsync, removed when the session ends, ignored for
+a session that is not live. It holds no recorded text.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from shellkeep.store.paths import FILE_MODE
+
+LIVE_FILE = "live.json"
+
+
+@dataclass(frozen=True, slots=True)
+class LiveStatus:
+    """What the recorder last saw of a running session.
+
+    output_at: when the program last wrote output, epoch seconds (wall clock).
+    output_bytes: raw output bytes relayed so far.
+    canonical / echo: the child's pty reads whole lines (ICANON) / echoes what is typed
+    (ECHO), as ``termios.tcgetattr`` told at ``updated_at``; None when it could not be read.
+    prompt: the last line the program wrote looks like a prompt (``capture.activity``).
+    updated_at: when this status was written, epoch seconds.
+    """
+
+    output_at: float | None
+    output_bytes: int
+    canonical: bool | None
+    echo: bool | None
+    prompt: bool
+    updated_at: float
+
+
+def write_live_status(folder: Path, status: LiveStatus) -> None:
+    """Replace ``folder/live.json`` with ``status`` (a temporary file and a rename, no fsync).
+
+    Raises OSError.
+    """
+    tmp = folder / f".{LIVE_FILE}.tmp"
+    data = json.dumps(
+        {
+            "output_at": status.output_at,
+            "output_bytes": status.output_bytes,
+            "canonical": status.canonical,
+            "echo": status.echo,
+            "prompt": status.prompt,
+            "updated_at": status.updated_at,
+        }
+    ).encode("utf-8")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+    os.replace(tmp, folder / LIVE_FILE)
+
+
+def read_live_status(folder: Path) -> LiveStatus | None:
+    """Return the live status in ``folder``, or None when there is none or it is unreadable."""
+    try:
+        obj = json.loads((folder / LIVE_FILE).read_bytes())
+        output_at = obj.get("output_at")
+        return LiveStatus(
+            output_at=None if output_at is None else float(output_at),
+            output_bytes=int(obj.get("output_bytes") or 0),
+            canonical=_flag(obj.get("canonical")),
+            echo=_flag(obj.get("echo")),
+            prompt=bool(obj.get("prompt")),
+            updated_at=float(obj["updated_at"]),
+        )
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+def remove_live_status(folder: Path) -> None:
+    """Remove ``folder/live.json`` (the session has ended); never raises."""
+    for name in (LIVE_FILE, f".{LIVE_FILE}.tmp"):
+        try:
+            os.unlink(folder / name)
+        except OSError:
+            pass
+
+
+def _flag(value: object) -> bool | None:
+    return None if value is None else bool(value)
