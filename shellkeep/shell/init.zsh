@@ -1,0 +1,64 @@
+# shellkeep shell integration for zsh, written by 'shellkeep init zsh'; do not edit.
+# Builtins only at start-up and on cd: no process is started unless there is something to say.
+typeset -ga __shellkeep_cmd
+__shellkeep_cmd=(@SHELLKEEP@)
+typeset -g __shellkeep_notices=@NOTICES@
+typeset -g __shellkeep_last_root=
+@REFRESH@
+# Each program found on PATH runs under shellkeep; inside a recorded session (SHELLKEEP_SESSION
+# is set by the recorder) it runs bare, and 'command NAME' always does.
+@WRAPPERS@
+__shellkeep_alive() {  # $1: a recorder's pid; is it still a shellkeep process?
+    emulate -L zsh
+    kill -0 "$1" 2>/dev/null || return 1
+    [[ -r /proc/$1/cmdline ]] || return 0
+    local arg
+    while IFS= read -r -d '' arg; do
+        [[ $arg == *shellkeep* ]] && return 0
+    done < "/proc/$1/cmdline"
+    return 1
+}
+
+__shellkeep_notice() {  # one line when this project has interrupted sessions; else silent
+    emulate -L zsh
+    if [[ ! -s $__shellkeep_notices ]]; then __shellkeep_last_root=; return 0; fi
+    local here=${PWD:A}
+    local d=$here
+    while [[ ! -e $d/.git ]]; do  # the project: the git top-level, else this folder
+        if [[ -z $d ]]; then d=$here; break; fi
+        d=${d%/*}
+    done
+    local root=${d:-/}
+    [[ $root == "$__shellkeep_last_root" ]] && return 0
+    __shellkeep_last_root=$root
+    local r state pid bid host at agent id boot= newest_agent newest_at newest_id
+    integer count=0
+    while IFS=$'\t' read -r r state pid bid host at agent id; do
+        [[ $r == "$root" || $r -ef $root ]] || continue
+        if [[ $state == running ]]; then
+            [[ $host == "$HOST" ]] || continue
+            [[ -z $boot && -r /proc/sys/kernel/random/boot_id ]] && read -r boot < /proc/sys/kernel/random/boot_id
+            if [[ $bid == - || -z $boot || $bid == "$boot" ]]; then
+                __shellkeep_alive "$pid" && continue
+            fi
+        fi
+        count+=1 newest_agent=$agent newest_at=$at newest_id=$id
+    done < "$__shellkeep_notices"
+    ((count)) || return 0
+    local now=${(%):-"%D{%s}"} age=
+    if [[ $now == <-> && $newest_at == <-> ]]; then
+        integer s=$((now - newest_at))
+        if ((s < 60)); then age=", ${s} s ago"
+        elif ((s < 3600)); then age=", $((s / 60)) min ago"
+        elif ((s < 86400)); then age=", $((s / 3600)) h ago"
+        else age=", $((s / 86400)) d ago"; fi
+    fi
+    local plural=s; ((count == 1)) && plural=
+    print -ru2 -- "shellkeep: $count interrupted session$plural in this project (newest: $newest_agent$age); resume with 'shellkeep resume $newest_id'"
+}
+# @notice-begin
+# The notice on changing directory: a chpwd hook (never a per-prompt one).
+typeset -ga chpwd_functions
+chpwd_functions=(${chpwd_functions:#__shellkeep_notice} __shellkeep_notice)
+[[ -o interactive ]] && __shellkeep_notice
+# @notice-end
