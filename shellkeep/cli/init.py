@@ -30,9 +30,11 @@ def init(shell: str, install: bool, uninstall: bool) -> None:
         click.echo(shellinit.snippet(ctx, shell), nl=False)
         return
     result = shellinit.install(ctx, shell) if install else shellinit.uninstall(ctx, shell)
-    if install:
-        done = "added to" if result.changed else "already in"
-        click.echo(f"shellkeep: the shell integration is {done} {result.rc_file}; open a new shell to use it", err=True)
+    if install and result.changed:
+        click.echo(f"shellkeep: added the shell integration to {result.rc_file}; open a new shell to use it", err=True)
+    elif install:
+        click.echo(f"shellkeep: the shell integration is already in {result.rc_file}; its snippet was rewritten", err=True)
+    elif result.changed:
+        click.echo(f"shellkeep: removed the shell integration from {result.rc_file}", err=True)
     else:
-        done = "removed from" if result.changed else "was not in"
-        click.echo(f"shellkeep: the shell integration {done} {result.rc_file}", err=True)
+        click.echo(f"shellkeep: the shell integration was not in {result.rc_file}; nothing to remove", err=True)

@@ -154,8 +154,13 @@ def test_the_cd_notice_names_an_interrupted_session_and_nothing_else(
     assert "interrupted" not in sh.run("cd ..")  # the same project: said once
     assert "interrupted" not in sh.run(f"cd {other}")
     sh.close()
-    recording.harness.write(b"exit\r")
-    recording.harness.finish()
+    recording.close()
+
+
+def _wait_for_recorders_to_end(paths: Paths) -> None:
+    for meta_file in session_folders(paths):
+        pid = int(json.loads(meta_file.read_text())["pid"])
+        wait_until(lambda: not Path(f"/proc/{pid}").exists() or _zombie(pid))
 
 
 def _zombie(pid: int) -> bool:
@@ -176,3 +181,72 @@ def _start_in(shell: str, env: dict[str, str], cwd: Path, argv: tuple[str, ...] 
         os.chdir(previous)
     sh.run("true")  # the rc file has been read
     return sh
+
+
+def _processes_started(shell: str, env: dict[str, str], script: str, cwd: Path, log: Path) -> int:
+    """Run ``shell -i -c script`` under strace; return how many processes it started (threads aside)."""
+    subprocess.run(
+        ["strace", "-f", "-qq", "-e", "trace=fork,vfork,clone,clone3", "-o", str(log), shell, "-i", "-c", script],
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=60,
+        check=True,
+    )
+    return sum(1 for line in log.read_text().splitlines() if "CLONE_THREAD" not in line and "(" in line)
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_starting_and_changing_directory_start_no_process_when_there_is_nothing_to_say(
+    shell: str, user: dict[str, str], home: Paths, tmp_path: Path
+) -> None:
+    if shutil.which("strace") is None or subprocess.run(["strace", "-o", os.devnull, "true"]).returncode != 0:
+        pytest.skip("strace is not usable here (.ci/run installs it)")
+    if shutil.which(shell) is None:
+        pytest.skip(f"{shell} is not installed (.ci/run installs it)")
+    busy = _project(tmp_path, "busy")  # a session running there: its recorder is alive
+    cut = _project(tmp_path, "cut")  # and one interrupted elsewhere
+    quiet = _project(tmp_path, "quiet")
+    _install(shell, user)
+    recording = _start_in(shell, user, busy)
+    recording.harness.write(b"fakeagent\r")
+    recording.harness.expect(b"fakeagent up in session 20")
+    wait_until(lambda: home.notices.exists() and "running" in home.notices.read_text())
+    # The program kills its recorder once the session is in the notice file.
+    kill_recorder = f'until grep -q "$SHELLKEEP_SESSION" {home.notices}; do sleep 0.02; done; kill -9 $PPID'
+    done = subprocess.run([*SK, "run", "--", "sh", "-c", kill_recorder], cwd=cut, env=user, capture_output=True, timeout=60)
+    assert done.returncode != 0
+    wait_until(lambda: home.notices.read_text().count("\n") == 3)  # the header and both sessions
+    script = f"cd {quiet}/sub; cd {busy}; cd {tmp_path}; exit"
+
+    with_snippet = _processes_started(shell, user, script, quiet, tmp_path / "with.strace")
+    rc = Path(run_sk("init", shell, "--uninstall", env=user).stderr.decode().split(" from ")[-1].strip())
+    assert rc.read_text() == ""
+    bare = _processes_started(shell, user, script, quiet, tmp_path / "bare.strace")
+    assert with_snippet == bare == 0
+    # and the check itself can fail: there is something to say in the project cut short
+    _install(shell, user)
+    said = subprocess.run([shell, "-i", "-c", f"cd {cut}; exit"], env=user, cwd=quiet, capture_output=True, timeout=60)
+    assert b"1 interrupted session in this project" in said.stderr
+    recording.harness.write(b"bye\r")
+    recording.harness.expect(b"fakeagent heard bye")
+    _wait_for_recorders_to_end(home)  # else the shell's next line could reach the ending recorder
+    recording.close()
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_the_installed_snippet_is_rewritten_once_the_config_changes(
+    shell: str, user: dict[str, str], home: Paths, tmp_path: Path
+) -> None:
+    if shutil.which(shell) is None:
+        pytest.skip(f"{shell} is not installed (.ci/run installs it)")
+    _install(shell, user)
+    snippet = home.shell_dir / f"init.{shell}"
+    assert "function fakeagent" in snippet.read_text() or f"fakeagent {{" in snippet.read_text()
+    home.config_file.write_text('[shell]\nwrap = ["otheragent"]\nnotice = false\n')
+    os.utime(home.config_file, ns=(snippet.stat().st_mtime_ns + 10**9,) * 2)  # newer, whatever the clock's grain
+    subprocess.run([shell, "-i", "-c", "exit"], env=user, stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+    text = snippet.read_text()
+    assert "otheragent" in text and "fakeagent" not in text
+    assert not any(hook in text for hook in ("chpwd_functions", "--on-variable PWD", "function cd"))  # notice = false
