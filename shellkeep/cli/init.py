@@ -25,7 +25,7 @@ def init(shell: str, install: bool, uninstall: bool) -> None:
     """
     if install and uninstall:
         raise click.UsageError("give --install or --uninstall, not both")
-    ctx = context()
+    ctx = context(strict=install)  # never install from a broken config; printing warns and uses the defaults
     if not (install or uninstall):
         click.echo(shellinit.snippet(ctx, shell), nl=False)
         return
