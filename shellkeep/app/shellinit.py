@@ -217,7 +217,7 @@ def _wrapper(shell: str, name: str) -> str:
             "    end\n"
             "end\n"
         )
-    found = f"type -P {name} >/dev/null" if shell == "bash" else f"(( $+commands[{name}] ))"
+    found = f"type -P {name} >/dev/null" if shell == "bash" else f"__shellkeep_on_path {name}"
     return (
         f"if {found}; then\n"
         f"    function {name} {{\n"

@@ -7,6 +7,11 @@ typeset -g __shellkeep_last_root=
 @REFRESH@
 # Each program found on PATH runs under shellkeep; inside a recorded session (SHELLKEEP_SESSION
 # is set by the recorder) it runs bare, and 'command NAME' always does.
+__shellkeep_on_path() {  # $1: a program; is it on PATH? (a stat per folder; $commands would hash them all)
+    local d
+    for d in $path; do [[ -x $d/$1 && ! -d $d/$1 ]] && return 0; done
+    return 1
+}
 @WRAPPERS@
 __shellkeep_alive() {  # $1: a recorder's pid; is it still a shellkeep process?
     emulate -L zsh
@@ -31,9 +36,13 @@ __shellkeep_notice() {  # one line when this project has interrupted sessions; e
     local root=${d:-/}
     [[ $root == "$__shellkeep_last_root" ]] && return 0
     __shellkeep_last_root=$root
-    local r state pid bid host at agent id boot= newest_agent newest_at newest_id
+    local line r state pid bid host at agent id boot= newest_agent newest_at newest_id
+    local -a f
     integer count=0
-    while IFS=$'\t' read -r r state pid bid host at agent id; do
+    for line in ${(f)"$(<$__shellkeep_notices)"}; do  # $(<file) reads without a process
+        f=("${(@ps:\t:)line}")
+        ((${#f} == 8)) || continue
+        r=$f[1] state=$f[2] pid=$f[3] bid=$f[4] host=$f[5] at=$f[6] agent=$f[7] id=$f[8]
         [[ $r == "$root" || $r -ef $root ]] || continue
         if [[ $state == running ]]; then
             [[ $host == "$HOST" ]] || continue
@@ -43,7 +52,7 @@ __shellkeep_notice() {  # one line when this project has interrupted sessions; e
             fi
         fi
         count+=1 newest_agent=$agent newest_at=$at newest_id=$id
-    done < "$__shellkeep_notices"
+    done
     ((count)) || return 0
     local now=${(%):-"%D{%s}"} age=
     if [[ $now == <-> && $newest_at == <-> ]]; then

@@ -141,6 +141,7 @@ def test_the_cd_notice_names_an_interrupted_session_and_nothing_else(
     [meta_file] = wait_until(lambda: session_folders(home))  # type: ignore[misc]
     meta = wait_until(lambda: (m := json.loads(meta_file.read_text())).get("child_pid") and m)
     assert isinstance(meta, dict)
+    wait_until(lambda: home.notices.exists() and meta["id"] in home.notices.read_text())  # written just after meta.json
 
     sh = _start_in(shell, user, other)
     assert "interrupted" not in sh.run("cd sub 2>/dev/null; cd ../shop/sub")  # running: nothing to say
