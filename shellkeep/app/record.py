@@ -589,6 +589,8 @@ def _note_ended(paths: Paths, meta: SessionMeta) -> None:
 
     try:
         notices.note_ended(paths, meta)
+        if meta.parent:  # a run too short for the start's note (_after_spawn) still resumed its parent
+            notices.forget(paths, meta.parent)
     except OSError as exc:
         log.warning("could not update %s: %s", paths.notices, exc)
 

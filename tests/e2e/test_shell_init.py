@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -154,6 +155,13 @@ def test_the_cd_notice_names_an_interrupted_session_and_nothing_else(
     assert f"resume with 'shellkeep resume {meta['id']}'" in out
     assert "interrupted" not in sh.run("cd ..")  # the same project: said once
     assert "interrupted" not in sh.run(f"cd {other}")
+
+    sh.harness.write(f"cd {project}; {shlex.join(SK)} resume {meta['id']}\r".encode())  # resumed: no longer waiting
+    sh.harness.expect(b"fakeagent up in session 20", times=1)
+    sh.harness.write(b"done\r")
+    sh.harness.expect(b"fakeagent heard done")
+    wait_until(lambda: [json.loads(f.read_text()).get("status") for f in session_folders(home)] == ["interrupted", "finished"])
+    assert "interrupted" not in sh.run(f"cd {other}; cd {project}")
     sh.close()
     recording.close()
 
