@@ -19,6 +19,7 @@ import os
 import shlex
 import shutil
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -172,10 +173,9 @@ def _write_rc(rc: Path, text: str) -> None:
     os.chmod(target, mode if mode is not None else 0o644)  # an rc file is not a secret
 
 
-def _refresh(shell: str, quote: object, config: Path, target: Path) -> str:
-    q = quote  # shlex.quote or _fish_quote
-    assert callable(q)
-    conf, own, tmpl = q(str(config)), q(str(target)), q(str(template_file(shell)))
+def _refresh(shell: str, quote: Callable[[str], str], config: Path, target: Path) -> str:
+    """Return the lines that regenerate the installed snippet once the config or the template is newer."""
+    conf, own, tmpl = quote(str(config)), quote(str(target)), quote(str(template_file(shell)))
     if shell == "fish":
         return (
             "# Regenerated once when the config or shellkeep's template is newer than this file.\n"

@@ -54,16 +54,18 @@ __shellkeep_notice() {  # one line when this project has interrupted sessions; e
         "$count" "$plural" "$newest_agent" "$age" "$newest_id" >&2
 }
 # @notice-begin
-# The notice on changing directory: cd, pushd and popd are wrapped (none is a per-prompt hook),
-# unless they are functions already.
-if ! declare -F cd >/dev/null; then
-    function cd { builtin cd "$@" || return; __shellkeep_notice; }
+# The notice on changing directory, in an interactive shell: cd, pushd and popd are wrapped
+# (none is a per-prompt hook), unless they are functions already.
+if [[ $- == *i* ]]; then
+    if ! declare -F cd >/dev/null; then
+        function cd { builtin cd "$@" || return; __shellkeep_notice; }
+    fi
+    if ! declare -F pushd >/dev/null; then
+        function pushd { builtin pushd "$@" || return; __shellkeep_notice; }
+    fi
+    if ! declare -F popd >/dev/null; then
+        function popd { builtin popd "$@" || return; __shellkeep_notice; }
+    fi
+    __shellkeep_notice
 fi
-if ! declare -F pushd >/dev/null; then
-    function pushd { builtin pushd "$@" || return; __shellkeep_notice; }
-fi
-if ! declare -F popd >/dev/null; then
-    function popd { builtin popd "$@" || return; __shellkeep_notice; }
-fi
-[[ $- == *i* ]] && __shellkeep_notice
 # @notice-end

@@ -5,7 +5,8 @@ short (interrupted, or its terminal closed) and not resumed yet, oldest first; n
 The shell snippets (``shellkeep/shell/init.*``) read it with builtins only, so a shell
 entering a folder never starts a process to learn that there is nothing to say.
 
-Format (version 1): a first line ``# shellkeep notices 1``, then one line per session,
+Format (version 1): a first line ``# shellkeep notices 1``, then one line per session
+(an empty file when there is none),
 tab-separated: project root (absolute, symlinks resolved), state (``running`` or ``cut``),
 recorder pid, boot id, host, start time (integer seconds since the epoch, UTC), agent,
 session id. An empty field is written ``-``; a session whose root or agent holds a tab or a
@@ -138,7 +139,7 @@ def _put(kept: dict[str, Notice], session_id: str, notice: Notice | None) -> Non
 def _update(paths: Paths, change: Callable[[dict[str, Notice]], None]) -> None:
     """Apply ``change`` to the notices by session id and store the result, under the lock."""
     ensure_dir(paths.home)
-    fd = os.open(paths.home / "notices.lock", os.O_RDWR | os.O_CREAT, FILE_MODE)
+    fd = os.open(paths.notices_lock, os.O_RDWR | os.O_CREAT, FILE_MODE)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         before = read_notices(paths)
@@ -147,9 +148,14 @@ def _update(paths: Paths, change: Callable[[dict[str, Notice]], None]) -> None:
         after = sorted(
             (n for n in kept.values() if _folder_exists(paths, n)), key=lambda n: (n.started, n.session_id)
         )
-        if after == before and (after or not paths.notices.exists()):
-            return
-        text = "".join(f"{line}\n" for line in (HEADER, *(n.to_line() for n in after)))
+        # Empty when there is nothing to say: the shell's first test (a non-empty file) stops there.
+        text = "".join(f"{line}\n" for line in (HEADER, *(n.to_line() for n in after))) if after else ""
+        try:
+            if paths.notices.read_text(encoding="utf-8", errors="replace") == text:
+                return
+        except FileNotFoundError:
+            if not text:
+                return
         write_bytes_atomic(paths.notices, text.encode("utf-8"))
     finally:
         os.close(fd)  # releases the lock

@@ -65,6 +65,11 @@ class Paths:
         return self.home / "notices.tsv"
 
     @property
+    def notices_lock(self) -> Path:
+        """Return the lock file taken while the notice file is rewritten."""
+        return self.home / "notices.lock"
+
+    @property
     def shell_dir(self) -> Path:
         """Return the folder of the installed shell snippets (``init.bash``, ``init.zsh``, ``init.fish``)."""
         return self.home / "shell"
