@@ -31,10 +31,10 @@ def init(shell: str, install: bool, uninstall: bool) -> None:
         return
     result = shellinit.install(ctx, shell) if install else shellinit.uninstall(ctx, shell)
     if install and result.changed:
-        click.echo(f"shellkeep: added the shell integration to {result.rc_file}; open a new shell to use it", err=True)
+        click.echo(f"added the shell integration to {result.rc_file}; open a new shell to use it", err=True)
     elif install:
-        click.echo(f"shellkeep: the shell integration is already in {result.rc_file}; its snippet was rewritten", err=True)
+        click.echo(f"the shell integration is already in {result.rc_file}; its snippet was rewritten", err=True)
     elif result.changed:
-        click.echo(f"shellkeep: removed the shell integration from {result.rc_file}", err=True)
+        click.echo(f"removed the shell integration from {result.rc_file}", err=True)
     else:
-        click.echo(f"shellkeep: the shell integration was not in {result.rc_file}; nothing to remove", err=True)
+        click.echo(f"the shell integration was not in {result.rc_file}; nothing to remove", err=True)
