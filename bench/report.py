@@ -223,7 +223,16 @@ def render(doc: dict[str, Any]) -> str:
                          f"{r['key_max_us']:.0f} µs |")
         lines.append("")
     lines += [TRANSCRIPTS_SECTION, ""]
+    lines += _shell_section()
     return "\n".join(lines)
+
+
+def _shell_section() -> list[str]:
+    """Return section 7 as bench/shell_start.py last wrote it (bench/RESULTS-shell.md), if it did."""
+    from pathlib import Path
+
+    made = Path(__file__).resolve().parent / "RESULTS-shell.md"
+    return [made.read_text().rstrip("\n"), ""] if made.exists() else []
 
 
 TRANSCRIPTS_SECTION = """## 6. Huge transcripts (bench/huge_transcript.py, run apart)

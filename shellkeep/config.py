@@ -297,6 +297,35 @@ class SyncConfig:
     )
 
 
+_PROGRAM_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._+-]{0,63}")
+
+
+def _valid_program_names(value: object) -> None:
+    assert isinstance(value, tuple)
+    for name in value:
+        if not _PROGRAM_NAME.fullmatch(name):
+            raise ValueError(f"a list of program names (letters, digits, '.', '_', '+', '-'; not {name!r})")
+
+
+@dataclass(frozen=True, slots=True)
+class ShellConfig:
+    """What 'shellkeep init bash|zsh|fish' puts into the shell."""
+
+    wrap: tuple[str, ...] = _setting(
+        ("claude", "codex", "gemini", "opencode", "qwen", "aider", "copilot"),
+        "Programs recorded whenever they are typed: each one found on PATH gets a shell "
+        "function that runs it under shellkeep ('command NAME' runs it bare).",
+        check=_valid_program_names,
+        project=False,
+    )
+    notice: bool = _setting(
+        True,
+        "Say in one line, on entering a project, that it has interrupted sessions and how to "
+        "resume the newest.",
+        project=False,
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Config:
     """All settings, one attribute per config.toml table."""
@@ -307,6 +336,7 @@ class Config:
     retention: RetentionConfig = field(default_factory=RetentionConfig)
     encryption: EncryptionConfig = field(default_factory=EncryptionConfig)
     sync: SyncConfig = field(default_factory=SyncConfig)
+    shell: ShellConfig = field(default_factory=ShellConfig)
 
 
 ConfigValue: TypeAlias = Union[bool, int, float, str, None, tuple[str, ...], tuple[RedactPattern, ...]]

@@ -15,10 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shellkeep.config import Config, load_config, load_config_salvaged
+from shellkeep.logs import get_logger
+from shellkeep.store.notices import note_ended
 from shellkeep.store.paths import Paths, project_root_of, resolve_paths
 from shellkeep.store.session import SessionMeta, list_sessions, resolve_session
 from shellkeep.vault.access import Vault
 from shellkeep.vault.recovery import recover
+
+log = get_logger(__name__)
 
 Warn = Callable[[str], None]
 
@@ -39,8 +43,16 @@ class Context:
     env: Mapping[str, str]
 
     def recover(self, meta: SessionMeta) -> SessionMeta:
-        """Repair an interrupted session (``vault.recovery.recover``) with this context's keys."""
-        return recover(meta, self.vault)
+        """Repair an interrupted session (``vault.recovery.recover``) with this context's keys.
+
+        The shell's notice file (``store.notices``) then lists it as cut short.
+        """
+        repaired = recover(meta, self.vault)
+        try:
+            note_ended(self.paths, repaired)
+        except OSError as exc:
+            log.warning("could not update %s: %s", self.paths.notices, exc)
+        return repaired
 
     def sessions(self, *, all_projects: bool = False) -> list[SessionMeta]:
         """Return this project's sessions (every project's with ``all_projects``), newest first."""

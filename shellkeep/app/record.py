@@ -274,7 +274,7 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
         found: dict[str, SessionMeta] = {}
         ended = threading.Event()  # the relay is done: the final meta.json follows at once
         starter = threading.Thread(
-            target=_after_spawn, args=(meta, child.pid, request.cwd, request.settings, found, ended), daemon=True
+            target=_after_spawn, args=(paths, meta, child.pid, request.cwd, request.settings, found, ended), daemon=True
         )
         if meta is not None:
             starter.start()
@@ -310,6 +310,7 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
         except OSError as exc:
             warn(f"could not store the session's metadata: {exc.strerror or exc}")
             return RunOutcome(result.exit_code, meta)
+        _note_ended(paths, meta)
         meta = _collect_conversation(paths, meta, request.settings, child_env)
         _after_session(paths, meta, request.settings)
         return RunOutcome(result.exit_code, meta)
@@ -627,6 +628,7 @@ def _stream_redactor(config: RedactConfig | None, screen: bool = False) -> Strea
 
 
 def _after_spawn(
+    paths: Paths,
     meta: SessionMeta | None,
     child_pid: int,
     cwd: Path,
@@ -649,6 +651,27 @@ def _after_spawn(
         write_meta(started)
     except OSError as exc:
         log.warning("could not write meta.json: %s", exc)
+        return
+    from shellkeep.store import notices  # the shell's notice file: after the child runs
+
+    try:
+        notices.note_running(paths, started)
+        if started.parent:  # resumed: its parent is no longer waiting
+            notices.forget(paths, started.parent)
+    except OSError as exc:
+        log.warning("could not update %s: %s", paths.notices, exc)
+
+
+def _note_ended(paths: Paths, meta: SessionMeta) -> None:
+    """Keep the session in the shell's notice file if it was cut short (hangup), else drop it."""
+    from shellkeep.store import notices
+
+    try:
+        notices.note_ended(paths, meta)
+        if meta.parent:  # a run too short for the start's note (_after_spawn) still resumed its parent
+            notices.forget(paths, meta.parent)
+    except OSError as exc:
+        log.warning("could not update %s: %s", paths.notices, exc)
 
 
 def _readable_meta(meta: SessionMeta) -> SessionMeta:

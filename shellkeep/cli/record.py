@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "pin": "shellkeep.cli.pin:pin",
     "unpin": "shellkeep.cli.pin:unpin",
     "redact": "shellkeep.cli.redact:redact",
+    "init": "shellkeep.cli.init:init",
 }
 """Command name -> ``"module:function"`` of its click command; any other word is a program."""
 

@@ -64,6 +64,21 @@ class Paths:
         """Return the path of the append-only audit log."""
         return self.home / "audit.jsonl"
 
+    @property
+    def notices(self) -> Path:
+        """Return the file the shell reads on entering a project (``store.notices``)."""
+        return self.home / "notices.tsv"
+
+    @property
+    def notices_lock(self) -> Path:
+        """Return the lock file taken while the notice file is rewritten."""
+        return self.home / "notices.lock"
+
+    @property
+    def shell_dir(self) -> Path:
+        """Return the folder of the installed shell snippets (``init.bash``, ``init.zsh``, ``init.fish``)."""
+        return self.home / "shell"
+
     def project_dir(self, project_root: Path) -> Path:
         """Return the data folder of the project rooted at ``project_root``."""
         return self.projects / project_key(project_root)
@@ -91,6 +106,27 @@ def resolve_paths(env: dict[str, str] | None = None) -> Paths:
 
         config_file = Path(platformdirs.user_config_dir("shellkeep")) / "config.toml"
     return Paths(home=home, config_file=config_file)
+
+
+SHELLS = ("bash", "zsh", "fish")
+"""The shells ``shellkeep init`` knows."""
+
+
+def rc_file(shell: str, env: dict[str, str] | None = None) -> Path:
+    """Return the rc file an interactive ``shell`` reads: ~/.bashrc, ~/.zshrc or config.fish.
+
+    Honours ``ZDOTDIR`` (zsh) and ``XDG_CONFIG_HOME`` (fish); ``HOME`` from ``env``.
+    Raises ValueError for a shell not in ``SHELLS``.
+    """
+    env = dict(os.environ) if env is None else env
+    home = Path(env.get("HOME") or Path.home())
+    if shell == "bash":
+        return home / ".bashrc"
+    if shell == "zsh":
+        return Path(env.get("ZDOTDIR") or home) / ".zshrc"
+    if shell == "fish":
+        return Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "fish" / "config.fish"
+    raise ValueError(f"unknown shell {shell!r}")
 
 
 def ensure_dir(path: Path) -> Path:

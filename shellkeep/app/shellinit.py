@@ -1,0 +1,233 @@
+"""Generate the shell integration (``shellkeep init bash|zsh|fish``) and install it into an rc file.
+
+The snippet, built from the templates in ``shellkeep/shell/`` and the ``[shell]`` settings,
+defines a function per program of ``shell.wrap`` found on PATH (checked by the shell when
+it loads the snippet) that runs it under shellkeep, and, unless ``shell.notice`` is false,
+a directory-change hook that prints one line in a project with interrupted sessions, read
+from the notice file (``store.notices``) with builtins only.
+
+Two ways to load it: ``eval "$(shellkeep init zsh)"`` starts Python at every shell start
+(tens of milliseconds); ``--install`` writes the snippet to ``Paths.shell_dir`` and adds a
+marked block to the rc file that only sources it (no process at all). The installed snippet
+regenerates itself, once, when the config file or shellkeep's own template is newer than it
+(an edited config, an upgrade).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from shellkeep.app.context import Context
+from shellkeep.store.atomic import write_bytes_atomic
+from shellkeep.store.notices import rewrite_notices
+from shellkeep.store.paths import SHELLS, ensure_dir, rc_file
+
+BLOCK_BEGIN = "# >>> shellkeep init >>>"
+BLOCK_END = "# <<< shellkeep init <<<"
+_JOINED = " (a line break was added before it)"
+"""Appended to ``BLOCK_BEGIN`` when the rc file's last line had no line break: uninstall takes it back."""
+
+_NOTICE_BEGIN = "# @notice-begin\n"
+_NOTICE_END = "# @notice-end\n"
+
+
+@dataclass(frozen=True, slots=True)
+class InstallResult:
+    """What ``install``/``uninstall`` did: the rc file, the snippet file, whether the rc changed."""
+
+    rc_file: Path
+    snippet_file: Path
+    changed: bool
+
+
+def template_file(shell: str) -> Path:
+    """Return the template of ``shell``'s snippet (package data; its mtime marks an upgrade)."""
+    return Path(__file__).resolve().parent.parent / "shell" / f"init.{shell}"
+
+
+def snippet_file(ctx: Context, shell: str) -> Path:
+    """Return where ``--install`` writes ``shell``'s snippet: ``<data>/shell/init.<shell>``."""
+    return ctx.paths.shell_dir / f"init.{shell}"
+
+
+def shellkeep_command() -> tuple[str, ...]:
+    """Return the argv that runs this shellkeep: its console script, else ``python -m shellkeep``."""
+    beside = Path(sys.executable).parent / "shellkeep"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return (str(beside),)
+    found = shutil.which("shellkeep")
+    if found:
+        return (str(Path(found).absolute()),)
+    return (sys.executable, "-m", "shellkeep")
+
+
+def snippet(ctx: Context, shell: str, *, installed: bool = False) -> str:
+    """Return the snippet for ``shell`` ("bash", "zsh" or "fish") with this context's settings.
+
+    installed: the text ``--install`` writes, which regenerates itself when the config or
+    the template is newer than its file. Raises ValueError for another shell.
+    """
+    if shell not in SHELLS:
+        raise ValueError(f"unknown shell {shell!r}")
+    quote = _fish_quote if shell == "fish" else shlex.quote
+    text = template_file(shell).read_text(encoding="utf-8")
+    command = " ".join(quote(word) for word in shellkeep_command())
+    refresh = _refresh(shell, quote, ctx.paths.config_file, snippet_file(ctx, shell)) if installed else ""
+    wrappers = "".join(_wrapper(shell, name) for name in ctx.config.shell.wrap)
+    text = text.replace("@SHELLKEEP@", command).replace("@NOTICES@", quote(str(ctx.paths.notices)))
+    text = text.replace("@REFRESH@\n", refresh).replace("@WRAPPERS@\n", wrappers)
+    if ctx.config.shell.notice:
+        return text.replace(_NOTICE_BEGIN, "").replace(_NOTICE_END, "")
+    head, _, rest = text.partition(_NOTICE_BEGIN)
+    return head + rest.partition(_NOTICE_END)[2]
+
+
+def install(ctx: Context, shell: str) -> InstallResult:
+    """Write the snippet file and add the marked block to ``shell``'s rc file, once.
+
+    A second run leaves the rc file as it is (the snippet file is rewritten). The rc file
+    keeps its mode and, when it is a symlink, its link. The notice file is rebuilt from
+    every session. Raises OSError.
+    """
+    target = snippet_file(ctx, shell)
+    ensure_dir(target.parent)
+    write_bytes_atomic(target, snippet(ctx, shell, installed=True).encode("utf-8"))
+    rewrite_notices(ctx.paths, ctx.sessions(all_projects=True))
+    rc = rc_file(shell, dict(ctx.env))
+    old = _read(rc)
+    kept, found = _without_block(old)
+    if found is None:
+        joined = bool(kept) and not kept.endswith("\n")
+        new = kept + ("\n" if joined else "") + _block(shell, target, joined=joined)
+    else:  # there already: brought up to date in place (the snippet file may have moved)
+        new = old.replace(found, _block(shell, target, joined=found.startswith(f"{BLOCK_BEGIN}{_JOINED}")), 1)
+    if new == old:
+        return InstallResult(rc, target, changed=False)
+    _write_rc(rc, new)
+    return InstallResult(rc, target, changed=True)
+
+
+def uninstall(ctx: Context, shell: str) -> InstallResult:
+    """Remove the marked block from ``shell``'s rc file (exactly what ``install`` added) and the snippet file.
+
+    ``changed`` is False when there was no block. Raises OSError.
+    """
+    target = snippet_file(ctx, shell)
+    rc = rc_file(shell, dict(ctx.env))
+    kept, found = _without_block(_read(rc))
+    if found is not None:
+        _write_rc(rc, kept)
+    try:
+        target.unlink()
+    except FileNotFoundError:
+        pass
+    return InstallResult(rc, target, changed=found is not None)
+
+
+def _block(shell: str, target: Path, *, joined: bool) -> str:
+    begin = BLOCK_BEGIN + (_JOINED if joined else "")
+    about = f"# Added by 'shellkeep init {shell} --install'; 'shellkeep init {shell} --uninstall' removes it."
+    if shell == "fish":
+        load = f"test -r {_fish_quote(str(target))}; and source {_fish_quote(str(target))}"
+    else:
+        load = f"if [ -r {shlex.quote(str(target))} ]; then . {shlex.quote(str(target))}; fi"
+    return f"{begin}\n{about}\n{load}\n{BLOCK_END}\n"
+
+
+def _without_block(text: str) -> tuple[str, str | None]:
+    """Return ``text`` without the marked block (and the line break it added), and the block found."""
+    start = text.find(BLOCK_BEGIN)
+    if start < 0 or (start > 0 and text[start - 1] != "\n"):
+        return text, None
+    end = text.find(BLOCK_END + "\n", start)
+    if end < 0:
+        return text, None
+    end += len(BLOCK_END) + 1
+    block = text[start:end]
+    if block.startswith(f"{BLOCK_BEGIN}{_JOINED}") and start > 0:
+        start -= 1
+    return text[:start] + text[end:], block
+
+
+def _read(rc: Path) -> str:
+    try:
+        return rc.read_bytes().decode("utf-8", "surrogateescape")
+    except FileNotFoundError:
+        return ""
+
+
+def _write_rc(rc: Path, text: str) -> None:
+    target = rc.resolve() if rc.is_symlink() else rc
+    try:
+        mode: int | None = target.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        mode = None
+    ensure_dir(target.parent)
+    write_bytes_atomic(target, text.encode("utf-8", "surrogateescape"))
+    os.chmod(target, mode if mode is not None else 0o644)  # an rc file is not a secret
+
+
+def _refresh(shell: str, quote: Callable[[str], str], config: Path, target: Path) -> str:
+    """Return the lines that regenerate the installed snippet once the config or the template is newer."""
+    conf, own, tmpl = quote(str(config)), quote(str(target)), quote(str(template_file(shell)))
+    if shell == "fish":
+        return (
+            "# Regenerated once when the config or shellkeep's template is newer than this file.\n"
+            f"if not set -q __shellkeep_refreshing; and begin; test {conf} -nt {own}; or test {tmpl} -nt {own}; end\n"
+            "    set -g __shellkeep_refreshing 1\n"
+            f"    if $__shellkeep_cmd init fish --install >/dev/null 2>&1\n"
+            f"        source {own}\n"
+            "        set -e __shellkeep_refreshing\n"
+            "        return 0\n"
+            "    end\n"
+            "    set -e __shellkeep_refreshing\n"
+            "end\n"
+        )
+    return (
+        "# Regenerated once when the config or shellkeep's template is newer than this file.\n"
+        f"if [[ -z ${{__shellkeep_refreshing-}} ]] && {{ [[ {conf} -nt {own} ]] || [[ {tmpl} -nt {own} ]]; }}; then\n"
+        "    __shellkeep_refreshing=1\n"
+        f'    if "${{__shellkeep_cmd[@]}}" init {shell} --install >/dev/null 2>&1; then\n'
+        f"        . {own}\n"
+        "        unset __shellkeep_refreshing\n"
+        "        return 0\n"
+        "    fi\n"
+        "    unset __shellkeep_refreshing\n"
+        "fi\n"
+    )
+
+
+def _wrapper(shell: str, name: str) -> str:
+    """Return the function of one program (``name`` is validated by the config: no quoting needed)."""
+    if shell == "fish":
+        return (
+            f"if command -q {name}\n"
+            f"    function {name} --wraps {name} --description '{name}, recorded by shellkeep'\n"
+            '        if test -n "$SHELLKEEP_SESSION"\n'
+            f"            command {name} $argv\n"
+            "        else\n"
+            f"            $__shellkeep_cmd run -- {name} $argv\n"
+            "        end\n"
+            "    end\n"
+            "end\n"
+        )
+    found = f"type -P {name} >/dev/null" if shell == "bash" else f"__shellkeep_on_path {name}"
+    return (
+        f"if {found}; then\n"
+        f"    function {name} {{\n"
+        f"        if [[ -n ${{SHELLKEEP_SESSION-}} ]]; then command {name} \"$@\"\n"
+        f'        else "${{__shellkeep_cmd[@]}}" run -- {name} "$@"; fi\n'
+        "    }\n"
+        "fi\n"
+    )
+
+
+def _fish_quote(text: str) -> str:
+    """Quote ``text`` as one fish word (single quotes; ``\\`` and ``'`` escaped)."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
