@@ -31,6 +31,8 @@ COMMANDS: dict[str, str] = {
     "pin": "shellkeep.cli.pin:pin",
     "unpin": "shellkeep.cli.pin:unpin",
     "redact": "shellkeep.cli.redact:redact",
+    "stats": "shellkeep.cli.stats:stats",
+    "doctor": "shellkeep.cli.doctor:doctor",
 }
 """Command name -> ``"module:function"`` of its click command; any other word is a program."""
 
