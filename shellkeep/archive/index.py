@@ -49,7 +49,7 @@ from shellkeep.store.session import META_FILE, Recover, SessionMeta, Status, is_
 from shellkeep.terminal.transcript import iter_transcript
 from shellkeep.vault.access import Vault
 from shellkeep.vault.exchanges import read_exchanges
-from shellkeep.archive.migrations import migrate
+from shellkeep.archive.migrations import SCHEMA_VERSION, migrate
 from shellkeep.vault.crypto import MAGIC, key_id_of_file
 
 if TYPE_CHECKING:
@@ -59,6 +59,7 @@ __all__ = [
     "BUSY_TIMEOUT_S",
     "RebuildResult",
     "SearchHit",
+    "IndexHealth",
     "SearchRequest",
     "SessionQuery",
     "USAGE_GROUPS",
@@ -66,6 +67,7 @@ __all__ = [
     "UsageReport",
     "UsageTokens",
     "index_ended_session",
+    "index_health",
     "index_in_background",
     "index_session",
     "ListedSession",
@@ -1199,6 +1201,51 @@ def usage_report(
         return UsageReport(groups(conn, key_sql), tokens, total[0] if total else empty.total)
 
     return _run(paths, work)
+
+
+# -- health --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class IndexHealth:
+    """What ``index_health`` found: ``state`` is "missing" (not built yet), "ok", "old" (an
+    older schema, upgraded on next use), "newer" (written by a newer shellkeep) or
+    "corrupt"; ``sessions`` the rows it lists (0 unless ok or old); ``detail`` SQLite's
+    words for a damaged one."""
+
+    state: str
+    sessions: int = 0
+    detail: str = ""
+
+
+def index_health(paths: Paths) -> IndexHealth:
+    """Check ``index.sqlite3`` read-only: its schema version and ``PRAGMA quick_check``.
+
+    Changes nothing (opened with ``mode=ro``; nothing is rebuilt or migrated). Blocks for
+    the check (about the time of reading the file once). Never raises.
+    """
+    import sqlite3
+
+    path = paths.index
+    if not path.exists() or path.stat().st_size == 0:
+        return IndexHealth("missing")
+    try:
+        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
+    except sqlite3.Error as exc:
+        return IndexHealth("corrupt", detail=str(exc))
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            return IndexHealth("newer", detail=f"schema {version}, this shellkeep reads up to {SCHEMA_VERSION}")
+        problems = [row[0] for row in conn.execute("PRAGMA quick_check")]
+        if problems != ["ok"]:
+            return IndexHealth("corrupt", detail="; ".join(problems[:3]))
+        sessions = conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] if version else 0
+        return IndexHealth("ok" if version == SCHEMA_VERSION else "old", sessions)
+    except sqlite3.Error as exc:
+        return IndexHealth("corrupt", detail=str(exc))
+    finally:
+        conn.close()
 
 
 # -- times given by users ------------------------------------------------------------------
