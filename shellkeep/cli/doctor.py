@@ -7,9 +7,10 @@ import os
 import click
 
 from shellkeep.app.doctor import run_checks
-from shellkeep.cli.options import cwd, json_option, paths
+from shellkeep.cli.options import cwd, json_option
 from shellkeep.cli.output import print_json
 from shellkeep.errors import ShellkeepError
+from shellkeep.store.paths import resolve_paths
 
 
 @click.command()
@@ -22,7 +23,7 @@ def doctor(as_json: bool) -> None:
 
     Example: shellkeep doctor
     """
-    report = run_checks(paths(), cwd(), os.environ)
+    report = run_checks(resolve_paths(), cwd(), os.environ)  # a data folder that is a file is a finding here
     if as_json:
         print_json(report)
     else:

@@ -116,3 +116,11 @@ def test_a_damaged_index_fails_and_doctor_leaves_it_as_it_was(home: Paths, user_
     assert code == 1
     assert checks["index"]["status"] == "fail" and checks["index"]["fix"] == "run 'shellkeep reindex'"
     assert home.index.read_bytes() == damaged
+
+
+def test_a_data_folder_that_is_a_file_is_a_fail_not_an_error(home: Paths, user_env: dict[str, str]) -> None:
+    home.home.parent.mkdir(parents=True, exist_ok=True)
+    home.home.write_text("a file where the data folder should be")
+    code, checks, stderr = doctor(user_env)
+    assert code == 1 and checks["data folder"]["status"] == "fail" and "is not a folder" in checks["data folder"]["detail"]
+    assert checks["index"]["status"] == "ok" and stderr.count(b"\n") == 1
