@@ -134,3 +134,26 @@ def test_a_broken_price_in_the_config_is_one_line(home: Paths) -> None:
     assert result.returncode == 0  # a reading command warns and goes on with the shipped prices
     assert b"prices.\"my-model\".input must be a number >= 0" in result.stderr
     assert result.stderr.count(b"\n") == 2 and b"Traceback" not in result.stderr  # the warning, then 'no sessions yet'
+
+
+def test_an_encrypted_session_is_summed_with_its_key_and_from_its_totals_without(
+    home: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("cryptography")
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    assert run_sk("key", "init").returncode == 0
+    monkeypatch.setenv("SHELLKEEP_ENCRYPTION_ENCRYPT", "true")
+    folder = record_claude(home, tmp_path, 2, SONNET, "a")
+    assert (folder / "exchanges.jsonl").read_bytes()[:4] != b'{"in'  # sealed
+
+    groups = {g["key"]: g for g in stats_json("--by", "model")["groups"]}  # type: ignore[union-attr, index]
+    assert groups[SONNET]["cost_usd"] == pytest.approx(2 * SONNET_COST)
+
+    # Without its key the models cannot be read: the session counts by its meta.json totals,
+    # under no model, at an unknown cost.
+    (home.home / "keys" / "keys.json").rename(tmp_path / "saved-keys.json")
+    for suffix in ("", "-wal", "-shm"):  # the index is lost too: it is rebuilt from the folders
+        Path(f"{home.index}{suffix}").unlink(missing_ok=True)
+    report = stats_json("--by", "model")
+    assert [g["key"] for g in report["groups"]] == [""]  # type: ignore[union-attr, index]
+    assert report["total"]["input_tokens"] == 440 and report["total"]["cost_usd"] is None  # type: ignore[index]
