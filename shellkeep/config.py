@@ -332,13 +332,44 @@ def default_prices() -> Mapping[str, ModelPrice]:
     return types.MappingProxyType(_parse_prices(doc, origin, {}))
 
 
+class PriceTable(Mapping[str, ModelPrice]):
+    """The shipped price table with the user's models over it: model id -> ``ModelPrice``.
+
+    The shipped table is read on first use, so loading a config for a recording never
+    reads it (only a user file with a ``[prices]`` table does, to check it).
+    """
+
+    __slots__ = ("_merged", "_user")
+
+    def __init__(self, user: Mapping[str, ModelPrice] | None = None) -> None:
+        self._user = dict(user or {})
+        self._merged: dict[str, ModelPrice] | None = None
+
+    def _table(self) -> dict[str, ModelPrice]:
+        if self._merged is None:
+            self._merged = {**default_prices(), **self._user}
+        return self._merged
+
+    def __getitem__(self, model: str) -> ModelPrice:
+        return self._table()[model]
+
+    def __iter__(self) -> typing.Iterator[str]:
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())
+
+    def __repr__(self) -> str:
+        return f"PriceTable({self._user!r} over the shipped prices)"
+
+
 @dataclass(frozen=True, slots=True)
 class Config:
     """All settings, one attribute per config.toml table.
 
     prices: the ``[prices]`` table, model id -> ``ModelPrice``: the shipped table
-    (``default_prices``) with the user's models over it. Unlike the other tables its keys
-    are the models, so it is read apart from the key table (``_parse_prices``).
+    (``default_prices``) with the user's models over it (``PriceTable``). Unlike the other
+    tables its keys are the models, so it is read apart from the key table (``_parse_prices``).
     """
 
     record: RecordConfig = field(default_factory=RecordConfig)
@@ -347,7 +378,7 @@ class Config:
     retention: RetentionConfig = field(default_factory=RetentionConfig)
     encryption: EncryptionConfig = field(default_factory=EncryptionConfig)
     sync: SyncConfig = field(default_factory=SyncConfig)
-    prices: Mapping[str, ModelPrice] = field(default_factory=lambda: default_prices(), hash=False, metadata={"table": "models"})
+    prices: Mapping[str, ModelPrice] = field(default_factory=PriceTable, hash=False, metadata={"table": "models"})
 
 
 ConfigValue: TypeAlias = Union[bool, int, float, str, None, tuple[str, ...], tuple[RedactPattern, ...]]
@@ -1169,8 +1200,7 @@ def _resolve(
     for section, cls in _sections().items():
         kwargs = {e.key.split(".", 1)[1]: e.value for e in entries.values() if e.key.startswith(section + ".")}
         tables[section] = cls(**kwargs)
-    prices = types.MappingProxyType({**default_prices(), **user_prices}) if user_prices else default_prices()
-    return Config(**tables, prices=prices), entries  # type: ignore[arg-type]
+    return Config(**tables, prices=PriceTable(user_prices)), entries  # type: ignore[arg-type]
 
 
 def load_config(

@@ -90,3 +90,11 @@ def test_cached_input_is_billed_once_when_the_agent_counts_it_inside_input() -> 
     inside = estimate_cost(tokens, price, input_includes_cache_read=True)
     assert apart == pytest.approx(2.0 + 1.0 + 0.2 + 0.6)
     assert inside == pytest.approx(0.6 * 2.0 + 1.0 + 0.2 + 0.6)
+
+
+def test_loading_a_config_without_prices_leaves_the_shipped_table_unread(tmp_path: Path) -> None:
+    """The recording path loads the config: the shipped table is read only when prices are used."""
+    default_prices.cache_clear()
+    config = load_config(_paths(tmp_path, "[record]\ninput = true\n"), None, {})
+    assert default_prices.cache_info().currsize == 0
+    assert config.prices["gpt-5"].output == 10.0 and default_prices.cache_info().currsize == 1
