@@ -124,3 +124,17 @@ def test_a_data_folder_that_is_a_file_is_a_fail_not_an_error(home: Paths, user_e
     code, checks, stderr = doctor(user_env)
     assert code == 1 and checks["data folder"]["status"] == "fail" and "is not a folder" in checks["data folder"]["detail"]
     assert checks["index"]["status"] == "ok" and stderr.count(b"\n") == 1
+
+
+def test_an_agent_that_does_not_answer_its_version_is_a_warning(user_env: dict[str, str], tmp_path: Path) -> None:
+    hanging = tmp_path / "bin" / "gemini"
+    hanging.write_text(f"#!{sys.executable}\nimport time\ntime.sleep(600)\n")
+    hanging.chmod(0o755)
+    broken = tmp_path / "bin" / "qwen"
+    broken.write_text("#!/bin/sh\necho 'no version here' >&2\nexit 3\n")
+    broken.chmod(0o755)
+    code, checks, _ = doctor(user_env)
+    assert code == 0
+    assert checks["agent gemini"]["status"] == "warn" and "did not answer within 5s" in checks["agent gemini"]["detail"]
+    assert checks["agent qwen"]["status"] == "warn" and "gave no version (exit 3)" in checks["agent qwen"]["detail"]
+    assert "gemini" not in checks["agents"]["detail"] and "aider" in checks["agents"]["detail"]
