@@ -327,8 +327,79 @@ class ShellConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelPrice:
+    """What one model costs, in USD per million tokens: prompt input, output, cached input
+    read (a cache hit) and prompt-cache writes."""
+
+    input: float
+    output: float
+    cache_read: float
+    cache_write: float
+
+
+PRICE_FIELDS = ("input", "output", "cache_read", "cache_write")
+"""The keys of one model's table under ``[prices]``."""
+
+PRICES_FILE = "prices.toml"
+"""The shipped price table, package data beside this module (dated inside)."""
+
+
+@cache
+def default_prices() -> Mapping[str, ModelPrice]:
+    """Return the shipped price table (``shellkeep/prices.toml``): model id -> ``ModelPrice``.
+
+    Read once per process with importlib.resources. Raises ConfigError naming the file if
+    the installed copy is damaged (a packaging bug).
+    """
+    from importlib.resources import files
+
+    origin = _Origin(f"the shipped price table {PRICES_FILE}", "reinstall shellkeep")
+    try:
+        doc = _toml_loads(files("shellkeep").joinpath(PRICES_FILE).read_text(encoding="utf-8"))
+    except (OSError, _TomlError) as exc:
+        raise ConfigError(f"cannot read the shipped price table {PRICES_FILE} ({exc}); reinstall shellkeep") from None
+    return types.MappingProxyType(_parse_prices(doc, origin, {}))
+
+
+class PriceTable(Mapping[str, ModelPrice]):
+    """The shipped price table with the user's models over it: model id -> ``ModelPrice``.
+
+    The shipped table is read on first use, so loading a config for a recording never
+    reads it (only a user file with a ``[prices]`` table does, to check it).
+    """
+
+    __slots__ = ("_merged", "_user")
+
+    def __init__(self, user: Mapping[str, ModelPrice] | None = None) -> None:
+        self._user = dict(user or {})
+        self._merged: dict[str, ModelPrice] | None = None
+
+    def _table(self) -> dict[str, ModelPrice]:
+        if self._merged is None:
+            self._merged = {**default_prices(), **self._user}
+        return self._merged
+
+    def __getitem__(self, model: str) -> ModelPrice:
+        return self._table()[model]
+
+    def __iter__(self) -> typing.Iterator[str]:
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())
+
+    def __repr__(self) -> str:
+        return f"PriceTable({self._user!r} over the shipped prices)"
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
-    """All settings, one attribute per config.toml table."""
+    """All settings, one attribute per config.toml table.
+
+    prices: the ``[prices]`` table, model id -> ``ModelPrice``: the shipped table
+    (``default_prices``) with the user's models over it (``PriceTable``). Unlike the other
+    tables its keys are the models, so it is read apart from the key table (``_parse_prices``).
+    """
 
     record: RecordConfig = field(default_factory=RecordConfig)
     redact: RedactConfig = field(default_factory=RedactConfig)
@@ -337,6 +408,7 @@ class Config:
     encryption: EncryptionConfig = field(default_factory=EncryptionConfig)
     sync: SyncConfig = field(default_factory=SyncConfig)
     shell: ShellConfig = field(default_factory=ShellConfig)
+    prices: Mapping[str, ModelPrice] = field(default_factory=PriceTable, hash=False, metadata={"table": "models"})
 
 
 ConfigValue: TypeAlias = Union[bool, int, float, str, None, tuple[str, ...], tuple[RedactPattern, ...]]
@@ -439,7 +511,7 @@ def _kind_of(hint: object) -> tuple[str, bool]:
 def _sections() -> dict[str, type]:
     """Return the table name → section class map, in declaration order."""
     hints = typing.get_type_hints(Config)
-    return {f.name: hints[f.name] for f in dataclasses.fields(Config)}
+    return {f.name: hints[f.name] for f in dataclasses.fields(Config) if not f.metadata.get("table")}
 
 
 @cache
@@ -707,15 +779,26 @@ def _read_document(path: Path, fix: str) -> dict[str, typing.Any] | None:
 
 
 def _validate_document(
-    doc: Mapping[str, object], origin: _Origin, *, project: bool
+    doc: Mapping[str, object], origin: _Origin, *, project: bool, prices: dict[str, ModelPrice] | None = None
 ) -> dict[str, ConfigValue]:
     """Check a parsed config file; return its values by dotted key.
 
-    ``origin`` names the file in messages; ``project`` refuses keys a project may not set.
+    ``origin`` names the file in messages; ``project`` refuses keys a project may not set
+    (and the ``[prices]`` table); ``prices`` receives the models of its ``[prices]`` table.
     """
     values: dict[str, ConfigValue] = {}
     sections = _sections()
     for section, table in doc.items():
+        if section == PRICES_TABLE:
+            if project:
+                raise ConfigError(
+                    f"[{PRICES_TABLE}] cannot be set in a project file ({origin.label}); "
+                    "set prices in your own config with 'shellkeep config edit'"
+                )
+            found = _parse_prices(table, origin, default_prices())
+            if prices is not None:
+                prices.update(found)
+            continue
         if section not in sections:
             if not isinstance(table, dict):
                 homes = [s.key for s in _specs().values() if s.name == section]
@@ -747,6 +830,50 @@ def _validate_document(
     return values
 
 
+PRICES_TABLE = "prices"
+"""The table of per-model prices (``[prices."claude-sonnet-4-5"]``), keyed by model id."""
+
+
+def _parse_prices(table: object, origin: _Origin, base: Mapping[str, ModelPrice]) -> dict[str, ModelPrice]:
+    """Return the models of a ``[prices]`` table as ``ModelPrice``, over ``base``.
+
+    Each model is a table of ``PRICE_FIELDS`` (non-negative numbers, USD per million
+    tokens). A model of ``base`` may set only some of them (the rest are kept); a new one
+    needs ``input`` and ``output``, its cache prices default to its input price.
+    Raises ConfigError naming the model and key.
+    """
+    fix = f"; {origin.fix}" if origin.fix else ""
+    if not isinstance(table, dict):
+        raise ConfigError(f"invalid config in {origin.label}: '{PRICES_TABLE}' must be a [{PRICES_TABLE}] table{fix}")
+    found: dict[str, ModelPrice] = {}
+    for model, entry in table.items():
+        where = f"{PRICES_TABLE}.{_toml_string(model)}"
+        if not isinstance(entry, dict):
+            raise ConfigError(
+                f"invalid config in {origin.label}: {where} must be a table of {', '.join(PRICE_FIELDS)} "
+                f"(USD per million tokens){fix}"
+            )
+        numbers: dict[str, float] = {}
+        for name, value in entry.items():
+            if name not in PRICE_FIELDS:
+                hint = _suggest(name, PRICE_FIELDS).replace("'", f"'{where}.", 1) or f"; a model has {', '.join(PRICE_FIELDS)}"
+                raise ConfigError(f"unknown key '{where}.{name}' in {origin.label}{hint}")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+                raise _bad_value(origin, f"{where}.{name}", "a number >= 0 (USD per million tokens)", value)
+            numbers[name] = float(value)
+        known = base.get(model)
+        if known is None:
+            missing = [name for name in ("input", "output") if name not in numbers]
+            if missing:
+                raise ConfigError(
+                    f"invalid config in {origin.label}: {where} needs {' and '.join(missing)} "
+                    f"(a model without a shipped price){fix}"
+                )
+            known = ModelPrice(numbers["input"], numbers["output"], numbers["input"], numbers["input"])
+        found[model] = dataclasses.replace(known, **numbers)
+    return found
+
+
 _FIX_USER = "fix it with 'shellkeep config edit'"
 _FIX_PROJECT = "fix or remove that file"
 
@@ -761,8 +888,12 @@ def _layers(
     env: Mapping[str, str],
     overrides: Mapping[str, object] | None,
     problems: list[ConfigError] | None = None,
+    prices: dict[str, ModelPrice] | None = None,
 ) -> list[tuple[str, dict[str, ConfigValue]]]:
     """Return (source, values) per layer above the defaults, lowest precedence first.
+
+    prices: receives the ``[prices]`` models of the user's file (a file that does not load
+    gives none).
 
     problems: None raises the first ConfigError; a list collects every one instead, and a
     broken file then gives only what ``_salvage`` keeps of it (and, after its error, the
@@ -783,7 +914,11 @@ def _layers(
             doc = _read_document(path, _FIX_PROJECT if project else _FIX_USER)
             if doc is None:
                 return None
-            return _validate_document(doc, _file_origin(path, project=project), project=project)
+            found: dict[str, ModelPrice] = {}
+            values = _validate_document(doc, _file_origin(path, project=project), project=project, prices=found)
+            if prices is not None:
+                prices.update(found)
+            return values
         except ConfigError as exc:
             if problems is None:
                 raise
@@ -1081,7 +1216,8 @@ def _resolve(
 ) -> tuple[Config, dict[str, ConfigEntry]]:
     """Apply the layers over the defaults; the one place precedence is decided."""
     entries = {key: ConfigEntry(key, spec.default, "default") for key, spec in _specs().items()}
-    for source, values in _layers(paths, project_root, env, overrides, problems):
+    user_prices: dict[str, ModelPrice] = {}
+    for source, values in _layers(paths, project_root, env, overrides, problems, user_prices):
         for key, value in values.items():
             old = entries[key]
             if _specs()[key].append and source != "flag":
@@ -1094,7 +1230,7 @@ def _resolve(
     for section, cls in _sections().items():
         kwargs = {e.key.split(".", 1)[1]: e.value for e in entries.values() if e.key.startswith(section + ".")}
         tables[section] = cls(**kwargs)
-    return Config(**tables), entries  # type: ignore[arg-type]
+    return Config(**tables, prices=PriceTable(user_prices)), entries  # type: ignore[arg-type]
 
 
 def load_config(
@@ -1337,7 +1473,27 @@ def render_config_template(*, commented: bool = False) -> str:
             else:
                 prefix = "# " if commented else ""
                 lines.append(f"{prefix}{spec.name} = {format_toml_value(spec.default)}")
+    lines += _prices_template(commented)
     return "\n".join(lines) + "\n"
+
+
+_PRICES_DOC = """\
+# The estimated cost in `shellkeep stats`: USD per million tokens for each model (prompt
+# input, output, cached input read, prompt-cache write), shipped with the vendors' public
+# prices (dated in shellkeep/prices.toml). Change a model's prices or add a model with its
+# own table; a model stated here with only some keys keeps the shipped values of the others,
+# a new model needs input and output (its cache prices default to its input price). A model
+# with no price shows its cost as "?". Only in your own config, not a project's."""
+
+
+def _prices_template(commented: bool) -> list[str]:
+    """Return the ``[prices]`` part of the template: the doc and every shipped model."""
+    prefix = "# " if commented else ""
+    lines = ["", f"[{PRICES_TABLE}]", *_PRICES_DOC.splitlines(), f'# example: [{PRICES_TABLE}."my-model"] with input = 1.0 and output = 4.0']
+    for model, price in default_prices().items():
+        lines += ["", f"{prefix}[{PRICES_TABLE}.{_toml_string(model)}]"]
+        lines += [f"{prefix}{name} = {format_toml_value(getattr(price, name))}" for name in PRICE_FIELDS]
+    return lines
 
 
 def _wrap(text: str, width: int) -> list[str]:

@@ -78,9 +78,20 @@ class CommandAdapter:
     """A regex for what the agent prints when its own resume cannot find or load a session."""
     screen_chrome: ScreenChrome = ScreenChrome()
     """What the agent's interface draws besides its answers (see ``ScreenChrome``)."""
+    known_versions: ClassVar[tuple[str, ...]] = ()
+    """The agent versions this adapter was written and tested against, as ``PROG --version``
+    prints them; "0.61" stands for every 0.61.x (``knows_version``). Another version may work."""
+    input_includes_cache_read: ClassVar[bool] = False
+    """Whether the input tokens the agent reports include the cached ones (``Usage.cache_read``),
+    as OpenAI's and Google's APIs count them; Anthropic's count them apart."""
     inject_paste_mode: ClassVar[bool] = False
     """Type re-injected context only once the agent switched bracketed paste on (its input
     box takes fast typing for a paste, and an Enter inside a paste for a new line)."""
+
+    def knows_version(self, version: str) -> bool:
+        """Return whether ``version`` ("2.1.197") is one of ``known_versions`` or within one
+        of them ("0.61" covers "0.61.3")."""
+        return any(version == known or version.startswith(known + ".") for known in self.known_versions)
 
     def matches(self, argv: Sequence[str]) -> bool:
         """Return whether ``argv`` runs this agent (directly, through npx/node/python -m...)."""

@@ -245,6 +245,8 @@ class GeminiAdapter(CommandAdapter):
 
     name = "gemini"
     executables = ("gemini",)
+    known_versions = ("0.61",)
+    input_includes_cache_read = True
     packages = ("@google/gemini-cli",)
     grammar = _GRAMMAR
     session_option = _SESSION_ID

@@ -155,6 +155,8 @@ class QwenAdapter(CommandAdapter):
 
     name = "qwen"
     executables = ("qwen",)
+    known_versions = ("0.24",)
+    input_includes_cache_read = True
     packages = ("@qwen-code/qwen-code",)
     grammar = _GRAMMAR
     session_option = _SESSION_ID

@@ -33,6 +33,8 @@ COMMANDS: dict[str, str] = {
     "unpin": "shellkeep.cli.pin:unpin",
     "redact": "shellkeep.cli.redact:redact",
     "init": "shellkeep.cli.init:init",
+    "stats": "shellkeep.cli.stats:stats",
+    "doctor": "shellkeep.cli.doctor:doctor",
 }
 """Command name -> ``"module:function"`` of its click command; any other word is a program."""
 

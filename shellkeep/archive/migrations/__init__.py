@@ -103,7 +103,25 @@ UPDATE sessions SET git_remote = lower(git_remote)
     WHERE substr(git_remote, 1, instr(git_remote || '/', '/') - 1) IN ('github.com', 'gitlab.com', 'bitbucket.org');
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
+_V4 = """
+-- Token usage per session and model, summed from the session's exchanges.jsonl (or its
+-- meta.json usage when the exchanges cannot be read), for 'shellkeep stats'. model is ''
+-- when the agent named none. usage_key is the session's meta_key when its rows were
+-- written; sessions indexed before have none and are read on the first stats.
+CREATE TABLE usage (
+    session_id TEXT NOT NULL,
+    model TEXT NOT NULL,
+    exchanges INTEGER NOT NULL,
+    input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    cache_read_tokens INTEGER NOT NULL,
+    cache_write_tokens INTEGER NOT NULL,
+    PRIMARY KEY (session_id, model)
+);
+ALTER TABLE sessions ADD COLUMN usage_key TEXT;
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4)
 """Script ``i`` takes an index from version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,0 +1,140 @@
+"""``shellkeep doctor`` on real folders, files and programs: a data folder made unwritable with
+chmod, a config file that is not TOML, an index cut to garbage, stand-in agents on PATH that
+print their versions, rc files with and without the ``shellkeep init`` block."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from shellkeep.app.doctor import INIT_MARKER
+from shellkeep.store.paths import Paths
+from tests.helpers import run_sk, wait_for_background
+
+pytestmark = pytest.mark.usefixtures("no_os_keyring")
+
+
+@pytest.fixture
+def user_env(tmp_path: Path) -> dict[str, str]:
+    """A HOME of the test's own (no rc file yet) and stand-in agents on PATH: claude prints a
+    version its adapter knows, codex one it does not."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, version in (("claude", "2.1.197 (Claude Code)"), ("codex", "codex-cli 9.9.9")):
+        (bin_dir / name).write_text(f"#!{sys.executable}\nprint({version!r})\n")
+        (bin_dir / name).chmod(0o755)
+    user_home = tmp_path / "user"
+    user_home.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("ZDOTDIR", "XDG_CONFIG_HOME")}
+    return {**env, "HOME": str(user_home), "SHELL": "/bin/bash", "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+
+
+def doctor(env: dict[str, str], *args: str) -> tuple[int, dict[str, dict[str, str]], bytes]:
+    """Run ``shellkeep doctor --json``; return its status, the checks by name and stderr."""
+    result = run_sk("doctor", "--json", *args, env=env)
+    checks = {c["check"]: c for c in json.loads(result.stdout)}
+    return result.returncode, checks, result.stderr
+
+
+def test_a_healthy_install_is_ok_with_the_fixes_for_what_is_missing(home: Paths, user_env: dict[str, str]) -> None:
+    assert run_sk("run", "--", "true", env=user_env).returncode == 0
+    wait_for_background(home)
+    code, checks, stderr = doctor(user_env)
+    assert code == 0 and stderr == b""
+    assert {c["status"] for name, c in checks.items() if name not in ("agent codex", "shell integration")} == {"ok"}
+    assert checks["data folder"]["detail"].endswith("(mode 0700)")
+    assert "healthy, 1 sessions" in checks["index"]["detail"]
+    assert "plain file" in checks["key storage"]["detail"]
+    assert checks["agent claude"]["detail"].startswith("2.1.197 at ")
+    assert checks["agent codex"]["status"] == "warn" and "9.9.9" in checks["agent codex"]["detail"]
+    assert "0.171.0" in checks["agent codex"]["detail"]  # the version it was tested with
+    assert checks["shell integration"] == {
+        "check": "shell integration", "status": "warn", "detail": "not installed", "fix": "shellkeep init bash --install",
+    }  # fmt: skip
+
+    text = run_sk("doctor", env=user_env)
+    assert text.returncode == 0
+    lines = text.stdout.decode().splitlines()
+    assert len(lines) == len(checks) and all(line.split()[0] in ("ok", "warn", "fail") for line in lines)
+    assert "warn  shell integration  not installed; fix: shellkeep init bash --install" in text.stdout.decode()
+
+
+@pytest.mark.parametrize(
+    ("rc", "shell"),
+    [(".bashrc", "bash"), ("zdot/.zshrc", "zsh"), (".config/fish/config.fish", "fish")],
+    ids=["bash", "zsh-in-zdotdir", "fish"],
+)
+def test_the_init_block_in_an_rc_file_counts_as_installed(user_env: dict[str, str], rc: str, shell: str) -> None:
+    user_env["ZDOTDIR"] = str(Path(user_env["HOME"]) / "zdot")
+    path = Path(user_env["HOME"]) / rc
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"export A=1\n# {INIT_MARKER}\neval \"$(shellkeep init {shell})\"\n# <<< shellkeep init <<<\n")
+    code, checks, _ = doctor(user_env)
+    assert code == 0
+    assert checks["shell integration"]["status"] == "ok" and f"{shell} ({path})" in checks["shell integration"]["detail"]
+
+
+def test_an_unwritable_data_folder_fails_with_exit_1(home: Paths, user_env: dict[str, str]) -> None:
+    assert run_sk("run", "--", "true", env=user_env).returncode == 0
+    wait_for_background(home)
+    home.home.chmod(0o500)
+    try:
+        code, checks, stderr = doctor(user_env)
+    finally:
+        home.home.chmod(0o700)
+    assert code == 1
+    assert checks["data folder"]["status"] == "fail" and "mode 0500" in checks["data folder"]["detail"]
+    assert checks["data folder"]["fix"] == f"chmod 700 '{home.home}'"
+    assert stderr.count(b"\n") == 1 and b"checks failed" in stderr
+
+
+def test_a_broken_config_fails_naming_the_file(home: Paths, user_env: dict[str, str]) -> None:
+    home.config_file.parent.mkdir(parents=True)
+    home.config_file.write_text("[record\ninput = false\n")
+    code, checks, stderr = doctor(user_env)
+    assert code == 1 and b"Traceback" not in stderr
+    assert checks["config"]["status"] == "fail" and str(home.config_file) in checks["config"]["detail"]
+    assert checks["config"]["fix"] == "fix it with 'shellkeep config edit'"
+    home.config_file.write_text('[prices."m"]\noutput = 1.0\n')
+    code, checks, _ = doctor(user_env)
+    assert code == 1 and "needs input" in checks["config"]["detail"]
+
+
+def test_a_damaged_index_fails_and_doctor_leaves_it_as_it_was(home: Paths, user_env: dict[str, str]) -> None:
+    assert run_sk("run", "--", "true", env=user_env).returncode == 0
+    wait_for_background(home)
+    size = home.index.stat().st_size
+    with home.index.open("r+b") as fh:  # keep the header, overwrite the pages after it
+        fh.seek(100)
+        fh.write(b"\xff" * (size - 100))
+    damaged = home.index.read_bytes()
+    code, checks, _ = doctor(user_env)
+    assert code == 1
+    assert checks["index"]["status"] == "fail" and checks["index"]["fix"] == "run 'shellkeep reindex'"
+    assert home.index.read_bytes() == damaged
+
+
+def test_a_data_folder_that_is_a_file_is_a_fail_not_an_error(home: Paths, user_env: dict[str, str]) -> None:
+    home.home.parent.mkdir(parents=True, exist_ok=True)
+    home.home.write_text("a file where the data folder should be")
+    code, checks, stderr = doctor(user_env)
+    assert code == 1 and checks["data folder"]["status"] == "fail" and "is not a folder" in checks["data folder"]["detail"]
+    assert checks["index"]["status"] == "ok" and stderr.count(b"\n") == 1
+
+
+def test_an_agent_that_does_not_answer_its_version_is_a_warning(user_env: dict[str, str], tmp_path: Path) -> None:
+    hanging = tmp_path / "bin" / "gemini"
+    hanging.write_text(f"#!{sys.executable}\nimport time\ntime.sleep(600)\n")
+    hanging.chmod(0o755)
+    broken = tmp_path / "bin" / "qwen"
+    broken.write_text("#!/bin/sh\necho 'no version here' >&2\nexit 3\n")
+    broken.chmod(0o755)
+    code, checks, _ = doctor(user_env)
+    assert code == 0
+    assert checks["agent gemini"]["status"] == "warn" and "did not answer within 5s" in checks["agent gemini"]["detail"]
+    assert checks["agent qwen"]["status"] == "warn" and "gave no version (exit 3)" in checks["agent qwen"]["detail"]
+    assert "gemini" not in checks["agents"]["detail"] and "aider" in checks["agents"]["detail"]
