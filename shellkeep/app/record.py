@@ -717,12 +717,16 @@ def _started_meta(meta: SessionMeta, child_pid: int, cwd: Path, settings: Record
 
 
 def _git_identity(project_root: Path) -> dict[str, object]:
-    """Return the project's git identity as far as one file read tells (its origin remote).
+    """Return the project's git identity: its origin remote and root commit.
 
-    The root commit needs a git process: the upkeep after the session adds it
-    (``app.moves.complete_git_identity``), so that start-up runs no extra process.
+    Called once the child runs (``_started_meta``), so the git process for the root commit
+    is not on the start-up path. Should git be slow or fail, the root commit is None here
+    and the upkeep after the session adds it (``app.moves.complete_git_identity``).
     """
-    return {"remote": origin_remote(project_root), "root_commit": None}  # gitidentity.GitIdentity's JSON
+    from shellkeep.gitidentity import root_commit  # after the child runs, as git_state
+
+    commit = root_commit(project_root, timeout_s=5.0)
+    return {"remote": origin_remote(project_root), "root_commit": commit}  # gitidentity.GitIdentity's JSON
 
 
 def _text_redactor(settings: RecordSettings) -> Callable[[str], str]:

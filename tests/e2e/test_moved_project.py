@@ -68,6 +68,7 @@ def moved(home: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[
     wait_until(lambda: json.loads(meta_path.read_text())["exchange_count"] == 2, 20)
     wait_for_background(home)
     meta = json.loads(meta_path.read_text())
+    assert meta["git_identity"]["root_commit"] == root_commit, meta  # what tells a fork apart
     monkeypatch.chdir(tmp_path)
     subprocess.run(["mv", str(old_repo), str(new_repo)], check=True)
     return {"meta": meta, "root_commit": root_commit, "new_repo": new_repo.resolve(), "log": log, "tmp": tmp_path}
@@ -92,7 +93,7 @@ def _resumed(home: Paths, old_id: object, harness: PtyHarness, log: Path) -> dic
 def test_the_git_identity_is_recorded(moved: dict[str, object]) -> None:
     meta = moved["meta"]
     assert isinstance(meta, dict)
-    # The remote is read from .git/config at start; the root commit by the upkeep afterwards.
+    # Both are read once the child runs (the upkeep completes the root commit if git was slow).
     assert meta["git_identity"] == {"remote": "github.com/Acme/web", "root_commit": moved["root_commit"]}
 
 
