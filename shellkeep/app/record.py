@@ -21,6 +21,7 @@ import shlex
 import signal
 import sys
 import threading
+import time
 from functools import partial
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -279,6 +280,8 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
                 request.inject, settle_s=request.inject_settle_s, wait_for_paste_mode=request.inject_paste_mode
             )
         relay = Relay(child, sink, injection=injection)
+        if recorder is not None and folder is not None:
+            _watch_checkpoints(folder, recorder, ended)
         # Ignored from here (the child has its own dispositions already): the relay handles
         # these signals while it runs and puts back "ignored" when the child is gone, so no
         # Ctrl-C between its end and the session being stored can lose the session.
@@ -357,6 +360,19 @@ def _is_known_agent(name: str) -> bool:
     from shellkeep.agents.registry import adapter_named, builtin_names
 
     return name in builtin_names() and adapter_named(name).has_native_transcript
+
+
+def _watch_checkpoints(folder: Path, recorder: Recorder, ended: threading.Event) -> None:
+    """Write the checkpoints ``shellkeep mark`` adds while the session runs into the recording."""
+    from shellkeep.app.live_marks import watch_checkpoints  # deferred: after the child runs
+
+    start = time.monotonic()  # taken just after the relay's own start: markers never run ahead of it
+    threading.Thread(
+        target=watch_checkpoints,
+        args=(folder, recorder.add_marker, lambda: time.monotonic() - start, ended),
+        name="shellkeep-checkpoints",
+        daemon=True,
+    ).start()
 
 
 def _prepare_launch(request: RunRequest, env: dict[str, str]) -> tuple[tuple[str, ...], str, str | None, dict[str, str]]:

@@ -31,6 +31,9 @@ COMMANDS: dict[str, str] = {
     "pin": "shellkeep.cli.pin:pin",
     "unpin": "shellkeep.cli.pin:unpin",
     "redact": "shellkeep.cli.redact:redact",
+    "mark": "shellkeep.cli.mark:mark",
+    "diff": "shellkeep.cli.diff:diff",
+    "restore-files": "shellkeep.cli.restore_files:restore_files",
 }
 """Command name -> ``"module:function"`` of its click command; any other word is a program."""
 
