@@ -409,7 +409,15 @@ def _collect_conversation(paths: Paths, meta: SessionMeta, settings: RecordSetti
         from shellkeep.vault.access import Vault
 
         vault = Vault(paths, settings.key_file, settings.encrypt)
-        return collect(meta, vault, settings.redact_config, env, from_recording=False, defer_above=INLINE_COLLECT_MAX_BYTES)
+        return collect(
+            meta,
+            vault,
+            settings.redact_config,
+            env,
+            from_recording=False,
+            defer_above=INLINE_COLLECT_MAX_BYTES,
+            snapshot_last=True,
+        )
     except Exception as exc:  # noqa: BLE001 - the recording is safe; exchanges can be rebuilt
         log.warning("could not collect the conversation of %s: %s", meta.id, exc)
         return meta
