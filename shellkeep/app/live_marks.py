@@ -26,7 +26,8 @@ POLL_S = 0.25
 def watch_checkpoints(
     folder: Path, add_marker: Callable[[str, float], None], clock: Callable[[], float], stop: threading.Event
 ) -> None:
-    """Until ``stop`` is set, pass each checkpoint new in ``folder`` to ``add_marker(label, at)``.
+    """Until ``stop`` is set (and once more then), pass each checkpoint new in ``folder`` to
+    ``add_marker(label, at)``.
 
     clock: the recording's time (float seconds since its start). Blocks; run it on a daemon
     thread. Never raises: a failure is logged and ends the watch.
@@ -35,7 +36,9 @@ def watch_checkpoints(
     seen: set[int] = set()
     size = -1
     try:
-        while not stop.wait(POLL_S):
+        stopped = False
+        while not stopped:
+            stopped = stop.wait(POLL_S)  # once set, one last look: a mark just before the end
             try:
                 now_size = os.stat(path).st_size
             except FileNotFoundError:

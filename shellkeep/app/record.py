@@ -280,8 +280,7 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
                 request.inject, settle_s=request.inject_settle_s, wait_for_paste_mode=request.inject_paste_mode
             )
         relay = Relay(child, sink, injection=injection)
-        if recorder is not None and folder is not None:
-            _watch_checkpoints(folder, recorder, ended)
+        watcher = _watch_checkpoints(folder, recorder, ended) if recorder is not None and folder is not None else None
         # Ignored from here (the child has its own dispositions already): the relay handles
         # these signals while it runs and puts back "ignored" when the child is gone, so no
         # Ctrl-C between its end and the session being stored can lose the session.
@@ -294,6 +293,8 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
     try:
         if meta is None or recorder is None:
             return RunOutcome(result.exit_code, None)
+        if watcher is not None:
+            watcher.join(2)  # its last look at the checkpoints, before the recording closes
         stats = recorder.close()
         starter.join(10)
         meta = found.get("meta") or _started_meta(meta, child.pid, request.cwd, request.settings)
@@ -362,17 +363,20 @@ def _is_known_agent(name: str) -> bool:
     return name in builtin_names() and adapter_named(name).has_native_transcript
 
 
-def _watch_checkpoints(folder: Path, recorder: Recorder, ended: threading.Event) -> None:
-    """Write the checkpoints ``shellkeep mark`` adds while the session runs into the recording."""
+def _watch_checkpoints(folder: Path, recorder: Recorder, ended: threading.Event) -> threading.Thread:
+    """Write the checkpoints ``shellkeep mark`` adds while the session runs into the recording
+    (``app.live_marks``); return the thread, which ends soon after ``ended`` is set."""
     from shellkeep.app.live_marks import watch_checkpoints  # deferred: after the child runs
 
     start = time.monotonic()  # taken just after the relay's own start: markers never run ahead of it
-    threading.Thread(
+    watcher = threading.Thread(
         target=watch_checkpoints,
         args=(folder, recorder.add_marker, lambda: time.monotonic() - start, ended),
         name="shellkeep-checkpoints",
         daemon=True,
-    ).start()
+    )
+    watcher.start()
+    return watcher
 
 
 def _prepare_launch(request: RunRequest, env: dict[str, str]) -> tuple[tuple[str, ...], str, str | None, dict[str, str]]:
