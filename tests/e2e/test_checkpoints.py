@@ -14,6 +14,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from shellkeep.app.checkpoints import add_exchange_checkpoints
+from shellkeep.app.context import open_context
+from shellkeep.archive.timeline import read_session_markers, start_time
 from shellkeep.agents.base import Exchange
 from shellkeep.cli.main import main
 from shellkeep.store.checkpoints import CHECKPOINTS_FILE, read_checkpoints
@@ -145,6 +147,13 @@ def test_mark_after_the_session_and_in_exports_and_show(home: Paths) -> None:
     assert "1 at " in shown and "'first': main " in shown and "'later'" in shown
     markdown = run_sk("export", str(meta["id"]), "--format", "md").stdout.decode()
     assert "## Checkpoints" in markdown and "'later'" in markdown
+    # replay --marker takes a checkpoint's label, its marker's, or the marker's number.
+    ctx = open_context()
+    session = ctx.resolve(str(meta["id"]))
+    recorded = next(m for m in read_session_markers(session, ctx.vault) if m.label == "checkpoint 1: first")
+    assert start_time(session, ctx.vault, marker="first") == recorded.time_s
+    assert start_time(session, ctx.vault, marker="checkpoint 1: first") == recorded.time_s
+    assert start_time(session, ctx.vault, marker="later") == start_time(session, ctx.vault, marker="2") > recorded.time_s
 
 
 def test_outside_git_checkpoints_are_markers_only(home: Paths, tmp_path: Path) -> None:
