@@ -22,6 +22,7 @@ from pathlib import Path
 from shellkeep.agents.base import Exchange
 from shellkeep.app.context import Context
 from shellkeep.archive.timeline import exchange_offset_s
+from shellkeep.capture.redaction import redactor_for
 from shellkeep.errors import ShellkeepError, UserInputError
 from shellkeep.gitsnapshot import Snapshot, changed_paths, diff_text, keep_ref, restore, take_snapshot, work_tree
 from shellkeep.logs import get_logger
@@ -262,6 +263,7 @@ def mark(ctx: Context, ref: str | None, label: str, cwd: Path) -> MarkResult:
     this process runs in (``SHELLKEEP_SESSION`` / ``SHELLKEEP_SESSION_DIR``).
 
     cwd: where the files are when inside the session (else the session's own directory).
+    The label is redacted with the ``[redact]`` rules unless redaction is off.
     Raises UserInputError (no session: not inside one and no ``ref``), SessionNotFound,
     GitFailed, ShellkeepError (the session folder cannot be written).
     """
@@ -276,6 +278,8 @@ def mark(ctx: Context, ref: str | None, label: str, cwd: Path) -> MarkResult:
         folder, where, live = Path(folder_text), cwd, True
         if not folder.is_dir():
             raise UserInputError(f"the session folder {folder} is gone; give --session SESSION")
+    if ctx.config.redact.enabled:  # the label reaches the recording, checkpoints.jsonl and git
+        label = redactor_for(ctx.config.redact).redact(label)
     try:
         checkpoint = add_checkpoint(folder, session_id, where, label)
     except OSError as exc:

@@ -224,3 +224,17 @@ def test_a_cut_last_line_is_skipped_and_numbering_goes_on(home: Paths) -> None:
     meta, _, _ = only_session(home)
     assert b"checkpoint 2 of session" in run_sk("mark", "--session", str(meta["id"]), "two").stdout
     assert [c.label for c in read_checkpoints(folder)] == ["one", "two"]
+
+
+def test_a_secret_in_a_label_is_redacted_everywhere_it_goes(home: Paths) -> None:
+    repo = Path.cwd()
+    _make_repo(repo)
+    secret = "ghp_FAKE0123456789abcdefghijklmnopqrstuv"
+    _record(f"{SK_CMD} mark 'token {secret}'")
+    folder = session_folders(home)[0].parent
+    meta, _, events = only_session(home)
+    (checkpoint,) = read_checkpoints(folder)
+    assert checkpoint.label.startswith("token [REDACTED:")
+    assert secret not in (folder / CHECKPOINTS_FILE).read_text()
+    assert [e.data for e in events if e.code == "m"] == [f"checkpoint 1: {checkpoint.label}"]
+    assert secret not in _git(repo, "log", "--format=%B", f"refs/shellkeep/{meta['id']}/1")
