@@ -33,4 +33,5 @@ def restore_files(ref: str | None, last: bool, n: int, yes: bool) -> None:
     done, before = restore(meta, n)
     click.echo(f"restored {len(done.changes)} files of {done.root} to checkpoint {n}; the files before are checkpoint {before.n}")
     if done.checkpoint.head != done.head_now:
-        click.echo(f"HEAD is {(done.head_now or 'unborn')[:10]}, was {(done.checkpoint.head or 'unborn')[:10]} at checkpoint {n}; left as it is", err=True)
+        now, then = (done.head_now or "unborn")[:10], (done.checkpoint.head or "unborn")[:10]
+        click.echo(f"HEAD is {now}, was {then} at checkpoint {n}; left as it is", err=True)

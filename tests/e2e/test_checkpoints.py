@@ -238,3 +238,21 @@ def test_a_secret_in_a_label_is_redacted_everywhere_it_goes(home: Paths) -> None
     assert secret not in (folder / CHECKPOINTS_FILE).read_text()
     assert [e.data for e in events if e.code == "m"] == [f"checkpoint 1: {checkpoint.label}"]
     assert secret not in _git(repo, "log", "--format=%B", f"refs/shellkeep/{meta['id']}/1")
+
+
+def test_marks_at_the_same_time_get_numbers_of_their_own(home: Paths) -> None:
+    repo = Path.cwd()
+    _make_repo(repo)
+    _record("true")
+    meta, _, _ = only_session(home)
+    procs = [
+        subprocess.Popen([*SK, "mark", "--session", str(meta["id"]), f"m{i}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for i in range(4)
+    ]
+    for proc in procs:
+        assert proc.wait(timeout=60) == 0, proc.stderr.read() if proc.stderr else b""
+    found = read_checkpoints(session_folders(home)[0].parent)
+    assert sorted(c.n for c in found) == [1, 2, 3, 4]
+    assert sorted(c.label for c in found) == ["m0", "m1", "m2", "m3"]
+    for c in found:
+        assert _git(repo, "rev-parse", f"refs/shellkeep/{meta['id']}/{c.n}").strip() == c.snapshot
