@@ -22,7 +22,7 @@ from pathlib import Path
 
 from shellkeep.errors import ShellkeepError
 
-__all__ = ["GitFailed", "Snapshot", "changed_paths", "diff_text", "keep_ref", "restore", "take_snapshot", "work_tree"]
+__all__ = ["GitFailed", "Snapshot", "changed_paths", "diff_text", "drop_refs", "keep_ref", "restore", "take_snapshot", "work_tree"]
 
 _IDENTITY = {
     "GIT_AUTHOR_NAME": "shellkeep",
@@ -77,6 +77,16 @@ def take_snapshot(root: Path, message: str) -> Snapshot:
 def keep_ref(root: Path, ref: str, commit: str) -> None:
     """Point ``ref`` (``refs/shellkeep/...``) at ``commit`` so git gc keeps it; raises GitFailed."""
     _git(root, "update-ref", ref, commit)
+
+
+def drop_refs(root: Path, refs: Sequence[str]) -> bool:
+    """Delete ``refs`` (a session's ``refs/shellkeep/...``) in one git call; return whether
+    they went (git deletes all or none). Never raises."""
+    try:
+        commands = "".join(f"delete {ref}\n" for ref in refs)
+        return _git(root, "update-ref", "--stdin", check=False, stdin=commands).returncode == 0
+    except GitFailed:
+        return False
 
 
 def diff_text(root: Path, from_commit: str, to_commit: str) -> str:

@@ -20,6 +20,7 @@ from shellkeep.agents.base import Exchange
 from shellkeep.cli.main import main
 from shellkeep.store.checkpoints import CHECKPOINTS_FILE, read_checkpoints
 from shellkeep.store.paths import Paths
+from shellkeep.store.retention import remove_session
 from shellkeep.store.session import read_meta
 from tests.helpers import SK, PtyHarness, only_session, run_sk, session_folders
 from tests.unit.store.factory import make_session
@@ -256,3 +257,14 @@ def test_marks_at_the_same_time_get_numbers_of_their_own(home: Paths) -> None:
     assert sorted(c.label for c in found) == ["m0", "m1", "m2", "m3"]
     for c in found:
         assert _git(repo, "rev-parse", f"refs/shellkeep/{meta['id']}/{c.n}").strip() == c.snapshot
+
+
+def test_removing_a_session_drops_its_refs_and_keeps_the_others(home: Paths) -> None:
+    repo = Path.cwd()
+    _make_repo(repo)
+    _record(f"{SK_CMD} mark one; {SK_CMD} mark two")
+    _record(f"{SK_CMD} mark kept")
+    first, second = [read_meta(p.parent) for p in session_folders(home)]
+    remove_session(home, first)
+    refs = _git(repo, "for-each-ref", "--format=%(refname)", "refs/shellkeep").split()
+    assert refs == [f"refs/shellkeep/{second.id}/1"]
