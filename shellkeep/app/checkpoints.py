@@ -150,8 +150,8 @@ def add_exchange_checkpoints(meta: SessionMeta, exchanges: Sequence[Exchange], *
 def diff(meta: SessionMeta, from_n: int | None, to_n: int | None) -> DiffResult:
     """Return what changed in the files from checkpoint ``from_n`` to ``to_n``.
 
-    Defaults: from the session's earliest snapshot to its latest; with one snapshot only,
-    to the files as they are now. Raises NoSnapshot (outside git: markers only),
+    Defaults: from the session's earliest snapshot; to its latest, or to the files as they
+    are now when the start is the latest. Raises NoSnapshot (outside git: markers only),
     UserInputError (an unknown or marker-only checkpoint), GitFailed.
     """
     snaps = _snapshots(meta)
@@ -163,7 +163,7 @@ def diff(meta: SessionMeta, from_n: int | None, to_n: int | None) -> DiffResult:
             raise UserInputError(f"checkpoints {start.n} and {end.n} are of different work trees ({start.git_root}, {end.git_root})")
         return DiffResult(diff_text(root, _commit(start), _commit(end)), _name(start), _name(end))
     latest = max(snaps, key=lambda c: (c.time_s, c.n))
-    if from_n is None and latest.n != start.n and latest.git_root == start.git_root:
+    if latest.n != start.n and latest.time_s >= start.time_s and latest.git_root == start.git_root:
         return DiffResult(diff_text(root, _commit(start), _commit(latest)), _name(start), _name(latest))
     now = take_snapshot(_existing(root), "shellkeep: the files now (for diff)")
     return DiffResult(diff_text(root, _commit(start), now.commit), _name(start), "now")

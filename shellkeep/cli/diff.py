@@ -11,7 +11,7 @@ from shellkeep.cli.options import context, count, require_ref, session_argument
 @click.command()
 @session_argument
 @click.option("--from", "from_n", type=count(), default=None, metavar="N", help="From checkpoint N (default: the first).")
-@click.option("--to", "to_n", type=count(), default=None, metavar="M", help="To checkpoint M (default: the last; with one, the files now).")
+@click.option("--to", "to_n", type=count(), default=None, metavar="M", help="To checkpoint M (default: the last; from the last, the files now).")
 def diff(ref: str | None, last: bool, from_n: int | None, to_n: int | None) -> None:
     """Show what changed in the session's git work tree, as a patch, between two
     checkpoints (see 'shellkeep show' for their numbers). Untracked files count.

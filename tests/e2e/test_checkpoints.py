@@ -268,3 +268,16 @@ def test_removing_a_session_drops_its_refs_and_keeps_the_others(home: Paths) -> 
     remove_session(home, first)
     refs = _git(repo, "for-each-ref", "--format=%(refname)", "refs/shellkeep").split()
     assert refs == [f"refs/shellkeep/{second.id}/1"]
+
+
+def test_diff_from_the_last_checkpoint_shows_the_files_now(home: Paths) -> None:
+    repo = Path.cwd()
+    _make_repo(repo)
+    _record(f"{SK_CMD} mark only")
+    meta, _, _ = only_session(home)
+    (repo / "a.txt").write_text("one\nafter the session\n")
+    for args in ([], ["--from", "1"]):
+        result = run_sk("diff", str(meta["id"]), *args)
+        assert result.returncode == 0, result.stderr
+        assert "+after the session" in result.stdout.decode()
+        assert result.stderr == b"checkpoint 1 'only' -> now\n"
