@@ -34,6 +34,7 @@ from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX, AgentAdapter, AgentSe
 from shellkeep.agents.jsonl import TranscriptDamage, TranscriptReading, open_transcript
 from shellkeep.agents.generic import exchanges_from_recording
 from shellkeep.agents.registry import adapter_for, adapter_named
+from shellkeep.app.checkpoints import add_exchange_checkpoints
 from shellkeep.capture.redaction import redactor_for
 from shellkeep.errors import ShellkeepError, UserInputError
 from shellkeep.logs import get_logger
@@ -78,11 +79,13 @@ terminal (well under a second); bigger ones by the upkeep that runs in the backg
 @dataclass(frozen=True, slots=True)
 class Conversation:
     """What ``gather`` found: the agent's own session (None when none), this session's
-    exchanges, and where the agent's transcript is damaged (None when intact or not read whole)."""
+    exchanges, and where the agent's transcript is damaged (None when intact or not read whole).
+    structured: the exchanges come from the agent's own transcript, not the recording."""
 
     agent_session: AgentSession | None
     exchanges: tuple[Exchange, ...]
     damage: TranscriptDamage | None = None
+    structured: bool = False
 
 
 def adapter_of(meta: SessionMeta) -> AgentAdapter:
@@ -119,6 +122,7 @@ def gather(
         agent_session = _find_agent_session(adapter, meta, vault, env)
     exchanges: list[Exchange] = []
     damage: TranscriptDamage | None = None
+    structured = False
     if agent_session is not None:
         try:
             if limit is not None:
@@ -127,6 +131,7 @@ def gather(
                 reading = _read_transcript(adapter, agent_session, meta.agent_transcript_bytes)
                 found, damage = list(reading.exchanges), reading.damage
             exchanges = _own_exchanges(found, meta)
+            structured = bool(exchanges)
         except Exception as exc:  # noqa: BLE001 - an adapter bug falls back to the recording
             log.warning("could not read the %s transcript of %s: %s", adapter.name, meta.id, exc)
     if not exchanges and from_recording:
@@ -134,7 +139,7 @@ def gather(
         exchanges = _own_exchanges(_from_recording(meta, vault, adapter), meta)
     if limit is not None:
         exchanges = exchanges[-limit:] if limit > 0 else []
-    return Conversation(agent_session, tuple(exchanges), damage)
+    return Conversation(agent_session, tuple(exchanges), damage, structured)
 
 
 def _read_transcript(adapter: AgentAdapter, session: AgentSession, upto_bytes: int | None) -> TranscriptReading:
@@ -195,6 +200,7 @@ def collect(
     *,
     from_recording: bool = True,
     defer_above: int | None = None,
+    snapshot_last: bool = False,
 ) -> SessionMeta:
     """Read ``meta``'s conversation, store it with the session, and return updated metadata.
 
@@ -209,7 +215,10 @@ def collect(
     gave no exchange gets no ``exchanges.jsonl``: they are built from the recording later.
     defer_above: when the transcript files are bigger than this many bytes, only note the
     agent session (``note_agent_session``) and leave the rest to a later ``collect`` (the
-    upkeep in the background). Never raises for an agent's unreadable files: the session
+    upkeep in the background). Exchanges read from the agent's own transcript each get a
+    checkpoint (``app.checkpoints.add_exchange_checkpoints``; snapshot_last: snapshot the
+    files for the last one, the run has just ended); a failure there is logged. Never raises
+    for an agent's unreadable files: the session
     keeps what could be read. Raises OSError when the session folder itself cannot be
     written, KeyUnavailable when encryption is on and no key can be had.
     """
@@ -234,6 +243,11 @@ def collect(
         usage=_total_usage(conversation.exchanges),
     )
     write_meta(updated)
+    if conversation.structured:
+        try:
+            add_exchange_checkpoints(updated, conversation.exchanges, snapshot_last=snapshot_last)
+        except (OSError, ShellkeepError) as exc:  # the exchanges are stored; checkpoints are extra
+            log.warning("could not add the checkpoints of the exchanges of %s: %s", meta.id, exc)
     if agent_session is not None:
         _copy_transcripts(
             adapter, agent_session, meta.folder, vault=vault, redactor=redactor, upto_bytes=meta.agent_transcript_bytes

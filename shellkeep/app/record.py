@@ -286,6 +286,7 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
                 request.inject, settle_s=request.inject_settle_s, wait_for_paste_mode=request.inject_paste_mode
             )
         relay = Relay(child, sink, injection=injection)
+        watcher = _watch_checkpoints(folder, recorder, ended) if recorder is not None and folder is not None else None
         # Ignored from here (the child has its own dispositions already): the relay handles
         # these signals while it runs and puts back "ignored" when the child is gone, so no
         # Ctrl-C between its end and the session being stored can lose the session.
@@ -300,6 +301,8 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
     try:
         if meta is None or recorder is None:
             return RunOutcome(result.exit_code, None)
+        if watcher is not None:
+            watcher.join(2)  # its last look at the checkpoints, before the recording closes
         stats = recorder.close()
         starter.join(10)
         meta = found.get("meta") or _started_meta(meta, child.pid, request.cwd, request.settings)
@@ -369,6 +372,22 @@ def _is_known_agent(name: str) -> bool:
     return name in builtin_names() and adapter_named(name).has_native_transcript
 
 
+def _watch_checkpoints(folder: Path, recorder: Recorder, ended: threading.Event) -> threading.Thread:
+    """Write the checkpoints ``shellkeep mark`` adds while the session runs into the recording
+    (``app.live_marks``); return the thread, which ends soon after ``ended`` is set."""
+    from shellkeep.app.live_marks import watch_checkpoints  # deferred: after the child runs
+
+    start = time.monotonic()  # taken just after the relay's own start: markers never run ahead of it
+    watcher = threading.Thread(
+        target=watch_checkpoints,
+        args=(folder, recorder.add_marker, lambda: time.monotonic() - start, ended),
+        name="shellkeep-checkpoints",
+        daemon=True,
+    )
+    watcher.start()
+    return watcher
+
+
 def _prepare_launch(request: RunRequest, env: dict[str, str]) -> tuple[tuple[str, ...], str, str | None, dict[str, str]]:
     """Let the agent's adapter adjust the launch (a pre-assigned session id); never fails the run."""
     from shellkeep.agents.registry import adapter_for, builtin_may_match
@@ -403,7 +422,15 @@ def _collect_conversation(paths: Paths, meta: SessionMeta, settings: RecordSetti
         from shellkeep.vault.access import Vault
 
         vault = Vault(paths, settings.key_file, settings.encrypt)
-        return collect(meta, vault, settings.redact_config, env, from_recording=False, defer_above=INLINE_COLLECT_MAX_BYTES)
+        return collect(
+            meta,
+            vault,
+            settings.redact_config,
+            env,
+            from_recording=False,
+            defer_above=INLINE_COLLECT_MAX_BYTES,
+            snapshot_last=True,
+        )
     except Exception as exc:  # noqa: BLE001 - the recording is safe; exchanges can be rebuilt
         log.warning("could not collect the conversation of %s: %s", meta.id, exc)
         return meta

@@ -39,11 +39,12 @@ from shellkeep.archive.fts import fts_query as fts_query  # the query language, 
 from shellkeep.archive.fts import select_hits
 from shellkeep.archive.hits import SearchHit
 from shellkeep.archive.private_search import is_private, missing_keys_line, save_content, search_private
-from shellkeep.archive.timeline import Marker, exchange_offset_s
+from shellkeep.archive.timeline import Marker, exchange_offset_s, with_checkpoints
 from shellkeep.asciicast.model import Event
 from shellkeep.errors import DataError, KeyUnavailable, ShellkeepError, UserInputError
 from shellkeep.gitidentity import GitIdentity, remote_key
 from shellkeep.logs import get_logger
+from shellkeep.store.checkpoints import read_checkpoints
 from shellkeep.store.paths import FILE_MODE, Paths, ensure_dir
 from shellkeep.store.session import META_FILE, Recover, SessionMeta, Status, is_interrupted, list_sessions, parse_iso, read_meta
 from shellkeep.terminal.transcript import iter_transcript
@@ -503,6 +504,10 @@ def _content_of(meta: SessionMeta, vault: Vault) -> _Content:
             pass
     except (OSError, DataError) as exc:
         log.warning("could not index the recording of %s: %s", meta.id, exc)
+    try:
+        markers[:] = with_checkpoints(markers, read_checkpoints(meta.folder))
+    except OSError as exc:
+        log.warning("could not read the checkpoints of %s: %s", meta.id, exc)
     for marker in markers:
         if marker.label:
             content.chunks.append(("marker", marker.n, marker.time_s, "", marker.label))

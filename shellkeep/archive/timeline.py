@@ -1,18 +1,25 @@
 """Place markers and exchanges on a recording's time line (float seconds since its start).
 
 Used to start a replay at a marker or an exchange, to date search hits and to pick the
-screens of an HTML export. Markers are the recording's ``m`` events (asciicast v2/v3),
-numbered from 1 in order; exchanges are numbered from 1 as ``show`` lists them.
+screens of an HTML export. Markers are the recording's ``m`` events (asciicast v2/v3) and
+the session's checkpoints the recording does not hold (``checkpoints.jsonl``: those of
+exchanges, or added once the session had ended), numbered from 1 in time order; exchanges
+are numbered from 1 as ``show`` lists them. A checkpoint's marker is ``checkpoint N`` or
+``checkpoint N: LABEL``.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from shellkeep.asciicast.reader import Cast
 from shellkeep.errors import UserInputError
+from shellkeep.logs import get_logger
+from shellkeep.store.checkpoints import Checkpoint, read_checkpoints
 from shellkeep.store.session import SessionMeta, parse_iso
 from shellkeep.vault.access import Vault
 from shellkeep.vault.exchanges import read_exchanges
@@ -20,7 +27,11 @@ from shellkeep.vault.exchanges import read_exchanges
 if TYPE_CHECKING:
     from shellkeep.agents.base import Exchange
 
-__all__ = ["Marker", "exchange_offset_s", "read_markers", "start_time"]
+__all__ = ["Marker", "exchange_offset_s", "read_markers", "read_session_markers", "start_time", "with_checkpoints"]
+
+log = get_logger(__name__)
+
+_CHECKPOINT_MARKER = re.compile(r"checkpoint (\d+)(?:: |$)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +52,29 @@ def read_markers(cast: Cast) -> list[Marker]:
     return found
 
 
+def with_checkpoints(markers: Sequence[Marker], checkpoints: Sequence[Checkpoint]) -> list[Marker]:
+    """Return ``markers`` with the markers of the ``checkpoints`` they lack, renumbered in time order."""
+    recorded = {int(m.group(1)) for marker in markers if (m := _CHECKPOINT_MARKER.match(marker.label))}
+    timed = [(marker.time_s, marker.label) for marker in markers]
+    timed += [(c.time_s, c.marker_label) for c in checkpoints if c.n not in recorded]
+    timed.sort(key=lambda item: item[0])  # stable: markers of one time keep their order
+    return [Marker(n, time_s, label) for n, (time_s, label) in enumerate(timed, 1)]
+
+
+def read_session_markers(meta: SessionMeta, vault: Vault) -> list[Marker]:
+    """Return the markers of ``meta``'s recording and checkpoints (see the module doc).
+
+    An unreadable ``checkpoints.jsonl`` is logged and left out; raises DataError when the
+    recording is corrupt, OSError when it cannot be read.
+    """
+    try:
+        checkpoints = read_checkpoints(meta.folder)
+    except OSError as exc:
+        log.warning("could not read the checkpoints of %s: %s", meta.id, exc)
+        checkpoints = []
+    return with_checkpoints(read_markers(vault.open_recording(Path(meta.cast))), checkpoints)
+
+
 def exchange_offset_s(meta: SessionMeta, exchange: Exchange) -> float | None:
     """Return when ``exchange`` was sent, in float seconds since the session's start (>= 0),
     or None when the exchange or the session has no usable time."""
@@ -55,8 +89,8 @@ def exchange_offset_s(meta: SessionMeta, exchange: Exchange) -> float | None:
 def start_time(
     meta: SessionMeta, vault: Vault, *, at: float | None = None, marker: str | None = None, exchange: int | None = None
 ) -> float:
-    """Return where a replay starts: ``at`` seconds, a marker (its label, else its 1-based
-    number) or the 1-based exchange ``exchange``; 0.0 when none is given. vault: reads the
+    """Return where a replay starts: ``at`` seconds, a marker (its label or its checkpoint's
+    label, else its 1-based number) or the 1-based exchange ``exchange``; 0.0 when none is given. vault: reads the
     recording and exchanges.
 
     Raises UserInputError when more than one is given or the marker or exchange is unknown;
@@ -75,9 +109,12 @@ def start_time(
 
 
 def _marker_time(meta: SessionMeta, vault: Vault, ref: str) -> float:
-    markers = read_markers(vault.open_recording(Path(meta.cast)))
+    markers = read_session_markers(meta, vault)
     for m in markers:
         if m.label == ref:
+            return m.time_s
+    for m in markers:  # a checkpoint's own label
+        if _CHECKPOINT_MARKER.match(m.label) and m.label.partition(": ")[2] == ref:
             return m.time_s
     if ref.isdigit() and 1 <= int(ref) <= len(markers):
         return markers[int(ref) - 1].time_s

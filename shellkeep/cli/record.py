@@ -35,6 +35,9 @@ COMMANDS: dict[str, str] = {
     "init": "shellkeep.cli.init:init",
     "stats": "shellkeep.cli.stats:stats",
     "doctor": "shellkeep.cli.doctor:doctor",
+    "mark": "shellkeep.cli.mark:mark",
+    "diff": "shellkeep.cli.diff:diff",
+    "restore-files": "shellkeep.cli.restore_files:restore_files",
 }
 """Command name -> ``"module:function"`` of its click command; any other word is a program."""
 

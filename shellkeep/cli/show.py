@@ -8,11 +8,12 @@ import click
 
 from shellkeep.app.reads import SUSPENDED_KEY_MISSING, missing_key
 from shellkeep.app.resume import session_chain
-from shellkeep.archive.export.formats import token_line
+from shellkeep.archive.export.formats import checkpoint_line, token_line
 from shellkeep.archive.timeline import exchange_offset_s
 from shellkeep.cli.options import context, json_option, require_ref, session_argument
 from shellkeep.cli.output import format_duration, format_local_time, print_json
 from shellkeep.store.audit import record_read
+from shellkeep.store.checkpoints import Checkpoint, read_checkpoints
 from shellkeep.store.session import SessionMeta
 from shellkeep.vault.exchanges import read_exchanges
 
@@ -28,7 +29,7 @@ _PREVIEW_CHARS = 100
 @click.option("--full", is_flag=True, help="Print whole prompts and answers, not their first lines.")
 @json_option
 def show(ref: str | None, last: bool, full: bool, as_json: bool) -> None:
-    """Show one session's metadata, its exchanges and the tokens they used.
+    """Show one session's metadata, its checkpoints, its exchanges and the tokens they used.
 
     SESSION is an id, a unique prefix of one, a name, or --last. Exchanges are numbered
     from 1, as 'shellkeep replay --exchange N' takes them.
@@ -45,6 +46,7 @@ def show(ref: str | None, last: bool, full: bool, as_json: bool) -> None:
     key_id = missing_key(ctx, meta)
     _print_meta(meta, key_id)
     _print_chain(ctx.paths, meta)
+    _print_checkpoints(read_checkpoints(meta.folder))
     if key_id is None:  # else its exchanges are sealed with the same missing key
         _print_exchanges(meta, read_exchanges(meta, ctx.vault), full)
 
@@ -93,6 +95,15 @@ def _print_chain(where: Paths, meta: SessionMeta) -> None:
     for link in chain:
         mark = "*" if link.id == meta.id else " "
         click.echo(f" {mark} {link.id}  {link.agent}  {link.status}  {format_local_time(link.started_at)}")
+
+
+def _print_checkpoints(checkpoints: list[Checkpoint]) -> None:
+    if not checkpoints:
+        return
+    click.echo("")
+    click.echo("checkpoints ('shellkeep diff', 'shellkeep restore-files --checkpoint N'):")
+    for checkpoint in checkpoints:
+        click.echo(f"  {checkpoint_line(checkpoint)}")
 
 
 def _print_exchanges(meta: SessionMeta, exchanges: list[Exchange], full: bool) -> None:

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from shellkeep.gitsnapshot import drop_refs
+from shellkeep.store.checkpoints import read_checkpoints
 from shellkeep.store.chunks import read_ref, ref_files, sweep
 from shellkeep.store.paths import Paths
 from shellkeep.errors import DataError
@@ -268,12 +270,16 @@ def _would_go_unprotected(
 def remove_session(paths: Paths, meta: SessionMeta) -> None:
     """Delete a session's folder: ``meta.json`` first (so it is never half listed), then the rest.
 
+    The git refs keeping its checkpoints' snapshots (``refs/shellkeep/<id>/<n>``) are deleted
+    first, so git gc can drop the snapshots; a ref that cannot be deleted is left.
+
     Refuses (ValueError) a folder outside ``paths.projects``. Raises OSError.
     """
     folder = meta.folder.resolve()
     projects = paths.projects.resolve()
     if projects not in folder.parents or folder.parent.parent != projects:
         raise ValueError(f"{folder} is not a session folder under {projects}")
+    _drop_checkpoint_refs(folder)
     try:
         (folder / META_FILE).unlink()
     except FileNotFoundError:
@@ -283,6 +289,20 @@ def remove_session(paths: Paths, meta: SessionMeta) -> None:
         folder.parent.rmdir()  # the project's folder, once its last session is gone
     except OSError:
         pass
+
+
+def _drop_checkpoint_refs(folder: Path) -> None:
+    try:
+        checkpoints = read_checkpoints(folder)
+    except OSError:
+        return
+    by_root: dict[str, list[str]] = {}
+    for checkpoint in checkpoints:
+        if checkpoint.ref and checkpoint.git_root:
+            by_root.setdefault(checkpoint.git_root, []).append(checkpoint.ref)
+    for root, refs in by_root.items():
+        if Path(root).is_dir():
+            drop_refs(Path(root), refs)
 
 
 def collect_garbage(

@@ -22,6 +22,7 @@ from shellkeep.app.moves import project_sessions
 from shellkeep.app.conversation import gather
 from shellkeep.app.reads import last_screen
 from shellkeep.errors import SessionNotFound, ShellkeepError, UserInputError
+from shellkeep.store.checkpoints import read_checkpoints
 from shellkeep.store.paths import project_key
 from shellkeep.store.session import SessionMeta
 from shellkeep.tui.text import format_local_time
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 PREVIEW_EXCHANGES = 3
 PREVIEW_ANSWER_LINES = 6
 PREVIEW_BUILD_MAX_BYTES = 2 << 20
+PREVIEW_CHECKPOINTS = 5
 """Largest recording whose exchanges the preview builds itself (the rest wait for resume)."""
 
 
@@ -121,6 +123,22 @@ def _row(meta: SessionMeta, with_project: bool) -> tuple[str, ...]:
     if with_project:
         cells.insert(1, meta.project)
     return tuple(cells)
+
+
+def _preview_checkpoints(meta: SessionMeta) -> str:
+    """Return the session's checkpoints as one line and a blank line ('' when it has none)."""
+    try:
+        checkpoints = read_checkpoints(meta.folder)
+    except OSError:
+        return ""
+    if not checkpoints:
+        return ""
+    shown = ", ".join(
+        f"{c.n}" + (f" '{c.label}'" if c.label else "") + ("" if c.has_snapshot else " (marker)")
+        for c in checkpoints[-PREVIEW_CHECKPOINTS:]
+    )
+    more = f"{len(checkpoints) - PREVIEW_CHECKPOINTS} earlier, " if len(checkpoints) > PREVIEW_CHECKPOINTS else ""
+    return f"checkpoints: {more}{shown}\n\n"
 
 
 def _preview_exchanges(ctx: Context, meta: SessionMeta) -> str:
@@ -270,7 +288,7 @@ def _picker_class() -> _PickerFactory:
                     screen = Text.from_ansi(snapshot.to_ansi(), no_wrap=True, overflow="crop")
                 except (OSError, ShellkeepError) as exc:
                     screen = Text(f"(no last screen: {exc})")
-                cached = self._previews[meta.id] = (screen, _preview_exchanges(self._ctx, meta))
+                cached = self._previews[meta.id] = (screen, _preview_checkpoints(meta) + _preview_exchanges(self._ctx, meta))
             return cached
 
         # -- actions ----------------------------------------------------------------------

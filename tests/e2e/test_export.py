@@ -68,8 +68,9 @@ def test_export_md_is_the_conversation(meta: SessionMeta) -> None:
 
 def test_export_json_has_metadata_exchanges_and_markers(meta: SessionMeta) -> None:
     doc = json.loads(sk("export", "demo", "--format", "json").stdout)
-    assert set(doc) == {"session", "exchanges", "markers", "usage"}
+    assert set(doc) == {"session", "exchanges", "markers", "checkpoints", "usage"}
     assert doc["session"]["id"] == meta.id
+    assert doc["checkpoints"] == []  # the session has none (tests/e2e/test_checkpoints.py has some)
     assert [(e["number"], e["time_s"], e["prompt"]) for e in doc["exchanges"]] == [(1, 1.0, "list the files"), (2, 3.0, "colour them")]
     assert doc["markers"] == [{"n": 1, "time_s": 2.0, "label": "checkpoint"}]
 

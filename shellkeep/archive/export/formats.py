@@ -3,7 +3,7 @@
 cast: asciicast v2 (docs.asciinema.org/manual/asciicast/v2), the recording's plain bytes
 when it is v2 (decrypted and decompressed when stored so), else converted (v1, v3).
 txt: the transcript, what the screen showed, each line once. md: the conversation as a
-document. json: an object ``{"session", "exchanges", "markers", "usage"}``. agent: the
+document. json: an object ``{"session", "exchanges", "markers", "checkpoints", "usage"}``. agent: the
 stored copy of the agent's own transcript, followed through its reference (``vault.copies``).
 """
 
@@ -14,9 +14,10 @@ import shutil
 from pathlib import Path
 from typing import IO
 
-from shellkeep.archive.timeline import exchange_offset_s, read_markers
+from shellkeep.archive.timeline import exchange_offset_s, read_session_markers
 from shellkeep.asciicast.encoder import encode_event, encode_header
 from shellkeep.asciicast.reader import Cast
+from shellkeep.store.checkpoints import Checkpoint, read_checkpoints
 from shellkeep.store.session import SessionMeta
 from shellkeep.terminal.transcript import read_transcript, transcript_text
 from shellkeep.errors import UserInputError
@@ -62,15 +63,17 @@ def write_transcript(cast: Cast, out: IO[bytes]) -> None:
 
 def session_document(meta: SessionMeta, vault: Vault) -> dict[str, object]:
     """Return the JSON export: ``session`` (meta.json), ``exchanges`` (each with ``number``,
-    1-based, and ``time_s``, seconds since start), ``markers`` and ``usage`` (token totals)."""
+    1-based, and ``time_s``, seconds since start), ``markers`` (recording and checkpoints),
+    ``checkpoints`` (``checkpoints.jsonl``'s objects) and ``usage`` (token totals)."""
     exchanges = []
     for exchange in read_exchanges(meta, vault):
         item = exchange.to_json()
         item["number"] = exchange.index + 1
         item["time_s"] = exchange_offset_s(meta, exchange)
         exchanges.append(item)
-    markers = [{"n": m.n, "time_s": m.time_s, "label": m.label} for m in read_markers(vault.open_recording(Path(meta.cast)))]
-    return {"session": meta.to_json(), "exchanges": exchanges, "markers": markers, "usage": meta.usage}
+    markers = [{"n": m.n, "time_s": m.time_s, "label": m.label} for m in read_session_markers(meta, vault)]
+    checkpoints = [c.to_json() for c in read_checkpoints(meta.folder)]
+    return {"session": meta.to_json(), "exchanges": exchanges, "markers": markers, "checkpoints": checkpoints, "usage": meta.usage}
 
 
 def write_json(meta: SessionMeta, out: IO[bytes], vault: Vault) -> None:
@@ -98,13 +101,18 @@ def write_agent(meta: SessionMeta, out: IO[bytes], vault: Vault) -> None:
 
 
 def write_md(meta: SessionMeta, out: IO[bytes], vault: Vault) -> None:
-    """Write the conversation as Markdown: metadata, then each exchange's prompt, answer and
-    tool calls; a session without exchanges gets its transcript in a code block."""
+    """Write the conversation as Markdown: metadata, the checkpoints, then each exchange's
+    prompt, answer and tool calls; a session without exchanges gets its transcript in a code block."""
     lines = [f"# Session {_md_text(meta.name or meta.id)}", ""]
     lines += ["| | |", "|---|---|"]
     for key, value in summary_rows(meta):
         lines.append(f"| {key} | {_md_cell(value)} |")
     lines.append("")
+    checkpoints = read_checkpoints(meta.folder)
+    if checkpoints:
+        lines += ["## Checkpoints", ""]
+        lines += [f"- {_md_text(checkpoint_line(c))}" for c in checkpoints]
+        lines.append("")
     exchanges = read_exchanges(meta, vault)
     for exchange in exchanges:
         at = exchange_offset_s(meta, exchange)
@@ -147,6 +155,16 @@ def summary_rows(meta: SessionMeta) -> list[tuple[str, str]]:
     if meta.usage:
         rows.append(("tokens", token_line(meta.usage)))
     return rows
+
+
+def checkpoint_line(checkpoint: Checkpoint) -> str:
+    """Return one line about a checkpoint: ``1 at 3.2 s 'before edit': main 1a2b3c4d5e, files 9f8e7d6c5b``."""
+    label = f" '{checkpoint.label}'" if checkpoint.label else ""
+    if checkpoint.has_snapshot:
+        git = f"{checkpoint.branch or 'detached'} {(checkpoint.head or 'no commit')[:10]}, files {(checkpoint.snapshot or '')[:10]}"
+    else:
+        git = "marker only (not in a git work tree)"
+    return f"{checkpoint.n} at {checkpoint.time_s:.1f} s{label}: {git}"
 
 
 def token_line(usage: dict[str, int]) -> str:

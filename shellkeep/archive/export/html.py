@@ -15,7 +15,7 @@ from typing import IO
 
 from shellkeep import __version__
 from shellkeep.archive.export.formats import summary_rows
-from shellkeep.archive.timeline import exchange_offset_s, read_markers
+from shellkeep.archive.timeline import exchange_offset_s, read_session_markers
 from shellkeep.store.session import SessionMeta, iso, utc_now
 from shellkeep.terminal.screen import iter_screens
 from shellkeep.vault.access import Vault
@@ -59,7 +59,7 @@ def write_html(meta: SessionMeta, out: IO[bytes], vault: Vault) -> None:
             blocks.append(f'<div class="label">tools</div><div class="tools">{calls}</div>')
         sections.append((f"{i + 1}. exchange{when}", "\n".join(blocks), screen_at))
     if not exchanges:
-        for marker in read_markers(vault.open_recording(cast_path)):
+        for marker in read_session_markers(meta, vault):
             sections.append((f"marker {marker.n}: {_esc(marker.label)} <small>at {marker.time_s:.1f} s</small>", "", marker.time_s))
         sections.append(("the screen at the end", "", math.inf))
     times = _non_decreasing([t for _, _, t in sections])

@@ -1,0 +1,25 @@
+"""``shellkeep diff``: what changed in the files during a session or between two checkpoints."""
+
+from __future__ import annotations
+
+import click
+
+from shellkeep.app.checkpoints import diff as checkpoint_diff
+from shellkeep.cli.options import context, count, require_ref, session_argument
+
+
+@click.command()
+@session_argument
+@click.option("--from", "from_n", type=count(), default=None, metavar="N", help="From checkpoint N (default: the first).")
+@click.option("--to", "to_n", type=count(), default=None, metavar="M", help="To checkpoint M (default: the last; from the last, the files now).")
+def diff(ref: str | None, last: bool, from_n: int | None, to_n: int | None) -> None:
+    """Show what changed in the session's git work tree, as a patch, between two
+    checkpoints (see 'shellkeep show' for their numbers). Untracked files count.
+
+    Example: shellkeep diff --last --from 1 --to 2
+    """
+    require_ref(ref, last)
+    meta = context().resolve(ref, last=last)
+    result = checkpoint_diff(meta, from_n, to_n)
+    click.echo(f"{result.from_label} -> {result.to_label}" + ("" if result.text else ": no change"), err=True)
+    click.echo(result.text, nl=False)

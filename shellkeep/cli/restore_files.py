@@ -1,0 +1,37 @@
+"""``shellkeep restore-files``: put a session's files back as they were at a checkpoint."""
+
+from __future__ import annotations
+
+import click
+
+from shellkeep.app.checkpoints import plan_restore, restore_files as restore
+from shellkeep.cli.options import context, count, require_ref, session_argument
+
+
+@click.command("restore-files")
+@session_argument
+@click.option("--checkpoint", "n", type=count(), required=True, metavar="N", help="The checkpoint to go back to.")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+def restore_files(ref: str | None, last: bool, n: int, yes: bool) -> None:
+    """Put the files of the session's git work tree back as they were at checkpoint N,
+    after a checkpoint of them as they are now. Files added since are removed; ignored
+    files, the index, HEAD, branches and the stash are left alone.
+
+    Example: shellkeep restore-files --last --checkpoint 1
+    """
+    require_ref(ref, last)
+    meta = context().resolve(ref, last=last)
+    plan = plan_restore(meta, n)
+    if not plan.changes:
+        click.echo(f"the files of {plan.root} are as at checkpoint {n} already", err=True)
+        return
+    removed = sum(1 for status, _ in plan.changes if status == "A")
+    if not yes:
+        click.confirm(
+            f"restore {len(plan.changes) - removed} files and remove {removed} in {plan.root} to checkpoint {n}?", abort=True, err=True
+        )
+    done, before = restore(meta, n)
+    click.echo(f"restored {len(done.changes)} files of {done.root} to checkpoint {n}; the files before are checkpoint {before.n}")
+    if done.checkpoint.head != done.head_now:
+        now, then = (done.head_now or "unborn")[:10], (done.checkpoint.head or "unborn")[:10]
+        click.echo(f"HEAD is {now}, was {then} at checkpoint {n}; left as it is", err=True)
