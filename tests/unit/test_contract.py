@@ -106,7 +106,7 @@ def test_run_imports_no_heavy_module_before_the_child_runs() -> None:
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"], ids=str)
 def test_completion_scripts_are_the_generated_ones(shell: str) -> None:
-    """completions/ holds what click generates; regenerate with the command in README."""
+    """completions/ holds what click generates; regenerate with scripts/update-completions."""
     from pathlib import Path
 
     generated = subprocess.run(
