@@ -62,3 +62,26 @@ def test_tab_completes_session_ids_config_keys_and_options(
     out = _tab(sh, "shellkeep resume --", "--no-screen")
     assert "--pick" in out
     sh.close()
+
+
+def _complete(env: dict[str, str], words: str) -> list[str]:
+    """Ask shellkeep for bash's completions of the command line ``words`` (the last word is completed)."""
+    cword = len(words.split()) - (0 if words.endswith(" ") else 1)
+    done = run_sk(env={**env, "COMP_WORDS": words, "COMP_CWORD": str(cword), "_SHELLKEEP_COMPLETE": "bash_complete"})
+    assert done.returncode == 0, done.stderr
+    return [line.partition(",")[2] for line in done.stdout.decode().splitlines()]
+
+
+def test_session_names_agents_and_values_complete_and_a_missing_index_still_gives_ids(
+    completing: dict[str, str], home: Paths
+) -> None:
+    assert run_sk("run", "--name", "fix-login", "--", "true", env=completing).returncode == 0
+    [meta] = session_folders(home)
+    assert run_sk("ls", env=completing).returncode == 0  # builds the index: the name is known
+    assert _complete(completing, "shellkeep show fix") == ["fix-login"]
+    assert _complete(completing, "shellkeep export 2") == [meta.parent.name]
+    assert "claude" in _complete(completing, "shellkeep ls --agent cl")
+    assert _complete(completing, "shellkeep ls --status fin") == ["finished"]
+    home.index.unlink()
+    assert _complete(completing, "shellkeep show ") == [meta.parent.name]  # from the folders alone
+    assert not home.index.exists()  # completion builds nothing
