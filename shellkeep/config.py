@@ -191,6 +191,9 @@ class RecordConfig:
         None, "Title written into each recording's header; unset uses none.", example="my session"
     )
     compress: bool = _setting(True, "Compress a recording once its session has ended.")
+    banner: bool = _setting(
+        True, "Print one line with the session id on stderr when recording starts in a terminal (-q: never)."
+    )
     min_free_mb: int = _setting(
         500,
         "Warn at start when the data directory's disk has less free space than this many MB (0 = never).",
@@ -424,6 +427,7 @@ ENV_VARS: Mapping[str, str] = types.MappingProxyType(
         "SHELLKEEP_RECORD_IDLE_TIME_LIMIT": "record.idle_time_limit",
         "SHELLKEEP_RECORD_TITLE": "record.title",
         "SHELLKEEP_RECORD_COMPRESS": "record.compress",
+        "SHELLKEEP_RECORD_BANNER": "record.banner",
         "SHELLKEEP_REDACT_ENABLED": "redact.enabled",
         "SHELLKEEP_RESUME_EXCHANGES": "resume.exchanges",
         "SHELLKEEP_RETENTION_AUTO_GC": "retention.auto_gc",

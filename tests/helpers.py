@@ -92,6 +92,15 @@ def run_sk(*args: str, input_bytes: bytes | None = None, timeout_s: float = 60, 
     )
 
 
+BANNER = re.compile(rb"shellkeep: recording (\S+) \('shellkeep show \1' later\)\r*\n")
+"""The start line a recording in a terminal prints on stderr (``record.banner``)."""
+
+
+def without_banner(data: bytes | bytearray) -> bytes:
+    """Return ``data`` (what reached a terminal) with the recording's start lines taken out."""
+    return BANNER.sub(b"", bytes(data))
+
+
 def session_folders(paths: Paths) -> list[Path]:
     """Return every session folder under the home, oldest first."""
     return sorted(paths.projects.glob("*/*/meta.json"), key=lambda p: p.parent.name)

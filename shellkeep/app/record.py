@@ -94,6 +94,7 @@ class RecordSettings:
     encrypt: bool = False  # encryption.encrypt: seal the recording (store/crypto.py)
     key_file: str = ""  # encryption.key_file ("" = the keyring, else the default key file)
     compress: bool = True  # record.compress: zstd the recording once the session ends
+    banner: bool = True  # record.banner: the start line, when the request asks for it
     min_free_mb: int = 500  # record.min_free_mb: warn at start below this much free space
     auto_gc: bool = False  # retention.auto_gc: apply the retention limits at most once a day
 
@@ -111,6 +112,7 @@ def settings_from_config(config: Config, *, no_input: bool = False, no_redact: b
         encrypt=config.encryption.encrypt,
         key_file=config.encryption.key_file,
         compress=config.record.compress,
+        banner=config.record.banner,
         min_free_mb=config.record.min_free_mb,
         auto_gc=config.retention.auto_gc,
     )
@@ -169,6 +171,7 @@ class RunRequest:
     inject_settle_s: float = 0.8
     inject_paste_mode: bool = False  # type the block only once the child switched bracketed paste on
     use_adapter: bool = True
+    banner: bool = False  # say the session id on stderr before the child starts (unless record.banner = false)
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +240,8 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
         # afford to compile the redaction rules first (secrets in argv never reach the disk).
         out = _open_cast(folder / CAST_FILE, paths, request.settings)
         _check_free_space(folder, request.settings, warn)
+        if request.banner and request.settings.banner:
+            warn(f"recording {session_id} ('shellkeep show {session_id}' later)")
     except OSError as exc:
         warn(f"cannot record ({exc.strerror or exc}: {exc.filename or paths.home}); running {program} unrecorded")
         if out is not None:

@@ -51,6 +51,16 @@ def template_file(shell: str) -> Path:
     return Path(__file__).resolve().parent.parent / "shell" / f"init.{shell}"
 
 
+def completion_file(shell: str) -> Path | None:
+    """Return the shipped completion script of ``shell`` (``completions/shellkeep.<shell>``), None if absent.
+
+    It sits beside the package in a source checkout or an editable install; a wheel does not
+    carry it, and the snippet then loads no completion.
+    """
+    found = Path(__file__).resolve().parent.parent.parent / "completions" / f"shellkeep.{shell}"
+    return found if found.is_file() else None
+
+
 def snippet_file(ctx: Context, shell: str) -> Path:
     """Return where ``--install`` writes ``shell``'s snippet: ``<data>/shell/init.<shell>``."""
     return ctx.paths.shell_dir / f"init.{shell}"
@@ -82,6 +92,7 @@ def snippet(ctx: Context, shell: str, *, installed: bool = False) -> str:
     wrappers = "".join(_wrapper(shell, name) for name in ctx.config.shell.wrap)
     text = text.replace("@SHELLKEEP@", command).replace("@NOTICES@", quote(str(ctx.paths.notices)))
     text = text.replace("@REFRESH@\n", refresh).replace("@WRAPPERS@\n", wrappers)
+    text = text.replace("@COMPLETION@\n", _completion(shell, quote))
     if ctx.config.shell.notice:
         return text.replace(_NOTICE_BEGIN, "").replace(_NOTICE_END, "")
     head, _, rest = text.partition(_NOTICE_BEGIN)
@@ -201,6 +212,19 @@ def _refresh(shell: str, quote: Callable[[str], str], config: Path, target: Path
         "    unset __shellkeep_refreshing\n"
         "fi\n"
     )
+
+
+def _completion(shell: str, quote: Callable[[str], str]) -> str:
+    """Return the lines that source the completion script (builtins only; nothing when none is shipped)."""
+    found = completion_file(shell)
+    if found is None:
+        return ""
+    script = quote(str(found))
+    if shell == "fish":
+        return f"status is-interactive; and test -r {script}; and source {script}\n"
+    if shell == "zsh":  # the script registers itself with compdef: compinit must have run first
+        return f"if [[ -o interactive ]] && (( $+functions[compdef] )) && [[ -r {script} ]]; then . {script}; fi\n"
+    return f"if [[ $- == *i* && -r {script} ]]; then . {script}; fi\n"
 
 
 def _wrapper(shell: str, name: str) -> str:

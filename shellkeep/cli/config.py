@@ -7,7 +7,7 @@ import os
 import click
 
 from shellkeep import config as settings
-from shellkeep.cli.options import cwd, json_option, paths
+from shellkeep.cli.options import complete_config_key, cwd, json_option, paths
 from shellkeep.cli.output import print_json
 from shellkeep.store.paths import project_root_of
 
@@ -46,7 +46,7 @@ def show(as_json: bool) -> None:
 
 
 @config.command(name="get")
-@click.argument("key")
+@click.argument("key", shell_complete=complete_config_key)
 def get(key: str) -> None:
     """Print the value in effect of one setting (nothing when it is unset).
 
@@ -61,7 +61,7 @@ def get(key: str) -> None:
 
 
 @config.command(name="set")
-@click.argument("key")
+@click.argument("key", shell_complete=complete_config_key)
 @click.argument("value")
 def set_(key: str, value: str) -> None:
     """Set one setting in your config.toml, keeping the others.

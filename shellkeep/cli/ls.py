@@ -8,7 +8,7 @@ import click
 
 from shellkeep.app.moves import moved_projects
 from shellkeep.app.reads import SUSPENDED_KEY_MISSING, missing_keys
-from shellkeep.cli.options import context, count, json_option
+from shellkeep.cli.options import complete_agent, context, count, json_option
 from shellkeep.store.session import Status
 from shellkeep.archive.index import SessionQuery, find_sessions, parse_time
 from shellkeep.cli.output import format_duration, print_json
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 @click.command()
 @click.option("--all", "all_projects", is_flag=True, help="Sessions of every project.")
-@click.option("--agent", "agents", multiple=True, metavar="AGENT", help="Only this agent (repeatable), e.g. claude.")
+@click.option("--agent", "agents", multiple=True, metavar="AGENT", shell_complete=complete_agent, help="Only this agent (repeatable), e.g. claude.")
 @click.option(
     "--status",
     "statuses",

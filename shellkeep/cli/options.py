@@ -1,4 +1,8 @@
-"""Shared click options and helpers of the commands: session reference, --json, warnings."""
+"""Shared click options and helpers of the commands: session reference, --json, warnings.
+
+Also the shell-completion callbacks (``complete_*``), so that every session argument,
+config key and agent option completes the same way in bash, zsh and fish.
+"""
 
 from __future__ import annotations
 
@@ -9,12 +13,30 @@ from typing import TypeVar
 
 import click
 
+from click.shell_completion import CompletionItem
+
+from shellkeep.agents.registry import adapter_names
 from shellkeep.app.context import Context, open_context
+from shellkeep.archive.names import session_words
 from shellkeep.cli.console import warn
+from shellkeep.config import config_keys
 from shellkeep.errors import DataError
 from shellkeep.store.paths import Paths, resolve_paths
 
-__all__ = ["context", "count", "cwd", "json_option", "number", "paths", "require_ref", "session_argument", "warn"]
+__all__ = [
+    "complete_agent",
+    "complete_config_key",
+    "complete_session",
+    "context",
+    "count",
+    "cwd",
+    "json_option",
+    "number",
+    "paths",
+    "require_ref",
+    "session_argument",
+    "warn",
+]
 
 F = TypeVar("F", bound=Callable[..., object])
 
@@ -51,10 +73,25 @@ def number(*, min: float = 0.0, max: float = MAX_SECONDS) -> click.FloatRange:  
     return _FiniteFloatRange(min=min, max=max)
 
 
+def complete_session(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    """Complete a SESSION: the ids and names of every stored session, newest first (``archive.names``)."""
+    return [CompletionItem(word, help=about or None) for word, about in session_words(resolve_paths(), incomplete)]
+
+
+def complete_config_key(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    """Complete a config key (``record.input``...) from the config's key table."""
+    return [CompletionItem(key) for key in config_keys() if key.startswith(incomplete)]
+
+
+def complete_agent(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    """Complete an agent name from the adapter registry (built-in and plug-in adapters)."""
+    return [CompletionItem(name) for name in adapter_names() if name.startswith(incomplete)]
+
+
 def session_argument(func: F) -> F:
-    """Add ``SESSION`` (id, unique prefix or name; optional) and ``--last``."""
+    """Add ``SESSION`` (id, unique prefix or name; optional; completed) and ``--last``."""
     func = click.option("--last", "last", is_flag=True, help="The newest session of this project.")(func)
-    return click.argument("ref", metavar="SESSION", required=False)(func)  # type: ignore[return-value]
+    return click.argument("ref", metavar="SESSION", required=False, shell_complete=complete_session)(func)  # type: ignore[return-value]
 
 
 def json_option(func: F) -> F:

@@ -9,6 +9,7 @@ the same ``RunArgs`` and calls ``record``.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -54,6 +55,7 @@ class RunArgs:
     title: str | None = None
     no_input: bool = False
     no_redact: bool = False
+    quiet: bool = False  # -q: no start line
 
 
 def parse_run_args(args: Sequence[str]) -> RunArgs | None:
@@ -122,10 +124,37 @@ def record(run: RunArgs) -> int:
     from shellkeep.app.record import RunRequest, default_argv, load_settings, run_session
     from shellkeep.store.paths import resolve_paths
 
+    from shellkeep.errors import AgentNotFound
+
     here = Path.cwd()
     paths = resolve_paths()
     settings = load_settings(paths, here, warn=warn, no_input=run.no_input, no_redact=run.no_redact)
+    banner = not run.quiet and sys.stdout.isatty()
     request = RunRequest(
-        argv=run.argv or default_argv(os.environ), cwd=here, name=run.name, title=run.title, settings=settings
+        argv=run.argv or default_argv(os.environ),
+        cwd=here,
+        name=run.name,
+        title=run.title,
+        settings=settings,
+        banner=banner,
     )
-    return run_session(paths, request, warn=warn).exit_code
+    try:
+        return run_session(paths, request, warn=warn).exit_code
+    except AgentNotFound as exc:
+        hint = command_hint(request.argv[0])
+        if hint is None:
+            raise
+        raise AgentNotFound(f"{exc} (did you mean {hint!r}?)") from None
+
+
+def command_hint(word: str) -> str | None:
+    """Return the shellkeep command ``word`` looks like a typo of (``lsit`` -> ``ls``), or None.
+
+    Only for a bare word (no '/'); asked once the word is known to be no program on PATH.
+    """
+    if "/" in word:
+        return None
+    import difflib
+
+    close = difflib.get_close_matches(word, COMMANDS, n=1, cutoff=0.6)
+    return close[0] if close else None

@@ -8,7 +8,7 @@ import click
 
 from shellkeep.app.context import Context
 from shellkeep.archive.index import RebuildResult, index_session, rebuild
-from shellkeep.cli.options import context, json_option
+from shellkeep.cli.options import complete_session, context, json_option
 from shellkeep.cli.output import print_json
 
 if TYPE_CHECKING:
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 @click.command()
-@click.option("--session", "refs", multiple=True, metavar="SESSION", help="Index only this session (repeatable).")
+@click.option("--session", "refs", multiple=True, metavar="SESSION", shell_complete=complete_session, help="Index only this session (repeatable).")
 @json_option
 def reindex(refs: tuple[str, ...], as_json: bool) -> None:
     """Rebuild the search index from the session folders, with a progress bar.

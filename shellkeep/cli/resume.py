@@ -10,7 +10,7 @@ import click
 from shellkeep.app.context import Context
 from shellkeep.app.reads import last_screen
 from shellkeep.app.resume import choose_session, plan_resume, run_resume
-from shellkeep.cli.options import context, count, session_argument, warn
+from shellkeep.cli.options import complete_agent, context, count, session_argument, warn
 from shellkeep.cli.output import format_local_time
 from shellkeep.cli.resume_all import resume_all
 from shellkeep.errors import ShellkeepError
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     help="How many of the last exchanges to re-inject (config resume.exchanges, default 5).",
 )  # fmt: skip
 @click.option("--no-screen", is_flag=True, help="Do not redraw the session's last screen first.")
-@click.option("--agent", metavar="NAME", help="Hand the conversation to another agent or program, by re-injection.")
+@click.option("--agent", metavar="NAME", shell_complete=complete_agent, help="Hand the conversation to another agent or program, by re-injection.")
 @click.option("--native-only", is_flag=True, help="Use the agent's own resume and never fall back to re-injection.")
 @click.option("--inject", "force_inject", is_flag=True, help="Start the agent anew and re-inject, even where it can resume natively.")
 @click.option(

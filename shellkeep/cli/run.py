@@ -26,4 +26,6 @@ def run(name: str | None, title: str | None, no_input: bool, no_redact: bool, ar
     """
     if argv and argv[0].startswith("-"):
         raise click.UsageError(f"no such option: {argv[0]} (put the program after '--')")
-    return record(RunArgs(argv=argv, name=name, title=title, no_input=no_input, no_redact=no_redact))
+    root = click.get_current_context().find_root()
+    quiet = bool(root.params.get("quiet"))  # shellkeep -q PROGRAM: no start line
+    return record(RunArgs(argv=argv, name=name, title=title, no_input=no_input, no_redact=no_redact, quiet=quiet))

@@ -7,7 +7,7 @@ import sys
 import click
 
 from shellkeep.app.moves import moved_projects
-from shellkeep.cli.options import context, count, json_option
+from shellkeep.cli.options import complete_agent, context, count, json_option
 from shellkeep.archive.index import SearchRequest, parse_time, search as run_search
 from shellkeep.cli.output import print_json
 from shellkeep.store.audit import record
@@ -17,7 +17,7 @@ from shellkeep.store.paths import project_key
 @click.command()
 @click.argument("query", nargs=-1, required=True)
 @click.option("--all", "all_projects", is_flag=True, help="Search every project, not just this one.")
-@click.option("--agent", "agents", multiple=True, metavar="AGENT", help="Only sessions of this agent (repeatable).")
+@click.option("--agent", "agents", multiple=True, metavar="AGENT", shell_complete=complete_agent, help="Only sessions of this agent (repeatable).")
 @click.option("--since", metavar="WHEN", help="Only sessions started at or after WHEN: 2024-05-01, today, 2h, 3d, 1w.")
 @click.option("--limit", type=count(), default=20, show_default=True, help="At most this many hits.")
 @json_option

@@ -7,6 +7,8 @@ __shellkeep_last_root=
 # Each program found on PATH runs under shellkeep; inside a recorded session (SHELLKEEP_SESSION
 # is set by the recorder) it runs bare, and 'command NAME' always does.
 @WRAPPERS@
+# Completion of commands, session ids, config keys and agents (the script runs shellkeep on TAB only).
+@COMPLETION@
 __shellkeep_alive() {  # $1: a recorder's pid; is it still a shellkeep process?
     kill -0 "$1" 2>/dev/null || return 1
     [[ -r /proc/$1/cmdline ]] || return 0

@@ -7,6 +7,8 @@ set -g __shellkeep_last_root ''
 # Each program found on PATH runs under shellkeep; inside a recorded session (SHELLKEEP_SESSION
 # is set by the recorder) it runs bare, and 'command NAME' always does.
 @WRAPPERS@
+# Completion of commands, session ids, config keys and agents (the script runs shellkeep on TAB only).
+@COMPLETION@
 function __shellkeep_alive --argument-names pid  # is this recorder still a shellkeep process?
     if test -d /proc/self
         test -r /proc/$pid/cmdline; or return 1

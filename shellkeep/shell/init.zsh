@@ -13,6 +13,8 @@ __shellkeep_on_path() {  # $1: a program; is it on PATH? (a stat per folder; $co
     return 1
 }
 @WRAPPERS@
+# Completion of commands, session ids, config keys and agents (the script runs shellkeep on TAB only).
+@COMPLETION@
 __shellkeep_alive() {  # $1: a recorder's pid; is it still a shellkeep process?
     emulate -L zsh
     kill -0 "$1" 2>/dev/null || return 1

@@ -25,7 +25,8 @@ from typing import Callable
 import pytest
 
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, only_session, output_text, run_sk
+from shellkeep.asciicast.model import Event
+from tests.helpers import BANNER, SK, only_session, output_text, run_sk, without_banner
 
 from .screen_driver import ScreenDriver, replay_screens, screen_text
 from .standin_anthropic import AnthropicStandin
@@ -75,14 +76,18 @@ def test_claude_under_shellkeep_is_recorded_whole(
     ask(driver, PROMPT, ANSWER)
     claude_session = quit_claude(driver)  # exit status 0, and Claude printed its resume hint
     seen = driver.text()
-    raw = bytes(driver.raw)
+    shown = bytes(driver.raw)
+    banner = BANNER.match(shown)  # the start line: on the user's screen, never in the recording
+    assert banner is not None, shown[:200]
+    raw = without_banner(shown)
     assert request_with_prompt(anthropic_standin, PROMPT).session_id == claude_session
 
     meta, header, events = only_session(home)
     text = output_text(events)
 
     # -- the recording shows what the user saw ----------------------------------------
-    snapshots = [screen_text(screen) for _, screen in replay_screens(header.size, events)]
+    said = Event(0.0, "o", banner.group(0).decode())
+    snapshots = [screen_text(screen) for _, screen in replay_screens(header.size, [said, *events])]
     assert any(
         any(PROMPT in line for line in snap.splitlines()) and any(ANSWER in line for line in snap.splitlines())
         for snap in snapshots

@@ -53,6 +53,9 @@ def start(tmp_path: Path) -> Iterator[Start]:
         PS1=PROMPT,
         HISTFILE=str(user_home / ".bash_history"),
         INPUTRC="/dev/null",
+        # The start line is on the user's screen but never in the recording (tests/e2e/test_run.py):
+        # off here, where the screen the user saw is compared with the recorded one line for line.
+        SHELLKEEP_RECORD_BANNER="false",
     )
     drivers: list[ScreenDriver] = []
 

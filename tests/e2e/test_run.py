@@ -16,7 +16,7 @@ import pytest
 
 from tests.recordings import open_binary
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, PtyHarness, wait_for_background, load_session, only_session, output_text, run_sk, session_folders, wait_until
+from tests.helpers import BANNER, SK, PtyHarness, without_banner, wait_for_background, load_session, only_session, output_text, run_sk, session_folders, wait_until
 
 PY = sys.executable
 SK_CMD = " ".join(shlex.quote(a) for a in SK)
@@ -120,12 +120,12 @@ def test_large_paste_is_echoed_without_hanging(home: Paths) -> None:
     writer = threading.Thread(target=h.write, args=(payload,))
     writer.start()
     expected = len(b"ready\r\n") + len(payload) + payload.count(b"\n")  # \n became \r\n
-    wait_until(lambda: h.read_some(0.05) is not None and len(h.output) >= expected, timeout_s=60)
+    wait_until(lambda: h.read_some(0.05) is not None and len(without_banner(h.output)) >= expected, timeout_s=60)
     writer.join(30)
     assert not writer.is_alive()
     h.write(b"\x04")
     assert h.finish() == 0
-    assert bytes(h.output) == b"ready\r\n" + payload.replace(b"\n", b"\r\n")
+    assert without_banner(h.output) == b"ready\r\n" + payload.replace(b"\n", b"\r\n")
 
 
 # -- 12: kill -9 of the wrapper -------------------------------------------------------------
@@ -502,3 +502,35 @@ def test_argv_cwd_and_name_that_are_not_utf8_are_recorded_readably_and_resumed_e
     resumed = run_sk("resume", "--last", cwd=odd_dir)
     assert resumed.returncode == 0, resumed.stderr
     assert calls.read_bytes() == b"arg\xfd|" + odd_dir + b"\n" + b"arg\xfd|" + odd_dir + b"\n"
+
+
+# -- the start line -----------------------------------------------------------------------
+
+
+def test_a_recording_in_a_terminal_says_its_session_id_first_and_keeps_it_out_of_the_cast(home: Paths) -> None:
+    h = PtyHarness.start([*SK, "run", "--", "sh", "-c", "echo child-started"])
+    assert h.finish() == 0
+    out = bytes(h.output)
+    found = BANNER.search(out)
+    assert found is not None, out
+    assert found.end() <= out.index(b"child-started")  # said before the child runs
+    meta, _, events = only_session(home)
+    assert found.group(1).decode() == meta["id"]
+    assert "shellkeep: recording" not in output_text(events)
+
+
+@pytest.mark.parametrize(
+    ("args", "env"),
+    [(["-q", "run", "--"], {}), (["run", "--"], {"SHELLKEEP_RECORD_BANNER": "false"})],
+    ids=["quiet", "record.banner-false"],
+)
+def test_no_start_line_with_q_or_record_banner_false(home: Paths, args: list[str], env: dict[str, str]) -> None:
+    h = PtyHarness.start([*SK, *args, "sh", "-c", "echo child-started"], env={**os.environ, **env})
+    assert h.finish() == 0
+    assert b"child-started" in h.output and BANNER.search(bytes(h.output)) is None
+    assert session_folders(home)  # still recorded
+
+
+def test_no_start_line_when_stdout_is_not_a_terminal(home: Paths) -> None:
+    result = run_sk("run", "--", "sh", "-c", "echo child-started")
+    assert result.returncode == 0 and b"shellkeep: recording" not in result.stderr + result.stdout

@@ -106,7 +106,7 @@ def test_run_imports_no_heavy_module_before_the_child_runs() -> None:
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"], ids=str)
 def test_completion_scripts_are_the_generated_ones(shell: str) -> None:
-    """completions/ holds what click generates; regenerate with the command in README."""
+    """completions/ holds what click generates; regenerate with scripts/update-completions."""
     from pathlib import Path
 
     generated = subprocess.run(
@@ -129,9 +129,14 @@ def test_completion_scripts_are_the_generated_ones(shell: str) -> None:
         (["run", "--name"], 2, b"shellkeep: option '--name' requires an argument; see 'shellkeep run --help'"),
         (["--bogus"], 2, b"shellkeep: no such option '--bogus' (did you mean '--verbose'?); see 'shellkeep --help'"),
         (["replay", "./no/such.cast"], 2, b"shellkeep: no such file: ./no/such.cast"),
+        (["lsit"], 127, b"shellkeep: lsit: command not found (did you mean 'ls'?)\n"),
+        (["serach", "foo"], 127, b"shellkeep: serach: command not found (did you mean 'search'?)\n"),
+        (["-v", "lsit"], 127, b"shellkeep: lsit: command not found (did you mean 'ls'?)\n"),
+        (["nosuchagent"], 127, b"shellkeep: nosuchagent: command not found\n"),
     ],
     ids=["bad-choice", "unknown-run-option", "not-executable", "directory", "ref-and-last", "bad-format",
-         "missing-value", "did-you-mean", "replay-missing-file"],
+         "missing-value", "did-you-mean", "replay-missing-file", "mistyped-command", "mistyped-command-args",
+         "mistyped-after-option", "unknown-program"],
 )
 def test_user_mistakes_are_one_line_with_the_right_status(args: list[str], code: int, start: bytes) -> None:
     result = run_sk(*args)

@@ -1,0 +1,87 @@
+"""Tab completion in real bash, zsh and fish in ptys, loaded by the installed ``shellkeep init`` snippet."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from shellkeep.store.paths import Paths
+from tests.e2e.test_shell_init import SHELLS, Shell, _install, _start_in, user  # noqa: F401 - user is a fixture
+from tests.helpers import run_sk, session_folders, wait_until
+
+
+@pytest.fixture
+def completing(user: dict[str, str], home: Paths, tmp_path: Path) -> dict[str, str]:  # noqa: F811
+    """The user's environment with this venv's ``shellkeep`` on PATH (the scripts call it at each TAB)."""
+    env = dict(user)
+    env["PATH"] = f"{Path(sys.executable).parent}:{env['PATH']}"
+    zshrc = Path(env["ZDOTDIR"]) / ".zshrc"
+    zshrc.write_text("autoload -Uz compinit && compinit -u\n")  # zsh completion needs compinit (compdef)
+    return env
+
+
+_ESCAPES = re.compile(rb"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07]*\x07|[()][0-9A-Za-z]|[=>])")
+"""Colour, cursor and title sequences: fish and zsh draw a candidate's typed part in bold."""
+
+
+def _tab(sh: Shell, typed: str, wanted: str) -> str:
+    """Type ``typed`` and TAB twice (bash lists on the second), wait for ``wanted`` on screen; clear the line."""
+    start = len(sh.harness.output)
+    sh.harness.write(typed.encode() + b"\t\t")
+
+    def shown() -> str:
+        sh.harness.read_some(0.05)
+        return _ESCAPES.sub(b"", bytes(sh.harness.output[start:])).decode("utf-8", "replace")
+
+    try:
+        wait_until(lambda: wanted in shown(), timeout_s=30)
+    finally:
+        sh.harness.write(b"\x05\x15")  # Ctrl-E, Ctrl-U: the end of the line, then delete it all
+    text = shown()
+    sh.run("true")  # the prompt is back, the line empty
+    return text
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_tab_completes_session_ids_config_keys_and_options(
+    shell: str, completing: dict[str, str], home: Paths, tmp_path: Path
+) -> None:
+    recorded = run_sk("run", "--", "true", env=completing)
+    assert recorded.returncode == 0, recorded.stderr
+    [meta] = session_folders(home)
+    session_id = meta.parent.name
+    _install(shell, completing)
+    project = tmp_path / "proj"
+    project.mkdir()
+    sh = _start_in(shell, completing, project)
+    _tab(sh, "shellkeep show ", session_id)
+    _tab(sh, "shellkeep config get re", "record.flush_interval_ms")
+    out = _tab(sh, "shellkeep resume --", "--no-screen")
+    assert "--pick" in out
+    sh.close()
+
+
+def _complete(env: dict[str, str], words: str) -> list[str]:
+    """Ask shellkeep for bash's completions of the command line ``words`` (the last word is completed)."""
+    cword = len(words.split()) - (0 if words.endswith(" ") else 1)
+    done = run_sk(env={**env, "COMP_WORDS": words, "COMP_CWORD": str(cword), "_SHELLKEEP_COMPLETE": "bash_complete"})
+    assert done.returncode == 0, done.stderr
+    return [line.partition(",")[2] for line in done.stdout.decode().splitlines()]
+
+
+def test_session_names_agents_and_values_complete_and_a_missing_index_still_gives_ids(
+    completing: dict[str, str], home: Paths
+) -> None:
+    assert run_sk("run", "--name", "fix-login", "--", "true", env=completing).returncode == 0
+    [meta] = session_folders(home)
+    assert run_sk("ls", env=completing).returncode == 0  # builds the index: the name is known
+    assert _complete(completing, "shellkeep show fix") == ["fix-login"]
+    assert _complete(completing, "shellkeep export 2") == [meta.parent.name]
+    assert "claude" in _complete(completing, "shellkeep ls --agent cl")
+    assert _complete(completing, "shellkeep ls --status fin") == ["finished"]
+    home.index.unlink()
+    assert _complete(completing, "shellkeep show ") == [meta.parent.name]  # from the folders alone
+    assert not home.index.exists()  # completion builds nothing
