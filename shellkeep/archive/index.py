@@ -496,12 +496,14 @@ def _content_of(meta: SessionMeta, vault: Vault) -> _Content:
                 markers.append(Marker(len(markers) + 1, event.time, event.data))
             yield event
 
+    kept = meta.detail == "full" or os.path.exists(meta.cast)  # record.detail: none may have been kept
     try:
-        cast = vault.open_recording(Path(meta.cast))
-        events = watch(cast.events())
-        _add_transcript(content, iter_transcript(events, cast.header.size), meta.id)
-        for _ in events:  # past the indexed size: markers only
-            pass
+        if kept:
+            cast = vault.open_recording(Path(meta.cast))
+            events = watch(cast.events())
+            _add_transcript(content, iter_transcript(events, cast.header.size), meta.id)
+            for _ in events:  # past the indexed size: markers only
+                pass
     except (OSError, DataError) as exc:
         log.warning("could not index the recording of %s: %s", meta.id, exc)
     try:
