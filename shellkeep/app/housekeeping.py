@@ -40,7 +40,8 @@ def run(paths: Paths, folder: Path, *, compress: bool, auto_gc: bool) -> None:
     try:
         meta = complete_git_identity(read_meta(folder))  # the root commit: a git process, so not at start
         ctx = open_context(paths=paths, cwd=Path(meta.project_root) if os.path.isdir(meta.project_root) else None)
-        if (meta.input_bytes or meta.agent_transcript) and not is_collected(meta):
+        wanted = meta.detail != "metadata"  # record.detail = "metadata" keeps no exchanges
+        if wanted and (meta.input_bytes or meta.agent_transcript) and not is_collected(meta):
             try:
                 meta = collect(meta, ctx.vault, ctx.config.redact if meta.redacted else None)
             except Exception as exc:  # noqa: BLE001 - the recording is safe; exchanges can be rebuilt

@@ -194,7 +194,7 @@ def plan_resume(
     n = default_n if exchanges is None else exchanges
 
     own: list[Exchange] | None = None
-    if not is_collected(meta):
+    if not is_collected(meta) and meta.detail != "metadata":  # record.detail: it keeps no exchanges
         try:
             meta, own, pending = collect_for_resume(meta, ctx.vault, ctx.config.redact, env, limit=n, dry_run=dry_run)
         except OSError as exc:
