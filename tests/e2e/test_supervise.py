@@ -144,6 +144,7 @@ def _record_notes(home: Paths, tmp_path: Path, detail: str) -> Path:
     harness.expect(b"heard: remember apples")
     harness.write(b"\x04")
     assert harness.finish() == 0
+    assert b"recording suspended" not in bytes(harness.output)  # nothing kept is not a failure
     [meta] = session_folders(home)
     return meta.parent
 
@@ -175,6 +176,12 @@ def test_detail_levels_store_what_they_say(home: Paths, tmp_path: Path, detail: 
     assert listed[0].split()[7] == "KEPT" and listed[1].split()[-1] == detail
     as_json = json.loads(run_sk("ls", "--json").stdout)
     assert as_json[0]["detail"] == detail
+    replay = run_sk("cat", "--last")
+    if detail == "full":
+        assert replay.returncode == 0 and b"heard: remember apples" in replay.stdout
+    else:
+        assert replay.returncode == 1 and replay.stderr.count(b"\n") == 1
+        assert f"kept no terminal recording (record.detail = '{detail}')".encode() in replay.stderr
 
 
 def test_resuming_a_session_without_recording_says_there_is_no_last_screen(home: Paths, tmp_path: Path) -> None:
