@@ -112,8 +112,8 @@ def supervise(
             return outcome
         try:
             outcome = _resume(paths, outcome, request.settings, number, warn=warn, env=env)
-        except ShellkeepError as exc:
-            warn(f"could not resume {program}: {exc}")
+        except (ShellkeepError, OSError) as exc:  # e.g. its folder removed meanwhile: stop, keep what is stored
+            warn(f"could not resume {program}: {exc}; resume it later with 'shellkeep resume {outcome.session.id}'")
             return outcome
     reason = is_crash(outcome)
     if reason is not None and restarts:
