@@ -121,6 +121,23 @@ def _valid_allowlist(value: object) -> None:
             raise ValueError(f"a list of regular expressions; {entry!r} is not one ({exc})") from None
 
 
+_RESTART = re.compile(r"no|on-failure(:[0-9]{1,3})?")
+DETAIL_LEVELS = ("full", "conversation", "metadata")
+"""The values of ``record.detail``, from the most kept to the least."""
+
+
+def _valid_restart(value: object) -> None:
+    assert isinstance(value, str)
+    if not _RESTART.fullmatch(value):
+        raise ValueError("'no', 'on-failure' or 'on-failure:N' (N a number of restarts, 0-999)")
+
+
+def _valid_detail(value: object) -> None:
+    assert isinstance(value, str)
+    if value not in DETAIL_LEVELS:
+        raise ValueError(f"one of {', '.join(map(repr, DETAIL_LEVELS))}")
+
+
 _RULE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
@@ -199,6 +216,22 @@ class RecordConfig:
         "Warn at start when the data directory's disk has less free space than this many MB (0 = never).",
         expect="an integer >= 0",
         check=_at_least(0, "an integer"),
+    )
+    restart: str = _setting(
+        "no",
+        "Supervise the program: 'on-failure' resumes it in place when it crashes (a signal, or a "
+        "non-zero exit not right after your own Ctrl-C, Ctrl-D or /exit), up to 3 times; "
+        "'on-failure:N' up to N times; 'no' never.",
+        expect="'no', 'on-failure' or 'on-failure:N'",
+        check=_valid_restart,
+    )
+    detail: str = _setting(
+        "full",
+        "How much of a session is kept: 'full' (terminal recording, exchanges, metadata), "
+        "'conversation' (exchanges and metadata, no terminal recording) or 'metadata'.",
+        expect="'full', 'conversation' or 'metadata'",
+        check=_valid_detail,
+        salvage=lambda value: value != "full",  # keeping less adds privacy
     )
 
 
@@ -428,6 +461,8 @@ ENV_VARS: Mapping[str, str] = types.MappingProxyType(
         "SHELLKEEP_RECORD_TITLE": "record.title",
         "SHELLKEEP_RECORD_COMPRESS": "record.compress",
         "SHELLKEEP_RECORD_BANNER": "record.banner",
+        "SHELLKEEP_RECORD_RESTART": "record.restart",
+        "SHELLKEEP_RECORD_DETAIL": "record.detail",
         "SHELLKEEP_REDACT_ENABLED": "redact.enabled",
         "SHELLKEEP_RESUME_EXCHANGES": "resume.exchanges",
         "SHELLKEEP_RETENTION_AUTO_GC": "retention.auto_gc",

@@ -20,7 +20,7 @@ from shellkeep.app.moves import complete_git_identity
 from shellkeep.archive.index import index_ended_session
 from shellkeep.logs import get_logger
 from shellkeep.store.paths import Paths, resolve_paths
-from shellkeep.store.session import read_meta
+from shellkeep.store.session import drop_recording, read_meta
 from shellkeep.vault.compress import compress_after_session
 from shellkeep.vault.exchanges import is_collected
 
@@ -34,17 +34,21 @@ def run(paths: Paths, folder: Path, *, compress: bool, auto_gc: bool) -> None:
     into (from the recording; slow for long ones, so not at the end of the run), and for
     agents whose transcript was too big to read and copy at the end of the run (streamed,
     up to ``agent_transcript_bytes``), before the recording is compressed and indexed: the
-    index only ever reads what is stored.
+    index only ever reads what is stored. A session that keeps less than its full detail
+    (``record.detail``) has its recording removed once the exchanges are built.
     """
     try:
         meta = complete_git_identity(read_meta(folder))  # the root commit: a git process, so not at start
         ctx = open_context(paths=paths, cwd=Path(meta.project_root) if os.path.isdir(meta.project_root) else None)
-        if (meta.input_bytes or meta.agent_transcript) and not is_collected(meta):
+        wanted = meta.detail != "metadata"  # record.detail = "metadata" keeps no exchanges
+        if wanted and (meta.input_bytes or meta.agent_transcript) and not is_collected(meta):
             try:
                 meta = collect(meta, ctx.vault, ctx.config.redact if meta.redacted else None)
             except Exception as exc:  # noqa: BLE001 - the recording is safe; exchanges can be rebuilt
                 log.warning("could not build the exchanges of %s: %s", meta.id, exc)
-        if compress:
+        if meta.detail != "full":  # record.detail: the recording served the exchanges only
+            drop_recording(meta)
+        elif compress:
             compress_after_session(meta, ctx.vault)
         index_ended_session(paths, meta, vault=ctx.vault)
         if auto_gc:

@@ -9,6 +9,7 @@ no store holds (shown as suspended, ``SUSPENDED_KEY_MISSING``).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,6 +28,10 @@ if TYPE_CHECKING:
     from shellkeep.archive.index import ListedSession
 
 
+class NoRecording(ShellkeepError):
+    """The session kept no terminal recording (``record.detail`` below ``full``)."""
+
+
 def resolve_for_read(ctx: Context, ref: str | SessionMeta | None, *, last: bool = False) -> SessionMeta:
     """Return the session ``ref`` names (an id, prefix, name, or metadata already found)."""
     return ref if isinstance(ref, SessionMeta) else ctx.resolve(ref, last=last)
@@ -39,9 +44,15 @@ def read_session(
 
     Returns the metadata and the opened recording (header parsed; events read lazily).
     Raises SessionNotFound / AmbiguousSession for a bad reference, DataError for a corrupt
-    recording, KeyUnavailable when a sealed one's key is missing.
+    recording, KeyUnavailable when a sealed one's key is missing, NoRecording (exit 1) for a
+    session that kept none (``record.detail``).
     """
     meta = resolve_for_read(ctx, ref, last=last)
+    if meta.detail != "full" and not os.path.exists(meta.cast):
+        raise NoRecording(
+            f"session {meta.id} kept no terminal recording (record.detail = {meta.detail!r}); "
+            f"'shellkeep show {meta.id}' has what it kept"
+        )
     record_read(ctx.paths, command, meta, detail=detail)
     return meta, ctx.vault.open_recording(Path(meta.cast))
 

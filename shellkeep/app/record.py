@@ -97,6 +97,8 @@ class RecordSettings:
     banner: bool = True  # record.banner: the start line, when the request asks for it
     min_free_mb: int = 500  # record.min_free_mb: warn at start below this much free space
     auto_gc: bool = False  # retention.auto_gc: apply the retention limits at most once a day
+    restart: str = "no"  # record.restart: 'no', 'on-failure' or 'on-failure:N' (app.supervise)
+    detail: str = "full"  # record.detail: 'full', 'conversation' or 'metadata'
 
 
 def settings_from_config(config: Config, *, no_input: bool = False, no_redact: bool = False) -> RecordSettings:
@@ -115,6 +117,8 @@ def settings_from_config(config: Config, *, no_input: bool = False, no_redact: b
         banner=config.record.banner,
         min_free_mb=config.record.min_free_mb,
         auto_gc=config.retention.auto_gc,
+        restart=config.record.restart,
+        detail=config.record.detail,
     )
 
 
@@ -172,14 +176,22 @@ class RunRequest:
     inject_paste_mode: bool = False  # type the block only once the child switched bracketed paste on
     use_adapter: bool = True
     banner: bool = False  # say the session id on stderr before the child starts (unless record.banner = false)
+    restart: int = 0  # the how-manieth supervised restart this run is (0: not one; app.supervise)
 
 
 @dataclass(frozen=True, slots=True)
 class RunOutcome:
-    """How a run ended: the exit status to return and the session (None if unrecorded)."""
+    """How a run ended: the exit status to return and the session (None if unrecorded).
+
+    result: how the child ended (the relay's report). exit_key_at: float seconds since the
+    spawn of the user's last exit key (Ctrl-C, Ctrl-D or an exit line, ``ExitKeyWatch``),
+    None when there was none.
+    """
 
     exit_code: int
     session: SessionMeta | None
+    result: RelayResult | None = None
+    exit_key_at: float | None = None
 
 
 def default_argv(env: Mapping[str, str]) -> tuple[str, ...]:
@@ -239,6 +251,7 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
         # meta.json and the header are written once the child runs, by threads that can
         # afford to compile the redaction rules first (secrets in argv never reach the disk).
         out = _open_cast(folder / CAST_FILE, paths, request.settings)
+        meta = dataclasses.replace(meta, detail=request.settings.detail, restart=request.restart)
         _check_free_space(folder, request.settings, warn)
         if request.banner and request.settings.banner:
             warn(f"recording {session_id} ('shellkeep show {session_id}' later)")
@@ -275,7 +288,7 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
             header = _header(meta, size, started.timestamp(), env, request.settings)
             live = _LiveStatusFile(meta.folder, child.fd)
             recorder = _make_recorder(out, header, request.settings, warn, live)
-        sink = recorder if recorder is not None else _NullSink()
+        watch = ExitKeyWatch(recorder if recorder is not None else _NullSink())
         found: dict[str, SessionMeta] = {}
         ended = threading.Event()  # the relay is done: the final meta.json follows at once
         starter = threading.Thread(
@@ -290,7 +303,7 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
             injection = SettledInjection(
                 request.inject, settle_s=request.inject_settle_s, wait_for_paste_mode=request.inject_paste_mode
             )
-        relay = Relay(child, sink, injection=injection)
+        relay = Relay(child, watch, injection=injection)
         watcher = _watch_checkpoints(folder, recorder, ended) if recorder is not None and folder is not None else None
         # Ignored from here (the child has its own dispositions already): the relay handles
         # these signals while it runs and puts back "ignored" when the child is gone, so no
@@ -305,7 +318,7 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
                 live.close()
     try:
         if meta is None or recorder is None:
-            return RunOutcome(result.exit_code, None)
+            return RunOutcome(result.exit_code, None, result, watch.exit_key_at)
         if watcher is not None:
             watcher.join(2)  # its last look at the checkpoints, before the recording closes
         stats = recorder.close()
@@ -317,11 +330,12 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
             write_meta(meta)
         except OSError as exc:
             warn(f"could not store the session's metadata: {exc.strerror or exc}")
-            return RunOutcome(result.exit_code, meta)
+            return RunOutcome(result.exit_code, meta, result, watch.exit_key_at)
         _note_ended(paths, meta)
-        meta = _collect_conversation(paths, meta, request.settings, child_env)
+        if request.settings.detail != "metadata":
+            meta = _collect_conversation(paths, meta, request.settings, child_env)
         _after_session(paths, meta, request.settings)
-        return RunOutcome(result.exit_code, meta)
+        return RunOutcome(result.exit_code, meta, result, watch.exit_key_at)
     finally:
         _restore_signals(shielded)
 
@@ -441,6 +455,42 @@ def _collect_conversation(paths: Paths, meta: SessionMeta, settings: RecordSetti
         return meta
 
 
+EXIT_KEY_WINDOW_S = 5.0
+"""A non-zero exit within this many seconds of the user's own exit key is the user's doing."""
+
+_EXIT_LINES = frozenset({b"/exit", b"/quit", b"exit", b"quit", b":q", b":quit"})
+
+
+class ExitKeyWatch:
+    """A sink in front of the recorder that notes when the user last typed an exit key.
+
+    Exit keys: Ctrl-C, Ctrl-D, or Enter ending a line that reads ``/exit``, ``/quit``,
+    ``exit``, ``quit``, ``:q`` or ``:quit``. ``exit_key_at`` is float seconds since the spawn
+    (the relay's clock), None until one is typed. Output and resizes go straight to the
+    inner sink (no extra call on the hot path).
+    """
+
+    def __init__(self, inner: Recorder | _NullSink) -> None:
+        self._inner = inner
+        self.on_output = inner.on_output
+        self.on_resize = inner.on_resize
+        self.exit_key_at: float | None = None
+        self._line = b""
+
+    def on_input(self, raw: bytes, at: float, hidden: bool) -> None:
+        """Note an exit key in ``raw``, then pass it on."""
+        if b"\x03" in raw or b"\x04" in raw:
+            self.exit_key_at = at
+        elif b"\r" in raw or b"\n" in raw:
+            line = (self._line + raw).replace(b"\n", b"\r").split(b"\r")
+            if any(part.strip() in _EXIT_LINES for part in line[:-1]):
+                self.exit_key_at = at
+            self._line = line[-1][-16:]
+        else:
+            self._line = (self._line + raw)[-16:]
+        self._inner.on_input(raw, at, hidden)
+
+
 class _NullSink:
     """A sink for an unrecorded run: drops everything."""
 
@@ -520,6 +570,8 @@ def _open_cast(path: Path, paths: Paths, settings: RecordSettings) -> BinaryIO:
     The key is loaded by the writer thread on its first write, so neither cryptography
     nor keyring is imported before the child runs.
     """
+    if settings.detail == "metadata":  # record.detail: the recorder runs (sizes, redaction), nothing is kept
+        return open(os.devnull, "ab")
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
     out = os.fdopen(fd, "ab", buffering=1 << 16)
     if not settings.encrypt:

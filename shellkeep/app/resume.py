@@ -26,7 +26,14 @@ from shellkeep.app.context import Context
 from shellkeep.app.conversation import adapter_of, collect_for_resume, gather
 from shellkeep.app.moves import project_sessions, relocate_transcript, resume_dir
 from shellkeep.app.native import check_transcript
-from shellkeep.app.record import RunOutcome, RunRequest, run_session, settings_from_config, start_housekeeping
+from shellkeep.app.record import (
+    RecordSettings,
+    RunOutcome,
+    RunRequest,
+    run_session,
+    settings_from_config,
+    start_housekeeping,
+)
 from shellkeep.errors import DataError, SessionNotFound, ShellkeepError, UserInputError
 from shellkeep.logs import get_logger
 from shellkeep.store.paths import Paths, project_key
@@ -187,7 +194,7 @@ def plan_resume(
     n = default_n if exchanges is None else exchanges
 
     own: list[Exchange] | None = None
-    if not is_collected(meta):
+    if not is_collected(meta) and meta.detail != "metadata":  # record.detail: it keeps no exchanges
         try:
             meta, own, pending = collect_for_resume(meta, ctx.vault, ctx.config.redact, env, limit=n, dry_run=dry_run)
         except OSError as exc:
@@ -246,7 +253,14 @@ def _fresh_plan(
 
 
 def run_resume(
-    ctx: Context, plan: ResumePlan, *, warn: Warn, env: Mapping[str, str] | None = None, native_only: bool = False
+    ctx: Context,
+    plan: ResumePlan,
+    *,
+    warn: Warn,
+    env: Mapping[str, str] | None = None,
+    native_only: bool = False,
+    settings: RecordSettings | None = None,
+    restart: int = 0,
 ) -> RunOutcome:
     """Run ``plan`` as a new recorded session whose ``parent`` is the resumed one.
 
@@ -254,9 +268,12 @@ def run_resume(
     settled. When a native resume fails (``native_failure``), the failed run is marked
     (``resume_failed``) and ``warn`` says so in one line; unless ``native_only``, the agent is
     then started anew in the same call with the last exchanges re-injected.
+    ``settings`` records the new run (default: the context's config); ``restart`` marks it
+    as a supervised restart (``app.supervise``).
     Raises AgentNotFound (127) when the program is not installed.
     """
-    outcome = _run_plan(ctx, plan, warn=warn, env=env)
+    settings = settings_from_config(ctx.config) if settings is None else settings
+    outcome = _run_plan(ctx, plan, warn=warn, env=env, settings=settings, restart=restart)
     if plan.mode is not ResumeMode.NATIVE or outcome.session is None:
         return outcome
     reason = native_failure(ctx, plan, outcome.session)
@@ -273,7 +290,7 @@ def run_resume(
         else "starting it anew (no exchanges to re-inject)"
     )
     warn(f"the agent's own resume failed ({reason}); {how}")
-    return _run_plan(ctx, fallback, warn=warn, env=env)
+    return _run_plan(ctx, fallback, warn=warn, env=env, settings=settings, restart=restart)
 
 
 NATIVE_FAILURE_WINDOW_S = 20.0
@@ -307,13 +324,16 @@ def native_failure(ctx: Context, plan: ResumePlan, run: SessionMeta) -> str | No
     return None
 
 
-def _run_plan(ctx: Context, plan: ResumePlan, *, warn: Warn, env: Mapping[str, str] | None) -> RunOutcome:
+def _run_plan(
+    ctx: Context, plan: ResumePlan, *, warn: Warn, env: Mapping[str, str] | None, settings: RecordSettings, restart: int
+) -> RunOutcome:
     request = RunRequest(
         argv=plan.argv,
         cwd=plan.cwd,
         name=plan.session.name,
-        settings=settings_from_config(ctx.config),
+        settings=settings,
         parent=plan.session.id,
+        restart=restart,
         inject=plan.inject_text.encode("utf-8") if plan.inject_text else None,
         inject_settle_s=plan.settle_s,
         inject_paste_mode=bool(getattr(adapter_for(plan.argv), "inject_paste_mode", False)),

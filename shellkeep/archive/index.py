@@ -159,6 +159,7 @@ class ListedSession:
     folder: str
     meta_json: str | None = field(default=None, repr=False)
     plain: bool = True
+    detail: str = "full"  # meta.json detail (record.detail)
 
     def to_json(self) -> dict[str, object]:
         """Return the session's ``meta.json`` object; raises ValueError without ``meta_json``."""
@@ -188,6 +189,7 @@ class ListedSession:
             str(meta.folder),
             json.dumps(meta.to_json(), ensure_ascii=False),
             _is_plain(meta),
+            meta.detail,
         )
 
 
@@ -460,16 +462,17 @@ def _session_row(folder: _Folder, meta: SessionMeta) -> dict[str, object]:
         "project_root": meta.project_root,
         "git_remote": remote_key(identity.remote) if identity and identity.remote else None,
         "git_root_commit": identity.root_commit if identity else None,
+        "detail": meta.detail,
     }
 
 
 _UPSERT = """
 INSERT INTO sessions (id, project, folder, name, agent, status, started_at, started_s, ended_at,
     duration, exit_code, exchange_count, input_tokens, output_tokens, meta_key, project_root, git_remote,
-    git_root_commit)
+    git_root_commit, detail)
 VALUES (:id, :project, :folder, :name, :agent, :status, :started_at, :started_s, :ended_at,
     :duration, :exit_code, :exchange_count, :input_tokens, :output_tokens, :meta_key, :project_root, :git_remote,
-    :git_root_commit)
+    :git_root_commit, :detail)
 ON CONFLICT(id) DO UPDATE SET project = excluded.project, folder = excluded.folder,
     name = excluded.name, agent = excluded.agent, status = excluded.status,
     started_at = excluded.started_at, started_s = excluded.started_s, ended_at = excluded.ended_at,
@@ -477,7 +480,7 @@ ON CONFLICT(id) DO UPDATE SET project = excluded.project, folder = excluded.fold
     exchange_count = excluded.exchange_count, input_tokens = excluded.input_tokens,
     output_tokens = excluded.output_tokens, meta_key = excluded.meta_key,
     project_root = excluded.project_root, git_remote = excluded.git_remote,
-    git_root_commit = excluded.git_root_commit
+    git_root_commit = excluded.git_root_commit, detail = excluded.detail
 """
 
 
@@ -496,12 +499,14 @@ def _content_of(meta: SessionMeta, vault: Vault) -> _Content:
                 markers.append(Marker(len(markers) + 1, event.time, event.data))
             yield event
 
+    kept = meta.detail == "full" or os.path.exists(meta.cast)  # record.detail: none may have been kept
     try:
-        cast = vault.open_recording(Path(meta.cast))
-        events = watch(cast.events())
-        _add_transcript(content, iter_transcript(events, cast.header.size), meta.id)
-        for _ in events:  # past the indexed size: markers only
-            pass
+        if kept:
+            cast = vault.open_recording(Path(meta.cast))
+            events = watch(cast.events())
+            _add_transcript(content, iter_transcript(events, cast.header.size), meta.id)
+            for _ in events:  # past the indexed size: markers only
+                pass
     except (OSError, DataError) as exc:
         log.warning("could not index the recording of %s: %s", meta.id, exc)
     try:
@@ -893,13 +898,13 @@ def list_indexed(
         sql = (
             "SELECT id, name, agent, status, started_at, duration, exit_code, project, folder, "
             + ("(SELECT meta_json FROM session_json j WHERE j.id = sessions.id), " if full else "NULL, ")
-            + "EXISTS (SELECT 1 FROM session_json j WHERE j.id = sessions.id) "
+            + "EXISTS (SELECT 1 FROM session_json j WHERE j.id = sessions.id), coalesce(detail, 'full') "
             + f"FROM sessions{where} ORDER BY started_s DESC, id DESC"
         )
         if query.limit is not None:
             sql += " LIMIT ?"
             args.append(query.limit)
-        listed = [ListedSession(*row[:-1], plain=bool(row[-1])) for row in conn.execute(sql, args)]
+        listed = [ListedSession(*row[:-2], plain=bool(row[-2]), detail=row[-1]) for row in conn.execute(sql, args)]
         if not full:
             return listed
         found = []

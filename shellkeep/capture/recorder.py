@@ -245,7 +245,7 @@ class Recorder:
                     last_flush = now
                     dirty = False
                     if closing or now - last_fsync >= _FSYNC_INTERVAL_S:
-                        os.fsync(self._out.fileno())
+                        _fsync(self._out.fileno())
                         last_fsync = now
             except Exception as exc:  # noqa: BLE001 - nothing here may reach the relay
                 self._suspend(exc)
@@ -427,3 +427,13 @@ class Recorder:
             return []
         self._events += 1
         return [encode_event(self._last_time, "i", text)]
+
+
+def _fsync(fd: int) -> None:
+    """fsync ``fd``; an output that cannot be synced (``/dev/null`` of ``record.detail =
+    "metadata"``, a pipe: EINVAL) has nothing to sync. Other errors raise OSError."""
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno != errno.EINVAL:
+            raise

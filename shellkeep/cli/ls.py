@@ -84,7 +84,7 @@ def _print_table(sessions: list[ListedSession], all_projects: bool, missing: dic
             return iso_text
         return f"{at.year:04d}-{at.month:02d}-{at.day:02d} {at.hour:02d}:{at.minute:02d}"
 
-    header = ("ID", "NAME", "AGENT", "STATUS", "STARTED", "DURATION", "EXIT", "PROJECT")
+    header = ("ID", "NAME", "AGENT", "STATUS", "STARTED", "DURATION", "EXIT", "KEPT", "PROJECT")
     rows = [
         (
             s.id,
@@ -94,6 +94,7 @@ def _print_table(sessions: list[ListedSession], all_projects: bool, missing: dic
             local(s.started_at),
             format_duration(s.duration),
             "-" if s.exit_code is None else str(s.exit_code),
+            s.detail,
             s.project if all_projects else "",
         )
         for s in sessions

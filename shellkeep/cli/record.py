@@ -42,7 +42,7 @@ COMMANDS: dict[str, str] = {
 }
 """Command name -> ``"module:function"`` of its click command; any other word is a program."""
 
-_VALUE_OPTIONS = ("--name", "--title")
+_VALUE_OPTIONS = ("--name", "--title", "--restart")
 _FLAG_OPTIONS = ("--no-input", "--no-redact")
 
 
@@ -56,6 +56,7 @@ class RunArgs:
     no_input: bool = False
     no_redact: bool = False
     quiet: bool = False  # -q: no start line
+    restart: str | None = None  # 'no', 'on-failure' or 'on-failure:N'; None: record.restart
 
 
 def parse_run_args(args: Sequence[str]) -> RunArgs | None:
@@ -63,7 +64,7 @@ def parse_run_args(args: Sequence[str]) -> RunArgs | None:
 
     args: the words after ``shellkeep``. Recognised: nothing; ``PROGRAM [ARGS...]``
     (PROGRAM not a command, not starting with '-'); ``-- [PROGRAM [ARGS...]]``; and ``run``
-    with ``--name``/``--title`` (``--name N`` or ``--name=N``), ``--no-input``,
+    with ``--name``/``--title``/``--restart`` (``--name N`` or ``--name=N``), ``--no-input``,
     ``--no-redact``, then ``--`` or the program.
     """
     if not args:
@@ -109,13 +110,17 @@ def parse_run_args(args: Sequence[str]) -> RunArgs | None:
         title=values.get("--title"),
         no_input="--no-input" in flags,
         no_redact="--no-redact" in flags,
+        restart=values.get("--restart"),
     )
 
 
 def record(run: RunArgs) -> int:
     """Record ``run.argv`` (``$SHELL`` when empty) in a pty; return its exit status.
 
-    Raises AgentNotFound (127) or ProgramNotExecutable (126) before anything is stored.
+    With ``run.restart`` (else ``record.restart``) other than ``no``, the program is
+    supervised (``app.supervise``): resumed in place when it crashes.
+    Raises AgentNotFound (127) or ProgramNotExecutable (126) before anything is stored,
+    UserInputError (2) for a bad ``--restart``.
     """
     import os
     from pathlib import Path
@@ -138,8 +143,13 @@ def record(run: RunArgs) -> int:
         settings=settings,
         banner=banner,
     )
+    policy = settings.restart if run.restart is None else run.restart
     try:
-        return run_session(paths, request, warn=warn).exit_code
+        if policy == "no":
+            return run_session(paths, request, warn=warn).exit_code
+        from shellkeep.app.supervise import restart_limit, supervise  # only supervised runs load it
+
+        return supervise(paths, request, restarts=restart_limit(policy), warn=warn).exit_code
     except AgentNotFound as exc:
         hint = command_hint(request.argv[0])
         if hint is None:

@@ -139,6 +139,9 @@ def _print_plan(plan: ResumePlan) -> None:
 def _print_last_screen(ctx: Context, meta: SessionMeta) -> None:
     import shutil
 
+    if meta.detail != "full":
+        warn(f"no last screen to redraw: session {meta.id} kept its {meta.detail} only (record.detail)")
+        return
     try:
         screen = last_screen(ctx, meta, command="resume")  # audited, as every read
     except (OSError, ShellkeepError) as exc:

@@ -16,11 +16,22 @@ from shellkeep.cli.record import RunArgs, record
 @click.option("--title", help="The recording's title.")
 @click.option("--no-input", is_flag=True, help="Do not record what you type.")
 @click.option("--no-redact", is_flag=True, help="Store secrets as they are (noted in the metadata).")
+@click.option(
+    "--restart",
+    metavar="POLICY",
+    help="Resume the program in place when it crashes: 'on-failure' (up to 3 times), "
+    "'on-failure:N', or 'no' (default: record.restart).",
+)
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED, metavar="[--] PROGRAM [ARGS]...")
-def run(name: str | None, title: str | None, no_input: bool, no_redact: bool, argv: tuple[str, ...]) -> int:
+def run(
+    name: str | None, title: str | None, no_input: bool, no_redact: bool, restart: str | None, argv: tuple[str, ...]
+) -> int:
     """Record PROGRAM in a pty; with no PROGRAM, record $SHELL.
 
     The exit status is the program's own (128+N when it is killed by signal N).
+
+    With --restart on-failure[:N] a crash (a signal, or a non-zero exit not right after
+    your own Ctrl-C, Ctrl-D or /exit) resumes the session in place, up to N times.
 
     Example: shellkeep run --name fix-login -- claude --model opus
     """
@@ -28,4 +39,6 @@ def run(name: str | None, title: str | None, no_input: bool, no_redact: bool, ar
         raise click.UsageError(f"no such option: {argv[0]} (put the program after '--')")
     root = click.get_current_context().find_root()
     quiet = bool(root.params.get("quiet"))  # shellkeep -q PROGRAM: no start line
-    return record(RunArgs(argv=argv, name=name, title=title, no_input=no_input, no_redact=no_redact, quiet=quiet))
+    return record(
+        RunArgs(argv=argv, name=name, title=title, no_input=no_input, no_redact=no_redact, quiet=quiet, restart=restart)
+    )

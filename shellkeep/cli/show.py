@@ -51,6 +51,14 @@ def show(ref: str | None, last: bool, full: bool, as_json: bool) -> None:
         _print_exchanges(meta, read_exchanges(meta, ctx.vault), full)
 
 
+_KEPT = {
+    "full": "full (recording, exchanges, metadata)",
+    "conversation": "conversation (exchanges and metadata, no terminal recording)",
+    "metadata": "metadata only",
+}
+"""How ``show`` names each ``record.detail`` level."""
+
+
 def _print_meta(meta: SessionMeta, missing_key_id: str | None) -> None:
     git = meta.git_start or {}
     rows = [
@@ -67,7 +75,8 @@ def _print_meta(meta: SessionMeta, missing_key_id: str | None) -> None:
         ("git", f"{git.get('branch') or '-'} {str(git.get('commit') or '')[:10]}{' dirty' if git.get('dirty') else ''}".rstrip()),
         ("terminal", f"{meta.cols}x{meta.rows} {meta.term or ''}"),
         ("recorded", f"{meta.output_bytes} bytes out, {meta.input_bytes} bytes in"),
-        ("recording", meta.cast),
+        ("kept", _KEPT.get(meta.detail, meta.detail)),
+        ("recording", meta.cast if meta.detail == "full" else "- (not kept)"),
         ("exchanges", str(meta.exchange_count)),
         ("tokens", token_line(meta.usage) if meta.usage else "-"),
     ]
@@ -79,7 +88,7 @@ def _print_meta(meta: SessionMeta, missing_key_id: str | None) -> None:
     if damage:
         rows.append(("warning", f"agent transcript damaged: {damage} in {meta.agent_transcript}"))
     if meta.parent:
-        rows.append(("resumes", meta.parent))
+        rows.append(("resumes", meta.parent + (f" (supervised restart {meta.restart})" if meta.restart else "")))
     width = max(len(k) for k, _ in rows)
     for key, value in rows:
         click.echo(f"{key:<{width}}  {value}")
@@ -94,7 +103,9 @@ def _print_chain(where: Paths, meta: SessionMeta) -> None:
     click.echo("resume chain (oldest first):")
     for link in chain:
         mark = "*" if link.id == meta.id else " "
-        click.echo(f" {mark} {link.id}  {link.agent}  {link.status}  {format_local_time(link.started_at)}")
+        how = f"  restart {link.restart}" if link.restart else ""
+        code = "" if link.exit_code is None else f" (exit {link.exit_code})"
+        click.echo(f" {mark} {link.id}  {link.agent}  {link.status}{code}  {format_local_time(link.started_at)}{how}")
 
 
 def _print_checkpoints(checkpoints: list[Checkpoint]) -> None:

@@ -103,6 +103,11 @@ class SessionMeta:
     resume_failed: str | None = None
     """Why this run, a native resume of ``parent``, failed (None: it did not); such a run is
     never chosen by a bare ``resume``, and its parent stays the session to resume."""
+    detail: str = "full"
+    """How much was kept (``record.detail``): ``full`` (recording, exchanges, metadata),
+    ``conversation`` (no terminal recording) or ``metadata`` (this file only)."""
+    restart: int = 0
+    """Which supervised restart of ``parent`` this run is (``run --restart``), 1-based; 0: none."""
     shellkeep_version: str = ""
     extra: dict[str, object] = field(default_factory=dict)
 
@@ -419,3 +424,13 @@ def resolve_session(
                     f"{exc}; its recording can still be played: shellkeep replay {folder / CAST_FILE}"
                 ) from exc
     raise SessionNotFound(f"no session matches '{ref}' in project {project}; run 'shellkeep ls --all'")
+
+
+def drop_recording(meta: SessionMeta) -> bool:
+    """Remove the session's terminal recording (``record.detail`` below ``full``); return
+    whether there was one. Raises OSError when it exists and cannot be removed."""
+    try:
+        os.unlink(meta.cast)
+    except FileNotFoundError:
+        return False
+    return True

@@ -121,7 +121,14 @@ CREATE TABLE usage (
 ALTER TABLE sessions ADD COLUMN usage_key TEXT;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4)
+_V5 = """
+-- How much of each session is kept (meta.json detail, record.detail): 'full',
+-- 'conversation' or 'metadata', for the table of 'shellkeep ls'. Sessions indexed before
+-- have none: they all kept everything (NULL reads as 'full').
+ALTER TABLE sessions ADD COLUMN detail TEXT;
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5)
 """Script ``i`` takes an index from version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)
