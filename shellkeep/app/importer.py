@@ -208,7 +208,7 @@ def _meta_for(
         project_root=str(request.project_root),
         cwd=str(request.cwd),
         command=command,
-        agent=os.path.basename(command[0]) if command else "imported",
+        agent=_agent_of(command),
         started_at=iso(started),
         name=request.name,
         title=header.title,
@@ -233,6 +233,33 @@ def _meta_for(
             "imported_version": summary.version,
         },
     )
+
+
+_WRAPPERS = frozenset({"env", "exec", "command", "nohup", "nice", "time", "sudo", "doas"})
+
+
+def _agent_of(command: list[str]) -> str:
+    """Return the agent an imported recording's command ran, as a recording would name it.
+
+    The adapter that recognises the command names it (``npx @anthropic-ai/claude-code`` is
+    ``claude``); for any other program, the first word after wrappers (``env``, ``sudo``,
+    ``VAR=value`` assignments and their options) and a shell's ``-c`` script: ``env TERM=x
+    bash -l`` is ``bash``, ``sh -c 'vim notes'`` is ``vim``. "imported" without a command.
+    """
+    if not command:
+        return "imported"
+    words = list(command)
+    while words and (os.path.basename(words[0]) in _WRAPPERS or "=" in words[0] or words[0].startswith("-")):
+        words.pop(0)
+    if len(words) >= 3 and os.path.basename(words[0]) in ("sh", "bash", "zsh", "fish", "dash") and words[1] == "-c":
+        try:
+            script = shlex.split(words[2])
+        except ValueError:
+            script = []
+        return _agent_of(script) if script else os.path.basename(words[0])
+    if not words:
+        return os.path.basename(command[0])
+    return adapter_for(words).agent_name(words)
 
 
 def _command_of(header: Header) -> list[str]:

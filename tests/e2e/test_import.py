@@ -152,3 +152,23 @@ def test_a_lone_surrogate_is_imported_as_the_replacement_character(home: Paths, 
     assert shown.returncode == 0 and shown.stdout == "a\ufffdbc".encode()
     page = run_sk("export", "sur", "--format", "html")
     assert page.returncode == 0 and "a\ufffdb".encode() in page.stdout
+
+
+@pytest.mark.parametrize(
+    ("command", "agent"),
+    [
+        ("npx @anthropic-ai/claude-code", "claude"),
+        ("env TERM=xterm-256color /usr/local/bin/codex", "codex"),
+        ("/bin/sh -c 'vim notes.txt'", "vim"),
+        ("/bin/bash -l", "bash"),
+        (None, "imported"),
+    ],
+)
+def test_an_imported_recordings_agent_is_read_from_its_command(home: Paths, tmp_path: Path, command: str | None, agent: str) -> None:
+    header = {"version": 2, "width": 80, "height": 24, **({"command": command} if command else {})}
+    source = tmp_path / "some.cast"
+    source.write_text(json.dumps(header) + '\n[0.5, "o", "hello\\r\\n"]\n')
+    result = run_sk("import", str(source))
+    assert result.returncode == 0, result.stderr
+    [meta] = home.projects.glob("*/*/meta.json")
+    assert json.loads(meta.read_text())["agent"] == agent
