@@ -73,6 +73,7 @@ __all__ = [
     "index_session",
     "ListedSession",
     "find_sessions",
+    "forget_sessions",
     "git_projects",
     "list_indexed",
     "parse_time",
@@ -635,6 +636,20 @@ def _delete(conn: sqlite3.Connection, session_ids: Sequence[str]) -> None:
         conn.execute("DELETE FROM sessions WHERE id = ?", (sid,))
         conn.execute("DELETE FROM session_json WHERE id = ?", (sid,))
         conn.execute("DELETE FROM usage WHERE session_id = ?", (sid,))
+
+
+def forget_sessions(paths: Paths, session_ids: Sequence[str]) -> None:
+    """Delete the index rows of ``session_ids`` (sessions whose folders were removed).
+
+    The folders are the truth; a row left behind would only be dropped at the next scan.
+    Raises ShellkeepError when the index cannot be written.
+    """
+
+    def work(conn: sqlite3.Connection, fresh: bool) -> None:
+        with _write(conn):
+            _delete(conn, session_ids)
+
+    _run(paths, work)
 
 
 def _is_final(meta: SessionMeta) -> bool:
