@@ -24,7 +24,7 @@ from shellkeep.app.reads import last_screen
 from shellkeep.errors import SessionNotFound, ShellkeepError, UserInputError
 from shellkeep.store.checkpoints import read_checkpoints
 from shellkeep.store.paths import project_key
-from shellkeep.store.session import SessionMeta
+from shellkeep.store.session import SessionMeta, is_trivial
 from shellkeep.tui.text import format_local_time
 from shellkeep.vault.exchanges import is_collected, read_exchanges
 
@@ -54,17 +54,17 @@ class _Entry:
     haystack: str
 
 
-def pick_session(ctx: Context) -> str | None:
+def pick_session(ctx: Context, *, all_sessions: bool = False) -> str | None:
     """Open the picker on the context's project; return the id chosen with Enter, or None.
 
     Blocks until the user chooses or leaves. Raises UserInputError without a terminal and
     SessionNotFound when nothing was ever recorded.
     """
-    choice = run_picker(ctx, all_projects=False, allow_replay=False)
+    choice = run_picker(ctx, all_projects=False, allow_replay=False, all_sessions=all_sessions)
     return choice.session_id if choice is not None else None
 
 
-def run_picker(ctx: Context, *, all_projects: bool, allow_replay: bool) -> Choice | None:
+def run_picker(ctx: Context, *, all_projects: bool, allow_replay: bool, all_sessions: bool = False) -> Choice | None:
     """Run the picker full screen and return the user's choice, or None when they left.
 
     Raises UserInputError when stdin or stdout is not a terminal, ShellkeepError when Textual
@@ -73,29 +73,37 @@ def run_picker(ctx: Context, *, all_projects: bool, allow_replay: bool) -> Choic
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UserInputError("the session picker needs a terminal; give a SESSION instead, see 'shellkeep ls'")
     try:
-        app = picker_app(ctx, all_projects=all_projects, allow_replay=allow_replay)
+        app = picker_app(ctx, all_projects=all_projects, allow_replay=allow_replay, all_sessions=all_sessions)
     except ImportError as exc:
         raise ShellkeepError(f"the session picker needs the 'textual' package ({exc}); install it with pip") from exc
     return app.run()
 
 
-def picker_app(ctx: Context, *, all_projects: bool, allow_replay: bool) -> App[Choice | None]:
+def picker_app(ctx: Context, *, all_projects: bool, allow_replay: bool, all_sessions: bool = False) -> App[Choice | None]:
     """Return the picker as a Textual app (``run()`` it, or ``run_test()`` it headless).
+
+    Sessions shorter than a second with no input (``store.session.is_trivial``) are left
+    out unless ``all_sessions``.
 
     Raises SessionNotFound when no session is stored in any project; ImportError without Textual.
     """
-    here = _entries(ctx, all_projects=False)
-    everywhere = _entries(ctx, all_projects=True) if all_projects or not here else None
+    here = _entries(ctx, all_projects=False, all_sessions=all_sessions)
+    everywhere = _entries(ctx, all_projects=True, all_sessions=all_sessions) if all_projects or not here else None
     if not here and not everywhere:
         raise SessionNotFound(f"no sessions recorded in project {project_key(ctx.project_root)} yet; run 'shellkeep' to record one")
-    return _picker_class()(ctx, here, everywhere, all_projects or not here, allow_replay)
+    return _picker_class()(ctx, here, everywhere, all_projects or not here, allow_replay, all_sessions)
 
 
-def _entries(ctx: Context, *, all_projects: bool) -> list[_Entry]:
-    """Return the sessions of the project (or every project), newest first, with their filter text."""
+def _entries(ctx: Context, *, all_projects: bool, all_sessions: bool = False) -> list[_Entry]:
+    """Return the sessions of the project (or every project), newest first, with their filter text.
+
+    Trivial sessions (``store.session.is_trivial``) are left out unless ``all_sessions``.
+    """
     entries = []
     # This project's include those recorded at its former paths (a moved work tree), as in ``ls``.
     for meta in ctx.sessions(all_projects=True) if all_projects else project_sessions(ctx):
+        if not all_sessions and is_trivial(meta):
+            continue
         try:
             prompts = " ".join(e.prompt for e in read_exchanges(meta, ctx.vault))
         except ShellkeepError:  # sealed with a key no store holds (suspended): listed all the same
@@ -208,6 +216,7 @@ def _picker_class() -> _PickerFactory:
             everywhere: list[_Entry] | None,
             all_projects: bool,
             allow_replay: bool,
+            all_sessions: bool = False,
         ) -> None:
             super().__init__()
             self._ctx = ctx
@@ -215,6 +224,7 @@ def _picker_class() -> _PickerFactory:
             self._everywhere = everywhere
             self.all_projects = all_projects
             self.allow_replay = allow_replay
+            self.all_sessions = all_sessions
             self._shown: list[_Entry] = []
             self._previews: dict[str, tuple[Text, str]] = {}
 
@@ -244,7 +254,7 @@ def _picker_class() -> _PickerFactory:
             if not self.all_projects:
                 return self._here
             if self._everywhere is None:
-                self._everywhere = _entries(self._ctx, all_projects=True)
+                self._everywhere = _entries(self._ctx, all_projects=True, all_sessions=self.all_sessions)
             return self._everywhere
 
         def _refill(self) -> None:

@@ -145,3 +145,22 @@ def test_a_session_whose_key_is_missing_is_still_offered(home: Paths, sessions: 
     (home.home / "keys" / "keys.json").unlink()
     forget_cached_keys()
     assert _pick(home, Path.cwd(), ["down", "enter"]) == Choice("resume", sessions[1])
+
+
+def test_sessions_shorter_than_a_second_without_input_are_left_out(home: Paths, sessions: list[str]) -> None:
+    import dataclasses
+
+    from shellkeep.store.session import read_meta, write_meta
+
+    [folder] = [f for f in home.projects.glob("*/*") if f.name == sessions[0]]
+    write_meta(dataclasses.replace(read_meta(folder), duration=0.4, input_bytes=0))  # the newest becomes a blip
+    assert _pick(home, Path.cwd(), ["enter"]) == Choice("resume", sessions[1])
+    app = picker_app(open_context(paths=home, cwd=Path.cwd()), all_projects=False, allow_replay=False, all_sessions=True)
+
+    async def drive() -> object:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await pilot.press("enter")
+        return app.return_value
+
+    assert asyncio.run(drive()) == Choice("resume", sessions[0])
