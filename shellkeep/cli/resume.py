@@ -62,7 +62,8 @@ def resume(
 
     With no SESSION: the newest session of this project that was cut short (interrupted,
     terminal closed, killed) and not resumed yet, else the newest one; starting that one's
-    command again is asked first (y/N), or, without a terminal, needs --yes.
+    command again (a command, not an agent's conversation) is asked first (y/N), or,
+    without a terminal, needs --yes.
 
     When the agent's own resume fails (it exits with an error at once, or says the session
     is unknown), the agent is started anew with the last exchanges re-injected.
@@ -100,7 +101,10 @@ def resume(
     )
     if plan.note:
         warn(plan.note)
-    if fallback and plan.mode is not ResumeMode.NATIVE and not (yes or dry_run) and not _confirm_rerun(plan):
+    # Nothing was cut short and the newest session is a plain command (no agent conversation to
+    # go on with): running it again may not be what a habitual 'resume' meant, so ask.
+    rerun = fallback and plan.mode is not ResumeMode.NATIVE and not meta.agent_session_id and agent is None
+    if rerun and not (yes or dry_run) and not _confirm_rerun(plan):
         return 1
     click.echo(_banner(plan), err=True)
     if dry_run:
