@@ -70,8 +70,11 @@ def ls(
     if as_json:
         print_json(find_sessions(ctx.paths, query, full=True, vault=ctx.vault, recover=ctx.recover))
         return
-    sessions = find_sessions(ctx.paths, replace(query, trivial=None if all_sessions else False), full=False, vault=ctx.vault, recover=ctx.recover)
-    hidden = 0 if all_sessions else len(find_sessions(ctx.paths, replace(query, trivial=True, limit=None), full=False, vault=ctx.vault))
+    shown = replace(query, trivial=None if all_sessions else False)
+    sessions = find_sessions(ctx.paths, shown, full=False, vault=ctx.vault, recover=ctx.recover)
+    hidden = 0
+    if not all_sessions:
+        hidden = len(find_sessions(ctx.paths, replace(query, trivial=True, limit=None), full=False, vault=ctx.vault))
     if sessions:
         _print_table(sessions, all_projects, missing_keys(ctx, sessions))
     elif not hidden:
@@ -79,7 +82,8 @@ def ls(
         hint = "no sessions match; try without filters" if filtered else "no sessions yet; run 'shellkeep' or 'shellkeep PROGRAM' to record one"
         click.echo(hint, err=True)
     if hidden:
-        click.echo(f"{hidden} session{'' if hidden == 1 else 's'} shorter than a second with no input hidden; 'shellkeep ls --all-sessions' shows them", err=True)
+        plural = "" if hidden == 1 else "s"
+        click.echo(f"{hidden} session{plural} shorter than a second with no input hidden; 'shellkeep ls --all-sessions' shows them", err=True)
 
 
 def _print_table(sessions: list[ListedSession], all_projects: bool, missing: dict[str, str]) -> None:
