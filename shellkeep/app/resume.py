@@ -49,6 +49,7 @@ __all__ = [
     "CUT_SHORT",
     "ResumeMode",
     "ResumePlan",
+    "choose_default",
     "choose_session",
     "conversation_tail",
     "inject_text",
@@ -124,9 +125,19 @@ def choose_session(ctx: Context, ref: str | None, *, last: bool = False) -> Sess
     killed) and not resumed yet, else the newest session that is not running.
     Raises SessionNotFound or AmbiguousSession.
     """
+    return choose_default(ctx, ref, last=last)[0]
+
+
+def choose_default(ctx: Context, ref: str | None, *, last: bool = False) -> tuple[SessionMeta, bool]:
+    """Return the session to resume (as ``choose_session``) and whether it was a fallback.
+
+    The flag is True when no SESSION or ``last`` was given and no session of the project
+    was waiting to be resumed, so the newest ended one was taken: resuming it starts its
+    command again, which the user should confirm. Raises as ``choose_session``.
+    """
     project_root = ctx.project_root
     if ref or last:
-        return ctx.resolve(ref, last=last)
+        return ctx.resolve(ref, last=last), False
     sessions = project_sessions(ctx)  # with those recorded before the project was moved
     if not sessions:
         raise SessionNotFound(
@@ -136,13 +147,13 @@ def choose_session(ctx: Context, ref: str | None, *, last: bool = False) -> Sess
     ended = [m for m in sessions if m.status != Status.RUNNING.value and not m.resume_failed]
     for meta in ended:
         if meta.status in CUT_SHORT and meta.id not in resumed:
-            return meta
+            return meta, False
     if not ended:
         raise SessionNotFound(
             f"every session of project {project_key(project_root)} is still running; "
             "give a SESSION to resume or run 'shellkeep ls'"
         )
-    return ended[0]
+    return ended[0], True
 
 
 def plan_resume(

@@ -46,7 +46,18 @@ from shellkeep.gitidentity import GitIdentity, remote_key
 from shellkeep.logs import get_logger
 from shellkeep.store.checkpoints import read_checkpoints
 from shellkeep.store.paths import FILE_MODE, Paths, ensure_dir
-from shellkeep.store.session import META_FILE, Recover, SessionMeta, Status, is_interrupted, list_sessions, parse_iso, read_meta
+from shellkeep.store.session import (
+    META_FILE,
+    SHORT_SESSION_S,
+    Recover,
+    SessionMeta,
+    Status,
+    is_interrupted,
+    is_trivial,
+    list_sessions,
+    parse_iso,
+    read_meta,
+)
 from shellkeep.terminal.transcript import iter_transcript
 from shellkeep.vault.access import Vault
 from shellkeep.vault.exchanges import read_exchanges
@@ -73,6 +84,7 @@ __all__ = [
     "index_session",
     "ListedSession",
     "find_sessions",
+    "forget_sessions",
     "git_projects",
     "list_indexed",
     "parse_time",
@@ -110,6 +122,8 @@ class SessionQuery:
     since / until: aware datetimes; a session counts by its start (since <= start < until).
     name: the session's name contains this text (case-insensitive), or matches it as a
     glob when it holds ``*``, ``?`` or ``[``. limit: at most this many (None: all).
+    trivial: False leaves out the sessions shorter than a second with no input
+    (``store.session.is_trivial``), True keeps only those, None (the default) keeps both.
     also_projects: more project keys listed with ``project`` (the same repository recorded
     at a former path: ``app.moves.moved_projects``); ignored when ``project`` is None.
     """
@@ -122,6 +136,7 @@ class SessionQuery:
     until: datetime | None = None
     name: str | None = None
     limit: int | None = None
+    trivial: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -456,6 +471,7 @@ def _session_row(folder: _Folder, meta: SessionMeta) -> dict[str, object]:
         "duration": meta.duration,
         "exit_code": meta.exit_code,
         "exchange_count": meta.exchange_count,
+        "input_bytes": meta.input_bytes,
         "input_tokens": usage.get("input"),
         "output_tokens": usage.get("output"),
         "meta_key": folder.meta_key,
@@ -469,10 +485,10 @@ def _session_row(folder: _Folder, meta: SessionMeta) -> dict[str, object]:
 _UPSERT = """
 INSERT INTO sessions (id, project, folder, name, agent, status, started_at, started_s, ended_at,
     duration, exit_code, exchange_count, input_tokens, output_tokens, meta_key, project_root, git_remote,
-    git_root_commit, detail)
+    git_root_commit, detail, input_bytes)
 VALUES (:id, :project, :folder, :name, :agent, :status, :started_at, :started_s, :ended_at,
     :duration, :exit_code, :exchange_count, :input_tokens, :output_tokens, :meta_key, :project_root, :git_remote,
-    :git_root_commit, :detail)
+    :git_root_commit, :detail, :input_bytes)
 ON CONFLICT(id) DO UPDATE SET project = excluded.project, folder = excluded.folder,
     name = excluded.name, agent = excluded.agent, status = excluded.status,
     started_at = excluded.started_at, started_s = excluded.started_s, ended_at = excluded.ended_at,
@@ -480,7 +496,7 @@ ON CONFLICT(id) DO UPDATE SET project = excluded.project, folder = excluded.fold
     exchange_count = excluded.exchange_count, input_tokens = excluded.input_tokens,
     output_tokens = excluded.output_tokens, meta_key = excluded.meta_key,
     project_root = excluded.project_root, git_remote = excluded.git_remote,
-    git_root_commit = excluded.git_root_commit, detail = excluded.detail
+    git_root_commit = excluded.git_root_commit, detail = excluded.detail, input_bytes = excluded.input_bytes
 """
 
 
@@ -640,6 +656,20 @@ def _delete(conn: sqlite3.Connection, session_ids: Sequence[str]) -> None:
         conn.execute("DELETE FROM sessions WHERE id = ?", (sid,))
         conn.execute("DELETE FROM session_json WHERE id = ?", (sid,))
         conn.execute("DELETE FROM usage WHERE session_id = ?", (sid,))
+
+
+def forget_sessions(paths: Paths, session_ids: Sequence[str]) -> None:
+    """Delete the index rows of ``session_ids`` (sessions whose folders were removed).
+
+    The folders are the truth; a row left behind would only be dropped at the next scan.
+    Raises ShellkeepError when the index cannot be written.
+    """
+
+    def work(conn: sqlite3.Connection, fresh: bool) -> None:
+        with _write(conn):
+            _delete(conn, session_ids)
+
+    _run(paths, work)
 
 
 def _is_final(meta: SessionMeta) -> bool:
@@ -894,7 +924,9 @@ def list_indexed(
     def work(conn: sqlite3.Connection, fresh: bool) -> list[ListedSession]:
         sync(conn, _sources(paths, vault, recover), query.project, fresh=fresh)
         projects = None if query.project is None else (query.project, *query.also_projects)
-        where, args = _session_filter(projects, query.agents, query.statuses, query.since, query.until, query.name)
+        where, args = _session_filter(
+            projects, query.agents, query.statuses, query.since, query.until, query.name, trivial=query.trivial
+        )
         sql = (
             "SELECT id, name, agent, status, started_at, duration, exit_code, project, folder, "
             + ("(SELECT meta_json FROM session_json j WHERE j.id = sessions.id), " if full else "NULL, ")
@@ -965,6 +997,8 @@ def _session_filter(
     until: datetime | None,
     name: str | None,
     alias: str = "",
+    *,
+    trivial: bool | None = None,
 ) -> tuple[str, list[object]]:
     p = f"{alias}." if alias else ""
     clauses: list[str] = []
@@ -993,6 +1027,11 @@ def _session_filter(
         else:
             clauses.append(f"instr(lower({p}name), lower(?)) > 0")
             args.append(name)
+    if trivial is not None:
+        # As store.session.is_trivial; an unknown input_bytes (NULL) is never trivial.
+        test = f"({p}duration IS NOT NULL AND {p}duration < ? AND COALESCE({p}input_bytes, 1) = 0)"
+        clauses.append(test if trivial else f"NOT {test}")
+        args.append(SHORT_SESSION_S)
     return (" WHERE " + " AND ".join(clauses) if clauses else ""), args
 
 
@@ -1336,6 +1375,8 @@ def _matches(meta: SessionMeta, query: SessionQuery) -> bool:
     if query.agents and meta.agent not in query.agents:
         return False
     if query.statuses and meta.status not in query.statuses:
+        return False
+    if query.trivial is not None and is_trivial(meta) != query.trivial:
         return False
     started = _started_s(meta)
     if query.since is not None and started < query.since.timestamp():

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import click
 
 from shellkeep import config as settings
-from shellkeep.cli.options import complete_config_key, cwd, json_option, paths
+from shellkeep.cli.options import complete_config_key, cwd, json_option, paths, warn
 from shellkeep.cli.output import print_json
+from shellkeep.errors import ConfigError
 from shellkeep.store.paths import project_root_of
 
 
@@ -82,13 +84,24 @@ def edit() -> None:
     """Open your config.toml in $VISUAL or $EDITOR, then check it.
 
     A missing file is first created with every setting documented and commented out.
+    When the file saved is invalid, the error is shown and, on a terminal, "edit again?"
+    reopens it (without a terminal, or answering n: the error, exit status 2).
 
     Example: EDITOR=nano shellkeep config edit
     """
     file = paths().config_file
     settings.create_config_file(file)
-    click.edit(filename=str(file))
-    settings.check_config_file(file)
+    while True:
+        click.edit(filename=str(file))
+        try:
+            settings.check_config_file(file)
+            break
+        except ConfigError as exc:
+            if not (sys.stdin.isatty() and sys.stderr.isatty()):
+                raise
+            warn(str(exc))
+            if not click.confirm("edit again?", default=True, err=True):
+                raise click.exceptions.Exit(exc.exit_code) from None  # the error is on the screen already
     click.echo(f"ok: {file}")
 
 

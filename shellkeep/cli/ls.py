@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import click
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 @click.option("--until", metavar="WHEN", help="Started before WHEN (a bare date includes that day).")
 @click.option("--name", metavar="TEXT", help="Name contains TEXT, or matches it as a glob ('fix-*').")
 @click.option("--limit", type=count(), default=None, help="At most this many, the newest.")
+@click.option("--all-sessions", is_flag=True, help="Also the sessions shorter than a second with no input.")
 @json_option
 def ls(
     all_projects: bool,
@@ -41,13 +43,16 @@ def ls(
     until: str | None,
     name: str | None,
     limit: int | None,
+    all_sessions: bool,
     as_json: bool,
 ) -> None:
     """List this project's sessions, newest first.
 
     A project moved or renamed on disk also lists the sessions recorded at its former path
     (matched by its git remote and root commit). A session sealed with a key no store
-    holds shows as "suspended: key missing" until the key is imported.
+    holds shows as "suspended: key missing" until the key is imported. Sessions that ended
+    within a second with nothing typed are left out of the table (a line on stderr counts
+    them) unless --all-sessions; --json lists every session.
 
     Example: shellkeep ls --agent claude --since 3d --limit 10
     """
@@ -62,16 +67,23 @@ def ls(
         name=name,
         limit=limit,
     )
-    sessions = find_sessions(ctx.paths, query, full=as_json, vault=ctx.vault, recover=ctx.recover)
     if as_json:
-        print_json(sessions)
+        print_json(find_sessions(ctx.paths, query, full=True, vault=ctx.vault, recover=ctx.recover))
         return
-    if not sessions:
+    shown = replace(query, trivial=None if all_sessions else False)
+    sessions = find_sessions(ctx.paths, shown, full=False, vault=ctx.vault, recover=ctx.recover)
+    hidden = 0
+    if not all_sessions:
+        hidden = len(find_sessions(ctx.paths, replace(query, trivial=True, limit=None), full=False, vault=ctx.vault))
+    if sessions:
+        _print_table(sessions, all_projects, missing_keys(ctx, sessions))
+    elif not hidden:
         filtered = any((agents, statuses, since, until, name))
         hint = "no sessions match; try without filters" if filtered else "no sessions yet; run 'shellkeep' or 'shellkeep PROGRAM' to record one"
         click.echo(hint, err=True)
-        return
-    _print_table(sessions, all_projects, missing_keys(ctx, sessions))
+    if hidden:
+        plural = "" if hidden == 1 else "s"
+        click.echo(f"{hidden} session{plural} shorter than a second with no input hidden; 'shellkeep ls --all-sessions' shows them", err=True)
 
 
 def _print_table(sessions: list[ListedSession], all_projects: bool, missing: dict[str, str]) -> None:

@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "gc": "shellkeep.cli.gc:gc",
     "pin": "shellkeep.cli.pin:pin",
     "unpin": "shellkeep.cli.pin:unpin",
+    "rm": "shellkeep.cli.rm:rm",
     "redact": "shellkeep.cli.redact:redact",
     "init": "shellkeep.cli.init:init",
     "stats": "shellkeep.cli.stats:stats",

@@ -9,7 +9,7 @@ import click
 
 from shellkeep.app.context import Context
 from shellkeep.app.reads import last_screen
-from shellkeep.app.resume import choose_session, plan_resume, run_resume
+from shellkeep.app.resume import ResumeMode, choose_default, plan_resume, run_resume
 from shellkeep.cli.options import complete_agent, context, count, session_argument, warn
 from shellkeep.cli.output import format_local_time
 from shellkeep.cli.resume_all import resume_all
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 @click.option("--all", "all_sessions", is_flag=True, help="Every session cut short since the last boot, in every project.")
 @click.option("--since", metavar="WHEN", help="With --all: those that ended since WHEN (2024-05-01, today, 2h, 3d) instead.")
 @click.option("--print", "print_only", is_flag=True, help="With --all: print the resume commands, for a script; run nothing.")
+@click.option("-y", "--yes", is_flag=True, help="Start a finished session's command again without asking.")
 def resume(
     ref: str | None,
     last: bool,
@@ -55,11 +56,14 @@ def resume(
     all_sessions: bool,
     since: str | None,
     print_only: bool,
+    yes: bool,
 ) -> int:
     """Put a session back: its last screen, then its agent, in the same conversation.
 
     With no SESSION: the newest session of this project that was cut short (interrupted,
-    terminal closed, killed) and not resumed yet, else the newest one.
+    terminal closed, killed) and not resumed yet, else the newest one; starting that one's
+    command again (a command, not an agent's conversation) is asked first (y/N), or,
+    without a terminal, needs --yes.
 
     When the agent's own resume fails (it exits with an error at once, or says the session
     is unknown), the agent is started anew with the last exchanges re-injected.
@@ -91,12 +95,17 @@ def resume(
         if chosen is None:
             return 0
         ref, last = chosen, False
-    meta = choose_session(ctx, ref, last=last)
+    meta, fallback = choose_default(ctx, ref, last=last)
     plan = plan_resume(
         ctx, meta, exchanges=exchanges_n, agent=agent, dry_run=dry_run, warn=warn, force_inject=force_inject, cwd=cwd
     )
     if plan.note:
         warn(plan.note)
+    # Nothing was cut short and the newest session is a plain command (no agent conversation to
+    # go on with): running it again may not be what a habitual 'resume' meant, so ask.
+    rerun = fallback and plan.mode is not ResumeMode.NATIVE and not meta.agent_session_id and agent is None
+    if rerun and not (yes or dry_run) and not _confirm_rerun(plan):
+        return 1
     click.echo(_banner(plan), err=True)
     if dry_run:
         _print_plan(plan)
@@ -104,6 +113,19 @@ def resume(
     if not no_screen:
         _print_last_screen(ctx, plan.session)
     return run_resume(ctx, plan, warn=warn, native_only=native_only).exit_code
+
+
+def _confirm_rerun(plan: ResumePlan) -> bool:
+    """Ask before starting an ended session's command again; without a terminal, say what would run."""
+    import sys
+
+    meta = plan.session
+    what = f"session {meta.id} {meta.status} {format_local_time(meta.ended_at or meta.started_at)}"
+    command = readable_text(_shell_words(plan.argv))
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        warn(f"no session was cut short; resuming would run '{command}' again ({what}); pass --yes to do so")
+        return False
+    return click.confirm(f"no session was cut short; run '{command}' again ({what})?", default=False, err=True)
 
 
 def _banner(plan: ResumePlan) -> str:

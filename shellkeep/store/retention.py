@@ -1,7 +1,7 @@
 """Own what is kept on disk: retention limits, garbage collection, pins and free space.
 
 Limits (``[retention]`` in the config, each 0 or "" for none): ``max_age_days`` (age
-from a session's end, else its start), ``max_sessions`` (the newest are kept) and
+from a session's end, else its start; for an imported one, from its import at the earliest), ``max_sessions`` (the newest are kept) and
 ``max_total_size`` (the newest are kept until the sum of their folders' sizes would pass
 it). A policy applies to all sessions together and, where one is given, to one project's
 sessions (``project_policies``); a session goes when any applicable limit says so.
@@ -173,12 +173,28 @@ def protection(meta: SessionMeta, resumed: set[str]) -> str | None:
 
 
 def _last_activity(meta: SessionMeta) -> float:
+    """Return when the session was last active here (epoch seconds): its end, else its start.
+
+    An imported session keeps its recording's dates, but its age counts from the import at
+    the earliest (``imported_at`` in ``meta.json``, set by ``shellkeep import``), so an old
+    recording imported today is not removed by ``max_age_days`` today.
+    """
+    imported = meta.extra.get("imported_at")
+    since_import = None
+    if isinstance(imported, str):
+        try:
+            since_import = parse_iso(imported).timestamp()
+        except ValueError:
+            since_import = None
     for text in (meta.ended_at, meta.started_at):
         if text:
             try:
-                return parse_iso(text).timestamp()
+                at = parse_iso(text).timestamp()
             except ValueError:
                 continue
+            return at if since_import is None else max(at, since_import)
+    if since_import is not None:
+        return since_import
     try:
         return (meta.folder / META_FILE).stat().st_mtime
     except OSError:

@@ -317,6 +317,19 @@ def _pid_is_shellkeep(pid: int, start_ticks: int | None = None) -> bool:
     return b"shellkeep" in cmdline
 
 
+SHORT_SESSION_S = 1.0
+"""Sessions ended in less than this many seconds with nothing typed are "trivial" (``is_trivial``)."""
+
+
+def is_trivial(meta: SessionMeta) -> bool:
+    """Return whether a session ended within ``SHORT_SESSION_S`` with no input recorded.
+
+    Such sessions (a typo'd command, a program that failed at once) are hidden from ``ls``
+    and the picker unless asked for. A running session is never trivial.
+    """
+    return meta.duration is not None and meta.duration < SHORT_SESSION_S and not meta.input_bytes
+
+
 def is_interrupted(meta: SessionMeta) -> bool:
     """Return whether a session marked running has lost its recorder on this host.
 

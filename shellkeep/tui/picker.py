@@ -24,7 +24,7 @@ from shellkeep.app.reads import last_screen
 from shellkeep.errors import SessionNotFound, ShellkeepError, UserInputError
 from shellkeep.store.checkpoints import read_checkpoints
 from shellkeep.store.paths import project_key
-from shellkeep.store.session import SessionMeta
+from shellkeep.store.session import SessionMeta, is_trivial
 from shellkeep.tui.text import format_local_time
 from shellkeep.vault.exchanges import is_collected, read_exchanges
 
@@ -52,19 +52,20 @@ class _Entry:
 
     meta: SessionMeta
     haystack: str
+    first_prompt: str = ""
 
 
-def pick_session(ctx: Context) -> str | None:
+def pick_session(ctx: Context, *, all_sessions: bool = False) -> str | None:
     """Open the picker on the context's project; return the id chosen with Enter, or None.
 
     Blocks until the user chooses or leaves. Raises UserInputError without a terminal and
     SessionNotFound when nothing was ever recorded.
     """
-    choice = run_picker(ctx, all_projects=False, allow_replay=False)
+    choice = run_picker(ctx, all_projects=False, allow_replay=False, all_sessions=all_sessions)
     return choice.session_id if choice is not None else None
 
 
-def run_picker(ctx: Context, *, all_projects: bool, allow_replay: bool) -> Choice | None:
+def run_picker(ctx: Context, *, all_projects: bool, allow_replay: bool, all_sessions: bool = False) -> Choice | None:
     """Run the picker full screen and return the user's choice, or None when they left.
 
     Raises UserInputError when stdin or stdout is not a terminal, ShellkeepError when Textual
@@ -73,35 +74,45 @@ def run_picker(ctx: Context, *, all_projects: bool, allow_replay: bool) -> Choic
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UserInputError("the session picker needs a terminal; give a SESSION instead, see 'shellkeep ls'")
     try:
-        app = picker_app(ctx, all_projects=all_projects, allow_replay=allow_replay)
+        app = picker_app(ctx, all_projects=all_projects, allow_replay=allow_replay, all_sessions=all_sessions)
     except ImportError as exc:
         raise ShellkeepError(f"the session picker needs the 'textual' package ({exc}); install it with pip") from exc
     return app.run()
 
 
-def picker_app(ctx: Context, *, all_projects: bool, allow_replay: bool) -> App[Choice | None]:
+def picker_app(ctx: Context, *, all_projects: bool, allow_replay: bool, all_sessions: bool = False) -> App[Choice | None]:
     """Return the picker as a Textual app (``run()`` it, or ``run_test()`` it headless).
+
+    Sessions shorter than a second with no input (``store.session.is_trivial``) are left
+    out unless ``all_sessions``.
 
     Raises SessionNotFound when no session is stored in any project; ImportError without Textual.
     """
-    here = _entries(ctx, all_projects=False)
-    everywhere = _entries(ctx, all_projects=True) if all_projects or not here else None
+    here = _entries(ctx, all_projects=False, all_sessions=all_sessions)
+    everywhere = _entries(ctx, all_projects=True, all_sessions=all_sessions) if all_projects or not here else None
     if not here and not everywhere:
         raise SessionNotFound(f"no sessions recorded in project {project_key(ctx.project_root)} yet; run 'shellkeep' to record one")
-    return _picker_class()(ctx, here, everywhere, all_projects or not here, allow_replay)
+    return _picker_class()(ctx, here, everywhere, all_projects or not here, allow_replay, all_sessions)
 
 
-def _entries(ctx: Context, *, all_projects: bool) -> list[_Entry]:
-    """Return the sessions of the project (or every project), newest first, with their filter text."""
+def _entries(ctx: Context, *, all_projects: bool, all_sessions: bool = False) -> list[_Entry]:
+    """Return the sessions of the project (or every project), newest first, with their filter text.
+
+    Trivial sessions (``store.session.is_trivial``) are left out unless ``all_sessions``.
+    """
     entries = []
     # This project's include those recorded at its former paths (a moved work tree), as in ``ls``.
     for meta in ctx.sessions(all_projects=True) if all_projects else project_sessions(ctx):
+        if not all_sessions and is_trivial(meta):
+            continue
         try:
-            prompts = " ".join(e.prompt for e in read_exchanges(meta, ctx.vault))
+            exchanges = read_exchanges(meta, ctx.vault)
         except ShellkeepError:  # sealed with a key no store holds (suspended): listed all the same
-            prompts = ""
+            exchanges = []
+        prompts = " ".join(e.prompt for e in exchanges)
+        first = next((e.prompt.strip() for e in exchanges if e.prompt.strip()), "")
         words = [meta.id, meta.name or "", meta.title or "", meta.agent, meta.status, " ".join(meta.command), meta.cwd, meta.project, prompts]
-        entries.append(_Entry(meta, " ".join(words).lower()))
+        entries.append(_Entry(meta, " ".join(words).lower(), first))
     return entries
 
 
@@ -110,19 +121,61 @@ def matches(entry: _Entry, query: str) -> bool:
     return all(word in entry.haystack for word in query.lower().split())
 
 
-def _columns(with_project: bool) -> list[str]:
-    columns = ["session", "started", "agent", "status", "ex", "name or command"]
+WIDE_COLS = 120
+"""From this terminal width on, the picker shows the preview pane beside the list."""
+_FIXED_COLS = {"session": 21, "project": 14, "started": 11, "agent": 8, "status": 11, "ex": 3}
+"""Widths of the columns before "title or prompt", in terminal columns (cells padded 1 each side)."""
+_MIN_WHAT_COLS = 30
+"""The id column is shown only when "title or prompt" keeps at least this many columns."""
+
+
+def _columns(with_project: bool, list_cols: int) -> list[str]:
+    """Return the column names for a list ``list_cols`` wide: the id only where it leaves room."""
+    columns = ["started", "agent", "status", "ex", "title or prompt"]
     if with_project:
-        columns.insert(1, "project")
+        columns.insert(0, "project")
+    fixed = sum(_FIXED_COLS[n] + 2 for n in columns[:-1])
+    if list_cols - fixed - _FIXED_COLS["session"] - 2 >= _MIN_WHAT_COLS + 4:
+        columns.insert(0, "session")
     return columns
 
 
-def _row(meta: SessionMeta, with_project: bool) -> tuple[str, ...]:
-    what = meta.name or meta.title or " ".join(meta.command)
-    cells = [meta.id, format_local_time(meta.started_at), meta.agent, meta.status, str(meta.exchange_count or ""), what[:60]]
-    if with_project:
-        cells.insert(1, meta.project)
-    return tuple(cells)
+def what_of(meta: SessionMeta, first_prompt: str) -> str:
+    """Return what a session is about, on one line: its name, title, first prompt, else its command."""
+    text = meta.name or meta.title or first_prompt or " ".join(meta.command)
+    return " ".join(text.split())
+
+
+def _fit(text: str, cols: int) -> str:
+    """Cut ``text`` to ``cols`` characters, ending in an ellipsis when cut."""
+    return text if len(text) <= cols else text[: max(0, cols - 1)] + "…"
+
+
+def list_width(width_cols: int) -> int:
+    """Return the list's width in a terminal ``width_cols`` wide (the preview takes 2/5 from ``WIDE_COLS`` on)."""
+    return width_cols * 3 // 5 if width_cols >= WIDE_COLS else width_cols
+
+
+def row_cells(entry: _Entry, with_project: bool, width_cols: int) -> tuple[str, ...]:
+    """Return one row's cells for a list ``width_cols`` wide (the whole terminal when narrow).
+
+    The last cell (title or prompt) takes the width the others leave; every cell is cut
+    to its column, so a row fits the terminal from 80 columns on.
+    """
+    meta = entry.meta
+    names = _columns(with_project, list_width(width_cols))
+    fixed = sum(_FIXED_COLS[n] + 2 for n in names[:-1])
+    rest = max(10, list_width(width_cols) - fixed - 2 - 2)  # the last cell's padding, the scrollbar
+    cells = {
+        "session": meta.id,
+        "project": meta.project,
+        "started": format_local_time(meta.started_at)[-11:],  # mm-dd HH:MM; the list is newest first
+        "agent": meta.agent,
+        "status": meta.status,
+        "ex": str(meta.exchange_count or ""),
+        "title or prompt": what_of(meta, entry.first_prompt),
+    }
+    return tuple(_fit(cells[n], _FIXED_COLS.get(n, rest)) for n in names)
 
 
 def _preview_checkpoints(meta: SessionMeta) -> str:
@@ -172,6 +225,7 @@ _PickerFactory = Callable[["Context", "list[_Entry]", "list[_Entry] | None", boo
 def _picker_class() -> _PickerFactory:
     """Build the picker's App class (Textual is imported here, on first use)."""
     from rich.text import Text
+    from textual import events
     from textual.app import App, ComposeResult
     from textual.binding import Binding
     from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -186,6 +240,7 @@ def _picker_class() -> _PickerFactory:
         #filter { dock: top; }
         #sessions { width: 3fr; }
         #preview { width: 2fr; border-left: solid $primary; padding: 0 1; }
+        #preview.narrow { display: none; }
         #screen { width: auto; }
         #exchanges { margin-top: 1; color: $text-muted; }
         #empty { padding: 1 2; color: $text-muted; }
@@ -208,6 +263,7 @@ def _picker_class() -> _PickerFactory:
             everywhere: list[_Entry] | None,
             all_projects: bool,
             allow_replay: bool,
+            all_sessions: bool = False,
         ) -> None:
             super().__init__()
             self._ctx = ctx
@@ -215,7 +271,9 @@ def _picker_class() -> _PickerFactory:
             self._everywhere = everywhere
             self.all_projects = all_projects
             self.allow_replay = allow_replay
+            self.all_sessions = all_sessions
             self._shown: list[_Entry] = []
+            self._wide = True
             self._previews: dict[str, tuple[Text, str]] = {}
 
         def compose(self) -> ComposeResult:
@@ -244,17 +302,20 @@ def _picker_class() -> _PickerFactory:
             if not self.all_projects:
                 return self._here
             if self._everywhere is None:
-                self._everywhere = _entries(self._ctx, all_projects=True)
+                self._everywhere = _entries(self._ctx, all_projects=True, all_sessions=self.all_sessions)
             return self._everywhere
 
         def _refill(self) -> None:
             query = self.query_one("#filter", Input).value
             table = self.query_one("#table", DataTable)
             table.clear(columns=True)
-            table.add_columns(*_columns(self.all_projects))
+            width = self.size.width
+            self._wide = width >= WIDE_COLS
+            self.query_one("#preview").set_class(not self._wide, "narrow")
+            table.add_columns(*_columns(self.all_projects, list_width(width)))
             self._shown = [e for e in self._entries() if matches(e, query)]
             for entry in self._shown:
-                table.add_row(*_row(entry.meta, self.all_projects), key=entry.meta.id)
+                table.add_row(*row_cells(entry, self.all_projects, width), key=entry.meta.id)
             scope = "any project" if self.all_projects else "this project (Ctrl-A: every project)"
             empty = "" if self._shown else f"no session of {scope} matches '{query}'" if query else f"no sessions in {scope}"
             self.query_one("#empty", Static).update(empty)
@@ -264,6 +325,10 @@ def _picker_class() -> _PickerFactory:
 
         def on_input_changed(self, event: Input.Changed) -> None:
             self._refill()
+
+        def on_resize(self, event: events.Resize) -> None:
+            if (event.size.width >= WIDE_COLS) != self._wide:
+                self._refill()
 
         def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
             self._show_preview()
@@ -275,6 +340,8 @@ def _picker_class() -> _PickerFactory:
             return self._shown[table.cursor_row]
 
         def _show_preview(self) -> None:
+            if not self._wide:
+                return  # no pane to show it in: read nothing (each preview is an audited read)
             entry = self._current()
             screen, exchanges = (Text(""), "") if entry is None else self._preview(entry.meta)
             self.query_one("#screen", Static).update(screen)

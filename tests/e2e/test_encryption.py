@@ -157,7 +157,7 @@ def test_sessions_whose_key_is_missing_are_suspended_not_errors(home: Paths, tmp
     assert key_id is not None
     (home.home / "keys" / "keys.json").rename(tmp_path / "saved-keys.json")
 
-    listed = run_sk("ls")
+    listed = run_sk("ls", "--all-sessions")
     assert listed.returncode == 0 and listed.stderr == b"", listed.stderr
     rows = {line.split()[1]: line for line in listed.stdout.decode().splitlines()[1:]}
     assert "suspended: key missing" in rows["sealed-1"] and "suspended: key missing" in rows["sealed-2"]
@@ -182,7 +182,7 @@ def test_sessions_whose_key_is_missing_are_suspended_not_errors(home: Paths, tmp
     assert "indexed 3 sessions" in rebuilt.stdout.decode()
 
     assert run_sk("key", "import", str(tmp_path / "saved-keys.json")).returncode == 0
-    assert "suspended" not in run_sk("ls").stdout.decode()
+    assert "suspended" not in run_sk("ls", "--all-sessions").stdout.decode()
     again = run_sk("search", WORD.split("-")[0], "--json")
     assert sorted(h["session_name"] for h in json.loads(again.stdout)) == ["plain", "sealed-1", "sealed-2"], again.stderr
 

@@ -165,3 +165,32 @@ def test_export_of_a_damaged_compressed_recording_is_one_line_exit_3_and_leaves_
     assert result.returncode == 3 and result.stderr.count(b"\n") == 1
     assert f"in the zstd frame from byte {at})".encode() in result.stderr
     assert list((tmp_path / "out").iterdir()) == []
+
+
+SHELL_EXCHANGES = [{"prompt": "ls -l", "answer": "# not a heading\n*.txt  **bold**\n```", "time": "2024-05-01T12:01:01.000Z"}]
+
+
+def test_export_md_puts_terminal_output_in_code_blocks_and_html_in_monospace(home: Paths, tmp_path: Path) -> None:
+    import dataclasses
+
+    from shellkeep.store.session import write_meta
+
+    shell = make_session(home, Path.cwd(), 2, name="shell", events=EVENTS, exchanges=SHELL_EXCHANGES)
+    md = sk("export", "shell", "--format", "md").stdout
+    answer = md.split("**Answer**\n\n", 1)[1]
+    assert answer.startswith("```text\n# not a heading\n*.txt  **bold**\n`\u200b``\n```\n")  # verbatim, the fence kept shut
+    page = tmp_path / "shell.html"
+    assert sk("export", "shell", "-o", str(page)).exit_code == 0
+    html = page.read_text()
+    assert '<div class="answer output"># not a heading' in html
+    [css] = re.findall(r"\.output,[^{]*\{font-family:([^}]*)\}", html)
+    assert css.endswith("monospace")
+
+    # An agent's own answers are prose: Markdown as written, the page's proportional font.
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("")
+    write_meta(dataclasses.replace(shell, agent_transcript=str(transcript)))
+    md = sk("export", "shell", "--format", "md").stdout
+    assert md.split("**Answer**\n\n", 1)[1].startswith("# not a heading\n*.txt  **bold**\n")
+    assert sk("export", "shell", "-o", str(page)).exit_code == 0
+    assert '<div class="answer"># not a heading' in page.read_text()

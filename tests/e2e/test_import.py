@@ -5,6 +5,7 @@ with one line and nothing stored."""
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 import re
 from pathlib import Path
 
@@ -172,3 +173,17 @@ def test_an_imported_recordings_agent_is_read_from_its_command(home: Paths, tmp_
     assert result.returncode == 0, result.stderr
     [meta] = home.projects.glob("*/*/meta.json")
     assert json.loads(meta.read_text())["agent"] == agent
+
+
+def test_an_import_keeps_its_dates_but_ages_from_the_import_for_gc(home: Paths) -> None:
+    home.config_file.parent.mkdir(parents=True, exist_ok=True)
+    home.config_file.write_text("[retention]\nmax_age_days = 30\n")
+    assert sk("import", str(CASTS / "full-v2.cast"), "--name", "old").exit_code == 0
+    [meta] = json.loads(sk("ls", "--json").stdout)
+    header = json.loads((CASTS / "full-v2.cast").read_text().splitlines()[0])
+    assert meta["started_at"].startswith(datetime.fromtimestamp(header["timestamp"], timezone.utc).strftime("%Y-%m-%d"))
+    assert meta["imported_at"] > meta["started_at"]  # recorded long ago, imported now
+    gc = run_sk("gc", "--json")
+    assert gc.returncode == 0, gc.stderr
+    assert json.loads(gc.stdout)["removed"] == []  # imported today: not 30 days old yet
+    assert [s["name"] for s in json.loads(sk("ls", "--json").stdout)] == ["old"]

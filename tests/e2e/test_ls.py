@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import timedelta
 from pathlib import Path
@@ -11,6 +12,7 @@ from click.testing import CliRunner, Result
 
 from shellkeep.cli.main import main
 from shellkeep.store.paths import Paths
+from shellkeep.store.session import write_meta
 from tests.helpers import run_sk
 from tests.unit.store.factory import BASE, make_session
 
@@ -22,10 +24,11 @@ def sk(*args: str) -> Result:
 @pytest.fixture
 def sessions(home: Paths) -> dict[str, str]:
     here = Path.cwd()
+    ev = [(5.0, "o", "hello world\r\n")]  # longer than a second: not hidden as trivial
     made = {
-        "a": make_session(home, here, 1, agent="claude", name="fix-login", started=BASE),
-        "b": make_session(home, here, 2, agent="codex", status="killed", started=BASE + timedelta(days=2)),
-        "c": make_session(home, here.parent / "elsewhere", 3, agent="claude", started=BASE + timedelta(days=4)),
+        "a": make_session(home, here, 1, agent="claude", name="fix-login", started=BASE, events=ev),
+        "b": make_session(home, here, 2, agent="codex", status="killed", started=BASE + timedelta(days=2), events=ev),
+        "c": make_session(home, here.parent / "elsewhere", 3, agent="claude", started=BASE + timedelta(days=4), events=ev),
     }
     return {k: m.id for k, m in made.items()}
 
@@ -117,3 +120,26 @@ def test_the_calendars_ends_are_bounds_not_errors(home: Paths, when: str) -> Non
         result = run_sk("ls", option, when, "--json")
         assert result.returncode == 0, result.stderr
         assert len(json.loads(result.stdout)) == (1 if (option == "--since") == (when == "0001-01-01") else 0)
+
+
+def test_ls_hides_sessions_shorter_than_a_second_without_input(home: Paths) -> None:
+    here = Path.cwd()
+    long = make_session(home, here, 1, events=[(5.0, "o", "done\r\n")])
+    blip = make_session(home, here, 2, events=[(0.2, "o", "command not found\r\n")])
+    typed = make_session(home, here, 3, events=[(0.3, "o", "y\r\n")])
+    write_meta(dataclasses.replace(typed, input_bytes=2))  # short, but something was typed: kept
+
+    result = run_sk("ls")  # a real process: stderr apart from stdout
+    assert result.returncode == 0, result.stderr
+    listed = [line.split()[0] for line in result.stdout.decode().splitlines()[1:]]
+    assert listed == [typed.id, long.id]
+    assert result.stderr.decode() == (
+        "1 session shorter than a second with no input hidden; 'shellkeep ls --all-sessions' shows them\n"
+    )
+    every = run_sk("ls", "--all-sessions")
+    assert [line.split()[0] for line in every.stdout.decode().splitlines()[1:]] == [typed.id, blip.id, long.id]
+    assert every.stderr == b""
+    assert [s["id"] for s in json.loads(run_sk("ls", "--json").stdout)] == [typed.id, blip.id, long.id]  # scripts see all
+    # A listing of nothing but hidden sessions says only that.
+    only = run_sk("ls", "--since", "2024-05-01T12:01:30+00:00", "--until", "2024-05-01T12:02:30+00:00")
+    assert only.stdout == b"" and only.stderr.startswith(b"1 session shorter than a second")

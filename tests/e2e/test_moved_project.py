@@ -119,7 +119,8 @@ def test_a_bare_resume_in_the_moved_repository_finds_and_resumes_it(
     meta, new_repo, log = moved["meta"], moved["new_repo"], moved["log"]
     assert isinstance(meta, dict) and isinstance(new_repo, Path) and isinstance(log, Path)
     monkeypatch.chdir(new_repo)
-    harness = PtyHarness.start([*SK, "resume"], cols=100, rows=30)  # no SESSION, no --cwd
+    # no SESSION, no --cwd; --yes: the session ended normally, so resume would ask before running it again
+    harness = PtyHarness.start([*SK, "resume", "--yes"], cols=100, rows=30)
     new = _resumed(home, meta["id"], harness, log)
     assert new["cwd"] == str(new_repo / "src")  # the same subfolder of the moved repository
     out = bytes(harness.output).decode()
@@ -177,7 +178,7 @@ def test_the_picker_in_the_moved_repository_offers_the_older_session(home: Paths
 
     # The moved repository has a session of its own (older): without the former path's, the
     # picker would open on it (not on every project's, as for a project without sessions).
-    own = make_session(home, new_repo, 1)
+    own = make_session(home, new_repo, 1, events=[(2.0, "o", "own\r\n")])  # longer than a second: listed
     assert _pick(home, new_repo / "src", ["enter"]) == Choice("resume", str(meta["id"]))
     assert _pick(home, new_repo / "src", ["down", "enter"]) == Choice("resume", own.id)
 

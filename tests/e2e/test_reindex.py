@@ -69,7 +69,7 @@ def test_a_corrupt_index_is_one_line_and_rebuilt(home: Paths) -> None:
 
     make_session(home, Path.cwd(), 1, events=[(0.1, "o", "kept\r\n")])
     home.index.write_bytes(b"garbage" * 1000)
-    result = run_sk("ls")
+    result = run_sk("ls", "--all-sessions")
     assert result.returncode == 0
     assert result.stderr.count(b"\n") == 1 and b"is corrupt" in result.stderr
 
@@ -96,7 +96,7 @@ def test_the_first_index_build_is_silent_and_a_lost_index_is_announced(home: Pat
 
     make_session(home, Path.cwd(), 1, events=[(0.1, "o", "first\r\n")])
     assert not home.index.exists()
-    first = run_sk("ls")
+    first = run_sk("ls", "--all-sessions")
     assert first.returncode == 0 and first.stderr == b""
     assert home.index_mark.exists()
     for suffix in ("", "-wal", "-shm"):
@@ -110,8 +110,8 @@ def test_an_index_older_than_the_mark_gets_it_so_its_loss_is_announced(home: Pat
     from tests.helpers import run_sk
 
     make_session(home, Path.cwd(), 1)
-    assert run_sk("ls").returncode == 0
+    assert run_sk("ls", "--all-sessions").returncode == 0
     home.index_mark.unlink()  # as a data folder from before the mark existed
-    assert run_sk("ls").stderr == b"" and home.index_mark.exists()
+    assert run_sk("ls", "--all-sessions").stderr == b"" and home.index_mark.exists()
     home.index.unlink()
-    assert b"was missing; rebuilding" in run_sk("ls").stderr
+    assert b"was missing; rebuilding" in run_sk("ls", "--all-sessions").stderr

@@ -21,6 +21,7 @@ from tests.recordings import vault
 from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX
 from shellkeep.app.conversation import gather
 from shellkeep.store.paths import Paths
+from shellkeep.termsize import TermSize
 from shellkeep.store.session import read_meta
 from tests.helpers import SK, PtyHarness, load_session, output_text, session_folders, wait_for_background, wait_until
 
@@ -108,7 +109,8 @@ def _recorded(notes: Path, log: Path, home: Paths, mode: str = "plain") -> dict[
 
 
 def _resume(*args: str) -> PtyHarness:
-    return PtyHarness.start([*SK, "resume", *args], cols=100, rows=30)
+    # --yes: the session resumed ended normally, so resume would otherwise ask before running it again
+    return PtyHarness.start([*SK, "resume", "--yes", *args], cols=100, rows=30)
 
 
 def _new_session(home: Paths, old_id: object) -> dict[str, object]:
@@ -304,9 +306,11 @@ def test_pick_opens_the_picker_and_enter_resumes_the_session_chosen(home: Paths,
     harness.write(b"\x04")
     assert harness.finish() == 0
 
-    env = {**os.environ, "TERM": "xterm-256color"}
-    with ScreenDriver([*SK, "resume", "--pick"], env=env, cwd=Path.cwd(), echo=True) as picker:
-        picker.wait_for_screen(str(first["id"]), 30)
+    # The picker takes its size from the pty: a COLUMNS left in the environment would win.
+    env = {**{k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}, "TERM": "xterm-256color"}
+    wide = TermSize(140, 30)  # the preview pane needs room
+    with ScreenDriver([*SK, "resume", "--pick"], env=env, cwd=Path.cwd(), echo=True, size=wide) as picker:
+        picker.wait_for_screen("remember apples", 30)  # the first session's first prompt
         picker.wait_for_screen("heard: remember dates", 30)  # the newest session's last screen
         picker.type("first.jsonl")  # only the first session's command names it
         picker.wait_until(lambda: "heard: remember plums" in picker.text(), 30, "filtered")
@@ -319,3 +323,50 @@ def test_pick_opens_the_picker_and_enter_resumes_the_session_chosen(home: Paths,
     assert block.startswith(f"{INJECTED_CONTEXT_PREFIX} {first['id']} ")
     parents = [load_session(f.parent)[0]["parent"] for f in session_folders(home)]
     assert parents.count(first["id"]) == 1
+
+
+def _finished_command_session(home: Paths, project: Path, marker: Path) -> str:
+    """Store a finished session of a short command that leaves ``marker`` when run again."""
+    import dataclasses
+
+    from shellkeep.store.session import write_meta
+    from tests.unit.store.factory import make_session
+
+    meta = make_session(home, project, 1, agent="sh", events=[(2.0, "o", "built\r\n")])
+    write_meta(dataclasses.replace(meta, command=["sh", "-c", f"echo rerun > {marker}"]))
+    return meta.id
+
+
+def test_resume_without_terminal_says_what_it_would_rerun_and_needs_yes(home: Paths, tmp_path: Path) -> None:
+    from tests.helpers import run_sk
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    marker = tmp_path / "marker"
+    session_id = _finished_command_session(home, project, marker)
+    refused = run_sk("resume", cwd=project)
+    assert refused.returncode == 1
+    err = refused.stderr.decode()
+    assert err.startswith(f"shellkeep: no session was cut short; resuming would run 'sh -c 'echo rerun > {marker}''")
+    assert session_id in err and err.endswith("; pass --yes to do so\n") and err.count("\n") == 1
+    assert not marker.exists()
+
+    done = run_sk("resume", "--yes", "--no-screen", cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert marker.read_text() == "rerun\n"
+
+
+@pytest.mark.parametrize(("answer", "reran"), [(b"\r", False), (b"y\r", True)], ids=["default-no", "yes"])
+def test_resume_on_a_terminal_asks_before_rerunning_a_finished_command(
+    home: Paths, tmp_path: Path, answer: bytes, reran: bool
+) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    marker = tmp_path / "marker"
+    _finished_command_session(home, project, marker)
+    term = PtyHarness.start(["sh", "-c", f"cd '{project}' && exec \"$@\"", "sh", *SK, "resume", "--no-screen"])
+    term.expect(b"again (session ")
+    term.expect(b"[y/N]")
+    term.write(answer)
+    assert term.finish() == (0 if reran else 1)
+    assert marker.exists() is reran

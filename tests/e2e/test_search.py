@@ -153,3 +153,11 @@ def test_search_help_documents_the_query_language() -> None:
     out = sk("search", "--help").stdout
     for form in ('"two words"', "word*", "a OR b", "a NOT b", "NOT x"):
         assert form in out, form
+
+
+def test_a_hit_inside_a_chunk_carries_the_time_its_line_appeared_in_both_outputs(home: Paths) -> None:
+    events = [(1.0, "o", "booting\r\n"), (2.0, "o", "loading modules\r\n"), (7.5, "o", "kernel panic at last\r\n")]
+    meta = make_session(home, Path.cwd(), 1, events=events)  # one transcript chunk of three lines
+    [hit] = json.loads(sk("search", "panic", "--json").stdout)
+    assert hit["time"] == 7.5  # the line's own time, not the chunk's (1.0)
+    assert sk("search", "panic").stdout.splitlines()[0] == f"{meta.id}  bash  transcript  at 7.5s"

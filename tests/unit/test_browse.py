@@ -145,3 +145,43 @@ def test_a_session_whose_key_is_missing_is_still_offered(home: Paths, sessions: 
     (home.home / "keys" / "keys.json").unlink()
     forget_cached_keys()
     assert _pick(home, Path.cwd(), ["down", "enter"]) == Choice("resume", sessions[1])
+
+
+def test_sessions_shorter_than_a_second_without_input_are_left_out(home: Paths, sessions: list[str]) -> None:
+    import dataclasses
+
+    from shellkeep.store.session import read_meta, write_meta
+
+    [folder] = [f for f in home.projects.glob("*/*") if f.name == sessions[0]]
+    write_meta(dataclasses.replace(read_meta(folder), duration=0.4, input_bytes=0))  # the newest becomes a blip
+    assert _pick(home, Path.cwd(), ["enter"]) == Choice("resume", sessions[1])
+    app = picker_app(open_context(paths=home, cwd=Path.cwd()), all_projects=False, allow_replay=False, all_sessions=True)
+
+    async def drive() -> object:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await pilot.press("enter")
+        return app.return_value
+
+    assert asyncio.run(drive()) == Choice("resume", sessions[0])
+
+
+@pytest.mark.parametrize("cols", [80, 100, 140], ids=["80", "100", "140"])
+def test_rows_show_title_or_first_prompt_and_fit_the_terminal(home: Paths, sessions: list[str], cols: int) -> None:
+    from textual.widgets import DataTable
+
+    app = picker_app(open_context(paths=home, cwd=Path.cwd()), all_projects=True, allow_replay=False)
+
+    async def drive() -> tuple[list[list[str]], int, int]:
+        async with app.run_test(size=(cols, 24)) as pilot:
+            await pilot.pause()
+            table = app.query_one("#table", DataTable)
+            rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+            used, room = table.virtual_size.width, table.size.width
+            await pilot.press("escape")
+        return rows, used, room
+
+    rows, used, room = asyncio.run(drive())
+    assert used <= room <= cols  # no column runs past the screen: nothing to scroll sideways
+    assert rows[0][-1] == "fix the flaky test" and rows[1][-1] == "rename the parser"  # the first prompt
+    assert (sessions[0] in rows[0]) is False  # no room for the id beside the project; Enter still picks by id

@@ -3,7 +3,7 @@
 cast: asciicast v2 (docs.asciinema.org/manual/asciicast/v2), the recording's plain bytes
 when it is v2 (decrypted and decompressed when stored so), else converted (v1, v3).
 txt: the transcript, what the screen showed, each line once. md: the conversation as a
-document. json: an object ``{"session", "exchanges", "markers", "checkpoints", "usage"}``. agent: the
+document (terminal output in fenced code blocks). json: an object ``{"session", "exchanges", "markers", "checkpoints", "usage"}``. agent: the
 stored copy of the agent's own transcript, followed through its reference (``vault.copies``).
 """
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from collections.abc import Iterable
 from typing import IO
 
 from shellkeep.archive.timeline import exchange_offset_s, read_session_markers
@@ -120,7 +121,13 @@ def write_md(meta: SessionMeta, out: IO[bytes], vault: Vault) -> None:
         title = exchange.prompt.strip().splitlines()[0] if exchange.prompt.strip() else "(empty prompt)"
         lines += [f"## {exchange.index + 1}. {_md_text(title[:80])}{when}", "", "**Prompt**", ""]
         lines += [f"> {line}" if line else ">" for line in exchange.prompt.splitlines() or [""]]
-        lines += ["", "**Answer**", "", exchange.answer.strip() or "_(no answer)_", ""]
+        lines += ["", "**Answer**", ""]
+        if not exchange.answer.strip():
+            lines += ["_(no answer)_", ""]
+        elif answer_is_output(meta):
+            lines += _md_code(exchange.answer.strip("\n").splitlines())
+        else:
+            lines += [exchange.answer.strip(), ""]
         if exchange.tool_calls:
             lines += ["**Tools**", ""]
             lines += [f"- `{c.name}` {_md_text(c.summary)}" for c in exchange.tool_calls]
@@ -129,10 +136,20 @@ def write_md(meta: SessionMeta, out: IO[bytes], vault: Vault) -> None:
             u = exchange.usage
             lines += [f"_tokens: {u.input} in, {u.output} out, {u.cache_read} cache read, {u.cache_write} cache write_", ""]
     if not exchanges:
-        lines += ["## Transcript", "", "```text"]
-        lines += [line.replace("```", "`\u200b``") for line in transcript_text(vault.open_recording(Path(meta.cast)))]
-        lines += ["```", ""]
+        lines += ["## Transcript", ""]
+        lines += _md_code(transcript_text(vault.open_recording(Path(meta.cast))))
     out.write("\n".join(lines).encode("utf-8", "replace"))
+
+
+def answer_is_output(meta: SessionMeta) -> bool:
+    """Return whether ``meta``'s answers are terminal output: its exchanges were built from the
+    recording (no agent transcript), so an answer is what the program printed, not prose."""
+    return not meta.agent_transcript
+
+
+def _md_code(lines: Iterable[str]) -> list[str]:
+    """Return ``lines`` as a fenced ``text`` code block (a fence inside is broken with a zero-width space)."""
+    return ["```text", *(line.replace("```", "`\u200b``") for line in lines), "```", ""]
 
 
 def summary_rows(meta: SessionMeta) -> list[tuple[str, str]]:

@@ -1,6 +1,7 @@
 """Write a session as one self-contained HTML page for audit: no script, no network.
 
-The page holds the session's metadata and, for each exchange, its prompt, its answer and
+The page holds the session's metadata and, for each exchange, its prompt, its answer (in a
+monospace font when it is terminal output: ``formats.answer_is_output``) and
 the screen as it stood when that exchange ended (just before the next prompt; the last
 one at the end of the recording), rendered in colour by ``shellkeep.terminal.screen``. A session
 without exchanges shows the screen at each marker and at the end.
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import IO
 
 from shellkeep import __version__
-from shellkeep.archive.export.formats import summary_rows
+from shellkeep.archive.export.formats import answer_is_output, summary_rows
 from shellkeep.archive.timeline import exchange_offset_s, read_session_markers
 from shellkeep.store.session import SessionMeta, iso, utc_now
 from shellkeep.terminal.screen import iter_screens
@@ -31,9 +32,11 @@ table.meta{border-collapse:collapse;font-size:.9em}table.meta td{padding:.15em .
 table.meta td:first-child{color:#666}
 .prompt,.answer{white-space:pre-wrap;padding:.6em .8em;border-radius:4px;margin:.4em 0}
 .prompt{background:#e8f0fe}.answer{background:#fff;border:1px solid #e2e2e2}
+.output,.screen,.tools{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace}
+.output{font-size:13px}
 .label{font-size:.8em;color:#666;margin-top:.8em}
 .screen{overflow-x:auto;border-radius:4px;margin:.4em 0;font-size:13px}
-.tools{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.85em;color:#444}
+.tools{font-size:.85em;color:#444}
 footer{margin-top:3em;font-size:.8em;color:#888}
 """
 
@@ -44,6 +47,7 @@ def write_html(meta: SessionMeta, out: IO[bytes], vault: Vault) -> None:
     exchanges = read_exchanges(meta, vault)
     starts = [exchange_offset_s(meta, e) for e in exchanges]
     sections: list[tuple[str, str, float]] = []  # (title, body html, screen time)
+    answer_class = "answer output" if answer_is_output(meta) else "answer"  # terminal output: monospace
     for i, exchange in enumerate(exchanges):
         later = [s for s in starts[i + 1 :] if s is not None]
         screen_at = max(0.0, later[0] - 0.001) if later else math.inf
@@ -52,7 +56,7 @@ def write_html(meta: SessionMeta, out: IO[bytes], vault: Vault) -> None:
             '<div class="label">prompt</div>',
             f'<div class="prompt">{_esc(exchange.prompt)}</div>',
             '<div class="label">answer</div>',
-            f'<div class="answer">{_esc(exchange.answer) or "<em>(no answer)</em>"}</div>',
+            f'<div class="{answer_class}">{_esc(exchange.answer) or "<em>(no answer)</em>"}</div>',
         ]
         if exchange.tool_calls:
             calls = "<br>".join(f"{_esc(c.name)}: {_esc(c.summary)}" for c in exchange.tool_calls)

@@ -128,7 +128,18 @@ _V5 = """
 ALTER TABLE sessions ADD COLUMN detail TEXT;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5)
+_V6 = """
+-- Bytes typed into each session (meta.json input_bytes), so that 'ls' can hide the sessions
+-- shorter than a second with no input (store.session.is_trivial) in SQL. Rows indexed before
+-- take it from their stored meta.json; sealed ones have none (NULL: never hidden) until
+-- their meta.json changes.
+ALTER TABLE sessions ADD COLUMN input_bytes INTEGER;
+UPDATE sessions SET input_bytes = (
+    SELECT json_extract(j.meta_json, '$.input_bytes') FROM session_json j WHERE j.id = sessions.id
+);
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6)
 """Script ``i`` takes an index from version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)
