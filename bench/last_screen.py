@@ -27,16 +27,16 @@ sys.path.insert(0, str(ROOT))
 from shellkeep.asciicast.encoder import encode_event, encode_header  # noqa: E402
 from shellkeep.asciicast.model import Header  # noqa: E402
 from shellkeep.terminal import screen as _screen  # noqa: E402
-from shellkeep.vault.recording import open_recording, plain_file  # noqa: E402
+from shellkeep.vault.recording import open_recording, tail_source  # noqa: E402
 
 
 def last_screen(path: Path) -> _screen.ScreenSnapshot:
     """The last screen as ``shellkeep resume`` reads it: from the end when the file is plain."""
-    return _screen.last_screen(open_recording(path), mapped=plain_file(path))
+    return _screen.last_screen(open_recording(path), mapped=tail_source(path))
 
 
 def read_tail(path: Path) -> _screen.Tail:
-    return _screen.read_tail(open_recording(path), mapped=plain_file(path))
+    return _screen.read_tail(open_recording(path), mapped=tail_source(path))
 
 
 def screen_at(path: Path, time_s: float) -> _screen.ScreenSnapshot:

@@ -21,7 +21,7 @@ from shellkeep.store.session import SessionMeta, read_meta
 from shellkeep.terminal.screen import ScreenSnapshot
 from shellkeep.terminal.screen import last_screen as render_last_screen
 from shellkeep.termsize import TermSize
-from shellkeep.vault.recording import open_recording, plain_file
+from shellkeep.vault.recording import open_recording, tail_source
 
 if TYPE_CHECKING:
     from shellkeep.archive.index import ListedSession
@@ -54,7 +54,7 @@ def last_screen(
     Raises as ``read_session``.
     """
     meta, cast = read_session(ctx, ref, command=command, detail="last screen")
-    return render_last_screen(cast, size_hint, mapped=plain_file(Path(meta.cast)))
+    return render_last_screen(cast, size_hint, mapped=tail_source(Path(meta.cast)))
 
 
 def read_file(ctx: Context, path: Path, *, command: str, detail: str | None = None) -> Cast:

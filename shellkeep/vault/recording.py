@@ -16,6 +16,7 @@ from typing import IO, TYPE_CHECKING
 from shellkeep.asciicast.reader import Cast, read_cast
 from shellkeep.errors import DataError, ShellkeepError
 from shellkeep.vault.crypto import MAGIC, open_decrypting, open_plain
+from shellkeep.vault.seekable import SeekableFrames, read_seek_table
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
@@ -173,6 +174,30 @@ def plain_file(path: Path) -> Path | None:
     except OSError:
         return None
     return None if head == MAGIC or head[:4] == ZSTD_MAGIC else path
+
+
+def tail_source(path: Path) -> Path | SeekableFrames | None:
+    """Return what ``terminal.screen.read_tail`` can read ``path`` from its end with, or None.
+
+    The path itself for plain asciicast (it is mapped); the lazily decompressed frames of a
+    seekable zstd file (``vault.seekable``: written by the upkeep since frames got a seek
+    table); None for a sealed file or a single-frame zstd file, which are streamed instead.
+    """
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(len(MAGIC))
+            if head == MAGIC:
+                return None
+            if head[:4] != ZSTD_MAGIC:
+                return path
+            frames = read_seek_table(fh)
+    except OSError:
+        return None
+    if frames is None:
+        return None
+    import zstandard
+
+    return SeekableFrames(path, frames, zstandard)
 
 
 def _zstd_reason(exc: BaseException) -> str:

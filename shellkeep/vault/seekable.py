@@ -1,0 +1,221 @@
+"""Compressed recordings as independent zstd frames with a seek table, read from any point.
+
+The layout is zstd's seekable format (facebook/zstd, contrib/seekable_format): ordinary
+zstd frames of about ``FRAME_BYTES`` of asciicast each, cut after a newline so each frame
+holds whole event lines, followed by one skippable frame (magic ``0x184D2A5E``, which every
+zstd decoder skips) holding the seek table::
+
+    per frame   compressed size u32 LE, decompressed size u32 LE   (no checksum: the frames
+                                                                     carry their own)
+    footer      number of frames u32 LE, descriptor u8 (0), seekable magic 0x8F92EAB1 LE
+
+A streamed reader (``vault.recording.open_stream``) decodes the frames one after another as
+before; ``SeekableFrames`` reads the table from the end and decompresses only the frames a
+read touches, so the last screen of a long recording is found without the rest of it.
+Files compressed before this format (one frame, no table) are streamed as they always were.
+``zstandard`` is imported by the callers and passed in (this module imports no C extension).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import IO
+
+from shellkeep.logs import get_logger
+
+log = get_logger(__name__)
+
+FRAME_BYTES = 1 << 20
+"""Plain bytes per frame (about; a frame ends after the last newline of what was read): the
+unit decompressed to reach any point. 1 MiB costs about 1 % of ratio against one frame."""
+_SKIPPABLE_MAGIC = 0x184D2A5E
+_SEEKABLE_MAGIC = 0x8F92EAB1
+_FOOTER = struct.Struct("<IBI")  # frames, descriptor, seekable magic
+_ENTRY = struct.Struct("<II")  # compressed size, decompressed size
+_FRAME_HEADER = struct.Struct("<II")  # skippable magic, frame size
+_CACHED_FRAMES = 8
+"""Decompressed frames kept at once (8 MiB): the tail reader's backward searches revisit the
+frame they are in, never an old one."""
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One frame of a seekable file: where it lies compressed (``at``, ``size``) and what it
+    holds decompressed (``start``, ``length``); all in bytes."""
+
+    at: int
+    size: int
+    start: int
+    length: int
+
+
+def compressed_frames(compressor: object, src: IO[bytes]) -> Iterator[bytes]:
+    """Yield ``src``'s bytes as seekable zstd: one frame per ~``FRAME_BYTES``, then the seek table.
+
+    compressor: a ``zstandard.ZstdCompressor``. Nothing is yielded for an empty ``src``
+    except an empty seek table. Raises OSError from reading ``src``.
+    """
+    entries: list[tuple[int, int]] = []
+    pending = b""
+    while True:
+        block = src.read(FRAME_BYTES)
+        data = pending + block
+        if not data:
+            break
+        if block:
+            cut = data.rfind(b"\n") + 1 or len(data)
+            if cut < len(data) // 2:  # a very long line: do not let frames grow without bound
+                cut = len(data)
+        else:
+            cut = len(data)
+        frame, pending = data[:cut], data[cut:]
+        out = compressor.compress(frame)  # type: ignore[attr-defined]
+        entries.append((len(out), len(frame)))
+        yield out
+        if not block:
+            break
+    yield seek_table(entries)
+
+
+def seek_table(entries: list[tuple[int, int]]) -> bytes:
+    """Return the skippable frame holding ``entries`` (compressed, decompressed sizes)."""
+    body = b"".join(_ENTRY.pack(c, d) for c, d in entries) + _FOOTER.pack(len(entries), 0, _SEEKABLE_MAGIC)
+    return _FRAME_HEADER.pack(_SKIPPABLE_MAGIC, len(body)) + body
+
+
+def read_seek_table(fh: IO[bytes]) -> list[Frame] | None:
+    """Return the frames listed by the seek table at the end of ``fh``, or None.
+
+    None when there is no table (a single-frame file from before), or when it does not
+    add up to the file's size (then the file is streamed, which names any damage).
+    ``fh`` must be seekable; its position is left anywhere.
+    """
+    total = fh.seek(0, 2)
+    if total < _FRAME_HEADER.size + _FOOTER.size:
+        return None
+    fh.seek(total - _FOOTER.size)
+    count, descriptor, magic = _FOOTER.unpack(fh.read(_FOOTER.size))
+    if magic != _SEEKABLE_MAGIC or descriptor & 0x7F:
+        return None
+    entry = _ENTRY.size + (4 if descriptor & 0x80 else 0)
+    body = count * entry + _FOOTER.size
+    table_at = total - body - _FRAME_HEADER.size
+    if table_at < 0:
+        return None
+    fh.seek(table_at)
+    head = fh.read(_FRAME_HEADER.size + count * entry)
+    skippable, size = _FRAME_HEADER.unpack_from(head)
+    if skippable != _SKIPPABLE_MAGIC or size != body:
+        return None
+    frames: list[Frame] = []
+    at = start = 0
+    for i in range(count):
+        csize, dsize = _ENTRY.unpack_from(head, _FRAME_HEADER.size + i * entry)
+        frames.append(Frame(at, csize, start, dsize))
+        at += csize
+        start += dsize
+    return frames if at == table_at else None
+
+
+class SeekableFrames:
+    """The plaintext of a seekable zstd recording as a read-only byte sequence, decoded lazily.
+
+    Offers what ``terminal.screen``'s backward reader uses of a memory map: ``len``, slices,
+    ``find`` and ``rfind`` (with start and end), all in decompressed bytes. Each operation
+    decompresses only the frames it touches (the last ``_CACHED_FRAMES`` are kept). A frame
+    that does not decode (flipped bytes, a wrong size) reads as newlines, which hold no
+    event: only its span is lost, and a warning names it once. The file is opened for each
+    frame read, so the object needs no closing; raises OSError when the file is gone.
+    """
+
+    def __init__(self, path: Path, frames: list[Frame], zstd: ModuleType) -> None:
+        self._path = path
+        self._frames = frames
+        self._starts = [frame.start for frame in frames]
+        self._length = frames[-1].start + frames[-1].length if frames else 0
+        self._dctx = zstd.ZstdDecompressor()
+        self._error = zstd.ZstdError
+        self._cache: OrderedDict[int, bytes] = OrderedDict()
+        self.frames_read = 0  # frames decompressed so far (for benchmarks and tests)
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __getitem__(self, index: slice) -> bytes:
+        start, stop, step = index.indices(self._length)
+        if step != 1:
+            raise ValueError("only contiguous slices are supported")
+        if stop <= start:
+            return b""
+        pieces = []
+        for i in range(self._frame_index(start), self._frame_index(stop - 1) + 1):
+            frame = self._frames[i]
+            data = self._frame(i)
+            pieces.append(data[max(0, start - frame.start) : stop - frame.start])
+        return b"".join(pieces)
+
+    def find(self, sub: bytes, start: int = 0, end: int | None = None) -> int:
+        """Return the lowest offset of ``sub`` in [start, end), or -1; frame by frame."""
+        start, end, _ = slice(start, end).indices(self._length)
+        lo = start
+        while lo < end:
+            frame = self._frames[self._frame_index(lo)]
+            hi = min(end, frame.start + frame.length + len(sub) - 1)
+            pos = self[lo:hi].find(sub)
+            if pos >= 0:
+                return lo + pos
+            lo = frame.start + frame.length
+        return -1
+
+    def rfind(self, sub: bytes, start: int = 0, end: int | None = None) -> int:
+        """Return the highest offset of ``sub`` in [start, end), or -1; frame by frame from the end."""
+        start, end, _ = slice(start, end).indices(self._length)
+        hi = end
+        while hi > start:
+            frame = self._frames[self._frame_index(hi - 1)]
+            lo = max(start, frame.start)
+            pos = self[lo : min(end, hi + len(sub) - 1)].rfind(sub)
+            if pos >= 0:
+                return lo + pos
+            hi = lo
+        return -1
+
+    def _frame_index(self, offset: int) -> int:
+        lo, hi = 0, len(self._starts) - 1
+        while lo < hi:  # the last frame starting at or before offset
+            mid = (lo + hi + 1) // 2
+            if self._starts[mid] <= offset:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
+    def _frame(self, i: int) -> bytes:
+        cached = self._cache.get(i)
+        if cached is not None:
+            self._cache.move_to_end(i)
+            return cached
+        frame = self._frames[i]
+        with open(self._path, "rb") as fh:
+            fh.seek(frame.at)
+            raw = fh.read(frame.size)
+        self.frames_read += 1
+        try:
+            data = self._dctx.decompress(raw, max_output_size=frame.length)
+            if len(data) != frame.length:
+                raise ValueError(f"{len(data)} bytes instead of {frame.length}")
+        except (self._error, ValueError) as exc:
+            log.warning(
+                "%s: recording is damaged at byte %d (the zstd frame of bytes %d-%d: %s); its %d bytes of events are skipped",
+                self._path, frame.at, frame.at, frame.at + frame.size, exc, frame.length,
+            )
+            data = b"\n" * frame.length
+        self._cache[i] = data
+        if len(self._cache) > _CACHED_FRAMES:
+            self._cache.popitem(last=False)
+        return data
