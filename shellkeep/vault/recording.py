@@ -16,7 +16,7 @@ from typing import IO, TYPE_CHECKING
 from shellkeep.asciicast.reader import Cast, read_cast
 from shellkeep.errors import DataError, ShellkeepError
 from shellkeep.vault.crypto import MAGIC, open_decrypting, open_plain
-from shellkeep.vault.seekable import SeekableFrames, read_seek_table
+from shellkeep.vault.seekable import FrameStream, SeekableFrames, read_seek_table
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
@@ -45,14 +45,17 @@ def open_stream(path: Path, vault: Vault | None = None) -> IO[bytes]:
 
     A sealed file is decrypted with its key from ``vault`` (None: no key is available); a
     cut last record ends the stream. What it holds, or the plain file, is then
-    decompressed when it is zstd. The caller always reads plain asciicast bytes.
+    decompressed when it is zstd: a plain seekable file (``vault.seekable``) frame by frame,
+    skipping a damaged frame (DataError once the rest is read); else as one stream that
+    stops at the damage. The caller always reads plain asciicast bytes.
     Raises FileNotFoundError; DataError when an encrypted record is damaged (also while
     reading); ``KeyUnavailable`` (exit 1) when the file's key cannot be found.
     """
     fh: IO[bytes] = open(path, "rb")  # noqa: SIM115 - returned to the caller
     magic = fh.read(len(MAGIC))
     fh.seek(0)
-    if magic == MAGIC:
+    sealed = magic == MAGIC
+    if sealed:
         fh = open_decrypting(fh, str(path), vault.key if vault is not None else None)
         try:
             magic = fh.peek(4)[:4]
@@ -66,6 +69,16 @@ def open_stream(path: Path, vault: Vault | None = None) -> IO[bytes]:
     except ImportError as exc:  # pragma: no cover - zstandard is a dependency
         fh.close()
         raise DataError(f"{path} is zstd-compressed and zstandard is not installed; pip install zstandard") from exc
+    if sealed:  # the decrypting stream cannot seek
+        return io.BufferedReader(_ZstdFrames(fh, str(path), zstandard), buffer_size=1 << 16)
+    try:
+        frames = read_seek_table(fh)
+        fh.seek(0)
+    except BaseException:
+        fh.close()
+        raise
+    if frames is not None:
+        return io.BufferedReader(FrameStream(fh, frames, str(path), zstandard), buffer_size=1 << 16)
     return io.BufferedReader(_ZstdFrames(fh, str(path), zstandard), buffer_size=1 << 16)
 
 

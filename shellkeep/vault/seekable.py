@@ -9,24 +9,31 @@ zstd decoder skips) holding the seek table::
                                                                      carry their own)
     footer      number of frames u32 LE, descriptor u8 (0), seekable magic 0x8F92EAB1 LE
 
-A streamed reader (``vault.recording.open_stream``) decodes the frames one after another as
-before; ``SeekableFrames`` reads the table from the end and decompresses only the frames a
-read touches, so the last screen of a long recording is found without the rest of it.
+Any zstd decoder reads such a file as one stream. ``FrameStream`` (what
+``vault.recording.open_stream`` returns for one) decodes frame after frame and, when one is
+damaged, skips to the next: only that frame's span is lost, and the damage is raised once the
+rest has been read. ``SeekableFrames`` reads the table from the end and decompresses only the
+frames a read touches, so the last screen of a long recording is found without the rest.
 Files compressed before this format (one frame, no table) are streamed as they always were.
 ``zstandard`` is imported by the callers and passed in (this module imports no C extension).
 """
 
 from __future__ import annotations
 
+import io
 import struct
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
+from shellkeep.errors import DataError
 from shellkeep.logs import get_logger
+
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
 
 log = get_logger(__name__)
 
@@ -122,6 +129,73 @@ def read_seek_table(fh: IO[bytes]) -> list[Frame] | None:
     return frames if at == table_at else None
 
 
+def _decode_frame(dctx: object, raw: bytes, frame: Frame, error: type[Exception]) -> bytes | str:
+    """Return the frame's plaintext, or the reason it cannot be decoded."""
+    try:
+        data: bytes = dctx.decompress(raw, max_output_size=frame.length)  # type: ignore[attr-defined]
+    except error as exc:
+        return str(exc).removeprefix("zstd decompress error: ").removeprefix("zstd decompressor error: ")
+    if len(data) != frame.length:
+        return f"{len(data)} bytes instead of {frame.length}"
+    return data
+
+
+def _damage(name: str, frame: Frame, reason: str) -> str:
+    return (
+        f"{name}: recording is damaged at byte {frame.at} (zstd: {reason}, in the zstd frame from byte "
+        f"{frame.at} to {frame.at + frame.size}); its {frame.length} bytes of events are skipped"
+    )
+
+
+class FrameStream(io.RawIOBase):
+    """The plaintext of a seekable zstd file, frame after frame, as a raw stream.
+
+    Each frame is decoded whole (at most its ``length`` from the seek table) before any of
+    it is returned, so a damaged frame yields nothing: it is skipped, and once every other
+    frame has been read a DataError names the first damaged one. Closing it closes ``src``.
+    """
+
+    def __init__(self, src: IO[bytes], frames: list[Frame], name: str, zstd: ModuleType) -> None:
+        self._src = src
+        self._frames = iter(frames)
+        self._name = name
+        self._dctx = zstd.ZstdDecompressor()
+        self._zstd_error: type[Exception] = zstd.ZstdError
+        self._out = b""
+        self._pos = 0
+        self._error: DataError | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: WriteableBuffer) -> int:
+        while self._pos >= len(self._out):
+            frame = next(self._frames, None)
+            if frame is None:
+                if self._error is not None:
+                    error, self._error = self._error, None
+                    raise error
+                return 0
+            self._src.seek(frame.at)
+            decoded = _decode_frame(self._dctx, self._src.read(frame.size), frame, self._zstd_error)
+            if isinstance(decoded, str):
+                if self._error is None:
+                    self._error = DataError(_damage(self._name, frame, decoded))
+                continue
+            self._out, self._pos = decoded, 0
+        view = memoryview(buffer).cast("B")
+        n = min(len(view), len(self._out) - self._pos)
+        view[:n] = self._out[self._pos : self._pos + n]
+        self._pos += n
+        return n
+
+    def close(self) -> None:
+        try:
+            self._src.close()
+        finally:
+            super().close()
+
+
 class SeekableFrames:
     """The plaintext of a seekable zstd recording as a read-only byte sequence, decoded lazily.
 
@@ -205,16 +279,11 @@ class SeekableFrames:
             fh.seek(frame.at)
             raw = fh.read(frame.size)
         self.frames_read += 1
-        try:
-            data = self._dctx.decompress(raw, max_output_size=frame.length)
-            if len(data) != frame.length:
-                raise ValueError(f"{len(data)} bytes instead of {frame.length}")
-        except (self._error, ValueError) as exc:
-            log.warning(
-                "%s: recording is damaged at byte %d (the zstd frame of bytes %d-%d: %s); its %d bytes of events are skipped",
-                self._path, frame.at, frame.at, frame.at + frame.size, exc, frame.length,
-            )
-            data = b"\n" * frame.length
+        decoded = _decode_frame(self._dctx, raw, frame, self._error)
+        if isinstance(decoded, str):
+            log.warning("%s", _damage(str(self._path), frame, decoded))
+            decoded = b"\n" * frame.length
+        data = decoded
         self._cache[i] = data
         if len(self._cache) > _CACHED_FRAMES:
             self._cache.popitem(last=False)
