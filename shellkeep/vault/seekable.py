@@ -45,9 +45,9 @@ _SEEKABLE_MAGIC = 0x8F92EAB1
 _FOOTER = struct.Struct("<IBI")  # frames, descriptor, seekable magic
 _ENTRY = struct.Struct("<II")  # compressed size, decompressed size
 _FRAME_HEADER = struct.Struct("<II")  # skippable magic, frame size
-_CACHED_FRAMES = 8
-"""Decompressed frames kept at once (8 MiB): the tail reader's backward searches revisit the
-frame they are in, never an old one."""
+_CACHE_BYTES = 8 << 20
+"""Decompressed frames kept at once (about 8 frames): the tail reader searches a block of up
+to 1 MiB once per needle, so the frames under one block must stay decoded."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,8 +61,8 @@ class Frame:
     length: int
 
 
-def compressed_frames(compressor: object, src: IO[bytes]) -> Iterator[bytes]:
-    """Yield ``src``'s bytes as seekable zstd: one frame per ~``FRAME_BYTES``, then the seek table.
+def compressed_frames(compressor: object, src: IO[bytes], *, frame_bytes: int = FRAME_BYTES) -> Iterator[bytes]:
+    """Yield ``src``'s bytes as seekable zstd: one frame per ~``frame_bytes``, then the seek table.
 
     compressor: a ``zstandard.ZstdCompressor``. Nothing is yielded for an empty ``src``
     except an empty seek table. Raises OSError from reading ``src``.
@@ -70,7 +70,7 @@ def compressed_frames(compressor: object, src: IO[bytes]) -> Iterator[bytes]:
     entries: list[tuple[int, int]] = []
     pending = b""
     while True:
-        block = src.read(FRAME_BYTES)
+        block = src.read(frame_bytes)
         data = pending + block
         if not data:
             break
@@ -201,7 +201,7 @@ class SeekableFrames:
 
     Offers what ``terminal.screen``'s backward reader uses of a memory map: ``len``, slices,
     ``find`` and ``rfind`` (with start and end), all in decompressed bytes. Each operation
-    decompresses only the frames it touches (the last ``_CACHED_FRAMES`` are kept). A frame
+    decompresses only the frames it touches (the last ``_CACHE_BYTES`` are kept). A frame
     that does not decode (flipped bytes, a wrong size) reads as newlines, which hold no
     event: only its span is lost, and a warning names it once. The file is opened for each
     frame read, so the object needs no closing; raises OSError when the file is gone.
@@ -215,6 +215,7 @@ class SeekableFrames:
         self._dctx = zstd.ZstdDecompressor()
         self._error = zstd.ZstdError
         self._cache: OrderedDict[int, bytes] = OrderedDict()
+        self._cached_bytes = 0
         self.frames_read = 0  # frames decompressed so far (for benchmarks and tests)
 
     def __len__(self) -> int:
@@ -234,16 +235,22 @@ class SeekableFrames:
         return b"".join(pieces)
 
     def find(self, sub: bytes, start: int = 0, end: int | None = None) -> int:
-        """Return the lowest offset of ``sub`` in [start, end), or -1; frame by frame."""
+        """Return the lowest offset of ``sub`` in [start, end), or -1; frame by frame, no copies."""
         start, end, _ = slice(start, end).indices(self._length)
         lo = start
         while lo < end:
-            frame = self._frames[self._frame_index(lo)]
-            hi = min(end, frame.start + frame.length + len(sub) - 1)
-            pos = self[lo:hi].find(sub)
+            i = self._frame_index(lo)
+            frame, data = self._frames[i], self._frame(i)
+            frame_end = frame.start + frame.length
+            pos = data.find(sub, lo - frame.start, min(end, frame_end) - frame.start)
             if pos >= 0:
-                return lo + pos
-            lo = frame.start + frame.length
+                return frame.start + pos
+            if frame_end < end and len(sub) > 1:  # a match across the boundary
+                at = max(lo, frame_end - len(sub) + 1)
+                pos = self[at : min(end, frame_end + len(sub) - 1)].find(sub)
+                if pos >= 0:
+                    return at + pos
+            lo = frame_end
         return -1
 
     def rfind(self, sub: bytes, start: int = 0, end: int | None = None) -> int:
@@ -251,11 +258,17 @@ class SeekableFrames:
         start, end, _ = slice(start, end).indices(self._length)
         hi = end
         while hi > start:
-            frame = self._frames[self._frame_index(hi - 1)]
+            i = self._frame_index(hi - 1)
+            frame = self._frames[i]
             lo = max(start, frame.start)
-            pos = self[lo : min(end, hi + len(sub) - 1)].rfind(sub)
+            if hi < end and len(sub) > 1:  # a match across the boundary at ``hi``
+                at = max(lo, hi - len(sub) + 1)
+                pos = self[at : min(end, hi + len(sub) - 1)].rfind(sub)
+                if pos >= 0:
+                    return at + pos
+            pos = self._frame(i).rfind(sub, lo - frame.start, hi - frame.start)
             if pos >= 0:
-                return lo + pos
+                return frame.start + pos
             hi = lo
         return -1
 
@@ -285,6 +298,7 @@ class SeekableFrames:
             decoded = b"\n" * frame.length
         data = decoded
         self._cache[i] = data
-        if len(self._cache) > _CACHED_FRAMES:
-            self._cache.popitem(last=False)
+        self._cached_bytes += len(data)
+        while self._cached_bytes > _CACHE_BYTES and len(self._cache) > 1:
+            self._cached_bytes -= len(self._cache.popitem(last=False)[1])
         return data
