@@ -214,7 +214,7 @@ def main() -> int:
             zstandard.ZstdCompressor(level=3).copy_stream(src, dst)
         median = _median_time(lambda: last_screen(single), max(1, args.runs // 2))
         packed_mb = f"{single.stat().st_size / 1e6:.0f} MB"
-        rows.append(("TUI, zstd, one frame (before 0.x upkeep)", packed_mb, "last_screen (streams it all)",
+        rows.append(("TUI, zstd, one frame (as compressed before seek tables)", packed_mb, "last_screen (streams it all)",
                      f"{median:.2f} s", "whole file read"))  # fmt: skip
         for name, label in (("tui.cast", "TUI"), ("noclear.cast", "TUI, no clear")):
             seekable = folder / f"{name}.seekable.zst"
