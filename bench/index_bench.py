@@ -120,7 +120,9 @@ def timed(fn: object, repeats: int) -> list[float]:
 def cli_imports(env: dict[str, str], cwd: Path, args: list[str]) -> tuple[int, float]:
     """Return the modules ``shellkeep ARGS`` imports and their time in ms (``python -X importtime``)."""
     done = subprocess.run([sys.executable, "-X", "importtime", "-m", "shellkeep", *args], env=env, cwd=cwd, capture_output=True)
-    lines = [line for line in done.stderr.decode().splitlines() if line.startswith("import time:")]
+    lines = [
+        line for line in done.stderr.decode().splitlines() if line.startswith("import time:") and line.split("|")[1].strip().isdigit()
+    ]
     top = [line for line in lines if not line.rsplit("|", 1)[1].startswith("  ")]  # cumulative of each top-level import
     return len(lines), sum(int(line.split("|")[1]) for line in top) / 1000
 

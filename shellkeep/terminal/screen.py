@@ -1360,9 +1360,11 @@ class Tail:
     reason: why it starts there: ``start`` (the recording's start), ``reset`` (ESC c),
     ``clear`` (a full erase of the screen), ``alternate`` (entering the alternate screen),
     ``budget`` (no clear within ``TAIL_BUDGET_BYTES``; the screen may be incomplete).
-    bytes_read: bytes of the file decoded as events (the whole file when compressed or v1).
+    bytes_read: bytes of the file decoded as events (the whole file when streamed: v1,
+    sealed, or zstd without a seek table).
     bytes_searched: bytes searched (without decoding) for the last resize and alternate
-    screen switch before the start; bytes_total: the file's size on disk.
+    screen switch before the start; bytes_total: the file's size on disk (its
+    plaintext's, read as ``Searchable`` bytes).
     """
 
     size: TermSize
