@@ -165,3 +165,33 @@ def test_the_default_frame_is_about_a_mebibyte(tmp_path: Path) -> None:
         frames = read_seek_table(fh)
     assert frames is not None and len(frames) >= 3
     assert all(FRAME_BYTES // 2 < f.length < FRAME_BYTES + 100 for f in frames[:-1])  # + a cut line
+
+
+@pytest.mark.usefixtures("no_os_keyring")  # tests/conftest.py
+def test_a_sealed_compressed_recording_is_streamed_through_its_encryption(home: object, tmp_path: Path) -> None:
+    """Sealing wraps the whole seekable stream: the tail is not read from the end, but it is right."""
+    pytest.importorskip("cryptography")
+    from shellkeep.store.paths import Paths
+    from shellkeep.vault.compress import compress_recording
+    from shellkeep.vault.crypto import is_encrypted, split_records, write_records_atomic
+    from shellkeep.vault.keys import current_key
+    from tests.recordings import open_binary, vault
+    from tests.unit.store.factory import make_session
+
+    assert isinstance(home, Paths)
+    events = [(0.01 * n, "o", f"row {n} {'y' * (n % 90)}\r\n") for n in range(30_000)]
+    events += [(400.0, "o", "\x1b[H\x1b[2Jsealed final\r\n")]
+    meta = make_session(home, tmp_path / "project", 1, events=events)
+    cast = Path(meta.cast)
+    plain = tmp_path / "plain.cast"
+    plain.write_bytes(cast.read_bytes())
+    write_records_atomic(cast, split_records(plain.read_bytes()), current_key(home, create=True))
+    assert compress_recording(meta, vault()).compressed and is_encrypted(cast)
+    assert tail_source(cast) is None  # sealed: streamed from the start
+    with vault().open_plain(cast) as fh:  # decrypted, still compressed: seekable frames inside
+        inner = read_seek_table(io.BytesIO(fh.read()))
+    assert inner is not None and len(inner) >= 2
+    with open_binary(cast) as fh:
+        assert fh.read() == plain.read_bytes()
+    assert last_screen(cast) == last_screen(plain)
+    assert "sealed final" in last_screen(cast).to_text()
