@@ -39,7 +39,8 @@ log = get_logger(__name__)
 
 FRAME_BYTES = 1 << 20
 """Plain bytes per frame (about; a frame ends after the last newline of what was read): the
-unit decompressed to reach any point. 1 MiB costs about 1 % of ratio against one frame."""
+unit decompressed to reach any point. 1 MiB frames make a file about 2.4 % larger than one
+frame at the same level (bench/RESULTS-last-screen.md)."""
 _SKIPPABLE_MAGIC = 0x184D2A5E
 _SEEKABLE_MAGIC = 0x8F92EAB1
 _FOOTER = struct.Struct("<IBI")  # frames, descriptor, seekable magic
