@@ -16,7 +16,7 @@ from shellkeep.store.paths import resolve_paths
 from shellkeep.terminal import screen, transcript
 from shellkeep.termsize import TermSize
 from shellkeep.vault.access import Vault
-from shellkeep.vault.recording import plain_file
+from shellkeep.vault.recording import tail_source
 
 
 def vault() -> Vault:
@@ -41,12 +41,12 @@ def read_events(path: Path | str) -> Iterator[object]:
 
 def last_screen(path: Path | str, size_hint: TermSize | None = None) -> screen.ScreenSnapshot:
     """Return the last screen of the recording at ``path`` (read from its end when plain)."""
-    return screen.last_screen(open_cast(path), size_hint, mapped=plain_file(Path(path)))
+    return screen.last_screen(open_cast(path), size_hint, mapped=tail_source(Path(path)))
 
 
 def read_tail(path: Path | str, **kwargs: object) -> screen.Tail:
     """Return the tail of the recording at ``path`` (see ``terminal.screen.read_tail``)."""
-    return screen.read_tail(open_cast(path), mapped=plain_file(Path(path)), **kwargs)  # type: ignore[arg-type]
+    return screen.read_tail(open_cast(path), mapped=tail_source(Path(path)), **kwargs)  # type: ignore[arg-type]
 
 
 def screen_at(path: Path | str, time_s: float) -> screen.ScreenSnapshot:

@@ -5,8 +5,9 @@ work tree starts a new project folder. What stays the same is the repository: it
 remote and root commit (``gitinfo.GitIdentity``), kept in each session's ``meta.json`` as
 ``git_identity`` and in the index. From here:
 
-- ``moved_projects``: the project folders of the same repository recorded at a former path
-  that no longer exists (``ls`` and a bare ``resume`` include their sessions);
+- ``moved_projects`` (in ``app.listing``, light enough for ``ls`` and ``search``): the project
+  folders of the same repository recorded at a former path that no longer exists (``ls`` and
+  a bare ``resume`` include their sessions);
 - ``resume_dir``: where a session is resumed: its own directory, the one ``--cwd`` names, or,
   when its directory is gone, the current project when it is the same repository;
 - ``relocate_transcript``: the agent's transcript copied to where the agent looks for it in
@@ -25,12 +26,12 @@ from shellkeep.agents.adapter import CommandAdapter
 from shellkeep.agents.base import AgentSession
 from shellkeep.app.context import Context
 from shellkeep.app.conversation import adapter_of
-from shellkeep.archive.index import GitProject, git_projects
-from shellkeep.errors import ShellkeepError, UserInputError
+from shellkeep.app.listing import _former_projects, moved_projects, project_identity
+from shellkeep.errors import UserInputError
 from shellkeep.gitidentity import GitIdentity, root_commit
 from shellkeep.gitinfo import git_root, origin_remote
 from shellkeep.logs import get_logger
-from shellkeep.store.paths import ensure_dir, project_key
+from shellkeep.store.paths import ensure_dir
 from shellkeep.store.session import SessionMeta, list_sessions, write_meta
 
 __all__ = [
@@ -43,17 +44,6 @@ __all__ = [
 ]
 
 log = get_logger(__name__)
-
-
-def project_identity(project_root: Path) -> GitIdentity | None:
-    """Return the git identity of the work tree at ``project_root`` (runs git once), or None outside git."""
-    try:
-        if git_root(project_root) != project_root:
-            return None
-    except OSError:
-        return None
-    identity = GitIdentity(origin_remote(project_root), root_commit(project_root))
-    return identity if identity.remote or identity.root_commit else None
 
 
 def complete_git_identity(meta: SessionMeta) -> SessionMeta:
@@ -82,30 +72,6 @@ def complete_git_identity(meta: SessionMeta) -> SessionMeta:
         log.warning("could not store the git identity of %s: %s", meta.id, exc)
         return meta
     return updated
-
-
-def moved_projects(ctx: Context) -> tuple[str, ...]:
-    """Return the keys of the project folders of this project's repository at former paths.
-
-    They are the projects whose sessions hold a git identity this project's matches
-    (``GitIdentity.matches``) and whose recorded root no longer exists: a moved or renamed
-    work tree. Another clone or worktree that is still on disk is a project of its own.
-    () outside git; an index that cannot be read gives () with a logged warning.
-    """
-    return tuple(dict.fromkeys(p.project for p in _former_projects(ctx)))
-
-
-def _former_projects(ctx: Context) -> list[GitProject]:
-    identity = project_identity(ctx.project_root)
-    if identity is None:
-        return []
-    own = project_key(ctx.project_root)
-    try:
-        found = git_projects(ctx.paths, identity, vault=ctx.vault, recover=ctx.recover)
-    except ShellkeepError as exc:
-        log.warning("cannot look for this project's sessions at former paths: %s", exc)
-        return []
-    return [p for p in found if p.project != own and not os.path.isdir(p.project_root)]
 
 
 def project_sessions(ctx: Context) -> list[SessionMeta]:

@@ -40,7 +40,7 @@ from shellkeep.store.paths import Paths, project_key
 from shellkeep.store.session import SessionMeta, Status, exact_meta, iter_session_folders, read_meta, write_meta
 from shellkeep.terminal.screen import last_screen
 from shellkeep.vault.exchanges import is_collected, read_exchanges
-from shellkeep.vault.recording import plain_file
+from shellkeep.vault.recording import tail_source
 
 if TYPE_CHECKING:
     from shellkeep.app.record import RunOutcome
@@ -322,7 +322,7 @@ def native_failure(ctx: Context, plan: ResumePlan, run: SessionMeta) -> str | No
     hint = getattr(adapter_of(plan.session), "resume_failure_hint", None)
     if hint:
         try:
-            text = last_screen(ctx.vault.open_recording(Path(run.cast)), mapped=plain_file(Path(run.cast))).to_text()
+            text = last_screen(ctx.vault.open_recording(Path(run.cast)), mapped=tail_source(Path(run.cast))).to_text()
         except (OSError, ShellkeepError) as exc:
             log.debug("no last screen for %s: %s", run.id, exc)
             text = ""

@@ -39,7 +39,6 @@ from shellkeep.archive.fts import fts_query as fts_query  # the query language, 
 from shellkeep.archive.fts import select_hits
 from shellkeep.archive.hits import SearchHit
 from shellkeep.archive.private_search import is_private, missing_keys_line, save_content, search_private
-from shellkeep.archive.timeline import Marker, exchange_offset_s, with_checkpoints
 from shellkeep.asciicast.model import Event
 from shellkeep.errors import DataError, KeyUnavailable, ShellkeepError, UserInputError
 from shellkeep.gitidentity import GitIdentity, remote_key
@@ -58,13 +57,12 @@ from shellkeep.store.session import (
     parse_iso,
     read_meta,
 )
-from shellkeep.terminal.transcript import iter_transcript
 from shellkeep.vault.access import Vault
-from shellkeep.vault.exchanges import read_exchanges
 from shellkeep.archive.migrations import SCHEMA_VERSION, migrate
 from shellkeep.vault.crypto import MAGIC, key_id_of_file
 
 if TYPE_CHECKING:
+    from shellkeep.archive.timeline import Marker
     import sqlite3
 
 __all__ = [
@@ -506,6 +504,13 @@ def _content_of(meta: SessionMeta, vault: Vault) -> _Content:
     An unreadable recording leaves the transcript empty (with a logged warning): the session
     is still listed and its exchanges searchable.
     """
+    # The emulator, the timeline and the exchanges (with redaction) are imported here, on the
+    # cold path of indexing a session: listing and searching an index that is up to date,
+    # what ``shellkeep ls`` and ``search`` do at each start, never need them.
+    from shellkeep.archive.timeline import Marker, exchange_offset_s, with_checkpoints
+    from shellkeep.terminal.transcript import iter_transcript
+    from shellkeep.vault.exchanges import read_exchanges
+
     content = _Content()
     markers = content.markers
 
@@ -1092,6 +1097,8 @@ def _private_sessions(conn: sqlite3.Connection, where: str, args: Sequence[objec
 def session_markers(paths: Paths, session_id: str) -> list[Marker]:
     """Return the markers indexed for a session, in order ([] when none or not indexed)."""
 
+    from shellkeep.archive.timeline import Marker  # cold path: see ``_content_of``
+
     def work(conn: sqlite3.Connection, fresh: bool) -> list[Marker]:
         rows = conn.execute("SELECT n, time_s, label FROM markers WHERE session_id = ? ORDER BY n", (session_id,))
         return [Marker(n, t, label) for n, t, label in rows]
@@ -1155,6 +1162,8 @@ def _usage_rows(meta: SessionMeta, vault: Vault) -> list[tuple[str, int, int, in
     Summed from its stored exchanges; when none can be read (a missing key, an exchanges
     file older than usage) its ``meta.json`` totals count, under model ''. Never raises.
     """
+    from shellkeep.vault.exchanges import read_exchanges  # cold path: see ``_content_of``
+
     try:
         exchanges = read_exchanges(meta, vault)
     except ShellkeepError as exc:

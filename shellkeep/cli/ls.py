@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from shellkeep.app.moves import moved_projects
-from shellkeep.app.reads import SUSPENDED_KEY_MISSING, missing_keys
+from shellkeep.app.listing import SUSPENDED_KEY_MISSING, missing_keys, moved_projects
 from shellkeep.cli.options import complete_agent, context, count, json_option
 from shellkeep.store.session import Status
 from shellkeep.archive.index import SessionQuery, find_sessions, parse_time

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from shellkeep.app.moves import moved_projects
+from shellkeep.app.listing import moved_projects
 from shellkeep.cli.options import complete_agent, context, count, json_option
 from shellkeep.archive.index import SearchRequest, parse_time, search as run_search
 from shellkeep.cli.output import print_json

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from shellkeep.app.reads import SUSPENDED_KEY_MISSING, missing_key
+from shellkeep.app.listing import SUSPENDED_KEY_MISSING, missing_key
 from shellkeep.app.resume import session_chain
 from shellkeep.archive.export.formats import checkpoint_line, token_line
 from shellkeep.archive.timeline import exchange_offset_s

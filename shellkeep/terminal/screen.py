@@ -10,8 +10,9 @@ alternate screen 47/1047/1049, SU/SD, REP, colon and truecolour SGR).
 ``last_screen`` rebuilds the last screen of a recording from its end: it reads events
 backwards from the end of the file until a point where the screen was cleared or reset (or a
 byte budget is spent), finds the terminal size and screen (main or alternate) in effect there,
-and renders only that tail. Compressed (zstd) and v1 files are streamed from the start
-instead, keeping a bounded tail in memory.
+and renders only that tail. Seekable zstd files are read from the end the same way, through
+the frames the vault decodes on demand; single-frame zstd, sealed and v1 files are streamed
+from the start instead, keeping a bounded tail in memory.
 
 Formats: asciicast v1/v2/v3 (docs.asciinema.org/manual/asciicast/v2), control functions per
 ECMA-48 and xterm's ctlseqs (invisible-island.net/xterm/ctlseqs/ctlseqs.html).
@@ -33,7 +34,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from shellkeep.asciicast.model import Event
 from shellkeep.asciicast.reader import Cast
@@ -54,6 +55,7 @@ __all__ = [
     "Point",
     "ScreenSnapshot",
     "Tail",
+    "Searchable",
     "TailReason",
     "Terminal",
     "iter_screens",
@@ -1326,12 +1328,15 @@ def iter_screens(cast: Cast, times: Iterable[float]) -> Iterator[ScreenSnapshot]
         yield terminal.snapshot()
 
 
-def last_screen(cast: Cast, size_hint: TermSize | None = None, *, mapped: Path | None = None) -> ScreenSnapshot:
+def last_screen(
+    cast: Cast, size_hint: TermSize | None = None, *, mapped: Path | Searchable | None = None
+) -> ScreenSnapshot:
     """Return the last screen of the recording ``cast``, without replaying all of it.
 
     mapped: the recording's file when it holds plain asciicast v2/v3 (not sealed, not
-    compressed): it is then read from its end (see ``read_tail``), for a 100 MB recording
-    in a fraction of a second; otherwise the events are streamed once.
+    compressed), or its plaintext as ``Searchable`` bytes (seekable zstd): it is then read
+    from its end (see ``read_tail``), for a 100 MB recording in a fraction of a second;
+    otherwise the events are streamed once.
     size_hint: the terminal size in effect at the start of the recording when the caller
     knows better than the header (resize events still apply); None means the header's.
     Raises DataError on a corrupt recording.
@@ -1355,9 +1360,11 @@ class Tail:
     reason: why it starts there: ``start`` (the recording's start), ``reset`` (ESC c),
     ``clear`` (a full erase of the screen), ``alternate`` (entering the alternate screen),
     ``budget`` (no clear within ``TAIL_BUDGET_BYTES``; the screen may be incomplete).
-    bytes_read: bytes of the file decoded as events (the whole file when compressed or v1).
+    bytes_read: bytes of the file decoded as events (the whole file when streamed: v1,
+    sealed, or zstd without a seek table).
     bytes_searched: bytes searched (without decoding) for the last resize and alternate
-    screen switch before the start; bytes_total: the file's size on disk.
+    screen switch before the start; bytes_total: the file's size on disk (its
+    plaintext's, read as ``Searchable`` bytes).
     """
 
     size: TermSize
@@ -1476,26 +1483,46 @@ def _tail_from(
     return events, start.alternate, start.reason, start.index
 
 
+class Searchable(Protocol):
+    """A recording's plaintext as random-access bytes (``vault.seekable.SeekableFrames``):
+    what the backward reader uses of a memory map."""
+
+    def __len__(self) -> int: ...
+    def __getitem__(self, index: slice, /) -> bytes: ...
+    def find(self, sub: bytes, start: int = ..., end: int | None = ..., /) -> int: ...
+    def rfind(self, sub: bytes, start: int = ..., end: int | None = ..., /) -> int: ...
+
+
 def read_tail(
-    cast: Cast, *, mapped: Path | None = None, size_hint: TermSize | None = None, budget_bytes: int = TAIL_BUDGET_BYTES
+    cast: Cast,
+    *,
+    mapped: Path | Searchable | None = None,
+    size_hint: TermSize | None = None,
+    budget_bytes: int = TAIL_BUDGET_BYTES,
 ) -> Tail:
     """Find where the last screen of a recording starts and return the events from there.
 
     mapped: the file of ``cast`` when it is plain asciicast on disk (``vault.recording``
-    knows): it is mapped and read backwards, event line by event line, until a reset, a
+    knows; or its plaintext as ``Searchable`` bytes, a seekable zstd file's frames decoded
+    on demand): it is mapped and read backwards, event line by event line, until a reset, a
     clear or an alternate screen switch that starts the final screen (see
     ``_choose_start``), or until ``budget_bytes`` of lines are decoded. The size at the start
     is that of the last resize before it (found with a backwards byte search), else
-    ``size_hint``, else the header's. Without ``mapped`` (zstd-compressed, sealed) and for v1
+    ``size_hint``, else the header's. Without ``mapped`` (single-frame zstd, sealed) and for v1
     the events are streamed once, keeping a bounded tail. A cut last line is ignored.
 
     Raises DataError on a corrupt recording (a malformed line other than the last);
     KeyUnavailable when a sealed recording's key cannot be found.
     """
     base_size = size_hint or cast.header.size
-    if mapped is not None and cast.preloaded is None:
+    if isinstance(mapped, Path) and cast.preloaded is None:
         with open(mapped, "rb") as fh:
-            return _read_tail_mapped(mapped, fh.fileno(), cast.header.version, base_size, budget_bytes)
+            total = os.fstat(fh.fileno()).st_size
+            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                return _read_tail_backwards(str(mapped), data, total, cast.header.version, base_size, budget_bytes)
+    if mapped is not None and cast.preloaded is None:
+        total = len(mapped)
+        return _read_tail_backwards(cast.name, mapped, total, cast.header.version, base_size, budget_bytes)
     return _read_tail_streamed(cast.events(), base_size, budget_bytes)
 
 
@@ -1555,7 +1582,7 @@ def _parse_size(data: str, fallback: TermSize) -> TermSize:
 class _MappedRecording:
     """A plain recording mapped in memory, read from its end (asciicast v2/v3 lines)."""
 
-    def __init__(self, data: mmap.mmap, version: int) -> None:
+    def __init__(self, data: mmap.mmap | Searchable, version: int) -> None:
         self.data = data
         self.version = version
         newline = data.find(b"\n")
@@ -1650,7 +1677,9 @@ def _decode(line: bytes) -> tuple[float, str, str] | None:
     return float(t), code, data
 
 
-def _read_tail_mapped(path: Path, fd: int, version: int, fallback: TermSize, budget: int) -> Tail:
+def _read_tail_backwards(
+    path: str, data: mmap.mmap | Searchable, total: int, version: int, fallback: TermSize, budget: int
+) -> Tail:
     """Read a plain recording backwards from its end; see ``read_tail``.
 
     The window grows one event line at a time. A start can only be a marker, so the window
@@ -1660,81 +1689,79 @@ def _read_tail_mapped(path: Path, fd: int, version: int, fallback: TermSize, bud
     is usually near, and a switch cut between two events is only seen this way) before a
     byte search answers.
     """
-    total = os.fstat(fd).st_size
-    with mmap.mmap(fd, 0, access=mmap.ACCESS_READ) as data:
-        rec = _MappedRecording(data, version)
-        # Output and resize events with their markers and line offsets, last first.
-        backwards: list[tuple[Event, list[_Marker]]] = []
-        offsets: list[int] = []
-        read = 0
-        checked_at = 0
-        unchecked = False  # markers were added since the last analysis
-        waiting_since: int | None = None  # bytes read when a start first needed the state before
-        following = ""
-        last_line = True
-        start: _Start | None = None
-        initial: bool | None = None
-        whole = True  # the window reaches the recording's start
+    rec = _MappedRecording(data, version)
+    # Output and resize events with their markers and line offsets, last first.
+    backwards: list[tuple[Event, list[_Marker]]] = []
+    offsets: list[int] = []
+    read = 0
+    checked_at = 0
+    unchecked = False  # markers were added since the last analysis
+    waiting_since: int | None = None  # bytes read when a start first needed the state before
+    following = ""
+    last_line = True
+    start: _Start | None = None
+    initial: bool | None = None
+    whole = True  # the window reaches the recording's start
 
-        def analyse(*, resolve: bool) -> _Start | None:
-            nonlocal initial, waiting_since
-            window = backwards[::-1]
-            try:
-                found = _choose_start(window, None)
-            except _NeedInitial as need:
-                if not resolve and not need.flag_only:
-                    waiting_since = read if waiting_since is None else waiting_since
-                    return None
-                initial = rec.alternate_before(offsets[-1] if offsets else len(data))
-                found = _choose_start(window, initial)
-            waiting_since = None
-            return found
+    def analyse(*, resolve: bool) -> _Start | None:
+        nonlocal initial, waiting_since
+        window = backwards[::-1]
+        try:
+            found = _choose_start(window, None)
+        except _NeedInitial as need:
+            if not resolve and not need.flag_only:
+                waiting_since = read if waiting_since is None else waiting_since
+                return None
+            initial = rec.alternate_before(offsets[-1] if offsets else len(data))
+            found = _choose_start(window, initial)
+        waiting_since = None
+        return found
 
-        for offset, line in rec.lines_backwards():
-            due = unchecked and (read - checked_at >= max(_CHECK_BYTES, read // 4) or len(line) > _CHECK_BYTES)
-            overdue = waiting_since is not None and (
-                read - waiting_since >= _LOOK_FURTHER_BYTES or len(line) > _LOOK_FURTHER_BYTES
-            )
-            if due or overdue:
-                start = analyse(resolve=overdue)
-                checked_at, unchecked = read, False
-                if start is not None:
-                    whole = False
-                    break
-            if read >= budget:
+    for offset, line in rec.lines_backwards():
+        due = unchecked and (read - checked_at >= max(_CHECK_BYTES, read // 4) or len(line) > _CHECK_BYTES)
+        overdue = waiting_since is not None and (
+            read - waiting_since >= _LOOK_FURTHER_BYTES or len(line) > _LOOK_FURTHER_BYTES
+        )
+        if due or overdue:
+            start = analyse(resolve=overdue)
+            checked_at, unchecked = read, False
+            if start is not None:
                 whole = False
                 break
-            read += len(line) + 1
-            decoded = _decode(line)
-            if decoded is None:
-                if last_line:
-                    last_line = False
-                    continue  # a cut last line is the end of the recording
-                raise DataError(f"{path}: the line at byte {offset} is not a valid asciicast v{version} event")
-            last_line = False
-            t, code, text = decoded
-            if code == "o":
-                markers = _markers(text, following)
-                backwards.append((Event(t, code, text), markers))
-                offsets.append(offset)
-                following = text
-                unchecked = unchecked or bool(markers)
-            elif code == "r":
-                backwards.append((Event(t, code, text), []))
-                offsets.append(offset)
-        window = backwards[::-1]
-        if whole:
-            initial = False
-            start = _choose_start(window, False) or _Start(0, 0, False, "start")
-        elif start is None:
-            start = analyse(resolve=True)
-            if start is None and initial is None:
-                initial = rec.alternate_before(offsets[-1] if offsets else len(data))
-        events, alternate, reason, first = _tail_from(window, start, bool(initial))
-        size: TermSize | None = None
-        for event, _ in window[:first]:
-            if event.code == "r":
-                size = _parse_size(event.data, size or fallback)
-        if size is None:
-            size = rec.size_before(offsets[len(offsets) - 1 - first] if offsets else len(data), fallback)
-        return Tail(size, alternate, tuple(events), reason, read, rec.searched, total)
+        if read >= budget:
+            whole = False
+            break
+        read += len(line) + 1
+        decoded = _decode(line)
+        if decoded is None:
+            if last_line:
+                last_line = False
+                continue  # a cut last line is the end of the recording
+            raise DataError(f"{path}: the line at byte {offset} is not a valid asciicast v{version} event")
+        last_line = False
+        t, code, text = decoded
+        if code == "o":
+            markers = _markers(text, following)
+            backwards.append((Event(t, code, text), markers))
+            offsets.append(offset)
+            following = text
+            unchecked = unchecked or bool(markers)
+        elif code == "r":
+            backwards.append((Event(t, code, text), []))
+            offsets.append(offset)
+    window = backwards[::-1]
+    if whole:
+        initial = False
+        start = _choose_start(window, False) or _Start(0, 0, False, "start")
+    elif start is None:
+        start = analyse(resolve=True)
+        if start is None and initial is None:
+            initial = rec.alternate_before(offsets[-1] if offsets else len(data))
+    events, alternate, reason, first = _tail_from(window, start, bool(initial))
+    size: TermSize | None = None
+    for event, _ in window[:first]:
+        if event.code == "r":
+            size = _parse_size(event.data, size or fallback)
+    if size is None:
+        size = rec.size_before(offsets[len(offsets) - 1 - first] if offsets else len(data), fallback)
+    return Tail(size, alternate, tuple(events), reason, read, rec.searched, total)

@@ -4,15 +4,15 @@
 RFC 8878) from plain asciicast by its first bytes (``vault.recording.open_stream``), so
 every command reads it transparently, and ``export --format cast`` writes plain asciicast.
 An encrypted recording is decrypted, compressed and encrypted again (with the current key),
-so the compression is not lost to ciphertext. ``zstandard`` is imported inside functions.
+so the compression is not lost to ciphertext. The frames are zstd's seekable format
+(``vault.seekable``): about 1 MiB each with a seek table, so the end of a plain (not sealed)
+recording is read without the rest. ``zstandard`` is imported inside functions.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
 from shellkeep.logs import get_logger
 from shellkeep.store.atomic import FileChanged, file_identity, write_bytes_atomic
@@ -20,13 +20,13 @@ from shellkeep.store.session import SessionMeta, Status
 from shellkeep.vault.access import Vault
 from shellkeep.vault.crypto import is_encrypted, key_id_of_file, write_records_atomic
 from shellkeep.vault.recording import ZSTD_MAGIC
+from shellkeep.vault.seekable import compressed_frames
 
 log = get_logger(__name__)
 
 LEVEL = 9
 """zstd level: a real Claude Code recording shrinks 7.5x, a long agent TUI session 30x, at
 about 120 MB/s on one core (bench/RESULTS-compress.md has the figures per level)."""
-_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,27 +70,14 @@ def compress_recording(meta: SessionMeta, vault: Vault, *, level: int = LEVEL) -
         if encrypted:
             key = vault.key_for_rewrite(key_id_of_file(path) or "")
             with vault.open_plain(path) as src:
-                write_records_atomic(path, _compressed_chunks(compressor, src), key, expect=before_id)
+                write_records_atomic(path, compressed_frames(compressor, src), key, expect=before_id)
         else:
             with open(path, "rb") as src:
-                write_bytes_atomic(path, _compressed_chunks(compressor, src), expect=before_id)
+                write_bytes_atomic(path, compressed_frames(compressor, src), expect=before_id)
     except FileChanged:
         return CompressResult(str(path), before, before, False, "changed while being compressed")
     after = path.stat().st_size
     return CompressResult(str(path), before, after, True)
-
-
-def _compressed_chunks(compressor: object, src: IO[bytes]) -> Iterator[bytes]:
-    """Yield the zstd frame of everything ``src`` holds, about 1 MiB of input at a time."""
-    cobj = compressor.compressobj()  # type: ignore[attr-defined]
-    while True:
-        block = src.read(_CHUNK)
-        if not block:
-            break
-        out = cobj.compress(block)
-        if out:
-            yield out
-    yield cobj.flush()
 
 
 def compress_after_session(meta: SessionMeta, vault: Vault) -> None:

@@ -16,6 +16,7 @@ from typing import IO, TYPE_CHECKING
 from shellkeep.asciicast.reader import Cast, read_cast
 from shellkeep.errors import DataError, ShellkeepError
 from shellkeep.vault.crypto import MAGIC, open_decrypting, open_plain
+from shellkeep.vault.seekable import FrameStream, SeekableFrames, read_seek_table
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
@@ -44,14 +45,17 @@ def open_stream(path: Path, vault: Vault | None = None) -> IO[bytes]:
 
     A sealed file is decrypted with its key from ``vault`` (None: no key is available); a
     cut last record ends the stream. What it holds, or the plain file, is then
-    decompressed when it is zstd. The caller always reads plain asciicast bytes.
+    decompressed when it is zstd: a plain seekable file (``vault.seekable``) frame by frame,
+    skipping a damaged frame (DataError once the rest is read); else as one stream that
+    stops at the damage. The caller always reads plain asciicast bytes.
     Raises FileNotFoundError; DataError when an encrypted record is damaged (also while
     reading); ``KeyUnavailable`` (exit 1) when the file's key cannot be found.
     """
     fh: IO[bytes] = open(path, "rb")  # noqa: SIM115 - returned to the caller
     magic = fh.read(len(MAGIC))
     fh.seek(0)
-    if magic == MAGIC:
+    sealed = magic == MAGIC
+    if sealed:
         fh = open_decrypting(fh, str(path), vault.key if vault is not None else None)
         try:
             magic = fh.peek(4)[:4]
@@ -65,6 +69,16 @@ def open_stream(path: Path, vault: Vault | None = None) -> IO[bytes]:
     except ImportError as exc:  # pragma: no cover - zstandard is a dependency
         fh.close()
         raise DataError(f"{path} is zstd-compressed and zstandard is not installed; pip install zstandard") from exc
+    if sealed:  # the decrypting stream cannot seek
+        return io.BufferedReader(_ZstdFrames(fh, str(path), zstandard), buffer_size=1 << 16)
+    try:
+        frames = read_seek_table(fh)
+        fh.seek(0)
+    except BaseException:
+        fh.close()
+        raise
+    if frames is not None:
+        return io.BufferedReader(FrameStream(fh, frames, str(path), zstandard), buffer_size=1 << 16)
     return io.BufferedReader(_ZstdFrames(fh, str(path), zstandard), buffer_size=1 << 16)
 
 
@@ -173,6 +187,30 @@ def plain_file(path: Path) -> Path | None:
     except OSError:
         return None
     return None if head == MAGIC or head[:4] == ZSTD_MAGIC else path
+
+
+def tail_source(path: Path) -> Path | SeekableFrames | None:
+    """Return what ``terminal.screen.read_tail`` can read ``path`` from its end with, or None.
+
+    The path itself for plain asciicast (it is mapped); the lazily decompressed frames of a
+    seekable zstd file (``vault.seekable``: written by the upkeep since frames got a seek
+    table); None for a sealed file or a single-frame zstd file, which are streamed instead.
+    """
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(len(MAGIC))
+            if head == MAGIC:
+                return None
+            if head[:4] != ZSTD_MAGIC:
+                return path
+            frames = read_seek_table(fh)
+    except OSError:
+        return None
+    if frames is None:
+        return None
+    import zstandard
+
+    return SeekableFrames(path, frames, zstandard)
 
 
 def _zstd_reason(exc: BaseException) -> str:

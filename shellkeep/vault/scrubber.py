@@ -18,6 +18,7 @@ longer holds what was removed.
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -34,6 +35,7 @@ from shellkeep.store.session import AGENT_FOLDER, CAST_FILE, SessionMeta, Status
 from shellkeep.vault.copies import copy_ref, rewrite_copy, sealed_with
 from shellkeep.vault.crypto import SEARCH_FILE, is_encrypted, key_id_of_file, private_files, split_records, write_records_atomic
 from shellkeep.vault.recording import ZSTD_MAGIC, is_compressed
+from shellkeep.vault.seekable import compressed_frames
 from shellkeep.logs import get_logger
 from shellkeep.capture.redaction import StreamRedactor
 
@@ -312,7 +314,8 @@ def _store_like(path: Path, data: bytes, vault: Vault, *, line_records: bool, ex
     if path.name == CAST_FILE and is_compressed(path, vault):
         import zstandard
 
-        data = zstandard.ZstdCompressor(level=9, write_checksum=True).compress(data)
+        compressor = zstandard.ZstdCompressor(level=9, write_checksum=True)
+        data = b"".join(compressed_frames(compressor, io.BytesIO(data)))
         line_records = False
     if not encrypted:
         write_bytes_atomic(path, data, expect=expect)

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.recordings import open_binary, open_cast
-from shellkeep.vault.recording import is_compressed
+from shellkeep.vault.recording import is_compressed, tail_source
+from shellkeep.vault.seekable import SeekableFrames
 from tests.recordings import vault
 from shellkeep.store.paths import Paths
 from tests.e2e.test_secrets import wait_for_housekeeping
@@ -68,6 +69,7 @@ def test_redact_a_no_redact_session(home: Paths) -> None:
     copy_line = (folder / "agent" / "transcript.jsonl").read_text().splitlines()[0]
     assert '":"' in copy_line and '": "' not in copy_line  # the copy's compact JSON is kept compact
     assert is_compressed(folder / "session.cast", vault())  # rewritten in the form it had
+    assert isinstance(tail_source(folder / "session.cast"), SeekableFrames)  # with its seek table
     new_meta = json.loads((folder / "meta.json").read_text())
     assert new_meta["redacted"] is True and "[REDACTED:stripe-key]" in new_meta["command"]
     header = open_cast(folder / "session.cast").header
