@@ -36,11 +36,15 @@ def _git(cwd: Path, *args: str) -> str:
 
 
 def _repo(path: Path, remote: str) -> str:
-    """Make a git repository at ``path`` with an origin remote and two commits; return the root commit."""
+    """Make a git repository at ``path`` with an origin remote and two commits; return the root commit.
+
+    The root commit's message names the folder: two repositories made within the same second
+    would otherwise share their (empty, same-author) root commit, as clones do.
+    """
     (path / "src").mkdir(parents=True)
     _git(path, "init", "-q", "-b", "main")
     _git(path, "remote", "add", "origin", remote)
-    _git(path, "commit", "-q", "--allow-empty", "-m", "first")
+    _git(path, "commit", "-q", "--allow-empty", "-m", f"first in {path.name}")
     root = _git(path, "rev-parse", "HEAD")
     _git(path, "commit", "-q", "--allow-empty", "-m", "second")
     return root
