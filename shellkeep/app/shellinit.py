@@ -77,11 +77,14 @@ def shellkeep_command() -> tuple[str, ...]:
     return (sys.executable, "-m", "shellkeep")
 
 
-def snippet(ctx: Context, shell: str, *, installed: bool = False) -> str:
+def snippet(ctx: Context, shell: str, *, installed: bool = False, completion_source: str | None = None) -> str:
     """Return the snippet for ``shell`` ("bash", "zsh" or "fish") with this context's settings.
 
     installed: the text ``--install`` writes, which regenerates itself when the config or
-    the template is newer than its file. Raises ValueError for another shell.
+    the template is newer than its file. completion_source: the completion script click
+    generates, kept as ``<data>/shell/completion.<shell>`` and sourced when no shipped one
+    sits beside the package (a wheel install). Raises ValueError for another shell, OSError
+    when that completion file cannot be written.
     """
     if shell not in SHELLS:
         raise ValueError(f"unknown shell {shell!r}")
@@ -92,14 +95,14 @@ def snippet(ctx: Context, shell: str, *, installed: bool = False) -> str:
     wrappers = "".join(_wrapper(shell, name) for name in ctx.config.shell.wrap)
     text = text.replace("@SHELLKEEP@", command).replace("@NOTICES@", quote(str(ctx.paths.notices)))
     text = text.replace("@REFRESH@\n", refresh).replace("@WRAPPERS@\n", wrappers)
-    text = text.replace("@COMPLETION@\n", _completion(shell, quote))
+    text = text.replace("@COMPLETION@\n", _completion(shell, quote, _completion_script(ctx, shell, completion_source)))
     if ctx.config.shell.notice:
         return text.replace(_NOTICE_BEGIN, "").replace(_NOTICE_END, "")
     head, _, rest = text.partition(_NOTICE_BEGIN)
     return head + rest.partition(_NOTICE_END)[2]
 
 
-def install(ctx: Context, shell: str) -> InstallResult:
+def install(ctx: Context, shell: str, *, completion_source: str | None = None) -> InstallResult:
     """Write the snippet file and add the marked block to ``shell``'s rc file, once.
 
     A second run leaves the rc file as it is (the snippet file is rewritten). The rc file
@@ -108,7 +111,7 @@ def install(ctx: Context, shell: str) -> InstallResult:
     """
     target = snippet_file(ctx, shell)
     ensure_dir(target.parent)
-    write_bytes_atomic(target, snippet(ctx, shell, installed=True).encode("utf-8"))
+    write_bytes_atomic(target, snippet(ctx, shell, installed=True, completion_source=completion_source).encode("utf-8"))
     rewrite_notices(ctx.paths, ctx.sessions(all_projects=True))
     rc = rc_file(shell, dict(ctx.env))
     old = _read(rc)
@@ -214,9 +217,25 @@ def _refresh(shell: str, quote: Callable[[str], str], config: Path, target: Path
     )
 
 
-def _completion(shell: str, quote: Callable[[str], str]) -> str:
-    """Return the lines that source the completion script (builtins only; nothing when none is shipped)."""
+def _completion_script(ctx: Context, shell: str, source: str | None) -> Path | None:
+    """Return the completion script to source: the shipped one, else ``source`` kept in the data folder."""
     found = completion_file(shell)
+    if found is not None or source is None:
+        return found
+    target = ctx.paths.shell_dir / f"completion.{shell}"
+    data = source.encode("utf-8")
+    try:
+        if target.read_bytes() == data:
+            return target
+    except OSError:
+        pass
+    ensure_dir(target.parent)
+    write_bytes_atomic(target, data)
+    return target
+
+
+def _completion(shell: str, quote: Callable[[str], str], found: Path | None) -> str:
+    """Return the lines that source the completion script ``found`` (builtins only; nothing for None)."""
     if found is None:
         return ""
     script = quote(str(found))

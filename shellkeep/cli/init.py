@@ -26,10 +26,11 @@ def init(shell: str, install: bool, uninstall: bool) -> None:
     if install and uninstall:
         raise click.UsageError("give --install or --uninstall, not both")
     ctx = context(strict=install)  # never install from a broken config; printing warns and uses the defaults
+    source = _completion_source(shell)
     if not (install or uninstall):
-        click.echo(shellinit.snippet(ctx, shell), nl=False)
+        click.echo(shellinit.snippet(ctx, shell, completion_source=source), nl=False)
         return
-    result = shellinit.install(ctx, shell) if install else shellinit.uninstall(ctx, shell)
+    result = shellinit.install(ctx, shell, completion_source=source) if install else shellinit.uninstall(ctx, shell)
     if install and result.changed:
         click.echo(f"added the shell integration to {result.rc_file}; open a new shell to use it", err=True)
     elif install:
@@ -38,3 +39,14 @@ def init(shell: str, install: bool, uninstall: bool) -> None:
         click.echo(f"removed the shell integration from {result.rc_file}", err=True)
     else:
         click.echo(f"the shell integration was not in {result.rc_file}; nothing to remove", err=True)
+
+
+def _completion_source(shell: str) -> str:
+    """Return the completion script click generates for shellkeep in ``shell`` (what
+    ``completions/shellkeep.<shell>`` holds; ``scripts/update-completions`` writes those)."""
+    from click.shell_completion import get_completion_class
+
+    root = click.get_current_context().find_root().command
+    completion = get_completion_class(shell)
+    assert completion is not None  # bash, zsh and fish are click's own
+    return completion(root, {}, "shellkeep", "_SHELLKEEP_COMPLETE").source()

@@ -195,3 +195,21 @@ def test_rewrite_keeps_running_and_unresumed_cut_sessions(tmp_path: Path, home: 
     done = _meta(home, root, "20261201-100400-000ee", status="finished")
     notices.rewrite_notices(home, [cut, resumed, child, live, done])
     assert [(n.session_id, n.state) for n in notices.read_notices(home)] == [(cut.id, "cut"), (live.id, "running")]
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_without_shipped_completions_the_snippet_sources_clicks_script_from_the_data_folder(
+    home: Paths, shell: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from shellkeep.app import shellinit
+
+    shipped = shellinit.completion_file(shell)
+    assert shipped is not None and f"{shipped}" in snippet(open_context(), shell)  # a source checkout
+    monkeypatch.setattr(shellinit, "completion_file", lambda shell: None)  # a wheel: no completions/ beside it
+    bare = snippet(open_context(), shell)  # no script given: nothing to source
+    assert str(shipped) not in bare and f"completion.{shell}" not in bare
+    printed = CliRunner().invoke(main, ["init", shell])
+    assert printed.exit_code == 0, printed.output
+    kept = home.shell_dir / f"completion.{shell}"
+    assert kept.read_text() == shipped.read_text()  # what click generates is what completions/ ships
+    assert str(kept) in printed.output
