@@ -7,7 +7,9 @@ winning: defaults → the user's ``config.toml`` (``Paths.config_file``) → the
 command-line flags. Every value is validated when it is loaded; nothing is re-parsed later.
 
 A project file comes with the code a user checks out, so it may only set keys that cannot
-weaken privacy: the ``[record]`` and ``[resume]`` keys, extra ``redact.patterns`` (added to
+weaken privacy: the ``[record]`` and ``[resume]`` keys (the privacy ones, ``record.input``
+and ``record.detail``, only to their stricter values: a project can turn input recording off,
+never back on), extra ``redact.patterns`` (added to
 the user's rather than replacing them), and the retention limits ``max_age_days``,
 ``max_sessions`` and ``max_total_size``, which only ever apply to that project's own
 sessions and only add to the user's limits (gc removes a session when any limit says so;
@@ -865,7 +867,14 @@ def _validate_document(
                     f"{key} cannot be set in a project file ({origin.label}); "
                     f"set it in your own config with 'shellkeep config set {key} ...'"
                 )
-            values[key] = _coerce(spec, value, origin)
+            coerced = _coerce(spec, value, origin)
+            if project and spec.salvage is not None and not spec.salvage(coerced):
+                raise ConfigError(
+                    f"{key} = {_show(coerced)} cannot be set in a project file ({origin.label}): "
+                    f"a project may only make it stricter; set it in your own config with "
+                    f"'shellkeep config set {key} ...'"
+                )
+            values[key] = coerced
     return values
 
 

@@ -127,8 +127,9 @@ def test_project_patterns_are_added_to_the_users(home: Paths, project: Path) -> 
 @pytest.mark.parametrize(
     "line",
     ["[sync]\nurl = 's3://evil/x'", "[redact]\nenabled = false", "[redact]\nallowlist = ['.*']",
-     "[retention]\nauto_gc = true", "[encryption]\nkey_file = '/tmp/k'"],
-    ids=["sync", "redact-off", "allowlist", "auto-gc", "encryption"],
+     "[retention]\nauto_gc = true", "[encryption]\nkey_file = '/tmp/k'", "[record]\ninput = true",
+     "[record]\ndetail = 'full'"],
+    ids=["sync", "redact-off", "allowlist", "auto-gc", "encryption", "input-back-on", "detail-full"],
 )
 def test_a_project_file_cannot_weaken_privacy(home: Paths, project: Path, line: str) -> None:
     proj = write(project / PROJECT_FILE_NAME, line + "\n")
@@ -140,6 +141,12 @@ def test_a_project_file_cannot_weaken_privacy(home: Paths, project: Path, line: 
     write(home.config_file, line + "\n")  # the same line is fine in the user's own file
     proj.unlink()
     load_config(home, project, {})
+
+
+def test_a_project_file_may_make_the_privacy_keys_stricter(home: Paths, project: Path) -> None:
+    write(project / PROJECT_FILE_NAME, "[record]\ninput = false\ndetail = 'conversation'\n")
+    config = load_config(home, project, {})
+    assert (config.record.input, config.record.detail) == (False, "conversation")
 
 
 def test_env_vars_follow_one_naming_scheme_and_parse_like_set(home: Paths) -> None:
