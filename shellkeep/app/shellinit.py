@@ -16,6 +16,7 @@ regenerates itself, once, when the config file or shellkeep's own template is ne
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -31,6 +32,13 @@ from shellkeep.store.paths import SHELLS, ensure_dir, rc_file
 BLOCK_BEGIN = "# >>> shellkeep init >>>"
 BLOCK_END = "# <<< shellkeep init <<<"
 _JOINED = " (a line break was added before it)"
+_BLOCK = re.compile(
+    rf"(?m)^{re.escape(BLOCK_BEGIN)}(?:{re.escape(_JOINED)})?\n"
+    r"# Added by 'shellkeep init [a-z]+ --install'[^\n]*\n"
+    r"[^\n]*\n"
+    rf"{re.escape(BLOCK_END)}\n"
+)
+"""The block ``--install`` adds, as ``_block`` writes it (nothing of the user's inside it)."""
 """Appended to ``BLOCK_BEGIN`` when the rc file's last line had no line break: uninstall takes it back."""
 
 _NOTICE_BEGIN = "# @notice-begin\n"
@@ -155,15 +163,18 @@ def _block(shell: str, target: Path, *, joined: bool) -> str:
 
 
 def _without_block(text: str) -> tuple[str, str | None]:
-    """Return ``text`` without the marked block (and the line break it added), and the block found."""
-    start = text.find(BLOCK_BEGIN)
-    if start < 0 or (start > 0 and text[start - 1] != "\n"):
+    """Return ``text`` without the marked block (and the line break it added), and the block found.
+
+    The block is what ``_block`` writes: its begin line, the line saying who added it, the
+    line that sources the snippet, its end line.
+    A begin or end marker line of the user's own, away from such a block, is left alone with
+    every line around it.
+    """
+    found = _BLOCK.search(text)
+    if found is None:
         return text, None
-    end = text.find(BLOCK_END + "\n", start)
-    if end < 0:
-        return text, None
-    end += len(BLOCK_END) + 1
-    block = text[start:end]
+    start, end = found.span()
+    block = found.group(0)
     if block.startswith(f"{BLOCK_BEGIN}{_JOINED}") and start > 0:
         start -= 1
     return text[:start] + text[end:], block

@@ -79,6 +79,32 @@ def test_install_twice_then_uninstall_leaves_the_rc_file_byte_identical(
     assert not uninstall(ctx, shell).changed and rc.read_bytes() == (before or b"")
 
 
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+@pytest.mark.parametrize(
+    "before",
+    [
+        f"# top\n{BLOCK_BEGIN}\nalias keep=1\nalias mine=2\n".encode(),  # a stray begin marker of the user's
+        f"{BLOCK_BEGIN}\nalias keep=1\n{BLOCK_END}\nalias mine=2\n".encode(),  # markers around the user's own line
+        f"alias keep=1\n{BLOCK_END}\n".encode(),
+    ],
+    ids=["stray-begin", "foreign-block", "stray-end"],
+)
+def test_marker_lines_of_the_users_own_are_left_with_every_line_around_them(
+    tmp_path: Path, home: Paths, shell: str, before: bytes
+) -> None:
+    env = _env(tmp_path)
+    env.pop("ZDOTDIR", None)
+    env.pop("XDG_CONFIG_HOME", None)
+    rc = rc_file(shell, env)
+    rc.parent.mkdir(parents=True, exist_ok=True)
+    rc.write_bytes(before)
+    ctx = open_context(env=env)
+    assert not uninstall(ctx, shell).changed and rc.read_bytes() == before  # nothing of ours there
+    assert install(ctx, shell).changed and rc.read_bytes().startswith(before)
+    assert not install(ctx, shell).changed
+    assert uninstall(ctx, shell).changed and rc.read_bytes() == before
+
+
 def test_install_writes_through_a_symlinked_rc_file(tmp_path: Path, home: Paths) -> None:
     env = _env(tmp_path)
     dotfiles = tmp_path / "dotfiles" / "bashrc"
