@@ -105,22 +105,28 @@ def changed_paths(root: Path, from_commit: str, to_commit: str) -> list[tuple[st
 def restore(root: Path, commit: str, changes: Sequence[tuple[str, str]]) -> None:
     """Make the files of ``changes`` (from ``changed_paths(root, commit, now)``) as in ``commit``.
 
-    Files added since are removed (and folders they leave empty); the others are written
-    from ``commit`` through a temporary index. Ignored files, the user's index, HEAD and
-    branches are left as they are. Raises GitFailed, OSError.
+    The files changed or removed since are written back from ``commit`` through a temporary
+    index first; then the files added since are removed (and folders they leave empty),
+    except those the restored ignore rules ignore: a file the ``.gitignore`` of ``commit`` ignores was no part of that
+    checkpoint, so it stays (an undo of a restore that dropped a ``.gitignore`` would else
+    delete the files it ignored). The user's index, HEAD and branches are left as they are.
+    Raises GitFailed, OSError.
     """
     back = [path for status, path in changes if status != "A"]
-    for status, path in changes:
-        if status == "A":
-            target = root / path
-            if target.is_symlink() or target.is_file():
-                target.unlink()
-                _remove_empty_parents(root, target.parent)
-    if not back:
+    added = [path for status, path in changes if status == "A"]
+    if back:
+        with _temp_index(root, None) as env:
+            _git(root, "read-tree", commit, env=env)
+            _git(root, "checkout-index", "-f", "-z", "--stdin", env=env, stdin="\0".join(back) + "\0")
+    if not added:
         return
-    with _temp_index(root, None) as env:
-        _git(root, "read-tree", commit, env=env)
-        _git(root, "checkout-index", "-f", "-z", "--stdin", env=env, stdin="\0".join(back) + "\0")
+    ignored = _git(root, "check-ignore", "--no-index", "-z", "--stdin", check=False, stdin="\0".join(added) + "\0")
+    kept = set(ignored.stdout.split("\0")) if ignored.returncode == 0 else set()
+    for path in added:
+        target = root / path
+        if path not in kept and (target.is_symlink() or target.is_file()):
+            target.unlink()
+            _remove_empty_parents(root, target.parent)
 
 
 def _remove_empty_parents(root: Path, folder: Path) -> None:

@@ -27,11 +27,20 @@ def restore_files(ref: str | None, last: bool, n: int, yes: bool) -> None:
         return
     removed = sum(1 for status, _ in plan.changes if status == "A")
     if not yes:
-        click.confirm(
-            f"restore {len(plan.changes) - removed} files and remove {removed} in {plan.root} to checkpoint {n}?", abort=True, err=True
-        )
+        question = f"restore {_files(len(plan.changes) - removed)} and remove {removed} in {plan.root} to checkpoint {n}?"
+        try:
+            confirmed = click.confirm(question, err=True)
+        except click.Abort:  # no answer (end of input)
+            confirmed = False
+        if not confirmed:
+            click.echo("shellkeep: not restored; the files are as they were", err=True)
+            raise SystemExit(1)
     done, before = restore(meta, n)
-    click.echo(f"restored {len(done.changes)} files of {done.root} to checkpoint {n}; the files before are checkpoint {before.n}")
+    click.echo(f"restored {_files(len(done.changes))} of {done.root} to checkpoint {n}; the files before are checkpoint {before.n}")
     if done.checkpoint.head != done.head_now:
         now, then = (done.head_now or "unborn")[:10], (done.checkpoint.head or "unborn")[:10]
         click.echo(f"HEAD is {now}, was {then} at checkpoint {n}; left as it is", err=True)
+
+
+def _files(count: int) -> str:
+    return f"{count} file" if count == 1 else f"{count} files"

@@ -281,3 +281,38 @@ def test_diff_from_the_last_checkpoint_shows_the_files_now(home: Paths) -> None:
         assert result.returncode == 0, result.stderr
         assert "+after the session" in result.stdout.decode()
         assert result.stderr == b"checkpoint 1 'only' -> now\n"
+
+
+def test_undoing_a_restore_that_dropped_a_gitignore_keeps_the_files_it_ignored(home: Paths) -> None:
+    repo = Path.cwd()
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "config", "user.email", "t@example.com")
+    _git(repo, "config", "user.name", "t")
+    (repo / "a.txt").write_text("one\n")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "init")
+    script = f'{SK_CMD} mark start; echo c > c.txt; echo "*.log" > .gitignore; git add .gitignore; echo log > ig.log'
+    _record(script)
+    meta, _, _ = only_session(home)
+    sid = str(meta["id"])
+    # Back to checkpoint 1: .gitignore and c.txt go (added since); ig.log, ignored then, stays.
+    first = run_sk("restore-files", sid, "--checkpoint", "1", "--yes")
+    assert first.returncode == 0, first.stderr
+    assert not (repo / ".gitignore").exists() and not (repo / "c.txt").exists()
+    assert (repo / "ig.log").read_text() == "log\n"
+    undo = [c.n for c in read_checkpoints(Path(session_folders(home)[0].parent)) if c.label.startswith("before restore-files")]
+    # Undo, to the checkpoint taken before that restore: everything is back, ig.log untouched.
+    second = run_sk("restore-files", sid, "--checkpoint", str(undo[-1]), "--yes")
+    assert second.returncode == 0, second.stderr
+    assert (repo / ".gitignore").read_text() == "*.log\n" and (repo / "c.txt").read_text() == "c\n"
+    assert (repo / "ig.log").read_text() == "log\n"
+
+
+def test_declining_a_restore_changes_nothing_and_says_so(home: Paths) -> None:
+    repo = Path.cwd()
+    _make_repo(repo)
+    _record(f'{SK_CMD} mark start; echo two >> b.txt')
+    meta, _, _ = only_session(home)
+    declined = run_sk("restore-files", str(meta["id"]), "--checkpoint", "1", input_bytes=b"n\n")
+    assert declined.returncode == 1 and declined.stderr.endswith(b"not restored; the files are as they were\n"), declined.stderr
+    assert (repo / "b.txt").read_text() == "bee\ntwo\n"
