@@ -27,7 +27,7 @@ from shellkeep.errors import ShellkeepError, UserInputError
 from shellkeep.gitsnapshot import Snapshot, changed_paths, diff_text, keep_ref, restore, take_snapshot, work_tree
 from shellkeep.logs import get_logger
 from shellkeep.store.checkpoints import Checkpoint, append_checkpoint, read_checkpoints
-from shellkeep.store.session import SessionMeta, parse_iso, read_meta
+from shellkeep.store.session import SessionMeta, parse_iso, read_meta, readable_text
 
 __all__ = [
     "DiffResult",
@@ -278,6 +278,7 @@ def mark(ctx: Context, ref: str | None, label: str, cwd: Path) -> MarkResult:
         folder, where, live = Path(folder_text), cwd, True
         if not folder.is_dir():
             raise UserInputError(f"the session folder {folder} is gone; give --session SESSION")
+    label = readable_text(label)  # bytes that were not UTF-8 show as \xNN (store.session)
     if ctx.config.redact.enabled:  # the label reaches the recording, checkpoints.jsonl and git
         label = redactor_for(ctx.config.redact).redact(label)
     try:

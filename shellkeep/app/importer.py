@@ -33,7 +33,7 @@ from shellkeep.store.paths import FILE_MODE, ensure_dir
 from shellkeep.vault.exchanges import write_exchanges
 from shellkeep.vault.recording import open_recording
 from shellkeep.vault.scrubber import redact_events, redact_meta
-from shellkeep.store.session import CAST_FILE, META_FILE, SessionMeta, Status, host_name, iso, new_session_id, utc_now
+from shellkeep.store.session import CAST_FILE, META_FILE, SessionMeta, Status, host_name, iso, new_session_id, readable_text, utc_now
 from shellkeep.store.atomic import write_json_atomic
 from shellkeep.vault.crypto import EncryptedWriter
 
@@ -205,12 +205,12 @@ def _meta_for(
     return SessionMeta(
         id=folder.name,
         project=folder.parent.name,
-        project_root=str(request.project_root),
-        cwd=str(request.cwd),
+        project_root=readable_text(str(request.project_root)),
+        cwd=readable_text(str(request.cwd)),
         command=command,
         agent=_agent_of(command),
         started_at=iso(started),
-        name=request.name,
+        name=readable_text(request.name) if request.name else request.name,
         title=header.title,
         host=host_name(),
         user=user,

@@ -56,6 +56,7 @@ from shellkeep.store.session import (
     list_sessions,
     parse_iso,
     read_meta,
+    readable_text,
 )
 from shellkeep.vault.access import Vault
 from shellkeep.archive.migrations import SCHEMA_VERSION, migrate
@@ -1026,6 +1027,7 @@ def _session_filter(
         clauses.append(f"{p}started_s < ?")
         args.append(until.timestamp())
     if name:
+        name = readable_text(name)  # as meta.json stores a name that was not UTF-8
         if any(c in name for c in "*?["):
             clauses.append(f"{p}name GLOB ?")
             args.append(name)

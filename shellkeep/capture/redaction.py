@@ -723,7 +723,11 @@ class _Engine:
             return []
         if text.isascii():
             return automata[0].find_matches_as_indexes(text.encode("ascii"), overlapping=overlapping)  # type: ignore[no-any-return]
-        return automata[1].find_matches_as_indexes(text, overlapping=overlapping)  # type: ignore[no-any-return]
+        try:
+            return automata[1].find_matches_as_indexes(text, overlapping=overlapping)  # type: ignore[no-any-return]
+        except UnicodeEncodeError:  # a lone surrogate (bytes read with surrogateescape): '?' in its place, same indices
+            safe = text.encode("utf-8", "replace").decode("utf-8")
+            return automata[1].find_matches_as_indexes(safe, overlapping=overlapping)  # type: ignore[no-any-return]
 
     def lower(self, text: str) -> str | None:
         """Return ``text`` lower-cased, or None when that would move characters' indices."""

@@ -117,9 +117,15 @@ class SessionMeta:
         return Path(self.cast).parent
 
     def to_json(self) -> dict[str, object]:
-        """Return the ``meta.json`` object; unknown keys read earlier are kept."""
+        """Return the ``meta.json`` object; unknown keys read earlier are kept.
+
+        A value holding bytes that were not UTF-8 (a name or path read with surrogateescape)
+        comes out readable (``readable_text``): the object always encodes as UTF-8 JSON.
+        """
         obj = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "extra"}
-        return {**self.extra, **obj}
+        readable = _readable({**self.extra, **obj})
+        assert isinstance(readable, dict)
+        return readable
 
     @classmethod
     def from_json(cls, obj: dict[str, object], folder: Path) -> SessionMeta:
@@ -267,8 +273,21 @@ def host_name() -> str:
 
 
 def write_meta(meta: SessionMeta) -> None:
-    """Write ``meta.json`` of ``meta``'s session atomically; raises OSError."""
+    """Write ``meta.json`` of ``meta``'s session atomically; raises OSError.
+
+    The file is always valid UTF-8 JSON (``SessionMeta.to_json``).
+    """
     write_json_atomic(meta.folder / META_FILE, meta.to_json())
+
+
+def _readable(value: object) -> object:
+    if isinstance(value, str):
+        return readable_text(value)
+    if isinstance(value, dict):
+        return {readable_text(k) if isinstance(k, str) else k: _readable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_readable(v) for v in value]
+    return value
 
 
 def read_meta(folder: Path) -> SessionMeta:

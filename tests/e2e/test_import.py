@@ -5,6 +5,7 @@ with one line and nothing stored."""
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime, timezone
 import re
 from pathlib import Path
@@ -187,3 +188,22 @@ def test_an_import_keeps_its_dates_but_ages_from_the_import_for_gc(home: Paths) 
     assert gc.returncode == 0, gc.stderr
     assert json.loads(gc.stdout)["removed"] == []  # imported today: not 30 days old yet
     assert [s["name"] for s in json.loads(sk("ls", "--json").stdout)] == ["old"]
+
+
+def test_bytes_that_are_not_utf8_in_an_import_name_path_filter_or_label_are_kept_readably(home: Paths, tmp_path: Path) -> None:
+    source = tmp_path / "plain.cast"
+    source.write_text('{"version": 2, "width": 80, "height": 24}\n[0.5, "o", "hello\\r\\n"]\n')
+    odd = os.fsdecode(bytes(tmp_path) + b"/f\xff.cast")
+    Path(odd).write_bytes(source.read_bytes())
+    named = run_sk("import", str(source), "--name", os.fsdecode(b"i\xff"))
+    assert named.returncode == 0, named.stderr
+    from_odd_path = run_sk("import", odd)
+    assert from_odd_path.returncode == 0, from_odd_path.stderr
+    listed = run_sk("ls", "--name", os.fsdecode(b"i\xff"), "--all-sessions")
+    assert listed.returncode == 0 and b"i\\xff" in listed.stdout, listed.stderr
+    session = named.stdout.decode().strip().split()[-1]
+    marked = run_sk("mark", "--session", session, os.fsdecode(b"\xff label"))
+    assert marked.returncode == 0, marked.stderr
+    metas = [json.loads(p.read_text(encoding="utf-8")) for p in home.projects.glob("*/*/meta.json")]
+    assert sorted(m["name"] or "" for m in metas) == ["", "i\\xff"]
+    assert "\\xff label" in run_sk("show", session).stdout.decode()
