@@ -27,12 +27,10 @@ CRASH_TWICE = (
 )
 
 QUIT_ON_CTRL_C = r"""
-import sys
+import signal, sys
+signal.signal(signal.SIGINT, lambda *_: sys.exit(1))  # before 'ready': a Ctrl-C right after it exits 1 too
 print("ready", flush=True)
-try:
-    sys.stdin.readline()
-except KeyboardInterrupt:
-    sys.exit(1)
+sys.stdin.readline()
 """
 
 
