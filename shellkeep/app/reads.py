@@ -24,7 +24,8 @@ from shellkeep.vault.recording import open_recording, tail_source
 
 
 class NoRecording(ShellkeepError):
-    """The session kept no terminal recording (``record.detail`` below ``full``)."""
+    """The session kept no terminal recording (``record.detail`` below ``full``, or its
+    recording was suspended before anything was written: ``recording_error``)."""
 
 
 def resolve_for_read(ctx: Context, ref: str | SessionMeta | None, *, last: bool = False) -> SessionMeta:
@@ -48,8 +49,20 @@ def read_session(
             f"session {meta.id} kept no terminal recording (record.detail = {meta.detail!r}); "
             f"'shellkeep show {meta.id}' has what it kept"
         )
+    if meta.recording_error and _is_empty(Path(meta.cast)):
+        raise NoRecording(
+            f"session {meta.id} recorded nothing ({meta.recording_error}); "
+            f"'shellkeep show {meta.id}' has what was kept"
+        )
     record_read(ctx.paths, command, meta, detail=detail)
     return meta, ctx.vault.open_recording(Path(meta.cast))
+
+
+def _is_empty(path: Path) -> bool:
+    try:
+        return path.stat().st_size == 0
+    except FileNotFoundError:
+        return True
 
 
 def last_screen(

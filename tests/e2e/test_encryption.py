@@ -334,3 +334,15 @@ def test_recording_with_the_key_file_deleted_makes_no_second_key_and_stores_noth
         if path.is_file():
             assert marker.encode() not in path.read_bytes(), path  # nothing stored in the clear
     assert key_id_of_file(newest / "session.cast") is None and (newest / "session.cast").stat().st_size == 0
+
+
+def test_a_session_recorded_while_the_key_was_missing_says_it_recorded_nothing(home: Paths, tmp_path: Path) -> None:
+    assert run_sk("run", "--name", "sealed", "--", "sh", "-c", f"echo {WORD}").returncode == 0
+    wait_for_housekeeping(home)
+    (home.home / "keys" / "keys.json").rename(tmp_path / "saved-keys.json")
+    suspended = run_sk("run", "--name", "keyless", "--", "sh", "-c", f"echo {WORD}-keyless")
+    assert suspended.returncode == 0 and b"recording suspended" in suspended.stderr
+    for args in (("cat", "keyless"), ("replay", "keyless", "--speed", "100"), ("export", "keyless", "--format", "txt")):
+        result = run_sk(*args)
+        err = result.stderr.decode()
+        assert result.returncode == 1 and err.count("\n") == 1 and "recorded nothing (no encryption key" in err, (args, err)
