@@ -1,7 +1,8 @@
 """Bring back every session a crash or a reboot cut short, across projects (``resume --all``).
 
 Which sessions: those of this host that were cut short (interrupted, hangup, killed:
-``app.resume.CUT_SHORT``), are not a failed native resume, and have not been resumed yet
+``app.resume.CUT_SHORT``) but not by SIGINT (the user's own Ctrl-C ended those on purpose),
+are not a failed native resume, and have not been resumed yet
 (no session names them as ``parent``, the resume chain), and that ended
 
 - at or after ``since`` when it is given;
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import signal
 import shutil
 import subprocess
 import sys
@@ -107,6 +109,7 @@ def plan_resume_all(
         m
         for m in sessions
         if m.status in CUT_SHORT
+        and m.signal != signal.SIGINT  # the user's own Ctrl-C (the terminal's interrupt key) ended it
         and not m.resume_failed
         and m.id not in resumed
         and m.host == host

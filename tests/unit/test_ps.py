@@ -193,6 +193,7 @@ def test_resume_all_takes_what_was_cut_short_since_the_boot_and_not_resumed(home
     old_boot = _session(home, api, 8, status="interrupted", ended=booted - timedelta(days=3), boot_id="not-a-boot")
     newer = _session(home, api, 9, status="finished", ended=booted - timedelta(hours=1), boot_id="the-boot-before")
     by_reboot = _session(home, api, 10, status="interrupted", ended=booted - timedelta(hours=1), boot_id="the-boot-before")
+    _session(home, web, 11, status="killed", ended=after, signal=2, exit_code=130)  # the user's own Ctrl-C
     assert failed.parent is None and newer.status == "finished"
 
     plan = plan_resume_all(open_context(paths=home, cwd=web), options=("--no-screen",), env={})
