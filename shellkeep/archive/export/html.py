@@ -48,9 +48,14 @@ def write_html(meta: SessionMeta, out: IO[bytes], vault: Vault) -> None:
     starts = [exchange_offset_s(meta, e) for e in exchanges]
     sections: list[tuple[str, str, float]] = []  # (title, body html, screen time)
     answer_class = "answer output" if answer_is_output(meta) else "answer"  # terminal output: monospace
+    following: list[float | None] = [None] * len(starts)  # the next known start after each exchange
+    upcoming: float | None = None
+    for i in range(len(starts) - 1, -1, -1):
+        following[i] = upcoming
+        upcoming = starts[i] if starts[i] is not None else upcoming
     for i, exchange in enumerate(exchanges):
-        later = [s for s in starts[i + 1 :] if s is not None]
-        screen_at = max(0.0, later[0] - 0.001) if later else math.inf
+        nxt = following[i]
+        screen_at = max(0.0, nxt - 0.001) if nxt is not None else math.inf
         when = "" if starts[i] is None else f" <small>at {starts[i]:.1f} s</small>"
         blocks = [
             '<div class="label">prompt</div>',
