@@ -207,6 +207,15 @@ class PtyHarness:
             pass
 
 
+def process_gone(pid: int) -> bool:
+    """Tell whether process ``pid`` has exited: no ``/proc`` entry, or a zombie (``Z``, ``X``)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
+
+
 def wait_for_background(paths: Paths, timeout_s: float = 60.0) -> None:
     """Wait until no process works on ``paths.home`` any more (the detached compression and
     indexing that follow each session)."""

@@ -33,7 +33,7 @@ from shellkeep.terminal.screen import Terminal
 from tests.recordings import last_screen
 from shellkeep.store.paths import Paths
 from shellkeep.termsize import TermSize
-from tests.helpers import SK, load_session, session_folders, stored_copy
+from tests.helpers import SK, load_session, process_gone, session_folders, stored_copy
 
 from .screen_driver import ScreenDriver
 from .standin_anthropic import AnthropicRequest, AnthropicStandin
@@ -46,15 +46,6 @@ ANSWERS = ("STANDIN-ANSWER-1: kiwi", "STANDIN-ANSWER-2: lime")
 THIRD_PROMPT, THIRD_ANSWER = "the third word is fig", "STANDIN-ANSWER-3: fig"
 
 Drive = Callable[..., ScreenDriver]
-
-
-def _gone(pid: int) -> bool:
-    """Tell whether *pid* has exited (or is a zombie)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
 
 
 def _meta(folder: Path) -> dict[str, Any]:
@@ -129,7 +120,7 @@ def test_resume_claude_after_its_session_was_cut_short(
     else:
         os.kill(meta["pid"], signal.SIGKILL)
         assert first.wait_exit(WAIT_S) == 128 + signal.SIGKILL
-    first.wait_until(lambda: _gone(meta["child_pid"]), WAIT_S, "claude gone")
+    first.wait_until(lambda: process_gone(meta["child_pid"]), WAIT_S, "claude gone")
 
     cut_meta = _meta(folder)
     expected_status = {"kill-claude": "killed", "hangup": "hangup", "kill-shellkeep": "running"}[cut]

@@ -23,7 +23,7 @@ from shellkeep.app.conversation import gather
 from shellkeep.store.paths import Paths
 from shellkeep.termsize import TermSize
 from shellkeep.store.session import read_meta
-from tests.helpers import SK, PtyHarness, load_session, output_text, session_folders, wait_for_background, wait_until
+from tests.helpers import SK, PtyHarness, load_session, output_text, process_gone, session_folders, wait_for_background, wait_until
 
 PY = sys.executable
 
@@ -261,7 +261,7 @@ def test_a_session_cut_short_is_chosen_and_its_exchanges_collected(
     wait_until(lambda: "heard: remember limes" in (cut_folder / "session.cast").read_text(), 10)
     os.kill(int(cut["pid"]), signum)
     harness.finish()
-    wait_until(lambda: _gone(int(json.loads((cut_folder / "meta.json").read_text())["child_pid"])), 10)
+    wait_until(lambda: process_gone(int(json.loads((cut_folder / "meta.json").read_text())["child_pid"])), 10)
 
     resumed = _resume("--exchanges", "2")
     wait_until(lambda: len(_runs(log)) == 3 and _runs(log)[2], 20)
@@ -283,17 +283,6 @@ def test_a_session_cut_short_is_chosen_and_its_exchanges_collected(
     assert "heard: remember limes" in output_text(events)
     children = [load_session(f.parent)[0] for f in session_folders(home)]
     assert [m["parent"] for m in children if m["parent"]] == [cut["id"]]
-
-
-def _gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
-    except OSError:
-        return True
 
 
 def test_pick_opens_the_picker_and_enter_resumes_the_session_chosen(home: Paths, notes: Path, tmp_path: Path) -> None:

@@ -20,21 +20,10 @@ from pathlib import Path
 import pytest
 
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, PtyHarness, run_sk, session_folders, wait_for_background, wait_until
+from tests.helpers import SK, PtyHarness, process_gone, run_sk, session_folders, wait_for_background, wait_until
 
 PY = sys.executable
 PROGRAM = "import sys; sys.stdout.write('ready ' + sys.argv[1] + '\\n> '); sys.stdout.flush(); sys.stdin.readline()"
-
-
-def _gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
-    except OSError:
-        return True
 
 
 def _killed_session(home: Paths, folder: Path, label: str) -> dict[str, object]:
@@ -48,7 +37,7 @@ def _killed_session(home: Paths, folder: Path, label: str) -> dict[str, object]:
     meta = json.loads((session / "meta.json").read_text())
     os.kill(int(meta["pid"]), signal.SIGKILL)
     harness.finish()
-    wait_until(lambda: meta.get("child_pid") is None or _gone(int(meta["child_pid"])), 10)
+    wait_until(lambda: meta.get("child_pid") is None or process_gone(int(meta["child_pid"])), 10)
     return meta
 
 
