@@ -17,7 +17,7 @@ _FORMATS = ("cast", "txt", "md", "json", "html", "agent")
 @click.command()
 @session_argument
 @click.option("--format", "fmt", type=click.Choice(_FORMATS), default=None, help="Output format (default: from -o's suffix, else txt).")
-@click.option("-o", "--output", "output", type=click.Path(dir_okay=False), default=None, help="Write to FILE instead of stdout (a symlink's target is written; a pipe or device directly).")
+@click.option("-o", "--output", "output", type=click.Path(dir_okay=False, allow_dash=True), default=None, help="Write to FILE instead of stdout ('-': stdout; a symlink's target is written; a pipe or device directly).")
 def export(ref: str | None, last: bool, fmt: str | None, output: str | None) -> None:
     """Export a session: cast (asciicast v2), txt (transcript), md (the conversation),
     json (metadata, exchanges, markers), html (a page for audit, viewable offline, with
@@ -32,7 +32,7 @@ def export(ref: str | None, last: bool, fmt: str | None, output: str | None) -> 
         fmt = suffix if suffix in _FORMATS else "txt"
     ctx = context()
     meta, _ = read_session(ctx, ref, last=last, command="export", detail=f"format={fmt}")
-    if output is None:
+    if output is None or output == "-":
         out = sys.stdout.buffer
         export_session(meta, fmt, out, ctx.vault)
         out.flush()

@@ -148,6 +148,15 @@ def test_export_to_dev_fd_writes_into_the_open_pipe(meta: SessionMeta) -> None:
     assert result.exit_code == 0, result.stderr
 
 
+def test_export_to_dash_writes_to_stdout_and_makes_no_file(meta: SessionMeta) -> None:
+    from tests.helpers import run_sk
+
+    result = run_sk("export", "demo", "--format", "txt", "-o", "-")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b"$ ls\nREADME.md  src\ngreen.txt  red.txt\n"
+    assert not Path("-").exists()
+
+
 def test_export_to_an_empty_name_is_refused_in_one_line(meta: SessionMeta) -> None:
     from tests.helpers import run_sk
 
