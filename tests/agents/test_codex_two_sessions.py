@@ -20,13 +20,13 @@ from typing import Any, Callable
 import pytest
 
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, session_folders
+from tests.helpers import process_gone, SK, session_folders
 from tests.recordings import last_screen
 
 from .screen_driver import ScreenDriver
 from .standin_openai import OpenAIStandin
 from .test_codex_standin_direct import READY, WAIT_S, ask, find_rollout, read_jsonl, request_with_prompt
-from .test_resume_claude import _gone, _meta
+from .test_resume_claude import _meta
 from .test_resume_codex import _quit_codex
 
 pytestmark = [pytest.mark.agent, pytest.mark.timeout(240)]
@@ -74,7 +74,7 @@ def test_two_codex_sessions_in_one_folder_get_their_own_threads(
         meta = _meta(folder)
         os.kill(meta["child_pid"], signal.SIGKILL)
         assert driver.wait_exit(WAIT_S) == 128 + signal.SIGKILL
-        driver.wait_until(lambda: _gone(meta["child_pid"]), WAIT_S, "codex gone")
+        driver.wait_until(lambda: process_gone(meta["child_pid"]), WAIT_S, "codex gone")
     meta_a, meta_b = _meta(folder_a), _meta(folder_b)
     assert (meta_a["agent_session_id"], meta_a["agent_transcript"]) == (thread_a, str(rollouts[thread_a]))
     assert (meta_b["agent_session_id"], meta_b["agent_transcript"]) == (thread_b, str(rollouts[thread_b]))

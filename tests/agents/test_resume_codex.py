@@ -22,7 +22,7 @@ import pytest
 
 from tests.recordings import last_screen
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, session_folders, stored_copy
+from tests.helpers import process_gone, SK, session_folders, stored_copy
 
 from .screen_driver import ScreenDriver
 from .standin_openai import OpenAIRequest, OpenAIStandin
@@ -35,7 +35,7 @@ from .test_codex_standin_direct import (
     request_with_prompt,
     rollout_texts,
 )
-from .test_resume_claude import _gone, _meta, _restored_screen
+from .test_resume_claude import _meta, _restored_screen
 
 pytestmark = [pytest.mark.agent, pytest.mark.timeout(120)]
 
@@ -119,7 +119,7 @@ def test_resume_codex_after_its_session_was_cut_short(
     else:
         os.kill(meta["pid"], signal.SIGKILL)
         assert first.wait_exit(WAIT_S) == 128 + signal.SIGKILL
-    first.wait_until(lambda: _gone(meta["child_pid"]), WAIT_S, "codex gone")
+    first.wait_until(lambda: process_gone(meta["child_pid"]), WAIT_S, "codex gone")
     assert _meta(folder)["status"] == {"kill-codex": "killed", "hangup": "hangup", "kill-shellkeep": "running"}[cut]
 
     # -- resume in a new terminal ---------------------------------------------------------

@@ -18,13 +18,13 @@ from typing import Callable
 import pytest
 
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, session_folders
+from tests.helpers import process_gone, SK, session_folders
 
 from .conftest import codex_config
 from .screen_driver import ScreenDriver
 from .standin_openai import OpenAIStandin
 from .test_codex_standin_direct import READY, WAIT_S, ask, request_with_prompt
-from .test_resume_claude import _gone, _meta
+from .test_resume_claude import _meta
 from .test_resume_codex import _quit_codex
 
 pytestmark = [pytest.mark.agent, pytest.mark.timeout(180)]
@@ -54,7 +54,7 @@ def test_codex_resumes_in_the_renamed_folder_without_asking(
     child = _meta(folder)["child_pid"]
     os.kill(child, signal.SIGKILL)
     assert first.wait_exit(WAIT_S) == 128 + signal.SIGKILL
-    first.wait_until(lambda: _gone(child), WAIT_S, "codex gone")
+    first.wait_until(lambda: process_gone(child), WAIT_S, "codex gone")
     # The upkeep after the session adds the root commit (Codex's daemon outlives the session,
     # so wait for the metadata, not for the processes).
     first.wait_until(lambda: (_meta(folder).get("git_identity") or {}).get("root_commit"), WAIT_S, "root commit")
