@@ -38,7 +38,7 @@ def replay(
     """
     require_ref(ref, last)
     ctx = context()
-    if ref and not last and ("/" in ref or ref.endswith((".cast", ".json"))) and Path(ref).is_file():
+    if ref and not last and ("/" in ref or ref.endswith((".cast", ".cast.zst", ".json"))) and Path(ref).is_file():
         if marker is not None or exchange is not None:
             raise click.UsageError("--marker and --exchange need a session; for a file use --at")
         path = Path(ref).resolve()
