@@ -145,13 +145,17 @@ def settle_recording(meta: SessionMeta, vault: Vault) -> SessionMeta:
     it holds). A folder an earlier version compressed in place (``session.cast`` holding
     zstd, sealed or not) is renamed: ``session.cast.zst`` linked, meta.json pointed at it,
     ``session.cast`` removed. A running session, or a sealed one whose key is missing, is
-    left as it is. Raises OSError when a file cannot be removed or meta.json written.
+    left as it is. ``meta`` gives the folder; meta.json is read again. Raises OSError when a
+    file cannot be removed or meta.json written, DataError when meta.json is unreadable.
     """
+    folder = meta.folder
+    # What meta.json names now, where that exists (SessionMeta.from_json): ``meta`` may have
+    # been read before another run renamed the recording.
+    meta = read_meta(folder)
     if meta.status == Status.RUNNING.value:
         return meta
-    folder = meta.folder
     plain, packed = folder / CAST_FILE, folder / COMPRESSED_CAST_FILE
-    named = Path(meta.cast).name  # what meta.json names, where that exists (SessionMeta.from_json)
+    named = Path(meta.cast).name
     if plain.exists() and packed.exists():
         (plain if named == COMPRESSED_CAST_FILE else packed).unlink()
         _sync_folder(folder)

@@ -31,7 +31,7 @@ from shellkeep.errors import ShellkeepError
 from shellkeep.asciicast.encoder import encode_event, encode_header
 from shellkeep.store.atomic import FileChanged, FileIdentity, file_identity, write_bytes_atomic
 from shellkeep.store.chunks import REF_SUFFIX, ref_files, sweep
-from shellkeep.store.session import AGENT_FOLDER, CAST_FILES, SessionMeta, Status, is_interrupted, recording_path, session_lock, write_meta
+from shellkeep.store.session import AGENT_FOLDER, CAST_FILES, SessionMeta, Status, is_interrupted, read_meta, session_lock, write_meta
 from shellkeep.vault.copies import copy_ref, rewrite_copy, sealed_with
 from shellkeep.vault.crypto import SEARCH_FILE, is_encrypted, key_id_of_file, private_files, split_records, write_records_atomic
 from shellkeep.vault.recording import ZSTD_MAGIC, is_compressed
@@ -83,8 +83,8 @@ def redact_session(vault: Vault, meta: SessionMeta, redactor: Redactor) -> Redac
     folder = meta.folder
     try:
         with session_lock(folder):  # the compression after a session renames the recording
-            # The recording under the name it has now (compressed meanwhile: session.cast.zst).
-            meta = dataclasses.replace(meta, cast=str(recording_path(folder, Path(meta.cast).name)))
+            # The recording under the name meta.json gives it now (compressed meanwhile: .zst).
+            meta = dataclasses.replace(meta, cast=read_meta(folder).cast)
             return _redact_locked(vault, meta, redactor)
     except OSError as exc:
         raise ShellkeepError(f"cannot rewrite {folder}: {exc.strerror or exc}; nothing else was changed") from exc

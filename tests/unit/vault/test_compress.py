@@ -1,9 +1,11 @@
-"""Compression of finished recordings: zstd in place, read transparently by every reader."""
+"""Compression of finished recordings: zstd into ``session.cast.zst``, read transparently by every
+reader; every state a crash can leave between its steps reads, and settles to one file."""
 
 from __future__ import annotations
 
 import dataclasses
 import io
+import json
 import os
 import stat
 from pathlib import Path
@@ -15,7 +17,7 @@ from shellkeep.vault.compress import compress_after_session, compress_recording
 from shellkeep.vault.recording import ZSTD_MAGIC, is_compressed
 from tests.recordings import vault
 from shellkeep.store.paths import Paths
-from shellkeep.store.session import SessionMeta
+from shellkeep.store.session import SessionMeta, read_meta
 
 from tests.unit.store.factory import make_session
 
@@ -33,14 +35,17 @@ def session(home: Paths, tmp_path: Path) -> SessionMeta:
     return make_session(home, tmp_path / "project", 1, events=EVENTS)
 
 
-def test_compress_in_place_and_read_back_the_same_events(home: Paths, tmp_path: Path) -> None:
+def test_compress_to_session_cast_zst_and_read_back_the_same_events(home: Paths, tmp_path: Path) -> None:
     meta = session(home, tmp_path)
-    path = Path(meta.cast)
-    plain = path.read_bytes()
-    before = list(open_cast(path).events())
+    plain = Path(meta.cast).read_bytes()
+    before = list(open_cast(Path(meta.cast)).events())
     result = compress_recording(meta, vault())
+    path = Path(result.path)
     assert result.compressed and result.before_bytes == len(plain)
-    assert path.read_bytes()[:4] == ZSTD_MAGIC and path.name == "session.cast"
+    assert path.read_bytes()[:4] == ZSTD_MAGIC and path.name == "session.cast.zst"
+    assert sorted(p.name for p in path.parent.iterdir()) == ["meta.json", "session.cast.zst"]
+    assert read_meta(path.parent).cast == str(path) == result.meta.cast  # type: ignore[union-attr]
+    assert json.loads((path.parent / "meta.json").read_text())["cast"] == str(path)
     assert result.after_bytes == path.stat().st_size and result.after_bytes * 5 < len(plain)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert list(open_cast(path).events()) == before
@@ -52,7 +57,7 @@ def test_compress_in_place_and_read_back_the_same_events(home: Paths, tmp_path: 
 def test_a_second_run_and_a_running_session_are_skipped(home: Paths, tmp_path: Path) -> None:
     meta = session(home, tmp_path)
     assert compress_recording(meta, vault()).compressed
-    again = compress_recording(meta, vault())
+    again = compress_recording(meta, vault())  # with the metadata read before: it finds the .zst
     assert not again.compressed and again.reason == "already compressed"
     running = make_session(home, tmp_path / "project", 2, events=EVENTS, status="running")
     assert compress_recording(running, vault()).reason == "the session is still running"
@@ -69,7 +74,9 @@ def test_every_reader_reads_a_compressed_recording(home: Paths, tmp_path: Path) 
     screen_before = last_screen(path).to_text()
     txt_before = io.BytesIO()
     write_txt(meta, txt_before, vault())
-    compress_recording(meta, vault())
+    meta = compress_recording(meta, vault()).meta  # type: ignore[assignment]
+    path = Path(meta.cast)
+    assert path.name == "session.cast.zst"
     assert last_screen(path).to_text() == screen_before
     txt_after = io.BytesIO()
     write_txt(meta, txt_after, vault())
@@ -90,6 +97,8 @@ def test_an_encrypted_recording_is_compressed_inside_its_encryption(home: Paths,
     write_records_atomic(path, split_records(plain), current_key(home, create=True))
     sealed_size = path.stat().st_size
     result = compress_recording(meta, vault())
+    path = Path(result.path)
+    assert path.name == "session.cast.zst" and not (path.parent / "session.cast").exists()
     assert result.compressed and is_encrypted(path) and is_compressed(path, vault())
     assert path.stat().st_size * 5 < sealed_size
     with open_binary(path) as fh:
