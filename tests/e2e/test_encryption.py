@@ -23,6 +23,7 @@ pytest.importorskip("cryptography")
 
 from tests.recordings import open_cast  # noqa: E402
 from shellkeep.vault.crypto import MAGIC, is_encrypted, key_id_of_file  # noqa: E402
+from shellkeep.errors import KeyUnavailable  # noqa: E402
 from shellkeep.vault.access import Vault  # noqa: E402
 from tests.recordings import vault  # noqa: E402
 from shellkeep.store.paths import Paths  # noqa: E402
