@@ -32,7 +32,7 @@ def replay(
     Ctrl-C stops. Output before the start point is drawn at once.
 
     SESSION is an id, a unique prefix, a name, --last, or the path of an asciicast v1, v2
-    or v3 file.
+    or v3 file (also a compressed session.cast.zst).
 
     Example: shellkeep replay --last --exchange 2 --speed 2 --idle-limit 1
     """
