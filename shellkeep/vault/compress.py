@@ -18,6 +18,7 @@ rest. ``zstandard`` is imported inside functions.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ from shellkeep.store.atomic import file_identity, write_bytes_atomic
 from shellkeep.store.session import (
     CAST_FILE,
     COMPRESSED_CAST_FILE,
+    META_FILE,
     SessionMeta,
     Status,
     read_meta,
@@ -144,7 +146,9 @@ def settle_recording(meta: SessionMeta, vault: Vault) -> SessionMeta:
     ``.zst`` it may be older than ``session.cast``; after, ``session.cast`` is a copy of what
     it holds). A folder an earlier version compressed in place (``session.cast`` holding
     zstd, sealed or not) is renamed: ``session.cast.zst`` linked, meta.json pointed at it,
-    ``session.cast`` removed. A running session, or a sealed one whose key is missing, is
+    ``session.cast`` removed. A meta.json naming a file that is gone (written from metadata
+    read before a rename) is made to name the one there is. A running session, or a sealed
+    one whose key is missing, is
     left as it is. ``meta`` gives the folder; meta.json is read again. Raises OSError when a
     file cannot be removed or meta.json written, DataError when meta.json is unreadable.
     """
@@ -169,7 +173,18 @@ def settle_recording(meta: SessionMeta, vault: Vault) -> SessionMeta:
             return meta
         meta = _adopt(plain, packed)
         log.info("renamed the compressed recording of %s to %s", meta.id, COMPRESSED_CAST_FILE)
+    elif Path(meta.cast).exists() and _name_in_meta_json(folder) != named:
+        write_meta(meta)  # written from metadata read before the rename: name the file there is
     return meta
+
+
+def _name_in_meta_json(folder: Path) -> str:
+    """Return the file name ``meta.json``'s ``cast`` holds as written ("" when it holds none)."""
+    try:
+        cast = json.loads((folder / META_FILE).read_text(encoding="utf-8")).get("cast")
+    except (OSError, ValueError, AttributeError):
+        return ""
+    return Path(cast).name if isinstance(cast, str) else ""
 
 
 def settle_session(meta: SessionMeta, vault: Vault) -> SessionMeta:
