@@ -128,3 +128,21 @@ def test_a_running_session_is_refused(home: Paths, tmp_path: Path) -> None:
     assert result.returncode == 1
     assert "still recording" in result.stderr.decode() and result.stderr.decode().count("\n") == 1
     assert Path(meta.cast).read_bytes() == before
+
+
+def test_redact_after_a_cut_compression_cleans_both_files_and_gc_leaves_one(home: Paths, tmp_path: Path) -> None:
+    """A crash after meta.json named session.cast.zst, before session.cast was removed: both
+    hold the secret; redact rewrites both, and gc then removes the leftover."""
+    from shellkeep.vault.compress import compress_recording
+
+    meta = make_session(home, tmp_path / "project", 1, name="cut", events=[(0.5, "o", f"token {GITHUB}\r\n")])
+    plain = Path(meta.cast).read_bytes()
+    assert compress_recording(meta, vault()).compressed
+    (meta.folder / "session.cast").write_bytes(plain)  # the leftover of the cut run
+    result = run_sk("redact", "cut", "--json")
+    assert result.returncode == 0, result.stderr
+    assert {"session.cast", "session.cast.zst"} <= set(json.loads(result.stdout)["files"])
+    assert GITHUB not in all_text(meta.folder)
+    assert run_sk("gc").returncode == 0
+    assert sorted(p.name for p in meta.folder.iterdir() if p.name.startswith("session.cast")) == ["session.cast.zst"]
+    assert "[REDACTED:github-token]" in plain_text(meta.folder / "session.cast.zst")
