@@ -69,9 +69,10 @@ def test_key_init_status_and_file_modes(home: Paths) -> None:
 def test_a_recording_is_sealed_as_it_is_written_and_every_reader_decrypts(home: Paths) -> None:
     result = run_sk("run", "--", sys.executable, "-c", CHILD)
     assert result.returncode == 0 and WORD.encode() in result.stdout
+    wait_for_housekeeping(home)  # compressed inside its sealing, and renamed
     meta, header, events = only_session(home)
     cast = Path(str(meta["cast"]))
-    assert cast.read_bytes().startswith(MAGIC)
+    assert cast.name == "session.cast.zst" and cast.read_bytes().startswith(MAGIC)
     for path in files_under(cast.parent):
         if path.name != "meta.json":
             assert WORD.encode() not in path.read_bytes(), path
