@@ -84,6 +84,8 @@ def compress_recording(meta: SessionMeta, vault: Vault, *, level: int = LEVEL) -
 
 def _compress_locked(meta: SessionMeta, vault: Vault, level: int) -> CompressResult:
     path = Path(meta.cast)
+    if meta.status == Status.RUNNING.value:  # as meta.json says now
+        return CompressResult(str(path), 0, 0, False, "the session is still running", meta)
     try:
         before = path.stat().st_size
     except FileNotFoundError:
@@ -148,9 +150,9 @@ def settle_recording(meta: SessionMeta, vault: Vault) -> SessionMeta:
     zstd, sealed or not) is renamed: ``session.cast.zst`` linked, meta.json pointed at it,
     ``session.cast`` removed. A meta.json naming a file that is gone (written from metadata
     read before a rename) is made to name the one there is. A running session, or a sealed
-    one whose key is missing, is
-    left as it is. ``meta`` gives the folder; meta.json is read again. Raises OSError when a
-    file cannot be removed or meta.json written, DataError when meta.json is unreadable.
+    one whose key is missing, is left as it is. ``meta`` gives the folder; meta.json is read
+    again. Raises OSError when a file cannot be removed or meta.json written, DataError when
+    meta.json is unreadable.
     """
     folder = meta.folder
     # What meta.json names now, where that exists (SessionMeta.from_json): ``meta`` may have
