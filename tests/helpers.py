@@ -106,6 +106,14 @@ def session_folders(paths: Paths) -> list[Path]:
     return sorted(paths.projects.glob("*/*/meta.json"), key=lambda p: p.parent.name)
 
 
+def recording_of(folder: Path) -> Path:
+    """Return the recording of the session in ``folder`` as ``meta.json`` names it:
+    ``session.cast``, or ``session.cast.zst`` once the upkeep compressed it."""
+    from shellkeep.store.session import read_meta
+
+    return Path(read_meta(folder).cast)
+
+
 def only_session(paths: Paths) -> tuple[dict[str, object], Header, list[Event]]:
     """Return (meta, header, events) of the one session recorded; fails if not exactly one."""
     metas = session_folders(paths)

@@ -19,7 +19,8 @@ from shellkeep.errors import ConfigError
 from shellkeep.logs import get_logger
 from shellkeep.store.paths import Paths
 from shellkeep.store.retention import AUTO_GC_INTERVAL_S, STAMP_FILE, GcResult, RetentionPolicy, collect_garbage
-from shellkeep.store.session import read_meta
+from shellkeep.store.session import list_sessions, read_meta
+from shellkeep.vault.compress import settle_session
 
 log = get_logger(__name__)
 
@@ -79,15 +80,25 @@ def retention_limits(ctx: Context) -> Limits:
 
 
 def run_gc(ctx: Context, limits: Limits, *, dry_run: bool = False, this_project: bool = False) -> GcResult:
-    """Apply ``limits`` (see ``store.retention.collect_garbage``); only this project's sessions with ``this_project``."""
-    return collect_garbage(
+    """Apply ``limits`` (see ``store.retention.collect_garbage``); only this project's sessions with ``this_project``.
+
+    Then (not with ``dry_run``) each remaining session's recording is settled
+    (``vault.compress.settle_session``): a compression cut by a crash is finished or undone,
+    and a recording an earlier version compressed in place is renamed ``session.cast.zst``.
+    """
+    project_root = ctx.project_root if this_project else None
+    result = collect_garbage(
         ctx.paths,
         limits.policy,
         dry_run=dry_run,
-        project_root=ctx.project_root if this_project else None,
+        project_root=project_root,
         project_policies=limits.per_project,
         recover=ctx.recover,
     )
+    if not dry_run:
+        for meta in list_sessions(ctx.paths, project_root):
+            settle_session(meta, ctx.vault)
+    return result
 
 
 def maybe_auto_gc(ctx: Context, *, now_s: float | None = None) -> GcResult | None:

@@ -49,7 +49,7 @@ def run(paths: Paths, folder: Path, *, compress: bool, auto_gc: bool) -> None:
         if meta.detail != "full":  # record.detail: the recording served the exchanges only
             drop_recording(meta)
         elif compress:
-            compress_after_session(meta, ctx.vault)
+            meta = compress_after_session(meta, ctx.vault)  # the index names the recording as renamed
         index_ended_session(paths, meta, vault=ctx.vault)
         if auto_gc:
             maybe_auto_gc(ctx)

@@ -1,6 +1,6 @@
 """Own ``index.sqlite3``: the derived, rebuildable index of sessions, transcripts and markers.
 
-The session folders (``meta.json``, ``session.cast``, ``exchanges.jsonl``) are the truth;
+The session folders (``meta.json``, ``session.cast`` or ``session.cast.zst``, ``exchanges.jsonl``) are the truth;
 this index only makes listing and full-text search fast. It is kept current three ways:
 a session is indexed when it ends or is recovered (``index_ended_session``), every read
 re-scans the project folders whose modification time changed and re-reads sessions still

@@ -32,13 +32,13 @@ def replay(
     Ctrl-C stops. Output before the start point is drawn at once.
 
     SESSION is an id, a unique prefix, a name, --last, or the path of an asciicast v1, v2
-    or v3 file.
+    or v3 file (also a compressed session.cast.zst).
 
     Example: shellkeep replay --last --exchange 2 --speed 2 --idle-limit 1
     """
     require_ref(ref, last)
     ctx = context()
-    if ref and not last and ("/" in ref or ref.endswith((".cast", ".json"))) and Path(ref).is_file():
+    if ref and not last and ("/" in ref or ref.endswith((".cast", ".cast.zst", ".json"))) and Path(ref).is_file():
         if marker is not None or exchange is not None:
             raise click.UsageError("--marker and --exchange need a session; for a file use --at")
         path = Path(ref).resolve()

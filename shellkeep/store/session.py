@@ -1,7 +1,8 @@
 """Own a session's folder and ``meta.json``: ids, atomic writes, listing, lookup, recovery.
 
 A session is ``projects/<project>/<session-id>/`` with ``session.cast`` (asciicast v2) and
-``meta.json``. Ids sort by time: ``YYYYmmdd-HHMMSS-mmmxx`` (UTC, milliseconds, 2 random hex digits).
+``meta.json``; a finished recording compressed at rest is ``session.cast.zst`` instead (its
+``cast`` field names it; ``recording_path`` finds either). Ids sort by time: ``YYYYmmdd-HHMMSS-mmmxx`` (UTC, milliseconds, 2 random hex digits).
 """
 
 from __future__ import annotations
@@ -10,9 +11,11 @@ import base64
 import binascii
 import dataclasses
 import enum
+import fcntl
 import json
 import os
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -26,6 +29,11 @@ log = get_logger(__name__)
 
 META_FILE = "meta.json"
 CAST_FILE = "session.cast"
+"""The recording while it is written, and at rest when it is not compressed (plain asciicast v2,
+or sealed plain asciicast)."""
+COMPRESSED_CAST_FILE = "session.cast.zst"
+"""A recording compressed at rest (zstd, sealed or not): never mistaken for plain asciicast."""
+CAST_FILES = (CAST_FILE, COMPRESSED_CAST_FILE)
 EXCHANGES_FILE = "exchanges.jsonl"
 AGENT_FOLDER = "agent"
 
@@ -134,12 +142,44 @@ class SessionMeta:
         known = {k: v for k, v in obj.items() if k in names and k != "extra"}
         extra = {k: v for k, v in obj.items() if k not in names}
         # The recording is where the folder is now: a data folder that was moved or
-        # restored from a backup still reads (meta.json keeps the path it was written with).
-        known["cast"] = str(folder / Path(str(known.get("cast") or CAST_FILE)).name)
+        # restored from a backup still reads (meta.json keeps the path it was written with);
+        # and under the name it has now (compression renames it; an index row may be older).
+        known["cast"] = str(recording_path(folder, Path(str(known.get("cast") or CAST_FILE)).name))
         try:
             return cls(**known, extra=extra)  # type: ignore[arg-type]
         except TypeError as exc:
             raise DataError(f"{folder / META_FILE} is missing fields ({exc}); run 'shellkeep reindex'") from exc
+
+
+def recording_path(folder: Path, name: str = CAST_FILE) -> Path:
+    """Return the recording of the session in ``folder``, named ``name`` or its sibling.
+
+    ``folder/name`` when it exists; else the other of ``session.cast`` and
+    ``session.cast.zst`` when that one exists (a compression renamed it, or was cut between
+    its steps); else ``folder/name`` (no recording yet, or none kept). One ``stat`` when the
+    named file is there, two otherwise; never raises.
+    """
+    named = folder / name
+    if name not in CAST_FILES or os.path.exists(named):  # os.path: a third of pathlib's time, per listed session
+        return named
+    other = folder / (COMPRESSED_CAST_FILE if name == CAST_FILE else CAST_FILE)
+    return other if os.path.exists(other) else named
+
+
+@contextmanager
+def session_lock(folder: Path) -> Iterator[None]:
+    """Hold the exclusive rewrite lock of a session folder (``flock`` on the folder itself).
+
+    Whoever renames or rewrites a stored recording holds it (compression, ``redact``,
+    ``key rotate``), so one never deletes what another just wrote. Blocks until it is free;
+    the kernel drops it when the holder dies. Raises OSError when the folder cannot be opened.
+    """
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 RAW_KEY = "raw"
@@ -453,16 +493,20 @@ def resolve_session(
                 read_meta(folder)
             except DataError as exc:
                 raise DataError(
-                    f"{exc}; its recording can still be played: shellkeep replay {folder / CAST_FILE}"
+                    f"{exc}; its recording can still be played: shellkeep replay {recording_path(folder)}"
                 ) from exc
     raise SessionNotFound(f"no session matches '{ref}' in project {project}; run 'shellkeep ls --all'")
 
 
 def drop_recording(meta: SessionMeta) -> bool:
-    """Remove the session's terminal recording (``record.detail`` below ``full``); return
-    whether there was one. Raises OSError when it exists and cannot be removed."""
-    try:
-        os.unlink(meta.cast)
-    except FileNotFoundError:
-        return False
-    return True
+    """Remove the session's terminal recording (``record.detail`` below ``full``), under
+    either name; return whether there was one. Raises OSError when it exists and cannot be
+    removed."""
+    found = False
+    for name in CAST_FILES:
+        try:
+            os.unlink(meta.folder / name)
+            found = True
+        except FileNotFoundError:
+            pass
+    return found

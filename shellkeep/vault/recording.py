@@ -15,6 +15,7 @@ from typing import IO, TYPE_CHECKING
 
 from shellkeep.asciicast.reader import Cast, read_cast
 from shellkeep.errors import DataError, ShellkeepError
+from shellkeep.store.session import recording_path
 from shellkeep.vault.crypto import MAGIC, open_decrypting, open_plain
 from shellkeep.vault.seekable import FrameStream, SeekableFrames, read_seek_table
 
@@ -48,10 +49,19 @@ def open_stream(path: Path, vault: Vault | None = None) -> IO[bytes]:
     decompressed when it is zstd: a plain seekable file (``vault.seekable``) frame by frame,
     skipping a damaged frame (DataError once the rest is read); else as one stream that
     stops at the damage. The caller always reads plain asciicast bytes.
+    A session's ``session.cast`` that is gone is read as the ``session.cast.zst`` beside it
+    and the other way round (``store.session.recording_path``: a compression renamed it
+    after its metadata was read).
     Raises FileNotFoundError; DataError when an encrypted record is damaged (also while
     reading); ``KeyUnavailable`` (exit 1) when the file's key cannot be found.
     """
-    fh: IO[bytes] = open(path, "rb")  # noqa: SIM115 - returned to the caller
+    try:
+        fh: IO[bytes] = open(path, "rb")  # noqa: SIM115 - returned to the caller
+    except FileNotFoundError:
+        moved = recording_path(path.parent, path.name)
+        if moved == path:
+            raise
+        path, fh = moved, open(moved, "rb")  # noqa: SIM115
     magic = fh.read(len(MAGIC))
     fh.seek(0)
     sealed = magic == MAGIC
@@ -195,7 +205,9 @@ def tail_source(path: Path) -> Path | SeekableFrames | None:
     The path itself for plain asciicast (it is mapped); the lazily decompressed frames of a
     seekable zstd file (``vault.seekable``: written by the upkeep since frames got a seek
     table); None for a sealed file or a single-frame zstd file, which are streamed instead.
+    A renamed recording is found as ``open_stream`` finds it.
     """
+    path = recording_path(path.parent, path.name)
     try:
         with open(path, "rb") as fh:
             head = fh.read(len(MAGIC))

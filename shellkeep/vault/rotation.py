@@ -23,7 +23,7 @@ from shellkeep.errors import DataError, ShellkeepError
 from shellkeep.vault.keys import Key, KeySet, KeyUnavailable, forget_cached_keys, merge_key_sets, new_key, primary_store
 from shellkeep.store.atomic import FileChanged
 from shellkeep.store.paths import FILE_MODE, Paths, ensure_dir
-from shellkeep.store.session import Status, is_interrupted, iter_session_folders, read_meta
+from shellkeep.store.session import Status, is_interrupted, iter_session_folders, read_meta, session_lock
 from shellkeep.store.chunks import REF_SUFFIX, ref_files, sweep
 from shellkeep.vault.access import Vault
 from shellkeep.vault.copies import copy_ref, rewrite_copy, sealed_with
@@ -142,9 +142,10 @@ def rotate_key(
         changed = 0
         try:
             vault = Vault(paths, key_file)
-            for path in private_files(folder):
-                if is_encrypted(path) or include_plain:
-                    changed += _reencrypt_retrying(path, new, vault)
+            with session_lock(folder):  # the compression after a session renames the recording
+                for path in private_files(folder):
+                    if is_encrypted(path) or include_plain:
+                        changed += _reencrypt_retrying(path, new, vault)
             changed += _reseal_copies(vault, folder, new, include_plain=include_plain)
         except (OSError, ShellkeepError) as exc:
             errors.append(f"{meta.id}: {getattr(exc, 'strerror', None) or exc}")

@@ -31,7 +31,7 @@ from shellkeep.errors import ShellkeepError
 from shellkeep.asciicast.encoder import encode_event, encode_header
 from shellkeep.store.atomic import FileChanged, FileIdentity, file_identity, write_bytes_atomic
 from shellkeep.store.chunks import REF_SUFFIX, ref_files, sweep
-from shellkeep.store.session import AGENT_FOLDER, CAST_FILE, SessionMeta, Status, is_interrupted, write_meta
+from shellkeep.store.session import AGENT_FOLDER, CAST_FILES, SessionMeta, Status, is_interrupted, read_meta, session_lock, write_meta
 from shellkeep.vault.copies import copy_ref, rewrite_copy, sealed_with
 from shellkeep.vault.crypto import SEARCH_FILE, is_encrypted, key_id_of_file, private_files, split_records, write_records_atomic
 from shellkeep.vault.recording import ZSTD_MAGIC, is_compressed
@@ -81,6 +81,17 @@ def redact_session(vault: Vault, meta: SessionMeta, redactor: Redactor) -> Redac
     if meta.status == Status.RUNNING.value and not is_interrupted(meta):
         raise SessionRunning(f"session {meta.id} is still recording; run 'shellkeep redact' once it has ended")
     folder = meta.folder
+    try:
+        with session_lock(folder):  # the compression after a session renames the recording
+            # The recording under the name meta.json gives it now (compressed meanwhile: .zst).
+            meta = dataclasses.replace(meta, cast=read_meta(folder).cast)
+            return _redact_locked(vault, meta, redactor)
+    except OSError as exc:
+        raise ShellkeepError(f"cannot rewrite {folder}: {exc.strerror or exc}; nothing else was changed") from exc
+
+
+def _redact_locked(vault: Vault, meta: SessionMeta, redactor: Redactor) -> RedactResult:
+    folder = meta.folder
     changed: list[str] = []
     secrets = 0
     try:
@@ -88,7 +99,7 @@ def redact_session(vault: Vault, meta: SessionMeta, redactor: Redactor) -> Redac
             rel = str(path.relative_to(folder))
             if path.name == SEARCH_FILE:
                 continue  # derived; rebuilt below
-            is_cast = path.name == CAST_FILE and path.parent == folder
+            is_cast = path.name in CAST_FILES and path.parent == folder
             added = _with_retries(
                 lambda: _redact_cast(path, redactor, vault) if is_cast else _redact_text_file(path, redactor, vault)
             )
@@ -311,7 +322,7 @@ def _store_like(path: Path, data: bytes, vault: Vault, *, line_records: bool, ex
     """Replace ``path`` with ``data`` in the form it had: zstd-compressed recording stays
     compressed (for the cast), encrypted stays encrypted; atomically."""
     encrypted = is_encrypted(path)
-    if path.name == CAST_FILE and is_compressed(path, vault):
+    if path.name in CAST_FILES and is_compressed(path, vault):
         import zstandard
 
         compressor = zstandard.ZstdCompressor(level=9, write_checksum=True)

@@ -26,7 +26,8 @@ def test_the_last_screen_of_a_compressed_session_is_read_from_its_end(home: Path
     result = run_sk("run", "--name", "long", "--", sys.executable, "-c", PROGRAM)
     assert result.returncode == 0, result.stderr
     wait_for_background(home)  # the upkeep compresses the finished recording
-    cast = session_folders(home)[0].parent / "session.cast"
+    cast = session_folders(home)[0].parent / "session.cast.zst"
+    assert not cast.with_name("session.cast").exists()  # renamed: no tool takes it for plain asciicast
     assert cast.read_bytes()[:4] == ZSTD_MAGIC
     with open(cast, "rb") as fh:
         frames = read_seek_table(fh)

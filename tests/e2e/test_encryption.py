@@ -23,11 +23,12 @@ pytest.importorskip("cryptography")
 
 from tests.recordings import open_cast  # noqa: E402
 from shellkeep.vault.crypto import MAGIC, is_encrypted, key_id_of_file  # noqa: E402
+from shellkeep.errors import KeyUnavailable  # noqa: E402
 from shellkeep.vault.access import Vault  # noqa: E402
 from tests.recordings import vault  # noqa: E402
 from shellkeep.store.paths import Paths  # noqa: E402
 from tests.e2e.test_secrets import wait_for_housekeeping  # noqa: E402
-from tests.helpers import SK, only_session, run_sk, session_folders, wait_until  # noqa: E402
+from tests.helpers import SK, only_session, recording_of, run_sk, session_folders, wait_for_background, wait_until  # noqa: E402
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -68,9 +69,10 @@ def test_key_init_status_and_file_modes(home: Paths) -> None:
 def test_a_recording_is_sealed_as_it_is_written_and_every_reader_decrypts(home: Paths) -> None:
     result = run_sk("run", "--", sys.executable, "-c", CHILD)
     assert result.returncode == 0 and WORD.encode() in result.stdout
+    wait_for_housekeeping(home)  # compressed inside its sealing, and renamed
     meta, header, events = only_session(home)
     cast = Path(str(meta["cast"]))
-    assert cast.read_bytes().startswith(MAGIC)
+    assert cast.name == "session.cast.zst" and cast.read_bytes().startswith(MAGIC)
     for path in files_under(cast.parent):
         if path.name != "meta.json":
             assert WORD.encode() not in path.read_bytes(), path
@@ -188,7 +190,7 @@ def test_sessions_whose_key_is_missing_are_suspended_not_errors(home: Paths, tmp
 
 
 def _sealed_cast(home: Paths) -> Path:
-    return next(c for c in home.projects.glob("*/*/session.cast") if is_encrypted(c))
+    return next(c for c in [*home.projects.glob("*/*/session.cast"), *home.projects.glob("*/*/session.cast.zst")] if is_encrypted(c))
 
 
 def test_a_damaged_recording_is_exit_3(home: Paths) -> None:
@@ -214,14 +216,16 @@ def test_export_and_import_keys_between_installations(home: Paths, tmp_path: Pat
     assert json.loads(to_stdout.stdout)["format"] == "shellkeep-keys"
     other = tmp_path / "other-home"
     monkeypatch.setenv("SHELLKEEP_HOME", str(other))
-    folder = session_folders(home)[0].parent
-    with pytest.raises(Exception):
-        Vault(Paths(other, home.config_file)).read_private(folder / "session.cast")
+    wait_for_background(home)  # the upkeep renames the compressed recording
+    cast = recording_of(session_folders(home)[0].parent)
+    assert cast.name == "session.cast.zst" and is_encrypted(cast)  # sealed and compressed inside
+    with pytest.raises(KeyUnavailable):
+        Vault(Paths(other, home.config_file)).read_private(cast)
     assert run_sk("key", "import", str(tmp_path / "backup.json")).returncode == 0
     from shellkeep.vault.keys import forget_cached_keys
 
     forget_cached_keys()
-    assert Vault(Paths(other, home.config_file)).read_private(folder / "session.cast")
+    assert Vault(Paths(other, home.config_file)).read_private(cast)
 
 
 def _many_sessions(home: Paths, project: Path, count: int, size: int) -> list[Path]:

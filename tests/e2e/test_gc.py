@@ -115,3 +115,36 @@ def test_a_project_file_adds_limits_for_its_own_sessions(home: Paths, tmp_path: 
     assert {e["reason"] for e in removed} == {"max_sessions"}
     left = {m.id for m in list_sessions(home, None)}
     assert left == {m.id for m in here} | {there[2].id}
+
+
+def test_a_folder_an_earlier_version_compressed_in_place_reads_and_gc_renames_it(home: Paths, tmp_path: Path) -> None:
+    """Before session.cast.zst, the upkeep compressed session.cast in place (meta.json naming
+    session.cast); such a folder reads everywhere, and ``shellkeep gc`` renames it."""
+    import io
+
+    import zstandard
+
+    from shellkeep.store.atomic import write_bytes_atomic
+    from shellkeep.vault.seekable import compressed_frames
+
+    meta = make_session(home, tmp_path / "project", 1, name="older", events=[(0.5, "o", "from-an-older-version\r\n"), (1.0, "m", "old-mark")])
+    cast = Path(meta.cast)
+    plain = cast.read_bytes()
+    write_bytes_atomic(cast, compressed_frames(zstandard.ZstdCompressor(level=9, write_checksum=True), io.BytesIO(plain)))
+    assert cast.read_bytes()[:4] == b"\x28\xb5\x2f\xfd" and json.loads((cast.parent / "meta.json").read_text())["cast"] == str(cast)
+
+    def reads() -> None:
+        assert run_sk("export", "older", "--format", "cast").stdout == plain
+        assert b"from-an-older-version" in run_sk("export", "older", "--format", "txt").stdout
+        assert b"from-an-older-version" in run_sk("cat", "older").stdout
+        found = json.loads(run_sk("search", "older-version", "--json").stdout)
+        assert [h["session_id"] for h in found] == [meta.id]
+
+    reads()
+    assert run_sk("gc", "--dry-run").returncode == 0
+    assert cast.exists()  # a dry run changes nothing
+    result = run_sk("gc")
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in cast.parent.iterdir()) == ["meta.json", "session.cast.zst"]
+    assert json.loads((cast.parent / "meta.json").read_text())["cast"] == str(cast.parent / "session.cast.zst")
+    reads()  # the index still holds the old name: it is found under the new one

@@ -52,27 +52,29 @@ def test_redact_a_no_redact_session(home: Paths) -> None:
         json.dumps({"type": "user", "message": {"content": f"my key is {STRIPE}"}}, separators=(",", ":")) + "\n"
         + "not json: " + GITHUB + "\n"
     )
-    assert is_compressed(folder / "session.cast", vault())
+    cast = folder / "session.cast.zst"
+    assert str(cast) == meta["cast"] and is_compressed(cast, vault())
     assert GITHUB in all_text(folder)
     assert run_sk("search", "token").returncode == 0  # the index now holds the transcript
 
     result = run_sk("redact", "--last", "--json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
-    assert set(report["files"]) == {"session.cast", "exchanges.jsonl", "agent/transcript.jsonl"}
+    assert set(report["files"]) == {"session.cast.zst", "exchanges.jsonl", "agent/transcript.jsonl"}
     assert report["meta_changed"] is True and report["secrets"] >= 6 and report["reindexed"] is True
 
     text = all_text(home.home)  # every file: casts, exchanges, copies, meta, the index
     assert GITHUB not in text and STRIPE not in text
-    assert "[REDACTED:github-token]" in plain_text(folder / "session.cast")
+    assert "[REDACTED:github-token]" in plain_text(cast)
     assert "[REDACTED:stripe-key]" in plain_text(folder / "agent" / "transcript.jsonl")
     copy_line = (folder / "agent" / "transcript.jsonl").read_text().splitlines()[0]
     assert '":"' in copy_line and '": "' not in copy_line  # the copy's compact JSON is kept compact
-    assert is_compressed(folder / "session.cast", vault())  # rewritten in the form it had
-    assert isinstance(tail_source(folder / "session.cast"), SeekableFrames)  # with its seek table
+    assert is_compressed(cast, vault())  # rewritten in the form it had
+    assert isinstance(tail_source(cast), SeekableFrames)  # with its seek table
+    assert not (folder / "session.cast").exists()
     new_meta = json.loads((folder / "meta.json").read_text())
     assert new_meta["redacted"] is True and "[REDACTED:stripe-key]" in new_meta["command"]
-    header = open_cast(folder / "session.cast").header
+    header = open_cast(cast).header
     assert header.command is not None and STRIPE not in header.command
     assert not list(folder.rglob("*.tmp"))
 
@@ -111,6 +113,7 @@ def test_an_encrypted_session_stays_encrypted(home: Paths, tmp_path: Path, monke
     wait_for_housekeeping(home)
     meta, _, _ = only_session(home)
     cast = Path(str(meta["cast"]))
+    assert cast.name == "session.cast.zst"  # sealed and compressed inside: named .zst
     key_id = key_id_of_file(cast)
     assert GITHUB in plain_text(cast)
     assert run_sk("redact", "--last").returncode == 0
@@ -125,3 +128,21 @@ def test_a_running_session_is_refused(home: Paths, tmp_path: Path) -> None:
     assert result.returncode == 1
     assert "still recording" in result.stderr.decode() and result.stderr.decode().count("\n") == 1
     assert Path(meta.cast).read_bytes() == before
+
+
+def test_redact_after_a_cut_compression_cleans_both_files_and_gc_leaves_one(home: Paths, tmp_path: Path) -> None:
+    """A crash after meta.json named session.cast.zst, before session.cast was removed: both
+    hold the secret; redact rewrites both, and gc then removes the leftover."""
+    from shellkeep.vault.compress import compress_recording
+
+    meta = make_session(home, tmp_path / "project", 1, name="cut", events=[(0.5, "o", f"token {GITHUB}\r\n")])
+    plain = Path(meta.cast).read_bytes()
+    assert compress_recording(meta, vault()).compressed
+    (meta.folder / "session.cast").write_bytes(plain)  # the leftover of the cut run
+    result = run_sk("redact", "cut", "--json")
+    assert result.returncode == 0, result.stderr
+    assert {"session.cast", "session.cast.zst"} <= set(json.loads(result.stdout)["files"])
+    assert GITHUB not in all_text(meta.folder)
+    assert run_sk("gc").returncode == 0
+    assert sorted(p.name for p in meta.folder.iterdir() if p.name.startswith("session.cast")) == ["session.cast.zst"]
+    assert "[REDACTED:github-token]" in plain_text(meta.folder / "session.cast.zst")

@@ -72,6 +72,19 @@ def test_replay_of_a_file_path(home: Paths) -> None:
     assert audit.read_entries(home)[0].session == str(source.resolve())  # the audit log names the file itself
 
 
+@pytest.mark.parametrize("relative", [False, True], ids=["path", "bare-name-in-cwd"])
+def test_replay_of_a_compressed_recording_path(home: Paths, relative: bool) -> None:
+    from shellkeep.vault.compress import compress_recording
+
+    short = make_session(home, Path.cwd(), 2, events=[(0.1, "o", "packed "), (0.2, "o", "words")])
+    cast = Path(str(compress_recording(short, vault()).path))
+    assert cast.name == "session.cast.zst"
+    ref, cwd = ("session.cast.zst", cast.parent) if relative else (str(cast), None)
+    result = run_sk("replay", ref, "--speed", "100", start_new_session=True, cwd=cwd)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b"packed words"
+
+
 def test_replay_unknown_marker_is_one_line_exit_2(meta: SessionMeta) -> None:
     result = run_sk("replay", "long", "--marker", "nope")
     assert result.returncode == 2 and result.stderr.count(b"\n") == 1

@@ -16,7 +16,7 @@ import pytest
 
 from tests.recordings import open_binary
 from shellkeep.store.paths import Paths
-from tests.helpers import BANNER, SK, PtyHarness, without_banner, wait_for_background, load_session, only_session, output_text, run_sk, session_folders, wait_until
+from tests.helpers import BANNER, SK, PtyHarness, without_banner, wait_for_background, load_session, only_session, output_text, recording_of, run_sk, session_folders, wait_until
 
 PY = sys.executable
 SK_CMD = " ".join(shlex.quote(a) for a in SK)
@@ -442,13 +442,58 @@ def test_asciinema_play_plays_the_recording(home: Paths, tmp_path: Path, monkeyp
     assert run_sk("run", "--name", "packed", "--", "printf", "packed text\\n").returncode == 0
     exported = tmp_path / "packed.cast"
     assert run_sk("export", "packed", "--format", "cast", "-o", str(exported)).returncode == 0
-    plain = next(p.parent for p in session_folders(home) if "plain" in (p.parent / "session.cast").read_bytes().decode("utf-8", "replace"))
+    wait_for_background(home)
+    plain, packed = (p.parent for p in session_folders(home))
+    assert sorted(p.name for p in plain.iterdir() if "cast" in p.name) == ["session.cast"]
+    assert sorted(p.name for p in packed.iterdir() if "cast" in p.name) == ["session.cast.zst"]
     for path, text in ((plain / "session.cast", b"plain \x1b[1mbold"), (exported, b"packed text")):
         played = subprocess.run(
             ["setsid", str(asciinema), "play", "-s", "20", str(path)], stdin=subprocess.DEVNULL, capture_output=True, timeout=60
         )
         assert played.returncode == 0, played.stderr
         assert text in played.stdout
+
+
+def _record_with_every_event(name: str) -> None:
+    """Record a session with output, typed input, a marker (``shellkeep mark``) and a resize."""
+    script = f"echo ready; read x; {SK_CMD} mark first-mark; echo typed=$x; read y; stty size"
+    h = PtyHarness.start([*SK, "run", "--name", name, "--", "sh", "-c", script], cols=80, rows=24)
+    h.expect(b"ready")
+    h.write(b"hello-input\r")
+    h.expect(b"typed=hello-input")
+    h.resize(100, 30)
+    h.write(b"\r")
+    h.expect(b"30 100")
+    assert h.finish() == 0
+
+
+@pytest.mark.parametrize("compress", [False, True], ids=["plain-session-cast", "exported-from-zst"])
+def test_asciinema_plays_a_recording_with_input_markers_and_resizes(
+    home: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, compress: bool
+) -> None:
+    """``asciinema cat`` and ``play`` take every plain .cast shellkeep writes, whatever events it holds."""
+    asciinema = Path(sys.executable).with_name("asciinema")
+    monkeypatch.setenv("SHELLKEEP_RECORD_COMPRESS", "1" if compress else "0")
+    _record_with_every_event("events")
+    wait_for_background(home)
+    folder = session_folders(home)[0].parent
+    stored = recording_of(folder)
+    assert stored.name == ("session.cast.zst" if compress else "session.cast")
+    if compress:
+        path = tmp_path / "events.cast"
+        assert run_sk("export", "events", "--format", "cast", "-o", str(path)).returncode == 0
+    else:
+        path = stored
+    codes = {json.loads(line)[1] for line in path.read_text().splitlines()[1:]}
+    assert codes >= {"o", "i", "m", "r"}, codes
+    shown = subprocess.run([str(asciinema), "cat", str(path)], stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    assert b"typed=hello-input" in shown.stdout and b"30 100" in shown.stdout
+    played = subprocess.run(
+        ["setsid", str(asciinema), "play", "-s", "100", str(path)], stdin=subprocess.DEVNULL, capture_output=True, timeout=60
+    )
+    assert played.returncode == 0, played.stderr
+    assert b"typed=hello-input" in played.stdout and b"30 100" in played.stdout
 
 
 def test_a_moved_data_folder_still_reads(home: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -465,12 +510,13 @@ def test_a_moved_data_folder_still_reads(home: Paths, tmp_path: Path, monkeypatc
 
 def test_a_corrupt_meta_json_names_the_recording(home: Paths) -> None:
     assert run_sk("run", "--", "echo", "x").returncode == 0
+    wait_for_background(home)  # the upkeep writes meta.json when it compresses
     folder = session_folders(home)[0].parent
     (folder / "meta.json").write_text('{"id": broken')
     result = run_sk("show", folder.name)
     assert result.returncode == 3
     last = result.stderr.strip().splitlines()[-1]
-    assert b"is not valid JSON" in last and str(folder / "session.cast").encode() in last
+    assert b"is not valid JSON" in last and str(folder / "session.cast.zst").encode() in last
 
 
 # -- argv, directory and name that are not UTF-8 ------------------------------------------------

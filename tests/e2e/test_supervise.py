@@ -150,7 +150,7 @@ def _record_notes(home: Paths, tmp_path: Path, detail: str) -> Path:
 @pytest.mark.parametrize(
     ("detail", "files", "shown"),
     [
-        ("full", {"meta.json", "session.cast", "exchanges.jsonl"}, "full (recording, exchanges, metadata)"),
+        ("full", {"meta.json", "session.cast.zst", "exchanges.jsonl"}, "full (recording, exchanges, metadata)"),
         ("conversation", {"meta.json", "exchanges.jsonl"}, "conversation (exchanges and metadata, no terminal recording)"),
         ("metadata", {"meta.json"}, "metadata only"),
     ],
@@ -162,7 +162,7 @@ def test_detail_levels_store_what_they_say(home: Paths, tmp_path: Path, detail: 
         wait_until(lambda: (folder / "exchanges.jsonl").exists(), 30)
     wait_for_background(home)
     kept = {p.name for p in folder.iterdir()}
-    assert files <= kept and not ({"session.cast", "exchanges.jsonl"} - files) & kept, kept
+    assert files <= kept and not ({"session.cast", "session.cast.zst", "exchanges.jsonl"} - files) & kept, kept
     meta = json.loads((folder / "meta.json").read_text())
     assert meta["detail"] == detail and meta["output_bytes"] > 0
     show = run_sk("show", "--last")

@@ -12,8 +12,9 @@ from click.testing import CliRunner
 
 from shellkeep import errors
 from shellkeep.cli.main import COMMANDS, main
+from shellkeep.store.paths import resolve_paths
 from shellkeep.store.session import SessionMeta
-from tests.helpers import SK, run_sk
+from tests.helpers import SK, run_sk, wait_for_background
 
 
 @pytest.mark.parametrize(
@@ -74,6 +75,7 @@ def test_usage_error_is_exit_2() -> None:
 
 def test_json_field_names_are_the_documented_ones() -> None:
     run_sk("run", "--name", "n1", "--", "true")
+    wait_for_background(resolve_paths())  # the upkeep renames the recording it compresses (cast changes)
     listed = json.loads(run_sk("ls", "--json").stdout)
     shown = json.loads(run_sk("show", "n1", "--json").stdout)
     fields = {f.name for f in dataclasses.fields(SessionMeta)} - {"extra"}

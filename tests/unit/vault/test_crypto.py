@@ -506,3 +506,26 @@ def test_runner_open_cast_wraps_lazily(home: Paths, tmp_path: Path) -> None:
     assert not isinstance(plain, EncryptedWriter)
     plain.close()
     os.unlink(tmp_path / "plain.cast")
+
+
+def test_rotation_re_encrypts_compressed_recordings_and_the_leftover_of_a_cut_compression(home: Paths, tmp_path: Path) -> None:
+    """session.cast.zst is rotated; so is a session.cast a cut compression left beside it, so
+    dropping the old key never strands either (gc then keeps the one meta.json names)."""
+    from shellkeep.vault.compress import compress_recording, settle_session
+
+    metas = _encrypted_sessions(home, tmp_path / "project", 2)
+    sealed_plain = Path(metas[0].cast).read_bytes()
+    for meta in metas:
+        assert compress_recording(meta, vault()).compressed
+    (metas[0].folder / "session.cast").write_bytes(sealed_plain)  # cut after meta.json named the .zst
+    before = [vault().read_private(m.folder / "session.cast.zst") for m in metas]
+    result = rotate_key(home)
+    assert result.complete and result.dropped_keys
+    new = current_key(home).id
+    forget_cached_keys()
+    for meta, data in zip(metas, before):
+        assert key_id_of_file(meta.folder / "session.cast.zst") == new
+        assert vault().read_private(meta.folder / "session.cast.zst") == data
+    assert key_id_of_file(metas[0].folder / "session.cast") == new
+    settle_session(metas[0], vault())
+    assert not (metas[0].folder / "session.cast").exists()

@@ -186,7 +186,9 @@ def test_a_sealed_compressed_recording_is_streamed_through_its_encryption(home: 
     plain = tmp_path / "plain.cast"
     plain.write_bytes(cast.read_bytes())
     write_records_atomic(cast, split_records(plain.read_bytes()), current_key(home, create=True))
-    assert compress_recording(meta, vault()).compressed and is_encrypted(cast)
+    result = compress_recording(meta, vault())
+    cast = Path(result.path)
+    assert result.compressed and cast.name == "session.cast.zst" and is_encrypted(cast)
     assert tail_source(cast) is None  # sealed: streamed from the start
     with vault().open_plain(cast) as fh:  # decrypted, still compressed: seekable frames inside
         inner = read_seek_table(io.BytesIO(fh.read()))
