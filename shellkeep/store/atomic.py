@@ -10,7 +10,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import secrets
 import stat
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -56,7 +55,7 @@ def write_bytes_atomic(
     """
     if follow_symlink and path.is_symlink():
         path = path.resolve()
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(3)}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(3).hex()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -125,7 +124,7 @@ def open_output(path: Path | str) -> Iterator[BinaryIO]:
         return
     if os.path.islink(target):
         target = Path(os.path.realpath(target))  # the link's target, also when it is not there yet
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(3)}.tmp")
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(3).hex()}.tmp")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
     except OSError as exc:

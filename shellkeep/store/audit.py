@@ -18,6 +18,7 @@ import getpass
 import hashlib
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +28,7 @@ from shellkeep.store.session import SessionMeta, host_name, iso, utc_now
 from shellkeep.store.atomic import write_json_atomic
 from shellkeep.logs import get_logger
 
-__all__ = ["GENESIS", "AuditEntry", "VerifyResult", "read_entries", "record", "record_file_read", "record_read", "verify"]
+__all__ = ["GENESIS", "AuditEntry", "VerifyResult", "read_entries", "record", "record_file_read", "record_many", "record_read", "verify"]
 
 log = get_logger(__name__)
 
@@ -110,8 +111,21 @@ def record(
 
     Raises OSError when the log cannot be written.
     """
+    return record_many(paths, command, [(session, project, detail)])[0]
+
+
+def record_many(paths: Paths, command: str, reads: Sequence[tuple[str | None, str | None, str | None]]) -> list[AuditEntry]:
+    """Append one entry per read, ``(session, project, detail)``, in order; return them.
+
+    One command's reads (``search`` over many sessions) go in one locked append: one
+    write and one fsync of the log, one of the head, however many entries. Each entry is
+    chained as ``record`` chains it; nothing is written for no reads. Blocks while another
+    process appends. Raises OSError when the log cannot be written.
+    """
     import fcntl
 
+    if not reads:
+        return []
     ensure_dir(paths.audit_log.parent)
     fd = os.open(paths.audit_log, os.O_RDWR | os.O_APPEND | os.O_CREAT, FILE_MODE)
     try:
@@ -125,27 +139,32 @@ def record(
             except (ValueError, KeyError, TypeError):
                 prev = hashlib.sha256(last).hexdigest()
                 seq = sum(1 for _ in open(paths.audit_log, "rb")) + 1
-        entry: dict[str, object] = {
-            "seq": seq,
-            "time": iso(utc_now()),
-            "user": _user(),
-            "host": host_name(),
-            "command": command,
-            "session": session,
-            "project": project,
-            "detail": detail,
-            "prev": prev,
-        }
-        entry["hash"] = _digest(entry)
+        at, user, host = iso(utc_now()), _user(), host_name()
+        entries: list[dict[str, object]] = []
+        for session, project, detail in reads:
+            entry: dict[str, object] = {
+                "seq": seq,
+                "time": at,
+                "user": user,
+                "host": host,
+                "command": command,
+                "session": session,
+                "project": project,
+                "detail": detail,
+                "prev": prev,
+            }
+            entry["hash"] = prev = _digest(entry)
+            entries.append(entry)
+            seq += 1
         size = os.fstat(fd).st_size
         # A log cut inside a line (a crash mid-write) must not glue that line to this entry.
         lead = b"\n" if size and os.pread(fd, 1, size - 1) != b"\n" else b""
-        os.write(fd, lead + _canonical(entry) + b"\n")
+        os.write(fd, lead + b"".join(_canonical(entry) + b"\n" for entry in entries))
         os.fsync(fd)
-        write_json_atomic(_head_path(paths), {"seq": seq, "hash": entry["hash"]})
+        write_json_atomic(_head_path(paths), {"seq": entries[-1]["seq"], "hash": entries[-1]["hash"]})
     finally:
         os.close(fd)
-    return AuditEntry(**entry)  # type: ignore[arg-type]
+    return [AuditEntry(**entry) for entry in entries]  # type: ignore[arg-type]
 
 
 def record_read(paths: Paths, command: str, meta: SessionMeta, detail: str | None = None) -> None:

@@ -9,13 +9,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
-from shellkeep.asciicast.reader import Cast
-from shellkeep.errors import ShellkeepError
+from shellkeep.errors import KeyUnavailable, ShellkeepError
 from shellkeep.store.paths import Paths
-from shellkeep.vault import crypto, recording
-from shellkeep.vault.keys import Key, KeyUnavailable, current_key, find_key
+from shellkeep.vault import crypto
+
+if TYPE_CHECKING:
+    from shellkeep.asciicast.reader import Cast
+    from shellkeep.vault.keys import Key
+
+# The key stores (vault.keys) and the recording readers (vault.recording) load on first use:
+# a listing of plain sessions (ls, search over an up-to-date index) needs neither.
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +38,8 @@ class Vault:
 
     def key(self, key_id: str) -> Key:
         """Return the key with ``key_id`` from any store; raises KeyUnavailable."""
+        from shellkeep.vault.keys import find_key
+
         return find_key(self.paths, key_id, self.key_file)
 
     def writing_key(self) -> Key | None:
@@ -40,6 +47,8 @@ class Vault:
 
         Raises KeyUnavailable when no key can be found or stored.
         """
+        from shellkeep.vault.keys import current_key
+
         return current_key(self.paths, self.key_file, create=True) if self.encrypt else None
 
     def key_for_rewrite(self, key_id: str) -> Key:
@@ -47,6 +56,8 @@ class Vault:
 
         Raises KeyUnavailable when neither can be found.
         """
+        from shellkeep.vault.keys import current_key
+
         try:
             return current_key(self.paths, self.key_file)
         except KeyUnavailable:
@@ -83,8 +94,12 @@ class Vault:
 
     def open_stream(self, path: Path) -> IO[bytes]:
         """Open a recording's plain asciicast bytes (see ``recording.open_stream``)."""
+        from shellkeep.vault import recording
+
         return recording.open_stream(path, self)
 
     def open_recording(self, path: Path) -> Cast:
         """Open a recording of any kind (see ``recording.open_recording``)."""
+        from shellkeep.vault import recording
+
         return recording.open_recording(path, self)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from datetime import timedelta
+import os
+import subprocess
+import sys
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -143,3 +146,22 @@ def test_ls_hides_sessions_shorter_than_a_second_without_input(home: Paths) -> N
     # A listing of nothing but hidden sessions says only that.
     only = run_sk("ls", "--since", "2024-05-01T12:01:30+00:00", "--until", "2024-05-01T12:02:30+00:00")
     assert only.stdout == b"" and only.stderr.startswith(b"1 session shorter than a second")
+
+
+@pytest.mark.parametrize("tz", ["America/St_Johns", "Australia/Lord_Howe", "Asia/Kathmandu"], ids=str)
+def test_started_is_the_local_time_across_a_clock_change(home: Paths, tz: str) -> None:
+    """The STARTED column is ``astimezone()``'s local minute, also around DST changes of half-hour zones."""
+    ev = [(5.0, "o", "hello world\r\n")]
+    # Every 20 minutes over two days around each zone's 2024 clock changes (April, November and October).
+    starts = [datetime(2024, month, day, tzinfo=timezone.utc) + timedelta(minutes=20 * k) for month, day in ((4, 6), (11, 2), (10, 5)) for k in range(144)]
+    for n, at in enumerate(starts, start=1):
+        make_session(home, Path.cwd(), n, started=at, events=ev)
+    done = run_sk("ls", env={**os.environ, "TZ": tz})
+    assert done.returncode == 0, done.stderr
+    shown = [line.split()[4:6] for line in done.stdout.decode().splitlines()[1:]]
+    expect_program = "import sys; from datetime import datetime; [print(datetime.fromisoformat(a).astimezone().strftime('%Y-%m-%d %H:%M')) for a in sys.argv[1:]]"
+    expected = subprocess.run(
+        [sys.executable, "-c", expect_program, *(a.isoformat() for a in sorted(starts, reverse=True))], env={**os.environ, "TZ": tz}, capture_output=True, text=True, check=True
+    ).stdout.split("\n")[:-1]
+    assert [" ".join(s) for s in shown] == expected
+    assert len(shown) == len(starts)  # every row was converted (a clock set back repeats some minutes)

@@ -32,6 +32,18 @@ def test_search_json_gives_session_time_and_highlights(home: Paths) -> None:
     assert [(e.command, e.session) for e in audit.read_entries(home)] == [("search", meta.id)]
 
 
+def test_a_search_audits_each_session_it_read_once(home: Paths) -> None:
+    metas = [make_session(home, Path.cwd(), n, events=[(1.0, "o", f"deploy failed {n}\r\n"), (2.0, "m", "deploy")]) for n in (1, 2, 3)]
+    result = sk("search", "deploy", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert len(json.loads(result.stdout)) == 6  # a transcript and a marker hit each
+    entries = audit.read_entries(home)
+    assert sorted((e.command, e.session, e.detail) for e in entries) == sorted(("search", m.id, "hit") for m in metas)
+    assert audit.verify(home).entries == 3
+    listed = sk("audit")
+    assert listed.exit_code == 0 and all(m.id in listed.stdout for m in metas)
+
+
 def test_search_text_output_and_the_replay_hint(home: Paths) -> None:
     meta = make_session(home, Path.cwd(), 1, events=[(3.0, "o", "the quick brown fox\r\n")])
     result = sk("search", "fox")

@@ -30,6 +30,17 @@ def test_entries_chain_and_verify(home: Paths) -> None:
     assert oct(home.audit_log.stat().st_mode & 0o777) == "0o600"
 
 
+def test_many_reads_go_in_one_append_chained_as_single_ones(home: Paths) -> None:
+    fill(home, 2)
+    added = audit.record_many(home, "search", [("a", "web-1234", "hit"), ("b", "api-5678", "hit"), ("c", None, None)])
+    entries = audit.read_entries(home)
+    assert entries[2:] == added
+    assert [(e.seq, e.session, e.project, e.detail) for e in added] == [(3, "a", "web-1234", "hit"), (4, "b", "api-5678", "hit"), (5, "c", None, None)]
+    assert all(b.prev == a.hash for a, b in zip(entries, entries[1:]))
+    assert audit.verify(home) == audit.VerifyResult(5, added[-1].hash)  # the head names the last one
+    assert audit.record_many(home, "search", []) == [] and len(audit.read_entries(home)) == 5
+
+
 def test_an_empty_log_verifies(home: Paths) -> None:
     assert audit.verify(home).entries == 0
 
