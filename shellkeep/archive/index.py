@@ -47,6 +47,7 @@ from shellkeep.store.checkpoints import read_checkpoints
 from shellkeep.store.paths import FILE_MODE, Paths, ensure_dir
 from shellkeep.store.session import (
     META_FILE,
+    CUT_SHORT_STATUSES,
     SHORT_SESSION_S,
     Recover,
     SessionMeta,
@@ -1036,9 +1037,13 @@ def _session_filter(
             args.append(name)
     if trivial is not None:
         # As store.session.is_trivial; an unknown input_bytes (NULL) is never trivial.
-        test = f"({p}duration IS NOT NULL AND {p}duration < ? AND COALESCE({p}input_bytes, 1) = 0)"
+        cut_short = ", ".join("?" for _ in CUT_SHORT_STATUSES)
+        test = (
+            f"({p}duration IS NOT NULL AND {p}duration < ? AND COALESCE({p}input_bytes, 1) = 0"
+            f" AND {p}status NOT IN ({cut_short}))"
+        )
         clauses.append(test if trivial else f"NOT {test}")
-        args.append(SHORT_SESSION_S)
+        args.extend((SHORT_SESSION_S, *CUT_SHORT_STATUSES))
     return (" WHERE " + " AND ".join(clauses) if clauses else ""), args
 
 
