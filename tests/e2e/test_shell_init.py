@@ -305,3 +305,18 @@ def test_a_failed_refresh_says_why_once_and_is_not_retried_until_the_config_chan
     assert start() == ""  # not retried: no Python at this start
     os.utime(home.config_file, ns=(snippet.stat().st_mtime_ns + 10**9,) * 2)  # edited again
     assert "keeps its last version" in start()
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_a_project_path_that_is_not_utf8_gets_its_notice(shell: str, user: dict[str, str], home: Paths, tmp_path: Path) -> None:
+    if shutil.which(shell) is None:
+        pytest.skip(f"{shell} is not installed (.ci/run installs it)")
+    _install(shell, user)
+    project = Path(os.fsdecode(bytes(tmp_path) + b"/bad\xffproj"))
+    project.mkdir()
+    kill_recorder = f'until grep -q "$SHELLKEEP_SESSION" {home.notices}; do sleep 0.02; done; kill -9 $PPID'
+    done = subprocess.run([*SK, "run", "--", "sh", "-c", kill_recorder], cwd=project, env=user, capture_output=True, timeout=60)
+    assert done.returncode != 0
+    assert bytes(project) in home.notices.read_bytes()  # the exact bytes, as $PWD holds them
+    said = subprocess.run([shell, "-i", "-c", b"cd " + bytes(project) + b"; exit"], env=user, cwd=tmp_path, capture_output=True, timeout=60)
+    assert b"1 interrupted session in this project" in said.stderr
