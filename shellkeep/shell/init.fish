@@ -20,6 +20,10 @@ end
 @WRAPPERS@
 # Completion of commands, session ids, config keys and agents (the script runs shellkeep on TAB only).
 @COMPLETION@
+if functions -q _shellkeep_completion  # in shellkeep's order (sessions newest first), not sorted by fish
+    complete --erase --command shellkeep
+    complete --no-files --keep-order --command shellkeep --arguments "(_shellkeep_completion)"
+end
 if set -q __shellkeep_bin; and test -n "$__shellkeep_bin"; and functions -q _shellkeep_completion
     # the completion script (just sourced) runs 'shellkeep' by name: found in its folder, for the TAB only
     functions -e __shellkeep_completion_by_name

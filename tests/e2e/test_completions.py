@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -108,4 +109,18 @@ def test_without_shellkeep_on_path_the_snippet_defines_it_and_tab_still_complete
     sh = _start_in(shell, on_path, project)
     out = sh.run("type shellkeep")
     assert "function" not in out and str(Path(sys.executable).parent / "shellkeep") in out  # on PATH: left alone
+    sh.close()
+
+
+def test_fish_lists_sessions_newest_first(completing: dict[str, str], home: Paths, tmp_path: Path) -> None:
+    for _ in range(2):
+        assert run_sk("run", "--", "true", env=completing).returncode == 0
+    started = {f.parent.name: json.loads(f.read_text())["started_at"] for f in session_folders(home)}
+    older, newer = sorted(started, key=started.__getitem__)  # ids of one second sort by their random end
+    _install("fish", completing)
+    project = tmp_path / "proj"
+    project.mkdir()
+    sh = _start_in("fish", completing, project)
+    shown = _tab(sh, "shellkeep show 2", f"{older[-5:]}  (")  # fish elides the common start: '…-7708d  (true finished)'
+    assert shown.index(f"{newer[-5:]}  (") < shown.index(f"{older[-5:]}  (")
     sh.close()
