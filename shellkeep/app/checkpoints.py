@@ -258,23 +258,23 @@ class MarkResult:
     live: bool
 
 
-def mark(ctx: Context, ref: str | None, label: str, cwd: Path) -> MarkResult:
-    """Add a checkpoint labelled ``label`` to the session ``ref``, else to the recorded session
-    this process runs in (``SHELLKEEP_SESSION`` / ``SHELLKEEP_SESSION_DIR``).
+def mark(ctx: Context, ref: str | None, label: str, cwd: Path, *, last: bool = False) -> MarkResult:
+    """Add a checkpoint labelled ``label`` to the session ``ref`` (or the project's newest, ``last``),
+    else to the recorded session this process runs in (``SHELLKEEP_SESSION`` / ``SHELLKEEP_SESSION_DIR``).
 
     cwd: where the files are when inside the session (else the session's own directory).
     The label is redacted with the ``[redact]`` rules unless redaction is off.
     Raises UserInputError (no session: not inside one and no ``ref``), SessionNotFound,
     GitFailed, ShellkeepError (the session folder cannot be written).
     """
-    if ref is not None:
-        meta = ctx.resolve(ref)
+    if ref is not None or last:
+        meta = ctx.resolve(ref, last=last)
         folder, session_id, where, live = meta.folder, meta.id, Path(meta.cwd), False
     else:
         session_id = ctx.env.get("SHELLKEEP_SESSION", "")
         folder_text = ctx.env.get("SHELLKEEP_SESSION_DIR", "")
         if not session_id or not folder_text or session_id == "unrecorded":
-            raise UserInputError("not inside a recorded session; run 'shellkeep mark' in one, or give --session SESSION")
+            raise UserInputError("not inside a recorded session; run 'shellkeep mark' in one, or give --session SESSION or --last")
         folder, where, live = Path(folder_text), cwd, True
         if not folder.is_dir():
             raise UserInputError(f"the session folder {folder} is gone; give --session SESSION")
