@@ -93,6 +93,16 @@ def test_ls_with_no_match_says_so_on_stderr(sessions: dict[str, str]) -> None:
     assert "no sessions match" in result.stderr
 
 
+def test_ls_in_a_folder_without_sessions_counts_those_of_other_projects(home: Paths, tmp_path: Path) -> None:
+    make_session(home, tmp_path / "elsewhere", 1, events=[(5.0, "o", "done\r\n")])
+    make_session(home, tmp_path / "elsewhere", 2, events=[(5.0, "o", "done\r\n")])
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = run_sk("ls", cwd=empty)
+    assert result.returncode == 0 and result.stdout == b""
+    assert result.stderr.decode() == "no sessions in this project (2 in other projects: shellkeep ls --all)\n"
+
+
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
