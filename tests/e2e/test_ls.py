@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from datetime import timedelta
 from pathlib import Path
 
@@ -153,3 +154,11 @@ def test_ls_hides_sessions_shorter_than_a_second_without_input(home: Paths) -> N
     # A listing of nothing but hidden sessions says only that.
     only = run_sk("ls", "--since", "2024-05-01T12:01:30+00:00", "--until", "2024-05-01T12:02:30+00:00")
     assert only.stdout == b"" and only.stderr.startswith(b"1 session shorter than a second")
+
+
+def test_a_path_that_is_not_utf8_shows_its_byte_as_backslash_x_in_messages(home: Paths, tmp_path: Path) -> None:
+    data = Path(os.fsdecode(bytes(tmp_path) + b"/da\xffta"))
+    data.write_text("not a folder")
+    result = run_sk("ls", env={**os.environ, "SHELLKEEP_HOME": str(data)})
+    assert result.returncode == 3
+    assert result.stderr == b"shellkeep: the data folder " + bytes(tmp_path) + b"/da\\xffta is not a folder; point SHELLKEEP_HOME at a folder\n"
