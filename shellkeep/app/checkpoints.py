@@ -14,6 +14,7 @@ others are markers at the exchange's time.
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -28,6 +29,7 @@ from shellkeep.gitsnapshot import Snapshot, changed_paths, diff_text, keep_ref, 
 from shellkeep.logs import get_logger
 from shellkeep.store.checkpoints import Checkpoint, append_checkpoint, read_checkpoints
 from shellkeep.store.session import SessionMeta, parse_iso, read_meta, readable_text
+from shellkeep.store.space import READ_ONLY
 
 __all__ = [
     "DiffResult",
@@ -284,5 +286,7 @@ def mark(ctx: Context, ref: str | None, label: str, cwd: Path, *, last: bool = F
     try:
         checkpoint = add_checkpoint(folder, session_id, where, label)
     except OSError as exc:
+        if exc.errno == errno.EROFS:
+            raise ShellkeepError(f"cannot add a checkpoint to {session_id}: {READ_ONLY} ({folder}); remount it read-write") from exc
         raise ShellkeepError(f"cannot add a checkpoint to {session_id}: {exc.strerror or exc}; check {folder}") from exc
     return MarkResult(session_id, checkpoint, live)

@@ -1313,7 +1313,9 @@ def index_health(paths: Paths) -> IndexHealth:
     if not path.exists() or path.stat().st_size == 0:
         return IndexHealth("missing")
     try:
-        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
+        # On a read-only file system mode=ro still wants to make the WAL index: immutable does not.
+        flags = "immutable=1" if is_read_only(path) else "mode=ro"
+        conn = sqlite3.connect(f"{path.absolute().as_uri()}?{flags}", uri=True, timeout=BUSY_TIMEOUT_S)
     except sqlite3.Error as exc:
         return IndexHealth("corrupt", detail=str(exc))
     try:

@@ -184,6 +184,9 @@ def test_a_read_only_data_folder_is_named_so_and_ls_and_stats_still_read(
     assert code == 1
     assert checks["data folder"]["status"] == "fail" and "the file system is read-only" in checks["data folder"]["detail"]
     assert "chmod" not in checks["data folder"]["fix"] and "remount" in checks["data folder"]["fix"]
+    assert checks["index"]["status"] == "ok" and "healthy, 2 sessions" in checks["index"]["detail"]
+    marked = run_sk("mark", "x", "--last", env=env)
+    assert marked.returncode == 1 and b"the file system is read-only" in marked.stderr and b"reindex" not in marked.stderr
     listed = run_sk("ls", "--all-sessions", env=env)
     assert listed.returncode == 0 and listed.stdout.decode().count("echo") == 2 and listed.stderr == b""
     assert run_sk("stats", env=env).returncode == 0
