@@ -14,6 +14,7 @@ others are markers at the exchange's time.
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -28,6 +29,7 @@ from shellkeep.gitsnapshot import Snapshot, changed_paths, diff_text, keep_ref, 
 from shellkeep.logs import get_logger
 from shellkeep.store.checkpoints import Checkpoint, append_checkpoint, read_checkpoints
 from shellkeep.store.session import SessionMeta, parse_iso, read_meta, readable_text
+from shellkeep.store.space import READ_ONLY
 
 __all__ = [
     "DiffResult",
@@ -258,23 +260,23 @@ class MarkResult:
     live: bool
 
 
-def mark(ctx: Context, ref: str | None, label: str, cwd: Path) -> MarkResult:
-    """Add a checkpoint labelled ``label`` to the session ``ref``, else to the recorded session
-    this process runs in (``SHELLKEEP_SESSION`` / ``SHELLKEEP_SESSION_DIR``).
+def mark(ctx: Context, ref: str | None, label: str, cwd: Path, *, last: bool = False) -> MarkResult:
+    """Add a checkpoint labelled ``label`` to the session ``ref`` (or the project's newest, ``last``),
+    else to the recorded session this process runs in (``SHELLKEEP_SESSION`` / ``SHELLKEEP_SESSION_DIR``).
 
     cwd: where the files are when inside the session (else the session's own directory).
     The label is redacted with the ``[redact]`` rules unless redaction is off.
     Raises UserInputError (no session: not inside one and no ``ref``), SessionNotFound,
     GitFailed, ShellkeepError (the session folder cannot be written).
     """
-    if ref is not None:
-        meta = ctx.resolve(ref)
+    if ref is not None or last:
+        meta = ctx.resolve(ref, last=last)
         folder, session_id, where, live = meta.folder, meta.id, Path(meta.cwd), False
     else:
         session_id = ctx.env.get("SHELLKEEP_SESSION", "")
         folder_text = ctx.env.get("SHELLKEEP_SESSION_DIR", "")
         if not session_id or not folder_text or session_id == "unrecorded":
-            raise UserInputError("not inside a recorded session; run 'shellkeep mark' in one, or give --session SESSION")
+            raise UserInputError("not inside a recorded session; run 'shellkeep mark' in one, or give --session SESSION or --last")
         folder, where, live = Path(folder_text), cwd, True
         if not folder.is_dir():
             raise UserInputError(f"the session folder {folder} is gone; give --session SESSION")
@@ -284,5 +286,7 @@ def mark(ctx: Context, ref: str | None, label: str, cwd: Path) -> MarkResult:
     try:
         checkpoint = add_checkpoint(folder, session_id, where, label)
     except OSError as exc:
+        if exc.errno == errno.EROFS:
+            raise ShellkeepError(f"cannot add a checkpoint to {session_id}: {READ_ONLY} ({folder}); remount it read-write") from exc
         raise ShellkeepError(f"cannot add a checkpoint to {session_id}: {exc.strerror or exc}; check {folder}") from exc
     return MarkResult(session_id, checkpoint, live)

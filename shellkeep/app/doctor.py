@@ -23,7 +23,8 @@ from shellkeep.archive.index import index_health
 from shellkeep.config import Config, config_files, load_config
 from shellkeep.errors import ShellkeepError
 from shellkeep.store.paths import DIR_MODE, FILE_MODE, Paths, project_root_of
-from shellkeep.store.space import free_bytes
+from shellkeep.store.session import META_FILE, iter_session_folders, read_meta
+from shellkeep.store.space import READ_ONLY, free_bytes, is_read_only
 from shellkeep.vault.keys import FileKeyStore, primary_store
 
 __all__ = ["INIT_MARKER", "VERSION_TIMEOUT_S", "Check", "CheckStatus", "DoctorReport", "run_checks"]
@@ -98,6 +99,7 @@ def run_checks(paths: Paths, cwd: Path, env: Mapping[str, str]) -> DoctorReport:
         *_data_folder(paths),
         _free_space(paths, config),
         _index(paths),
+        _session_meta(paths),
         _keys(paths, config),
         config_check,
         *_agents(env),
@@ -118,6 +120,9 @@ def _data_folder(paths: Paths) -> Iterator[Check]:
         return
     if not home.is_dir():
         yield _fail(name, f"{home} is not a folder", "point SHELLKEEP_HOME at a folder, or move that file away")
+        return
+    if is_read_only(home):  # no chmod helps there
+        yield _fail(name, f"{home}: {READ_ONLY}: nothing can be recorded", "remount it read-write, or point SHELLKEEP_HOME at a writable folder")
         return
     fix = f"chmod {DIR_MODE:o} '{home}'"
     mode = home.stat().st_mode
@@ -168,10 +173,43 @@ def _index(paths: Paths) -> Check:
         return _ok(name, f"{paths.index.name} not built yet (the next listing builds it)")
     if health.state == "newer":
         return _fail(name, f"{paths.index} was written by a newer shellkeep ({health.detail})", "upgrade shellkeep, or run 'shellkeep reindex'")
+    if health.state == "corrupt" and is_read_only(paths.index):
+        return _warn(name, f"{paths.index} cannot be checked: {READ_ONLY} ({health.detail})", "remount it read-write")
     if health.state == "corrupt":
         return _fail(name, f"{paths.index} is damaged ({health.detail})", "run 'shellkeep reindex'")
     upgrade = ", upgraded on next use" if health.state == "old" else ""
-    return _ok(name, f"{paths.index} healthy, {health.sessions} sessions{upgrade}")
+    return _ok(name, f"{paths.index} healthy, {_plural(health.sessions, 'session')}{upgrade}")
+
+
+def _session_meta(paths: Paths) -> Check:
+    """Read every session's ``meta.json``; a damaged one is skipped by every command: say which."""
+    name = "sessions"
+    count = 0
+    damaged: list[tuple[Path, str]] = []
+    try:
+        folders = list(iter_session_folders(paths, None))
+    except ShellkeepError as exc:
+        return _fail(name, str(exc), "point SHELLKEEP_HOME at a folder")
+    for folder in folders:
+        try:
+            read_meta(folder)
+            count += 1
+        except (OSError, ShellkeepError) as exc:
+            damaged.append((folder, str(exc)))
+    if damaged:
+        folder, why = damaged[0]
+        more = f" and {len(damaged) - 1} more" if len(damaged) > 1 else ""
+        return _warn(
+            name,
+            f"{_plural(len(damaged), 'session')} cannot be read and are left out of every listing: {folder}{more} ({why})",
+            f"restore {folder / META_FILE} from a backup, or move {folder} out of the data folder",
+        )
+    return _ok(name, f"{_plural(count, 'session')}, every meta.json readable")
+
+
+def _plural(count: int, noun: str) -> str:
+    """Return ``"1 session"``, ``"2 sessions"``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def _keys(paths: Paths, config: Config) -> Check:
@@ -187,7 +225,9 @@ def _keys(paths: Paths, config: Config) -> Check:
         return _warn(name, f"{state}; {where} is readable by others (mode {_mode(store.path)})", f"chmod {FILE_MODE:o} '{store.path}'")
     if config.encryption.encrypt and count == 0:
         return _ok(name, f"{state}; no key yet in {where} (the first recording makes one)")
-    return _ok(name, f"{state}; {count} keys in {where}")
+    if count == 0 and isinstance(store, FileKeyStore) and not store.path.exists():
+        return _ok(name, f"{state}; no key file ({store.label} is made with the first key)")
+    return _ok(name, f"{state}; {_plural(count, 'key')} in {where}")
 
 
 def _config(paths: Paths, project_root: Path, env: Mapping[str, str]) -> tuple[Config, Check]:
@@ -198,7 +238,8 @@ def _config(paths: Paths, project_root: Path, env: Mapping[str, str]) -> tuple[C
         config = load_config(paths, project_root, env)
     except ShellkeepError as exc:
         detail, _, fix = str(exc).rpartition("; ")  # the message ends with what to do
-        return Config(), _fail(name, detail or fix, fix if detail else "fix it with 'shellkeep config edit'")
+        fix = re.sub(r"^fix it with ", "run ", fix)  # shown after "fix: "
+        return Config(), _fail(name, detail or fix, fix if detail else "run 'shellkeep config edit'")
     shown = ", ".join(str(p) for p in files) or f"no file (defaults; yours would be {paths.config_file})"
     return config, _ok(name, f"valid: {shown}")
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shellkeep.app.context import Context
+from shellkeep.errors import ShellkeepError
 from shellkeep.store.atomic import write_bytes_atomic
 from shellkeep.store.notices import rewrite_notices
 from shellkeep.store.paths import SHELLS, ensure_dir, rc_file
@@ -40,6 +41,9 @@ _BLOCK = re.compile(
 )
 """The block ``--install`` adds, as ``_block`` writes it (nothing of the user's inside it)."""
 """Appended to ``BLOCK_BEGIN`` when the rc file's last line had no line break: uninstall takes it back."""
+
+_ADDED_BY = re.compile(r"# Added by 'shellkeep init [a-z]+ --install'")
+"""The second line of the block: a line like it outside a whole block means the block was damaged."""
 
 _NOTICE_BEGIN = "# @notice-begin\n"
 _NOTICE_END = "# @notice-end\n"
@@ -98,10 +102,14 @@ def snippet(ctx: Context, shell: str, *, installed: bool = False, completion_sou
         raise ValueError(f"unknown shell {shell!r}")
     quote = _fish_quote if shell == "fish" else shlex.quote
     text = template_file(shell).read_text(encoding="utf-8")
-    command = " ".join(quote(word) for word in shellkeep_command())
+    argv = shellkeep_command()
+    command = " ".join(quote(word) for word in argv)
+    # The folder the completion scripts find 'shellkeep' in when it is not on PATH: the console script's.
+    bin_dir = str(Path(argv[0]).parent) if len(argv) == 1 else ""
     refresh = _refresh(shell, quote, ctx.paths.config_file, snippet_file(ctx, shell)) if installed else ""
     wrappers = "".join(_wrapper(shell, name) for name in ctx.config.shell.wrap)
     text = text.replace("@SHELLKEEP@", command).replace("@NOTICES@", quote(str(ctx.paths.notices)))
+    text = text.replace("@SHELLKEEP_BIN@", quote(bin_dir))
     text = text.replace("@REFRESH@\n", refresh).replace("@WRAPPERS@\n", wrappers)
     text = text.replace("@COMPLETION@\n", _completion(shell, quote, _completion_script(ctx, shell, completion_source)))
     if ctx.config.shell.notice:
@@ -115,7 +123,9 @@ def install(ctx: Context, shell: str, *, completion_source: str | None = None) -
 
     A second run leaves the rc file as it is (the snippet file is rewritten). The rc file
     keeps its mode and, when it is a symlink, its link. The notice file is rebuilt from
-    every session. Raises OSError.
+    every session. Raises ShellkeepError, before writing anything, when the rc file holds a
+    damaged block (a marker line of it deleted by hand): its line numbers, to remove by hand.
+    Raises OSError.
     """
     target = snippet_file(ctx, shell)
     ensure_dir(target.parent)
@@ -124,6 +134,7 @@ def install(ctx: Context, shell: str, *, completion_source: str | None = None) -
     rc = rc_file(shell, dict(ctx.env))
     old = _read(rc)
     kept, found = _without_block(old)
+    _refuse_damaged(rc, kept, f"then run 'shellkeep init {shell} --install' again")
     if found is None:
         joined = bool(kept) and not kept.endswith("\n")
         new = kept + ("\n" if joined else "") + _block(shell, target, joined=joined)
@@ -136,19 +147,23 @@ def install(ctx: Context, shell: str, *, completion_source: str | None = None) -
 
 
 def uninstall(ctx: Context, shell: str) -> InstallResult:
-    """Remove the marked block from ``shell``'s rc file (exactly what ``install`` added) and the snippet file.
+    """Remove the marked block from ``shell``'s rc file (exactly what ``install`` added), the snippet file
+    and the completion script kept for ``shell`` in the data folder.
 
-    ``changed`` is False when there was no block. Raises OSError.
+    ``changed`` is False when there was no block. Raises ShellkeepError, changing nothing, when
+    the rc file holds a damaged block (see ``install``); OSError.
     """
     target = snippet_file(ctx, shell)
     rc = rc_file(shell, dict(ctx.env))
     kept, found = _without_block(_read(rc))
+    _refuse_damaged(rc, kept, "nothing was changed")
     if found is not None:
         _write_rc(rc, kept)
-    try:
-        target.unlink()
-    except FileNotFoundError:
-        pass
+    for made in (target, ctx.paths.shell_dir / f"completion.{shell}"):
+        try:
+            made.unlink()
+        except FileNotFoundError:
+            pass
     return InstallResult(rc, target, changed=found is not None)
 
 
@@ -180,6 +195,25 @@ def _without_block(text: str) -> tuple[str, str | None]:
     return text[:start] + text[end:], block
 
 
+def _refuse_damaged(rc: Path, text: str, then: str) -> None:
+    """Raise ShellkeepError when ``text`` (the rc file without any whole block) still holds part of one."""
+    lines = text.split("\n")
+    for index, line in enumerate(lines):
+        if not _ADDED_BY.match(line):
+            continue
+        first = index - 1 if index > 0 and lines[index - 1].startswith(BLOCK_BEGIN) else index
+        last = index
+        if index + 1 < len(lines) and "init." in lines[index + 1] and ("source" in lines[index + 1] or ". " in lines[index + 1]):
+            last += 1
+        if last + 1 < len(lines) and lines[last + 1] == BLOCK_END:
+            last += 1
+        where = f"line {first + 1}" if first == last else f"lines {first + 1}-{last + 1}"
+        raise ShellkeepError(
+            f"{rc} holds a damaged shellkeep block (a marker line was removed): "
+            f"delete {where} of it by hand, {then}"
+        )
+
+
 def _read(rc: Path) -> str:
     try:
         return rc.read_bytes().decode("utf-8", "surrogateescape")
@@ -199,18 +233,27 @@ def _write_rc(rc: Path, text: str) -> None:
 
 
 def _refresh(shell: str, quote: Callable[[str], str], config: Path, target: Path) -> str:
-    """Return the lines that regenerate the installed snippet once the config or the template is newer."""
+    """Return the lines that regenerate the installed snippet once the config or the template is newer.
+
+    A failed regeneration (a broken config) says why once, on stderr, and touches the snippet
+    file, so the next shells start no process until the config changes again.
+    """
     conf, own, tmpl = quote(str(config)), quote(str(target)), quote(str(template_file(shell)))
+    why = f"the shell integration keeps its last version until the config changes; 'shellkeep init {shell} --install' retries"
     if shell == "fish":
         return (
             "# Regenerated once when the config or shellkeep's template is newer than this file.\n"
             f"if not set -q __shellkeep_refreshing; and begin; test {conf} -nt {own}; or test {tmpl} -nt {own}; end\n"
             "    set -g __shellkeep_refreshing 1\n"
-            f"    if $__shellkeep_cmd init fish --install >/dev/null 2>&1\n"
+            f"    set -l __shellkeep_error ($__shellkeep_cmd init fish --install 2>&1 >/dev/null)\n"
+            "    if test $status -eq 0\n"
             f"        source {own}\n"
             "        set -e __shellkeep_refreshing\n"
             "        return 0\n"
             "    end\n"
+            f"    command touch {own} 2>/dev/null  # not again at every start: only once the config changes\n"
+            f"    test {conf} -nt {own}; and command touch -r {conf} {own} 2>/dev/null  # a config dated ahead\n"
+            f"    printf '%s (%s)\\n' (string join ' ' -- $__shellkeep_error) {quote(why)} >&2\n"
             "    set -e __shellkeep_refreshing\n"
             "end\n"
         )
@@ -218,12 +261,16 @@ def _refresh(shell: str, quote: Callable[[str], str], config: Path, target: Path
         "# Regenerated once when the config or shellkeep's template is newer than this file.\n"
         f"if [[ -z ${{__shellkeep_refreshing-}} ]] && {{ [[ {conf} -nt {own} ]] || [[ {tmpl} -nt {own} ]]; }}; then\n"
         "    __shellkeep_refreshing=1\n"
-        f'    if "${{__shellkeep_cmd[@]}}" init {shell} --install >/dev/null 2>&1; then\n'
+        f'    if __shellkeep_error=$("${{__shellkeep_cmd[@]}}" init {shell} --install 2>&1 >/dev/null); then\n'
+        f"        unset __shellkeep_error\n"
         f"        . {own}\n"
         "        unset __shellkeep_refreshing\n"
         "        return 0\n"
         "    fi\n"
-        "    unset __shellkeep_refreshing\n"
+        f"    command touch {own} 2>/dev/null  # not again at every start: only once the config changes\n"
+        f"    [[ {conf} -nt {own} ]] && command touch -r {conf} {own} 2>/dev/null  # a config dated ahead\n"
+        f"    printf '%s (%s)\\n' \"$__shellkeep_error\" {quote(why)} >&2\n"
+        "    unset __shellkeep_refreshing __shellkeep_error\n"
         "fi\n"
     )
 

@@ -43,8 +43,10 @@ from shellkeep.errors import DataError, KeyUnavailable, ShellkeepError, UserInpu
 from shellkeep.gitidentity import GitIdentity, remote_key
 from shellkeep.logs import get_logger
 from shellkeep.store.paths import FILE_MODE, Paths, ensure_dir
+from shellkeep.store.space import READ_ONLY, is_read_only
 from shellkeep.store.session import (
     META_FILE,
+    CUT_SHORT_STATUSES,
     SHORT_SESSION_S,
     Recover,
     SessionMeta,
@@ -262,9 +264,22 @@ def _recovered(meta: SessionMeta, src: Sources) -> SessionMeta:
 
 
 def _connect(path: Path) -> sqlite3.Connection:
-    """Open the index at ``path`` (made 0600 if new) in WAL mode and migrate its schema."""
-    import sqlite3
+    """Open the index at ``path`` (made 0600 if new) in WAL mode and migrate its schema.
 
+    On a file system mounted read-only an existing index is opened immutable (SQLite's
+    ``immutable=1``: no lock, no WAL index to create), so reads work; any write fails.
+    """
+    import sqlite3
+    from urllib.parse import quote
+
+    if path.is_file() and path.stat().st_size and is_read_only(path):
+        conn = sqlite3.connect(f"file:{quote(str(path))}?immutable=1", uri=True, isolation_level=None)
+        try:
+            migrate(conn, path)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
     ensure_dir(path.parent)
     if not path.exists():
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT, FILE_MODE))
@@ -335,6 +350,8 @@ def _opened(paths: Paths) -> Iterator[tuple[sqlite3.Connection, bool]]:
         except sqlite3.DatabaseError as again:
             raise _open_error(path, again) from again
     except OSError as exc:
+        if is_read_only(path):
+            raise _open_error(path, exc) from exc
         raise ShellkeepError(f"cannot open {path} ({exc.strerror or exc}); check the data directory's permissions") from exc
     if not built_before:
         _mark_built(paths)
@@ -353,6 +370,8 @@ def _mark_built(paths: Paths) -> None:
 
 
 def _open_error(path: Path, exc: BaseException) -> ShellkeepError:
+    if is_read_only(path):  # a reindex cannot write there either
+        return ShellkeepError(f"cannot use {path}: {READ_ONLY}; remount it read-write to update the index")
     return ShellkeepError(f"cannot use {path} ({exc}); run 'shellkeep reindex'")
 
 
@@ -1037,9 +1056,13 @@ def _session_filter(
             args.append(name)
     if trivial is not None:
         # As store.session.is_trivial; an unknown input_bytes (NULL) is never trivial.
-        test = f"({p}duration IS NOT NULL AND {p}duration < ? AND COALESCE({p}input_bytes, 1) = 0)"
+        cut_short = ", ".join("?" for _ in CUT_SHORT_STATUSES)
+        test = (
+            f"({p}duration IS NOT NULL AND {p}duration < ? AND COALESCE({p}input_bytes, 1) = 0"
+            f" AND {p}status NOT IN ({cut_short}))"
+        )
         clauses.append(test if trivial else f"NOT {test}")
-        args.append(SHORT_SESSION_S)
+        args.extend((SHORT_SESSION_S, *CUT_SHORT_STATUSES))
     return (" WHERE " + " AND ".join(clauses) if clauses else ""), args
 
 
@@ -1291,7 +1314,9 @@ def index_health(paths: Paths) -> IndexHealth:
     if not path.exists() or path.stat().st_size == 0:
         return IndexHealth("missing")
     try:
-        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
+        # On a read-only file system mode=ro still wants to make the WAL index: immutable does not.
+        flags = "immutable=1" if is_read_only(path) else "mode=ro"
+        conn = sqlite3.connect(f"{path.absolute().as_uri()}?{flags}", uri=True, timeout=BUSY_TIMEOUT_S)
     except sqlite3.Error as exc:
         return IndexHealth("corrupt", detail=str(exc))
     try:
@@ -1360,6 +1385,9 @@ def parse_time(text: str, *, now: datetime | None = None, end_of_day: bool = Fal
 
 
 
+_fallbacks_said: set[str] = set()  # the reasons find_sessions fell back to the folders, in this process
+
+
 def find_sessions(
     paths: Paths, query: SessionQuery, *, full: bool = True, vault: Vault | None = None, recover: Recover | None = None
 ) -> list[ListedSession]:
@@ -1374,7 +1402,9 @@ def find_sessions(
     except DataError:
         raise
     except ShellkeepError as exc:
-        log.warning("%s; listing from the session folders", exc)
+        if str(exc) not in _fallbacks_said:  # ls asks twice (shown and hidden): said once
+            _fallbacks_said.add(str(exc))
+            log.warning("%s; listing from the session folders", exc)
     found = [ListedSession.of(meta) for meta in list_sessions(paths, None, recover=recover) if _matches(meta, query)]
     return found[: query.limit] if query.limit else found
 

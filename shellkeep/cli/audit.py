@@ -52,4 +52,4 @@ def verify(as_json: bool) -> None:
     if as_json:
         print_json(result)
         return
-    click.echo(f"audit log intact: {result.entries} entries")
+    click.echo(f"audit log intact: {result.entries} {'entry' if result.entries == 1 else 'entries'}")

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from shellkeep.errors import InternalError, ShellkeepError
 from shellkeep.store.paths import ensure_dir, resolve_paths
+from shellkeep.store.session import readable_text
 
 
 def guarded(call: Callable[[], int]) -> int:
@@ -39,10 +40,19 @@ def guarded(call: Callable[[], int]) -> int:
         return bug.exit_code
 
 
+def printable(text: str) -> str:
+    """Return ``text`` fit for the user's terminal: a byte of a path that was not UTF-8 shows as ``\\xNN``.
+
+    Python reads such paths with surrogateescape (``\\udcff`` for byte 0xff); every message
+    that shows a path goes through here (``store.session.readable_text``).
+    """
+    return readable_text(text)
+
+
 def warn(message: str) -> None:
     """Write one warning line to stderr (with a carriage return, safe in raw mode)."""
     end = "\r\n" if sys.stderr.isatty() else "\n"
-    sys.stderr.write(f"shellkeep: {message}{end}")
+    sys.stderr.write(f"shellkeep: {printable(message)}{end}")
     sys.stderr.flush()
 
 

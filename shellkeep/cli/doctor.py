@@ -7,6 +7,7 @@ import os
 import click
 
 from shellkeep.app.doctor import run_checks
+from shellkeep.cli.console import printable
 from shellkeep.cli.options import cwd, json_option
 from shellkeep.cli.output import print_json
 from shellkeep.errors import ShellkeepError
@@ -30,6 +31,6 @@ def doctor(as_json: bool) -> None:
         width = max(len(c.check) for c in report.checks)
         for c in report.checks:
             fix = f"; fix: {c.fix}" if c.fix else ""
-            click.echo(f"{c.status:<4}  {c.check:<{width}}  {c.detail}{fix}")
+            click.echo(printable(f"{c.status:<4}  {c.check:<{width}}  {c.detail}{fix}"))
     if report.failed:
         raise ShellkeepError(f"{report.failed} of {len(report.checks)} checks failed; see the fixes above")

@@ -7,7 +7,7 @@ import click
 
 from shellkeep.app.gc import retention_limits, run_gc
 from shellkeep.cli.options import context, json_option, warn
-from shellkeep.cli.output import print_json
+from shellkeep.cli.output import plural, print_json
 from shellkeep.errors import ShellkeepError
 
 
@@ -49,10 +49,10 @@ def gc(dry_run: bool, this_project: bool, as_json: bool) -> None:
         freed = "would free" if dry_run else "freed"
         protected = f", {result.protected} protected" if result.protected else ""
         click.echo(
-            f"{verb} {len(result.removed)} sessions, {freed} {format_size(result.freed_bytes)}; "
+            f"{verb} {plural(len(result.removed), 'session')}, {freed} {format_size(result.freed_bytes)}; "
             f"kept {result.kept}{protected}"
         )
     for line in result.errors:
         warn(f"could not remove {line}")
     if result.errors:
-        raise ShellkeepError(f"{len(result.errors)} sessions could not be removed; see above")
+        raise ShellkeepError(f"{plural(len(result.errors), 'session')} could not be removed; see above")

@@ -8,7 +8,7 @@ import sys
 import click
 
 from shellkeep.cli.options import context, json_option, paths, warn
-from shellkeep.cli.output import print_json
+from shellkeep.cli.output import plural, print_json
 from shellkeep.errors import ShellkeepError, UserInputError
 from shellkeep.store.atomic import open_output
 from shellkeep.vault.keys import export_keys, import_keys, init_key, key_status, plain_key_notice, plain_key_warning
@@ -164,13 +164,13 @@ def rotate(include_plain: bool, as_json: bool) -> None:
         print_json(result)
     else:
         again = " (resumed)" if result.resumed else ""
-        click.echo(f"key {result.new_key}{again}: re-encrypted {result.files} files of {result.sessions} sessions")
+        click.echo(f"key {result.new_key}{again}: re-encrypted {plural(result.files, 'file')} of {plural(result.sessions, 'session')}")
         for line in result.errors:
             warn(f"not re-encrypted: {line}")
         if result.running:
-            warn(f"{len(result.running)} sessions still recording keep the old key; run 'shellkeep key rotate' after they end")
+            warn(f"{plural(len(result.running), 'session')} still recording keep the old key; run 'shellkeep key rotate' after they end")
     if result.errors:
         raise ShellkeepError(
-            f"{len(result.errors)} sessions could not be re-encrypted; old keys kept; "
+            f"{plural(len(result.errors), 'session')} could not be re-encrypted; old keys kept; "
             "fix them and run 'shellkeep key rotate' again to resume"
         )

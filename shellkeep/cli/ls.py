@@ -79,6 +79,10 @@ def ls(
     elif not hidden:
         filtered = any((agents, statuses, since, until, name))
         hint = "no sessions match; try without filters" if filtered else "no sessions yet; run 'shellkeep' or 'shellkeep PROGRAM' to record one"
+        if not all_projects and not filtered:
+            elsewhere = len(find_sessions(ctx.paths, replace(query, project=None, also_projects=()), full=False, vault=ctx.vault))
+            if elsewhere:
+                hint = f"no sessions in this project ({elsewhere} in other projects: shellkeep ls --all)"
         click.echo(hint, err=True)
     if hidden:
         plural = "" if hidden == 1 else "s"

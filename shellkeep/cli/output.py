@@ -12,6 +12,11 @@ from shellkeep.tui.text import format_duration, format_local_time
 __all__ = ["format_duration", "format_local_time", "print_json", "to_jsonable"]
 
 
+def plural(count: int, noun: str) -> str:
+    """Return ``"1 session"`` or ``"2 sessions"`` (``noun`` is singular; an ``s`` is added)."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def to_jsonable(value: object) -> object:
     """Return ``value`` with dataclasses (``to_json`` where they have it) turned into dicts."""
     to_json = getattr(value, "to_json", None)

@@ -44,7 +44,7 @@ COMMANDS: dict[str, str] = {
 """Command name -> ``"module:function"`` of its click command; any other word is a program."""
 
 _VALUE_OPTIONS = ("--name", "--title", "--restart")
-_FLAG_OPTIONS = ("--no-input", "--no-redact")
+_FLAG_OPTIONS = ("--no-input", "--no-redact", "-q", "--quiet")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +66,7 @@ def parse_run_args(args: Sequence[str]) -> RunArgs | None:
     args: the words after ``shellkeep``. Recognised: nothing; ``PROGRAM [ARGS...]``
     (PROGRAM not a command, not starting with '-'); ``-- [PROGRAM [ARGS...]]``; and ``run``
     with ``--name``/``--title``/``--restart`` (``--name N`` or ``--name=N``), ``--no-input``,
-    ``--no-redact``, then ``--`` or the program.
+    ``--no-redact``, ``-q``/``--quiet``, then ``--`` or the program.
     """
     if not args:
         return RunArgs()
@@ -111,6 +111,7 @@ def parse_run_args(args: Sequence[str]) -> RunArgs | None:
         title=values.get("--title"),
         no_input="--no-input" in flags,
         no_redact="--no-redact" in flags,
+        quiet=bool(flags & {"-q", "--quiet"}),
         restart=values.get("--restart"),
     )
 

@@ -9,7 +9,7 @@ import click
 from shellkeep.app.context import Context
 from shellkeep.archive.index import RebuildResult, index_session, rebuild
 from shellkeep.cli.options import complete_session, context, json_option
-from shellkeep.cli.output import print_json
+from shellkeep.cli.output import plural, print_json
 
 if TYPE_CHECKING:
     from shellkeep.archive.index import RebuildResult
@@ -39,8 +39,8 @@ def reindex(refs: tuple[str, ...], as_json: bool) -> None:
     if as_json:
         print_json(result)
         return
-    skipped = f" ({result.skipped} unreadable folders skipped)" if result.skipped else ""
-    click.echo(f"indexed {result.sessions} sessions in {result.seconds:.1f}s{skipped}")
+    skipped = f" ({plural(result.skipped, 'unreadable folder')} skipped)" if result.skipped else ""
+    click.echo(f"indexed {plural(result.sessions, 'session')} in {result.seconds:.1f}s{skipped}")
 
 
 def _rebuild_with_progress(ctx: Context) -> RebuildResult:

@@ -138,12 +138,12 @@ def _banner(plan: ResumePlan) -> str:
         "restart": "starting again",
     }[plan.mode.value]
     when = format_local_time(meta.ended_at or meta.started_at)
-    head = f"── shellkeep: {meta.id} · {meta.agent} · {meta.status} {when} · {how}: "
+    head = f"── shellkeep: {meta.id} · {meta.agent} · {meta.status} {when}"
     command = _shell_words(plan.argv)
-    room = shutil.get_terminal_size().columns - len(head) - len(" ──") - 1  # one line, never wrapped
-    if len(command) > room:
-        command = command[: max(room - 1, 0)] + "…"
-    return f"{head}{command} ──"
+    line = f"{head} · {how}: {command} ──"
+    if len(line) < shutil.get_terminal_size().columns:
+        return line
+    return f"{head} ──\n{how}: {command}"  # too narrow for one line: the command on a line of its own, whole
 
 
 def _print_plan(plan: ResumePlan) -> None:

@@ -22,9 +22,16 @@ from shellkeep.cli.record import RunArgs, record
     help="Resume the program in place when it crashes: 'on-failure' (up to 3 times), "
     "'on-failure:N', or 'no' (default: record.restart).",
 )
+@click.option("-q", "--quiet", is_flag=True, help="No start line (as 'shellkeep -q run').")
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED, metavar="[--] PROGRAM [ARGS]...")
 def run(
-    name: str | None, title: str | None, no_input: bool, no_redact: bool, restart: str | None, argv: tuple[str, ...]
+    name: str | None,
+    title: str | None,
+    no_input: bool,
+    no_redact: bool,
+    restart: str | None,
+    quiet: bool,
+    argv: tuple[str, ...],
 ) -> int:
     """Record PROGRAM in a pty; with no PROGRAM, record $SHELL.
 
@@ -38,7 +45,7 @@ def run(
     if argv and argv[0].startswith("-"):
         raise click.UsageError(f"no such option: {argv[0]} (put the program after '--')")
     root = click.get_current_context().find_root()
-    quiet = bool(root.params.get("quiet"))  # shellkeep -q PROGRAM: no start line
+    quiet = quiet or bool(root.params.get("quiet"))  # shellkeep -q PROGRAM, or run -q: no start line
     return record(
         RunArgs(argv=argv, name=name, title=title, no_input=no_input, no_redact=no_redact, quiet=quiet, restart=restart)
     )

@@ -14,7 +14,7 @@ from shellkeep.cli.options import context, json_option, require_ref, session_arg
 from shellkeep.cli.output import format_duration, format_local_time, print_json
 from shellkeep.store.audit import record_read
 from shellkeep.store.checkpoints import Checkpoint, read_checkpoints
-from shellkeep.store.session import SessionMeta
+from shellkeep.store.session import SessionMeta, Status
 from shellkeep.vault.exchanges import read_exchanges
 
 if TYPE_CHECKING:
@@ -59,6 +59,13 @@ _KEPT = {
 """How ``show`` names each ``record.detail`` level."""
 
 
+def _duration(meta: SessionMeta) -> str:
+    """Return the duration row; an interrupted session's is a lower bound (its end was not seen)."""
+    if meta.status != Status.INTERRUPTED.value or meta.duration is None:
+        return format_duration(meta.duration)
+    return f"at least {format_duration(meta.duration)} (the recorder died; when exactly is not known)"
+
+
 def _print_meta(meta: SessionMeta, missing_key_id: str | None) -> None:
     git = meta.git_start or {}
     rows = [
@@ -69,7 +76,7 @@ def _print_meta(meta: SessionMeta, missing_key_id: str | None) -> None:
         ("agent", meta.agent),
         ("status", meta.status + ("" if meta.exit_code is None else f" (exit {meta.exit_code})")),
         ("started", format_local_time(meta.started_at)),
-        ("duration", format_duration(meta.duration)),
+        ("duration", _duration(meta)),
         ("cwd", meta.cwd),
         ("project", f"{meta.project} ({meta.project_root})"),
         ("git", f"{git.get('branch') or '-'} {str(git.get('commit') or '')[:10]}{' dirty' if git.get('dirty') else ''}".rstrip()),

@@ -15,6 +15,10 @@ if TYPE_CHECKING:
     from shellkeep.app.stats import StatsReport, StatsRow
 
 _BAR_WIDTH = 12
+_MIN_BAR_WIDTH = 4
+"""A bar narrower than this tells nothing: the column is left out."""
+_MIN_KEY_WIDTH = 8
+"""The narrowest the first column (a model, a project) is folded to."""
 
 
 @click.command()
@@ -44,16 +48,35 @@ def _print_report(report: StatsReport) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    console = Console(highlight=False)
     label = report.by.upper() if report.by else ""
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    for name in (label, "SESSIONS", "TIME", "EXCH", "INPUT", "OUTPUT", "CACHE R/W", "COST", ""):
-        table.add_column(name, justify="left" if name in (label, "") else "right", no_wrap=True, min_width=len(name))
+    names = (label, "SESSIONS", "TIME", "EXCH", "INPUT", "OUTPUT", "CACHE R/W", "COST")
     rows = list(report.groups) if report.by else []
+    cells = [_cells(row, row.key or "(none)") for row in rows]
+    total = _cells(report.total, "total")
+    widths = [max(len(name), *(len(c[i]) for c in (*cells, total))) for i, name in enumerate(names)]
+    # A narrow terminal shrinks the bar, then drops it; the numbers are never cut, and a long
+    # key (a model name) folds onto a second line rather than losing its end.
+    numbers = sum(widths[1:]) + 2 * (len(names) - 1)  # each column is set apart by two spaces
+    room = console.width - numbers - widths[0] - 2
+    bar_width = min(_BAR_WIDTH, room) if rows and room >= _MIN_BAR_WIDTH else 0
+    key_width = max(min(widths[0], console.width - numbers), min(widths[0], _MIN_KEY_WIDTH))
+    if numbers + key_width > console.width:
+        console.width = numbers + key_width  # narrower still: the terminal wraps the lines, nothing is cut
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for i, name in enumerate(names):
+        if i == 0:
+            table.add_column(name, justify="left", overflow="fold", width=key_width)
+        else:
+            table.add_column(name, justify="right", no_wrap=True, min_width=widths[i])
+    if bar_width:
+        table.add_column("", no_wrap=True, width=bar_width)
     biggest = max([_tokens(row) for row in rows] + [1])
-    for row in rows:
-        table.add_row(*_cells(row, row.key or "(none)"), Bar(biggest, 0, _tokens(row), width=_BAR_WIDTH))
-    table.add_row(*_cells(report.total, "total"), "", style="bold" if rows else None)
-    Console(highlight=False).print(table)
+    for row, row_cells in zip(rows, cells):
+        bar = (Bar(biggest, 0, _tokens(row), width=bar_width),) if bar_width else ()
+        table.add_row(*row_cells, *bar)
+    table.add_row(*total, *(("",) if bar_width else ()), style="bold" if rows else None)
+    console.print(table)
 
 
 def _cells(row: StatsRow, key: str) -> tuple[str, ...]:

@@ -3,12 +3,26 @@
 __shellkeep_cmd=(@SHELLKEEP@)
 __shellkeep_notices=@NOTICES@
 __shellkeep_last_root=
+__shellkeep_said=
 @REFRESH@
+# Not on PATH (a venv not activated): 'shellkeep' is this function, so the notice's advice and
+# the completion work; 'type -P' is a builtin, no process.
+if ! type -P shellkeep >/dev/null; then
+    function shellkeep { "${__shellkeep_cmd[@]}" "$@"; }
+    __shellkeep_bin=@SHELLKEEP_BIN@
+else
+    unset __shellkeep_bin
+fi
 # Each program found on PATH runs under shellkeep; inside a recorded session (SHELLKEEP_SESSION
 # is set by the recorder) it runs bare, and 'command NAME' always does.
 @WRAPPERS@
 # Completion of commands, session ids, config keys and agents (the script runs shellkeep on TAB only).
 @COMPLETION@
+if [[ -n ${__shellkeep_bin-} ]] && declare -F _shellkeep_completion >/dev/null; then
+    # the completion script runs 'shellkeep' by name: found in its folder, for the TAB only
+    __shellkeep_complete() { local -x PATH="$__shellkeep_bin:$PATH"; _shellkeep_completion "$@"; }
+    complete -o nosort -F __shellkeep_complete shellkeep
+fi
 __shellkeep_alive() {  # $1: a recorder's pid; is it still a shellkeep process?
     kill -0 "$1" 2>/dev/null || return 1
     [[ -r /proc/$1/cmdline ]] || return 0
@@ -31,6 +45,7 @@ __shellkeep_notice() {  # one line when this project has interrupted sessions; e
     __shellkeep_last_root=$root
     local r state pid bid host at agent id boot= count=0 newest_agent newest_at newest_id
     while IFS=$'\t' read -r r state pid bid host at agent id; do
+        [[ -n $id ]] || continue  # a line that lacks fields
         [[ $r == "$root" || $r -ef $root ]] || continue
         if [[ $state == running ]]; then
             [[ $host == "$HOSTNAME" ]] || continue
@@ -42,6 +57,9 @@ __shellkeep_notice() {  # one line when this project has interrupted sessions; e
         count=$((count + 1)) newest_agent=$agent newest_at=$at newest_id=$id
     done < "$__shellkeep_notices"
     ((count)) || return 0
+    local said=$root$'\t'$count$'\t'$newest_id  # said once per project and set of sessions in this shell
+    [[ $'\n'$__shellkeep_said$'\n' == *$'\n'"$said"$'\n'* ]] && return 0
+    __shellkeep_said+=$said$'\n'
     local now= age=
     printf -v now '%(%s)T' -1 2>/dev/null
     if [[ $now == [0-9]* && $newest_at == [0-9]* ]]; then

@@ -3,12 +3,36 @@
 set -g __shellkeep_cmd @SHELLKEEP@
 set -g __shellkeep_notices @NOTICES@
 set -g __shellkeep_last_root ''
+set -q __shellkeep_said; or set -g __shellkeep_said
 @REFRESH@
+# Not on PATH (a venv not activated): 'shellkeep' is this function, so the notice's advice and
+# the completion work; 'command -q' is a builtin, no process.
+if not command -q shellkeep
+    function shellkeep --description 'shellkeep, from where the shell integration was made'
+        $__shellkeep_cmd $argv
+    end
+    set -g __shellkeep_bin @SHELLKEEP_BIN@
+else
+    set -e __shellkeep_bin
+end
 # Each program found on PATH runs under shellkeep; inside a recorded session (SHELLKEEP_SESSION
 # is set by the recorder) it runs bare, and 'command NAME' always does.
 @WRAPPERS@
 # Completion of commands, session ids, config keys and agents (the script runs shellkeep on TAB only).
 @COMPLETION@
+if functions -q _shellkeep_completion  # in shellkeep's order (sessions newest first), not sorted by fish
+    complete --erase --command shellkeep
+    complete --no-files --keep-order --command shellkeep --arguments "(_shellkeep_completion)"
+end
+if set -q __shellkeep_bin; and test -n "$__shellkeep_bin"; and functions -q _shellkeep_completion
+    # the completion script (just sourced) runs 'shellkeep' by name: found in its folder, for the TAB only
+    functions -e __shellkeep_completion_by_name
+    functions --copy _shellkeep_completion __shellkeep_completion_by_name
+    function _shellkeep_completion
+        set -lx PATH $__shellkeep_bin $PATH
+        __shellkeep_completion_by_name
+    end
+end
 function __shellkeep_alive --argument-names pid  # is this recorder still a shellkeep process?
     if test -d /proc/self
         test -r /proc/$pid/cmdline; or return 1
@@ -44,6 +68,7 @@ function __shellkeep_notice  # one line when this project has interrupted sessio
     set -l newest_at ''
     set -l newest_id ''
     while read -l --delimiter \t r state pid bid host at agent id
+        test -n "$id"; or continue  # a line that lacks fields
         test "$r" = "$root"; or continue
         if test "$state" = running
             test "$host" = "$hostname"; or continue
@@ -60,6 +85,9 @@ function __shellkeep_notice  # one line when this project has interrupted sessio
         set newest_id $id
     end < $__shellkeep_notices
     test $count -gt 0; or return 0
+    set -l said "$root"\t"$count"\t"$newest_id"  # said once per project and set of sessions in this shell
+    contains -- $said $__shellkeep_said; and return 0
+    set -g -a __shellkeep_said $said
     set -l age ''
     set -l now (date +%s 2>/dev/null)  # a process, but only when there is something to say
     if string match -qr '^[0-9]+$' -- "$now"; and string match -qr '^[0-9]+$' -- "$newest_at"

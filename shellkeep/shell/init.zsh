@@ -4,17 +4,31 @@ typeset -ga __shellkeep_cmd
 __shellkeep_cmd=(@SHELLKEEP@)
 typeset -g __shellkeep_notices=@NOTICES@
 typeset -g __shellkeep_last_root=
+typeset -g __shellkeep_said=
 @REFRESH@
-# Each program found on PATH runs under shellkeep; inside a recorded session (SHELLKEEP_SESSION
-# is set by the recorder) it runs bare, and 'command NAME' always does.
 __shellkeep_on_path() {  # $1: a program; is it on PATH? (a stat per folder; $commands would hash them all)
     local d
     for d in $path; do [[ -x $d/$1 && ! -d $d/$1 ]] && return 0; done
     return 1
 }
+# Not on PATH (a venv not activated): 'shellkeep' is this function, so the notice's advice and
+# the completion work.
+if ! __shellkeep_on_path shellkeep; then
+    function shellkeep { "${__shellkeep_cmd[@]}" "$@"; }
+    typeset -g __shellkeep_bin=@SHELLKEEP_BIN@
+else
+    unset __shellkeep_bin
+fi
+# Each program found on PATH runs under shellkeep; inside a recorded session (SHELLKEEP_SESSION
+# is set by the recorder) it runs bare, and 'command NAME' always does.
 @WRAPPERS@
 # Completion of commands, session ids, config keys and agents (the script runs shellkeep on TAB only).
 @COMPLETION@
+if [[ -n ${__shellkeep_bin-} ]] && (( $+functions[_shellkeep_completion] && $+functions[compdef] )); then
+    # the completion script runs 'shellkeep' by name: found in its folder, for the TAB only
+    __shellkeep_complete() { local -x PATH="$__shellkeep_bin:$PATH"; _shellkeep_completion "$@"; }
+    compdef __shellkeep_complete shellkeep
+fi
 __shellkeep_alive() {  # $1: a recorder's pid; is it still a shellkeep process?
     emulate -L zsh
     kill -0 "$1" 2>/dev/null || return 1
@@ -56,6 +70,9 @@ __shellkeep_notice() {  # one line when this project has interrupted sessions; e
         count+=1 newest_agent=$agent newest_at=$at newest_id=$id
     done
     ((count)) || return 0
+    local said=$root$'\t'$count$'\t'$newest_id  # said once per project and set of sessions in this shell
+    [[ $'\n'$__shellkeep_said$'\n' == *$'\n'"$said"$'\n'* ]] && return 0
+    __shellkeep_said+=$said$'\n'
     local now=${(%):-"%D{%s}"} age=
     if [[ $now == <-> && $newest_at == <-> ]]; then
         integer s=$((now - newest_at))

@@ -10,7 +10,8 @@ Format (version 1): a first line ``# shellkeep notices 1``, then one line per se
 tab-separated: project root (absolute, symlinks resolved), state (``running`` or ``cut``),
 recorder pid, boot id, host, start time (integer seconds since the epoch, UTC), agent,
 session id. An empty field is written ``-``; a session whose root or agent holds a tab or a
-line break is left out. A ``running`` line whose recorder is gone (another boot, or the pid
+line break is left out. A root that is not UTF-8 is written as its exact bytes (the shell
+compares bytes with ``$PWD``), so the file is UTF-8 except in such roots. A ``running`` line whose recorder is gone (another boot, or the pid
 is no shellkeep process) counts as cut short: a recorder killed with ``kill -9`` cannot say so.
 
 Every change is a read-modify-write under ``fcntl.flock`` on ``notices.lock`` and an atomic
@@ -28,7 +29,7 @@ from pathlib import Path
 
 from shellkeep.store.atomic import write_bytes_atomic
 from shellkeep.store.paths import FILE_MODE, Paths, ensure_dir
-from shellkeep.store.session import SessionMeta, Status, parse_iso
+from shellkeep.store.session import SessionMeta, Status, exact_meta, parse_iso
 
 HEADER = "# shellkeep notices 1"
 RUNNING = "running"
@@ -70,6 +71,7 @@ class Notice:
 
 def notice_of(meta: SessionMeta, state: str) -> Notice | None:
     """Return the notice of a session in ``state``; None when a field cannot be written."""
+    meta = exact_meta(meta)  # the root as the OS gives it, bytes that are not UTF-8 included
     try:
         started = int(parse_iso(meta.started_at).timestamp())
     except ValueError:
@@ -83,7 +85,7 @@ def notice_of(meta: SessionMeta, state: str) -> Notice | None:
 def read_notices(paths: Paths) -> list[Notice]:
     """Return the notices stored, oldest first ([] when the file is missing or unreadable)."""
     try:
-        text = paths.notices.read_text(encoding="utf-8", errors="replace")
+        text = paths.notices.read_bytes().decode("utf-8", "surrogateescape")
     except OSError:
         return []
     found = [Notice.from_line(line) for line in text.splitlines() if line and not line.startswith("#")]
@@ -150,13 +152,14 @@ def _update(paths: Paths, change: Callable[[dict[str, Notice]], None]) -> None:
         )
         # Empty when there is nothing to say: the shell's first test (a non-empty file) stops there.
         text = "".join(f"{line}\n" for line in (HEADER, *(n.to_line() for n in after))) if after else ""
+        data = text.encode("utf-8", "surrogateescape")
         try:
-            if paths.notices.read_text(encoding="utf-8", errors="replace") == text:
+            if paths.notices.read_bytes() == data:
                 return
         except FileNotFoundError:
             if not text:
                 return
-        write_bytes_atomic(paths.notices, text.encode("utf-8"))
+        write_bytes_atomic(paths.notices, data)
     finally:
         os.close(fd)  # releases the lock
 

@@ -377,6 +377,9 @@ def _pid_is_shellkeep(pid: int, start_ticks: int | None = None) -> bool:
 
 
 SHORT_SESSION_S = 1.0
+
+CUT_SHORT_STATUSES = (Status.INTERRUPTED.value, Status.HANGUP.value)
+"""The statuses of a session whose recorder died or whose terminal was closed: never "trivial"."""
 """Sessions ended in less than this many seconds with nothing typed are "trivial" (``is_trivial``)."""
 
 
@@ -384,9 +387,15 @@ def is_trivial(meta: SessionMeta) -> bool:
     """Return whether a session ended within ``SHORT_SESSION_S`` with no input recorded.
 
     Such sessions (a typo'd command, a program that failed at once) are hidden from ``ls``
-    and the picker unless asked for. A running session is never trivial.
+    and the picker unless asked for. A running session is never trivial, nor one cut short
+    (``CUT_SHORT_STATUSES``): its recorded duration is only what the recording shows.
     """
-    return meta.duration is not None and meta.duration < SHORT_SESSION_S and not meta.input_bytes
+    return (
+        meta.duration is not None
+        and meta.duration < SHORT_SESSION_S
+        and not meta.input_bytes
+        and meta.status not in CUT_SHORT_STATUSES
+    )
 
 
 def is_interrupted(meta: SessionMeta) -> bool:

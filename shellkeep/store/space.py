@@ -10,7 +10,19 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["RESERVE_BYTES", "RESERVE_FILE", "free_bytes", "low_disk_warning", "release_space", "reserve_space"]
+__all__ = [
+    "READ_ONLY",
+    "RESERVE_BYTES",
+    "RESERVE_FILE",
+    "free_bytes",
+    "is_read_only",
+    "low_disk_warning",
+    "release_space",
+    "reserve_space",
+]
+
+READ_ONLY = "the file system is read-only"
+"""How a message says that ``is_read_only`` held: the fix is a remount, not a chmod or a reindex."""
 
 
 def free_bytes(path: Path) -> int | None:
@@ -20,6 +32,19 @@ def free_bytes(path: Path) -> int | None:
     except OSError:
         return None
     return st.f_bavail * st.f_frsize
+
+
+def is_read_only(path: Path) -> bool:
+    """Return whether ``path`` (or, when it does not exist, its nearest parent) is on a file system
+    mounted read-only (``os.statvfs`` flag ``ST_RDONLY``); False when that cannot be told."""
+    for candidate in (path, *path.parents):
+        try:
+            return bool(os.statvfs(candidate).f_flag & os.ST_RDONLY)
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return False
+    return False
 
 
 def low_disk_warning(path: Path, min_free_mb: int) -> str | None:

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 from shellkeep.errors import ShellkeepError
 from shellkeep.logs import get_logger
-from shellkeep.store.live import remove_live_status
-from shellkeep.store.session import SessionMeta, Status, iso, parse_iso, write_meta
+from shellkeep.store.live import LIVE_FILE, remove_live_status
+from shellkeep.store.session import META_FILE, SessionMeta, Status, iso, parse_iso, write_meta
 from shellkeep.store.space import release_space
 from shellkeep.vault.crypto import is_encrypted, repair_tail
 from shellkeep.vault.recording import open_recording
@@ -33,12 +33,15 @@ def recover(meta: SessionMeta, vault: Vault | None) -> SessionMeta:
     Drops a cut last line from the recording (it was never a whole event; in an encrypted
     recording, a cut last record), gives back the space the recorder held for its last
     metadata write (``space.release_space``) and removes the dead recorder's ``live.json``
-    (``store.live``), then sets status ``interrupted``,
-    ``ended_at``, ``duration`` and byte counts from the events. Never raises for an
+    (``store.live``), then sets status ``interrupted``, byte counts from the events and
+    ``ended_at`` and ``duration`` from the best evidence of when it stopped: its last event,
+    or the last change to its recording, ``live.json`` or ``meta.json``, whichever is later (a
+    lower bound: a recorder killed while its program was quiet leaves no later trace). Never raises for an
     unreadable recording (an encrypted one whose key is missing included): the metadata
     is repaired as far as possible. vault: the keys to read a sealed recording with.
     """
     cast_path = Path(meta.cast)
+    seen_s = _last_sign_of_life_s(meta)
     release_space(meta.folder)
     remove_live_status(meta.folder)
     last_time = 0.0
@@ -57,6 +60,7 @@ def recover(meta: SessionMeta, vault: Vault | None) -> SessionMeta:
                 in_bytes += len(event.data.encode("utf-8"))
     except (OSError, ShellkeepError) as exc:
         log.warning("could not read %s while recovering: %s", cast_path, exc)
+    last_time = max(last_time, seen_s)  # a quiet program wrote no event: the files tell more
     try:
         ended = parse_iso(meta.started_at) + timedelta(seconds=last_time)
         ended_at: str | None = iso(ended)
@@ -75,6 +79,21 @@ def recover(meta: SessionMeta, vault: Vault | None) -> SessionMeta:
     except OSError as exc:
         log.warning("could not store repaired metadata of %s: %s", meta.id, exc)
     return repaired
+
+
+def _last_sign_of_life_s(meta: SessionMeta) -> float:
+    """Return seconds from the session's start to the last change of its files (0.0 when unknown)."""
+    try:
+        started = parse_iso(meta.started_at).timestamp()
+    except ValueError:
+        return 0.0
+    latest = started
+    for path in (Path(meta.cast), meta.folder / LIVE_FILE, meta.folder / META_FILE):
+        try:
+            latest = max(latest, path.stat().st_mtime)
+        except OSError:
+            pass
+    return latest - started
 
 
 def _truncate_cut_tail(path: Path) -> None:

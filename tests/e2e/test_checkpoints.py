@@ -141,9 +141,15 @@ def test_mark_after_the_session_and_in_exports_and_show(home: Paths) -> None:
     later = run_sk("mark", "--session", str(meta["id"]), "later")
     assert later.returncode == 0, later.stderr
     assert b"checkpoint 2 of session" in later.stdout
+    for args in (("--last",), ("--session", "--last")):  # as the other commands take --last
+        newest = run_sk("mark", "newest", *args)
+        assert newest.returncode == 0, newest.stderr
+        assert f"of session {meta['id']}".encode() in newest.stdout
+    both = run_sk("mark", "x", "--session", str(meta["id"]), "--last")
+    assert both.returncode == 2 and b"not both" in both.stderr
     document = json.loads(run_sk("export", str(meta["id"]), "--format", "json").stdout)
-    assert [m["label"] for m in document["markers"]] == ["checkpoint 1: first", "checkpoint 2: later"]
-    assert [c["label"] for c in document["checkpoints"]] == ["first", "later"]
+    assert [m["label"] for m in document["markers"]][:2] == ["checkpoint 1: first", "checkpoint 2: later"]
+    assert [c["label"] for c in document["checkpoints"]] == ["first", "later", "newest", "newest"]
     shown = run_sk("show", str(meta["id"])).stdout.decode()
     assert "1 at " in shown and "'first': main " in shown and "'later'" in shown
     markdown = run_sk("export", str(meta["id"]), "--format", "md").stdout.decode()
@@ -176,7 +182,7 @@ def test_mark_outside_a_session_says_so(home: Paths) -> None:
     result = run_sk("mark", "x")
     assert result.returncode == 2
     assert result.stderr.decode().splitlines() == [
-        "shellkeep: not inside a recorded session; run 'shellkeep mark' in one, or give --session SESSION"
+        "shellkeep: not inside a recorded session; run 'shellkeep mark' in one, or give --session SESSION or --last"
     ]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -85,3 +86,41 @@ def test_session_names_agents_and_values_complete_and_a_missing_index_still_give
     home.index.unlink()
     assert _complete(completing, "shellkeep show ") == [meta.parent.name]  # from the folders alone
     assert not home.index.exists()  # completion builds nothing
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_without_shellkeep_on_path_the_snippet_defines_it_and_tab_still_completes(
+    shell: str, user: dict[str, str], home: Paths, tmp_path: Path  # noqa: F811
+) -> None:
+    env = dict(user)  # a venv not activated: no 'shellkeep' on PATH
+    env["PATH"] = ":".join(d for d in env["PATH"].split(":") if not (Path(d) / "shellkeep").exists())
+    (Path(env["ZDOTDIR"]) / ".zshrc").write_text("autoload -Uz compinit && compinit -u\n")
+    recorded = run_sk("run", "--", "true", env=env)
+    assert recorded.returncode == 0, recorded.stderr
+    [meta] = session_folders(home)
+    _install(shell, env)
+    project = tmp_path / "proj"
+    project.mkdir()
+    sh = _start_in(shell, env, project)
+    assert "shellkeep, version" in sh.run("shellkeep --version")  # the command the notice names works
+    _tab(sh, "shellkeep show ", meta.parent.name)
+    sh.close()
+    on_path = {**env, "PATH": f"{Path(sys.executable).parent}:{env['PATH']}"}
+    sh = _start_in(shell, on_path, project)
+    out = sh.run("type shellkeep")
+    assert "function" not in out and str(Path(sys.executable).parent / "shellkeep") in out  # on PATH: left alone
+    sh.close()
+
+
+def test_fish_lists_sessions_newest_first(completing: dict[str, str], home: Paths, tmp_path: Path) -> None:
+    for _ in range(2):
+        assert run_sk("run", "--", "true", env=completing).returncode == 0
+    started = {f.parent.name: json.loads(f.read_text())["started_at"] for f in session_folders(home)}
+    older, newer = sorted(started, key=started.__getitem__)  # ids of one second sort by their random end
+    _install("fish", completing)
+    project = tmp_path / "proj"
+    project.mkdir()
+    sh = _start_in("fish", completing, project)
+    shown = _tab(sh, "shellkeep show 2", f"{older[-5:]}  (")  # fish elides the common start: '…-7708d  (true finished)'
+    assert shown.index(f"{newer[-5:]}  (") < shown.index(f"{older[-5:]}  (")
+    sh.close()

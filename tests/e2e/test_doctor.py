@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -47,8 +49,9 @@ def test_a_healthy_install_is_ok_with_the_fixes_for_what_is_missing(home: Paths,
     assert code == 0 and stderr == b""
     assert {c["status"] for name, c in checks.items() if name not in ("agent codex", "shell integration")} == {"ok"}
     assert checks["data folder"]["detail"].endswith("(mode 0700)")
-    assert "healthy, 1 sessions" in checks["index"]["detail"]
-    assert "plain file" in checks["key storage"]["detail"]
+    assert "healthy, 1 session" in checks["index"]["detail"] and "1 sessions" not in checks["index"]["detail"]
+    assert checks["sessions"] == {"check": "sessions", "status": "ok", "detail": "1 session, every meta.json readable", "fix": ""}
+    assert "no key file" in checks["key storage"]["detail"] and "0 keys" not in checks["key storage"]["detail"]
     assert checks["agent claude"]["detail"].startswith("2.1.197 at ")
     assert checks["agent codex"]["status"] == "warn" and "9.9.9" in checks["agent codex"]["detail"]
     assert "0.171.0" in checks["agent codex"]["detail"]  # the version it was tested with
@@ -98,7 +101,7 @@ def test_a_broken_config_fails_naming_the_file(home: Paths, user_env: dict[str, 
     code, checks, stderr = doctor(user_env)
     assert code == 1 and b"Traceback" not in stderr
     assert checks["config"]["status"] == "fail" and str(home.config_file) in checks["config"]["detail"]
-    assert checks["config"]["fix"] == "fix it with 'shellkeep config edit'"
+    assert checks["config"]["fix"] == "run 'shellkeep config edit'"
     home.config_file.write_text('[prices."m"]\noutput = 1.0\n')
     code, checks, _ = doctor(user_env)
     assert code == 1 and "needs input" in checks["config"]["detail"]
@@ -138,3 +141,66 @@ def test_an_agent_that_does_not_answer_its_version_is_a_warning(user_env: dict[s
     assert checks["agent gemini"]["status"] == "warn" and "did not answer within 5s" in checks["agent gemini"]["detail"]
     assert checks["agent qwen"]["status"] == "warn" and "gave no version (exit 3)" in checks["agent qwen"]["detail"]
     assert "gemini" not in checks["agents"]["detail"] and "aider" in checks["agents"]["detail"]
+
+
+def test_a_damaged_meta_json_is_a_warning_naming_the_folder(home: Paths, user_env: dict[str, str]) -> None:
+    assert run_sk("run", "--", "true", env=user_env).returncode == 0
+    assert run_sk("run", "--", "true", env=user_env).returncode == 0
+    wait_for_background(home)
+    folder = sorted(home.projects.glob("*/*/meta.json"))[0].parent
+    (folder / "meta.json").write_text('{"id": "cut')  # cut mid-write
+    code, checks, _ = doctor(user_env)
+    assert code == 0
+    check = checks["sessions"]
+    assert check["status"] == "warn" and str(folder) in check["detail"] and check["detail"].startswith("1 session cannot be read")
+    assert check["fix"] == f"restore {folder / 'meta.json'} from a backup, or move {folder} out of the data folder"
+
+
+@pytest.fixture
+def read_only_home(home: Paths, tmp_path: Path) -> Iterator[Path]:
+    """A real read-only bind mount of the data folder (needs root); yields the mount point."""
+    home.home.mkdir(parents=True, exist_ok=True)
+    mount = tmp_path / "ro"
+    mount.mkdir()
+    if subprocess.run(["mount", "--bind", str(home.home), str(mount)], capture_output=True).returncode != 0:
+        pytest.skip("cannot bind-mount here (needs root)")
+    try:
+        if subprocess.run(["mount", "-o", "remount,bind,ro", str(mount)], capture_output=True).returncode != 0:
+            pytest.skip("cannot remount read-only here")
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], check=True)
+
+
+def test_a_read_only_data_folder_is_named_so_and_ls_and_stats_still_read(
+    home: Paths, user_env: dict[str, str], read_only_home: Path, tmp_path: Path
+) -> None:
+    for _ in range(2):
+        assert run_sk("run", "--", "echo", "hi", env=user_env).returncode == 0
+    wait_for_background(home)
+    assert run_sk("stats", env=user_env).returncode == 0  # the index is up to date, usage summed
+    env = {**user_env, "SHELLKEEP_HOME": str(read_only_home)}
+    code, checks, _ = doctor(env)
+    assert code == 1
+    assert checks["data folder"]["status"] == "fail" and "the file system is read-only" in checks["data folder"]["detail"]
+    assert "chmod" not in checks["data folder"]["fix"] and "remount" in checks["data folder"]["fix"]
+    assert checks["index"]["status"] == "ok" and "healthy, 2 sessions" in checks["index"]["detail"]
+    marked = run_sk("mark", "x", "--last", env=env)
+    assert marked.returncode == 1 and b"the file system is read-only" in marked.stderr and b"reindex" not in marked.stderr
+    listed = run_sk("ls", "--all-sessions", env=env)
+    assert listed.returncode == 0 and listed.stdout.decode().count("echo") == 2 and listed.stderr == b""
+    assert run_sk("stats", env=env).returncode == 0
+
+    # A session recorded since: the index would need a write; ls reads the folders, saying why once.
+    subprocess.run(["umount", str(read_only_home)], check=True)
+    assert run_sk("run", "--", "echo", "new", env=user_env).returncode == 0
+    wait_for_background(home)
+    home.index.unlink()  # and no index at all: nothing to read it from
+    subprocess.run(["mount", "--bind", str(home.home), str(read_only_home)], check=True)
+    subprocess.run(["mount", "-o", "remount,bind,ro", str(read_only_home)], check=True)
+    listed = run_sk("ls", "--all-sessions", env=env)
+    assert listed.returncode == 0 and listed.stdout.decode().count("echo") == 3
+    [said] = [line for line in listed.stderr.decode().splitlines() if "index" in line]
+    assert "the file system is read-only" in said and "reindex" not in said
+    stats = run_sk("stats", env=env)
+    assert b"reindex" not in stats.stderr and (stats.returncode == 0 or b"the file system is read-only" in stats.stderr)

@@ -96,6 +96,16 @@ def test_ls_with_no_match_says_so_on_stderr(sessions: dict[str, str]) -> None:
     assert "no sessions match" in result.stderr
 
 
+def test_ls_in_a_folder_without_sessions_counts_those_of_other_projects(home: Paths, tmp_path: Path) -> None:
+    make_session(home, tmp_path / "elsewhere", 1, events=[(5.0, "o", "done\r\n")])
+    make_session(home, tmp_path / "elsewhere", 2, events=[(5.0, "o", "done\r\n")])
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = run_sk("ls", cwd=empty)
+    assert result.returncode == 0 and result.stdout == b""
+    assert result.stderr.decode() == "no sessions in this project (2 in other projects: shellkeep ls --all)\n"
+
+
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
@@ -165,3 +175,11 @@ def test_started_is_the_local_time_across_a_clock_change(home: Paths, tz: str) -
     ).stdout.split("\n")[:-1]
     assert [" ".join(s) for s in shown] == expected
     assert len(shown) == len(starts)  # every row was converted (a clock set back repeats some minutes)
+
+
+def test_a_path_that_is_not_utf8_shows_its_byte_as_backslash_x_in_messages(home: Paths, tmp_path: Path) -> None:
+    data = Path(os.fsdecode(bytes(tmp_path) + b"/da\xffta"))
+    data.write_text("not a folder")
+    result = run_sk("ls", env={**os.environ, "SHELLKEEP_HOME": str(data)})
+    assert result.returncode == 3
+    assert result.stderr == b"shellkeep: the data folder " + bytes(tmp_path) + b"/da\\xffta is not a folder; point SHELLKEEP_HOME at a folder\n"

@@ -24,7 +24,7 @@ def test_reindex_rebuilds_from_the_folders(home: Paths) -> None:
     result = sk("reindex")
     assert result.exit_code == 0
     assert result.stdout == "indexed 4 sessions in " + result.stdout.split(" in ")[1]
-    assert "1 unreadable folders skipped" in result.stdout
+    assert "1 unreadable folder skipped" in result.stdout
     assert len(json.loads(sk("search", "unique2", "--json").stdout)) == 1
     shutil.rmtree(metas[3].folder)
     doc = json.loads(sk("reindex", "--json").stdout)
@@ -46,7 +46,7 @@ def test_reindex_one_session_and_in_the_background(home: Paths) -> None:
 
     first = make_session(home, Path.cwd(), 1, events=[(0.1, "o", "alpha text\r\n")])
     result = sk("reindex", "--session", first.id)
-    assert result.exit_code == 0 and result.stdout.startswith("indexed 1 sessions")
+    assert result.exit_code == 0 and result.stdout.startswith("indexed 1 session ")
     assert len(json.loads(sk("search", "alpha", "--json").stdout)) == 1
     second = make_session(home, Path.cwd(), 2, events=[(0.1, "o", "omega text\r\n")])
     index_in_background(second)

@@ -211,6 +211,19 @@ def test_dry_run_prints_the_plan_and_changes_nothing(home: Paths, notes: Path, t
     assert len(_runs(log)) == 1  # the program was not started again
 
 
+def test_in_a_narrow_terminal_the_banner_puts_the_whole_command_on_its_own_line(
+    home: Paths, notes: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "notes.jsonl"
+    old = _recorded(notes, log, home)
+    harness = PtyHarness.start([*SK, "resume", "--yes", "--dry-run"], cols=80, rows=30)
+    assert harness.finish() == 0
+    lines = bytes(harness.output).decode().replace("\r\n", "\n").split("\n")
+    [at] = [i for i, line in enumerate(lines) if line.startswith(f"── shellkeep: {old['id']} ")]
+    assert lines[at].endswith(" ──") and len(lines[at]) <= 80
+    assert lines[at + 1] == f"re-injecting 3 exchanges: {PY} {notes} {log} plain"  # whole, not cut
+
+
 def test_agent_hands_the_conversation_to_another_program(home: Paths, notes: Path, tmp_path: Path) -> None:
     first_log, second_log = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
     old = _recorded(notes, first_log, home)

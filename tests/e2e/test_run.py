@@ -10,6 +10,7 @@ import stat
 import subprocess
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -153,6 +154,25 @@ def test_kill_9_keeps_what_was_printed_and_marks_the_session_interrupted(home: P
     assert listed[0]["duration"] > 2
     assert json.loads((folder / "meta.json").read_text())["status"] == "interrupted"
     assert (folder / "session.cast").read_bytes().endswith(b"\n")
+
+
+def test_a_quiet_program_whose_recorder_is_killed_stays_listed_with_a_lower_bound_duration(home: Paths) -> None:
+    h = PtyHarness.start([*SK, "run", "--", "sleep", "300"])
+    meta_file = wait_until(lambda: next(iter(session_folders(home)), None))
+    assert isinstance(meta_file, Path)
+    child = wait_until(lambda: json.loads(meta_file.read_text()).get("child_pid"))
+    os.kill(h.pid, signal.SIGKILL)  # no output ever: no event tells when it stopped
+    h.finish()
+    wait_until(lambda: not _alive(int(child)))  # type: ignore[call-overload]
+    cast = meta_file.parent / "session.cast"
+    started = json.loads(meta_file.read_text())["started_at"]
+    later = datetime.fromisoformat(started.replace("Z", "+00:00")).timestamp() + 42
+    os.utime(cast, (later, later))  # the recording was last changed 42 s after the start: evidence
+    listed = run_sk("ls")
+    assert listed.returncode == 0, listed.stderr
+    assert meta_file.parent.name in listed.stdout.decode() and b"hidden" not in listed.stderr  # never hidden
+    shown = run_sk("show", meta_file.parent.name).stdout.decode()
+    assert "at least 42.0s (the recorder died; when exactly is not known)" in shown
 
 
 def _alive(pid: int) -> bool:

@@ -155,6 +155,8 @@ def test_the_cd_notice_names_an_interrupted_session_and_nothing_else(
     assert f"resume with 'shellkeep resume {meta['id']}'" in out
     assert "interrupted" not in sh.run("cd ..")  # the same project: said once
     assert "interrupted" not in sh.run(f"cd {other}")
+    assert "interrupted" not in sh.run(f"cd {project}/sub")  # back again, nothing new: once per shell
+    assert "interrupted" not in sh.run(f"cd {other}")
 
     sh.harness.write(f"cd {project}; {shlex.join(SK)} resume {meta['id']}\r".encode())  # resumed: no longer waiting
     sh.harness.expect(b"fakeagent up in session 20", times=1)
@@ -259,3 +261,62 @@ def test_the_installed_snippet_is_rewritten_once_the_config_changes(
     text = snippet.read_text()
     assert "otheragent" in text and "fakeagent" not in text
     assert not any(hook in text for hook in ("chpwd_functions", "--on-variable PWD", "function cd"))  # notice = false
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_a_notice_line_that_lacks_fields_is_skipped(shell: str, user: dict[str, str], home: Paths, tmp_path: Path) -> None:
+    if shutil.which(shell) is None:
+        pytest.skip(f"{shell} is not installed (.ci/run installs it)")
+    _install(shell, user)
+    project = _project(tmp_path, "torn")
+    root = str(project.resolve())
+    home.notices.write_text(
+        f"# shellkeep notices 1\n{root}\tcut\n{root}\tcut\t-\t-\t-\t1700000000\tfakeagent\t20240101-aaaa\n{root}\tcut\t7\n"
+    )
+    said = subprocess.run([shell, "-i", "-c", f"cd {project}; exit"], env=user, cwd=tmp_path, capture_output=True, timeout=60)
+    lines = [line for line in said.stderr.decode().splitlines() if "interrupted" in line]
+    assert lines == [
+        "shellkeep: 1 interrupted session in this project (newest: fakeagent, "
+        + lines[0].partition("fakeagent, ")[2].partition(")")[0]
+        + "); resume with 'shellkeep resume 20240101-aaaa'"
+    ]
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_a_failed_refresh_says_why_once_and_is_not_retried_until_the_config_changes(
+    shell: str, user: dict[str, str], home: Paths, tmp_path: Path
+) -> None:
+    if shutil.which(shell) is None:
+        pytest.skip(f"{shell} is not installed (.ci/run installs it)")
+    _install(shell, user)
+    snippet = home.shell_dir / f"init.{shell}"
+    before = snippet.read_text()
+    home.config_file.write_text("[shell\nwrap = 3\n")  # broken: the refresh fails
+    os.utime(home.config_file, ns=(snippet.stat().st_mtime_ns + 10**9,) * 2)
+
+    def start() -> str:
+        done = subprocess.run([shell, "-i", "-c", "exit"], env=user, cwd=tmp_path, stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+        return "\n".join(line for line in done.stderr.decode().splitlines() if "shellkeep" in line)
+
+    first = start()
+    assert first.count("\n") == 0 and str(home.config_file) in first
+    assert "keeps its last version until the config changes" in first
+    assert snippet.read_text() == before  # the last good snippet is still loaded
+    assert start() == ""  # not retried: no Python at this start
+    os.utime(home.config_file, ns=(snippet.stat().st_mtime_ns + 10**9,) * 2)  # edited again
+    assert "keeps its last version" in start()
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_a_project_path_that_is_not_utf8_gets_its_notice(shell: str, user: dict[str, str], home: Paths, tmp_path: Path) -> None:
+    if shutil.which(shell) is None:
+        pytest.skip(f"{shell} is not installed (.ci/run installs it)")
+    _install(shell, user)
+    project = Path(os.fsdecode(bytes(tmp_path) + b"/bad\xffproj"))
+    project.mkdir()
+    kill_recorder = f'until grep -q "$SHELLKEEP_SESSION" {home.notices}; do sleep 0.02; done; kill -9 $PPID'
+    done = subprocess.run([*SK, "run", "--", "sh", "-c", kill_recorder], cwd=project, env=user, capture_output=True, timeout=60)
+    assert done.returncode != 0
+    assert bytes(project) in home.notices.read_bytes()  # the exact bytes, as $PWD holds them
+    said = subprocess.run([shell, "-i", "-c", b"cd " + bytes(project) + b"; exit"], env=user, cwd=tmp_path, capture_output=True, timeout=60)
+    assert b"1 interrupted session in this project" in said.stderr

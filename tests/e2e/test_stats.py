@@ -98,6 +98,15 @@ def test_stats_sums_real_sessions_prices_known_models_and_marks_unknown_ones(hom
     assert claude.split()[1] == "2" and " ? " in claude and "█" * 12 in claude  # unknown cost, and the longest bar
     assert lines[-1].startswith("total")
 
+    for columns in ("80", "70"):  # narrow: the bar shrinks or goes, no number nor name is cut
+        narrow = run_sk("stats", "--by", "model", env={**os.environ, "COLUMNS": columns})
+        assert narrow.returncode == 0 and "…" not in narrow.stdout.decode()
+        shown = narrow.stdout.decode().splitlines()
+        assert all(len(line) <= int(columns) for line in shown)
+        assert SONNET in narrow.stdout.decode() or SONNET in "".join(line.split()[0] for line in shown)
+        [sonnet] = [line for line in shown if " 440 " in line]
+        assert f"${groups[SONNET]['cost_usd']:,.2f}" in sonnet and "440" in sonnet
+
     assert session_files(home) == files  # stats reads the sessions; it writes none of their files
 
 

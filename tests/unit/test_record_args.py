@@ -27,6 +27,8 @@ from shellkeep.cli.record import COMMANDS, RunArgs, parse_run_args
         (["run"], RunArgs()),
         (["run", "--restart", "on-failure:2", "--", "claude"], RunArgs(argv=("claude",), restart="on-failure:2")),
         (["run", "--restart=no", "sh"], RunArgs(argv=("sh",), restart="no")),
+        (["run", "-q", "--", "true"], RunArgs(argv=("true",), quiet=True)),
+        (["run", "--quiet", "--name", "n", "true"], RunArgs(argv=("true",), name="n", quiet=True)),
     ],
     ids=lambda value: " ".join(value) if isinstance(value, list) else "",
 )
@@ -77,6 +79,8 @@ def test_click_reads_the_forms_the_fast_path_leaves_to_it() -> None:
         ["--no-input", "bash", "-l"],
         ["--restart", "on-failure", "--", "claude"],
         ["--restart=on-failure:5", "--name", "x", "codex"],
+        ["-q", "--", "true"],
+        ["--quiet", "--no-input", "sh"],
         [],
     ],
     ids=lambda value: " ".join(value) or "nothing",

@@ -15,6 +15,7 @@ from shellkeep.cli.main import main
 from shellkeep.store import notices
 from shellkeep.store.paths import Paths, rc_file
 from shellkeep.store.session import SessionMeta, Status, boot_id, create_session_folder, host_name
+from tests.helpers import run_sk
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -239,3 +240,42 @@ def test_without_shipped_completions_the_snippet_sources_clicks_script_from_the_
     kept = home.shell_dir / f"completion.{shell}"
     assert kept.read_text() == shipped.read_text()  # what click generates is what completions/ ships
     assert str(kept) in printed.output
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+@pytest.mark.parametrize("cut", ["end-marker", "begin-marker"])
+def test_a_damaged_block_is_named_with_its_lines_and_nothing_is_changed(
+    tmp_path: Path, home: Paths, shell: str, cut: str
+) -> None:
+    env = _env(tmp_path)
+    env.pop("ZDOTDIR", None)
+    env.pop("XDG_CONFIG_HOME", None)
+    rc = rc_file(shell, env)
+    rc.parent.mkdir(parents=True, exist_ok=True)
+    rc.write_text("set -o vi\n")
+    install(open_context(env=env), shell)
+    marker = BLOCK_END if cut == "end-marker" else BLOCK_BEGIN
+    damaged = "".join(line for line in rc.read_text().splitlines(keepends=True) if line.rstrip("\n") != marker)
+    rc.write_text(damaged + "alias ll='ls -l'\n")
+    before = rc.read_bytes()
+    expected_lines = "lines 2-4"  # the begin, added-by, source and end lines left: all but the one cut
+    for flag in ("--uninstall", "--install"):
+        done = run_sk("init", shell, flag, env=env)
+        assert done.returncode == 1, (flag, done.stderr)
+        [line] = done.stderr.decode().splitlines()
+        assert str(rc) in line and f"delete {expected_lines} of it by hand" in line, line
+        assert rc.read_bytes() == before
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_uninstall_removes_the_completion_script_kept_for_that_shell(tmp_path: Path, home: Paths, shell: str) -> None:
+    env = _env(tmp_path)
+    ctx = open_context(env=env)
+    install(ctx, shell)
+    home.shell_dir.mkdir(parents=True, exist_ok=True)
+    for name in ("bash", "zsh", "fish"):  # what a wheel install keeps there (no shipped script beside the package)
+        (home.shell_dir / f"completion.{name}").write_text("# completion\n")
+    uninstall(ctx, shell)
+    assert sorted(p.name for p in home.shell_dir.glob("completion.*")) == sorted(
+        f"completion.{name}" for name in ("bash", "zsh", "fish") if name != shell
+    )

@@ -195,7 +195,7 @@ def test_repair_tail_drops_a_cut_record_only(home: Paths, tmp_path: Path) -> Non
 
 def test_recovering_an_interrupted_encrypted_session_drops_its_cut_record(home: Paths, tmp_path: Path) -> None:
     from shellkeep.store.space import RESERVE_FILE, reserve_space
-    from shellkeep.store.session import read_meta
+    from shellkeep.store.session import parse_iso, read_meta
     from shellkeep.vault.recovery import recover
 
     meta = make_session(home, tmp_path / "project", 1, status="running")
@@ -205,6 +205,9 @@ def test_recovering_an_interrupted_encrypted_session_drops_its_cut_record(home: 
     ends = record_ends(cast)
     cast.write_bytes(cast.read_bytes()[: ends[-1] - 5])  # the recorder died inside its last record
     assert reserve_space(meta.folder)
+    started = parse_iso(meta.started_at).timestamp()
+    for written in (cast, meta.folder / "meta.json"):  # dated as a recorder that died at once leaves them
+        os.utime(written, (started, started))
     repaired = recover(meta, vault())
     assert cast.stat().st_size == ends[-2]
     assert vault().read_private(cast) == b"".join(plain[:-1])
