@@ -664,10 +664,13 @@ class _LiveStatusFile:
 
     Holds its own copy of the pty's master fd to read the child's input modes (ICANON, ECHO)
     at each write; ``close`` (once the relay has ended) closes it and removes the file.
+    ``listener`` (the waiting notifier, ``app.notify.WaitingWatch.report``) gets each status
+    with the last line on screen, before the file is written; it must not block.
     """
 
-    def __init__(self, folder: Path, pty_fd: int) -> None:
+    def __init__(self, folder: Path, pty_fd: int, listener: Callable[[LiveStatus, str], None] | None = None) -> None:
         self._folder: Path | None = folder
+        self._listener = listener
         self._lock = threading.Lock()
         try:
             self._fd = os.dup(pty_fd)  # not inherited by the child (PEP 446)
@@ -686,7 +689,15 @@ class _LiveStatusFile:
                     canonical, echo = bool(lflag & termios.ICANON), bool(lflag & termios.ECHO)
                 except termios.error:
                     pass
-            status = LiveStatus(activity.output_at, activity.output_bytes, canonical, echo, activity.prompt, time.time())
+            status = LiveStatus(
+                activity.output_at, activity.output_bytes, canonical, echo, activity.prompt, time.time(), activity.hint
+            )
+            if self._listener is not None:
+                try:
+                    self._listener(status, activity.last_line)
+                except Exception as exc:  # noqa: BLE001 - a notifier never stops the live status
+                    log.info("waiting notifications stopped for this session: %s", exc)
+                    self._listener = None
             write_live_status(self._folder, status)
 
     def close(self) -> None:
