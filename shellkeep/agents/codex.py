@@ -291,9 +291,11 @@ CODEX_WAITING = WaitingHints(
     ),
     input=(r"Ask Codex to do anything", r"\? for shortcuts"),
 )
-"""How Codex 0.171.0 shows it waits: its approval dialog (``Would you like to run the following
-command?`` with ``› 1. Yes, proceed (y)``, CODEX_APPROVAL in tests/unit/agents/test_waiting_hints.py)
-and its ready composer ``› Ask Codex to do anything`` (tests/data/agents/screens/codex-0.171.0.cast)."""
+"""How Codex 0.171.0 shows it waits (tests/data/agents/screens/codex-0.171.0-approval.cast, recorded
+against a stand-in that asks for a command needing escalated permissions): its approval dialog
+``Would you like to run the following command?`` / ``$ touch ...`` / ``› 1. Yes, proceed (y)`` /
+``2. Yes, and don't ask again ...`` / ``3. No, and tell Codex what to do differently (esc)`` /
+``Press enter to confirm or esc to cancel``; its ready composer ``› Ask Codex to do anything``."""
 
 
 class CodexAdapter(CommandAdapter):

@@ -125,14 +125,24 @@ def notify_ended(paths: Paths, meta: SessionMeta, events: tuple[str, ...], last_
     return start_notifiers(paths, notification_for(meta, meta.status, last_line=last_line))
 
 
+def waiting_due_at(status: LiveStatus, delay_s: float) -> float | None:
+    """Return when the waiting spell ``status`` shows is to be notified (epoch seconds), or
+    None when it shows none: no output yet, or the program does not wait for its user.
+
+    The spell counts as waiting from ``WORKING_WINDOW_S`` after the last output, as in
+    ``shellkeep ps``; it is due ``delay_s`` later. Its identity is ``status.output_at``.
+    """
+    if status.output_at is None or not waits_for_user(status):
+        return None
+    return status.output_at + WORKING_WINDOW_S + delay_s
+
+
 class WaitingWatch:
     """Start one notification per waiting spell, once the session has waited ``delay_s``.
 
     A spell is the time between two outputs (``LiveStatus.output_at``) while the statuses
-    say the program waits for its user (``store.live.waits_for_user``); it counts as waiting
-    from ``WORKING_WINDOW_S`` after the last output, as ``shellkeep ps`` does, and is
-    notified ``delay_s`` seconds later unless output came meanwhile. Times are wall clock
-    (epoch seconds), like ``output_at``.
+    say the program waits for its user; it is notified at ``waiting_due_at`` unless output
+    came meanwhile. Times are wall clock (epoch seconds), like ``output_at``.
 
     Args:
         notify: called on the watch's thread with (hint, last line) when a spell is due
@@ -180,13 +190,8 @@ class WaitingWatch:
             if closed:
                 return
             timeout_s = None
-            if (
-                status is not None
-                and status.output_at is not None
-                and status.output_at != notified_for
-                and waits_for_user(status)
-            ):
-                due = status.output_at + WORKING_WINDOW_S + self._delay_s
+            due = None if status is None or status.output_at == notified_for else waiting_due_at(status, self._delay_s)
+            if status is not None and due is not None:
                 timeout_s = due - self._clock()
                 if timeout_s <= 0:
                     notified_for = status.output_at
