@@ -91,7 +91,7 @@ def visible_text(text: str) -> str:
     global _SPACES
     if _SPACES is None:
         _SPACES = re.compile(r"[ \t\xa0]+")
-    lines = _escapes().sub(_escape_space, text).replace("\r", "\n").split("\n")
+    lines = _escapes().sub(_escape_space, text).replace("\r\n", "\n").replace("\r", "\n").split("\n")
     return "\n".join(_SPACES.sub(" ", line).strip() for line in lines)
 
 
