@@ -12,16 +12,14 @@ import os
 import signal
 import stat
 import sys
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from shellkeep.store.paths import Paths
 from tests.helpers import SK, PtyHarness, run_sk, session_folders, wait_for_background, wait_until
+from tests.receiver import Receiver, configure_notify as _configure
 
 PY = sys.executable
 SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"  # a GitHub token the built-in rules catch
@@ -32,62 +30,10 @@ PROMPT = (
 )
 
 
-@dataclass(frozen=True)
-class Received:
-    path: str
-    headers: dict[str, str]
-    body: bytes
-
-
-class Receiver:
-    """A loopback HTTP server that keeps every POST it gets."""
-
-    def __init__(self) -> None:
-        self.requests: list[Received] = []
-        self._lock = threading.Lock()
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                with receiver._lock:
-                    receiver.requests.append(Received(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
-                self.send_response(200)
-                self.send_header("Content-Length", "2")
-                self.end_headers()
-                self.wfile.write(b"ok")
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/topic"
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self._thread.start()
-
-    def wait_for(self, count: int = 1, timeout_s: float = 30.0) -> list[Received]:
-        wait_until(lambda: len(self.requests) >= count, timeout_s)
-        with self._lock:
-            return list(self.requests)
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
 @pytest.fixture
 def receiver() -> Iterator[Receiver]:
-    server = Receiver()
-    yield server
-    server.close()
-
-
-def _configure(home: Paths, **notify: object) -> None:
-    lines = ["[notify]"]
-    for key, value in notify.items():
-        lines.append(f"{key} = {json.dumps(value)}")
-    home.config_file.parent.mkdir(parents=True, exist_ok=True)
-    home.config_file.write_text("\n".join(lines) + "\n")
+    with Receiver() as server:
+        yield server
 
 
 def _named(home: Paths, name: str) -> dict[str, object]:
