@@ -29,6 +29,8 @@ LAST_LINE_CHARS = 200
 
 _ESCAPES: re.Pattern[str] | None = None  # compiled on first use (no work at import time)
 _SPACES: re.Pattern[str] | None = None
+_ROW_MOVES: re.Pattern[str] | None = None
+_LINE_ENDS: re.Pattern[str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,16 +90,15 @@ def visible_text(text: str) -> str:
     a line (``\n``); runs of spaces become one space and lines are stripped. Format:
     ECMA-48 CSI, OSC and two-byte ESC sequences.
     """
-    global _SPACES
-    if _SPACES is None:
-        _SPACES = re.compile(r"[ \t\xa0]+")
-    lines = _escapes().sub(_escape_space, text).replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    return "\n".join(_SPACES.sub(" ", line).strip() for line in lines)
-
-
-def _escape_space(match: re.Match[str]) -> str:
-    sequence = match.group()
-    return "\n" if sequence.startswith("\x1b[") and sequence[-1] in "ABEFHfd" else " "
+    global _SPACES, _LINE_ENDS, _ROW_MOVES
+    if _SPACES is None or _LINE_ENDS is None or _ROW_MOVES is None:
+        _SPACES = re.compile(r"[ \t\xa0]{2,}|[\t\xa0]")
+        _LINE_ENDS = re.compile(r" *\n *")
+        _ROW_MOVES = re.compile(r"\x1b\[[0-?]*[ -/]*[ABEFHfd]|\r\n?")
+    # Passes of compiled patterns with plain replacements, no Python per match: this runs
+    # once a second on the writer thread, beside the relay.
+    text = _SPACES.sub(" ", _escapes().sub(" ", _ROW_MOVES.sub("\n", text)))
+    return _LINE_ENDS.sub("\n", text).strip(" ")
 
 
 class RecentOutput:
