@@ -71,7 +71,7 @@ def title_of(notification: Notification) -> str:
 def deliver(paths: Paths, notification: Notification, settings: NotifyConfig, config: Config) -> list[str]:
     """Run every notifier ``settings`` turns on for ``notification``; return the failures.
 
-    The last line is redacted first with ``config.redact``'s rules. Each failure is one
+    The last line and the name are redacted first with ``config.redact``'s rules. Each failure is one
     line ("url: timed out"), also written to ``notify.log``; nothing raises.
     """
     if notification.state not in settings.events:
@@ -100,8 +100,9 @@ def _redacted(notification: Notification, config: Config) -> Notification:
 
     from shellkeep.capture.redaction import redactor_for  # the rules compile here, off the recording
 
-    line = redactor_for(config.redact).redact(notification.last_line)
-    return dataclasses.replace(notification, last_line=line)
+    redact = redactor_for(config.redact).redact
+    name = redact(notification.name) if notification.name else notification.name
+    return dataclasses.replace(notification, last_line=redact(notification.last_line), name=name)
 
 
 def _desktop(title: str, body: str) -> None:
