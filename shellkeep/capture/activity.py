@@ -25,7 +25,7 @@ RECENT_CHARS = 4096
 """How much of the latest output text ``RecentOutput`` keeps for the adapter's hints."""
 
 LAST_LINE_CHARS = 200
-"""The longest last line ``RecentOutput.last_line`` returns."""
+"""The longest line ``RecentOutput.judge`` returns."""
 
 _ESCAPES: re.Pattern[str] | None = None  # compiled on first use (no work at import time)
 _SPACES: re.Pattern[str] | None = None
@@ -111,7 +111,7 @@ class RecentOutput:
             left out.
 
     ``feed`` runs once per output event on the writer thread and only keeps text; the
-    patterns run in ``hint`` and ``last_line``, once per report (at most once a second).
+    patterns run in ``judge``, once per report (at most once a second).
     Not thread-safe: the writer thread feeds and judges it; read it elsewhere only once the
     recorder is closed.
     """

@@ -276,9 +276,9 @@ class Recorder:
             due = True
         if not due or now - reported_at < ACTIVITY_INTERVAL_S:
             return reported_at, due
-        hint, line = (None, "") if self._recent is None else self._recent.judge()
-        report = OutputActivity(self._output_at, self._output_bytes, looks_like_prompt(self._tail), hint, line)
         try:
+            hint, line = (None, "") if self._recent is None else self._recent.judge()
+            report = OutputActivity(self._output_at, self._output_bytes, looks_like_prompt(self._tail), hint, line)
             self._on_activity(report)  # type: ignore[misc]
         except Exception as exc:  # noqa: BLE001 - the live status is a hint; recording goes on
             log.info("live status stopped for this session: %s", exc)  # ps falls back to the recording's mtime
