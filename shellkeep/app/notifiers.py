@@ -23,6 +23,7 @@ the others; nothing here raises.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import os
 import re
@@ -36,9 +37,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from shellkeep.app.notify import FACTS_ENV, Notification
+from shellkeep.capture.redaction import redactor_for
 from shellkeep.config import Config, NotifyConfig, load_config_salvaged
 from shellkeep.logs import get_logger
 from shellkeep.store.paths import FILE_MODE, Paths, ensure_dir, resolve_paths
+from shellkeep.store.session import iso, utc_now
 
 log = get_logger(__name__)
 
@@ -96,10 +99,6 @@ def deliver(paths: Paths, notification: Notification, settings: NotifyConfig, co
 
 
 def _redacted(notification: Notification, config: Config) -> Notification:
-    import dataclasses
-
-    from shellkeep.capture.redaction import redactor_for  # the rules compile here, off the recording
-
     redact = redactor_for(config.redact).redact
     name = redact(notification.name) if notification.name else notification.name
     return dataclasses.replace(notification, last_line=redact(notification.last_line), name=name)
@@ -211,8 +210,6 @@ def _log_failure(paths: Paths, notification: Notification, failure: str) -> None
             flags |= os.O_TRUNC
         fd = os.open(path, flags, FILE_MODE)
         try:
-            from shellkeep.store.session import iso, utc_now
-
             os.write(fd, f"{iso(utc_now())} {notification.session} {notification.state}: {failure}\n".encode())
         finally:
             os.close(fd)
