@@ -364,6 +364,83 @@ class ShellConfig:
     )
 
 
+NOTIFY_EVENTS = ("waiting", "finished", "killed", "hangup")
+"""The values of ``notify.events``: a session waits for its user, or ended so (``Status``)."""
+
+NOTIFY_FORMATS = ("text", "json")
+"""The values of ``notify.format``: ntfy-style plain text with headers, or one JSON object."""
+
+
+def _valid_events(value: object) -> None:
+    assert isinstance(value, tuple)
+    for event in value:
+        if event not in NOTIFY_EVENTS:
+            raise ValueError(f"a list of {', '.join(map(repr, NOTIFY_EVENTS))} (not {event!r})")
+
+
+def _valid_format(value: object) -> None:
+    assert isinstance(value, str)
+    if value not in NOTIFY_FORMATS:
+        raise ValueError(f"one of {', '.join(map(repr, NOTIFY_FORMATS))}")
+
+
+def _valid_url(value: object) -> None:
+    assert isinstance(value, str)
+    if value and not re.match(r"https?://[^\s/]+", value):
+        raise ValueError('an http:// or https:// URL, or ""')
+
+
+@dataclass(frozen=True, slots=True)
+class NotifyConfig:
+    """Who is told when a session waits for its user or ends (nobody by default)."""
+
+    events: tuple[str, ...] = _setting(
+        ("waiting", "finished", "killed"),
+        "What to notify: 'waiting' (the agent waits for your input or approval), 'finished', "
+        "'killed' (ended by a signal), 'hangup' (its terminal was closed).",
+        check=_valid_events,
+        project=False,
+    )
+    waiting_delay_s: float = _setting(
+        30.0,
+        "Notify 'waiting' once the session has been waiting this many seconds without a break "
+        "(counted from when 'shellkeep ps' shows it waiting); once per waiting spell.",
+        expect="a number >= 0",
+        check=_at_least(0, "a number"),
+        project=False,
+    )
+    desktop: bool = _setting(
+        False, "Show a desktop notification (notify-send on Linux, osascript on macOS, where found).", project=False
+    )
+    url: str = _setting(
+        "",
+        'POST each notification to this URL, e.g. "https://ntfy.sh/my-topic" ("" = none).',
+        check=_valid_url,
+        project=False,
+    )
+    format: str = _setting(
+        "text",
+        "The POST's body: 'text' (ntfy-compatible: the last line on screen as plain text, the "
+        "headers Title and Tags) or 'json' (an object with session, project, agent, state, "
+        "hint, last_line).",
+        expect="'text' or 'json'",
+        check=_valid_format,
+        project=False,
+    )
+    command: str = _setting(
+        "",
+        "Run this command for each notification, with SHELLKEEP_SESSION, SHELLKEEP_PROJECT, "
+        "SHELLKEEP_AGENT, SHELLKEEP_STATE and SHELLKEEP_LAST_LINE in its environment; split "
+        "like a shell's words, and run by /bin/sh only when it holds shell syntax ('' = none).",
+        project=False,
+    )
+
+    @property
+    def enabled(self) -> bool:
+        """Return whether any notifier is on for any event."""
+        return bool(self.events) and bool(self.desktop or self.url or self.command)
+
+
 @dataclass(frozen=True, slots=True)
 class ModelPrice:
     """What one model costs, in USD per million tokens: prompt input, output, cached input
@@ -446,6 +523,7 @@ class Config:
     encryption: EncryptionConfig = field(default_factory=EncryptionConfig)
     sync: SyncConfig = field(default_factory=SyncConfig)
     shell: ShellConfig = field(default_factory=ShellConfig)
+    notify: NotifyConfig = field(default_factory=NotifyConfig)
     prices: Mapping[str, ModelPrice] = field(default_factory=PriceTable, hash=False, metadata={"table": "models"})
 
 

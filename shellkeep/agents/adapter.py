@@ -28,7 +28,7 @@ from shellkeep.agents.argv import (
     split_command,
     tokenize,
 )
-from shellkeep.agents.base import AgentSession, Exchange, Launch, ScreenChrome
+from shellkeep.agents.base import AgentSession, Exchange, Launch, ScreenChrome, WaitingHints
 from shellkeep.agents.locations import find_in_screen, is_new, mtime_at, newest, same_dir
 
 __all__ = ["HELP", "VERSION", "CommandAdapter", "TranscriptLayout", "jsonl_per_id", "locate_transcript"]
@@ -78,6 +78,8 @@ class CommandAdapter:
     """A regex for what the agent prints when its own resume cannot find or load a session."""
     screen_chrome: ScreenChrome = ScreenChrome()
     """What the agent's interface draws besides its answers (see ``ScreenChrome``)."""
+    waiting_hints: WaitingHints = WaitingHints()
+    """How the agent's screen shows it waits for its user (see ``WaitingHints``); none by default."""
     known_versions: ClassVar[tuple[str, ...]] = ()
     """The agent versions this adapter was written and tested against, as ``PROG --version``
     prints them; "0.61" stands for every 0.61.x (``knows_version``). Another version may work."""

@@ -252,6 +252,29 @@ class ScreenChrome:
     mark: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class WaitingHints:
+    """How an agent's own screen shows that it waits for its user, for ``shellkeep ps`` and notifications.
+
+    Patterns are regular expressions (Python ``re``) matched against the visible text of the
+    agent's latest output (about 4 KiB, ``capture.activity.visible_text``: escape sequences
+    become spaces, a cursor move to another row ends a line, runs of spaces become one); the
+    reason of the latest match is the session's ``hint``. A match is evidence of waiting; no
+    match is no evidence either way (the terminal's modes still count).
+
+    approval: the agent's approval dialog (a command or an edit to allow, a folder to trust);
+        list first the pattern of the question, the line a notification shows.
+    input: the agent's ready input prompt (its input box's footer).
+    """
+
+    approval: tuple[str, ...] = ()
+    input: tuple[str, ...] = ()
+
+    def patterns(self) -> dict[str, tuple[str, ...]]:
+        """Return reason -> patterns, as ``capture.activity.RecentOutput`` takes them."""
+        return {"approval": self.approval, "input": self.input}
+
+
 @runtime_checkable
 class AgentAdapter(Protocol):
     """Know one agent CLI: recognise it, launch it, find and read its conversation, resume it.

@@ -17,7 +17,7 @@ from pathlib import Path
 from shellkeep.agents import jsonl
 from shellkeep.agents.adapter import HELP, VERSION, CommandAdapter, TranscriptLayout, jsonl_per_id
 from shellkeep.agents.argv import Arity, Grammar, Option
-from shellkeep.agents.base import AgentSession, Exchange, ScreenChrome, Usage
+from shellkeep.agents.base import AgentSession, Exchange, ScreenChrome, Usage, WaitingHints
 from shellkeep.agents.locations import UUID_PATTERN, dash_encoded, home_dir
 from shellkeep.agents.records import (
     ExchangeBuilder,
@@ -323,6 +323,21 @@ the prompt echoed as ``❯ <prompt>``, an answer as ``● <text>``, then the sta
 ``✻ Brewed for 0s`` (2.1.332: ``… · done 5:13 PM``)."""
 
 
+CLAUDE_WAITING = WaitingHints(
+    approval=(
+        r"Do you (?:want to|trust) [^\n]{1,120}\?",  # "Do you want to proceed?", "Do you trust the files in this folder?"
+        r"❯ 1\. Yes\b",
+        r"Esc to cancel · Tab to amend",
+    ),
+    input=(r"\? for shortcuts", r"(?:⏵⏵|⏸) [a-z ]{2,40} on\b"),  # "⏵⏵ auto mode on", "⏸ manual mode on"
+)
+"""How Claude Code 2.1.197 and 2.1.332 show they wait (tests/data/agents/screens/claude-*-approval.cast,
+recorded against a stand-in that asks for a Bash tool call): the approval dialog ``Bash command`` /
+``Do you want to proceed?`` / ``❯ 1. Yes`` / ``2. Yes, and always allow ...`` / ``3. No`` / ``Esc to
+cancel · Tab to amend · ctrl+e to explain``; the ready prompt's footer ``? for shortcuts`` (or
+``⏵⏵ auto mode on``)."""
+
+
 class ClaudeAdapter(CommandAdapter):
     """Adapter for Claude Code (``claude``, ``npx @anthropic-ai/claude-code``)."""
 
@@ -332,6 +347,7 @@ class ClaudeAdapter(CommandAdapter):
     packages = ("@anthropic-ai/claude-code",)
     grammar = _GRAMMAR
     screen_chrome = CLAUDE_SCREEN
+    waiting_hints = CLAUDE_WAITING
     session_option = _SESSION_ID
     conversation_options = (_CONTINUE, _RESUME, _SESSION_ID, _FROM_PR, _TELEPORT)
     id_options = (_RESUME, _SESSION_ID)

@@ -21,7 +21,7 @@ from pathlib import Path
 from shellkeep.agents import jsonl
 from shellkeep.agents.adapter import HELP, VERSION, CommandAdapter
 from shellkeep.agents.argv import Arity, Grammar, Option, Token, find_option, first_positional, rebuild, tokenize
-from shellkeep.agents.base import AgentSession, Exchange, Launch, ScreenChrome, Usage
+from shellkeep.agents.base import AgentSession, Exchange, Launch, ScreenChrome, Usage, WaitingHints
 from shellkeep.agents.locations import (
     UUID_PATTERN,
     find_in_screen,
@@ -283,6 +283,21 @@ title) and a footer (``? for shortcuts``, ``⚠ 2 warnings``) below the conversa
 echoed as ``› <prompt>``, an answer as ``• <text>``, then ``Worked for <1s • 17:13``."""
 
 
+CODEX_WAITING = WaitingHints(
+    approval=(
+        r"Would you like to [^\n]{1,120}\?",  # "Would you like to run the following command?"
+        r"Yes, proceed",
+        r"Press enter to confirm or esc to cancel",
+    ),
+    input=(r"Ask Codex to do anything", r"\? for shortcuts"),
+)
+"""How Codex 0.171.0 shows it waits (tests/data/agents/screens/codex-0.171.0-approval.cast, recorded
+against a stand-in that asks for a command needing escalated permissions): its approval dialog
+``Would you like to run the following command?`` / ``$ touch ...`` / ``› 1. Yes, proceed (y)`` /
+``2. Yes, and don't ask again ...`` / ``3. No, and tell Codex what to do differently (esc)`` /
+``Press enter to confirm or esc to cancel``; its ready composer ``› Ask Codex to do anything``."""
+
+
 class CodexAdapter(CommandAdapter):
     """Adapter for Codex CLI (``codex``, ``npx @openai/codex``)."""
 
@@ -293,6 +308,7 @@ class CodexAdapter(CommandAdapter):
     packages = ("@openai/codex",)
     grammar = _GRAMMAR
     screen_chrome = CODEX_SCREEN
+    waiting_hints = CODEX_WAITING
     transcript_format = CODEX_FORMAT
     resume_failure_hint = r"No saved session found with ID [0-9A-Za-z_-]+"
 

@@ -6,10 +6,11 @@ recorder still runs: the pid is alive and started when ``meta.json`` says
 listing). What it is doing comes from its ``live.json`` (``store.live``):
 
 - ``working``: it wrote output in the last ``WORKING_WINDOW_S`` seconds;
-- ``waiting``: it is quiet, and its pty either reads key by key (not canonical: agent TUIs,
-  shells at their prompt and editors read so, and an agent at work animates), or reads a
-  line with echo off (a password prompt), or reads a line with a prompt as the last line it
-  wrote (``capture.activity.looks_like_prompt``);
+- ``waiting``: it is quiet, and the agent's adapter recognised its own prompt or approval
+  dialog in what it drew last (``hint``), or its pty reads key by key (not canonical: agent
+  TUIs, shells at their prompt and editors read so, and an agent at work animates), or reads
+  a line with echo off (a password prompt), or reads a line with a prompt as the last line it
+  wrote (``capture.activity.looks_like_prompt``): ``store.live.waits_for_user``;
 - ``idle``: quiet otherwise (a command running silently).
 """
 
@@ -22,14 +23,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from shellkeep.app.context import Context
-from shellkeep.store.live import LiveStatus, read_live_status
+from shellkeep.store.live import WORKING_WINDOW_S, LiveStatus, read_live_status, waits_for_user
 from shellkeep.store.session import SessionMeta, Status, host_name, iso, parse_iso
 
 __all__ = ["WORKING_WINDOW_S", "LiveSession", "LiveState", "judge_state", "live_sessions"]
-
-WORKING_WINDOW_S = 3.0
-"""Output within this many seconds means the session is working."""
-
 
 class LiveState(str, enum.Enum):
     """What a live session is doing."""
@@ -45,7 +42,7 @@ class LiveSession:
 
     pid / child_pid: shellkeep's process and the program's. duration: float seconds since it
     started. size_bytes: the recording's size on disk now. output_at: ISO 8601 UTC time of
-    its last output (None: not known yet). canonical / echo / prompt: see ``store.live``.
+    its last output (None: not known yet). canonical / echo / prompt / hint: see ``store.live``.
     """
 
     id: str
@@ -65,6 +62,7 @@ class LiveSession:
     canonical: bool | None
     echo: bool | None
     prompt: bool
+    hint: str | None
 
 
 def judge_state(status: LiveStatus | None, now: float, recording_mtime: float | None = None) -> LiveState:
@@ -79,9 +77,7 @@ def judge_state(status: LiveStatus | None, now: float, recording_mtime: float | 
         last_output = recording_mtime
     if last_output is not None and now - last_output < WORKING_WINDOW_S:
         return LiveState.WORKING
-    if status is None or status.canonical is None:
-        return LiveState.IDLE
-    if not status.canonical or not status.echo or status.prompt:
+    if status is not None and waits_for_user(status):
         return LiveState.WAITING
     return LiveState.IDLE
 
@@ -132,5 +128,6 @@ def _live_session(meta: SessionMeta, now: float) -> LiveSession:
         canonical=status.canonical if status is not None else None,
         echo=status.echo if status is not None else None,
         prompt=status.prompt if status is not None else False,
+        hint=status.hint if status is not None else None,
     )
 

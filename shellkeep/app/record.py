@@ -58,8 +58,9 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~2.5 ms 
 if TYPE_CHECKING:
     from typing import BinaryIO
 
-    from shellkeep.config import Config, RedactConfig
-    from shellkeep.capture.activity import OutputActivity
+    from shellkeep.app.notify import WaitingWatch
+    from shellkeep.config import Config, NotifyConfig, RedactConfig
+    from shellkeep.capture.activity import OutputActivity, RecentOutput
     from shellkeep.capture.recorder import Recorder, RecordingStats
     from shellkeep.capture.redaction import StreamRedactor
 
@@ -99,6 +100,7 @@ class RecordSettings:
     auto_gc: bool = False  # retention.auto_gc: apply the retention limits at most once a day
     restart: str = "no"  # record.restart: 'no', 'on-failure' or 'on-failure:N' (app.supervise)
     detail: str = "full"  # record.detail: 'full', 'conversation' or 'metadata'
+    notify: NotifyConfig | None = None  # [notify] when a notifier is on for some event (None: none is)
 
 
 def settings_from_config(config: Config, *, no_input: bool = False, no_redact: bool = False) -> RecordSettings:
@@ -119,6 +121,7 @@ def settings_from_config(config: Config, *, no_input: bool = False, no_redact: b
         auto_gc=config.retention.auto_gc,
         restart=config.record.restart,
         detail=config.record.detail,
+        notify=config.notify if config.notify.enabled else None,
     )
 
 
@@ -271,6 +274,8 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
 
     recorder = None
     live: _LiveStatusFile | None = None
+    recent: RecentOutput | None = None
+    waiting: WaitingWatch | None = None
     with RawMode(0) as raw:
         try:
             child = spawn(argv, cwd=request.cwd, env=child_env, size=size, termios_attrs=raw.attrs)
@@ -286,8 +291,9 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
         # first would hold the GIL while the child is being started.
         if out is not None and meta is not None:
             header = _header(meta, size, started.timestamp(), env, request.settings)
-            live = _LiveStatusFile(meta.folder, child.fd)
-            recorder = _make_recorder(out, header, request.settings, warn, live)
+            recent, waiting = _waiting_watch(paths, meta, request.settings)
+            live = _LiveStatusFile(meta.folder, child.fd, waiting.report if waiting is not None else None)
+            recorder = _make_recorder(out, header, request.settings, warn, live, recent)
         watch = ExitKeyWatch(recorder if recorder is not None else _NullSink())
         found: dict[str, SessionMeta] = {}
         ended = threading.Event()  # the relay is done: the final meta.json follows at once
@@ -314,6 +320,8 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
         finally:
             ended.set()
             raw.restore()
+            if waiting is not None:
+                waiting.close()
             if live is not None:
                 live.close()
     try:
@@ -332,6 +340,7 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
             warn(f"could not store the session's metadata: {exc.strerror or exc}")
             return RunOutcome(result.exit_code, meta, result, watch.exit_key_at)
         _note_ended(paths, meta)
+        _notify_ended(paths, meta, request.settings, recent)
         if request.settings.detail != "metadata":
             meta = _collect_conversation(paths, meta, request.settings, child_env)
         _after_session(paths, meta, request.settings)
@@ -643,7 +652,12 @@ def _header(meta: SessionMeta, size: TermSize, timestamp: float, env: Mapping[st
 
 
 def _make_recorder(
-    out: BinaryIO, header: Header, settings: RecordSettings, warn: Warn, live: _LiveStatusFile | None = None
+    out: BinaryIO,
+    header: Header,
+    settings: RecordSettings,
+    warn: Warn,
+    live: _LiveStatusFile | None = None,
+    recent: RecentOutput | None = None,
 ) -> Recorder:
     from shellkeep.capture.recorder import Recorder
 
@@ -656,7 +670,54 @@ def _make_recorder(
         make_filter=partial(_stream_redactor, settings.redact_config) if settings.redact else None,
         on_error=warn,
         on_activity=live,
+        recent=recent,
     )
+
+
+def _waiting_watch(paths: Paths, meta: SessionMeta, settings: RecordSettings) -> tuple[RecentOutput | None, WaitingWatch | None]:
+    """Return what judges the latest output (the agent's waiting hints, the last line) and
+    the waiting notifier, each None when not needed; called once the child runs."""
+    hints = _waiting_hints(meta.agent)
+    notify = settings.notify
+    wants_waiting = notify is not None and "waiting" in notify.events
+    if not hints and notify is None:
+        return None, None
+    from shellkeep.capture.activity import RecentOutput
+
+    recent = RecentOutput(hints)
+    if not wants_waiting:
+        return recent, None
+    assert notify is not None
+    from shellkeep.app.notify import WaitingWatch, notification_for, start_notifiers
+
+    def notify_waiting(hint: str | None, line: str) -> None:
+        start_notifiers(paths, notification_for(meta, "waiting", hint, line))
+
+    return recent, WaitingWatch(notify_waiting, notify.waiting_delay_s)
+
+
+def _waiting_hints(agent: str) -> dict[str, tuple[str, ...]]:
+    """Return the waiting hints of a built-in agent's adapter (reason -> patterns), or {}."""
+    from shellkeep.agents.registry import adapter_named, builtin_names
+
+    if agent not in builtin_names():
+        return {}
+    try:
+        hints = getattr(adapter_named(agent), "waiting_hints", None)
+        return {reason: tuple(p) for reason, p in hints.patterns().items() if p} if hints is not None else {}
+    except Exception as exc:  # noqa: BLE001 - an adapter bug must not stop the recording
+        log.info("no waiting hints for %s: %s", agent, exc)
+        return {}
+
+
+def _notify_ended(paths: Paths, meta: SessionMeta, settings: RecordSettings, recent: RecentOutput | None) -> None:
+    """Start the notifiers for the stored end of the session, when configured (detached; never waits)."""
+    if settings.notify is None or meta.status not in settings.notify.events:
+        return
+    from shellkeep.app.notify import notify_ended
+
+    last_line = recent.judge()[1] if recent is not None else ""
+    notify_ended(paths, meta, settings.notify.events, last_line)
 
 
 class _LiveStatusFile:
@@ -664,10 +725,13 @@ class _LiveStatusFile:
 
     Holds its own copy of the pty's master fd to read the child's input modes (ICANON, ECHO)
     at each write; ``close`` (once the relay has ended) closes it and removes the file.
+    ``listener`` (the waiting notifier, ``app.notify.WaitingWatch.report``) gets each status
+    with the last line on screen, before the file is written; it must not block.
     """
 
-    def __init__(self, folder: Path, pty_fd: int) -> None:
+    def __init__(self, folder: Path, pty_fd: int, listener: Callable[[LiveStatus, str], None] | None = None) -> None:
         self._folder: Path | None = folder
+        self._listener = listener
         self._lock = threading.Lock()
         try:
             self._fd = os.dup(pty_fd)  # not inherited by the child (PEP 446)
@@ -686,7 +750,15 @@ class _LiveStatusFile:
                     canonical, echo = bool(lflag & termios.ICANON), bool(lflag & termios.ECHO)
                 except termios.error:
                     pass
-            status = LiveStatus(activity.output_at, activity.output_bytes, canonical, echo, activity.prompt, time.time())
+            status = LiveStatus(
+                activity.output_at, activity.output_bytes, canonical, echo, activity.prompt, time.time(), activity.hint
+            )
+            if self._listener is not None:
+                try:
+                    self._listener(status, activity.last_line)
+                except Exception as exc:  # noqa: BLE001 - a notifier never stops the live status
+                    log.info("waiting notifications stopped for this session: %s", exc)
+                    self._listener = None
             write_live_status(self._folder, status)
 
     def close(self) -> None:

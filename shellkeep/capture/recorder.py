@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from shellkeep.asciicast.encoder import encode_event, encode_header
 from shellkeep.asciicast.model import Header
-from shellkeep.capture.activity import OutputActivity, last_line, looks_like_prompt
+from shellkeep.capture.activity import OutputActivity, RecentOutput, last_line, looks_like_prompt
 from shellkeep.capture.input_filter import TerminalReplyFilter
 from shellkeep.termsize import TermSize
 from shellkeep.logs import get_logger
@@ -95,6 +95,9 @@ class Recorder:
         on_activity: called from the writer thread with what it saw of the output, at most
             once per ``ACTIVITY_INTERVAL_S`` (the live status, ``shellkeep ps``); an error
             it raises stops these calls, never the recording.
+        recent: keeps the latest output text (redacted) when given; each ``on_activity``
+            report then carries its judgement (the adapter's hint, the last line). Read it
+            elsewhere only after ``close``.
     """
 
     def __init__(
@@ -108,6 +111,7 @@ class Recorder:
         make_filter: Callable[[bool], TextFilter] | None = None,
         on_error: Callable[[str], None] | None = None,
         on_activity: Callable[[OutputActivity], None] | None = None,
+        recent: RecentOutput | None = None,
     ) -> None:
         self._out = out
         self._header = header
@@ -134,6 +138,7 @@ class Recorder:
         self._output_at: float | None = None  # the writer's wall clock when output last came
         self._output_mono = 0.0  # ...and its monotonic clock
         self._tail = ""  # the output text after its last newline
+        self._recent = recent
         self._thread = threading.Thread(target=self._run, name="shellkeep-writer", daemon=True)
         self._thread.start()
 
@@ -271,8 +276,9 @@ class Recorder:
             due = True
         if not due or now - reported_at < ACTIVITY_INTERVAL_S:
             return reported_at, due
-        report = OutputActivity(self._output_at, self._output_bytes, looks_like_prompt(self._tail))
         try:
+            hint, line = (None, "") if self._recent is None else self._recent.judge()
+            report = OutputActivity(self._output_at, self._output_bytes, looks_like_prompt(self._tail), hint, line)
             self._on_activity(report)  # type: ignore[misc]
         except Exception as exc:  # noqa: BLE001 - the live status is a hint; recording goes on
             log.info("live status stopped for this session: %s", exc)  # ps falls back to the recording's mtime
@@ -380,6 +386,8 @@ class Recorder:
                     text = out_filter.feed(text)
                 if self._on_activity is not None:
                     self._tail = last_line(self._tail, text)
+                    if self._recent is not None:
+                        self._recent.feed(text)
             elif code == "i":
                 assert isinstance(payload, bytes)
                 text = self._replies.feed(in_decoder.decode(payload))

@@ -15,8 +15,9 @@ from shellkeep.cli.output import format_duration, print_json
 def ps(as_json: bool) -> None:
     """List the sessions recording now, in every project, newest first.
 
-    STATE is working (output in the last 3 seconds), waiting (quiet, and the program reads
-    keys one by one, or reads a line after printing a prompt or with echo off) or idle.
+    STATE is working (output in the last 3 seconds), waiting (quiet, and the agent shows its
+    own prompt or approval dialog, or the program reads keys one by one, or reads a line
+    after printing a prompt or with echo off) or idle.
 
     Example: shellkeep ps --json
     """

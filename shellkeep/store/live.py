@@ -2,9 +2,13 @@
 
 The recorder's writer thread rewrites it at most once a second while the program draws, and
 once more after it has been quiet for a second, so it tells when output last came, how the
-child's pty reads input and whether a prompt was left at the bottom. It is a hint, not the
+child's pty reads input, whether a prompt was left at the bottom and whether the agent's
+adapter recognised its own prompt or approval dialog (``hint``). It is a hint, not the
 truth (``meta.json`` is): written without fsync, removed when the session ends, ignored for
 a session that is not live. It holds no recorded text.
+
+``waits_for_user`` is the one rule, shared by ``shellkeep ps`` and the waiting notifier,
+that tells from a status whether a quiet program waits for its user.
 """
 
 from __future__ import annotations
@@ -18,6 +22,9 @@ from shellkeep.store.paths import FILE_MODE
 
 LIVE_FILE = "live.json"
 
+WORKING_WINDOW_S = 3.0
+"""Output within this many seconds means the session is working, not waiting or idle."""
+
 
 @dataclass(frozen=True, slots=True)
 class LiveStatus:
@@ -29,6 +36,8 @@ class LiveStatus:
     (ECHO), as ``termios.tcgetattr`` told at ``updated_at``; None when it could not be read.
     prompt: the last line the program wrote looks like a prompt (``capture.activity``).
     updated_at: when this status was written, epoch seconds.
+    hint: the reason of the adapter's waiting hint that matched what the agent drew last
+    (``"approval"``: its approval dialog; ``"input"``: its ready prompt), or None.
     """
 
     output_at: float | None
@@ -37,6 +46,18 @@ class LiveStatus:
     echo: bool | None
     prompt: bool
     updated_at: float
+    hint: str | None = None
+
+
+def waits_for_user(status: LiveStatus) -> bool:
+    """Return whether a quiet program waits for its user, by ``status`` (how long it has
+    been quiet aside): the adapter's hint matched, or its pty reads key by key (not
+    canonical), or reads a line with echo off, or reads a line after a prompt."""
+    if status.hint is not None:
+        return True
+    if status.canonical is None:
+        return False
+    return not status.canonical or not status.echo or status.prompt
 
 
 def write_live_status(folder: Path, status: LiveStatus) -> None:
@@ -53,6 +74,7 @@ def write_live_status(folder: Path, status: LiveStatus) -> None:
             "echo": status.echo,
             "prompt": status.prompt,
             "updated_at": status.updated_at,
+            "hint": status.hint,
         }
     ).encode("utf-8")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
@@ -75,6 +97,7 @@ def read_live_status(folder: Path) -> LiveStatus | None:
             echo=_flag(obj.get("echo")),
             prompt=bool(obj.get("prompt")),
             updated_at=float(obj["updated_at"]),
+            hint=_reason(obj.get("hint")),
         )
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
@@ -87,6 +110,10 @@ def remove_live_status(folder: Path) -> None:
             os.unlink(folder / name)
         except OSError:
             pass
+
+
+def _reason(value: object) -> str | None:
+    return value[:32] if isinstance(value, str) and value else None
 
 
 def _flag(value: object) -> bool | None:

@@ -128,8 +128,10 @@ def test_project_patterns_are_added_to_the_users(home: Paths, project: Path) -> 
     "line",
     ["[sync]\nurl = 's3://evil/x'", "[redact]\nenabled = false", "[redact]\nallowlist = ['.*']",
      "[retention]\nauto_gc = true", "[encryption]\nkey_file = '/tmp/k'", "[record]\ninput = true",
-     "[record]\ndetail = 'full'"],
-    ids=["sync", "redact-off", "allowlist", "auto-gc", "encryption", "input-back-on", "detail-full"],
+     "[record]\ndetail = 'full'", "[notify]\nurl = 'https://evil.example/x'", "[notify]\ncommand = 'curl evil'",
+     "[notify]\ndesktop = true"],
+    ids=["sync", "redact-off", "allowlist", "auto-gc", "encryption", "input-back-on", "detail-full", "notify-url",
+         "notify-command", "notify-desktop"],
 )
 def test_a_project_file_cannot_weaken_privacy(home: Paths, project: Path, line: str) -> None:
     proj = write(project / PROJECT_FILE_NAME, line + "\n")
@@ -179,6 +181,10 @@ BAD_FILES = [
     ("[redact]\npatterns = [{ name = 'x y', pattern = 'a' }]\n", ["redact.patterns", "'x y'"]),
     ("[redact]\npatterns = [{ name = 'x', patern = 'a' }]\n", ["redact.patterns[0].patern", "did you mean"]),
     ("[redact]\npatterns = [{ name = 'x' }]\n", ["redact.patterns[0].pattern", "a non-empty string"]),
+    ("[notify]\nevents = ['waiting', 'done']\n", ["notify.events", "'finished'", "not 'done'"]),
+    ("[notify]\nformat = 'xml'\n", ["notify.format", "one of 'text', 'json'", "'xml'"]),
+    ("[notify]\nurl = 'ntfy.sh/topic'\n", ["notify.url", "an http:// or https:// URL"]),
+    ("[notify]\nwaiting_delay_s = -1\n", ["notify.waiting_delay_s", "a number >= 0"]),
     ("record = 1\n", ["'record'", "[record] table"]),
     ("[record]\ninput = true\ntitle = \n", ["invalid toml", "line 3"]),
     ("[record]\ninput = tru\n", ["invalid toml", "line 2, column 9"]),
@@ -190,7 +196,8 @@ BAD_FILES = [
     BAD_FILES,
     ids=["typo", "table-typo", "no-table", "bool", "range", "float-for-int", "negative", "bool-for-int",
          "size", "not-a-list", "bad-allow-regex", "bad-regex", "empty-match", "bad-name", "pattern-typo",
-         "missing-pattern", "table-is-value", "toml-end", "toml-column"],
+         "missing-pattern", "notify-event", "notify-format", "notify-url", "notify-delay", "table-is-value",
+         "toml-end", "toml-column"],
 )
 def test_a_bad_file_is_one_line_naming_file_key_and_expectation(
     home: Paths, text: str, fragments: list[str]

@@ -8,6 +8,7 @@ Sessions are real folders under the ``home`` fixture's ``SHELLKEEP_HOME``.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import subprocess
 import sys
@@ -43,8 +44,10 @@ from tests.unit.store.factory import make_session
 NOW = 2_000_000_000.0
 
 
-def _status(*, quiet_s: float, canonical: bool | None, echo: bool | None = True, prompt: bool = False) -> LiveStatus:
-    return LiveStatus(NOW - quiet_s, 10, canonical, echo, prompt, NOW)
+def _status(
+    *, quiet_s: float, canonical: bool | None, echo: bool | None = True, prompt: bool = False, hint: str | None = None
+) -> LiveStatus:
+    return LiveStatus(NOW - quiet_s, 10, canonical, echo, prompt, NOW, hint)
 
 
 @pytest.mark.parametrize(
@@ -58,9 +61,13 @@ def _status(*, quiet_s: float, canonical: bool | None, echo: bool | None = True,
         (_status(quiet_s=WORKING_WINDOW_S + 1, canonical=True), LiveState.IDLE),
         (_status(quiet_s=WORKING_WINDOW_S + 1, canonical=None, echo=None, prompt=True), LiveState.IDLE),
         (None, LiveState.IDLE),
+        (_status(quiet_s=WORKING_WINDOW_S + 1, canonical=True, hint="approval"), LiveState.WAITING),
+        (_status(quiet_s=WORKING_WINDOW_S + 1, canonical=None, echo=None, hint="input"), LiveState.WAITING),
+        (_status(quiet_s=0.5, canonical=False, hint="approval"), LiveState.WORKING),
     ],
     ids=["output-now", "output-now-at-prompt", "quiet-reading-keys", "quiet-at-prompt", "quiet-password",
-         "quiet-no-prompt", "modes-unknown", "no-status"],
+         "quiet-no-prompt", "modes-unknown", "no-status", "hint-while-canonical", "hint-modes-unknown",
+         "hint-output-now"],
 )  # fmt: skip
 def test_the_state_rule(status: LiveStatus | None, expected: LiveState) -> None:
     assert judge_state(status, NOW) is expected
@@ -97,6 +104,12 @@ def test_live_status_round_trip_and_unreadable_files(tmp_path: Path) -> None:
     status = LiveStatus(NOW - 1, 42, False, False, True, NOW)
     write_live_status(tmp_path, status)
     assert read_live_status(tmp_path) == status
+    hinted = dataclasses.replace(status, hint="approval")
+    write_live_status(tmp_path, hinted)
+    assert read_live_status(tmp_path) == hinted
+    assert set(json.loads((tmp_path / LIVE_FILE).read_text())) == {
+        "output_at", "output_bytes", "canonical", "echo", "prompt", "updated_at", "hint"
+    }  # a judgement only: no recorded text
     assert oct((tmp_path / LIVE_FILE).stat().st_mode & 0o777) == "0o600"
     (tmp_path / LIVE_FILE).write_text('{"output_at": 1')  # cut mid-write by a crash
     assert read_live_status(tmp_path) is None
@@ -127,6 +140,40 @@ def test_the_recorder_reports_output_at_most_once_a_second_and_once_it_settles(t
     times = [t for t, _ in reports]
     assert all(b - a >= 0.5 for a, b in zip(times, times[1:]))
     assert 2 <= len(reports) <= 3
+
+
+def test_the_recorder_reports_the_hint_and_last_line_of_the_recent_redacted_output(tmp_path: Path) -> None:
+    from shellkeep.capture.activity import RecentOutput
+    from shellkeep.capture.redaction import default_stream_redactor
+
+    reports: list[OutputActivity] = []
+    recent = RecentOutput({"approval": (r"Do you want to [^\n]+\?",)})
+    out = open(tmp_path / "session.cast", "ab")
+    recorder = Recorder(
+        out,
+        header=Header(size=TermSize(80, 24), timestamp=0),
+        on_activity=reports.append,
+        recent=recent,
+        make_filter=default_stream_redactor,
+    )
+    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    recorder.on_output(f"token {secret}\r\n\x1b[1mDo\x1b[5Gyou\x1b[9Gwant to proceed?\x1b[0m".encode(), 0.1)
+    settled = wait_until(lambda: [a for a in reports if a.hint], 10)
+    recorder.close()
+    assert settled[-1].hint == "approval"  # type: ignore[index]
+    assert settled[-1].last_line == "Do you want to proceed?"  # type: ignore[index]
+    assert secret not in recent._text  # the text kept is the redacted text
+    assert all(a.hint is None and a.last_line == "" for a in _plain_reports(tmp_path))
+
+
+def _plain_reports(tmp_path: Path) -> list[OutputActivity]:
+    """The reports of a recorder given no ``recent``: no hint, no line."""
+    reports: list[OutputActivity] = []
+    recorder = Recorder(open(tmp_path / "plain.cast", "ab"), header=Header(size=TermSize(80, 24), timestamp=0), on_activity=reports.append)
+    recorder.on_output(b"Do you want to proceed?", 0.1)
+    wait_until(lambda: reports, 10)
+    recorder.close()
+    return reports
 
 
 def test_a_failing_activity_callback_never_stops_the_recording(tmp_path: Path) -> None:

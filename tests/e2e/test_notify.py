@@ -1,0 +1,184 @@
+"""Notifications (app/notify.py, app/notifiers.py) from real recordings in real ptys.
+
+A real ``http.server`` on 127.0.0.1 receives the POSTs; the programs are small python3
+scripts that print a prompt and wait, or end. Every wait is on an event (a request
+received, a file written, text on the screen), never a sleep; the waiting delay is set tiny.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from shellkeep.store.paths import Paths
+from tests.helpers import SK, PtyHarness, run_sk, session_folders, wait_for_background, wait_until
+from tests.receiver import Receiver, configure_notify as _configure
+
+PY = sys.executable
+SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"  # a GitHub token the built-in rules catch
+# A line read after a prompt that holds a secret: canonical mode with a prompt, so waiting.
+PROMPT = (
+    "import sys; sys.stdout.write('working on it\\ntoken " + SECRET + " ok? '); "
+    "sys.stdout.flush(); sys.stdin.readline(); print('bye')"
+)
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    with Receiver() as server:
+        yield server
+
+
+def _named(home: Paths, name: str) -> dict[str, object]:
+    for folder in session_folders(home):
+        meta = json.loads(folder.read_text())
+        if meta["name"] == name:
+            return meta  # type: ignore[no-any-return]
+    return {}
+
+
+def _meta(home: Paths) -> dict[str, object]:
+    [meta_file] = wait_until(lambda: session_folders(home), 20)  # type: ignore[misc]
+    return json.loads(meta_file.read_text())  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"], ids=str)
+def test_a_program_waiting_at_a_prompt_is_posted_once_with_its_secret_redacted(
+    home: Paths, receiver: Receiver, fmt: str
+) -> None:
+    _configure(home, url=receiver.url, format=fmt, waiting_delay_s=0.2, events=["waiting"])
+    harness = PtyHarness.start([*SK, "run", "--name", "asks", "--", PY, "-c", PROMPT])
+    try:
+        harness.expect(b"ok? ")
+        [request] = receiver.wait_for(1)
+        meta = _meta(home)
+        assert request.path == "/topic"
+        if fmt == "text":
+            assert request.headers["content-type"].startswith("text/plain")
+            assert request.headers["title"] == f"{meta['agent']} is waiting for you (asks)"
+            assert request.headers["tags"] == "bell,shellkeep"
+            line = request.body.decode()
+        else:
+            assert request.headers["content-type"] == "application/json"
+            body = json.loads(request.body)
+            assert set(body) == {"session", "name", "project", "project_root", "agent", "state", "hint", "last_line", "title"}
+            assert (body["session"], body["name"], body["project"]) == (meta["id"], "asks", meta["project"])
+            assert (body["agent"], body["state"], body["hint"]) == (meta["agent"], "waiting", None)
+            assert body["project_root"] == meta["project_root"]
+            line = body["last_line"]
+        assert line.startswith("token [REDACTED") and line.endswith("ok?")
+        assert SECRET not in request.body.decode() and SECRET[:12] not in request.body.decode()
+    finally:
+        harness.write(b"\r")
+        assert harness.finish() == 0
+    wait_for_background(home)
+    assert len(receiver.requests) == 1  # once per waiting spell; "finished" is not among the events
+
+
+def test_finished_and_killed_sessions_are_posted(home: Paths, receiver: Receiver) -> None:
+    _configure(home, url=receiver.url, format="json", events=["finished", "killed"])
+    assert run_sk("run", "--name", "done", "--", PY, "-c", "print('all good')").returncode == 0
+    [finished] = receiver.wait_for(1)
+    body = json.loads(finished.body)
+    assert (body["name"], body["state"], body["last_line"]) == ("done", "finished", "all good")
+
+    harness = PtyHarness.start([*SK, "run", "--name", "cut", "--", PY, "-c", "print('started', flush=True); input()"])
+    harness.expect(b"started")
+    child = wait_until(lambda: _named(home, "cut").get("child_pid"), 20)
+    os.kill(int(child), signal.SIGKILL)  # type: ignore[call-overload]
+    assert harness.finish() == 128 + signal.SIGKILL
+    requests = receiver.wait_for(2)
+    killed = json.loads(requests[1].body)
+    assert (killed["name"], killed["state"]) == ("cut", "killed")
+    wait_for_background(home)
+
+
+def test_the_command_notifier_gets_the_facts_in_its_environment(home: Paths, tmp_path: Path) -> None:
+    out = tmp_path / "env.json"
+    script = tmp_path / "record-env"
+    script.write_text(
+        f"#!{PY}\nimport json, os, sys\n"
+        f"json.dump({{k: v for k, v in os.environ.items() if k.startswith('SHELLKEEP_')}} | {{'argv': sys.argv[1:]}}, "
+        f"open({str(out)!r} + '.tmp', 'w'))\nos.replace({str(out)!r} + '.tmp', {str(out)!r})\n"
+    )
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    _configure(home, command=f"{script} --from shellkeep", events=["finished"])
+    assert run_sk("run", "--name", "cmd", "--", PY, "-c", f"print('key {SECRET}')").returncode == 0
+    wait_until(out.exists, 30)
+    env = json.loads(out.read_text())
+    meta = _meta(home)
+    assert env["argv"] == ["--from", "shellkeep"]  # split like a shell's words, no shell
+    assert env["SHELLKEEP_SESSION"] == meta["id"]
+    assert env["SHELLKEEP_PROJECT"] == meta["project_root"]
+    assert env["SHELLKEEP_AGENT"] == meta["agent"]
+    assert env["SHELLKEEP_STATE"] == "finished"
+    assert env["SHELLKEEP_LAST_LINE"].startswith("key [REDACTED") and SECRET not in json.dumps(env)
+    assert "SHELLKEEP_NOTIFICATION" not in env
+    wait_for_background(home)
+
+
+def test_the_desktop_notifier_runs_notify_send_from_path(home: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    out = tmp_path / "argv.json"
+    fake = bin_dir / "notify-send"
+    fake.write_text(
+        f"#!{PY}\nimport json, os, sys\njson.dump(sys.argv[1:], open({str(out)!r} + '.tmp', 'w'))\n"
+        f"os.replace({str(out)!r} + '.tmp', {str(out)!r})\n"
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    _configure(home, desktop=True, events=["finished"])
+    assert run_sk("run", "--name", "desk", "--", PY, "-c", "print('the end')").returncode == 0
+    wait_until(out.exists, 30)
+    meta = _meta(home)
+    assert json.loads(out.read_text()) == ["--app-name=shellkeep", f"{meta['agent']} finished (desk)", "the end"]
+    wait_for_background(home)
+
+
+def test_a_failing_url_is_logged_in_one_line_and_the_command_still_runs(home: Paths, tmp_path: Path) -> None:
+    out = tmp_path / "ran"
+    # Port 9 (discard) on loopback: nothing listens, the POST is refused at once.
+    _configure(home, url="http://127.0.0.1:9/x", command=f"touch {out}", events=["finished"])
+    assert run_sk("run", "--", "true").returncode == 0
+    wait_until(out.exists, 30)  # "touch" runs with no shell: no shell syntax in it
+    log_file = home.logs / "notify.log"
+    wait_until(log_file.exists, 30)
+    [line] = log_file.read_text().splitlines()
+    assert " finished: url: " in line and "refused" in line.lower()
+    assert stat.S_IMODE(log_file.stat().st_mode) == 0o600
+    wait_for_background(home)
+
+
+def test_no_notifier_configured_spawns_nothing(home: Paths) -> None:
+    """Events alone (no desktop, url or command) load no notify module in the recording
+    process, so nothing can be spawned; one notifier on loads it."""
+    _configure(home, events=["waiting", "finished"], waiting_delay_s=0)
+    assert _notify_modules() == []
+    _configure(home, events=["finished"], command="true")
+    assert _notify_modules() == ["shellkeep.app.notify"]
+    wait_for_background(home)
+    assert not (home.logs / "notify.log").exists()
+
+
+def _notify_modules() -> list[str]:
+    """Return the notification modules a recording of ``true`` loads (the notifiers run in a
+    process of their own, whose imports are not seen here)."""
+    import subprocess
+
+    found = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "shellkeep", "run", "--", "true"],
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
+    assert found.returncode == 0
+    names = [line.rsplit("|", 1)[1].strip() for line in found.stderr.decode().splitlines() if line.startswith("import time:")]
+    return sorted(n for n in names if n.startswith("shellkeep.app.notif"))
