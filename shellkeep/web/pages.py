@@ -95,6 +95,8 @@ class Pages:
             return _error(str(exc), 404, as_json) if as_json else self._message(str(exc), 404)
         except UserInputError as exc:
             return _error(str(exc), 400, as_json) if as_json else self._message(str(exc), 400)
+        except KeyUnavailable as exc:
+            return _error(str(exc), 409, as_json) if as_json else self._message(str(exc), 409)
         except ShellkeepError as exc:
             return _error(str(exc), 500, as_json) if as_json else self._message(str(exc), 500)
 
