@@ -26,12 +26,17 @@
     });
   }
   window.shellkeepPlayer = player;
+  player.addEventListener("play", function () { el.dataset.playing = "1"; });
+  player.addEventListener("playing", function () { el.dataset.playing = "1"; });
+  player.addEventListener("pause", function () { el.dataset.playing = "0"; });
+  player.addEventListener("ended", function () { el.dataset.playing = "0"; });
   document.querySelectorAll("a.seek").forEach(function (link) {
     link.addEventListener("click", function (event) {
       event.preventDefault();
       if (live) return;
       var t = Number(link.dataset.t);
-      Promise.resolve(player.seek(t)).then(function () { player.play(); });
+      var wasPlaying = el.dataset.playing === "1";
+      Promise.resolve(player.seek(t)).then(function () { if (wasPlaying) player.play(); });
       el.scrollIntoView({ block: "nearest" });
     });
   });
