@@ -23,7 +23,7 @@ import pytest
 
 from shellkeep.store.paths import Paths
 from tests.e2e.serving import Served, record_session, serve
-from tests.helpers import SK
+from tests.helpers import run_sk, wait_for_background
 from tests.live_stand_in import LivePublisher
 
 playwright_sync = pytest.importorskip("playwright.sync_api")
@@ -81,6 +81,7 @@ def test_the_list_loads_and_a_search_finds_a_session(home: Paths, page: object) 
     expect = playwright_sync.expect
     _long_session(home, "fix-login", "the login form is fixed")
     other = _long_session(home, "tidy-css", "stylesheet tidied up")
+    wait_for_background(home)  # indexed (a listing while the detached indexer works may miss the newest)
     with serve() as served:
         _open(page, served)
         assert page.url == served.base + "/"  # type: ignore[attr-defined]  # the token left the address bar
@@ -100,24 +101,29 @@ def test_the_list_loads_and_a_search_finds_a_session(home: Paths, page: object) 
         assert other in page.url  # type: ignore[attr-defined]
 
 
-def test_the_player_plays_a_recording_and_the_timeline_seeks_it(home: Paths, page: object) -> None:
+def test_the_player_plays_a_recording_and_the_timeline_seeks_it(home: Paths, page: object, tmp_path: Path) -> None:
     expect = playwright_sync.expect
-    code = (
-        "import subprocess, sys\n"
-        "print('first screen words', flush=True)\n"
-        f"subprocess.run({[*SK, 'mark', 'the fix']!r}, check=True)\n"
-        "print('second screen words', flush=True)\n"
-    )
-    _, session_id, _ = record_session(home, code, name="played")
+    cast = tmp_path / "marked.cast"
+    lines = [
+        {"version": 2, "width": 80, "height": 24, "timestamp": 1700000000},
+        [0.2, "o", "first screen words\r\n"],
+        [0.6, "m", "the fix"],
+        [1.0, "o", "second screen words\r\n"],
+    ]
+    cast.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    imported = run_sk("import", str(cast), "--name", "played")
+    assert imported.returncode == 0, imported.stderr
+    session_id = imported.stdout.decode().strip()
     with serve() as served:
         _open(page, served, f"/s/{session_id}")
         player = page.locator("#player")  # type: ignore[attr-defined]
         expect(player).to_contain_text("first screen words", timeout=WAIT_MS)
         expect(player).to_contain_text("second screen words", timeout=WAIT_MS)  # played to the end
-        link = page.locator("#timeline a.seek", has_text="")  # type: ignore[attr-defined]
+        link = page.locator("#timeline a.seek")  # type: ignore[attr-defined]
         expect(page.locator("#timeline")).to_contain_text("the fix")  # type: ignore[attr-defined]
-        link.first.click()
-        expect(player).not_to_contain_text("second screen words", timeout=WAIT_MS)  # the screen at the mark
+        assert link.count() == 1 and link.get_attribute("data-t") == "0.600"
+        link.click()
+        expect(player).not_to_contain_text("second screen words", timeout=WAIT_MS)  # the screen at the marker
         expect(player).to_contain_text("first screen words")
 
 
@@ -171,6 +177,7 @@ def test_a_real_recording_plays_live(home: Paths, page: object) -> None:
 def test_the_stats_page_and_the_phone_layout(home: Paths, browser: object) -> None:
     expect = playwright_sync.expect
     _long_session(home, "phone-view", "seen on a phone")
+    wait_for_background(home)
     context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)  # type: ignore[attr-defined]
     phone = context.new_page()
     try:
