@@ -198,6 +198,7 @@ class Pages:
             "meta": meta,
             "title": meta.name or meta.id,
             "state": live.state if live is not None else None,
+            "duration": live.duration if live is not None else meta.duration,
             "is_live": live is not None and has_live_socket(meta.folder),
             "problem": None,
             "exchanges": [],

@@ -23,7 +23,7 @@ import pytest
 
 from shellkeep.store.paths import Paths
 from tests.e2e.serving import Served, record_session, serve
-from tests.helpers import run_sk, wait_for_background
+from tests.helpers import run_sk, session_folders, wait_for_background
 from tests.live_stand_in import LivePublisher
 
 playwright_sync = pytest.importorskip("playwright.sync_api")
@@ -114,17 +114,25 @@ def test_the_player_plays_a_recording_and_the_timeline_seeks_it(home: Paths, pag
     imported = run_sk("import", str(cast), "--name", "played")
     assert imported.returncode == 0, imported.stderr
     session_id = imported.stdout.decode().strip()
+    folder = next(p.parent for p in session_folders(home) if p.parent.name == session_id)
+    # The exchanges an agent adapter would have stored: one prompt sent 0.4 s in.
+    exchange = {"index": 0, "time": "2023-11-14T22:13:20.400Z", "prompt": "fix the login form", "answer": "done: the form posts again"}
+    (folder / "exchanges.jsonl").write_text(json.dumps(exchange) + "\n")
     with serve() as served:
         _open(page, served, f"/s/{session_id}")
         player = page.locator("#player")  # type: ignore[attr-defined]
         expect(player).to_contain_text("first screen words", timeout=WAIT_MS)
         expect(player).to_contain_text("second screen words", timeout=WAIT_MS)  # played to the end
-        link = page.locator("#timeline a.seek")  # type: ignore[attr-defined]
-        expect(page.locator("#timeline")).to_contain_text("the fix")  # type: ignore[attr-defined]
-        assert link.count() == 1 and link.get_attribute("data-t") == "0.600"
-        link.click()
+        timeline = page.locator("#timeline")  # type: ignore[attr-defined]
+        expect(timeline).to_contain_text("the fix")
+        expect(timeline).to_contain_text("fix the login form")
+        expect(timeline).to_contain_text("done: the form posts again")
+        links = timeline.locator("a.seek")
+        assert [links.nth(i).get_attribute("data-t") for i in range(links.count())] == ["0.400", "0.600"]
+        links.nth(1).click()
         expect(player).not_to_contain_text("second screen words", timeout=WAIT_MS)  # the screen at the marker
         expect(player).to_contain_text("first screen words")
+        _screenshot(page, "serve-session.png")
 
 
 def test_a_live_sessions_new_output_appears_in_the_page(home: Paths, page: object) -> None:
