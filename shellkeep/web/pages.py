@@ -349,7 +349,16 @@ class Pages:
 
 # -- values the templates show -------------------------------------------------------------
 
-_NO_STORE = {"cache-control": "no-store", "referrer-policy": "no-referrer"}
+_CSP = (
+    "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; font-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+)
+_NO_STORE = {
+    "cache-control": "no-store",
+    "referrer-policy": "no-referrer",
+    "content-security-policy": _CSP,  # nothing from the network, no framing
+    "x-content-type-options": "nosniff",
+}
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

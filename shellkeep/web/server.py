@@ -39,6 +39,7 @@ def run_server(setup: ServeSetup, on_ready: Callable[[], None] | None = None) ->
         ws_max_size=1024 * 1024,
         proxy_headers=False,
         server_header=False,
+        timeout_graceful_shutdown=3,
     )
     server = _Server(config, on_ready)
     try:

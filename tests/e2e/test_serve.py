@@ -99,6 +99,7 @@ def test_a_cross_origin_websocket_is_refused(home: Paths) -> None:
             assert asyncio.run(opens(served.base, with_cookie=False)) == 403
             # The same upgrade from the server's own origin is accepted: the refusals are the Origin's.
             assert asyncio.run(opens(served.base)) == ("v2.asciicast", 2, [0.1, "o", "backlog text\r\n"])
+        assert [(e.command, e.detail) for e in read_entries(home) if e.session == session_id] == [("serve", "live")]
     finally:
         publisher.close()
         harness.write(b"\r")
