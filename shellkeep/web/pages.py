@@ -81,6 +81,9 @@ class Pages:
     # -- rendering -----------------------------------------------------------------------
 
     def _page(self, name: str, status: int = 200, **values: object) -> HTMLResponse:
+        return self._render(name, values, status)
+
+    def _render(self, name: str, values: dict[str, object], status: int = 200) -> HTMLResponse:
         html = self.env.get_template(name).render(allow_input=self.setup.allow_input, **values)
         return HTMLResponse(html, status_code=status, headers=_NO_STORE)
 
@@ -189,7 +192,7 @@ class Pages:
         result = self._guarded(lambda: self._session_values(request.path_params["session_id"]))
         if isinstance(result, Response):
             return result
-        return self._page("session.html", **result)
+        return self._render("session.html", result)
 
     def _session_values(self, session_id: str) -> dict[str, object]:
         meta = self._meta(session_id)

@@ -7,7 +7,7 @@ Set ``SHELLKEEP_SCREENSHOTS`` to a folder to have the list and a session page sa
 
 The live tests: one uses the stand-in publisher (``tests/live_stand_in.py``) in a real
 running session's folder; ``test_a_real_recording_plays_live`` drives the recorder's own
-live socket and is skipped ONLY while ``shellkeep.capture`` has no ``publisher`` module
+live socket and is skipped ONLY while ``shellkeep.capture`` has no ``live`` module
 (the live branch, issue 12, not merged yet).
 """
 
@@ -39,7 +39,7 @@ pytestmark = [
 WAIT_MS = 20_000
 SCREENSHOTS = os.environ.get("SHELLKEEP_SCREENSHOTS")
 
-HAS_PUBLISHER = importlib.util.find_spec("shellkeep.capture.publisher") is not None
+HAS_PUBLISHER = importlib.util.find_spec("shellkeep.capture.live") is not None
 
 
 @pytest.fixture(scope="module")
@@ -158,7 +158,7 @@ def test_a_live_sessions_new_output_appears_in_the_page(home: Paths, page: objec
         harness.finish()
 
 
-@pytest.mark.skipif(not HAS_PUBLISHER, reason="the recorder's live socket (shellkeep.capture.publisher) is not merged yet")
+@pytest.mark.skipif(not HAS_PUBLISHER, reason="the recorder's live socket (shellkeep.capture.live) is not merged yet")
 def test_a_real_recording_plays_live(home: Paths, page: object) -> None:
     expect = playwright_sync.expect
     code = "import sys\nprint('ready', flush=True)\nfor line in sys.stdin:\n    print('echoed: ' + line.strip().upper(), flush=True)\n"
