@@ -43,7 +43,7 @@ from shellkeep.archive.timeline import exchange_offset_s, read_session_markers
 from shellkeep.errors import KeyUnavailable, SessionNotFound, ShellkeepError, UserInputError
 from shellkeep.logs import get_logger
 from shellkeep.store.audit import record, record_read
-from shellkeep.store.session import SessionMeta, Status
+from shellkeep.store.session import META_FILE, SessionMeta, Status, is_interrupted, read_meta
 from shellkeep.vault.exchanges import read_exchanges
 from shellkeep.web.live import forward_live, has_live_socket, send_input
 
@@ -172,20 +172,29 @@ class Pages:
         ]
 
     def _projects(self) -> list[str]:
-        try:
-            return sorted(p.name for p in self.ctx.paths.projects.iterdir() if p.is_dir())
-        except OSError:
-            return []
+        return sorted(p.name for p in self._project_folders())
 
     # -- one session ---------------------------------------------------------------------
 
     def _meta(self, session_id: str) -> SessionMeta:
-        if not _SESSION_ID.fullmatch(session_id):
-            raise SessionNotFound(f"no session '{session_id}'; pick one from the list")
-        meta = self.ctx.resolve(session_id)
-        if meta.id != session_id:
-            raise SessionNotFound(f"no session '{session_id}'; pick one from the list")
-        return meta
+        """Return the session whose id is exactly ``session_id`` (an interrupted one repaired).
+
+        Looks for its folder in each project rather than listing every session. Raises
+        SessionNotFound, DataError for an unreadable ``meta.json``.
+        """
+        if _SESSION_ID.fullmatch(session_id) and session_id not in (".", ".."):
+            for project in self._project_folders():
+                folder = project / session_id
+                if (folder / META_FILE).is_file():
+                    meta = read_meta(folder)
+                    return self.ctx.recover(meta) if is_interrupted(meta) else meta
+        raise SessionNotFound(f"no session '{session_id}'; pick one from the list")
+
+    def _project_folders(self) -> list[Path]:
+        try:
+            return [p for p in self.ctx.paths.projects.iterdir() if p.is_dir()]
+        except OSError:
+            return []
 
     def session_page(self, request: Request) -> Response:
         """``/s/{id}``: the player (recorded or live), the timeline, the input box."""

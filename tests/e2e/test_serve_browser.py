@@ -23,7 +23,7 @@ import pytest
 
 from shellkeep.store.paths import Paths
 from tests.e2e.serving import Served, record_session, serve
-from tests.helpers import run_sk, session_folders, wait_for_background
+from tests.helpers import load_session, run_sk, session_folders, wait_for_background
 from tests.live_stand_in import LivePublisher
 
 playwright_sync = pytest.importorskip("playwright.sync_api")
@@ -177,9 +177,11 @@ def test_a_real_recording_plays_live(home: Paths, page: object) -> None:
     finally:
         harness.write(b"\x04")
         harness.finish()
-    meta = json.loads((folder / "meta.json").read_text())
-    cast = Path(str(meta["cast"])).read_bytes().decode("utf-8", "replace")
-    assert "input from viewer web 127.0.0.1" in cast
+    _, _, events = load_session(folder)
+    marks = [i for i, e in enumerate(events) if e.code == "m" and e.data == "input from viewer web 127.0.0.1"]
+    assert len(marks) == 1, [e for e in events if e.code == "m"]
+    typed = "".join(e.data for e in events[marks[0] :] if e.code == "i")
+    assert typed.startswith("from the browser\r")  # recorded as input, after the marker naming the viewer
 
 
 def test_the_stats_page_and_the_phone_layout(home: Paths, browser: object) -> None:
