@@ -106,8 +106,12 @@ class Pages:
     # -- the session list ----------------------------------------------------------------
 
     def session_list(self, request: Request) -> Response:
-        """``/``: the list, or the hits of ``q``."""
-        filters = _Filters.of(request)
+        """``/``: the list, or the hits of ``q``; a bad filter or query is one line above it (400)."""
+        result = self._guarded(lambda: self._list_page(_Filters.of(request)))
+        assert isinstance(result, Response)
+        return result
+
+    def _list_page(self, filters: _Filters) -> Response:
         try:
             if filters.q:
                 hits = self._search(filters)

@@ -165,6 +165,22 @@ def test_an_encrypted_session_whose_key_is_missing_says_so(home: Paths, tmp_path
         assert cast.status_code == 409 and "shellkeep key import" in cast.json()["error"]
 
 
+def test_bad_filters_and_queries_are_one_line_on_the_page(home: Paths) -> None:
+    with serve() as served:
+        client = served.client()
+        since = client.get("/", params={"since": "last tuesday"})
+        assert since.status_code == 400 and "last tuesday" in since.text
+        query = client.get("/", params={"q": "NOT"})
+        assert query.status_code == 400 and 'id="error"' in query.text
+        grouped = client.get("/api/stats", params={"by": "colour"})
+        assert grouped.status_code == 400 and "colour" in grouped.json()["error"]
+        missing = client.get("/s/20990101-000000-00000")
+        assert missing.status_code == 404 and "pick one from the list" in missing.text
+        assert client.get("/s/..%2F..%2Fetc").status_code == 404
+        assert client.get("/api/sessions/nope/cast").json() == {"error": "no session 'nope'; pick one from the list"}
+    assert "Traceback" not in served.stderr()
+
+
 def test_a_lan_address_prints_a_qr_code(home: Paths) -> None:
     with serve("--host", "0.0.0.0") as served:
         assert served.url.startswith("http://0.0.0.0:")

@@ -152,6 +152,7 @@ def test_a_live_sessions_new_output_appears_in_the_page(home: Paths, page: objec
             expect(page.locator("#typing-status")).to_have_text("sent", timeout=WAIT_MS)  # type: ignore[attr-defined]
             assert publisher.inputs == [{"input": "echo typed in the browser\r", "viewer": "web 127.0.0.1"}]
             publisher.end("finished", 0)
+            expect(page.locator("#live-status")).to_contain_text("the session ended", timeout=WAIT_MS)  # type: ignore[attr-defined]
     finally:
         publisher.close()
         harness.write(b"\r")

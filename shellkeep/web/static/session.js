@@ -26,6 +26,12 @@
     });
   }
   window.shellkeepPlayer = player;
+  if (live) {
+    player.addEventListener("ended", function () {
+      var note = document.getElementById("live-status");
+      if (note) note.textContent = "the session ended; reload the page to replay it";
+    });
+  }
   player.addEventListener("play", function () { el.dataset.playing = "1"; });
   player.addEventListener("playing", function () { el.dataset.playing = "1"; });
   player.addEventListener("pause", function () { el.dataset.playing = "0"; });
