@@ -20,6 +20,7 @@ import websockets
 from shellkeep.store.audit import read_entries
 from shellkeep.store.paths import Paths
 from tests.e2e.serving import record_session, serve
+from tests.helpers import wait_for_background
 from tests.live_stand_in import LivePublisher
 
 pytestmark = pytest.mark.timeout(120)
@@ -163,6 +164,40 @@ def test_an_encrypted_session_whose_key_is_missing_says_so(home: Paths, tmp_path
         assert "suspended: key missing" in page.text and "shellkeep key import" in page.text
         cast = client.get(f"/api/sessions/{session_id}/cast")
         assert cast.status_code == 409 and "shellkeep key import" in cast.json()["error"]
+
+
+def test_the_list_filters_by_project_agent_status_and_live_state(home: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _, first, _ = record_session(home, "import time; print('one'); time.sleep(1.1)", name="here")
+    other = tmp_path / "other-project"
+    other.mkdir()
+    monkeypatch.chdir(other)
+    _, second, _ = record_session(home, "import time; print('two'); time.sleep(1.1)", name="there")
+    wait_for_background(home)  # indexed (a listing while the detached indexer works may miss the newest)
+    _, running, harness = record_session(home, "print('ready'); input()", name="running", expect=b"ready")
+    try:
+        with serve() as served:
+            client = served.client()
+
+            def names(**params: str) -> list[str]:
+                response = client.get("/api/sessions", params=params)
+                assert response.status_code == 200, response.text
+                return [row["name"] for row in response.json()]
+
+            assert names() == ["running", "there", "here"]
+            rows = {row["name"]: row for row in client.get("/api/sessions").json()}
+            assert rows["running"]["status"] == "running" and rows["running"]["state"] in ("working", "waiting", "idle")
+            assert names(project=rows["here"]["project"]) == ["here"]
+            assert names(status="finished") == ["there", "here"]
+            assert names(status="running") == ["running"]
+            assert names(status=str(rows["running"]["state"])) == ["running"]
+            assert names(agent="nosuchagent") == []
+            assert names(since="1d") == ["running", "there", "here"]
+            page = client.get("/", params={"project": rows["there"]["project"]})
+            assert "there" in page.text and ">here<" not in page.text
+    finally:
+        harness.write(b"\r")
+        harness.finish()
+    assert {first, second, running} == {rows[n]["id"] for n in ("here", "there", "running")}
 
 
 def test_bad_filters_and_queries_are_one_line_on_the_page(home: Paths) -> None:
