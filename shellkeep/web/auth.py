@@ -36,6 +36,8 @@ MAX_FAILURES = 10
 FAILURE_WINDOW_S = 60.0
 """The window of ``MAX_FAILURES``, in seconds."""
 
+_MAX_ADDRESSES = 10_000
+
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -71,8 +73,15 @@ class FailureLimiter:
         return len(self._recent(address, now)) >= self.max_failures
 
     def fail(self, address: str, now: float | None = None) -> int:
-        """Count one wrong token from ``address``; return its count in the window."""
+        """Count one wrong token from ``address``; return its count in the window.
+
+        Addresses whose failures all aged out are forgotten once ``_MAX_ADDRESSES`` are held,
+        so many addresses cannot grow the table without bound.
+        """
         now = time.monotonic() if now is None else now
+        if len(self._failures) >= _MAX_ADDRESSES:
+            for known in list(self._failures):
+                self._recent(known, now)
         self._recent(address, now)
         times = self._failures.setdefault(address, deque())
         times.append(now)

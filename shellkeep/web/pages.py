@@ -3,7 +3,7 @@
 - ``/``: the sessions of every project, newest first, with filters (``project``, ``agent``,
   ``status``: a stored status or a live state, ``since``) and ``q``: a search in the query
   language of ``shellkeep search`` (``archive.index.search``), best hits first;
-- ``/s/{id}``: one session: its recording in asciicast-player, or, while it runs and
+- ``/s/{id}``: one session: its recording in asciinema-player, or, while it runs and
   publishes, its live stream (``/ws/s/{id}``); its exchanges and markers as a timeline that
   seeks the player; an input box with ``--allow-input``;
 - ``/stats``: what ``shellkeep stats`` sums (``since``, ``by``);

@@ -50,3 +50,11 @@ def test_the_token_is_made_once_0600_and_a_short_one_is_replaced(home: Paths) ->
     replaced = load_token(home)
     assert replaced != "short" and len(replaced) == 43
     assert load_token(home, new=True) != replaced
+
+
+def test_addresses_whose_failures_aged_out_are_forgotten() -> None:
+    limiter = FailureLimiter(max_failures=2, window_s=10.0)
+    for n in range(10_000):
+        limiter.fail(f"10.1.{n // 256}.{n % 256}", now=0.0)
+    limiter.fail("10.9.9.9", now=100.0)  # the table is full: the aged-out ones go
+    assert len(limiter._failures) == 1
