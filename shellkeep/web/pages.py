@@ -33,7 +33,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from shellkeep.app.listing import SUSPENDED_KEY_MISSING, missing_key, missing_keys
-from shellkeep.app.ps import LiveSession, live_sessions
+from shellkeep.app.ps import LiveSession, LiveState, live_sessions
 from shellkeep.app.reads import read_session
 from shellkeep.app.serve import ServeSetup
 from shellkeep.app.stats import USAGE_GROUPS, StatsReport, StatsRequest, compute_stats
@@ -51,8 +51,8 @@ __all__ = ["Pages", "LIVE_STATES"]
 
 log = get_logger(__name__)
 
-LIVE_STATES = ("working", "waiting", "idle")
-"""The live states the ``status`` filter also takes (``app.ps.LiveState``)."""
+LIVE_STATES = tuple(state.value for state in LiveState)
+"""The live states the ``status`` filter also takes besides the stored statuses."""
 
 _LIST_LIMIT = 500
 _SEARCH_LIMIT = 50
