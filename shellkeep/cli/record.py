@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "resume": "shellkeep.cli.resume:resume",
     "browse": "shellkeep.cli.browse:browse",
     "search": "shellkeep.cli.search:search",
+    "serve": "shellkeep.cli.serve:serve",
     "cat": "shellkeep.cli.cat:cat",
     "export": "shellkeep.cli.export:export",
     "import": "shellkeep.cli.import_:import_",

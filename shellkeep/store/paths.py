@@ -75,6 +75,11 @@ class Paths:
         return self.home / "notices.lock"
 
     @property
+    def serve_token(self) -> Path:
+        """Return the file holding the token of ``shellkeep serve`` (0600, reused across runs)."""
+        return self.home / "serve.token"
+
+    @property
     def shell_dir(self) -> Path:
         """Return the folder of the installed shell snippets (``init.bash``, ``init.zsh``, ``init.fish``)."""
         return self.home / "shell"

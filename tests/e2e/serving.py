@@ -1,0 +1,126 @@
+"""Helpers of the ``serve`` tests: a real ``shellkeep serve`` process, and sessions to show."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import httpx
+
+from shellkeep.store.paths import Paths
+from tests.helpers import SK, PtyHarness, run_sk, session_folders, wait_until
+
+PY = sys.executable
+
+
+@dataclass
+class Served:
+    """A running ``shellkeep serve``: the URL it printed and where its stderr goes."""
+
+    process: subprocess.Popen[bytes]
+    url: str
+    stderr_path: Path
+
+    @property
+    def port(self) -> int:
+        return int(urlsplit(self.url).port or 0)
+
+    @property
+    def base(self) -> str:
+        """``http://127.0.0.1:PORT`` (the loopback address also for a 0.0.0.0 server)."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def token(self) -> str:
+        return self.url.split("token=", 1)[1]
+
+    @property
+    def cookie_name(self) -> str:
+        return f"shellkeep_token_{self.port}"
+
+    def client(self) -> httpx.Client:
+        """Return an HTTP client that holds the token cookie, as a browser does after the first visit."""
+        return httpx.Client(base_url=self.base, cookies={self.cookie_name: self.token}, timeout=30)
+
+    def stderr(self) -> str:
+        return self.stderr_path.read_text(encoding="utf-8", errors="replace")
+
+    def listening_addresses(self) -> set[str]:
+        """Return the IPv4 addresses the server listens on (from /proc/net/tcp)."""
+        found = set()
+        for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+            fields = line.split()
+            local, state = fields[1], fields[3]
+            address, port = local.split(":")
+            if state == "0A" and int(port, 16) == self.port:
+                raw = bytes.fromhex(address)[::-1]
+                found.add(".".join(str(b) for b in raw))
+        return found
+
+
+@contextlib.contextmanager
+def serve(*args: str, timeout_s: float = 30.0) -> Iterator[Served]:
+    """Start ``shellkeep serve --port 0 --no-open ARGS``; yield once it printed its URL; stop it."""
+    with tempfile.NamedTemporaryFile(prefix="serve-", suffix=".err", delete=False) as err:
+        stderr_path = Path(err.name)
+    with open(stderr_path, "wb") as err_file:
+        process = subprocess.Popen(
+            [*SK, "serve", "--port", "0", "--no-open", *args],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=err_file,
+        )
+    assert process.stdout is not None
+    try:
+        line = b""
+        deadline = time.monotonic() + timeout_s
+        while not line.endswith(b"\n"):
+            ready, _, _ = select.select([process.stdout], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                raise TimeoutError(f"serve printed no URL; stderr: {stderr_path.read_text()}")
+            chunk = os.read(process.stdout.fileno(), 4096)
+            if not chunk:
+                raise AssertionError(f"serve ended (status {process.wait()}); stderr: {stderr_path.read_text()}")
+            line += chunk
+        yield Served(process, line.decode().strip(), stderr_path)
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        process.stdout.close()
+
+
+def record_session(home: Paths, code: str, *, name: str | None = None, expect: bytes | None = None) -> tuple[Path, str, PtyHarness]:
+    """Record ``python3 -c CODE``; return its session folder, its id and the harness.
+
+    expect: leave the program running in a pty until it printed this (a live session);
+    None: run it to its end without a terminal (the harness is then a finished stand-in).
+    """
+    before = {p.parent for p in session_folders(home)}
+    named = ["--name", name] if name else []
+    if expect is None:
+        done = run_sk("run", *named, "--", PY, "-c", code)
+        assert done.returncode == 0, done.stderr
+        harness = PtyHarness(0, -1, bytearray())
+    else:
+        harness = PtyHarness.start([*SK, "run", *named, "--", PY, "-c", code])
+        harness.expect(expect)
+    folder = wait_until(lambda: next(iter({p.parent for p in session_folders(home)} - before), None))
+    assert isinstance(folder, Path)
+    meta = json.loads((folder / "meta.json").read_text())
+    return folder, str(meta["id"]), harness

@@ -1,0 +1,240 @@
+"""``shellkeep serve`` as a real process: its security rules over real HTTP and WebSockets.
+
+Each test starts ``shellkeep serve --port 0 --no-open`` and reads the URL it prints; the
+requests are real (httpx, the ``websockets`` client). The pages in a real browser are in
+``test_serve_browser.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import stat
+from pathlib import Path
+
+import httpx
+import pytest
+import websockets
+
+from shellkeep.store.audit import read_entries
+from shellkeep.store.paths import Paths
+from tests.e2e.serving import record_session, serve
+from tests.helpers import wait_for_background, wait_until
+from tests.live_stand_in import LivePublisher
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def test_it_binds_loopback_by_default_and_prints_the_url_with_the_token(home: Paths) -> None:
+    with serve() as served:
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+/\?token=[A-Za-z0-9_-]{43}", served.url), served.url
+        assert served.listening_addresses() == {"127.0.0.1"}
+
+
+def test_the_token_is_kept_0600_reused_and_replaced_on_request(home: Paths) -> None:
+    with serve() as first:
+        token = first.token
+    path = home.home / "serve.token"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert path.read_text().strip() == token and len(token) >= 43  # 32 random bytes, url-safe base64
+    with serve() as again:
+        assert again.token == token
+    with serve("--new-token") as renewed:
+        assert renewed.token != token and path.read_text().strip() == renewed.token
+
+
+def test_no_token_is_401_everywhere_and_the_token_once_sets_a_strict_cookie(home: Paths) -> None:
+    with serve() as served:
+        for path in ("/", "/stats", "/api/sessions", "/s/anything", "/static/session.js", "/api/sessions/x/cast"):
+            response = httpx.get(served.base + path)
+            assert response.status_code == 401, path
+            assert "open the URL 'shellkeep serve' printed" in response.text
+        first = httpx.get(served.url + "&project=p1")
+        assert first.status_code == 303
+        assert first.headers["location"] == "/?project=p1"  # the token leaves the address bar
+        cookie = first.headers["set-cookie"]
+        assert cookie.startswith(f"{served.cookie_name}={served.token};")
+        assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/" in cookie
+        assert httpx.get(served.base + "/", cookies={served.cookie_name: served.token}).status_code == 200
+        assert httpx.get(served.base + "/", cookies={served.cookie_name: served.token[:-1] + "x"}).status_code == 401
+
+
+def test_wrong_tokens_are_rate_limited_per_address_and_logged(home: Paths) -> None:
+    with serve() as served:
+        wrong = "A" * len(served.token)
+        codes = [httpx.get(f"{served.base}/?token={wrong}").status_code for _ in range(10)]
+        assert codes == [401] * 10
+        assert httpx.get(f"{served.base}/?token={wrong}").status_code == 429
+        # Once limited, even the right token waits: guessing must not go on.
+        assert httpx.get(served.url).status_code == 429
+        assert httpx.get(served.base + "/", cookies={served.cookie_name: served.token}).status_code == 429
+    log = served.stderr()
+    assert "wrong token in the URL from 127.0.0.1" in log
+    assert wrong not in log and served.token not in log  # values are never logged
+
+
+def test_a_cross_origin_websocket_is_refused(home: Paths) -> None:
+    folder, session_id, harness = record_session(home, "print('ready'); input()", expect=b"ready")
+    publisher = LivePublisher(folder, session_id=session_id, backlog=[[0.1, "o", "backlog text\r\n"]])
+    try:
+        with serve() as served:
+            url = f"ws://127.0.0.1:{served.port}/ws/s/{session_id}"
+            cookie = f"{served.cookie_name}={served.token}"
+
+            async def opens(origin: str | None, with_cookie: bool = True) -> object:
+                headers = {"Cookie": cookie} if with_cookie else {}
+                if origin is not None:
+                    headers["Origin"] = origin
+                try:
+                    async with websockets.connect(url, additional_headers=headers, subprotocols=["v2.asciicast"], open_timeout=10) as ws:
+                        header = json.loads(await asyncio.wait_for(ws.recv(), 10))
+                        event = json.loads(await asyncio.wait_for(ws.recv(), 10))
+                        return (ws.subprotocol, header["version"], event)
+                except websockets.InvalidStatus as exc:
+                    return exc.response.status_code
+
+            assert asyncio.run(opens("http://evil.example:8765")) == 403
+            assert asyncio.run(opens(f"http://127.0.0.1:{served.port + 1}")) == 403
+            assert asyncio.run(opens(None)) == 403
+            assert asyncio.run(opens(served.base, with_cookie=False)) == 403
+            # The same upgrade from the server's own origin is accepted: the refusals are the Origin's.
+            assert asyncio.run(opens(served.base)) == ("v2.asciicast", 2, [0.1, "o", "backlog text\r\n"])
+        assert [(e.command, e.detail) for e in read_entries(home) if e.session == session_id] == [("serve", "live")]
+    finally:
+        publisher.close()
+        harness.write(b"\r")
+        harness.finish()
+
+
+def test_input_is_refused_unless_allowed_and_from_the_own_origin(home: Paths) -> None:
+    folder, session_id, harness = record_session(home, "print('ready'); input()", expect=b"ready")
+    publisher = LivePublisher(folder, session_id=session_id)
+    try:
+        with serve() as served:
+            refused = served.client().post(f"/api/sessions/{session_id}/input", json={"text": "ls\r"}, headers={"Origin": served.base})
+            assert refused.status_code == 403 and "--allow-input" in refused.json()["error"]
+        with serve("--allow-input") as served:
+            client = served.client()
+            foreign = client.post(f"/api/sessions/{session_id}/input", json={"text": "ls\r"}, headers={"Origin": "http://evil.example"})
+            assert foreign.status_code == 403
+            sent = client.post(f"/api/sessions/{session_id}/input", json={"text": "typed from afar\r"}, headers={"Origin": served.base})
+            assert sent.status_code == 200, sent.text
+        assert publisher.inputs == [{"input": "typed from afar\r", "viewer": "web 127.0.0.1"}]
+    finally:
+        publisher.close()
+        harness.write(b"\r")
+        harness.finish()
+
+
+def test_viewing_a_recording_leaves_audit_entries(home: Paths) -> None:
+    folder, session_id, _ = record_session(home, "print('audited words')")
+    with serve() as served:
+        client = served.client()
+        assert client.get(f"/s/{session_id}").status_code == 200
+        cast = client.get(f"/api/sessions/{session_id}/cast")
+        assert cast.status_code == 200 and "audited words" in cast.text
+        assert json.loads(cast.text.splitlines()[0])["version"] == 2
+        assert client.get("/?q=audited").status_code == 200
+    entries = [(e.command, e.session, e.detail) for e in read_entries(home)]
+    assert ("serve", session_id, "page") in entries
+    assert ("serve", session_id, "recording") in entries
+    assert ("serve", session_id, "search hit") in entries
+
+
+def test_an_encrypted_session_whose_key_is_missing_says_so(home: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.e2e.test_secrets import wait_for_housekeeping
+    from tests.helpers import run_sk
+
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    assert run_sk("key", "init").returncode == 0
+    assert run_sk("config", "set", "encryption.encrypt", "true").returncode == 0
+    folder, session_id, _ = record_session(home, "print('sealed ' + 'words')")
+    wait_for_housekeeping(home)
+    with serve() as served:
+        client = served.client()
+        page = client.get(f"/s/{session_id}")
+        assert page.status_code == 200 and "sealed words" not in page.text
+        assert client.get(f"/api/sessions/{session_id}/cast").text.count("sealed words") == 1  # the key is there: decrypted
+        (home.home / "keys" / "keys.json").rename(tmp_path / "saved-keys.json")
+    with serve() as served:
+        client = served.client()
+        page = client.get(f"/s/{session_id}")
+        assert page.status_code == 200
+        assert "suspended: key missing" in page.text and "shellkeep key import" in page.text
+        cast = client.get(f"/api/sessions/{session_id}/cast")
+        assert cast.status_code == 409 and "shellkeep key import" in cast.json()["error"]
+
+
+def test_the_list_filters_by_project_agent_status_and_live_state(home: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _, first, _ = record_session(home, "import time; print('one'); time.sleep(1.1)", name="here")
+    other = tmp_path / "other-project"
+    other.mkdir()
+    monkeypatch.chdir(other)
+    _, second, _ = record_session(home, "import time; print('two'); time.sleep(1.1)", name="there")
+    wait_for_background(home)  # indexed (a listing while the detached indexer works may miss the newest)
+    # A prompt left unanswered: the session settles on "waiting" once quiet (app.ps).
+    _, running, harness = record_session(home, "import sys; sys.stdout.write('name? '); sys.stdout.flush(); input()", name="running", expect=b"name? ")
+    try:
+        with serve() as served:
+            client = served.client()
+
+            def names(**params: str) -> list[str]:
+                response = client.get("/api/sessions", params=params)
+                assert response.status_code == 200, response.text
+                return [row["name"] for row in response.json()]
+
+            # The recorder that just started may still be writing the index (a listing can miss a
+            # session for that moment): wait for the whole list, then filter it.
+            wait_until(lambda: names() == ["running", "there", "here"])
+            wait_until(lambda: {r["name"]: r["state"] for r in client.get("/api/sessions").json()}["running"] == "waiting")
+            rows = {row["name"]: row for row in client.get("/api/sessions").json()}
+            assert rows["running"]["status"] == "running" and rows["there"]["state"] is None
+            assert names(project=rows["here"]["project"]) == ["here"]
+            assert names(status="finished") == ["there", "here"]
+            assert names(status="running") == ["running"]
+            assert names(status="waiting") == ["running"]
+            assert names(status="working") == []
+            assert names(agent="nosuchagent") == []
+            assert names(since="1d") == ["running", "there", "here"]
+            page = client.get("/", params={"project": rows["there"]["project"]})
+            assert "there" in page.text and ">here<" not in page.text
+    finally:
+        harness.write(b"\r")
+        harness.finish()
+    assert {first, second, running} == {rows[n]["id"] for n in ("here", "there", "running")}
+
+
+def test_bad_filters_and_queries_are_one_line_on_the_page(home: Paths) -> None:
+    with serve() as served:
+        client = served.client()
+        since = client.get("/", params={"since": "last tuesday"})
+        assert since.status_code == 400 and "last tuesday" in since.text
+        query = client.get("/", params={"q": "NOT"})
+        assert query.status_code == 400 and 'id="error"' in query.text
+        grouped = client.get("/api/stats", params={"by": "colour"})
+        assert grouped.status_code == 400 and "colour" in grouped.json()["error"]
+        missing = client.get("/s/20990101-000000-00000")
+        assert missing.status_code == 404 and "pick one from the list" in missing.text
+        assert client.get("/s/..%2F..%2Fetc").status_code == 404
+        assert client.get("/api/sessions/nope/cast").json() == {"error": "no session 'nope'; pick one from the list"}
+    assert "Traceback" not in served.stderr()
+
+
+def test_a_lan_address_prints_a_qr_code(home: Paths) -> None:
+    with serve("--host", "0.0.0.0") as served:
+        assert served.url.startswith("http://0.0.0.0:")
+        assert served.listening_addresses() == {"0.0.0.0"}
+    err = served.stderr()  # complete once it stopped
+    assert "▀" in err or "█" in err or "▄" in err
+
+
+def test_a_port_in_use_is_one_line_and_exit_2(home: Paths) -> None:
+    with serve() as served:
+        from tests.helpers import run_sk
+
+        busy = run_sk("serve", "--port", str(served.port), "--no-open", timeout_s=30)
+    assert busy.returncode == 2
+    err = busy.stderr.decode()
+    assert err.count("\n") == 1 and err.startswith(f"shellkeep: cannot listen on 127.0.0.1:{served.port}") and "--port" in err, err
+
