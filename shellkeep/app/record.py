@@ -60,6 +60,7 @@ if TYPE_CHECKING:
 
     from shellkeep.config import Config, RedactConfig
     from shellkeep.capture.activity import OutputActivity
+    from shellkeep.capture.live import LivePublisher
     from shellkeep.capture.recorder import Recorder, RecordingStats
     from shellkeep.capture.redaction import StreamRedactor
 
@@ -271,6 +272,7 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
 
     recorder = None
     live: _LiveStatusFile | None = None
+    publisher: LivePublisher | None = None
     with RawMode(0) as raw:
         try:
             child = spawn(argv, cwd=request.cwd, env=child_env, size=size, termios_attrs=raw.attrs)
@@ -286,8 +288,9 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
         # first would hold the GIL while the child is being started.
         if out is not None and meta is not None:
             header = _header(meta, size, started.timestamp(), env, request.settings)
+            publisher = _start_publisher(meta, header)  # before any other thread: it sets the umask
             live = _LiveStatusFile(meta.folder, child.fd)
-            recorder = _make_recorder(out, header, request.settings, warn, live)
+            recorder = _make_recorder(out, header, request.settings, warn, live, publisher)
         watch = ExitKeyWatch(recorder if recorder is not None else _NullSink())
         found: dict[str, SessionMeta] = {}
         ended = threading.Event()  # the relay is done: the final meta.json follows at once
@@ -304,6 +307,8 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
                 request.inject, settle_s=request.inject_settle_s, wait_for_paste_mode=request.inject_paste_mode
             )
         relay = Relay(child, watch, injection=injection)
+        if publisher is not None and recorder is not None:
+            publisher.set_input_handler(partial(_type_from_viewer, relay, recorder))
         watcher = _watch_checkpoints(folder, recorder, ended) if recorder is not None and folder is not None else None
         # Ignored from here (the child has its own dispositions already): the relay handles
         # these signals while it runs and puts back "ignored" when the child is gone, so no
@@ -311,6 +316,10 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
         shielded = _shield_from_interrupts()
         try:
             result = relay.run(on_signal=lambda sig: raw.restore() if sig == signal.SIGHUP else None)
+        except BaseException:
+            if publisher is not None:
+                publisher.close()
+            raise
         finally:
             ended.set()
             raw.restore()
@@ -325,6 +334,10 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
         starter.join(10)
         meta = found.get("meta") or _started_meta(meta, child.pid, request.cwd, request.settings)
         meta = _final_meta(meta, result, stats, request.cwd)
+        if publisher is not None:
+            from shellkeep.capture.live import LiveEnd  # loaded already, with the publisher
+
+            publisher.close(LiveEnd(meta.status, meta.exit_code))
         _release_space(meta.folder)
         try:
             write_meta(meta)
@@ -337,6 +350,8 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
         _after_session(paths, meta, request.settings)
         return RunOutcome(result.exit_code, meta, result, watch.exit_key_at)
     finally:
+        if publisher is not None:
+            publisher.close()  # every other way out: the socket never outlives the session
         _restore_signals(shielded)
 
 
@@ -642,8 +657,38 @@ def _header(meta: SessionMeta, size: TermSize, timestamp: float, env: Mapping[st
     )
 
 
+def _start_publisher(meta: SessionMeta, header: Header) -> LivePublisher | None:
+    """Open the session's live socket (``capture.live``); None when it cannot be made.
+
+    Called once the child runs. A failure (a file system without sockets, say) is logged
+    and leaves the session unwatchable, never unrecorded.
+    """
+    from shellkeep.capture.live import LivePublisher  # after the child runs: socket, selectors
+
+    try:
+        return LivePublisher(
+            meta.folder, session_id=meta.id, size=header.size, timestamp=header.timestamp, env=header.env
+        )
+    except Exception as exc:  # noqa: BLE001 - viewers are extras: the program runs on
+        log.info("no live socket for this session: %s", exc)
+        return None
+
+
+def _type_from_viewer(relay: Relay, recorder: Recorder, text: str, viewer: str) -> None:
+    """Type what a viewer sent on the live socket into the child, after a marker naming it."""
+    from shellkeep.capture.live import INPUT_MARKER_PREFIX
+
+    recorder.add_marker(INPUT_MARKER_PREFIX + viewer, relay.elapsed_s())
+    relay.type_input(text.encode("utf-8", "replace"))
+
+
 def _make_recorder(
-    out: BinaryIO, header: Header, settings: RecordSettings, warn: Warn, live: _LiveStatusFile | None = None
+    out: BinaryIO,
+    header: Header,
+    settings: RecordSettings,
+    warn: Warn,
+    live: _LiveStatusFile | None = None,
+    publisher: LivePublisher | None = None,
 ) -> Recorder:
     from shellkeep.capture.recorder import Recorder
 
@@ -656,6 +701,7 @@ def _make_recorder(
         make_filter=partial(_stream_redactor, settings.redact_config) if settings.redact else None,
         on_error=warn,
         on_activity=live,
+        on_events=publisher.publish if publisher is not None else None,
     )
 
 

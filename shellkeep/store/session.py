@@ -28,6 +28,8 @@ META_FILE = "meta.json"
 CAST_FILE = "session.cast"
 EXCHANGES_FILE = "exchanges.jsonl"
 AGENT_FOLDER = "agent"
+LIVE_SOCKET = "live.sock"
+"""The running session's live socket (``capture.live``: the protocol and its server)."""
 
 
 class Status(str, enum.Enum):
