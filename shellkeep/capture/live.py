@@ -282,12 +282,18 @@ class LivePublisher:
         try:
             while True:
                 timeout = None if drain_until is None else max(0.0, drain_until - time.monotonic())
-                for key, mask in sel.select(timeout):
+                ready = sel.select(timeout)
+                if any(key.data == "wake" for key, _ in ready):
+                    self._drain_wake()
+                # Events first: what was published before a client connected is its backlog.
+                if drain_until is None and self._take_inbox(sel):
+                    drain_until = time.monotonic() + 1.0
+                    sel.unregister(self._sock)
+                for key, mask in ready:
                     if key.data == "listen":
-                        self._accept(sel)
-                    elif key.data == "wake":
-                        self._drain_wake()
-                    else:
+                        if drain_until is None:
+                            self._accept(sel)
+                    elif key.data != "wake":
                         client = self._clients.get(key.fd)
                         if client is None:
                             continue
@@ -295,9 +301,6 @@ class LivePublisher:
                             self._read(sel, client)
                         if mask & selectors.EVENT_WRITE and key.fd in self._clients:
                             self._send(sel, client)
-                if drain_until is None and self._take_inbox(sel):
-                    drain_until = time.monotonic() + 1.0
-                    sel.unregister(self._sock)
                 if drain_until is not None and (not self._clients or time.monotonic() >= drain_until):
                     break
         except Exception:  # noqa: BLE001 - viewers are extras: the session goes on without them
