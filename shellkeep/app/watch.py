@@ -349,7 +349,8 @@ def _follow(
             last_frame, dirty, reconnects = now, False, 0
         timeout = max(0.0, last_frame + _FRAME_S - now) if dirty else None
         try:
-            readable, _, _ = select.select([stream.sock, stdin_fd, wake_r], [], [], timeout)
+            sock_fd = stream.sock.fileno()
+            readable, _, _ = select.select([sock_fd, stdin_fd, wake_r], [], [], timeout)
         except InterruptedError:
             continue
         if wake_r in readable:
@@ -365,7 +366,7 @@ def _follow(
                 keys = b""
             if not keys or any(key in QUIT_KEYS for key in keys):
                 return None  # q, Ctrl-C, or this terminal went away
-        if stream.sock in readable and stream.pump():
+        if sock_fd in readable and stream.pump():
             dirty = True
 
 

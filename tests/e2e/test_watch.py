@@ -13,6 +13,7 @@ import socket
 import stat
 import sys
 import termios
+import threading
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from shellkeep.store.paths import Paths
 from shellkeep.store.session import LIVE_SOCKET
 from shellkeep.terminal.screen import Terminal
 from shellkeep.termsize import TermSize
+from tests.e2e.test_disk import small_disk  # noqa: F401 - a fixture: a 256 KiB tmpfs as the data folder
 from tests.helpers import SK, PtyHarness, only_session, output_text, run_sk, wait_until
 
 BASH = ["bash", "--norc", "--noprofile"]
@@ -72,6 +74,19 @@ def _lines(sock: socket.socket) -> list[object]:
     while chunk := sock.recv(65536):
         data += chunk
     return [parse_line(line) for line in bytes(data).splitlines()]
+
+
+class _Reader(threading.Thread):
+    """A viewer that keeps reading its socket, on a thread, while the test drives the session."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        super().__init__(daemon=True)
+        self.sock = sock
+        self.lines: list[object] = []
+        self.start()
+
+    def run(self) -> None:
+        self.lines = _lines(self.sock)
 
 
 def _finish(session: PtyHarness) -> None:
@@ -209,3 +224,29 @@ def test_a_stuck_reader_is_dropped_while_the_output_flows_on(home: Paths) -> Non
     _, _, events = only_session(home)
     text = output_text(events)
     assert text.count("z" * 99) == total // 100 and "flood-done" in text
+
+
+FLOOD_AFTER_ENTER = """
+import sys
+print("rea" + "dy", flush=True)
+sys.stdin.readline()
+for i in range(6000):
+    sys.stdout.write(f"line {i:05d} " + "x" * 100 + "\\n")
+print("CHILD" + "-DONE", flush=True)
+"""
+
+
+def test_viewers_still_follow_when_the_disk_is_full_and_the_socket_goes_at_the_end(small_disk: Path, home: Paths) -> None:
+    session = PtyHarness.start([*SK, "run", "--", sys.executable, "-c", FLOOD_AFTER_ENTER], env=_env())
+    session.expect(b"ready")
+    path = _socket(Paths(small_disk / "home", home.config_file))
+    reader = _Reader(connect_live(path.parent))
+    session.write(b"\r")
+    assert session.finish(60) == 0
+    assert b"recording suspended: disk full" in session.output
+    reader.join(60)
+    lines = reader.lines
+    received = "".join(e.data for e in lines if getattr(e, "code", "") == "o")  # type: ignore[attr-defined]
+    assert "CHILD-DONE" in received and received.count("line ") == 6000  # more than the disk took
+    assert lines[-1] == LiveEnd("finished", 0)
+    assert not path.exists()
