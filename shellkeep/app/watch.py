@@ -39,7 +39,7 @@ __all__ = ["QUIT_KEYS", "SessionEnded", "WatchResult", "watch_session"]
 QUIT_KEYS = frozenset(b"qQ\x03")
 """Keys that leave: q, Q and Ctrl-C (a byte in raw mode)."""
 
-_FRAME_S = 1 / 60  # redraws at most this often while output flows
+_FRAME_S = 1 / 30  # redraws at most this often while output flows (a 200x60 frame takes ~7 ms)
 _CONNECT_TIMEOUT_S = 10.0  # for the header and the backlog
 _READ_BYTES = 1 << 16
 _MAX_READS_PER_FRAME = 8  # then the screen is redrawn and keys are looked at

@@ -113,6 +113,11 @@ def test_watch_draws_the_screen_at_once_then_follows_output_and_resizes_and_q_le
     session.expect(b" wide\r\n")
     shown = screen.wait_for("x" * 95 + " wide")  # one row: the viewer follows the new width
 
+    viewer.resize(60, 20)  # the viewer's own terminal, now smaller than the session's
+    screen.terminal.resize(TermSize(60, 20))
+    shown = screen.wait_for("cropped: session 100x24, terminal 60x20")
+    assert "x" * 60 in shown and "x" * 61 not in shown
+
     viewer.write(b"q")
     wait_until(lambda: termios.tcgetattr(viewer.fd)[3] & termios.ICANON)  # raw mode undone
     assert viewer.finish() == 0
