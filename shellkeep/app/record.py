@@ -272,7 +272,7 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
 
     recorder = None
     live: _LiveStatusFile | None = None
-    publisher: LivePublisher | None = None
+    live_socket: _LiveSocket | None = None
     with RawMode(0) as raw:
         try:
             child = spawn(argv, cwd=request.cwd, env=child_env, size=size, termios_attrs=raw.attrs)
@@ -288,9 +288,9 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
         # first would hold the GIL while the child is being started.
         if out is not None and meta is not None:
             header = _header(meta, size, started.timestamp(), env, request.settings)
-            publisher = _start_publisher(meta, header)  # before any other thread: it sets the umask
             live = _LiveStatusFile(meta.folder, child.fd)
-            recorder = _make_recorder(out, header, request.settings, warn, live, publisher)
+            live_socket = _LiveSocket(meta, header)
+            recorder = _make_recorder(out, header, request.settings, warn, live, live_socket)
         watch = ExitKeyWatch(recorder if recorder is not None else _NullSink())
         found: dict[str, SessionMeta] = {}
         ended = threading.Event()  # the relay is done: the final meta.json follows at once
@@ -307,8 +307,8 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
                 request.inject, settle_s=request.inject_settle_s, wait_for_paste_mode=request.inject_paste_mode
             )
         relay = Relay(child, watch, injection=injection)
-        if publisher is not None and recorder is not None:
-            publisher.set_input_handler(partial(_type_from_viewer, relay, recorder))
+        if live_socket is not None and recorder is not None:
+            live_socket.start(relay, recorder)
         watcher = _watch_checkpoints(folder, recorder, ended) if recorder is not None and folder is not None else None
         # Ignored from here (the child has its own dispositions already): the relay handles
         # these signals while it runs and puts back "ignored" when the child is gone, so no
@@ -317,8 +317,8 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
         try:
             result = relay.run(on_signal=lambda sig: raw.restore() if sig == signal.SIGHUP else None)
         except BaseException:
-            if publisher is not None:
-                publisher.close()
+            if live_socket is not None:
+                live_socket.close()
             raise
         finally:
             ended.set()
@@ -334,10 +334,8 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
         starter.join(10)
         meta = found.get("meta") or _started_meta(meta, child.pid, request.cwd, request.settings)
         meta = _final_meta(meta, result, stats, request.cwd)
-        if publisher is not None:
-            from shellkeep.capture.live import LiveEnd  # loaded already, with the publisher
-
-            publisher.close(LiveEnd(meta.status, meta.exit_code))
+        if live_socket is not None:
+            live_socket.close(meta.status, meta.exit_code)
         _release_space(meta.folder)
         try:
             write_meta(meta)
@@ -350,8 +348,8 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
         _after_session(paths, meta, request.settings)
         return RunOutcome(result.exit_code, meta, result, watch.exit_key_at)
     finally:
-        if publisher is not None:
-            publisher.close()  # every other way out: the socket never outlives the session
+        if live_socket is not None:
+            live_socket.close()  # every other way out: the socket never outlives the session
         _restore_signals(shielded)
 
 
@@ -657,21 +655,86 @@ def _header(meta: SessionMeta, size: TermSize, timestamp: float, env: Mapping[st
     )
 
 
-def _start_publisher(meta: SessionMeta, header: Header) -> LivePublisher | None:
-    """Open the session's live socket (``capture.live``); None when it cannot be made.
+class _LiveSocket:
+    """The session's live socket (``capture.live``), opened on a thread of its own.
 
-    Called once the child runs. A failure (a file system without sockets, say) is logged
-    and leaves the session unwatchable, never unrecorded.
+    Opening it (importing socket and selectors, binding) is kept off the path to the relay's
+    start. Until it is open, the events the recorder's writer thread hands on are held here
+    (up to ``_HELD_MAX_BYTES``), then given to the publisher first, so the first viewer's
+    backlog starts at the session's start. A failure to open it is logged and leaves the
+    session unwatchable, never unrecorded.
     """
-    from shellkeep.capture.live import LivePublisher  # after the child runs: socket, selectors
 
-    try:
-        return LivePublisher(
-            meta.folder, session_id=meta.id, size=header.size, timestamp=header.timestamp, env=header.env
-        )
-    except Exception as exc:  # noqa: BLE001 - viewers are extras: the program runs on
-        log.info("no live socket for this session: %s", exc)
-        return None
+    _HELD_MAX_BYTES = 1 << 20
+
+    def __init__(self, meta: SessionMeta, header: Header) -> None:
+        self._meta = meta
+        self._header = header
+        self._lock = threading.Lock()
+        self._held: list[tuple[str, str, bytes]] = []
+        self._held_bytes = 0
+        self._publisher: LivePublisher | None = None
+        self._closed = False
+        self._thread: threading.Thread | None = None
+
+    def __call__(self, items: list[tuple[str, str, bytes]]) -> None:
+        """Take a batch of events from the writer thread (``Recorder``'s ``on_events``); never blocks for long."""
+        publisher = self._publisher
+        if publisher is None:
+            with self._lock:
+                publisher = self._publisher
+                if publisher is None:
+                    if not self._closed and self._held_bytes < self._HELD_MAX_BYTES:
+                        self._held.extend(items)
+                        self._held_bytes += sum(len(line) for _, _, line in items)
+                    return
+        publisher.publish(items)
+
+    def start(self, relay: Relay, recorder: Recorder) -> None:
+        """Open the socket on a thread; viewers' input goes to ``relay`` after a marker in ``recorder``."""
+        self._thread = threading.Thread(target=self._open, args=(relay, recorder), name="shellkeep-live-open", daemon=True)
+        self._thread.start()
+
+    def _open(self, relay: Relay, recorder: Recorder) -> None:
+        try:
+            from shellkeep.capture.live import LivePublisher  # off the start-up path: socket, selectors
+
+            header = self._header
+            publisher = LivePublisher(
+                self._meta.folder, session_id=self._meta.id, size=header.size, timestamp=header.timestamp, env=header.env
+            )
+        except Exception as exc:  # noqa: BLE001 - viewers are extras: the program runs on
+            log.info("no live socket for this session: %s", exc)
+            with self._lock:
+                self._closed = True
+                self._held = []
+            return
+        publisher.set_input_handler(partial(_type_from_viewer, relay, recorder))
+        with self._lock:
+            if self._closed:
+                publisher.close()
+                return
+            if self._held:
+                publisher.publish(self._held)
+            self._held = []
+            self._publisher = publisher
+
+    def close(self, status: str | None = None, exit_code: int | None = None) -> None:
+        """Say how the session ended (when ``status`` is given), close the socket, remove it.
+
+        Blocks up to about 2 s (viewers taking their last events); never raises; safe to repeat.
+        """
+        if self._thread is not None:
+            self._thread.join(2.0)
+        with self._lock:
+            publisher, self._publisher = self._publisher, None
+            self._closed = True
+            self._held = []
+        if publisher is None:
+            return
+        from shellkeep.capture.live import LiveEnd  # loaded already, with the publisher
+
+        publisher.close(LiveEnd(status, exit_code) if status is not None else None)
 
 
 def _type_from_viewer(relay: Relay, recorder: Recorder, text: str, viewer: str) -> None:
@@ -688,7 +751,7 @@ def _make_recorder(
     settings: RecordSettings,
     warn: Warn,
     live: _LiveStatusFile | None = None,
-    publisher: LivePublisher | None = None,
+    live_socket: _LiveSocket | None = None,
 ) -> Recorder:
     from shellkeep.capture.recorder import Recorder
 
@@ -701,7 +764,7 @@ def _make_recorder(
         make_filter=partial(_stream_redactor, settings.redact_config) if settings.redact else None,
         on_error=warn,
         on_activity=live,
-        on_events=publisher.publish if publisher is not None else None,
+        on_events=live_socket,
     )
 
 

@@ -178,7 +178,7 @@ class LivePublisher:
     """Serve a session's live socket on a thread of its own; see the module docstring.
 
     Args:
-        folder: the session folder; the socket is bound there (mode 0600) at once.
+        folder: the session folder (mode 0700); the socket is bound there at once, mode 0600.
         session_id: the header's ``shellkeep.session``.
         size: the terminal's size at the start; later ``r`` events update it.
         timestamp: int epoch seconds of the session's start (the header's).
@@ -213,9 +213,10 @@ class LivePublisher:
 
     @staticmethod
     def _bind(folder: Path) -> socket.socket:
+        # No umask change (it is the whole process's, and other threads create files): the
+        # session folder is 0700, so no other user reaches the socket before the chmod.
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         address, dirfd = _address(folder)
-        old_umask = os.umask(0o177)  # born 0600: no moment where another user could connect
         try:
             sock.bind(address)
             os.chmod(folder / LIVE_SOCKET, 0o600)
@@ -226,7 +227,6 @@ class LivePublisher:
             _unlink(folder)
             raise
         finally:
-            os.umask(old_umask)
             if dirfd is not None:
                 os.close(dirfd)
         return sock
