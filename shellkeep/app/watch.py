@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from shellkeep.asciicast.model import Event
 from shellkeep.capture.live import LiveEnd, LiveHeader, connect_live, parse_line
-from shellkeep.errors import ShellkeepError
+from shellkeep.errors import ShellkeepError, UserInputError
 from shellkeep.pty.relay import DEFAULT_SIZE, RawMode, terminal_size
 from shellkeep.store.session import LIVE_SOCKET, SessionMeta, Status, read_meta
 from shellkeep.termsize import TermSize
@@ -264,13 +264,17 @@ class _Leave(Exception):
     """A SIGTERM or SIGHUP: leave, putting the terminal back."""
 
 
-def watch_session(meta: SessionMeta, *, stdin_fd: int = 0, stdout_fd: int = 1) -> WatchResult:
+def watch_session(meta: SessionMeta, *, inside: str | None = None, stdin_fd: int = 0, stdout_fd: int = 1) -> WatchResult:
     """Follow the live session ``meta`` on ``stdout_fd`` until q, Ctrl-C or its end.
 
+    inside: the session this terminal is recorded in (``SHELLKEEP_SESSION``), if any.
     Blocks. Raw mode (on ``stdin_fd``) and the alternate screen are undone on every exit
-    path. Raises SessionEnded (exit 1) when the session is not live, ShellkeepError when it
-    publishes no live events.
+    path. Raises SessionEnded (exit 1) when the session is not live, UserInputError (exit 2)
+    for the session this terminal is in (each frame would be recorded and drawn again),
+    ShellkeepError when it publishes no live events.
     """
+    if inside == meta.id and meta.status == Status.RUNNING.value:
+        raise UserInputError(f"this terminal is session {meta.id} itself; watch it from another terminal")
     sock = _open(meta)
     try:
         stream = _Stream(sock)

@@ -19,8 +19,9 @@ def watch(ref: str | None, last: bool) -> None:
     Example: shellkeep watch --last
     """
     require_ref(ref, last)
-    meta = context().resolve(ref, last=last)  # raises SessionNotFound
-    result = watch_session(meta)  # raises SessionEnded (exit 1) for a session that is not live
+    ctx = context()
+    meta = ctx.resolve(ref, last=last)  # raises SessionNotFound
+    result = watch_session(meta, inside=ctx.env.get("SHELLKEEP_SESSION"))  # raises SessionEnded: not live
     if result.end is not None:
         how = result.end.status or "ended"
         code = f", exit code {result.end.exit_code}" if result.end.exit_code is not None else ""

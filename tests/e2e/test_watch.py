@@ -158,6 +158,15 @@ def test_watch_an_ended_session_offers_replay(home: Paths) -> None:
     assert result.stderr == f"shellkeep: session {meta['id']} has ended; replay it with: shellkeep replay {meta['id']}\n".encode()
 
 
+def test_watch_from_inside_the_session_itself_is_refused(home: Paths) -> None:
+    session = _record("self")
+    folder = _socket(home).parent
+    result = run_sk("watch", "self", env={**os.environ, "SHELLKEEP_SESSION": folder.name})
+    assert result.returncode == 2
+    assert result.stderr == f"shellkeep: this terminal is session {folder.name} itself; watch it from another terminal\n".encode()
+    _finish(session)
+
+
 def test_the_socket_is_owner_only_and_gone_when_the_session_ends(home: Paths) -> None:
     session = _record("perm")
     path = _socket(home)
