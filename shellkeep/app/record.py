@@ -701,7 +701,12 @@ class _LiveSocket:
 
             header = self._header
             publisher = LivePublisher(
-                self._meta.folder, session_id=self._meta.id, size=header.size, timestamp=header.timestamp, env=header.env
+                self._meta.folder,
+                session_id=self._meta.id,
+                size=header.size,
+                timestamp=header.timestamp,
+                env=header.env,
+                on_input=partial(_type_from_viewer, relay, recorder),
             )
         except Exception as exc:  # noqa: BLE001 - viewers are extras: the program runs on
             log.info("no live socket for this session: %s", exc)
@@ -709,7 +714,6 @@ class _LiveSocket:
                 self._closed = True
                 self._held = []
             return
-        publisher.set_input_handler(partial(_type_from_viewer, relay, recorder))
         with self._lock:
             if self._closed:
                 publisher.close()

@@ -183,12 +183,20 @@ class LivePublisher:
         size: the terminal's size at the start; later ``r`` events update it.
         timestamp: int epoch seconds of the session's start (the header's).
         env: the header's ``env`` (SHELL, TERM).
+        on_input: called for viewers' ``input`` lines (see ``set_input_handler``).
 
     Raises OSError when the socket cannot be made (nothing is left behind then).
     """
 
     def __init__(
-        self, folder: Path, *, session_id: str, size: TermSize, timestamp: int | None, env: Mapping[str, str | None]
+        self,
+        folder: Path,
+        *,
+        session_id: str,
+        size: TermSize,
+        timestamp: int | None,
+        env: Mapping[str, str | None],
+        on_input: InputHandler | None = None,
     ) -> None:
         self._folder = folder
         self._session_id = session_id
@@ -200,9 +208,16 @@ class LivePublisher:
         self._ring_size = size  # in effect at the ring's first event
         self._ring_start = 0.0  # the time of the event the ring restarted at
         self._alternate = False
-        self._inbox: deque[list[tuple[str, str, bytes]] | bytes | None] = deque()
+        # While no client is connected the writer thread keeps the ring itself (no wake-up of
+        # this thread per batch); once one is, batches go through the inbox to the publisher
+        # thread. ``_lock`` guards the ring, the inbox and ``_watched`` across the two.
+        self._lock = threading.Lock()
+        self._watched = False
+        self._inbox: deque[list[tuple[str, str, bytes]]] = deque()
+        self._end_line = b""
+        self._drain_s = 1.0
         self._clients: dict[int, _Client] = {}
-        self._on_input: InputHandler | None = None
+        self._on_input = on_input
         self._closed = False  # close was called (the caller's thread)
         self._ending = False  # the end is in: clients are let go once their data is out (publisher thread)
         self._woken = False
@@ -243,8 +258,14 @@ class LivePublisher:
     # -- the writer thread's side ------------------------------------------------------
 
     def publish(self, items: list[tuple[str, str, bytes]]) -> None:
-        """Take events just written: (code, text, asciicast v2 line) each; never blocks or raises."""
-        self._inbox.append(items)
+        """Take events just written: (code, text, asciicast v2 line) each; never blocks for
+        long (a lock held only for ring updates) or raises."""
+        with self._lock:
+            if not self._watched:
+                for code, text, line in items:
+                    self._keep(code, text, line)
+                return
+            self._inbox.append(items)
         self._wake()
 
     def close(self, end: LiveEnd | None = None, timeout_s: float = 1.0) -> None:
@@ -253,11 +274,9 @@ class LivePublisher:
         safe to call more than once."""
         if self._closed:
             return
-        line = None
         if end is not None:
-            line = (json.dumps({"end": {"status": end.status, "exit_code": end.exit_code}}) + "\n").encode()
-        self._inbox.append(line if line is not None else b"")
-        self._inbox.append(None)
+            self._end_line = (json.dumps({"end": {"status": end.status, "exit_code": end.exit_code}}) + "\n").encode()
+        self._drain_s = timeout_s
         self._closed = True
         self._wake(force=True)
         self._thread.join(timeout_s + 0.5)
@@ -286,8 +305,10 @@ class LivePublisher:
                 if any(key.data == "wake" for key, _ in ready):
                     self._drain_wake()
                 # Events first: what was published before a client connected is its backlog.
-                if drain_until is None and self._take_inbox(sel):
-                    drain_until = time.monotonic() + 1.0
+                self._take_inbox(sel)
+                if drain_until is None and self._closed:
+                    self._end(sel)
+                    drain_until = time.monotonic() + self._drain_s
                     sel.unregister(self._sock)
                 for key, mask in ready:
                     if key.data == "listen":
@@ -325,26 +346,27 @@ class LivePublisher:
         except OSError:
             pass
 
-    def _take_inbox(self, sel: selectors.BaseSelector) -> bool:
-        """Move published events into the ring and the clients' buffers; return True at the end."""
-        ending = False
-        while self._inbox:
-            item = self._inbox.popleft()
-            if item is None:
-                ending = self._ending = True
-                for client in list(self._clients.values()):
-                    if not client.out:
-                        self._drop(sel, client)  # nothing left to give it
-                break
-            if isinstance(item, bytes):
-                lines = [item] if item else []
-            else:
-                lines = [line for code, text, line in item if self._keep(code, text, line)]
+    def _take_inbox(self, sel: selectors.BaseSelector) -> None:
+        """Move published events into the ring and the clients' buffers."""
+        while True:
+            with self._lock:
+                if not self._inbox:
+                    return
+                items = self._inbox.popleft()
+                lines = [line for code, text, line in items if self._keep(code, text, line)]
             if lines and self._clients:
                 data = b"".join(lines)
                 for client in list(self._clients.values()):
                     self._queue(sel, client, data)
-        return ending
+
+    def _end(self, sel: selectors.BaseSelector) -> None:
+        """The session has ended: queue the end line; let go of clients with nothing left to take."""
+        self._ending = True
+        for client in list(self._clients.values()):
+            if self._end_line:
+                self._queue(sel, client, self._end_line)
+            if client.sock.fileno() in self._clients and not client.out:
+                self._drop(sel, client)
 
     def _keep(self, code: str, text: str, line: bytes) -> bool:
         """Add one event to the ring (restarting it at a full clear on the main screen)."""
@@ -401,7 +423,9 @@ class LivePublisher:
         client = _Client(sock)
         self._clients[sock.fileno()] = client
         sel.register(sock, selectors.EVENT_READ, "client")
-        backlog = self._backlog()
+        with self._lock:  # from here on, what the writer publishes comes through the inbox
+            self._watched = True
+            backlog = self._backlog()
         header: dict[str, object] = {"version": 2, "width": self._size.cols, "height": self._size.rows}
         if self._timestamp is not None:
             header["timestamp"] = self._timestamp
@@ -489,6 +513,12 @@ class LivePublisher:
     def _drop(self, sel: selectors.BaseSelector, client: _Client) -> None:
         fd = client.sock.fileno()
         self._clients.pop(fd, None)
+        if not self._clients:
+            with self._lock:  # what is in the inbox goes into the ring first: events stay in order
+                while self._inbox:
+                    for code, text, line in self._inbox.popleft():
+                        self._keep(code, text, line)
+                self._watched = False
         try:
             sel.unregister(client.sock)
         except (KeyError, ValueError):
