@@ -27,7 +27,7 @@ from shellkeep.asciicast.model import Event
 from shellkeep.capture.live import LiveEnd, LiveHeader, connect_live, parse_line
 from shellkeep.errors import ShellkeepError, UserInputError
 from shellkeep.pty.relay import DEFAULT_SIZE, RawMode, terminal_size
-from shellkeep.store.session import LIVE_SOCKET, SessionMeta, Status, read_meta
+from shellkeep.store.session import LIVE_SOCKET, SessionMeta, Status, host_name, read_meta
 from shellkeep.termsize import TermSize
 
 TYPE_CHECKING = False
@@ -66,6 +66,8 @@ def _open(meta: SessionMeta) -> socket.socket:
     """Connect to ``meta``'s live socket; raise SessionEnded or ShellkeepError when there is none."""
     if meta.status != Status.RUNNING.value:
         raise _ended(meta)
+    if meta.host and meta.host != host_name():
+        raise ShellkeepError(f"session {meta.id} is recording on {meta.host}; watch it there (ssh {meta.host} shellkeep watch {meta.id})")
     try:
         return connect_live(meta.folder, _CONNECT_TIMEOUT_S)
     except FileNotFoundError:
