@@ -59,6 +59,7 @@ MAX_VIEWER_NAME = 64
 INPUT_MARKER_PREFIX = "input from viewer "
 """The marker recorded before input a viewer types: this prefix and the viewer's name."""
 
+_BINDING = ".live.sock.tmp"  # the socket's name until it listens
 _SUN_PATH_MAX = 107  # sockaddr_un.sun_path is 108 bytes on Linux, NUL included
 _ALT_ON = ("\x1b[?1049h", "\x1b[?1047h", "\x1b[?47h")
 _ALT_OFF = ("\x1b[?1049l", "\x1b[?1047l", "\x1b[?47l")
@@ -67,17 +68,17 @@ InputHandler = Callable[[str, str], None]
 """Called on the publisher thread with (text, viewer name) for each ``input`` line."""
 
 
-def _address(folder: Path) -> tuple[bytes, int | None]:
-    """Return the address to bind or connect for ``folder``'s socket, and a dir fd to close.
+def _address(folder: Path, name: str = LIVE_SOCKET) -> tuple[bytes, int | None]:
+    """Return the address to bind or connect for ``folder/name``, and a dir fd to close.
 
     A path longer than ``sun_path`` goes through ``/proc/self/fd/<dirfd>`` (Linux); where
     that is missing the plain path is returned and the call fails with its own error.
     """
-    path = os.fsencode(folder / LIVE_SOCKET)
+    path = os.fsencode(folder / name)
     if len(path) <= _SUN_PATH_MAX or not os.path.isdir("/proc/self/fd"):
         return path, None
     dirfd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    return f"/proc/self/fd/{dirfd}/{LIVE_SOCKET}".encode(), dirfd
+    return f"/proc/self/fd/{dirfd}/{name}".encode(), dirfd
 
 
 def connect_live(folder: Path, timeout_s: float | None = 5.0) -> socket.socket:
@@ -228,18 +229,21 @@ class LivePublisher:
 
     @staticmethod
     def _bind(folder: Path) -> socket.socket:
-        # No umask change (it is the whole process's, and other threads create files): the
-        # session folder is 0700, so no other user reaches the socket before the chmod.
+        # Bound under a temporary name, made 0600 and listening, then renamed: a client never
+        # finds the socket before it can connect. No umask change (it is the whole process's,
+        # and other threads create files): the session folder is 0700, so no other user
+        # reaches the socket before the chmod.
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        address, dirfd = _address(folder)
+        address, dirfd = _address(folder, _BINDING)
         try:
             sock.bind(address)
-            os.chmod(folder / LIVE_SOCKET, 0o600)
+            os.chmod(folder / _BINDING, 0o600)
             sock.listen(MAX_CLIENTS)
             sock.setblocking(False)
+            os.rename(folder / _BINDING, folder / LIVE_SOCKET)
         except BaseException:
             sock.close()
-            _unlink(folder)
+            _unlink(folder, _BINDING)
             raise
         finally:
             if dirfd is not None:
@@ -526,8 +530,8 @@ class LivePublisher:
         client.sock.close()
 
 
-def _unlink(folder: Path) -> None:
+def _unlink(folder: Path, name: str = LIVE_SOCKET) -> None:
     try:
-        os.unlink(folder / LIVE_SOCKET)
+        os.unlink(folder / name)
     except OSError:
         pass
