@@ -234,10 +234,14 @@ class Recorder:
                 last_item = time.monotonic()
             if self._error is not None:
                 if self._on_events is not None and batch and (self._make_filter is None or out_filter is not None):
-                    try:  # the disk failed, not redaction: viewers still see the session
+                    # The disk failed, not redaction: viewers still see the session. The stats
+                    # stay those of what was written.
+                    written = (self._output_bytes, self._input_bytes, self._events, self._last_time)
+                    try:
                         self._encode(batch, out_decoder, in_decoder, out_filter, in_filter)
                     except Exception:  # noqa: BLE001
                         self._published.clear()
+                    self._output_bytes, self._input_bytes, self._events, self._last_time = written
                     self._hand_on_events()
                 if self._on_activity is not None:
                     activity_at, activity_due = self._report_activity(batch, activity_at, activity_due)

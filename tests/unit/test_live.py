@@ -190,3 +190,29 @@ def test_connect_to_a_folder_without_a_socket_is_file_not_found(tmp_path: Path) 
     sock.close()
     with pytest.raises(ConnectionRefusedError):
         connect_live(tmp_path)
+
+
+def test_the_recorder_hands_on_exactly_the_recorded_events_but_input(tmp_path: Path) -> None:
+    from shellkeep.asciicast.model import Header
+    from shellkeep.capture.recorder import Recorder
+    from shellkeep.capture.redaction import StreamRedactor, redactor_for
+
+    handed: list[tuple[str, str, bytes]] = []
+    secret = "ghp_FAKE0123456789abcdefghijklmnopqrstuv"
+    cast = tmp_path / "session.cast"
+    recorder = Recorder(
+        open(cast, "ab"),
+        header=Header(size=TermSize(80, 24), timestamp=0),
+        make_filter=lambda screen: StreamRedactor(redactor_for(None), keep_columns=screen),
+        on_events=handed.extend,
+    )
+    recorder.on_output(f"token {secret[:12]}".encode(), 0.1)  # a secret split across two reads
+    recorder.on_input(b"typed\r", 0.2, False)
+    recorder.on_output(f"{secret[12:]} done\r\n".encode(), 0.3)
+    recorder.on_resize(TermSize(100, 30), 0.4)
+    recorder.add_marker("mark", 0.5)
+    recorder.close()
+    recorded = cast.read_bytes().splitlines(keepends=True)[1:]
+    assert [line for _, _, line in handed] == [line for line in recorded if b'"i"' not in line]
+    assert {code for code, _, _ in handed} == {"o", "r", "m"}
+    assert secret not in "".join(text for _, text, _ in handed) and "[REDACTED:" in "".join(t for _, t, _ in handed)
