@@ -224,6 +224,7 @@ def render(doc: dict[str, Any]) -> str:
         lines.append("")
     lines += [TRANSCRIPTS_SECTION, ""]
     lines += _shell_section()
+    lines += _viewers_section()
     return "\n".join(lines)
 
 
@@ -232,6 +233,14 @@ def _shell_section() -> list[str]:
     from pathlib import Path
 
     made = Path(__file__).resolve().parent / "RESULTS-shell.md"
+    return [made.read_text().rstrip("\n"), ""] if made.exists() else []
+
+
+def _viewers_section() -> list[str]:
+    """Return section 8 as bench/viewers.py last wrote it (bench/RESULTS-viewers.md), if it did."""
+    from pathlib import Path
+
+    made = Path(__file__).resolve().parent / "RESULTS-viewers.md"
     return [made.read_text().rstrip("\n"), ""] if made.exists() else []
 
 

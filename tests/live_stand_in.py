@@ -1,4 +1,4 @@
-"""A stand-in for the recorder's live socket (LIVE_PROTOCOL.md, issue 12), for the ``serve`` tests.
+"""A stand-in for the recorder's live socket (the protocol of shellkeep.capture.live), for the ``serve`` tests.
 
 The real publisher is built on another branch (helper "live"); until it is merged these tests
 need a peer that speaks its protocol on a real Unix socket in a real session folder, as the

@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from shellkeep.app.notify import WaitingWatch
     from shellkeep.config import Config, NotifyConfig, RedactConfig
     from shellkeep.capture.activity import OutputActivity, RecentOutput
+    from shellkeep.capture.live import LivePublisher
     from shellkeep.capture.recorder import Recorder, RecordingStats
     from shellkeep.capture.redaction import StreamRedactor
 
@@ -276,6 +277,7 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
     live: _LiveStatusFile | None = None
     recent: RecentOutput | None = None
     waiting: WaitingWatch | None = None
+    live_socket: _LiveSocket | None = None
     with RawMode(0) as raw:
         try:
             child = spawn(argv, cwd=request.cwd, env=child_env, size=size, termios_attrs=raw.attrs)
@@ -293,7 +295,8 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
             header = _header(meta, size, started.timestamp(), env, request.settings)
             recent, waiting = _waiting_watch(paths, meta, request.settings)
             live = _LiveStatusFile(meta.folder, child.fd, waiting.report if waiting is not None else None)
-            recorder = _make_recorder(out, header, request.settings, warn, live, recent)
+            live_socket = _LiveSocket(meta, header)
+            recorder = _make_recorder(out, header, request.settings, warn, live, recent, live_socket)
         watch = ExitKeyWatch(recorder if recorder is not None else _NullSink())
         found: dict[str, SessionMeta] = {}
         ended = threading.Event()  # the relay is done: the final meta.json follows at once
@@ -310,6 +313,8 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
                 request.inject, settle_s=request.inject_settle_s, wait_for_paste_mode=request.inject_paste_mode
             )
         relay = Relay(child, watch, injection=injection)
+        if live_socket is not None and recorder is not None:
+            live_socket.start(relay, recorder)
         watcher = _watch_checkpoints(folder, recorder, ended) if recorder is not None and folder is not None else None
         # Ignored from here (the child has its own dispositions already): the relay handles
         # these signals while it runs and puts back "ignored" when the child is gone, so no
@@ -317,6 +322,10 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
         shielded = _shield_from_interrupts()
         try:
             result = relay.run(on_signal=lambda sig: raw.restore() if sig == signal.SIGHUP else None)
+        except BaseException:
+            if live_socket is not None:
+                live_socket.close()
+            raise
         finally:
             ended.set()
             raw.restore()
@@ -333,6 +342,8 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
         starter.join(10)
         meta = found.get("meta") or _started_meta(meta, child.pid, request.cwd, request.settings)
         meta = _final_meta(meta, result, stats, request.cwd)
+        if live_socket is not None:
+            live_socket.close(meta.status, meta.exit_code)
         _release_space(meta.folder)
         try:
             write_meta(meta)
@@ -346,6 +357,8 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
         _after_session(paths, meta, request.settings)
         return RunOutcome(result.exit_code, meta, result, watch.exit_key_at)
     finally:
+        if live_socket is not None:
+            live_socket.close()  # every other way out: the socket never outlives the session
         _restore_signals(shielded)
 
 
@@ -651,6 +664,100 @@ def _header(meta: SessionMeta, size: TermSize, timestamp: float, env: Mapping[st
     )
 
 
+class _LiveSocket:
+    """The session's live socket (``capture.live``), opened on a thread of its own.
+
+    Opening it (importing socket and selectors, binding) is kept off the path to the relay's
+    start. Until it is open, the events the recorder's writer thread hands on are held here
+    (up to ``_HELD_MAX_BYTES``), then given to the publisher first, so the first viewer's
+    backlog starts at the session's start. A failure to open it is logged and leaves the
+    session unwatchable, never unrecorded.
+    """
+
+    _HELD_MAX_BYTES = 1 << 20
+
+    def __init__(self, meta: SessionMeta, header: Header) -> None:
+        self._meta = meta
+        self._header = header
+        self._lock = threading.Lock()
+        self._held: list[tuple[str, str, bytes]] = []
+        self._held_bytes = 0
+        self._publisher: LivePublisher | None = None
+        self._closed = False
+        self._thread: threading.Thread | None = None
+
+    def __call__(self, items: list[tuple[str, str, bytes]]) -> None:
+        """Take a batch of events from the writer thread (``Recorder``'s ``on_events``); never blocks for long."""
+        publisher = self._publisher
+        if publisher is None:
+            with self._lock:
+                publisher = self._publisher
+                if publisher is None:
+                    if not self._closed and self._held_bytes < self._HELD_MAX_BYTES:
+                        self._held.extend(items)
+                        self._held_bytes += sum(len(line) for _, _, line in items)
+                    return
+        publisher.publish(items)
+
+    def start(self, relay: Relay, recorder: Recorder) -> None:
+        """Open the socket on a thread; viewers' input goes to ``relay`` after a marker in ``recorder``."""
+        self._thread = threading.Thread(target=self._open, args=(relay, recorder), name="shellkeep-live-open", daemon=True)
+        self._thread.start()
+
+    def _open(self, relay: Relay, recorder: Recorder) -> None:
+        try:
+            from shellkeep.capture.live import LivePublisher  # off the start-up path: socket, selectors
+
+            header = self._header
+            publisher = LivePublisher(
+                self._meta.folder,
+                session_id=self._meta.id,
+                size=header.size,
+                timestamp=header.timestamp,
+                env=header.env,
+                on_input=partial(_type_from_viewer, relay, recorder),
+            )
+        except Exception as exc:  # noqa: BLE001 - viewers are extras: the program runs on
+            log.info("no live socket for this session: %s", exc)
+            with self._lock:
+                self._closed = True
+                self._held = []
+            return
+        with self._lock:
+            if self._closed:
+                publisher.close()
+                return
+            if self._held:
+                publisher.publish(self._held)
+            self._held = []
+            self._publisher = publisher
+
+    def close(self, status: str | None = None, exit_code: int | None = None) -> None:
+        """Say how the session ended (when ``status`` is given), close the socket, remove it.
+
+        Blocks up to about 2 s (viewers taking their last events); never raises; safe to repeat.
+        """
+        if self._thread is not None:
+            self._thread.join(2.0)
+        with self._lock:
+            publisher, self._publisher = self._publisher, None
+            self._closed = True
+            self._held = []
+        if publisher is None:
+            return
+        from shellkeep.capture.live import LiveEnd  # loaded already, with the publisher
+
+        publisher.close(LiveEnd(status, exit_code) if status is not None else None)
+
+
+def _type_from_viewer(relay: Relay, recorder: Recorder, text: str, viewer: str) -> None:
+    """Type what a viewer sent on the live socket into the child, after a marker naming it."""
+    from shellkeep.capture.live import INPUT_MARKER_PREFIX
+
+    recorder.add_marker(INPUT_MARKER_PREFIX + viewer, relay.elapsed_s())
+    relay.type_input(text.encode("utf-8", "replace"))
+
+
 def _make_recorder(
     out: BinaryIO,
     header: Header,
@@ -658,6 +765,7 @@ def _make_recorder(
     warn: Warn,
     live: _LiveStatusFile | None = None,
     recent: RecentOutput | None = None,
+    live_socket: _LiveSocket | None = None,
 ) -> Recorder:
     from shellkeep.capture.recorder import Recorder
 
@@ -671,6 +779,7 @@ def _make_recorder(
         on_error=warn,
         on_activity=live,
         recent=recent,
+        on_events=live_socket,
     )
 
 

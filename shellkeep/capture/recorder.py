@@ -98,6 +98,10 @@ class Recorder:
         recent: keeps the latest output text (redacted) when given; each ``on_activity``
             report then carries its judgement (the adapter's hint, the last line). Read it
             elsewhere only after ``close``.
+        on_events: called from the writer thread with the output, resize and marker events
+            of each batch just encoded, as (code, redacted text, asciicast v2 line) tuples
+            (the live socket, ``capture.live``); never input. It must not block; an error it
+            raises stops these calls, never the recording.
     """
 
     def __init__(
@@ -112,6 +116,7 @@ class Recorder:
         on_error: Callable[[str], None] | None = None,
         on_activity: Callable[[OutputActivity], None] | None = None,
         recent: RecentOutput | None = None,
+        on_events: Callable[[list[tuple[str, str, bytes]]], None] | None = None,
     ) -> None:
         self._out = out
         self._header = header
@@ -139,6 +144,8 @@ class Recorder:
         self._output_mono = 0.0  # ...and its monotonic clock
         self._tail = ""  # the output text after its last newline
         self._recent = recent
+        self._on_events = on_events
+        self._published: list[tuple[str, str, bytes]] = []  # this batch's events for on_events
         self._thread = threading.Thread(target=self._run, name="shellkeep-writer", daemon=True)
         self._thread.start()
 
@@ -231,6 +238,16 @@ class Recorder:
             if batch:
                 last_item = time.monotonic()
             if self._error is not None:
+                if self._on_events is not None and batch and (self._make_filter is None or out_filter is not None):
+                    # The disk failed, not redaction: viewers still see the session. The stats
+                    # stay those of what was written.
+                    written = (self._output_bytes, self._input_bytes, self._events, self._last_time)
+                    try:
+                        self._encode(batch, out_decoder, in_decoder, out_filter, in_filter)
+                    except Exception:  # noqa: BLE001
+                        self._published.clear()
+                    self._output_bytes, self._input_bytes, self._events, self._last_time = written
+                    self._hand_on_events()
                 if self._on_activity is not None:
                     activity_at, activity_due = self._report_activity(batch, activity_at, activity_due)
                 continue  # suspended: keep draining so memory stays flat
@@ -242,6 +259,8 @@ class Recorder:
                     chunks.extend(self._flush_filters(out_decoder, in_decoder, out_filter, in_filter))
                 elif self._replies.held and now - last_item >= _REPLY_IDLE_FLUSH_S:
                     chunks.extend(self._flush_replies(in_filter))
+                if self._published:
+                    self._hand_on_events()
                 if chunks:
                     self._out.write(b"".join(chunks))
                     dirty = True
@@ -284,6 +303,17 @@ class Recorder:
             log.info("live status stopped for this session: %s", exc)  # ps falls back to the recording's mtime
             self._on_activity = None
         return now, now - self._output_mono < ACTIVITY_INTERVAL_S
+
+    def _hand_on_events(self) -> None:
+        """Give this batch's published events to ``on_events``; an error stops these calls."""
+        events, self._published = self._published, []
+        if self._on_events is None or not events:
+            return
+        try:
+            self._on_events(events)
+        except Exception as exc:  # noqa: BLE001 - viewers are extras; recording goes on
+            log.info("live events stopped for this session: %s", exc)
+            self._on_events = None
 
     def _wait_for_items(self, quiet_s: float, deadline: float | None) -> None:
         """Sleep until there may be items: poll while busy, sleep on ``_wake`` when quiet.
@@ -400,9 +430,12 @@ class Recorder:
                 if code == "m" and payload == HIDDEN_INPUT_MARKER:
                     self._hidden_seen = True
             if text or code in "rm":
-                chunks.append(encode_event(at, code, text))
+                line = encode_event(at, code, text)
+                chunks.append(line)
                 self._events += 1
                 self._last_time = at
+                if self._on_events is not None and code != "i":
+                    self._published.append((code, text, line))
         return chunks
 
     def _flush_filters(
@@ -421,8 +454,11 @@ class Recorder:
             if text_filter is not None:
                 text = text_filter.feed(text) + text_filter.flush() if text else text_filter.flush()
             if text:
-                chunks.append(encode_event(self._last_time, code, text))
+                line = encode_event(self._last_time, code, text)
+                chunks.append(line)
                 self._events += 1
+                if self._on_events is not None and code == "o":
+                    self._published.append((code, text, line))
         return chunks
 
     def _flush_replies(self, in_filter: TextFilter | None) -> list[bytes]:

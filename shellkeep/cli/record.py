@@ -41,6 +41,7 @@ COMMANDS: dict[str, str] = {
     "mark": "shellkeep.cli.mark:mark",
     "diff": "shellkeep.cli.diff:diff",
     "restore-files": "shellkeep.cli.restore_files:restore_files",
+    "watch": "shellkeep.cli.watch:watch",
 }
 """Command name -> ``"module:function"`` of its click command; any other word is a program."""
 

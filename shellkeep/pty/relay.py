@@ -19,8 +19,10 @@ import select
 import signal
 import struct
 import termios
+import threading
 import time
 import tty
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +42,7 @@ _INJECT_POLL_S = 0.05
 _EOF_QUIET_S = 0.5  # after end of piped input: quiet this long and the EOF is sent again
 _EOF_RESENDS = 3
 _STALL_GRACE_S = 0.5  # after SIGTERM: a stdout that takes nothing this long is given up
+_MAX_TYPED_CHUNKS = 256  # input queued by ``type_input`` and not yet taken by the loop
 _FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT)
 DEFAULT_SIZE = TermSize(80, 24)
 
@@ -192,6 +195,9 @@ class Relay:
         self._exit_at: float | None = None
         self._size: TermSize | None = None
         self.modes = ModeTracker()
+        self._typed: deque[bytes] = deque()  # from ``type_input``, any thread
+        self._wake_w: int | None = None  # the loop's wake pipe while ``run`` runs
+        self._wake_lock = threading.Lock()  # a closed pipe's fd number is never written to
 
     # -- public ---------------------------------------------------------------------
 
@@ -216,9 +222,12 @@ class Relay:
         old_wakeup = signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
         self._size = terminal_size((self.stdout_fd, self.stdin_fd))
         self._out = StdoutWriter.open(self.stdout_fd)
+        self._wake_w = wake_w
         try:
             self._loop(wake_r, on_signal)
         finally:
+            with self._wake_lock:
+                self._wake_w = None
             if self._reset_modes():  # the loop did not get to it (an error)
                 self._out.drain(_STALL_GRACE_S)
             self._out.close()
@@ -242,6 +251,29 @@ class Relay:
             hangup=self._hangup,
             duration=end - self._start,
         )
+
+    def type_input(self, raw: bytes) -> bool:
+        """Type ``raw`` into the child as if the user had, from any thread; never blocks.
+
+        The loop takes it at its next turn, hands it to the sink's ``on_input`` (so it is
+        recorded as typed input, hidden at a password prompt) and writes it after what is
+        already pending. Returns False when it was dropped: the relay is not running, the
+        child has exited, or ``_MAX_TYPED_CHUNKS`` chunks are still waiting.
+        """
+        with self._wake_lock:
+            wake = self._wake_w
+            if wake is None or self._status is not None or len(self._typed) >= _MAX_TYPED_CHUNKS:
+                return False
+            self._typed.append(bytes(raw))
+            try:
+                os.write(wake, b"\0")
+            except OSError:  # full: the loop has a wake-up pending anyway
+                pass
+            return True
+
+    def elapsed_s(self) -> float:
+        """Return float seconds since the child was spawned: the clock of the sink's events."""
+        return self._now()
 
     # -- internals ------------------------------------------------------------------
 
@@ -462,6 +494,8 @@ class Relay:
                     stdin_open = False
                     if not self._hangup:
                         eof_due = True
+            if self._typed and not exited and len(pending) < _MAX_PENDING_INPUT:
+                self._take_typed(pending)
             if injecting and not exited and not pending:  # after what went before is written
                 typed = self.injection.poll(self._now())  # type: ignore[union-attr]
                 if typed:
@@ -513,6 +547,14 @@ class Relay:
             if injecting:
                 self.injection.on_output(data, at)  # type: ignore[union-attr]
         return total
+
+    def _take_typed(self, pending: bytearray) -> None:
+        """Move what ``type_input`` queued into ``pending``, through the sink as typed input."""
+        hidden = self._is_hidden_input()
+        while self._typed:
+            data = self._typed.popleft()
+            self.sink.on_input(data, self._now(), hidden)
+            pending += data
 
     def _wait_briefly(self) -> None:
         for _ in range(100):

@@ -36,6 +36,8 @@ COMPRESSED_CAST_FILE = "session.cast.zst"
 CAST_FILES = (CAST_FILE, COMPRESSED_CAST_FILE)
 EXCHANGES_FILE = "exchanges.jsonl"
 AGENT_FOLDER = "agent"
+LIVE_SOCKET = "live.sock"
+"""The running session's live socket (``capture.live``: the protocol and its server)."""
 
 
 class Status(str, enum.Enum):

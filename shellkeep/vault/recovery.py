@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from shellkeep.errors import ShellkeepError
 from shellkeep.logs import get_logger
 from shellkeep.store.live import LIVE_FILE, remove_live_status
-from shellkeep.store.session import META_FILE, SessionMeta, Status, iso, parse_iso, write_meta
+from shellkeep.store.session import LIVE_SOCKET, META_FILE, SessionMeta, Status, iso, parse_iso, write_meta
 from shellkeep.store.space import release_space
 from shellkeep.vault.crypto import is_encrypted, repair_tail
 from shellkeep.vault.recording import open_recording
@@ -33,10 +33,11 @@ def recover(meta: SessionMeta, vault: Vault | None) -> SessionMeta:
     Drops a cut last line from the recording (it was never a whole event; in an encrypted
     recording, a cut last record), gives back the space the recorder held for its last
     metadata write (``space.release_space``) and removes the dead recorder's ``live.json``
-    (``store.live``), then sets status ``interrupted``, byte counts from the events and
-    ``ended_at`` and ``duration`` from the best evidence of when it stopped: its last event,
-    or the last change to its recording, ``live.json`` or ``meta.json``, whichever is later (a
-    lower bound: a recorder killed while its program was quiet leaves no later trace). Never raises for an
+    (``store.live``) and ``live.sock`` (``capture.live``), then sets status ``interrupted``,
+    byte counts from the events and ``ended_at`` and ``duration`` from the best evidence of
+    when it stopped: its last event, or the last change to its recording, ``live.json`` or
+    ``meta.json``, whichever is later (a lower bound: a recorder killed while its program was
+    quiet leaves no later trace). Never raises for an
     unreadable recording (an encrypted one whose key is missing included): the metadata
     is repaired as far as possible. vault: the keys to read a sealed recording with.
     """
@@ -44,6 +45,10 @@ def recover(meta: SessionMeta, vault: Vault | None) -> SessionMeta:
     seen_s = _last_sign_of_life_s(meta)
     release_space(meta.folder)
     remove_live_status(meta.folder)
+    try:
+        os.unlink(meta.folder / LIVE_SOCKET)
+    except OSError:
+        pass
     last_time = 0.0
     out_bytes = 0
     in_bytes = 0

@@ -1,7 +1,6 @@
 """Bridge a session's live socket to a browser: events out over a WebSocket, typed text in.
 
-The live socket (``<session folder>/live.sock``; the protocol is /work/wt/LIVE_PROTOCOL.md,
-issue 12) sends UTF-8 lines, each one JSON value: an asciicast v2 header, the backlog events,
+The live socket (``<session folder>/live.sock``; the protocol is ``capture.live``'s) sends UTF-8 lines, each one JSON value: an asciicast v2 header, the backlog events,
 the live events (``[t, "o"|"r"|"m", data]``), and at the end ``{"end": {...}}``. The browser
 side is asciinema-player's ``websocket`` driver speaking its ``v2.asciicast`` subprotocol:
 one JSON value a message, header first, then event arrays. So the header and every event
@@ -12,9 +11,7 @@ each event on arrival, so the old times of the backlog do not matter.
 Input (``--allow-input``) is one ``{"input": TEXT, "viewer": NAME}`` line on a connection of
 its own (``send_input``).
 
-TODO(live branch): ``LIVE_SOCKET`` and ``connect_live`` stand in for
-``store.session.LIVE_SOCKET`` and the live helper's ``connect_live(folder)``; use those once
-that branch is merged.
+The socket's name and the connection (long paths included) are ``capture.live``'s.
 """
 
 from __future__ import annotations
@@ -28,14 +25,12 @@ import stat
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from shellkeep.capture.live import LIVE_SOCKET, connect_live
 from shellkeep.logs import get_logger
 
 __all__ = ["LIVE_SOCKET", "MAX_LINE_BYTES", "connect_live", "forward_live", "has_live_socket", "send_input"]
 
 log = get_logger(__name__)
-
-LIVE_SOCKET = "live.sock"
-"""The live socket's name in a session folder (LIVE_PROTOCOL.md)."""
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """The longest line read from the live socket (one event of a huge paste, JSON-escaped)."""
@@ -52,30 +47,6 @@ def has_live_socket(folder: Path) -> bool:
         return stat.S_ISSOCK(os.stat(folder / LIVE_SOCKET).st_mode)
     except OSError:
         return False
-
-
-def connect_live(folder: Path) -> socket.socket:
-    """Connect to the live socket of the session folder ``folder``; return the blocking socket.
-
-    A path longer than ``sun_path`` (108 bytes) is reached through ``/proc/self/fd/<dirfd>``
-    of the folder; without /proc, the plain path. Raises OSError (FileNotFoundError,
-    ConnectionRefusedError: the session has ended or publishes nothing).
-    """
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        dirfd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            via_proc = f"/proc/self/fd/{dirfd}/{LIVE_SOCKET}"
-            if os.path.isdir(f"/proc/self/fd/{dirfd}"):
-                sock.connect(via_proc)
-            else:
-                sock.connect(str(folder / LIVE_SOCKET))
-        finally:
-            os.close(dirfd)
-    except BaseException:
-        sock.close()
-        raise
-    return sock
 
 
 async def forward_live(folder: Path, send_text: SendText) -> str | None:
