@@ -106,12 +106,13 @@ def resume(
     rerun = fallback and plan.mode is not ResumeMode.NATIVE and not meta.agent_session_id and agent is None
     if rerun and not (yes or dry_run) and not _confirm_rerun(plan):
         return 1
-    click.echo(_banner(plan), err=True)
+    banner = _banner(plan)
+    click.echo(banner, err=True)
     if dry_run:
         _print_plan(plan)
         return 0
     if not no_screen:
-        _print_last_screen(ctx, plan.session)
+        _print_last_screen(ctx, plan.session, _rows(banner))
     return run_resume(ctx, plan, warn=warn, native_only=native_only).exit_code
 
 
@@ -146,6 +147,14 @@ def _banner(plan: ResumePlan) -> str:
     return f"{head} ──\n{how}: {command}"  # too narrow for one line: the command on a line of its own, whole
 
 
+def _rows(text: str) -> int:
+    """Return how many terminal rows ``text`` takes, its long lines wrapped at the terminal's width."""
+    import shutil
+
+    width = max(shutil.get_terminal_size().columns, 1)
+    return sum(max(1, -(-len(line) // width)) for line in text.split("\n"))
+
+
 def _print_plan(plan: ResumePlan) -> None:
     click.echo(f"mode: {plan.mode.value}")
     click.echo(f"would run: {readable_text(_shell_words(plan.argv))}")
@@ -158,7 +167,7 @@ def _print_plan(plan: ResumePlan) -> None:
         click.echo(plan.inject_text)
 
 
-def _print_last_screen(ctx: Context, meta: SessionMeta) -> None:
+def _print_last_screen(ctx: Context, meta: SessionMeta, banner_rows: int = 1) -> None:
     import shutil
 
     if meta.detail != "full":
@@ -173,7 +182,7 @@ def _print_last_screen(ctx: Context, meta: SessionMeta) -> None:
 
     width, height = shutil.get_terminal_size((screen.size.cols, screen.size.rows))
     used = len(screen.to_text().split("\n"))
-    room = max(height - 2, 1)  # the banner above, the agent's first line below
+    room = max(height - banner_rows - 1, 1)  # the banner above, the agent's first line below
     lines = screen.lines[max(used - room, 0) : used]  # a full screen loses its top rows, not the banner
     screen = dataclasses.replace(screen, lines=tuple(row[:width] for row in lines))  # cut, never wrap
     click.echo(screen.to_ansi())

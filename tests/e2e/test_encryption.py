@@ -87,11 +87,12 @@ def test_a_recording_is_sealed_as_it_is_written_and_every_reader_decrypts(home: 
 
 
 def test_export_cast_of_an_encrypted_session_is_plain_asciicast(home: Paths) -> None:
-    run_sk("run", "--", sys.executable, "-c", CHILD)
+    ran = run_sk("run", "--", sys.executable, "-c", CHILD)
+    assert ran.returncode == 0 and WORD.encode() in ran.stdout, (ran.stdout, ran.stderr)
     exported = run_sk("export", "--last", "--format", "cast")
-    assert exported.returncode == 0
+    assert exported.returncode == 0, exported.stderr
     lines = exported.stdout.decode().splitlines()
-    assert json.loads(lines[0])["version"] == 2 and any(WORD in line for line in lines[1:])
+    assert json.loads(lines[0])["version"] == 2 and any(WORD in line for line in lines[1:]), (lines, exported.stderr, files_under(home.home))
 
 
 def test_the_last_screen_of_an_encrypted_session(home: Paths) -> None:
