@@ -291,14 +291,18 @@ class Recorder:
         """Sleep until there may be items: poll while busy, sleep on ``_wake`` when quiet.
 
         While busy, a wake (the echo of typed input is on the screen) ends the poll early:
-        the work follows ``_AFTER_ECHO_S`` later, in the pause before the next key.
+        the work follows ``_AFTER_ECHO_S`` later, in the pause before the next key; a poll
+        that ends while a key's echo is still due waits for it, one poll longer at most.
         deadline: monotonic time of a pending flush (dirty buffer or a held lone Esc), or
         None: then a quiet writer sleeps until the relay wakes it, using no CPU.
         """
         if self._items:
             return
         if quiet_s < _QUIET_S:
-            if self._wake.wait(_POLL_S):
+            woken = self._wake.wait(_POLL_S)
+            if not woken and self._echo_due:  # a key is on its way back: wait for its echo (one poll more at most)
+                woken = self._wake.wait(_POLL_S)
+            if woken:
                 self._wake.clear()
                 time.sleep(_AFTER_ECHO_S)
             return
