@@ -46,6 +46,10 @@ _FSYNC_INTERVAL_S = 1.0
 # or the end of the recording.
 _REPLY_IDLE_FLUSH_S = 1.0
 _POLL_S = 0.01  # while events flow, the writer looks for more this often
+# ...and while keys are typed it does its work this long after a key's echo: the echo is on
+# the user's screen by then and the next key is still far off (a CPU-bound slice begun as a
+# key arrived held up the relay, or the kernel's pty work on that core: ~0.6 ms, keystroke p99).
+_AFTER_ECHO_S = 0.0002
 _QUIET_S = 1.0  # ...and after this long without any, it sleeps until woken
 ACTIVITY_INTERVAL_S = 1.0
 """``on_activity`` is called at most this often: while output flows, and once more when it has
@@ -125,12 +129,17 @@ class Recorder:
         self._coalesce_s = coalesce_s
         self._make_filter = make_filter
         self._on_error = on_error
-        # A deque the relay appends to without waking the writer: while events flow the
-        # writer polls every _POLL_S, so it never takes the GIL in the middle of a keystroke's
-        # round trip; only a writer asleep after a quiet spell is woken, through _wake.
+        # A deque the relay appends to without waking the writer in the middle of a
+        # keystroke's round trip: while events flow the writer polls every _POLL_S; while keys
+        # are typed it then asks (_echo_wanted) to be woken through _wake once the next echo
+        # is on the screen (once per poll: a wake per key cost the relay's p50 under load);
+        # a writer asleep after a quiet spell is woken by any event.
         self._items: deque[tuple[float, str, bytes | str] | None] = deque()
         self._wake = threading.Event()
         self._asleep = False
+        self._echo_due = False  # the relay's: input came and no output since
+        self._typed = False  # input came since the writer last looked (set by the relay, cleared by the writer)
+        self._echo_wanted = False  # the writer's: wake it at the next echo
         self._output_bytes = 0
         self._input_bytes = 0
         self._events = 0
@@ -159,11 +168,13 @@ class Recorder:
     def on_output(self, raw: bytes, at: float) -> None:
         """Enqueue child output (see ``Sink``); called once per read, so ``_put`` is inlined."""
         self._items.append((at, "o", raw))
-        if self._asleep:
+        if self._asleep or (self._echo_due and self._echo_wanted):
             self._wake.set()
+        self._echo_due = False
 
     def on_input(self, raw: bytes, at: float, hidden: bool) -> None:
         """Enqueue typed input unless input is not recorded; hidden input becomes a marker."""
+        self._echo_due = self._typed = True
         if hidden:
             if not self._in_hidden:
                 self._in_hidden = True
@@ -318,13 +329,24 @@ class Recorder:
     def _wait_for_items(self, quiet_s: float, deadline: float | None) -> None:
         """Sleep until there may be items: poll while busy, sleep on ``_wake`` when quiet.
 
+        While busy and keys are being typed, the poll goes on until the next key's echo is on
+        the screen (one poll longer at most) and the work follows ``_AFTER_ECHO_S`` later, in
+        the pause before the next key.
         deadline: monotonic time of a pending flush (dirty buffer or a held lone Esc), or
         None: then a quiet writer sleeps until the relay wakes it, using no CPU.
         """
         if self._items:
             return
         if quiet_s < _QUIET_S:
-            time.sleep(_POLL_S)
+            self._wake.wait(_POLL_S)
+            if self._typed:  # keys are being typed: work just after the next echo (one poll more at most)
+                self._typed = False
+                self._echo_wanted = True
+                woken = self._wake.wait(_POLL_S)
+                self._echo_wanted = False
+                if woken:
+                    time.sleep(_AFTER_ECHO_S)
+            self._wake.clear()
             return
         self._asleep = True
         if not self._items:  # checked after _asleep is set: a put now sets _wake
