@@ -19,6 +19,7 @@ inside ``send_session``: never on the recording path.
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -43,6 +44,14 @@ MISSING_SDK = (
     "run 'pip install opentelemetry-sdk opentelemetry-exporter-otlp-proto-http' or unset export.otlp.endpoint"
 )
 """The one line for an endpoint set without the SDK (logged by the upkeep, shown by ``send_session``'s error)."""
+
+
+def has_sdk() -> bool:
+    """Return whether the OpenTelemetry SDK and its OTLP/HTTP exporter can be imported (loads neither)."""
+    try:
+        return all(importlib.util.find_spec(m) is not None for m in ("opentelemetry.sdk.trace", "opentelemetry.exporter.otlp.proto.http"))
+    except (ImportError, ValueError):
+        return False
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,9 @@ until the test lets it go (to show the user's command does not wait). Waits are 
 from __future__ import annotations
 
 import gzip
+import json
+import os
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -234,3 +237,30 @@ def test_a_receiver_that_is_down_does_not_touch_the_command_or_the_session(home:
     wait_for_background(home)
     listed = run_sk("ls", "--json")
     assert listed.returncode == 0 and b'"down"' in listed.stdout
+
+
+def _without_sdk(tmp_path: Path) -> dict[str, str]:
+    """Return an environment whose ``opentelemetry`` is an empty package: an install without the SDK."""
+    shadow = tmp_path / "shadow" / "opentelemetry"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("")
+    return {**os.environ, "PYTHONPATH": str(shadow.parent)}
+
+
+def test_without_the_sdk_doctor_and_the_upkeep_say_so_in_one_line(home: Paths, receiver: OtlpReceiver, tmp_path: Path) -> None:
+    env = _without_sdk(tmp_path)
+    _configure(home, receiver.endpoint)
+    meta = make_session(home, Path.cwd(), 1, exchanges=EXCHANGES)
+    upkeep = subprocess.run(
+        [PY, "-m", "shellkeep.app.housekeeping", str(meta.folder)], env=env, capture_output=True, timeout=60, stdin=subprocess.DEVNULL
+    )
+    assert upkeep.returncode == 0
+    [line] = upkeep.stderr.decode().splitlines()
+    assert "the OpenTelemetry SDK is not installed" in line and "pip install" in line
+    assert receiver.bodies == []
+    assert b'"' + meta.id.encode() + b'"' in run_sk("ls", "--json").stdout  # indexed all the same
+    doctor = run_sk("doctor", "--json", env=env)
+    [check] = [c for c in json.loads(doctor.stdout) if c["check"] == "otlp export"]
+    assert check["status"] == "fail" and "not installed" in check["detail"] and "pip install" in check["fix"]
+    [ok] = [c for c in json.loads(run_sk("doctor", "--json").stdout) if c["check"] == "otlp export"]
+    assert ok["status"] == "ok" and receiver.endpoint in ok["detail"]
