@@ -13,6 +13,7 @@ from click.testing import CliRunner, Result
 
 from shellkeep.archive.export.table import COLUMNS, Row, session_rows, write_table
 from shellkeep.cli.main import main
+from shellkeep.store import audit
 from shellkeep.store.paths import Paths
 from shellkeep.store.session import SessionMeta
 from tests.helpers import run_sk
@@ -41,7 +42,7 @@ def sessions(home: Paths, tmp_path: Path) -> list[SessionMeta]:
     ]
 
 
-def test_jsonl_has_a_row_per_session_and_per_exchange_of_every_project(sessions: list[SessionMeta]) -> None:
+def test_jsonl_has_a_row_per_session_and_per_exchange_of_every_project(home: Paths, sessions: list[SessionMeta]) -> None:
     result = sk("export", "--all", "--format", "jsonl")
     assert result.exit_code == 0, result.stderr
     rows = [json.loads(line) for line in result.stdout.splitlines()]
@@ -59,6 +60,8 @@ def test_jsonl_has_a_row_per_session_and_per_exchange_of_every_project(sessions:
     assert (ex["model"], ex["input_tokens"], ex["output_tokens"], ex["cache_read_tokens"], ex["cache_write_tokens"]) == ("m-1", 10, 3, 7, 1)
     assert (ex["tool_calls"], ex["prompt"], ex["time"], ex["session_name"]) == (1, "list the files", "2024-05-01T12:01:01.000Z", "one")
     assert rows[2]["input_tokens"] is None and rows[0]["prompt"] is None
+    entries = audit.read_entries(home)  # every session read is audited, in one append
+    assert [(e.command, e.session, e.detail) for e in entries] == [("export", m.id, "all") for m in sessions]
 
 
 def test_csv_parses_with_the_csv_module(sessions: list[SessionMeta], tmp_path: Path) -> None:
