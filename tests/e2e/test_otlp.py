@@ -1,32 +1,29 @@
 """OTLP/HTTP export of finished sessions (app/otlp.py, the upkeep in app/housekeeping.py).
 
 A real ``http.server`` on 127.0.0.1 accepts ``POST /v1/traces`` and decodes each body with
-the OpenTelemetry protobuf definitions (opentelemetry-proto's ``ExportTraceServiceRequest``).
-It can answer with chosen statuses first (to make the exporter retry) or hold its answer
-until the test lets it go (to show the user's command does not wait). Waits are on events.
+the OpenTelemetry protobuf definitions (``tests/otlp_receiver.py``). It can answer with chosen statuses first (to make the exporter
+retry) or hold its answer until the test lets it go (to show the user's command does not
+wait). Waits are on events.
 """
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import subprocess
 import sys
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
 from shellkeep.app.context import open_context
 from shellkeep.app.otlp import send_session
 from shellkeep.store.paths import Paths
 from shellkeep.store.session import SessionMeta
 from tests.helpers import run_sk, session_folders, wait_for_background, wait_until
+from tests.otlp_receiver import OtlpReceiver, configure_otlp as _configure, spans as _spans, value as _value
 from tests.unit.store.factory import make_session
 
 PY = sys.executable
@@ -50,87 +47,11 @@ EXCHANGES = [
 ]
 
 
-class OtlpReceiver:
-    """A loopback OTLP/HTTP traces receiver; ``endpoint`` is ``http://127.0.0.1:PORT/v1/traces``.
-
-    statuses: the HTTP statuses of the first answers (then 200). hold: when given, each
-    request waits for it before it is answered.
-    """
-
-    def __init__(self, statuses: list[int] | None = None, hold: threading.Event | None = None) -> None:
-        self.bodies: list[bytes] = []
-        self.paths: list[str] = []
-        self.answered = 0
-        self._statuses = list(statuses or [])
-        self._lock = threading.Lock()
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                if self.headers.get("Content-Encoding") == "gzip":
-                    body = gzip.decompress(body)
-                with receiver._lock:
-                    receiver.bodies.append(body)
-                    receiver.paths.append(self.path)
-                    status = receiver._statuses.pop(0) if receiver._statuses else 200
-                if hold is not None:
-                    hold.wait(60)
-                self.send_response(status)
-                self.send_header("Content-Type", "application/x-protobuf")
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-                with receiver._lock:
-                    receiver.answered += 1
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}/v1/traces"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def requests(self) -> list[ExportTraceServiceRequest]:
-        """Return every body received, decoded."""
-        with self._lock:
-            bodies = list(self.bodies)
-        decoded = []
-        for body in bodies:
-            request = ExportTraceServiceRequest()
-            request.ParseFromString(body)
-            decoded.append(request)
-        return decoded
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
 @pytest.fixture
 def receiver() -> Iterator[OtlpReceiver]:
     server = OtlpReceiver()
     yield server
     server.close()
-
-
-def _configure(paths: Paths, endpoint: str, **more: object) -> None:
-    lines = ["[export.otlp]", f'endpoint = "{endpoint}"'] + [f"{k} = {str(v).lower() if isinstance(v, bool) else v}" for k, v in more.items()]
-    paths.config_file.parent.mkdir(parents=True, exist_ok=True)
-    paths.config_file.write_text("\n".join(lines) + "\n")
-
-
-def _value(v: AnyValue) -> object:
-    return getattr(v, v.WhichOneof("value"))
-
-
-def _spans(request: ExportTraceServiceRequest) -> list[tuple[str, dict[str, object], bytes, bytes]]:
-    """Return (name, attributes, span id, parent span id) of every span in a request."""
-    found = []
-    for rs in request.resource_spans:
-        for ss in rs.scope_spans:
-            for span in ss.spans:
-                found.append((span.name, {a.key: _value(a.value) for a in span.attributes}, span.span_id, span.parent_span_id))
-    return found
 
 
 def _send(home: Paths, meta: SessionMeta) -> bool:
