@@ -441,6 +441,49 @@ class NotifyConfig:
         return bool(self.events) and bool(self.desktop or self.url or self.command)
 
 
+_HEADER = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+=.*")
+
+
+def _valid_headers(value: object) -> None:
+    assert isinstance(value, tuple)
+    for header in value:
+        if not _HEADER.fullmatch(header):
+            raise ValueError(f'a list of "name=value" HTTP headers (not {header!r})')
+
+
+@dataclass(frozen=True, slots=True)
+class OtlpConfig:
+    """Each finished session sent as OpenTelemetry traces over OTLP/HTTP (off by default)."""
+
+    endpoint: str = _setting(
+        "",
+        'The OTLP/HTTP traces URL to send each finished session to, e.g. "http://localhost:4318/v1/traces" '
+        '("" = off). Sent after the session, in the background.',
+        check=_valid_url,
+        project=False,
+    )
+    content: bool = _setting(
+        False,
+        "Also send each exchange's prompt and answer (redacted by the [redact] rules); false sends "
+        "metadata, models and token counts only.",
+        project=False,
+    )
+    headers: tuple[str, ...] = _setting(
+        (),
+        'HTTP headers sent with each export, as "name=value" strings, e.g. ["authorization=Bearer ..."].',
+        check=_valid_headers,
+        project=False,
+    )
+    timeout_s: float = _setting(
+        10.0,
+        "How long one attempt to send may take, in seconds; the exporter retries with back-off "
+        "within this, then the session is dropped from the export (it stays stored).",
+        expect="a number > 0",
+        check=_above_zero,
+        project=False,
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class ModelPrice:
     """What one model costs, in USD per million tokens: prompt input, output, cached input
@@ -524,6 +567,7 @@ class Config:
     sync: SyncConfig = field(default_factory=SyncConfig)
     shell: ShellConfig = field(default_factory=ShellConfig)
     notify: NotifyConfig = field(default_factory=NotifyConfig)
+    export_otlp: OtlpConfig = field(default_factory=OtlpConfig, metadata={"section": "export.otlp"})
     prices: Mapping[str, ModelPrice] = field(default_factory=PriceTable, hash=False, metadata={"table": "models"})
 
 
@@ -628,9 +672,36 @@ def _kind_of(hint: object) -> tuple[str, bool]:
 
 @cache
 def _sections() -> dict[str, type]:
-    """Return the table name → section class map, in declaration order."""
+    """Return the table name → section class map, in declaration order.
+
+    A nested table's name is dotted (``export.otlp``); its ``Config`` attribute is the name
+    with ``_`` for ``.`` (``_attribute``).
+    """
     hints = typing.get_type_hints(Config)
-    return {f.name: hints[f.name] for f in dataclasses.fields(Config) if not f.metadata.get("table")}
+    return {
+        f.metadata.get("section", f.name): hints[f.name] for f in dataclasses.fields(Config) if not f.metadata.get("table")
+    }
+
+
+def _attribute(section: str) -> str:
+    """Return the ``Config`` attribute that holds table ``section`` (``export.otlp``: ``export_otlp``)."""
+    return section.replace(".", "_")
+
+
+def _flat_tables(doc: Mapping[str, object]) -> typing.Iterator[tuple[str, object]]:
+    """Yield (table name, value) for a parsed document, nested tables by dotted name.
+
+    ``[export.otlp]`` parses as ``{"export": {"otlp": {...}}}``; a table that only holds
+    nested tables (``export``) is walked into, so its sub-tables are checked by name.
+    """
+    sections = _sections()
+    for name, value in doc.items():
+        nested = [s for s in sections if s.startswith(name + ".")]
+        if name not in sections and nested and isinstance(value, dict):
+            for sub, table in value.items():
+                yield f"{name}.{sub}", table
+        else:
+            yield name, value
 
 
 @cache
@@ -907,7 +978,7 @@ def _validate_document(
     """
     values: dict[str, ConfigValue] = {}
     sections = _sections()
-    for section, table in doc.items():
+    for section, table in _flat_tables(doc):
         if section == PRICES_TABLE:
             if project:
                 raise ConfigError(
@@ -1354,8 +1425,8 @@ def _resolve(
                 entries[key] = ConfigEntry(key, value, source)
     tables: dict[str, object] = {}
     for section, cls in _sections().items():
-        kwargs = {e.key.split(".", 1)[1]: e.value for e in entries.values() if e.key.startswith(section + ".")}
-        tables[section] = cls(**kwargs)
+        kwargs = {_specs()[e.key].name: e.value for e in entries.values() if _specs()[e.key].section == section}
+        tables[_attribute(section)] = cls(**kwargs)
     return Config(**tables, prices=PriceTable(user_prices)), entries  # type: ignore[arg-type]
 
 
@@ -1446,7 +1517,7 @@ def get_config_value(config: Config, dotted_key: str) -> ConfigValue:
         ConfigError: the key is unknown (with the closest key, if any).
     """
     spec = _spec_for(dotted_key)
-    value: ConfigValue = getattr(getattr(config, spec.section), spec.name)
+    value: ConfigValue = getattr(getattr(config, _attribute(spec.section)), spec.name)
     return value
 
 
@@ -1495,13 +1566,19 @@ def set_config_value(path: Path, dotted_key: str, raw_value: str) -> ConfigValue
     spec = _spec_for(dotted_key)
     value = _parse_raw(spec, raw_value, _Origin(""))
     doc = _read_document(path, _FIX_USER) or {}
-    table = doc.setdefault(spec.section, {})
-    if not isinstance(table, dict):
-        raise ConfigError(f"invalid config in '{path}': '{spec.section}' must be a [{spec.section}] table")
+    parents: list[dict[str, typing.Any]] = []
+    table: object = doc
+    for part in spec.section.split("."):  # [export.otlp] is doc["export"]["otlp"]
+        assert isinstance(table, dict)
+        parents.append(table)
+        table = table.setdefault(part, {})
+        if not isinstance(table, dict):
+            raise ConfigError(f"invalid config in '{path}': '{spec.section}' must be a [{spec.section}] table")
     if value is None:
         table.pop(spec.name, None)
-        if not table:
-            del doc[spec.section]
+        for parent, part in zip(reversed(parents), reversed(spec.section.split("."))):
+            if not parent[part]:
+                del parent[part]
     else:
         table[spec.name] = _to_toml(value)
     _validate_document(doc, _file_origin(path, project=False), project=False)

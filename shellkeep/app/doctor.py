@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shellkeep.agents.registry import builtin_adapters, plugin_adapters
+from shellkeep.app.otlp import MISSING_SDK, has_sdk
 from shellkeep.archive.index import index_health
 from shellkeep.config import Config, config_files, load_config
 from shellkeep.errors import ShellkeepError
@@ -102,6 +103,7 @@ def run_checks(paths: Paths, cwd: Path, env: Mapping[str, str]) -> DoctorReport:
         _session_meta(paths),
         _keys(paths, config),
         config_check,
+        *_otlp(config),
         *_agents(env),
         _shell_integration(env),
     ]
@@ -228,6 +230,17 @@ def _keys(paths: Paths, config: Config) -> Check:
     if count == 0 and isinstance(store, FileKeyStore) and not store.path.exists():
         return _ok(name, f"{state}; no key file ({store.label} is made with the first key)")
     return _ok(name, f"{state}; {_plural(count, 'key')} in {where}")
+
+
+def _otlp(config: Config) -> Iterator[Check]:
+    """The OTLP export's SDK, checked only when ``export.otlp.endpoint`` is set."""
+    endpoint = config.export_otlp.endpoint
+    if not endpoint:
+        return
+    if has_sdk():
+        yield _ok("otlp export", f"each finished session is sent to {endpoint}")
+    else:
+        yield _fail("otlp export", MISSING_SDK.split(";")[0], MISSING_SDK.split("; ", 1)[1])
 
 
 def _config(paths: Paths, project_root: Path, env: Mapping[str, str]) -> tuple[Config, Check]:

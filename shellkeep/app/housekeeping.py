@@ -1,4 +1,4 @@
-"""Upkeep after a session has ended: its git root commit, conversation, compression, index, automatic gc.
+"""Upkeep after a session has ended: its git root commit, conversation, compression, index, OTLP export, automatic gc.
 
 Compression and indexing take seconds on a long session, so ``runner`` starts this module
 as its own detached process (``python -m shellkeep.app.housekeeping``, new session, no
@@ -17,6 +17,7 @@ from shellkeep.app.context import open_context
 from shellkeep.app.conversation import collect
 from shellkeep.app.gc import maybe_auto_gc
 from shellkeep.app.moves import complete_git_identity
+from shellkeep.app.otlp import send_session
 from shellkeep.archive.index import index_ended_session
 from shellkeep.logs import get_logger
 from shellkeep.store.paths import Paths, resolve_paths
@@ -28,14 +29,16 @@ log = get_logger(__name__)
 
 
 def run(paths: Paths, folder: Path, *, compress: bool, auto_gc: bool) -> None:
-    """Build exchanges, compress, index and garbage-collect after the session in ``folder``; never raises.
+    """Build exchanges, compress, index, export and garbage-collect after the session in ``folder``; never raises.
 
     Exchanges are built here for programs without a transcript of their own that were typed
     into (from the recording; slow for long ones, so not at the end of the run), and for
     agents whose transcript was too big to read and copy at the end of the run (streamed,
     up to ``agent_transcript_bytes``), before the recording is compressed and indexed: the
     index only ever reads what is stored. A session that keeps less than its full detail
-    (``record.detail``) has its recording removed once the exchanges are built.
+    (``record.detail``) has its recording removed once the exchanges are built. With
+    ``export.otlp.endpoint`` set the session is then sent as traces (``app.otlp``), retried
+    for up to ``export.otlp.timeout_s``; a failure is logged, never raised.
     """
     try:
         meta = complete_git_identity(read_meta(folder))  # the root commit: a git process, so not at start
@@ -51,6 +54,11 @@ def run(paths: Paths, folder: Path, *, compress: bool, auto_gc: bool) -> None:
         elif compress:
             meta = compress_after_session(meta, ctx.vault)  # the index names the recording as renamed
         index_ended_session(paths, meta, vault=ctx.vault)
+        if ctx.config.export_otlp.endpoint:
+            try:
+                send_session(meta, ctx.config, ctx.vault)
+            except Exception as exc:  # noqa: BLE001 - the export is a copy; the session is stored
+                log.warning("could not export %s over OTLP: %s", meta.id, exc)
         if auto_gc:
             maybe_auto_gc(ctx)
     except Exception as exc:  # noqa: BLE001 - the session is stored; this is only upkeep

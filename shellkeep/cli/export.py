@@ -8,24 +8,33 @@ from pathlib import Path
 import click
 
 from shellkeep.app.reads import read_session
+from shellkeep.app.tables import export_table, export_table_to_file
+from shellkeep.archive.index import parse_time
 from shellkeep.archive.export import export_session, export_to_file
 from shellkeep.cli.options import context, require_ref, session_argument
 
 _FORMATS = ("cast", "txt", "md", "json", "html", "agent")
+_TABLE_FORMATS = ("jsonl", "csv")  # --all: one row per session and per exchange
 
 
 @click.command()
 @session_argument
-@click.option("--format", "fmt", type=click.Choice(_FORMATS), default=None, help="Output format (default: from -o's suffix, else txt).")
+@click.option("--format", "fmt", type=click.Choice(_FORMATS + _TABLE_FORMATS), default=None, help="Output format (default: from -o's suffix, else txt; with --all: jsonl).")
 @click.option("-o", "--output", "output", type=click.Path(dir_okay=False, allow_dash=True), default=None, help="Write to FILE instead of stdout ('-': stdout; a symlink's target is written; a pipe or device directly).")
-def export(ref: str | None, last: bool, fmt: str | None, output: str | None) -> None:
+@click.option("--all", "every", is_flag=True, help="Every session of every project as one table (jsonl or csv): a row per session and per exchange.")
+@click.option("--since", "since", default=None, metavar="WHEN", help="With --all: sessions started since WHEN (2024-05-01, yesterday, 7d).")
+def export(ref: str | None, last: bool, fmt: str | None, output: str | None, every: bool, since: str | None) -> None:
     """Export a session: cast (asciicast v2), txt (transcript), md (the conversation),
     json (metadata, exchanges, markers), html (a page for audit, viewable offline, with
     the screen at each exchange in colour) or agent (shellkeep's redacted copy of the
-    agent's own transcript, as the agent wrote it).
+    agent's own transcript, as the agent wrote it). With --all, every session as one
+    table for BI tools: jsonl or csv (the README lists the columns).
 
     Example: shellkeep export --last --format html -o session.html
     """
+    if every or since is not None or fmt in _TABLE_FORMATS:
+        _export_all(ref, last, fmt, output, every, since)
+        return
     require_ref(ref, last)
     if fmt is None:
         suffix = Path(output).suffix.lstrip(".").lower() if output else ""
@@ -39,3 +48,25 @@ def export(ref: str | None, last: bool, fmt: str | None, output: str | None) -> 
         return
     export_to_file(meta, fmt, output, ctx.vault)
     click.echo(f"wrote {output}", err=True)
+
+
+def _export_all(ref: str | None, last: bool, fmt: str | None, output: str | None, every: bool, since: str | None) -> None:
+    """``export --all [--format jsonl|csv] [--since WHEN] [-o FILE]``: the table of every session."""
+    if not every:
+        raise click.UsageError(f"--format {fmt} and --since export every session; add --all" if fmt else "--since needs --all")
+    if ref or last:
+        raise click.UsageError("--all exports every session; leave out SESSION and --last")
+    if fmt is None:
+        suffix = Path(output).suffix.lstrip(".").lower() if output else ""
+        fmt = suffix if suffix in _TABLE_FORMATS else "jsonl"
+    if fmt not in _TABLE_FORMATS:
+        raise click.UsageError(f"--all writes jsonl or csv, not {fmt}")
+    bound = parse_time(since) if since is not None else None
+    ctx = context()
+    if output is None or output == "-":
+        out = sys.stdout.buffer
+        export_table(ctx, fmt, out, since=bound)
+        out.flush()
+        return
+    rows = export_table_to_file(ctx, fmt, output, since=bound)
+    click.echo(f"wrote {rows} rows to {output}", err=True)

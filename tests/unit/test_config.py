@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import stat
 import sys
 from pathlib import Path
@@ -70,12 +71,16 @@ def test_example_config_parses_to_the_defaults_and_lists_every_key(tmp_path: Pat
     text = EXAMPLE.read_text()
     doc = tomllib.loads(text)
     for key, spec in _specs().items():
-        section, name = key.split(".")
+        *section, name = key.split(".")  # a nested table's key has three parts: export.otlp.endpoint
         if spec.default is None:  # unset by default: shown commented out, with an example
             assert f"\n# {name} = " in text, f"{key} is not documented"
         else:
-            assert doc[section][name] is not None, f"{key} is not in the example"
-    assert list(doc) == [f.name for f in dataclasses.fields(Config)]
+            table = doc
+            for part in section:
+                table = table[part]
+            assert table[name] is not None, f"{key} is not in the example"
+    tables = [f.metadata.get("section", f.name).split(".")[0] for f in dataclasses.fields(Config)]
+    assert list(doc) == tables
 
 
 def test_example_config_is_the_generated_template() -> None:
@@ -552,3 +557,30 @@ def test_arrays_nested_too_deeply_are_a_config_error_not_a_crash(home: Paths) ->
         load_config(home, None, {})
     config, problems = load_config_salvaged(home, None, {})
     assert config.record.input is False and len(problems) == 1
+
+
+def test_a_nested_table_loads_sets_and_refuses_like_the_others(tmp_path: Path) -> None:
+    """[export.otlp] is a table inside [export]: its keys are export.otlp.<name>."""
+    path = tmp_path / "config.toml"
+    path.write_text('[export.otlp]\nendpoint = "http://127.0.0.1:4318/v1/traces"\nheaders = ["x-team=a"]\n')
+    config = load_config(Paths(home=tmp_path, config_file=path), None, {})
+    assert (config.export_otlp.endpoint, config.export_otlp.headers, config.export_otlp.content) == (
+        "http://127.0.0.1:4318/v1/traces", ("x-team=a",), False,
+    )  # fmt: skip
+    assert set_config_value(path, "export.otlp.content", "true") is True
+    assert tomllib.loads(path.read_text())["export"]["otlp"]["content"] is True
+    for text, message in [
+        ('[export.otlp]\nendpoint = "ftp://x"\n', "export.otlp.endpoint must be an http:// or https:// URL"),
+        ("[export.otlp]\nheaders = [\"no-value\"]\n", 'export.otlp.headers must be a list of "name=value" HTTP headers'),
+        ("[export.otlpp]\n", "unknown table [export.otlpp]"),
+        ("[export.otlp]\nendpont = \"\"\n", "did you mean 'export.otlp.endpoint'?"),
+    ]:
+        path.write_text(text)
+        with pytest.raises(ConfigError, match=re.escape(message)):
+            load_config(Paths(home=tmp_path, config_file=path), None, {})
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / ".shellkeep.toml").write_text('[export.otlp]\nendpoint = "http://evil.example/v1/traces"\n')
+    path.write_text("")
+    with pytest.raises(ConfigError, match="cannot be set in a project file"):
+        load_config(Paths(home=tmp_path, config_file=path), project, {})

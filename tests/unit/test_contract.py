@@ -104,6 +104,28 @@ def test_run_imports_no_heavy_module_before_the_child_runs() -> None:
     assert not {m for m in before_child if m.split(".")[0] in HEAVY}
     # The plain forms of run skip click, logging loads only for a warning, typing never.
     assert not {"click", "logging", "typing"} & set(order)
+    assert not {m for m in order if m.split(".")[0] in OTLP_SDK}
+
+
+OTLP_SDK = ("opentelemetry", "google", "requests")
+
+
+def test_run_with_the_otlp_export_on_never_imports_its_sdk() -> None:
+    """The export runs in the upkeep process after the session; the recorder never loads the SDK."""
+    paths = resolve_paths()
+    paths.config_file.parent.mkdir(parents=True, exist_ok=True)
+    paths.config_file.write_text('[export.otlp]\nendpoint = "http://127.0.0.1:9/v1/traces"\ntimeout_s = 1\n')
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "shellkeep", "run", "--", "true"],
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
+    assert result.returncode == 0
+    order = [line.split("|")[-1].strip() for line in result.stderr.decode().splitlines() if line.startswith("import time:")]
+    assert "shellkeep.app.record" in order and "shellkeep.config" in order  # the config was read
+    assert not {m for m in order if m.split(".")[0] in OTLP_SDK}
+    wait_for_background(paths)
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"], ids=str)
