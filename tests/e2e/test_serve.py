@@ -12,6 +12,7 @@ import json
 import re
 import stat
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -223,10 +224,14 @@ def test_bad_filters_and_queries_are_one_line_on_the_page(home: Paths) -> None:
 
 def test_a_lan_address_prints_a_qr_code(home: Paths) -> None:
     with serve("--host", "0.0.0.0") as served:
-        assert served.url.startswith("http://0.0.0.0:")
-        assert served.listening_addresses() == {"0.0.0.0"}
+        host = urlsplit(served.url).hostname
+        assert host and host != "0.0.0.0", served.url  # a phone cannot open 0.0.0.0
+        assert served.listening_addresses() == {"0.0.0.0"}  # still bound to every address
+        # The URL printed is one the server answers at (the LAN address is this machine's).
+        assert httpx.get(served.url, timeout=30).status_code == 303
     err = served.stderr()  # complete once it stopped
     assert "▀" in err or "█" in err or "▄" in err
+    assert f"serving http://{host}:{served.port}" in err
 
 
 def test_a_port_in_use_is_one_line_and_exit_2(home: Paths) -> None:
