@@ -3,7 +3,7 @@
 The web application itself is ``shellkeep.web`` (a layer above this one); this module builds
 what it serves from, once: the ``Context`` (paths, settings, keys), a socket already bound
 to the address asked for (so ``--port 0`` knows its port before the server starts), and the
-access token.
+access token. Its vault remembers no key: each request looks its keys up in the stores.
 
 A server bound to every address (``0.0.0.0``, ``::``) is named in its URL by this machine's
 LAN address: the source address the kernel picks for a UDP socket "connected" to a
@@ -17,6 +17,7 @@ keeps working; ``new_token`` replaces it (every browser must then be given the n
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import secrets
 import socket
@@ -134,6 +135,9 @@ def prepare_serve(
     machine's, a name that does not resolve); OSError when the token cannot be stored.
     """
     ctx = open_context(paths=paths, cwd=cwd, warn=warn)
+    # A server runs for days: every request looks its keys up anew, so a key moved away
+    # suspends its sessions at once (as for a server started without it).
+    ctx = dataclasses.replace(ctx, vault=dataclasses.replace(ctx.vault, remember_keys=False))
     sock = _bind(request.host, request.port)
     try:
         token = load_token(ctx.paths, new=request.new_token)

@@ -158,6 +158,14 @@ def test_an_encrypted_session_whose_key_is_missing_says_so(home: Paths, tmp_path
         assert page.status_code == 200 and "sealed words" not in page.text
         assert client.get(f"/api/sessions/{session_id}/cast").text.count("sealed words") == 1  # the key is there: decrypted
         (home.home / "keys" / "keys.json").rename(tmp_path / "saved-keys.json")
+        # The same server, which has just used the key, now finds it gone too.
+        page = client.get(f"/s/{session_id}")
+        assert page.status_code == 200 and "suspended: key missing" in page.text
+        cast = client.get(f"/api/sessions/{session_id}/cast")
+        assert cast.status_code == 409 and "sealed words" not in cast.text
+        (tmp_path / "saved-keys.json").rename(home.home / "keys" / "keys.json")
+        assert client.get(f"/api/sessions/{session_id}/cast").text.count("sealed words") == 1  # back: decrypted again
+        (home.home / "keys" / "keys.json").rename(tmp_path / "saved-keys.json")
     with serve() as served:
         client = served.client()
         page = client.get(f"/s/{session_id}")
