@@ -251,3 +251,34 @@ def test_a_port_in_use_is_one_line_and_exit_2(home: Paths) -> None:
     err = busy.stderr.decode()
     assert err.count("\n") == 1 and err.startswith(f"shellkeep: cannot listen on 127.0.0.1:{served.port}") and "--port" in err, err
 
+
+
+def test_search_keeps_to_the_filters_and_the_limit(home: Paths) -> None:
+    _, first, _ = record_session(home, "print('line1'); print('line2')", name="first")
+    _, second, _ = record_session(home, "print('line2 again')", name="second")
+    _, other, _ = record_session(home, "print('something else')", name="other")
+    wait_for_background(home)
+    with serve() as served:
+        client = served.client()
+
+        def hit_names(**params: str) -> set[str]:
+            page = client.get("/", params=params)
+            assert page.status_code == 200, page.text
+            return {name for name in ("first", "second", "other") if f">{name}</a>" in page.text}
+
+        def names(**params: str) -> list[str]:
+            response = client.get("/api/sessions", params=params)
+            assert response.status_code == 200, response.text
+            return [row["name"] for row in response.json()]
+
+        assert hit_names(q="line2") == {"first", "second"}
+        assert hit_names(q="line2", status="killed") == set()  # both finished
+        assert hit_names(q="line2", status="finished") == {"first", "second"}
+        assert len(hit_names(q="line2", limit="1")) == 1
+        assert sorted(names(q="line2")) == ["first", "second"]
+        assert names(q="line2", status="killed") == []
+        assert len(names(q="line2", limit="1")) == 1
+        assert len(names(limit="2", all="1")) == 2 and len(names(all="1")) == 3  # all: short ones too
+        bad = client.get("/api/sessions", params={"limit": "lots"})
+        assert bad.status_code == 400 and "limit" in bad.json()["error"]
+    assert other and first != second
