@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 
 from shellkeep.asciicast.model import Event
-from shellkeep.capture.live import LiveEnd, LiveHeader, connect_live, parse_line
+from shellkeep.capture.live import LiveEnd, LiveHeader, LiveRefused, connect_live, parse_line
 from shellkeep.errors import ShellkeepError, UserInputError
 from shellkeep.pty.relay import DEFAULT_SIZE, RawMode, terminal_size
 from shellkeep.store.session import LIVE_SOCKET, SessionMeta, Status, host_name, read_meta
@@ -34,7 +34,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from shellkeep.terminal.screen import ScreenSnapshot, Terminal
 
-__all__ = ["QUIT_KEYS", "SessionEnded", "WatchResult", "watch_session"]
+__all__ = ["QUIT_KEYS", "SessionBusy", "SessionEnded", "WatchResult", "watch_session"]
 
 QUIT_KEYS = frozenset(b"qQ\x03")
 """Keys that leave: q, Q and Ctrl-C (a byte in raw mode)."""
@@ -48,6 +48,10 @@ _MAX_RECONNECTS = 5  # in a row without a frame drawn in between
 
 class SessionEnded(ShellkeepError):
     """The session is not live any more (exit status 1); the message offers replay."""
+
+
+class SessionBusy(ShellkeepError):
+    """The recorder refused this viewer: it serves as many as it can (exit status 1)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +95,7 @@ def _still_running(meta: SessionMeta) -> bool:
 class _Stream:
     """One connection: the emulator rebuilt from header and backlog, then fed live events."""
 
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: socket.socket, session_id: str) -> None:
         from shellkeep.terminal.screen import Terminal  # pyte: only once connected
 
         self.sock = sock
@@ -99,6 +103,8 @@ class _Stream:
         self.closed = False
         self._buf = bytearray()
         header = self._first_line()
+        if isinstance(header, LiveRefused):
+            raise SessionBusy(f"session {session_id} has {header.reason}; try again later")
         if not isinstance(header, LiveHeader):
             raise ShellkeepError("the live socket sent no header; is the recorder a newer shellkeep?")
         self.session = header.session
@@ -279,7 +285,7 @@ def watch_session(meta: SessionMeta, *, inside: str | None = None, stdin_fd: int
         raise UserInputError(f"this terminal is session {meta.id} itself; watch it from another terminal")
     sock = _open(meta)
     try:
-        stream = _Stream(sock)
+        stream = _Stream(sock, meta.id)
     except BaseException:
         sock.close()
         raise
@@ -340,7 +346,7 @@ def _follow(
             if reconnects > _MAX_RECONNECTS or not _still_running(meta):
                 return LiveEnd(_status_now(meta), None)
             try:
-                stream = _Stream(_open(meta))
+                stream = _Stream(_open(meta), meta.id)
             except ShellkeepError:
                 return LiveEnd(_status_now(meta), None)
             view.invalidate()

@@ -47,7 +47,7 @@ from shellkeep.logs import get_logger
 from shellkeep.store.audit import record, record_read
 from shellkeep.store.session import META_FILE, SessionMeta, Status, is_interrupted, read_meta
 from shellkeep.vault.exchanges import read_exchanges
-from shellkeep.web.live import forward_live, has_live_socket, send_input
+from shellkeep.web.live import LiveRefusedError, forward_live, has_live_socket, send_input
 
 __all__ = ["Pages", "LIVE_STATES"]
 
@@ -347,6 +347,10 @@ class Pages:
                 await task
         if forward in done:
             exc = forward.exception()
+            if isinstance(exc, LiveRefusedError):  # 1013 "try again later", the reason for people
+                with contextlib.suppress(Exception):
+                    await websocket.close(code=1013, reason=f"session {meta.id} has {exc}; try again later"[:120])
+                return
             if exc is not None:
                 log.warning("live stream of %s stopped: %s", meta.id, exc)
             with contextlib.suppress(Exception):

@@ -282,3 +282,31 @@ def test_search_keeps_to_the_filters_and_the_limit(home: Paths) -> None:
         bad = client.get("/api/sessions", params={"limit": "lots"})
         assert bad.status_code == 400 and "limit" in bad.json()["error"]
     assert other and first != second
+
+
+def test_the_live_view_past_the_viewer_limit_closes_with_the_reason(home: Paths) -> None:
+    from shellkeep.capture.live import MAX_CLIENTS, LiveHeader, connect_live, parse_line
+
+    folder, session_id, harness = record_session(home, "print('ready'); input()", expect=b"ready")
+    wait_until(lambda: (folder / "live.sock").exists())
+    viewers = [connect_live(folder, timeout_s=30) for _ in range(MAX_CLIENTS)]
+    try:
+        for viewer in viewers:  # each one served: its header came
+            assert isinstance(parse_line(viewer.makefile("rb").readline()), LiveHeader)
+        with serve() as served:
+
+            async def close_of_the_17th() -> tuple[int | None, str | None]:
+                headers = {"Cookie": f"{served.cookie_name}={served.token}", "Origin": served.base}
+                url = f"ws://127.0.0.1:{served.port}/ws/s/{session_id}"
+                async with websockets.connect(url, additional_headers=headers, subprotocols=["v2.asciicast"], open_timeout=10) as ws:
+                    with pytest.raises(websockets.ConnectionClosed):
+                        await asyncio.wait_for(ws.recv(), 20)
+                    return ws.close_code, ws.close_reason
+
+            assert asyncio.run(close_of_the_17th()) == (1013, f"session {session_id} has {MAX_CLIENTS} viewers already; try again later")
+        assert "Traceback" not in served.stderr()
+    finally:
+        for viewer in viewers:
+            viewer.close()
+        harness.write(b"\r")
+        harness.finish()

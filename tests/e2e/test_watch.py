@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from shellkeep.capture.live import INPUT_MARKER_PREFIX, LiveEnd, LiveHeader, connect_live, input_line, parse_line
+from shellkeep.capture.live import INPUT_MARKER_PREFIX, MAX_CLIENTS, LiveEnd, LiveHeader, connect_live, input_line, parse_line
 from shellkeep.store.paths import Paths
 from shellkeep.store.session import LIVE_SOCKET
 from shellkeep.terminal.screen import Terminal
@@ -264,3 +264,19 @@ def test_viewers_still_follow_when_the_disk_is_full_and_the_socket_goes_at_the_e
     assert "CHILD-DONE" in received and received.count("line ") == 6000  # more than the disk took
     assert lines[-1] == LiveEnd("finished", 0)
     assert not path.exists()
+
+
+def test_the_viewer_past_the_limit_is_told_the_session_is_full(home: Paths) -> None:
+    session = _record("crowded")
+    folder = _socket(home).parent
+    viewers = [connect_live(folder, timeout_s=30) for _ in range(MAX_CLIENTS)]
+    try:
+        for viewer in viewers:  # each one served: its header came
+            assert isinstance(parse_line(viewer.makefile("rb").readline()), LiveHeader)
+        result = run_sk("watch", "crowded")
+        assert result.returncode == 1
+        assert result.stderr == f"shellkeep: session {folder.name} has {MAX_CLIENTS} viewers already; try again later\n".encode()
+    finally:
+        for viewer in viewers:
+            viewer.close()
+    _finish(session)
