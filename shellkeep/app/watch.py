@@ -56,10 +56,16 @@ class SessionBusy(ShellkeepError):
 
 @dataclass(frozen=True, slots=True)
 class WatchResult:
-    """How watching ended: ``end`` is how the session ended, None when the viewer left."""
+    """How watching ended: ``end`` is how the session ended, None when the viewer left.
+
+    stopped: the live socket closed without an end line (the recorder died: a kill -9, a
+    crash); ``end.status`` is then the stored status, ``interrupted`` while it still says
+    ``running``.
+    """
 
     session: str
     end: LiveEnd | None
+    stopped: bool = False
 
 
 def _ended(meta: SessionMeta) -> SessionEnded:
@@ -268,6 +274,16 @@ class _View:
             data = data[n:]
 
 
+@dataclass(frozen=True, slots=True)
+class _Stopped(LiveEnd):
+    """How a session ended when its socket closed without an end line (its recorder died)."""
+
+
+def _stopped(meta: SessionMeta) -> _Stopped:
+    status = _status_now(meta)
+    return _Stopped(Status.INTERRUPTED.value if status in (None, Status.RUNNING.value) else status, None)
+
+
 class _Leave(Exception):
     """A SIGTERM or SIGHUP: leave, putting the terminal back."""
 
@@ -321,7 +337,7 @@ def watch_session(meta: SessionMeta, *, inside: str | None = None, stdin_fd: int
         os.close(wake_r)
         os.close(wake_w)
         stream.sock.close()
-    return WatchResult(meta.id, end)
+    return WatchResult(meta.id, end, stopped=isinstance(end, _Stopped))
 
 
 def _follow(
@@ -344,11 +360,11 @@ def _follow(
             reconnects += 1
             stream.sock.close()
             if reconnects > _MAX_RECONNECTS or not _still_running(meta):
-                return LiveEnd(_status_now(meta), None)
+                return _stopped(meta)
             try:
                 stream = _Stream(_open(meta), meta.id)
-            except ShellkeepError:
-                return LiveEnd(_status_now(meta), None)
+            except ShellkeepError:  # refused: nobody listens any more
+                return _stopped(meta)
             view.invalidate()
             dirty = True
         now = time.monotonic()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import stat
 import sys
@@ -280,3 +281,18 @@ def test_the_viewer_past_the_limit_is_told_the_session_is_full(home: Paths) -> N
         for viewer in viewers:
             viewer.close()
     _finish(session)
+
+
+def test_watch_says_the_recorder_stopped_when_it_is_killed(home: Paths) -> None:
+    session = _record("doomed")
+    session.write(b"echo alive-$((2+3))\r")
+    session.expect(b"alive-5")
+    folder = _socket(home).parent
+    viewer = PtyHarness.start([*SK, "watch", "doomed"], cols=80, rows=24, env=_env())
+    _Screen(viewer, TermSize(80, 24)).wait_for("alive-5")
+    os.kill(session.pid, signal.SIGKILL)  # the recorder: no end line is ever sent
+    assert viewer.finish() == 0
+    said = bytes(viewer.output)
+    assert f"the recorder of session {folder.name} stopped (interrupted); replay what it recorded with: shellkeep replay {folder.name}".encode() in said
+    assert b"has ended (running)" not in said
+    session.finish()
