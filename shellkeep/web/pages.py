@@ -62,6 +62,7 @@ _MAX_LIMIT = 10_000
 _STATUS_OVERFETCH = 10  # the index knows no status: ask for more hits, keep the filtered ones
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _MAX_INPUT_CHARS = 64 * 1024
+_MAX_REF_CHARS = 256
 _TEXT_PREVIEW = 400
 
 _T = TypeVar("_T")
@@ -199,10 +200,12 @@ class Pages:
     # -- one session ---------------------------------------------------------------------
 
     def _meta(self, session_id: str) -> SessionMeta:
-        """Return the session whose id is exactly ``session_id`` (an interrupted one repaired).
+        """Return the session ``session_id`` names, as the CLI resolves it: an id, a unique id
+        prefix or a name (``Context.resolve``); an interrupted one repaired.
 
-        Looks for its folder in each project rather than listing every session. Raises
-        SessionNotFound, DataError for an unreadable ``meta.json``.
+        An exact id is looked for in each project's folder first, without listing every
+        session. Raises SessionNotFound, AmbiguousSession (a prefix of several: "matches N
+        sessions"), DataError for an unreadable ``meta.json``.
         """
         if _SESSION_ID.fullmatch(session_id) and session_id not in (".", ".."):
             for project in self._project_folders():
@@ -210,6 +213,11 @@ class Pages:
                 if (folder / META_FILE).is_file():
                     meta = read_meta(folder)
                     return self.ctx.recover(meta) if is_interrupted(meta) else meta
+        if session_id.strip() and session_id.isprintable() and len(session_id) <= _MAX_REF_CHARS:
+            try:  # the ref builds no path here: a name may hold any printable character
+                return self.ctx.resolve(session_id)
+            except SessionNotFound:
+                pass
         raise SessionNotFound(f"no session '{session_id}'; pick one from the list")
 
     def _project_folders(self) -> list[Path]:

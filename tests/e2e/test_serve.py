@@ -310,3 +310,23 @@ def test_the_live_view_past_the_viewer_limit_closes_with_the_reason(home: Paths)
             viewer.close()
         harness.write(b"\r")
         harness.finish()
+
+
+def test_a_session_is_found_by_prefix_or_name_and_an_ambiguous_prefix_says_so(home: Paths) -> None:
+    _, first, _ = record_session(home, "print('first words')", name="my first")
+    _, second, _ = record_session(home, "print('second words')", name="second")
+    common = next(i for i in range(len(first)) if first[i] != second[i])
+    with serve() as served:
+        client = served.client()
+        by_prefix = client.get(f"/s/{first[:common + 1]}")
+        assert by_prefix.status_code == 200 and f'data-session="{first}"' in by_prefix.text
+        by_name = client.get("/s/my first")
+        assert by_name.status_code == 200 and f'data-session="{first}"' in by_name.text
+        cast = client.get("/api/sessions/second/cast")
+        assert cast.status_code == 200 and "second words" in cast.text
+        ambiguous = client.get(f"/s/{first[:common]}")
+        assert ambiguous.status_code == 400 and "matches 2 sessions" in ambiguous.text
+        assert "matches 2 sessions" in client.get(f"/api/sessions/{first[:common]}/cast").json()["error"]
+        assert client.get("/s/nosuchname").status_code == 404
+    entries = [(e.command, e.session, e.detail) for e in read_entries(home)]
+    assert ("serve", first, "page") in entries and ("serve", second, "recording") in entries
