@@ -27,6 +27,8 @@ from shellkeep.asciicast.model import Event
 from shellkeep.capture.live import LiveEnd, LiveHeader, LiveRefused, connect_live, parse_line
 from shellkeep.errors import ShellkeepError, UserInputError
 from shellkeep.pty.relay import DEFAULT_SIZE, RawMode, terminal_size
+from shellkeep.store.audit import record_read
+from shellkeep.store.paths import Paths
 from shellkeep.store.session import LIVE_SOCKET, SessionMeta, Status, host_name, read_meta
 from shellkeep.termsize import TermSize
 
@@ -288,9 +290,13 @@ class _Leave(Exception):
     """A SIGTERM or SIGHUP: leave, putting the terminal back."""
 
 
-def watch_session(meta: SessionMeta, *, inside: str | None = None, stdin_fd: int = 0, stdout_fd: int = 1) -> WatchResult:
+def watch_session(
+    meta: SessionMeta, *, paths: Paths | None = None, inside: str | None = None, stdin_fd: int = 0, stdout_fd: int = 1
+) -> WatchResult:
     """Follow the live session ``meta`` on ``stdout_fd`` until q, Ctrl-C or its end.
 
+    paths: the data folder whose audit log gets the entry ``watch`` (detail ``live``) once
+    the stream is open, as ``serve``'s live view leaves one (None: none is written).
     inside: the session this terminal is recorded in (``SHELLKEEP_SESSION``), if any.
     Blocks. Raw mode (on ``stdin_fd``) and the alternate screen are undone on every exit
     path. Raises SessionEnded (exit 1) when the session is not live, UserInputError (exit 2)
@@ -305,6 +311,8 @@ def watch_session(meta: SessionMeta, *, inside: str | None = None, stdin_fd: int
     except BaseException:
         sock.close()
         raise
+    if paths is not None:
+        record_read(paths, "watch", meta, detail="live")  # a failure is logged, never raised
     wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     winch = [False]
 

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from shellkeep.capture.live import INPUT_MARKER_PREFIX, MAX_CLIENTS, LiveEnd, LiveHeader, connect_live, input_line, parse_line
+from shellkeep.store.audit import read_entries
 from shellkeep.store.paths import Paths
 from shellkeep.store.session import LIVE_SOCKET
 from shellkeep.terminal.screen import Terminal
@@ -136,6 +137,9 @@ def test_watch_says_when_the_session_ends(home: Paths) -> None:
     _finish(session)
     assert viewer.finish() == 0
     assert b"has ended (finished, exit code 0); replay it with: shellkeep replay " in viewer.output
+    meta = json.loads(run_sk("show", "ending", "--json").stdout)
+    watched = [(e.command, e.detail) for e in read_entries(home) if e.session == meta["id"] and e.command != "show"]
+    assert watched == [("watch", "live")]  # one entry, as serve's live view leaves
 
 
 def test_watch_crops_a_session_bigger_than_the_terminal_and_says_so(home: Paths) -> None:
