@@ -301,6 +301,7 @@ def watch_session(
     Blocks. Raw mode (on ``stdin_fd``) and the alternate screen are undone on every exit
     path. Raises SessionEnded (exit 1) when the session is not live, UserInputError (exit 2)
     for the session this terminal is in (each frame would be recorded and drawn again),
+    SessionBusy (exit 1) when the recorder serves ``capture.live.MAX_CLIENTS`` viewers already,
     ShellkeepError when it publishes no live events.
     """
     if inside == meta.id and meta.status == Status.RUNNING.value:
@@ -371,6 +372,8 @@ def _follow(
                 return _stopped(meta)
             try:
                 stream = _Stream(_open(meta), meta.id)
+            except SessionBusy:  # dropped for being slow, and the seats taken meanwhile: say so
+                raise
             except ShellkeepError:  # refused: nobody listens any more
                 return _stopped(meta)
             view.invalidate()
