@@ -3,7 +3,12 @@
 The web application itself is ``shellkeep.web`` (a layer above this one); this module builds
 what it serves from, once: the ``Context`` (paths, settings, keys), a socket already bound
 to the address asked for (so ``--port 0`` knows its port before the server starts), and the
-access token.
+access token. Its vault remembers no key: each request looks its keys up in the stores.
+
+A server bound to every address (``0.0.0.0``, ``::``) is named in its URL by this machine's
+LAN address: the source address the kernel picks for a UDP socket "connected" to a
+documentation address (``192.0.2.1``, ``2001:db8::1``; connecting sends no packet), else the
+host name. ``0.0.0.0`` is no address a phone can open.
 
 The token is 32 random bytes (``secrets.token_urlsafe(32)``: 256 bits), kept in
 ``Paths.serve_token`` (0600) and reused by every later run, so a bookmarked or scanned URL
@@ -12,6 +17,7 @@ keeps working; ``new_token`` replaces it (every browser must then be given the n
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import secrets
 import socket
@@ -23,10 +29,13 @@ from shellkeep.errors import UserInputError
 from shellkeep.store.atomic import write_bytes_atomic
 from shellkeep.store.paths import Paths, ensure_dir
 
-__all__ = ["DEFAULT_PORT", "ServeRequest", "ServeSetup", "is_loopback", "load_token", "prepare_serve"]
+__all__ = ["DEFAULT_PORT", "WILDCARD_HOSTS", "ServeRequest", "ServeSetup", "is_loopback", "load_token", "prepare_serve"]
 
 DEFAULT_PORT = 8765
 """The port ``serve`` listens on unless told (0: any free one)."""
+
+WILDCARD_HOSTS = ("0.0.0.0", "::", "")
+"""The ``--host`` values that bind every address of this machine."""
 
 _TOKEN_BYTES = 32
 _MIN_TOKEN_CHARS = 22  # 128 bits in URL-safe base64
@@ -51,9 +60,11 @@ class ServeRequest:
 class ServeSetup:
     """What the web application serves from.
 
-    ctx: the run context. sock: a listening TCP socket (the caller's to close). host / port:
-    the address as the URL names it (port: the one actually bound). token: the access token.
-    allow_input: as requested. url: the address to open, token included.
+    ctx: the run context. sock: a listening TCP socket (the caller's to close). host: the
+    address bound, as asked (``0.0.0.0`` included). port: the one actually bound. token: the
+    access token. allow_input: as requested. url_host: the address the URL names (``host``,
+    or this machine's LAN address for a wildcard ``host``; empty: ``host``). url: the address
+    to open, token included.
     """
 
     ctx: Context
@@ -62,11 +73,13 @@ class ServeSetup:
     port: int
     token: str
     allow_input: bool
+    url_host: str = ""
 
     @property
     def origin(self) -> str:
-        """Return the origin of the URL (``http://host:port``), as a browser sends it."""
-        host = f"[{self.host}]" if ":" in self.host else self.host
+        """Return the origin of the URL (``http://url_host:port``), as a browser sends it."""
+        named = self.url_host or self.host
+        host = f"[{named}]" if ":" in named else named
         return f"http://{host}:{self.port}"
 
     @property
@@ -122,6 +135,9 @@ def prepare_serve(
     machine's, a name that does not resolve); OSError when the token cannot be stored.
     """
     ctx = open_context(paths=paths, cwd=cwd, warn=warn)
+    # A server runs for days: every request looks its keys up anew, so a key moved away
+    # suspends its sessions at once (as for a server started without it).
+    ctx = dataclasses.replace(ctx, vault=dataclasses.replace(ctx.vault, remember_keys=False))
     sock = _bind(request.host, request.port)
     try:
         token = load_token(ctx.paths, new=request.new_token)
@@ -129,7 +145,22 @@ def prepare_serve(
         sock.close()
         raise
     port = int(sock.getsockname()[1])
-    return ServeSetup(ctx, sock, request.host, port, token, request.allow_input)
+    url_host = _lan_address(sock.family) if request.host in WILDCARD_HOSTS else request.host
+    return ServeSetup(ctx, sock, request.host, port, token, request.allow_input, url_host)
+
+
+def _lan_address(family: int) -> str:
+    """Return the address other machines reach this one at (see the module docstring)."""
+    target = ("2001:db8::1", 9) if family == socket.AF_INET6 else ("192.0.2.1", 9)
+    try:
+        with socket.socket(family, socket.SOCK_DGRAM) as probe:
+            probe.connect(target)  # UDP: no packet is sent, only a route is chosen
+            address = str(probe.getsockname()[0])
+    except OSError:
+        address = ""
+    if not address or ipaddress.ip_address(address).is_unspecified:
+        return socket.gethostname()
+    return address
 
 
 def _bind(host: str, port: int) -> socket.socket:

@@ -24,9 +24,11 @@ import time
 from dataclasses import dataclass
 
 from shellkeep.asciicast.model import Event
-from shellkeep.capture.live import LiveEnd, LiveHeader, connect_live, parse_line
+from shellkeep.capture.live import LiveEnd, LiveHeader, LiveRefused, connect_live, parse_line
 from shellkeep.errors import ShellkeepError, UserInputError
 from shellkeep.pty.relay import DEFAULT_SIZE, RawMode, terminal_size
+from shellkeep.store.audit import record_read
+from shellkeep.store.paths import Paths
 from shellkeep.store.session import LIVE_SOCKET, SessionMeta, Status, host_name, read_meta
 from shellkeep.termsize import TermSize
 
@@ -34,7 +36,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from shellkeep.terminal.screen import ScreenSnapshot, Terminal
 
-__all__ = ["QUIT_KEYS", "SessionEnded", "WatchResult", "watch_session"]
+__all__ = ["QUIT_KEYS", "SessionBusy", "SessionEnded", "WatchResult", "watch_session"]
 
 QUIT_KEYS = frozenset(b"qQ\x03")
 """Keys that leave: q, Q and Ctrl-C (a byte in raw mode)."""
@@ -50,12 +52,22 @@ class SessionEnded(ShellkeepError):
     """The session is not live any more (exit status 1); the message offers replay."""
 
 
+class SessionBusy(ShellkeepError):
+    """The recorder refused this viewer: it serves as many as it can (exit status 1)."""
+
+
 @dataclass(frozen=True, slots=True)
 class WatchResult:
-    """How watching ended: ``end`` is how the session ended, None when the viewer left."""
+    """How watching ended: ``end`` is how the session ended, None when the viewer left.
+
+    stopped: the live socket closed without an end line (the recorder died: a kill -9, a
+    crash); ``end.status`` is then the stored status, ``interrupted`` while it still says
+    ``running``.
+    """
 
     session: str
     end: LiveEnd | None
+    stopped: bool = False
 
 
 def _ended(meta: SessionMeta) -> SessionEnded:
@@ -91,7 +103,7 @@ def _still_running(meta: SessionMeta) -> bool:
 class _Stream:
     """One connection: the emulator rebuilt from header and backlog, then fed live events."""
 
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: socket.socket, session_id: str) -> None:
         from shellkeep.terminal.screen import Terminal  # pyte: only once connected
 
         self.sock = sock
@@ -99,6 +111,8 @@ class _Stream:
         self.closed = False
         self._buf = bytearray()
         header = self._first_line()
+        if isinstance(header, LiveRefused):
+            raise SessionBusy(f"session {session_id} has {header.reason}; try again later")
         if not isinstance(header, LiveHeader):
             raise ShellkeepError("the live socket sent no header; is the recorder a newer shellkeep?")
         self.session = header.session
@@ -262,27 +276,44 @@ class _View:
             data = data[n:]
 
 
+@dataclass(frozen=True, slots=True)
+class _Stopped(LiveEnd):
+    """How a session ended when its socket closed without an end line (its recorder died)."""
+
+
+def _stopped(meta: SessionMeta) -> _Stopped:
+    status = _status_now(meta)
+    return _Stopped(Status.INTERRUPTED.value if status in (None, Status.RUNNING.value) else status, None)
+
+
 class _Leave(Exception):
     """A SIGTERM or SIGHUP: leave, putting the terminal back."""
 
 
-def watch_session(meta: SessionMeta, *, inside: str | None = None, stdin_fd: int = 0, stdout_fd: int = 1) -> WatchResult:
+def watch_session(
+    meta: SessionMeta, *, paths: Paths | None = None, inside: str | None = None, stdin_fd: int = 0, stdout_fd: int = 1
+) -> WatchResult:
     """Follow the live session ``meta`` on ``stdout_fd`` until q, Ctrl-C or its end.
 
+    paths: the data folder whose audit log gets the entry ``watch`` (detail ``live``) once
+    the stream is open, as ``serve``'s live view leaves one (None: none is written).
     inside: the session this terminal is recorded in (``SHELLKEEP_SESSION``), if any.
     Blocks. Raw mode (on ``stdin_fd``) and the alternate screen are undone on every exit
     path. Raises SessionEnded (exit 1) when the session is not live, UserInputError (exit 2)
     for the session this terminal is in (each frame would be recorded and drawn again),
+    SessionBusy (exit 1) when the recorder serves ``capture.live.MAX_CLIENTS`` viewers already,
     ShellkeepError when it publishes no live events.
     """
     if inside == meta.id and meta.status == Status.RUNNING.value:
         raise UserInputError(f"this terminal is session {meta.id} itself; watch it from another terminal")
     sock = _open(meta)
     try:
-        stream = _Stream(sock)
+        stream = _Stream(sock, meta.id)
     except BaseException:
         sock.close()
         raise
+    if paths is not None:
+        record_read(paths, "watch", meta, detail="live")  # a failure is logged, never raised
     wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     winch = [False]
 
@@ -315,7 +346,7 @@ def watch_session(meta: SessionMeta, *, inside: str | None = None, stdin_fd: int
         os.close(wake_r)
         os.close(wake_w)
         stream.sock.close()
-    return WatchResult(meta.id, end)
+    return WatchResult(meta.id, end, stopped=isinstance(end, _Stopped))
 
 
 def _follow(
@@ -338,11 +369,13 @@ def _follow(
             reconnects += 1
             stream.sock.close()
             if reconnects > _MAX_RECONNECTS or not _still_running(meta):
-                return LiveEnd(_status_now(meta), None)
+                return _stopped(meta)
             try:
-                stream = _Stream(_open(meta))
-            except ShellkeepError:
-                return LiveEnd(_status_now(meta), None)
+                stream = _Stream(_open(meta), meta.id)
+            except SessionBusy:  # dropped for being slow, and the seats taken meanwhile: say so
+                raise
+            except ShellkeepError:  # refused: nobody listens any more
+                return _stopped(meta)
             view.invalidate()
             dirty = True
         now = time.monotonic()

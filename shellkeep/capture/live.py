@@ -7,7 +7,8 @@ now and whose ``shellkeep`` object holds ``{"session": ID, "backlog": N}``; N ba
 (``[t, "o"|"r"|"m", data]``, t float seconds since the session started, data redacted as in
 the recording; a leading ``r`` gives the size the backlog starts at when it differs); then
 live events as they are written; at the end ``{"end": {"status": ..., "exit_code": N}}``,
-and the server closes. A client may send ``{"input": TEXT, "viewer": NAME}`` lines; anything
+and the server closes. A client past ``MAX_CLIENTS`` gets one line instead of the header,
+``{"refused": "16 viewers already"}`` (the reason, for people), and is closed. A client may send ``{"input": TEXT, "viewer": NAME}`` lines; anything
 else that is a JSON value is ignored, a line that is not ends that client's connection.
 
 ``LivePublisher`` is the server: the recorder's writer thread hands it the event lines it has
@@ -42,7 +43,10 @@ LIVE_SOCKET = "live.sock"
 keeps them in step: this layer sits below ``store``)."""
 
 MAX_CLIENTS = 16
-"""Clients served at once; one more is closed as soon as it connects."""
+"""Clients served at once; one more is sent a ``refused`` line and closed as soon as it connects."""
+
+REFUSED_FULL = f"{MAX_CLIENTS} viewers already"
+"""The reason of the ``refused`` line a client past ``MAX_CLIENTS`` gets."""
 
 CLIENT_BUFFER_BYTES = 4 << 20
 """Bytes queued for one client beyond what its socket takes; past this it is dropped."""
@@ -126,7 +130,14 @@ class LiveEnd:
     exit_code: int | None
 
 
-def parse_line(line: bytes) -> LiveHeader | Event | LiveEnd | None:
+@dataclass(frozen=True, slots=True)
+class LiveRefused:
+    """The only line a client past ``MAX_CLIENTS`` gets: why it is not served (for people)."""
+
+    reason: str
+
+
+def parse_line(line: bytes) -> LiveHeader | Event | LiveEnd | LiveRefused | None:
     """Parse one line a live socket sent; None for a line of no known shape (ignore it).
 
     Raises ValueError when the line is not JSON.
@@ -136,6 +147,8 @@ def parse_line(line: bytes) -> LiveHeader | Event | LiveEnd | None:
         return Event(float(obj[0]), obj[1], obj[2])
     if not isinstance(obj, dict):
         return None
+    if isinstance(obj.get("refused"), str):
+        return LiveRefused(obj["refused"])
     if "end" in obj:
         end = obj["end"] if isinstance(obj["end"], dict) else {}
         code = end.get("exit_code")
@@ -421,6 +434,11 @@ class LivePublisher:
             log.info("live socket: cannot accept: %s", exc)
             return
         if len(self._clients) >= MAX_CLIENTS:
+            try:  # a fresh socket's buffer takes one short line; never wait for it
+                sock.setblocking(False)
+                sock.send(json.dumps({"refused": REFUSED_FULL}).encode() + b"\n")
+            except OSError:
+                pass
             sock.close()
             return
         sock.setblocking(False)

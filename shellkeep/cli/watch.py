@@ -21,8 +21,11 @@ def watch(ref: str | None, last: bool) -> None:
     require_ref(ref, last)
     ctx = context()
     meta = ctx.resolve(ref, last=last)  # raises SessionNotFound
-    result = watch_session(meta, inside=ctx.env.get("SHELLKEEP_SESSION"))  # raises SessionEnded: not live
-    if result.end is not None:
+    result = watch_session(meta, paths=ctx.paths, inside=ctx.env.get("SHELLKEEP_SESSION"))  # raises SessionEnded: not live
+    if result.end is not None and result.stopped:
+        click.echo(f"the recorder of session {result.session} stopped ({result.end.status}); "
+                   f"replay what it recorded with: shellkeep replay {result.session}", err=True)
+    elif result.end is not None:
         how = result.end.status or "ended"
         code = f", exit code {result.end.exit_code}" if result.end.exit_code is not None else ""
         click.echo(f"session {result.session} has ended ({how}{code}); replay it with: shellkeep replay {result.session}", err=True)

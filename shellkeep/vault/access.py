@@ -30,17 +30,20 @@ class Vault:
     paths: the data folder's layout (key file and keyring entry names derive from it).
     key_file: ``encryption.key_file`` of the config ("" for the default stores).
     encrypt: ``encryption.encrypt``: seal the files this command writes.
+    remember_keys: keep a key found for the rest of the process; False looks it up in the
+    stores at every use (``serve``: a key moved away stops decrypting at once).
     """
 
     paths: Paths
     key_file: str = ""
     encrypt: bool = False
+    remember_keys: bool = True
 
     def key(self, key_id: str) -> Key:
         """Return the key with ``key_id`` from any store; raises KeyUnavailable."""
         from shellkeep.vault.keys import find_key
 
-        return find_key(self.paths, key_id, self.key_file)
+        return find_key(self.paths, key_id, self.key_file, cached=self.remember_keys)
 
     def writing_key(self) -> Key | None:
         """Return the key new files are sealed with (made on first use), None when ``encrypt`` is off.
@@ -67,7 +70,7 @@ class Vault:
         """Return the id of the key ``path`` is sealed with when no store holds it, else None.
 
         None for a plain, unreadable or too short file, and for one whose key is found
-        (cached for the process). Reads the file's header only; never raises.
+        (cached for the process unless ``remember_keys`` is off). Reads the file's header only; never raises.
         """
         key_id = crypto.key_id_of_file(path)
         if key_id is None:

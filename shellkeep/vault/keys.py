@@ -322,22 +322,26 @@ def forget_cached_keys() -> None:
         _cache.clear()
 
 
-def find_key(paths: Paths, key_id: str, key_file: str = "") -> Key:
+def find_key(paths: Paths, key_id: str, key_file: str = "", *, cached: bool = True) -> Key:
     """Return the key with ``key_id`` from any store (cached per process once found).
 
-    Raises KeyUnavailable naming the id and what to do; DataError for a damaged key file.
+    cached: False looks in the stores every time and keeps nothing (a long-running server
+    must notice a key that was removed). Raises KeyUnavailable naming the id and what to do;
+    DataError for a damaged key file.
     """
     cache_key = (str(paths.home), key_file)
-    with _cache_lock:
-        hit = _cache.get(cache_key, {}).get(key_id)
-    if hit is not None:
-        return hit
+    if cached:
+        with _cache_lock:
+            hit = _cache.get(cache_key, {}).get(key_id)
+        if hit is not None:
+            return hit
     for store in candidate_stores(paths, key_file):
         found = store.load()
         key = found.get(key_id) if found else None
         if key is not None:
-            with _cache_lock:
-                _cache.setdefault(cache_key, {})[key_id] = key
+            if cached:
+                with _cache_lock:
+                    _cache.setdefault(cache_key, {})[key_id] = key
             return key
     raise KeyUnavailable(
         f"the key {key_id} this file is encrypted with is not available; "

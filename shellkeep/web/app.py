@@ -18,7 +18,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
-from shellkeep.app.serve import ServeSetup, is_loopback
+from shellkeep.app.serve import WILDCARD_HOSTS, ServeSetup, is_loopback
 from shellkeep.web.auth import FailureLimiter, TokenGuard
 from shellkeep.web.pages import Pages
 
@@ -30,9 +30,6 @@ STATIC = _HERE / "static"
 TEMPLATES = _HERE / "templates"
 """The Jinja2 templates of the pages."""
 
-_WILDCARDS = ("0.0.0.0", "::", "")
-
-
 def served_origins(setup: ServeSetup) -> frozenset[str]:
     """Return the origins a browser shows for this server (``http://host:port``).
 
@@ -40,7 +37,7 @@ def served_origins(setup: ServeSetup) -> frozenset[str]:
     address (0.0.0.0, ::) returns an empty set: the request's own ``Host`` then decides
     (``web.auth.allowed_origin``).
     """
-    if setup.host in _WILDCARDS:
+    if setup.host in WILDCARD_HOSTS:
         return frozenset()
     origins = {setup.origin}
     if is_loopback(setup.host):

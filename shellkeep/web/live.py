@@ -25,10 +25,10 @@ import stat
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from shellkeep.capture.live import LIVE_SOCKET, connect_live
+from shellkeep.capture.live import LIVE_SOCKET, LiveRefused, connect_live, parse_line
 from shellkeep.logs import get_logger
 
-__all__ = ["LIVE_SOCKET", "MAX_LINE_BYTES", "connect_live", "forward_live", "has_live_socket", "send_input"]
+__all__ = ["LIVE_SOCKET", "MAX_LINE_BYTES", "LiveRefusedError", "connect_live", "forward_live", "has_live_socket", "send_input"]
 
 log = get_logger(__name__)
 
@@ -39,6 +39,10 @@ INPUT_DRAIN_TIMEOUT_S = 5.0
 """How long ``send_input`` waits for the recorder to close after the input line is sent."""
 
 SendText = Callable[[str], Awaitable[None]]
+
+
+class LiveRefusedError(Exception):
+    """The recorder refused the connection; ``str()`` is its reason (``16 viewers already``)."""
 
 
 def has_live_socket(folder: Path) -> bool:
@@ -54,14 +58,17 @@ async def forward_live(folder: Path, send_text: SendText) -> str | None:
 
     Returns when the session ends (the end line, whose ``status`` is returned, or the socket
     closing: None). Lines that are neither an event nor the header are skipped. Raises
-    OSError when the socket cannot be reached, ValueError when its first line is not an
-    asciicast v2 header. Cancelling it closes the connection (the viewer left).
+    OSError when the socket cannot be reached, LiveRefusedError (its reason: the recorder serves
+    as many viewers as it can) before anything is sent, ValueError when its first line is
+    not an asciicast v2 header. Cancelling it closes the connection (the viewer left).
     """
     sock = connect_live(folder)
     sock.setblocking(False)
     reader, writer = await asyncio.open_unix_connection(sock=sock, limit=MAX_LINE_BYTES)
     try:
         first = await reader.readline()
+        if first.strip() and isinstance(refused := parse_line(first), LiveRefused):
+            raise LiveRefusedError(refused.reason)
         header = json.loads(first) if first.strip() else None
         if not isinstance(header, dict) or header.get("version") != 2:
             raise ValueError("the live socket did not start with an asciicast v2 header")

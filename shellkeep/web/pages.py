@@ -1,13 +1,15 @@
 """The pages and JSON endpoints of ``shellkeep serve`` (Starlette handlers, server-rendered HTML).
 
 - ``/``: the sessions of every project, newest first, with filters (``project``, ``agent``,
-  ``status``: a stored status or a live state, ``since``) and ``q``: a search in the query
-  language of ``shellkeep search`` (``archive.index.search``), best hits first;
+  ``status``: a stored status or a live state, ``since``, ``limit``: at most this many) and
+  ``q``: a search in the query language of ``shellkeep search`` (``archive.index.search``),
+  best hits first, only in the sessions the filters keep;
 - ``/s/{id}``: one session: its recording in asciinema-player, or, while it runs and
   publishes, its live stream (``/ws/s/{id}``); its exchanges and markers as a timeline that
   seeks the player; an input box with ``--allow-input``;
 - ``/stats``: what ``shellkeep stats`` sums (``since``, ``by``);
-- ``/api/sessions``, ``/api/sessions/{id}/cast`` (the recording as asciicast v2, decrypted,
+- ``/api/sessions`` (the list's rows; with ``q``: the sessions with hits, best first),
+  ``/api/sessions/{id}/cast`` (the recording as asciicast v2, decrypted,
   redacted as stored), ``/api/sessions/{id}/input`` (POST ``{"text": ...}``), ``/api/stats``.
 
 Every page or endpoint that shows a recording, its exchanges or search hits from it leaves
@@ -45,7 +47,7 @@ from shellkeep.logs import get_logger
 from shellkeep.store.audit import record, record_read
 from shellkeep.store.session import META_FILE, SessionMeta, Status, is_interrupted, read_meta
 from shellkeep.vault.exchanges import read_exchanges
-from shellkeep.web.live import forward_live, has_live_socket, send_input
+from shellkeep.web.live import LiveRefusedError, forward_live, has_live_socket, send_input
 
 __all__ = ["Pages", "LIVE_STATES"]
 
@@ -56,8 +58,11 @@ LIVE_STATES = tuple(state.value for state in LiveState)
 
 _LIST_LIMIT = 500
 _SEARCH_LIMIT = 50
+_MAX_LIMIT = 10_000
+_STATUS_OVERFETCH = 10  # the index knows no status: ask for more hits, keep the filtered ones
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _MAX_INPUT_CHARS = 64 * 1024
+_MAX_REF_CHARS = 256
 _TEXT_PREVIEW = 400
 
 _T = TypeVar("_T")
@@ -117,7 +122,7 @@ class Pages:
                 hits = self._search(filters)
                 return self._page("list.html", filters=filters, hits=hits, sessions=[], projects=self._projects(),
                                   statuses=_status_choices(), error=None)
-            rows = self._rows(filters)
+            rows = self._rows(filters, filters.max_rows(_LIST_LIMIT))
         except UserInputError as exc:
             return self._page("list.html", status=400, filters=filters, hits=None, sessions=[], projects=self._projects(),
                               statuses=_status_choices(), error=str(exc))
@@ -127,12 +132,20 @@ class Pages:
     def sessions_json(self, request: Request) -> Response:
         """``/api/sessions``: the list as JSON (an array of objects), same filters as ``/``."""
         filters = _Filters.of(request)
-        result = self._guarded(lambda: self._rows(filters), as_json=True)
+        result = self._guarded(lambda: self._json_rows(filters), as_json=True)
         if isinstance(result, Response):
             return result
         return JSONResponse([row.to_json() for row in result], headers=_NO_STORE)
 
-    def _rows(self, filters: _Filters) -> list[_Row]:
+    def _json_rows(self, filters: _Filters) -> list[_Row]:
+        limit = filters.max_rows(_LIST_LIMIT)
+        if not filters.q:
+            return self._rows(filters, limit)
+        rows = {row.id: row for row in self._rows(dataclasses.replace(filters, all_sessions=True), None)}
+        found = [rows[i] for i in dict.fromkeys(str(hit["session_id"]) for hit in self._search(filters)) if i in rows]
+        return found[:limit]
+
+    def _rows(self, filters: _Filters, limit: int | None) -> list[_Row]:
         live = {s.id: s for s in live_sessions(self.ctx)}
         statuses: tuple[str, ...] = ()
         if filters.status in LIVE_STATES:
@@ -146,7 +159,7 @@ class Pages:
             agents=(filters.agent,) if filters.agent else (),
             statuses=statuses,
             since=parse_time(filters.since) if filters.since else None,
-            limit=_LIST_LIMIT,
+            limit=None if filters.status in LIVE_STATES else limit,
             trivial=None if filters.all_sessions else False,
         )
         found = find_sessions(self.ctx.paths, query, full=False, vault=self.ctx.vault, recover=self.ctx.recover)
@@ -154,17 +167,23 @@ class Pages:
         rows = [_Row.of(s, live.get(s.id), s.id in missing) for s in found]
         if filters.status in LIVE_STATES:
             rows = [r for r in rows if r.state == filters.status]
-        return rows
+        return rows[:limit] if limit is not None else rows
 
     def _search(self, filters: _Filters) -> list[dict[str, object]]:
+        """Return the hits of ``filters.q`` in the sessions the filters keep (status included)."""
+        limit = filters.max_rows(_SEARCH_LIMIT)
+        # The search shows hits in short sessions too: so does the status filter on them.
+        kept = {row.id for row in self._rows(dataclasses.replace(filters, all_sessions=True), None)} if filters.status else None
         request = SearchRequest(
             query=filters.q,
             project=filters.project or None,
             agents=(filters.agent,) if filters.agent else (),
             since=parse_time(filters.since) if filters.since else None,
-            limit=_SEARCH_LIMIT,
+            limit=limit if kept is None else limit * _STATUS_OVERFETCH,
         )
         hits = search(self.ctx.paths, request, vault=self.ctx.vault, recover=self.ctx.recover)
+        if kept is not None:
+            hits = [hit for hit in hits if hit.session_id in kept][:limit]
         for session_id, project in dict.fromkeys((h.session_id, h.project) for h in hits):
             try:
                 record(self.ctx.paths, "serve", session_id, project=project, detail="search hit")
@@ -181,10 +200,12 @@ class Pages:
     # -- one session ---------------------------------------------------------------------
 
     def _meta(self, session_id: str) -> SessionMeta:
-        """Return the session whose id is exactly ``session_id`` (an interrupted one repaired).
+        """Return the session ``session_id`` names, as the CLI resolves it: an id, a unique id
+        prefix or a name (``Context.resolve``); an interrupted one repaired.
 
-        Looks for its folder in each project rather than listing every session. Raises
-        SessionNotFound, DataError for an unreadable ``meta.json``.
+        An exact id is looked for in each project's folder first, without listing every
+        session. Raises SessionNotFound, AmbiguousSession (a prefix of several: "matches N
+        sessions"), DataError for an unreadable ``meta.json``.
         """
         if _SESSION_ID.fullmatch(session_id) and session_id not in (".", ".."):
             for project in self._project_folders():
@@ -192,6 +213,11 @@ class Pages:
                 if (folder / META_FILE).is_file():
                     meta = read_meta(folder)
                     return self.ctx.recover(meta) if is_interrupted(meta) else meta
+        if session_id.strip() and session_id.isprintable() and len(session_id) <= _MAX_REF_CHARS:
+            try:  # the ref builds no path here: a name may hold any printable character
+                return self.ctx.resolve(session_id)
+            except SessionNotFound:
+                pass
         raise SessionNotFound(f"no session '{session_id}'; pick one from the list")
 
     def _project_folders(self) -> list[Path]:
@@ -329,6 +355,10 @@ class Pages:
                 await task
         if forward in done:
             exc = forward.exception()
+            if isinstance(exc, LiveRefusedError):  # 1013 "try again later", the reason for people
+                with contextlib.suppress(Exception):
+                    await websocket.close(code=1013, reason=f"session {meta.id} has {exc}; try again later"[:120])
+                return
             if exc is not None:
                 log.warning("live stream of %s stopped: %s", meta.id, exc)
             with contextlib.suppress(Exception):
@@ -385,6 +415,15 @@ class _Filters:
     since: str = ""
     q: str = ""
     all_sessions: bool = False
+    limit: str = ""
+
+    def max_rows(self, default: int) -> int:
+        """Return ``limit`` as a number (``default`` when not given); raises UserInputError."""
+        if not self.limit:
+            return default
+        if not self.limit.isdigit() or not 1 <= int(self.limit) <= _MAX_LIMIT:
+            raise UserInputError(f"limit must be a whole number from 1 to {_MAX_LIMIT}, not '{self.limit}'")
+        return int(self.limit)
 
     @classmethod
     def of(cls, request: Request) -> _Filters:
@@ -396,6 +435,7 @@ class _Filters:
             since=params.get("since", "").strip(),
             q=params.get("q", "").strip(),
             all_sessions=params.get("all") == "1",
+            limit=params.get("limit", "").strip(),
         )
 
 

@@ -12,6 +12,7 @@ import json
 import re
 import stat
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -157,6 +158,14 @@ def test_an_encrypted_session_whose_key_is_missing_says_so(home: Paths, tmp_path
         assert page.status_code == 200 and "sealed words" not in page.text
         assert client.get(f"/api/sessions/{session_id}/cast").text.count("sealed words") == 1  # the key is there: decrypted
         (home.home / "keys" / "keys.json").rename(tmp_path / "saved-keys.json")
+        # The same server, which has just used the key, now finds it gone too.
+        page = client.get(f"/s/{session_id}")
+        assert page.status_code == 200 and "suspended: key missing" in page.text
+        cast = client.get(f"/api/sessions/{session_id}/cast")
+        assert cast.status_code == 409 and "sealed words" not in cast.text
+        (tmp_path / "saved-keys.json").rename(home.home / "keys" / "keys.json")
+        assert client.get(f"/api/sessions/{session_id}/cast").text.count("sealed words") == 1  # back: decrypted again
+        (home.home / "keys" / "keys.json").rename(tmp_path / "saved-keys.json")
     with serve() as served:
         client = served.client()
         page = client.get(f"/s/{session_id}")
@@ -223,10 +232,14 @@ def test_bad_filters_and_queries_are_one_line_on_the_page(home: Paths) -> None:
 
 def test_a_lan_address_prints_a_qr_code(home: Paths) -> None:
     with serve("--host", "0.0.0.0") as served:
-        assert served.url.startswith("http://0.0.0.0:")
-        assert served.listening_addresses() == {"0.0.0.0"}
+        host = urlsplit(served.url).hostname
+        assert host and host != "0.0.0.0", served.url  # a phone cannot open 0.0.0.0
+        assert served.listening_addresses() == {"0.0.0.0"}  # still bound to every address
+        # The URL printed is one the server answers at (the LAN address is this machine's).
+        assert httpx.get(served.url, timeout=30).status_code == 303
     err = served.stderr()  # complete once it stopped
     assert "▀" in err or "█" in err or "▄" in err
+    assert f"serving http://{host}:{served.port}" in err
 
 
 def test_a_port_in_use_is_one_line_and_exit_2(home: Paths) -> None:
@@ -238,3 +251,82 @@ def test_a_port_in_use_is_one_line_and_exit_2(home: Paths) -> None:
     err = busy.stderr.decode()
     assert err.count("\n") == 1 and err.startswith(f"shellkeep: cannot listen on 127.0.0.1:{served.port}") and "--port" in err, err
 
+
+
+def test_search_keeps_to_the_filters_and_the_limit(home: Paths) -> None:
+    _, first, _ = record_session(home, "print('line1'); print('line2')", name="first")
+    _, second, _ = record_session(home, "print('line2 again')", name="second")
+    _, other, _ = record_session(home, "print('something else')", name="other")
+    wait_for_background(home)
+    with serve() as served:
+        client = served.client()
+
+        def hit_names(**params: str) -> set[str]:
+            page = client.get("/", params=params)
+            assert page.status_code == 200, page.text
+            return {name for name in ("first", "second", "other") if f">{name}</a>" in page.text}
+
+        def names(**params: str) -> list[str]:
+            response = client.get("/api/sessions", params=params)
+            assert response.status_code == 200, response.text
+            return [row["name"] for row in response.json()]
+
+        assert hit_names(q="line2") == {"first", "second"}
+        assert hit_names(q="line2", status="killed") == set()  # both finished
+        assert hit_names(q="line2", status="finished") == {"first", "second"}
+        assert len(hit_names(q="line2", limit="1")) == 1
+        assert sorted(names(q="line2")) == ["first", "second"]
+        assert names(q="line2", status="killed") == []
+        assert len(names(q="line2", limit="1")) == 1
+        assert len(names(limit="2", all="1")) == 2 and len(names(all="1")) == 3  # all: short ones too
+        bad = client.get("/api/sessions", params={"limit": "lots"})
+        assert bad.status_code == 400 and "limit" in bad.json()["error"]
+    assert other and first != second
+
+
+def test_the_live_view_past_the_viewer_limit_closes_with_the_reason(home: Paths) -> None:
+    from shellkeep.capture.live import MAX_CLIENTS, LiveHeader, connect_live, parse_line
+
+    folder, session_id, harness = record_session(home, "print('ready'); input()", expect=b"ready")
+    wait_until(lambda: (folder / "live.sock").exists())
+    viewers = [connect_live(folder, timeout_s=30) for _ in range(MAX_CLIENTS)]
+    try:
+        for viewer in viewers:  # each one served: its header came
+            assert isinstance(parse_line(viewer.makefile("rb").readline()), LiveHeader)
+        with serve() as served:
+
+            async def close_of_the_17th() -> tuple[int | None, str | None]:
+                headers = {"Cookie": f"{served.cookie_name}={served.token}", "Origin": served.base}
+                url = f"ws://127.0.0.1:{served.port}/ws/s/{session_id}"
+                async with websockets.connect(url, additional_headers=headers, subprotocols=["v2.asciicast"], open_timeout=10) as ws:
+                    with pytest.raises(websockets.ConnectionClosed):
+                        await asyncio.wait_for(ws.recv(), 20)
+                    return ws.close_code, ws.close_reason
+
+            assert asyncio.run(close_of_the_17th()) == (1013, f"session {session_id} has {MAX_CLIENTS} viewers already; try again later")
+        assert "Traceback" not in served.stderr()
+    finally:
+        for viewer in viewers:
+            viewer.close()
+        harness.write(b"\r")
+        harness.finish()
+
+
+def test_a_session_is_found_by_prefix_or_name_and_an_ambiguous_prefix_says_so(home: Paths) -> None:
+    _, first, _ = record_session(home, "print('first words')", name="my first")
+    _, second, _ = record_session(home, "print('second words')", name="second")
+    common = next(i for i in range(len(first)) if first[i] != second[i])
+    with serve() as served:
+        client = served.client()
+        by_prefix = client.get(f"/s/{first[:common + 1]}")
+        assert by_prefix.status_code == 200 and f'data-session="{first}"' in by_prefix.text
+        by_name = client.get("/s/my first")
+        assert by_name.status_code == 200 and f'data-session="{first}"' in by_name.text
+        cast = client.get("/api/sessions/second/cast")
+        assert cast.status_code == 200 and "second words" in cast.text
+        ambiguous = client.get(f"/s/{first[:common]}")
+        assert ambiguous.status_code == 400 and "matches 2 sessions" in ambiguous.text
+        assert "matches 2 sessions" in client.get(f"/api/sessions/{first[:common]}/cast").json()["error"]
+        assert client.get("/s/nosuchname").status_code == 404
+    entries = [(e.command, e.session, e.detail) for e in read_entries(home)]
+    assert ("serve", first, "page") in entries and ("serve", second, "recording") in entries

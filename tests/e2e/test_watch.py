@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import stat
 import sys
@@ -18,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from shellkeep.capture.live import INPUT_MARKER_PREFIX, LiveEnd, LiveHeader, connect_live, input_line, parse_line
+from shellkeep.capture.live import INPUT_MARKER_PREFIX, MAX_CLIENTS, LiveEnd, LiveHeader, connect_live, input_line, parse_line
+from shellkeep.store.audit import read_entries
 from shellkeep.store.paths import Paths
 from shellkeep.store.session import LIVE_SOCKET
 from shellkeep.terminal.screen import Terminal
@@ -135,6 +137,9 @@ def test_watch_says_when_the_session_ends(home: Paths) -> None:
     _finish(session)
     assert viewer.finish() == 0
     assert b"has ended (finished, exit code 0); replay it with: shellkeep replay " in viewer.output
+    meta = json.loads(run_sk("show", "ending", "--json").stdout)
+    watched = [(e.command, e.detail) for e in read_entries(home) if e.session == meta["id"] and e.command != "show"]
+    assert watched == [("watch", "live")]  # one entry, as serve's live view leaves
 
 
 def test_watch_crops_a_session_bigger_than_the_terminal_and_says_so(home: Paths) -> None:
@@ -264,3 +269,34 @@ def test_viewers_still_follow_when_the_disk_is_full_and_the_socket_goes_at_the_e
     assert "CHILD-DONE" in received and received.count("line ") == 6000  # more than the disk took
     assert lines[-1] == LiveEnd("finished", 0)
     assert not path.exists()
+
+
+def test_the_viewer_past_the_limit_is_told_the_session_is_full(home: Paths) -> None:
+    session = _record("crowded")
+    folder = _socket(home).parent
+    viewers = [connect_live(folder, timeout_s=30) for _ in range(MAX_CLIENTS)]
+    try:
+        for viewer in viewers:  # each one served: its header came
+            assert isinstance(parse_line(viewer.makefile("rb").readline()), LiveHeader)
+        result = run_sk("watch", "crowded")
+        assert result.returncode == 1
+        assert result.stderr == f"shellkeep: session {folder.name} has {MAX_CLIENTS} viewers already; try again later\n".encode()
+    finally:
+        for viewer in viewers:
+            viewer.close()
+    _finish(session)
+
+
+def test_watch_says_the_recorder_stopped_when_it_is_killed(home: Paths) -> None:
+    session = _record("doomed")
+    session.write(b"echo alive-$((2+3))\r")
+    session.expect(b"alive-5")
+    folder = _socket(home).parent
+    viewer = PtyHarness.start([*SK, "watch", "doomed"], cols=80, rows=24, env=_env())
+    _Screen(viewer, TermSize(80, 24)).wait_for("alive-5")
+    os.kill(session.pid, signal.SIGKILL)  # the recorder: no end line is ever sent
+    assert viewer.finish() == 0
+    said = bytes(viewer.output)
+    assert f"the recorder of session {folder.name} stopped (interrupted); replay what it recorded with: shellkeep replay {folder.name}".encode() in said
+    assert b"has ended (running)" not in said
+    session.finish()

@@ -24,6 +24,7 @@ from shellkeep.capture.live import (
     LiveEnd,
     LiveHeader,
     LivePublisher,
+    LiveRefused,
     connect_live,
     input_line,
     parse_line,
@@ -112,8 +113,11 @@ def test_more_clients_than_the_limit_are_refused(publisher: LivePublisher) -> No
     clients = [_Client(publisher.path.parent) for _ in range(MAX_CLIENTS)]
     for client in clients:
         client.header_and_backlog()
-    extra = connect_live(publisher.path.parent, timeout_s=30)
-    assert extra.recv(100) == b""  # closed at once
+    extra = connect_live(publisher.path.parent, timeout_s=30).makefile("rb")
+    refused = extra.readline()
+    assert json.loads(refused) == {"refused": f"{MAX_CLIENTS} viewers already"}
+    assert parse_line(refused) == LiveRefused(f"{MAX_CLIENTS} viewers already")
+    assert extra.read() == b""  # then closed at once
     clients[0].file.close()
     clients[0].sock.close()
     wait_until(lambda: len(publisher._clients) < MAX_CLIENTS)
