@@ -574,6 +574,8 @@ class StreamRedactor:
             if cut < n:
                 return ""
         hits = self._hits_at_end(engine, buf, base)
+        if self._unclosed_quote(engine, buf, lo, hits):
+            return ""
         # Where a match may still be growing from: it stays context, for the text that follows.
         start = engine.hold_start(buf, max(lo, n - _HOLD_MAX))
         if _has_screen_controls(buf):
@@ -583,6 +585,19 @@ class StreamRedactor:
         self._released = n - start
         self._context = buf[max(0, start - engine.context_chars) :]
         return written
+
+    @staticmethod
+    def _unclosed_quote(engine: _Engine, buf: str, lo: int, hits: list[_Hit]) -> bool:
+        """Return whether the end of ``buf`` is a quoted value its closing quote would make a
+        secret (``password="hunter2``): as it stands no rule matches it, so it must stay held."""
+        n = len(buf)
+        if '"' not in buf and "'" not in buf:
+            return False
+        for quote in "\"'":
+            for h in engine.hits(buf + quote):
+                if h[2] >= lo and h[0] < n <= h[1] and not any(k[0] <= h[0] and k[1] >= n for k in hits):
+                    return True
+        return False
 
     def _hits_at_end(self, engine: _Engine, buf: str, base: int) -> list[_Hit]:
         """Return the matches in ``buf`` that end after ``base`` and begin after the context
