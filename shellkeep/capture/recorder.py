@@ -10,7 +10,7 @@ What reaches the writer is on disk within ``flush_interval_s``, except a possibl
 the redaction filter holds back: typed input waits, with no time limit, for the text that
 decides it (or for ``close``, which writes it redacted as it stands); output held back is
 written, redacted as it stands, once output has been quiet for ``OUTPUT_IDLE_RELEASE_S``,
-unless a token format's literal (``ghp_``...) begins it (``TextFilter.release``). A recording
+unless a rule's starting literal (``ghp_``, ``password``...) begins it (``TextFilter.release``). A recording
 cut by kill -9 while a filter holds loses that held text only (at most a few KiB, usually a
 few characters).
 """

@@ -13,7 +13,7 @@ text and split at every offset.
 ``feed`` returns what is safe to write now and holds back a tail that could be the start
 of a secret still arriving, for as long as it could, so a secret split across two reads
 however far apart is still caught (on output, ``release`` lets a quiet second write a tail
-that no token format's literal begins: see ``StreamRedactor``). The hold is exact rather than a
+that no rule's starting literal begins: see ``StreamRedactor``). The hold is exact rather than a
 fixed margin: each rule's regex is turned once into a second regex that matches every
 *prefix* of a match, and the tail is held from the earliest position where that prefix
 regex reaches the end. Ordinary output holds back nothing or a few characters; a possible
@@ -412,7 +412,7 @@ class Redactor:
         self._rules = tuple(rules)
         self._allowlist = tuple(allowlist)
         self._engine: _Engine | None = None
-        self._specific: _Engine | None = None  # the rules with case-sensitive starting literals
+        self._specific: _Engine | None = None  # the rules with starting literals
         self._lock = threading.Lock()  # the writer and metadata threads compile it only once
 
     @property
@@ -448,15 +448,15 @@ class Redactor:
         return engine
 
     def _compiled_specific(self) -> _Engine:
-        """Return the engine of the rules with a case-sensitive starting literal (a token
-        format: ``ghp_``, ``AKIA``, ``-----BEGIN``), built on first use."""
+        """Return the engine of the rules with a starting literal (a token format: ``ghp_``,
+        ``AKIA``, ``-----BEGIN``; a keyword: ``password``), built on first use."""
         engine = self._specific
         if engine is None:
             full = self._compiled()
             with self._lock:
                 engine = self._specific
                 if engine is None:
-                    keep = [rule for rule, r in zip(self._rules, full.rules) if r.literals and not r.ci]
+                    keep = [rule for rule, r in zip(self._rules, full.rules) if r.literals]
                     engine = self._specific = _Engine(tuple(keep), self._allowlist)
         return engine
 
@@ -472,13 +472,15 @@ class StreamRedactor:
 
     ``release`` is the output stream's clock (the writer calls it once output has been quiet
     for a second): it writes the held tail, redacted as it stands, unless a rule with a
-    case-sensitive starting literal (a token format: ``ghp_``, ``AKIA``, ``sk-ant-``,
-    ``-----BEGIN``) has seen that literal whole and could still be matching. So a plain
-    last word held only by the rules without such a literal (``deploy``: the Terraform
-    token's 14 characters before ``.atlasv1.``), by a keyword rule (``Password: ``), by a
-    token literal cut short (``gh`` of ``ghp_``) or an unfinished escape sequence is written;
-    ``ghp_`` and half a token stays held. The released text stays as context: a match that
-    begins in it and goes on in later text still has its later part replaced by the marker.
+    starting literal (a token format: ``ghp_``, ``AKIA``, ``sk-ant-``, ``-----BEGIN``; or a
+    keyword: ``password``, ``token``) has seen that literal whole and could still be
+    matching, or the tail is a quoted value its closing quote would make a secret. So a plain
+    last word held only by the rules without a starting literal (``deploy``: the Terraform
+    token's 14 characters before ``.atlasv1.``; ``vim``: an Azure secret's 3 before a digit
+    and ``Q~``), a literal cut short (``s`` of ``s.``, ``gh`` of ``ghp_``) or an unfinished
+    escape sequence is written; ``ghp_`` and half a token, or ``Password: ``, stays held. The
+    released text stays as context: a match that begins in it and goes on in later text
+    still has its later part replaced by the marker.
 
     The hold is bounded: a rule whose matches have no length bound holds at most 4 KiB
     (``_HOLD_UNBOUNDED``), and no hold exceeds ``_HOLD_MAX``. A possible secret still
