@@ -7,9 +7,12 @@ failing disk suspends the recording, reports once through ``on_error`` and never
 the relay.
 
 What reaches the writer is on disk within ``flush_interval_s``, except a possible secret
-the redaction filter holds back: it waits, with no time limit, for the text that decides it
-(or for ``close``, which writes it redacted as it stands). A recording cut by kill -9 while
-a filter holds loses that held text only (at most a few KiB, usually a few characters).
+the redaction filter holds back: typed input waits, with no time limit, for the text that
+decides it (or for ``close``, which writes it redacted as it stands); output held back is
+written, redacted as it stands, once output has been quiet for ``OUTPUT_IDLE_RELEASE_S``,
+unless a rule's starting literal (``ghp_``, ``password``...) begins it (``TextFilter.release``). A recording
+cut by kill -9 while a filter holds loses that held text only (at most a few KiB, usually a
+few characters).
 """
 
 from __future__ import annotations
@@ -41,10 +44,13 @@ else:
 HIDDEN_INPUT_MARKER = "input hidden"
 _FSYNC_INTERVAL_S = 1.0
 # An unfinished escape sequence the terminal-reply filter holds back (a lone Esc key press)
-# is written once input has been quiet this long. Text a redaction filter holds back (a
+# is written once input has been quiet this long. Typed text a redaction filter holds back (a
 # possible secret still arriving) has no such clock: it waits for the text that decides it,
 # or the end of the recording.
 _REPLY_IDLE_FLUSH_S = 1.0
+OUTPUT_IDLE_RELEASE_S = 1.0
+"""Output a redaction filter holds back is offered to its ``release`` once output has been
+quiet this long (what reached the screen reaches the disk within about a second)."""
 _POLL_S = 0.01  # while events flow, the writer looks for more this often
 # ...and while keys are typed it does its work this long after a key's echo: the echo is on
 # the user's screen by then and the next key is still far off (a CPU-bound slice begun as a
@@ -59,11 +65,18 @@ been quiet this long (what the program left on screen and its pty's modes have s
 class TextFilter(Protocol):
     """A streaming text filter (redaction): ``feed`` returns what is safe to write now."""
 
+    @property
+    def held(self) -> int:
+        """Return the number of characters held back."""
+
     def feed(self, text: str) -> str:
         """Take more text; return the part that can be written now."""
 
     def flush(self) -> str:
         """Return everything still held back."""
+
+    def release(self) -> str:
+        """After a quiet spell (output only): return what may be written of the held text."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,6 +234,8 @@ class Recorder:
         dirty = False
         closing = False
         last_item = last_flush
+        last_output = last_flush  # monotonic time output last came
+        release_due = False  # the output filter holds text that a quiet second may release
         activity_at = last_flush - ACTIVITY_INTERVAL_S  # monotonic time of the last on_activity
         activity_due = False  # a report is owed (see _report_activity)
         try:
@@ -235,6 +250,9 @@ class Recorder:
             if self._replies.held:
                 held_due = last_item + _REPLY_IDLE_FLUSH_S
                 deadline = held_due if deadline is None else min(deadline, held_due)
+            if release_due:
+                release_at = last_output + OUTPUT_IDLE_RELEASE_S
+                deadline = release_at if deadline is None else min(deadline, release_at)
             if activity_due:
                 settled = max(activity_at, self._output_mono) + ACTIVITY_INTERVAL_S
                 deadline = settled if deadline is None else min(deadline, settled)
@@ -248,6 +266,8 @@ class Recorder:
                 batch.append(item)
             if batch:
                 last_item = time.monotonic()
+                if any(item[1] == "o" for item in batch):
+                    last_output = last_item
             if self._error is not None:
                 if self._on_events is not None and batch and (self._make_filter is None or out_filter is not None):
                     # The disk failed, not redaction: viewers still see the session. The stats
@@ -266,10 +286,16 @@ class Recorder:
                 chunks = self._encode(batch, out_decoder, in_decoder, out_filter, in_filter)
                 now = time.monotonic()
                 timer_due = now - last_flush >= self._flush_interval_s
+                if out_filter is not None and last_output == last_item and batch:
+                    release_due = out_filter.held > 0
                 if closing:
                     chunks.extend(self._flush_filters(out_decoder, in_decoder, out_filter, in_filter))
-                elif self._replies.held and now - last_item >= _REPLY_IDLE_FLUSH_S:
-                    chunks.extend(self._flush_replies(in_filter))
+                else:
+                    if self._replies.held and now - last_item >= _REPLY_IDLE_FLUSH_S:
+                        chunks.extend(self._flush_replies(in_filter))
+                    if release_due and now - last_output >= OUTPUT_IDLE_RELEASE_S:
+                        release_due = False  # until output comes again: a token format's hold stays
+                        chunks.extend(self._release_output(out_filter))  # type: ignore[arg-type]
                 if self._published:
                     self._hand_on_events()
                 if chunks:
@@ -482,6 +508,22 @@ class Recorder:
                 if self._on_events is not None and code == "o":
                     self._published.append((code, text, line))
         return chunks
+
+    def _release_output(self, out_filter: TextFilter) -> list[bytes]:
+        """After output has been quiet: write what the output's redaction filter releases of
+        the text it holds (see ``TextFilter.release``), for the disk and the viewers."""
+        text = out_filter.release()
+        if not text:
+            return []
+        if self._on_activity is not None:
+            self._tail = last_line(self._tail, text)
+            if self._recent is not None:
+                self._recent.feed(text)
+        line = encode_event(self._last_time, "o", text)
+        self._events += 1
+        if self._on_events is not None:
+            self._published.append(("o", text, line))
+        return [line]
 
     def _flush_replies(self, in_filter: TextFilter | None) -> list[bytes]:
         """After a quiet spell: pass the unfinished escape sequence held as a possible terminal

@@ -11,8 +11,9 @@ text and split at every offset.
 
 ``Redactor.redact`` works on a whole text. ``StreamRedactor`` works on the capture stream:
 ``feed`` returns what is safe to write now and holds back a tail that could be the start
-of a secret still arriving, for as long as it could (no clock releases it), so a secret
-split across two reads however far apart is still caught. The hold is exact rather than a
+of a secret still arriving, for as long as it could, so a secret split across two reads
+however far apart is still caught (on output, ``release`` lets a quiet second write a tail
+that no rule's starting literal begins: see ``StreamRedactor``). The hold is exact rather than a
 fixed margin: each rule's regex is turned once into a second regex that matches every
 *prefix* of a match, and the tail is held from the earliest position where that prefix
 regex reaches the end. Ordinary output holds back nothing or a few characters; a possible
@@ -411,6 +412,7 @@ class Redactor:
         self._rules = tuple(rules)
         self._allowlist = tuple(allowlist)
         self._engine: _Engine | None = None
+        self._specific: _Engine | None = None  # the rules with starting literals
         self._lock = threading.Lock()  # the writer and metadata threads compile it only once
 
     @property
@@ -445,6 +447,19 @@ class Redactor:
                     engine = self._engine = _Engine(self._rules, self._allowlist)
         return engine
 
+    def _compiled_specific(self) -> _Engine:
+        """Return the engine of the rules with a starting literal (a token format: ``ghp_``,
+        ``AKIA``, ``-----BEGIN``; a keyword: ``password``), built on first use."""
+        engine = self._specific
+        if engine is None:
+            full = self._compiled()
+            with self._lock:
+                engine = self._specific
+                if engine is None:
+                    keep = [rule for rule, r in zip(self._rules, full.rules) if r.literals]
+                    engine = self._specific = _Engine(tuple(keep), self._allowlist)
+        return engine
+
 
 class StreamRedactor:
     """Redact a stream of text that arrives in pieces (one per capture read).
@@ -454,6 +469,18 @@ class StreamRedactor:
     (usually nothing), for as long as it could: no clock releases it, so a secret typed or
     printed in two parts minutes apart is still caught whole. ``flush`` returns the held
     tail, redacted as it stands: call it at the end of the stream only.
+
+    ``release`` is the output stream's clock (the writer calls it once output has been quiet
+    for a second): it writes the held tail, redacted as it stands, unless a rule with a
+    starting literal (a token format: ``ghp_``, ``AKIA``, ``sk-ant-``, ``-----BEGIN``; or a
+    keyword: ``password``, ``token``) has seen that literal whole and could still be
+    matching, or the tail is a quoted value its closing quote would make a secret. So a plain
+    last word held only by the rules without a starting literal (``deploy``: the Terraform
+    token's 14 characters before ``.atlasv1.``; ``vim``: an Azure secret's 3 before a digit
+    and ``Q~``), a literal cut short (``s`` of ``s.``, ``gh`` of ``ghp_``) or an unfinished
+    escape sequence is written; ``ghp_`` and half a token, or ``Password: ``, stays held. The
+    released text stays as context: a match that begins in it and goes on in later text
+    still has its later part replaced by the marker.
 
     The hold is bounded: a rule whose matches have no length bound holds at most 4 KiB
     (``_HOLD_UNBOUNDED``), and no hold exceeds ``_HOLD_MAX``. A possible secret still
@@ -474,6 +501,7 @@ class StreamRedactor:
         self._keep_columns = keep_columns
         self._held = ""
         self._context = ""
+        self._released = 0  # characters at the end of _context written by release(): a match may begin there
         self._open: tuple[_Rule, str] | None = None  # (rule, first chars) of a secret cut at the bound
 
     @property
@@ -493,16 +521,20 @@ class StreamRedactor:
         # The last characters already written stay as context (never written again), so a
         # lookbehind or a \b at the start of a match sees what the whole text would show.
         base = len(self._context)
+        lo = base - self._released  # a match may begin in text written by release()
         buf = self._context + self._held + text
         if len(buf) == base:
             return ""
-        hits = [h for h in engine.hits(buf) if h[2] >= base]
-        cut = engine.hold_start(buf, base)
+        hits = [h for h in engine.hits(buf) if h[2] >= lo and h[3] > base]
+        cut = engine.hold_start(buf, lo)
         if _has_screen_controls(buf):  # a secret may be drawn with escape sequences or backspaces inside
-            hits += engine.screen_hits(buf, base)
-            cut = min(cut, engine.screen_hold_start(buf, base))
+            hits += [h for h in engine.screen_hits(buf, lo) if h[3] > base]
+            cut = min(cut, engine.screen_hold_start(buf, lo))
         if hits and cut < len(buf):
             cut = _settle(cut, hits)
+        if cut < base:  # what release() wrote may still be growing into a secret: hold all that is new
+            self._held = buf[base:]
+            return ""
         # At the bound: a possible secret that would still grow past it is written as its marker.
         starts = [base] if self._held and cut > base else []
         starts += sorted(h[2] for h in hits if h[3] == len(buf) and h[2] < cut)  # a match up to the end
@@ -523,21 +555,74 @@ class StreamRedactor:
             return held
         base = len(self._context)
         buf = self._context + self._held
-        hits = [h for h in engine.hits(buf) if h[2] >= base]
+        return self._advance(engine, buf, base, self._hits_at_end(engine, buf, base), len(buf))
+
+    def release(self) -> str:
+        """After a quiet spell on an output stream: return the held tail, redacted as it
+        stands, unless a token format's literal has been seen whole and its match could still
+        be growing (then return "" and go on holding). See the class docstring."""
+        engine = self._redactor._compiled()
+        if not self._held or self._open is not None or not engine.rules:
+            return ""
+        base = len(self._context)
+        lo = base - self._released
+        buf = self._context + self._held
+        n = len(buf)
+        specific = self._redactor._compiled_specific()
+        if specific.rules:
+            cut = specific.hold_start(buf, lo, partials=False)
+            if _has_screen_controls(buf):
+                cut = min(cut, specific.screen_hold_start(buf, lo, escapes=False, partials=False))
+            if cut < n:
+                return ""
+        hits = self._hits_at_end(engine, buf, base)
+        if self._unclosed_quote(engine, buf, lo, hits):
+            return ""
+        # Where a match may still be growing from: it stays context, for the text that follows.
+        start = engine.hold_start(buf, max(lo, n - _HOLD_MAX))
         if _has_screen_controls(buf):
-            hits += engine.screen_hits(buf, base)
-        return self._advance(engine, buf, base, hits, len(buf))
+            start = min(start, engine.screen_hold_start(buf, max(lo, n - _HOLD_MAX)))
+        written = engine.apply(buf, hits, base, n, keep_columns=self._keep_columns) if hits else buf[base:]
+        self._held = ""
+        self._released = n - start
+        self._context = buf[max(0, start - engine.context_chars) :]
+        return written
+
+    @staticmethod
+    def _unclosed_quote(engine: _Engine, buf: str, lo: int, hits: list[_Hit]) -> bool:
+        """Return whether the end of ``buf`` is a quoted value its closing quote would make a
+        secret (``password="hunter2``): as it stands no rule matches it, so it must stay held."""
+        n = len(buf)
+        if '"' not in buf and "'" not in buf:
+            return False
+        for quote in "\"'":
+            for h in engine.hits(buf + quote):
+                if h[2] >= lo and h[0] < n <= h[1] and not any(k[0] <= h[0] and k[1] >= n for k in hits):
+                    return True
+        return False
+
+    def _hits_at_end(self, engine: _Engine, buf: str, base: int) -> list[_Hit]:
+        """Return the matches in ``buf`` that end after ``base`` and begin after the context
+        (or in text written by ``release``)."""
+        lo = base - self._released
+        hits = [h for h in engine.hits(buf) if h[2] >= lo and h[3] > base]
+        if _has_screen_controls(buf):
+            hits += [h for h in engine.screen_hits(buf, lo) if h[3] > base]
+        return hits
 
     def _advance(self, engine: _Engine, buf: str, base: int, hits: list[_Hit], cut: int) -> str:
         """Write ``buf[base:cut]``, hold the rest and keep the context; return what is written."""
         self._held = buf[cut:]
+        self._released = 0
         self._context = buf[max(0, cut - engine.context_chars) : cut]
         return engine.apply(buf, hits, base, cut, keep_columns=self._keep_columns) if hits else buf[base:cut]
 
     def _cut_off(self, engine: _Engine, buf: str, base: int, hits: list[_Hit], start: int, rule: _Rule) -> str:
         """Write ``buf[base:start]``, then ``rule``'s marker for all of ``buf[start:]``."""
+        start = max(start, base)
         written = engine.apply(buf, hits, base, start, keep_columns=self._keep_columns) if hits else buf[base:start]
         self._held = ""
+        self._released = 0
         self._context = buf[-engine.context_chars :]
         if rule.prefix is not None and rule.prefix.get() is not None:
             self._open = (rule, buf[start : start + _OPEN_ANCHOR])
@@ -853,9 +938,13 @@ class _Engine:
                     hits.append((start + ss, start + se, start + ms, start + me, priority, name))
         return hits
 
-    def screen_hold_start(self, text: str, first: int) -> int:
+    def screen_hold_start(self, text: str, first: int, *, escapes: bool = True, partials: bool = True) -> int:
         """Return where the tail that could still grow into a secret on the screen begins
-        (``hold_start`` of the tail's ``_ScreenView``, mapped back; len = none)."""
+        (``hold_start`` of the tail's ``_ScreenView``, mapped back; len = none).
+
+        escapes: an escape sequence cut at the end is held whole (False: only what the text
+        before it may be starting is). partials: as ``hold_start``'s.
+        """
         n = len(text)
         last = max(text.rfind(ch, max(first, n - _SCREEN_TAIL)) for ch in _SCREEN_CONTROLS)
         if last == -1:
@@ -863,17 +952,19 @@ class _Engine:
         cut_escape = _cut_escape_start(text, max(first, n - _SCREEN_TAIL))
         if cut_escape != -1:  # the rest of an escape sequence is still to come: hold it whole
             if cut_escape == first:
-                return first
+                return first if escapes else n
             head = text[:cut_escape]  # and what the text before it may be starting
-            return min(cut_escape, self.hold_start(head, first), self.screen_hold_start(head, first))
+            held = min(self.hold_start(head, first, partials=partials),
+                       self.screen_hold_start(head, first, escapes=escapes, partials=partials))
+            return min(cut_escape, held) if escapes else (held if held < cut_escape else n)
         run = _escapes_ending_at(text, n)
         moved = run != -1 and any(m.group()[-1] not in "mK" for m in _escape_rx().finditer(text, run))
         # A possible secret crossing the last ESC/BS/DEL starts at most a window before it.
         start = max(first, last - _SCREEN_BACK)
         view = _ScreenView(text[start:])
-        cut = self.hold_start(view.text, 0)
+        cut = self.hold_start(view.text, 0, partials=partials)
         if 0 < len(view.text) - view.rewritable <= _REWRITE:  # a backspace may come back over what follows it
-            before = self.hold_start(view.text[: view.rewritable], 0)
+            before = self.hold_start(view.text[: view.rewritable], 0, partials=partials)
             if before < view.rewritable:
                 cut = min(cut, before)
         if cut >= len(view.text):
@@ -1020,14 +1111,17 @@ class _Engine:
         ) if keys else (None, None)
         return automata, tuple(patterns[k] for k in keys)
 
-    def hold_start(self, text: str, first: int) -> int:
+    def hold_start(self, text: str, first: int, *, partials: bool = True) -> int:
         """Return where the tail that could still grow into a secret begins (len = none).
 
         Positions before ``first`` (context already written) are not considered.
+        partials: a tail that is a rule's starting literal cut short (``gh`` of ``ghp_``)
+        counts; False: only a tail from a whole starting literal on does (and, for rules
+        without starting literals, any possible start).
         """
         n = len(text)
         best = n
-        if n > first and text[-1] in self._partial_last:
+        if partials and n > first and text[-1] in self._partial_last:
             for k in range(min(self._max_partial, n - first), 0, -1):  # a literal cut short
                 tail = text[n - k :]
                 if tail in self._partial_cs or (self._partial_ci and tail.lower() in self._partial_ci):
@@ -1108,8 +1202,11 @@ class _Engine:
         """
         spans: list[tuple[int, int, int, str]] = []  # (start, end, priority, name), merged
         for start, end, _ms, _me, priority, name in sorted(hits):
-            if start < base or end > cut or self._allowed(text[start:end]):
+            if end <= base or end > cut or self._allowed(text[start:end]):
                 continue
+            # A secret begun in text released before it was decided (``StreamRedactor.release``):
+            # its part already written stays; the rest becomes the marker.
+            start = max(start, base)
             if spans and start < spans[-1][1]:
                 last_start, last_end, last_priority, last_name = spans[-1]
                 if priority < last_priority:

@@ -554,6 +554,22 @@ def test_a_secret_typed_in_two_parts_seconds_apart(home: Paths) -> None:
         assert "[REDACTED:github-token]" in text and "FAKE" not in text, (code, text)
 
 
+def test_a_prompts_last_word_reaches_the_disk_while_the_program_waits(home: Paths) -> None:
+    """'deploy' could begin a Terraform token (14 characters, then '.atlasv1.'): held while
+    output flows, it is written once output has been quiet for a second."""
+    from tests.helpers import wait_until
+
+    harness = PtyHarness.start([*SK, "run", "--name", "hold", "--", "bash", "--norc", "-c", "read -p 'Type yes to deploy' x"])
+    harness.expect(b"Type yes to deploy", 20)
+    cast = _live_cast(home)
+    wait_until(lambda: _stream_on_disk(cast, "o").endswith("Type yes to deploy"), 20)  # bash still waits in read
+    shown = run_sk("cat", "hold")
+    assert shown.returncode == 0 and b"Type yes to deploy" in shown.stdout, shown
+    harness.write(b"yes\r")
+    assert harness.finish(30) == 0
+    assert "Type yes to deploy" in recorded_text(home)
+
+
 # -- secrets drawn with escape sequences inside ---------------------------------------------
 
 SCREEN_TOKEN = "ghp_FAKE0123456789abcdefghijklmnopqrstuv"

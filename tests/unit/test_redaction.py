@@ -509,3 +509,90 @@ def test_output_markers_keep_the_columns_of_their_secrets_and_input_markers_do_n
     key = next(r.example for r in RULES if r.name == "private-key")
     s = StreamRedactor(REDACTOR, keep_columns=True)
     assert s.feed(key + "\r\n") + s.flush() == "[REDACTED:private-key]\r\n"  # over several lines: bare
+
+
+# ----------------------------------------------------------------- release after a quiet spell (output)
+
+KEY_EXAMPLE = next(r.example for r in RULES if r.name == "private-key")
+
+
+def stream_columns(text: str) -> str:
+    s = StreamRedactor(REDACTOR, keep_columns=True)
+    return s.feed(text) + s.flush()
+
+
+@pytest.mark.parametrize(
+    "text, written",
+    [
+        ("Type yes to deploy", "Type yes to "),  # 'deploy': 14 characters of a Terraform token before '.atlasv1.'
+        ("hello from vim", "hello from "),  # 'vim' + a digit + 'Q~' starts an Azure client secret
+        ("Type yes", "Type "),  # 's' is the start of 's.' (Vault), 'sk-' (OpenAI)...: a literal cut short
+        ("\x1b[?25h\x1b[2C\x1b[", "\x1b[?25h\x1b["),  # an escape sequence cut by the read (a TUI waiting)
+    ],
+    ids=["word", "vim", "cut-literal", "cut-escape"],
+)
+def test_release_writes_a_tail_no_starting_literal_begins(text: str, written: str) -> None:
+    s = StreamRedactor(REDACTOR, keep_columns=True)
+    assert s.feed(text) == written
+    assert s.held > 0  # held while the output flows
+    assert written + s.release() == text
+    assert s.held == 0
+
+
+@pytest.mark.parametrize(
+    "first, rest",
+    [
+        ("$ echo ghp_FAKE0123456", "789abcdefghijklmnopqrstuv\r\n"),
+        ("key AKIAFAKE7", "EXAMPLE2KEY\r\n"),
+        ("sk-ant-api03-FAKE", "exampleKEY000000000000000000000000000000-FAKEAA\r\n"),
+        ("\x1b[32mghp_FAKE01\x1b[", "0m23456789abcdefghijklmnopqrstuv\r\n"),
+        (KEY_EXAMPLE[:60], KEY_EXAMPLE[60:] + "\r\n"),
+        ("Enter your API token: ", "FAKEpastedTok3n00\r\n"),
+        ("password: FAKE", "hunter2\r\n"),
+    ],
+    ids=["github", "aws", "anthropic", "coloured", "private-key", "prompt", "keyword"],
+)
+def test_release_keeps_holding_a_token_begun_with_its_literal_then_one_marker(first: str, rest: str) -> None:
+    s = StreamRedactor(REDACTOR, keep_columns=True)
+    out = s.feed(first)
+    assert s.release() == ""  # quiet, but a token format's literal has been seen whole
+    assert s.held > 0
+    out += s.feed(rest) + s.flush()
+    assert out.count("[REDACTED:") == 1
+    whole = first + rest
+    assert out == stream_columns(whole)
+
+
+@pytest.mark.parametrize(
+    "first, rest, name",
+    [
+        ("id abc8", "Q~FAKE-example.FAKE_example~FAKE00 ok\r\n", "azure-client-secret"),
+        ("sent 123456789", ":AAFAKEFAKE0000FAKE0000FAKE0000FAKEE ok\r\n", "telegram-bot-token"),
+        ("x g", "hp_FAKE0123456789abcdefghijklmnopqrstuv\r\n", "github-token"),
+    ],
+    ids=["azure", "telegram", "cut-literal"],
+)
+def test_a_secret_begun_in_released_text_still_has_its_rest_replaced(first: str, rest: str, name: str) -> None:
+    s = StreamRedactor(REDACTOR)
+    out = s.feed(first)
+    out += s.release()
+    assert s.held == 0
+    later = s.feed(rest) + s.flush()
+    assert later.startswith(marker(name)), later
+    assert later.endswith(rest[len(rest.rstrip("\r\n ok")) :])
+    assert rest.split()[0].strip(":") not in out + later
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.name)
+def test_release_at_any_offset_leaves_no_clear_text_after_it(rule: RedactionRule) -> None:
+    secret = secret_of(rule)
+    text = "x " + rule.example + " \r\n"
+    start = text.index(secret)
+    for k in range(1, len(text)):
+        s = StreamRedactor(REDACTOR)
+        out = s.feed(text[:k]) + s.release()
+        later = s.feed(text[k:]) + s.flush()
+        assert "[REDACTED:" in out + later, (k, out, later)
+        clear_after = secret[max(0, k - start) :]
+        if k < start + len(secret) and len(clear_after) >= 4:
+            assert clear_after not in later, (k, later)

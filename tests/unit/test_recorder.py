@@ -1,0 +1,67 @@
+"""The recorder's writer thread and its redaction filters: shellkeep/capture/recorder.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from shellkeep.asciicast.model import Header
+from shellkeep.capture.activity import OutputActivity
+from shellkeep.capture.recorder import Recorder
+from shellkeep.capture.redaction import StreamRedactor, redactor_for
+from shellkeep.termsize import TermSize
+from tests.helpers import wait_until
+
+
+def _output(cast: Path) -> str:
+    """Return the output text of the events on disk so far (a cut last line ends it)."""
+    text = []
+    for line in cast.read_bytes().splitlines()[1:]:
+        try:
+            _, code, data = json.loads(line)
+        except ValueError:
+            break
+        if code == "o":
+            text.append(data)
+    return "".join(text)
+
+
+def _recorder(cast: Path, **kw: object) -> Recorder:
+    return Recorder(
+        open(cast, "ab"),
+        header=Header(size=TermSize(80, 24), timestamp=0),
+        make_filter=lambda screen: StreamRedactor(redactor_for(None), keep_columns=screen),
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def test_a_plain_last_word_held_back_reaches_the_disk_and_viewers_once_output_is_quiet(tmp_path: Path) -> None:
+    cast = tmp_path / "session.cast"
+    handed: list[tuple[str, str, bytes]] = []
+    recorder = _recorder(cast, on_events=handed.extend)
+    recorder.on_output(b"Type yes to deploy", 0.1)  # a prompt; the program now waits
+    wait_until(lambda: _output(cast).endswith("deploy"), 10)
+    wait_until(lambda: "".join(t for c, t, _ in handed if c == "o").endswith("deploy"), 10)
+    recorder.on_output(b"ghp_FAKE01234567", 2.0)  # typed on: the later text is still checked
+    recorder.on_output(b"89abcdefghijklmnopqrstuv\r\n", 2.1)
+    recorder.close()
+    recorded = _output(cast)
+    assert recorded.startswith("Type yes to deploy[REDACTED:github-token]") and recorded.endswith("\r\n")
+    assert "FAKE" not in recorded
+
+
+def test_half_a_token_stays_held_through_a_quiet_spell_and_becomes_one_marker(tmp_path: Path) -> None:
+    cast = tmp_path / "session.cast"
+    reports: list[OutputActivity] = []
+    recorder = _recorder(cast, on_activity=reports.append)
+    secret = "ghp_FAKE0123456789abcdefghijklmnopqrstuv"
+    recorder.on_output(f"token {secret[:20]}".encode(), 0.1)
+    # The writer reports once more after output has been quiet for a second; by then it has
+    # offered the held text to the filter's release (the same pass, earlier).
+    wait_until(lambda: len(reports) >= 2, 10)
+    assert _output(cast) == "token "
+    recorder.on_output(f"{secret[20:]} ok\r\n".encode(), 2.0)
+    recorder.close()
+    recorded = _output(cast)
+    assert recorded.count("[REDACTED:") == 1 and "FAKE0123" not in recorded
+    assert recorded.startswith("token [REDACTED:github-token]") and recorded.endswith(" ok\r\n")
