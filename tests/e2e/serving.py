@@ -122,5 +122,9 @@ def record_session(home: Paths, code: str, *, name: str | None = None, expect: b
         harness.expect(expect)
     folder = wait_until(lambda: next(iter({p.parent for p in session_folders(home)} - before), None))
     assert isinstance(folder, Path)
+    if expect is not None:
+        # The recorder's own live socket comes a moment after the child runs: wait for it, so a
+        # stand-in publisher put in its place afterwards is not replaced by it.
+        wait_until(lambda: (folder / "live.sock").exists())
     meta = json.loads((folder / "meta.json").read_text())
     return folder, str(meta["id"]), harness
