@@ -57,7 +57,9 @@ def test_a_crashed_claude_is_resumed_in_place(
     ask(driver, "the second word is lime", "STANDIN-ANSWER-2: lime")
     request = request_with_prompt(anthropic_standin, "the second word is lime")
     assert _meta(new_folder)["command"] == ["claude", "--resume", claude_id]
-    assert turns(request)[:2] == [("user", "the first word is kiwi"), ("assistant", "STANDIN-ANSWER-1: kiwi")]
+    # Under load Claude Code can take the Enter after fast typing as part of a paste and keep a
+    # trailing newline in the prompt; the conversation is what this test is about.
+    assert [(role, text.strip()) for role, text in turns(request)[:2]] == [("user", "the first word is kiwi"), ("assistant", "STANDIN-ANSWER-1: kiwi")]
     assert quit_claude(driver) == claude_id  # exit status 0: the user's own Ctrl-C, not a crash
     old, new = _meta(folder), _meta(new_folder)
     assert (old["status"], old["signal"]) == ("killed", signal.SIGSEGV)
