@@ -335,3 +335,33 @@ def test_gc_remote_removes_old_sessions_of_this_machine_only_and_their_objects(h
     assert removed["sessions_removed"] == 1 and removed["objects_removed"] >= 2
     assert [p for p in bucket_objects(bucket_url) if "/sessions/" in p or p.startswith("objects/")] == []
     assert json.loads(sk("ls", "--all", "--json").stdout)  # the local session stays
+
+
+def test_a_running_session_is_never_pushed_until_it_ends(home: Paths, bucket_url: str, tmp_path: Path) -> None:
+    go = tmp_path / "go"
+    child = f"import os, time\nprint('{WORD}', flush=True)\nwhile not os.path.exists({str(go)!r}): time.sleep(0.02)"
+    proc = subprocess.Popen([*SK, "run", "--", sys.executable, "-c", child], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        wait_until(lambda: any(json.loads(p.read_text()).get("status") == "running" for p in home.projects.glob("*/*/meta.json")))
+        skipped = json.loads(sk("sync", "push", "--remote", bucket_url, "--json").stdout)
+        assert (skipped["sessions_pushed"], skipped["running_skipped"]) == (0, 1)
+        go.touch()
+        assert proc.wait(timeout=60) == 0
+    finally:
+        go.touch()
+        proc.wait()
+    wait_for_housekeeping(home)
+    ended = json.loads(sk("sync", "push", "--remote", bucket_url, "--json").stdout)
+    assert (ended["sessions_pushed"], ended["running_skipped"]) == (1, 0)
+
+
+def test_deleting_here_deletes_remotely_only_with_prune(home: Paths, bucket_url: str) -> None:
+    session_id = record(home)
+    sk("config", "set", "sync.url", bucket_url)
+    sk("sync", "push")
+    sk("rm", "--yes", session_id)
+    kept = json.loads(sk("sync", "push", "--json").stdout)
+    assert kept["pruned"] == 0 and [p for p in bucket_objects(bucket_url) if p.endswith("manifest.json")]
+    sk("config", "set", "sync.prune", "true")
+    pruned = json.loads(sk("sync", "push", "--json").stdout)
+    assert pruned["pruned"] == 1 and not [p for p in bucket_objects(bucket_url) if p.endswith("manifest.json")]
