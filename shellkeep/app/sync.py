@@ -24,6 +24,7 @@ import json
 import os
 import uuid
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
 log = get_logger(__name__)
 
 INDEX_FILE = "index.json"
+_UPLOADS_IN_FLIGHT = 4
 Progress = Callable[[str], None]
 
 
@@ -239,39 +241,53 @@ def push(ctx: Context, url: str, *, progress: Progress | None = None) -> PushRes
     errors: list[str] = []
     if todo:
         there = set(bucket.list("objects/"))  # one listing for the whole push
-        for item in todo:
-            try:
-                files_entry: dict[str, object] = {}
-                for f in item.files:
-                    shas: list[str] = []
-                    for piece in _parts(f, ctx, part_bytes):
-                        blob = seal_object(piece, key) if key is not None else piece
-                        sha = hashlib.sha256(blob).hexdigest()
-                        where = object_path(sha)
-                        if where in there:
-                            skipped += 1
-                        else:
-                            bucket.put(where, blob)
-                            there.add(where)
-                            sent += 1
-                            bytes_sent += len(blob)
-                        shas.append(sha)
-                    files_entry[f.name] = {"size": f.size if not f.is_copy else None, "parts": shas}
-                data = _manifest_bytes(machine, item.meta, files_entry, key)
-                bucket.put(manifest_path(machine.id, item.meta.id), data)
-            except (OSError, DataError) as exc:
-                errors.append(f"{item.meta.id}: {exc}")
-                continue
-            pushed += 1
-            state[item.meta.id] = {
-                "fingerprint": item.fingerprint,
-                "manifest": hashlib.sha256(data).hexdigest(),
-                "bytes": item.size_bytes,
-                "started_at": item.meta.started_at,
-            }
-            _save_state(paths, url, state)  # a push cut short keeps what it finished
-            if progress is not None:
-                progress(f"pushed {item.meta.id}")
+        # Uploads run on a few threads while the next part is read, sealed and hashed (the
+        # hashing, sealing and obstore's requests release the GIL); a session's manifest goes
+        # only once all its parts are stored.
+        uploads = ThreadPoolExecutor(max_workers=_UPLOADS_IN_FLIGHT, thread_name_prefix="sync-put")
+        try:
+            for item in todo:
+                in_flight: list[Future[None]] = []
+                try:
+                    files_entry: dict[str, object] = {}
+                    for f in item.files:
+                        shas: list[str] = []
+                        for piece in _parts(f, ctx, part_bytes):
+                            blob = seal_object(piece, key) if key is not None else piece
+                            sha = hashlib.sha256(blob).hexdigest()
+                            where = object_path(sha)
+                            if where in there:
+                                skipped += 1
+                            else:
+                                while len(in_flight) >= _UPLOADS_IN_FLIGHT:
+                                    in_flight.pop(0).result()
+                                in_flight.append(uploads.submit(bucket.put, where, blob))
+                                there.add(where)
+                                sent += 1
+                                bytes_sent += len(blob)
+                            shas.append(sha)
+                        files_entry[f.name] = {"size": f.size if not f.is_copy else None, "parts": shas}
+                    for future in in_flight:
+                        future.result()
+                    data = _manifest_bytes(machine, item.meta, files_entry, key)
+                    bucket.put(manifest_path(machine.id, item.meta.id), data)
+                except (OSError, DataError) as exc:
+                    for future in in_flight:
+                        future.cancel()
+                    errors.append(f"{item.meta.id}: {exc}")
+                    continue
+                pushed += 1
+                state[item.meta.id] = {
+                    "fingerprint": item.fingerprint,
+                    "manifest": hashlib.sha256(data).hexdigest(),
+                    "bytes": item.size_bytes,
+                    "started_at": item.meta.started_at,
+                }
+                _save_state(paths, url, state)  # a push cut short keeps what it finished
+                if progress is not None:
+                    progress(f"pushed {item.meta.id}")
+        finally:
+            uploads.shutdown(wait=True, cancel_futures=True)
     pruned = 0
     if ctx.config.sync.prune:
         local = {m.id for m in sessions}

@@ -7,6 +7,7 @@ arrived" are counted, not guessed.
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import os
@@ -180,13 +181,16 @@ def test_a_push_with_nothing_new_makes_no_request(home: Paths, bucket_url: str, 
 
 
 def test_a_push_killed_halfway_resumes_without_sending_again_the_parts_that_arrived(
-    home: Paths, bucket_url: str, s3_server: S3Server
+    home: Paths, bucket_url: str, s3_server: S3Server, tmp_path: Path
 ) -> None:
-    child = "import os, base64, sys; [sys.stdout.write(base64.b64encode(os.urandom(3 << 16)).decode() + '\\n') for _ in range(32)]"
-    sk("run", "--", sys.executable, "-c", child)
-    wait_for_housekeeping(home)
+    big = tmp_path / "big.cast"  # 24 MB of incompressible output: 24 parts of 1 MiB
+    with open(big, "w") as fh:
+        fh.write(json.dumps({"version": 2, "width": 80, "height": 24}) + "\n")
+        for i in range(96):
+            fh.write(json.dumps([i * 0.01, "o", base64.b64encode(os.urandom(3 << 16)).decode() + "\r\n"]) + "\n")
+    sk("import", str(big))
     sk("config", "set", "sync.part_mib", "1")
-    s3_server.put_delay_s = 0.15
+    s3_server.put_delay_s = 0.2
     proc = subprocess.Popen([*SK, "sync", "push", "--remote", bucket_url], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         from shellkeep.store.bucket import open_bucket
