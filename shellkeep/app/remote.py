@@ -170,7 +170,7 @@ def fetch_session_files(paths: Paths, vault: Vault, meta: SessionMeta, names: li
     for name in missing:
         entry = files[name]
         parts = entry.get("parts") if isinstance(entry, dict) else None
-        if not isinstance(parts, list) or not _safe_name(name):
+        if not isinstance(parts, list) or not safe_name(name):
             raise DataError(f"{where} lists '{name}' without parts; it is refused")
         pieces = []
         for sha in parts:
@@ -192,6 +192,7 @@ def fetch_session_files(paths: Paths, vault: Vault, meta: SessionMeta, names: li
     return folder
 
 
-def _safe_name(name: str) -> bool:
+def safe_name(name: str) -> bool:
+    """Return whether a name read from a remote is a relative path with no ``..``, ``.`` or empty part."""
     parts = name.split("/")
     return bool(name) and not name.startswith("/") and all(p not in ("", ".", "..") for p in parts) and os.sep == "/"

@@ -430,7 +430,7 @@ def pull(ctx: Context, url: str, *, machine: str | None = None, all_machines: bo
             session = manifest["session"]
             assert isinstance(session, dict)
             project = str(session.get("project") or "unknown")
-            if not remote._safe_name(project) or "/" in project or not remote._safe_name(session_id):
+            if not remote.safe_name(project) or "/" in project or not remote.safe_name(session_id):
                 raise DataError(f"{where} names an unsafe folder; it is refused")
             folder = ensure_dir(remote.remote_root(paths, index.id) / project / session_id)
             write_bytes_atomic(folder / MANIFEST_FILE, data)
@@ -502,7 +502,8 @@ class RemoteGcResult:
 def gc_remote(ctx: Context, url: str, *, dry_run: bool = False) -> RemoteGcResult:
     """Apply ``sync.max_age_days`` to this machine's sessions in the remote, then sweep objects no manifest names.
 
-    Local sessions are never touched. Raises UserInputError when ``sync.max_age_days`` is 0.
+    Local sessions are never touched. Hazard: the parts of a push under way on another
+    machine are named by no manifest until it ends; run this when no push is running. Raises UserInputError when ``sync.max_age_days`` is 0.
     """
     days = ctx.config.sync.max_age_days
     if days <= 0:
