@@ -189,7 +189,8 @@ def render(tp: dict[str, float], rows: list[dict[str, float]], note: str) -> str
         "",
         f"Push throughput, {tp['mb']:.0f} MB of sessions (10 MB recordings of random base64, parts of 8 MiB). "
         "Target: shellkeep push at least 0.8 of a plain upload of the same files in the same parts with the same library (obstore). "
-        "Both are timed as whole processes (Python start-up and imports included).",
+        "Both are timed as whole processes (Python start-up and imports included). The plain upload sends one part at a time, "
+        "shellkeep up to 4 at once while it seals and hashes the next; moto, one Python process, bounds both on loopback.",
         "",
         "| upload | seconds | MB/s | of plain | verdict |",
         "|---|---:|---:|---:|---|",
