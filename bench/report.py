@@ -225,6 +225,7 @@ def render(doc: dict[str, Any]) -> str:
     lines += [TRANSCRIPTS_SECTION, ""]
     lines += _shell_section()
     lines += _viewers_section()
+    lines += _sync_section()
     return "\n".join(lines)
 
 
@@ -241,6 +242,14 @@ def _viewers_section() -> list[str]:
     from pathlib import Path
 
     made = Path(__file__).resolve().parent / "RESULTS-viewers.md"
+    return [made.read_text().rstrip("\n"), ""] if made.exists() else []
+
+
+def _sync_section() -> list[str]:
+    """Return the sync section as bench/sync_bench.py last wrote it (bench/RESULTS-sync.md), if it did."""
+    from pathlib import Path
+
+    made = Path(__file__).resolve().parent / "RESULTS-sync.md"
     return [made.read_text().rstrip("\n"), ""] if made.exists() else []
 
 

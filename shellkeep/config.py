@@ -325,12 +325,33 @@ class EncryptionConfig:
 
 @dataclass(frozen=True, slots=True)
 class SyncConfig:
-    """Copying sessions to another store (reserved: not implemented yet)."""
+    """Copying sessions to object storage (``shellkeep sync``)."""
 
     url: str = _setting(
         "",
-        'Where to copy sessions, an fsspec URL such as "s3://bucket/shellkeep" ("" = off). Not implemented '
-        "yet: the value is checked and shown by 'config', and nothing is copied.",
+        'Where \'shellkeep sync\' copies sessions: "s3://bucket/prefix", "gs://...", "az://...", '
+        '"file:///mnt/share" ("" = off; --remote overrides it). Credentials come from the storage '
+        "library's usual sources (environment, profile files, instance roles), never from here.",
+        project=False,
+    )
+    prune: bool = _setting(
+        False,
+        "Let 'sync push' delete from the remote the sessions of this machine deleted here (off: the "
+        "remote keeps them).",
+        project=False,
+    )
+    max_age_days: int = _setting(
+        0,
+        "'shellkeep gc --remote' deletes this machine's remote sessions older than this many days (0 = keep).",
+        expect="an integer >= 0",
+        check=_at_least(0, "an integer"),
+        project=False,
+    )
+    part_mib: int = _setting(
+        8,
+        "Size of the parts a large file is pushed in, in MiB (an interrupted push resumes by part).",
+        expect="an integer >= 1",
+        check=_at_least(1, "an integer"),
         project=False,
     )
 

@@ -14,7 +14,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from shellkeep.app.remote import fetch_session_files, find_remote_session
 from shellkeep.config import Config, load_config, load_config_salvaged
+from shellkeep.errors import SessionNotFound
 from shellkeep.logs import get_logger
 from shellkeep.store.paths import Paths, project_root_of, resolve_paths
 from shellkeep.store.session import SessionMeta, list_sessions, resolve_session
@@ -61,8 +63,19 @@ class Context:
         return list_sessions(self.paths, None if all_projects else self.project_root, recover=self.recover)
 
     def resolve(self, ref: str | None, *, last: bool = False) -> SessionMeta:
-        """Find one session by id, prefix, name or ``last`` (``store.session.resolve_session``)."""
-        return resolve_session(self.paths, self.project_root, ref, last=last, recover=self.recover)
+        """Find one session by id, prefix, name or ``last`` (``store.session.resolve_session``).
+
+        A reference no local session matches is looked up among the sessions pulled from
+        other machines (``app.remote``); one found there has its files fetched first.
+        """
+        try:
+            return resolve_session(self.paths, self.project_root, ref, last=last, recover=self.recover)
+        except SessionNotFound:
+            pulled = find_remote_session(self.paths, ref) if ref and not last else None
+            if pulled is None:
+                raise
+            fetch_session_files(self.paths, self.vault, pulled)
+            return pulled
 
 
 def open_context(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from shellkeep.app.gc import retention_limits, run_gc
+from shellkeep.app.sync import gc_remote, remote_url
 from shellkeep.cli.options import context, json_option, warn
 from shellkeep.cli.output import plural, print_json
 from shellkeep.errors import ShellkeepError
@@ -24,8 +25,9 @@ def format_size(n: int) -> str:
 @click.command()
 @click.option("--dry-run", is_flag=True, help="Only show what would be removed.")
 @click.option("--project", "this_project", is_flag=True, help="Only this project's sessions.")
+@click.option("--remote", "remote", is_flag=True, help="Apply sync.max_age_days to this machine's sessions in sync.url instead.")
 @json_option
-def gc(dry_run: bool, this_project: bool, as_json: bool) -> None:
+def gc(dry_run: bool, this_project: bool, remote: bool, as_json: bool) -> None:
     """Remove sessions past the retention limits and print what that frees.
 
     Limits: retention.max_age_days, max_sessions and max_total_size from your config, and
@@ -35,6 +37,14 @@ def gc(dry_run: bool, this_project: bool, as_json: bool) -> None:
     Example: shellkeep gc --dry-run
     """
     ctx = context(strict=True)
+    if remote:
+        done = gc_remote(ctx, remote_url(ctx, None), dry_run=dry_run)
+        if as_json:
+            print_json(done)
+        else:
+            verb = "would remove" if dry_run else "removed"
+            click.echo(f"{verb} {plural(done.sessions_removed, 'session')} and {plural(done.objects_removed, 'object')} from {done.url}")
+        return
     limits = retention_limits(ctx)
     if limits.is_empty and not as_json:
         warn("no retention limits are set (retention.max_age_days, max_sessions, max_total_size); nothing to do")

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from shellkeep.app.remote import remote_of, remote_sessions
 from shellkeep.app.listing import SUSPENDED_KEY_MISSING, missing_keys, moved_projects
 from shellkeep.cli.options import complete_agent, context, count, json_option
 from shellkeep.store.session import Status
@@ -16,6 +17,7 @@ from shellkeep.store.paths import project_key
 
 if TYPE_CHECKING:
     from shellkeep.archive.index import ListedSession
+    from shellkeep.store.session import SessionMeta
 
 
 @click.command()
@@ -33,6 +35,8 @@ if TYPE_CHECKING:
 @click.option("--name", metavar="TEXT", help="Name contains TEXT, or matches it as a glob ('fix-*').")
 @click.option("--limit", type=count(), default=None, help="At most this many, the newest.")
 @click.option("--all-sessions", is_flag=True, help="Also the sessions shorter than a second with no input.")
+@click.option("--remote", "remote", is_flag=True, help="The sessions pulled from other machines ('shellkeep sync pull').")
+@click.option("--machine", metavar="M", help="With --remote: only machine M's (id prefix or host name).")
 @json_option
 def ls(
     all_projects: bool,
@@ -43,6 +47,8 @@ def ls(
     name: str | None,
     limit: int | None,
     all_sessions: bool,
+    remote: bool,
+    machine: str | None,
     as_json: bool,
 ) -> None:
     """List this project's sessions, newest first.
@@ -56,6 +62,9 @@ def ls(
     Example: shellkeep ls --agent claude --since 3d --limit 10
     """
     ctx = context()
+    if remote or machine:
+        _print_remote(remote_sessions(ctx.paths, machine)[:limit], as_json)
+        return
     query = SessionQuery(
         project=None if all_projects else project_key(ctx.project_root),
         also_projects=() if all_projects else moved_projects(ctx),
@@ -87,6 +96,24 @@ def ls(
     if hidden:
         plural = "" if hidden == 1 else "s"
         click.echo(f"{hidden} session{plural} shorter than a second with no input hidden; 'shellkeep ls --all-sessions' shows them", err=True)
+
+
+def _print_remote(sessions: list[SessionMeta], as_json: bool) -> None:
+    """Print pulled sessions with the machine each one was recorded on."""
+    if as_json:
+        print_json([{**m.to_json(), "machine": (remote_of(m) or {}).get("host", "")} for m in sessions])
+        return
+    if not sessions:
+        click.echo("no sessions pulled; run 'shellkeep sync pull'", err=True)
+        return
+    header = ("ID", "MACHINE", "NAME", "AGENT", "STATUS", "STARTED", "PROJECT")
+    rows = [
+        (m.id, (remote_of(m) or {}).get("host", "?"), m.name or "-", m.agent, m.status, m.started_at[:16].replace("T", " "), m.project)
+        for m in sessions
+    ]
+    widths = [max(map(len, column)) for column in zip(header, *rows)]
+    template = "  ".join(f"{{:<{w}}}" for w in widths)
+    click.echo("\n".join(template.format(*row).rstrip() for row in (header, *rows)))
 
 
 def _print_table(sessions: list[ListedSession], all_projects: bool, missing: dict[str, str]) -> None:

@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "reindex": "shellkeep.cli.reindex:reindex",
     "key": "shellkeep.cli.key:key",
     "gc": "shellkeep.cli.gc:gc",
+    "sync": "shellkeep.cli.sync:sync",
     "pin": "shellkeep.cli.pin:pin",
     "unpin": "shellkeep.cli.pin:unpin",
     "rm": "shellkeep.cli.rm:rm",

@@ -84,6 +84,21 @@ class Paths:
         """Return the folder of the installed shell snippets (``init.bash``, ``init.zsh``, ``init.fish``)."""
         return self.home / "shell"
 
+    @property
+    def machine_file(self) -> Path:
+        """Return the file holding this machine's stable id for ``sync`` (``machine.json``)."""
+        return self.home / "machine.json"
+
+    @property
+    def remotes(self) -> Path:
+        """Return the folder of sessions pulled from other machines: ``remotes/<machine>/projects/...``."""
+        return self.home / "remotes"
+
+    @property
+    def sync_state(self) -> Path:
+        """Return the folder of what ``sync push`` knows it sent, one file per remote URL."""
+        return self.home / "sync"
+
     def project_dir(self, project_root: Path) -> Path:
         """Return the data folder of the project rooted at ``project_root``."""
         return self.projects / project_key(project_root)

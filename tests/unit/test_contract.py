@@ -178,7 +178,7 @@ def test_a_data_folder_that_is_a_file_is_exit_3(home, monkeypatch: pytest.Monkey
     assert result.stderr.count(b"\n") == 1 and b"is not a folder" in result.stderr
 
 
-@pytest.mark.parametrize("group", ["key", "config"])
+@pytest.mark.parametrize("group", ["key", "config", "sync"])
 def test_a_bare_command_group_prints_its_help(group: str) -> None:
     result = run_sk(group)
     assert result.returncode == 2

@@ -1,0 +1,198 @@
+"""Own the local copy of other machines' sessions: manifests, pulled folders, fetching on demand.
+
+After ``shellkeep sync pull`` a session of machine M is the folder
+``<data>/remotes/<M>/projects/<project>/<session-id>/`` holding ``meta.json`` (the pushed
+metadata plus ``"remote": {"url", "machine", "host"}``) and ``manifest.json`` (as read from the
+bucket). Its recording, exchanges and agent copies are fetched into that folder on first use
+(``fetch_session_files``), each object checked against its sha256 and, when sealed, opened
+with the user's key; the manifest's MAC is checked before any of it is trusted. The bucket
+layout and the manifest format are described in the README ("Sync") and SYNC_LAYOUT.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from shellkeep.errors import DataError, SessionNotFound
+from shellkeep.logs import get_logger
+from shellkeep.store.atomic import write_bytes_atomic
+from shellkeep.store.audit import record_read
+from shellkeep.store.bucket import Bucket, open_bucket
+from shellkeep.store.paths import Paths, ensure_dir
+from shellkeep.store.session import AGENT_FOLDER, META_FILE, SessionMeta, read_meta, readable_text
+from shellkeep.vault.access import Vault
+from shellkeep.vault.objects import check_manifest_mac, is_sealed_object, open_object
+
+log = get_logger(__name__)
+
+MANIFEST_FILE = "manifest.json"
+MANIFEST_VERSION = 1
+
+
+def object_path(sha: str) -> str:
+    """Return the bucket path of the object with sha256 ``sha`` (hex): ``objects/<aa>/<sha>``."""
+    return f"objects/{sha[:2]}/{sha}"
+
+
+def manifest_path(machine: str, session_id: str) -> str:
+    """Return the bucket path of one session's manifest."""
+    return f"machines/{machine}/sessions/{session_id}/{MANIFEST_FILE}"
+
+
+def canonical(manifest: dict[str, object]) -> bytes:
+    """Return the canonical JSON a manifest's MAC covers: sorted keys, no spaces, no ``mac``."""
+    body = {k: v for k, v in manifest.items() if k != "mac"}
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def open_blob(blob: bytes, vault: Vault, where: str) -> bytes:
+    """Return the plaintext of an object read from the bucket (opened when sealed).
+
+    With encryption on, a blob that is not sealed is refused (DataError): the remote was
+    changed by something that does not hold the key.
+    """
+    if is_sealed_object(blob):
+        return open_object(blob, vault.key, where)
+    if vault.encrypt:
+        raise DataError(f"{where} is not sealed although encryption is on; it was changed in the remote; it is refused")
+    return blob
+
+
+def read_manifest(data: bytes, vault: Vault, where: str) -> dict[str, object]:
+    """Parse and authenticate a manifest; return it with ``session`` as the plain meta object.
+
+    Raises DataError for a malformed manifest, a wrong MAC, or (encryption on) a manifest
+    without one; KeyUnavailable when its key is in no store.
+    """
+    try:
+        manifest = json.loads(data)
+    except ValueError as exc:
+        raise DataError(f"{where} is not JSON; it was changed in the remote; it is refused") from exc
+    if not isinstance(manifest, dict) or manifest.get("version") != MANIFEST_VERSION or not isinstance(manifest.get("files"), dict):
+        raise DataError(f"{where} is not a shellkeep manifest (version {MANIFEST_VERSION}); it is refused")
+    if manifest.get("sealed"):
+        mac, key_id = manifest.get("mac"), manifest.get("key_id")
+        if not isinstance(mac, str) or not isinstance(key_id, str):
+            raise DataError(f"{where} is sealed but carries no MAC; it was changed in the remote; it is refused")
+        check_manifest_mac(canonical(manifest), mac, vault.key(key_id), where)
+        sealed = manifest.get("session")
+        if not isinstance(sealed, str):
+            raise DataError(f"{where} has no sealed session metadata; it is refused")
+        session = json.loads(open_object(base64.b64decode(sealed), vault.key, where))
+        manifest = {**manifest, "session": session}
+    elif vault.encrypt:
+        raise DataError(f"{where} is not sealed although encryption is on; it was changed in the remote; it is refused")
+    if not isinstance(manifest.get("session"), dict):
+        raise DataError(f"{where} has no session metadata; it is refused")
+    return manifest
+
+
+def remote_root(paths: Paths, machine: str) -> Path:
+    """Return the folder of the sessions pulled from ``machine``."""
+    return paths.remotes / machine / "projects"
+
+
+def remote_sessions(paths: Paths, machine: str | None = None) -> list[SessionMeta]:
+    """Return the pulled sessions (of ``machine``, or of every machine), newest first.
+
+    A machine is matched by its id, an id prefix, or its host name. Unreadable folders are skipped.
+    """
+    found: list[SessionMeta] = []
+    try:
+        machines = sorted(p for p in paths.remotes.iterdir() if p.is_dir())
+    except FileNotFoundError:
+        return found
+    for folder in machines:
+        for meta_file in (folder / "projects").glob(f"*/*/{META_FILE}"):
+            try:
+                meta = read_meta(meta_file.parent)
+            except (OSError, DataError) as exc:
+                log.warning("skipping %s: %s", meta_file.parent, exc)
+                continue
+            if machine is None or _machine_matches(meta, machine):
+                found.append(meta)
+    found.sort(key=lambda m: (m.started_at, m.id), reverse=True)
+    return found
+
+
+def remote_of(meta: SessionMeta) -> dict[str, str] | None:
+    """Return a pulled session's ``{"url", "machine", "host"}``, or None for a local session."""
+    remote = meta.extra.get("remote")
+    if isinstance(remote, dict) and all(isinstance(remote.get(k), str) for k in ("url", "machine")):
+        return {k: str(v) for k, v in remote.items()}
+    return None
+
+
+def _machine_matches(meta: SessionMeta, machine: str) -> bool:
+    remote = remote_of(meta) or {}
+    return remote.get("machine", "").startswith(machine) or remote.get("host") == machine
+
+
+def find_remote_session(paths: Paths, ref: str) -> SessionMeta | None:
+    """Return the pulled session whose id, unique id prefix or name is ``ref``, or None."""
+    sessions = remote_sessions(paths)
+    for test in (
+        lambda m: m.id == ref,
+        lambda m: m.name in (ref, readable_text(ref)),
+    ):
+        hits = [m for m in sessions if test(m)]
+        if hits:
+            return hits[0]
+    prefixed = [m for m in sessions if m.id.startswith(ref)]
+    return prefixed[0] if len(prefixed) == 1 else None
+
+
+def fetch_session_files(paths: Paths, vault: Vault, meta: SessionMeta, names: list[str] | None = None, *, bucket: Bucket | None = None) -> Path:
+    """Fetch the files of a pulled session that are not in its folder yet; return the folder.
+
+    names: the manifest's file names to fetch (None: all). Each part is checked against its
+    sha256 and opened when sealed; a file is written atomically once whole. The read is
+    recorded in the audit log. Raises SessionNotFound for a local session, DataError for a
+    changed object or manifest, ShellkeepError when the bucket cannot be read.
+    """
+    remote = remote_of(meta)
+    if remote is None:
+        raise SessionNotFound(f"session {meta.id} was not pulled from a remote; it is a local session")
+    folder = meta.folder
+    where = f"the manifest of session {meta.id}"
+    manifest = read_manifest((folder / MANIFEST_FILE).read_bytes(), vault, where)
+    files = manifest["files"]
+    assert isinstance(files, dict)
+    wanted = [n for n in files if names is None or n in names]
+    missing = [n for n in wanted if n != META_FILE and not (folder / n).exists()]
+    if not missing:
+        return folder
+    bucket = bucket or open_bucket(remote["url"])
+    for name in missing:
+        entry = files[name]
+        parts = entry.get("parts") if isinstance(entry, dict) else None
+        if not isinstance(parts, list) or not safe_name(name):
+            raise DataError(f"{where} lists '{name}' without parts; it is refused")
+        pieces = []
+        for sha in parts:
+            blob = bucket.get(object_path(str(sha)))
+            if hashlib.sha256(blob).hexdigest() != sha:
+                raise DataError(
+                    f"object {str(sha)[:12]} of session {meta.id} ({name}) does not match its checksum: "
+                    "it was changed in the remote; it is refused"
+                )
+            pieces.append(open_blob(blob, vault, f"object {str(sha)[:12]} of session {meta.id}"))
+        data = b"".join(pieces)
+        target = folder / name
+        ensure_dir(target.parent)
+        if name.startswith(AGENT_FOLDER + "/"):
+            vault.write_private(target, data)  # copies travel as plaintext inside sealed objects
+        else:
+            write_bytes_atomic(target, data)  # the bytes as the pushing machine stored them
+    record_read(paths, "sync fetch", meta, detail=remote["url"])
+    return folder
+
+
+def safe_name(name: str) -> bool:
+    """Return whether a name read from a remote is a relative path with no ``..``, ``.`` or empty part."""
+    parts = name.split("/")
+    return bool(name) and not name.startswith("/") and all(p not in ("", ".", "..") for p in parts) and os.sep == "/"

@@ -1,0 +1,118 @@
+"""Own the talk with object storage: one bucket (and prefix) named by a URL, through obstore.
+
+URLs: ``s3://bucket/prefix`` (AWS and S3-compatible stores), ``gs://``, ``az://``,
+``file:///mnt/share`` and ``memory:///`` (a store in this process, for tests). Credentials,
+regions and endpoints come from obstore's usual sources (``AWS_*``, ``GOOGLE_*``,
+``AZURE_*`` variables, profile files, instance roles); shellkeep never stores them.
+obstore is imported when a bucket is opened, never on other commands' paths.
+
+Every call blocks until the store answers; a store error is raised as ``ShellkeepError``
+with one line naming the URL, and a missing object as ``FileNotFoundError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from shellkeep.errors import ShellkeepError, UserInputError
+
+if TYPE_CHECKING:
+    from obstore.store import ObjectStore
+
+SCHEMES = ("s3", "s3a", "gs", "az", "abfs", "abfss", "file", "memory", "http", "https")
+
+
+@dataclass(frozen=True, slots=True)
+class Bucket:
+    """One object store and prefix. Paths given to its methods are relative to the prefix."""
+
+    url: str
+    store: ObjectStore
+
+    def list(self, prefix: str = "") -> dict[str, int]:
+        """Return ``{path: size in bytes}`` of every object under ``prefix`` (paginated listing)."""
+        import obstore
+
+        found: dict[str, int] = {}
+        with self._errors("list"):
+            for batch in obstore.list(self.store, prefix or None):
+                for entry in batch:
+                    found[str(entry["path"])] = int(entry["size"])
+        return found
+
+    def list_folders(self, prefix: str) -> list[str]:
+        """Return the names of the folders right under ``prefix`` (one delimited listing)."""
+        import obstore
+
+        with self._errors("list"):
+            listed = obstore.list_with_delimiter(self.store, prefix)
+        return sorted(p.rstrip("/").rsplit("/", 1)[-1] for p in listed["common_prefixes"])
+
+    def get(self, path: str) -> bytes:
+        """Return the bytes of ``path``; raises FileNotFoundError when there is none."""
+        import obstore
+
+        with self._errors("read"):
+            return bytes(obstore.get(self.store, path).bytes())
+
+    def put(self, path: str, data: bytes) -> None:
+        """Store ``data`` at ``path`` in one request (atomic: readers see all of it or none)."""
+        import obstore
+
+        with self._errors("write"):
+            obstore.put(self.store, path, data, use_multipart=False)
+
+    def delete(self, path: str) -> None:
+        """Delete ``path`` (no error when it is already gone)."""
+        import obstore
+
+        with self._errors("delete"):
+            try:
+                obstore.delete(self.store, path)
+            except FileNotFoundError:
+                pass
+
+    @contextmanager
+    def _errors(self, what: str) -> Iterator[None]:
+        try:
+            yield
+        except FileNotFoundError:
+            raise
+        except ShellkeepError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - obstore raises its own error classes
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise ShellkeepError(
+                f"could not {what} {self.url}: {first[:300]}; check the URL and the storage credentials"
+            ) from exc
+
+
+def open_bucket(url: str) -> Bucket:
+    """Open the store ``url`` names (no request is made yet).
+
+    Raises UserInputError for an empty or unknown URL, ShellkeepError when obstore refuses it.
+    """
+    if not url:
+        raise UserInputError("no remote is set; set sync.url (shellkeep config set sync.url s3://bucket/prefix) or pass --remote URL")
+    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
+    if scheme not in SCHEMES:
+        raise UserInputError(f"'{url}' is not a storage URL; use s3://bucket/prefix, gs://, az:// or file:///path")
+    from obstore.store import from_url
+
+    try:
+        if scheme == "file":
+            folder = Path(url[len("file://") :])
+            if not folder.is_absolute():
+                raise UserInputError(f"'{url}' needs an absolute path; use file:///path/to/folder")
+            store = from_url(url.rstrip("/") + "/", mkdir=True)
+        else:
+            store = from_url(url)
+    except UserInputError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - obstore's own error classes
+        raise ShellkeepError(f"could not open {url}: {str(exc).strip().splitlines()[0][:300]}") from exc
+    return Bucket(url, store)

@@ -1,0 +1,371 @@
+"""``shellkeep sync push|pull|status`` against a real S3 API on loopback (moto's server) and file://.
+
+Two machines are two data folders (SHELLKEEP_HOME) on one bucket. The S3 server counts the
+requests it serves, so "nothing new sends nothing" and "a resumed push skips the parts that
+arrived" are counted, not guessed.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("obstore")
+pytest.importorskip("moto")
+
+from shellkeep.store.paths import Paths  # noqa: E402
+from tests.e2e.test_secrets import wait_for_housekeeping  # noqa: E402
+from tests.helpers import SK, run_sk, wait_until  # noqa: E402
+
+pytestmark = pytest.mark.timeout(300)
+
+WORD = "kumquat-5d2a"
+
+
+@dataclass
+class S3Server:
+    """moto's S3 on 127.0.0.1, counting requests; ``put_delay_s`` slows each object upload."""
+
+    port: int
+    requests: list[tuple[str, str]] = field(default_factory=list)
+    put_delay_s: float = 0.0
+    active: int = 0
+    """Requests being served now (a killed client's upload may still be under way)."""
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def puts(self, under: str = "/objects/") -> list[str]:
+        """Return the paths (after the bucket's name) of the PUT requests served under ``under``."""
+        return [path.split("/", 3)[3] for method, path in self.requests if method == "PUT" and under in path]
+
+
+@pytest.fixture(scope="module")
+def s3_server() -> Iterator[S3Server]:
+    from moto.server import DomainDispatcherApplication, create_backend_app
+    from werkzeug.serving import make_server
+
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one line per request otherwise
+    app = DomainDispatcherApplication(create_backend_app)
+    server = S3Server(0)
+
+    def counted(environ: dict[str, object], start_response: object) -> object:
+        method, path = str(environ["REQUEST_METHOD"]), str(environ.get("PATH_INFO"))
+        server.requests.append((method, path))
+        server.active += 1
+        try:
+            if method == "PUT" and "/objects/" in path and server.put_delay_s:
+                time.sleep(server.put_delay_s)  # a slow link, server side: the upload takes a while
+            return app(environ, start_response)  # type: ignore[arg-type]
+        finally:
+            server.active -= 1
+
+    httpd = make_server("127.0.0.1", 0, counted, threaded=True)
+    server.port = httpd.server_port
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    httpd.shutdown()
+
+
+@pytest.fixture
+def bucket_url(s3_server: S3Server, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A fresh bucket; the AWS_* variables obstore reads point at the loopback server."""
+    import urllib.request
+
+    name = f"b{uuid.uuid4().hex[:12]}"
+    urllib.request.urlopen(urllib.request.Request(f"{s3_server.endpoint}/{name}", method="PUT")).close()
+    for var, value in {
+        "AWS_ACCESS_KEY_ID": "test",
+        "AWS_SECRET_ACCESS_KEY": "test",
+        "AWS_REGION": "us-east-1",
+        "AWS_ENDPOINT_URL": s3_server.endpoint,
+        "AWS_ALLOW_HTTP": "true",
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",
+    }.items():
+        monkeypatch.setenv(var, value)
+    s3_server.requests.clear()
+    s3_server.put_delay_s = 0.0
+    return f"s3://{name}/team"
+
+
+def machine(tmp_path: Path, name: str) -> dict[str, str]:
+    """The environment of a second machine: its own data folder and config."""
+    return {**os.environ, "SHELLKEEP_HOME": str(tmp_path / name / "data"), "SHELLKEEP_CONFIG": str(tmp_path / name / "config.toml")}
+
+
+def sk(*args: str, env: dict[str, str] | None = None, ok: bool = True) -> subprocess.CompletedProcess[bytes]:
+    result = run_sk(*args, env=env or dict(os.environ), timeout_s=120)
+    if ok:
+        assert result.returncode == 0, (args, result.stderr.decode())
+    return result
+
+
+def record(paths: Paths, word: str = WORD, env: dict[str, str] | None = None) -> str:
+    """Record one short session printing ``word``; return its id once housekeeping is done."""
+    sk("run", "--", sys.executable, "-c", f"print('{word}')", env=env)
+    home = Path((env or os.environ)["SHELLKEEP_HOME"])
+    wait_for_housekeeping(Paths(home, home / "none.toml"))
+    listed = json.loads(sk("ls", "--all", "--json", env=env).stdout)
+    return str(listed[0]["id"])
+
+
+def bucket_objects(url: str) -> dict[str, bytes]:
+    """Every object of the bucket (relative to its prefix) with its bytes, read with obstore."""
+    from shellkeep.store.bucket import open_bucket
+
+    bucket = open_bucket(url)
+    return {path: bucket.get(path) for path in bucket.list("")}
+
+
+def encrypt(env: dict[str, str] | None = None) -> None:
+    sk("config", "set", "encryption.encrypt", "true", env=env)
+
+
+def share_key(src: dict[str, str] | None, dst: dict[str, str], tmp_path: Path) -> None:
+    """The team's key: exported on one machine, imported on the other."""
+    key_file = tmp_path / "team.key"
+    sk("key", "export", str(key_file), env=src)
+    sk("key", "import", "--make-current", str(key_file), env=dst)
+
+
+def test_push_then_pull_on_another_machine_shows_replays_and_exports_it(home: Paths, bucket_url: str, tmp_path: Path) -> None:
+    session_id = record(home)
+    pushed = sk("sync", "push", "--remote", bucket_url, "--json")
+    assert json.loads(pushed.stdout)["sessions_pushed"] == 1
+    assert pushed.stderr.decode().count("plaintext") == 1  # encryption off: said once
+    laptop = machine(tmp_path, "laptop")
+    status = json.loads(sk("sync", "status", "--remote", bucket_url, "--json", env=laptop).stdout)
+    assert [m["to_pull"] for m in status["machines"]] == [1] and status["machines"][0]["to_pull_bytes"] > 0
+    pulled = json.loads(sk("sync", "pull", "--remote", bucket_url, "--json", env=laptop).stdout)
+    assert pulled["sessions_pulled"] == 1
+    folder = next(Path(laptop["SHELLKEEP_HOME"], "remotes").glob(f"*/projects/*/{session_id}"))
+    assert sorted(p.name for p in folder.iterdir()) == ["manifest.json", "meta.json"]  # recordings on demand
+    listed = sk("ls", "--remote", env=laptop).stdout.decode()
+    assert session_id in listed and os.uname().nodename in listed
+    assert WORD in sk("replay", "--speed", "1000", session_id, env=laptop).stdout.decode()
+    assert (folder / "session.cast.zst").is_file()
+    assert WORD in sk("export", "--format", "txt", session_id[:15], env=laptop).stdout.decode()
+    assert sk("show", session_id, env=laptop).returncode == 0
+    audit = sk("audit", "--json", env=laptop).stdout.decode()
+    assert "sync fetch" in audit and bucket_url in audit
+    again = json.loads(sk("sync", "pull", "--remote", bucket_url, "--json", env=laptop).stdout)
+    assert (again["sessions_pulled"], again["sessions_known"]) == (0, 1)
+
+
+def test_a_push_with_nothing_new_makes_no_request(home: Paths, bucket_url: str, s3_server: S3Server) -> None:
+    record(home)
+    sk("config", "set", "sync.url", bucket_url)
+    sk("sync", "push")
+    s3_server.requests.clear()
+    second = json.loads(sk("sync", "push", "--json").stdout)
+    assert (second["sessions_pushed"], second["sessions_unchanged"]) == (0, 1)
+    assert s3_server.requests == []
+    status = json.loads(sk("sync", "status", "--json").stdout)
+    assert (status["to_push"], status["pushed"]) == (0, 1)
+    assert len(s3_server.requests) == 1  # one listing of machines; this machine's own index is not read
+
+
+def test_a_push_killed_halfway_resumes_without_sending_again_the_parts_that_arrived(
+    home: Paths, bucket_url: str, s3_server: S3Server, tmp_path: Path
+) -> None:
+    big = tmp_path / "big.cast"  # 24 MB of incompressible output: 24 parts of 1 MiB
+    with open(big, "w") as fh:
+        fh.write(json.dumps({"version": 2, "width": 80, "height": 24}) + "\n")
+        for i in range(96):
+            fh.write(json.dumps([i * 0.01, "o", base64.b64encode(os.urandom(3 << 16)).decode() + "\r\n"]) + "\n")
+    sk("import", str(big))
+    sk("config", "set", "sync.part_mib", "1")
+    s3_server.put_delay_s = 0.2
+    proc = subprocess.Popen([*SK, "sync", "push", "--remote", bucket_url], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        from shellkeep.store.bucket import open_bucket
+
+        bucket = open_bucket(bucket_url)
+        wait_until(lambda: len(bucket.list("objects/")) >= 3, timeout_s=60)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait()
+    wait_until(lambda: s3_server.active == 0)  # an upload the killed push had begun is stored or dropped
+    arrived = set(bucket.list("objects/"))
+    assert bucket.list("machines/") == {}  # no manifest: the push was cut before the end
+    s3_server.put_delay_s = 0.0
+    s3_server.requests.clear()
+    resumed = json.loads(sk("sync", "push", "--remote", bucket_url, "--json").stdout)
+    total = set(bucket.list("objects/"))
+    assert resumed["sessions_pushed"] == 1 and len(total) > len(arrived) >= 3
+    assert resumed["parts_skipped"] >= len(arrived)
+    sent = s3_server.puts("/objects/")
+    assert not set(sent) & {f"team/{p}" for p in arrived}  # nothing that had arrived went again
+    assert len(sent) == len(total - arrived)
+
+
+def test_two_machines_on_one_bucket_keep_their_own_prefixes(home: Paths, bucket_url: str, tmp_path: Path) -> None:
+    desk_id = record(home, "desk-word")
+    laptop = machine(tmp_path, "laptop")
+    Path(laptop["SHELLKEEP_HOME"]).mkdir(parents=True)
+    laptop_id = record(home, "laptop-word", env={**laptop, "PWD": str(Path.cwd())})
+    sk("sync", "push", "--remote", bucket_url)
+    sk("sync", "push", "--remote", bucket_url, env=laptop)
+    machines = {p.split("/")[1] for p in bucket_objects(bucket_url) if p.startswith("machines/")}
+    assert len(machines) == 2
+    others = json.loads(sk("sync", "pull", "--remote", bucket_url, "--json").stdout)
+    assert others["sessions_pulled"] == 1  # the laptop's; not this machine's own
+    laptop_machine = json.loads(Path(laptop["SHELLKEEP_HOME"], "machine.json").read_text())["id"]
+    listed = json.loads(sk("ls", "--remote", "--machine", laptop_machine[:8], "--json").stdout)
+    assert [m["id"] for m in listed] == [laptop_id]
+    everyone = json.loads(sk("sync", "pull", "--remote", bucket_url, "--all-machines", "--json").stdout)
+    assert everyone["sessions_pulled"] == 1 and everyone["sessions_known"] == 1
+    assert {m["id"] for m in json.loads(sk("ls", "--remote", "--json").stdout)} == {desk_id, laptop_id}
+    unknown = sk("sync", "pull", "--remote", bucket_url, "--machine", "nosuch", ok=False)
+    assert unknown.returncode == 2 and unknown.stderr.decode().count("\n") == 1
+
+
+def test_with_encryption_the_bucket_holds_no_plaintext_and_no_key(home: Paths, bucket_url: str, tmp_path: Path) -> None:
+    sk("key", "init")
+    encrypt()
+    session_id = record(home)
+    pushed = sk("sync", "push", "--remote", bucket_url)
+    assert b"plaintext" not in pushed.stderr
+    keys = json.loads((home.home / "keys" / "keys.json").read_text())
+    secret = keys["keys"][0]["key"].encode()
+    stored = bucket_objects(bucket_url)
+    assert len(stored) >= 4
+    for path, data in stored.items():
+        assert WORD.encode() not in data and secret not in data, path
+        assert b"print(" not in data, path  # the command line is sealed too
+    laptop = machine(tmp_path, "laptop")
+    Path(laptop["SHELLKEEP_HOME"]).mkdir(parents=True)
+    encrypt(laptop)
+    share_key(None, laptop, tmp_path)
+    sk("sync", "pull", "--remote", bucket_url, env=laptop)
+    assert WORD in sk("replay", "--speed", "1000", session_id, env=laptop).stdout.decode()
+
+
+def test_without_the_key_a_sealed_remote_is_refused_in_one_line(home: Paths, bucket_url: str, tmp_path: Path) -> None:
+    sk("key", "init")
+    encrypt()
+    record(home)
+    sk("sync", "push", "--remote", bucket_url)
+    stranger = machine(tmp_path, "stranger")
+    Path(stranger["SHELLKEEP_HOME"]).mkdir(parents=True)
+    sk("key", "init", env=stranger)
+    encrypt(stranger)
+    refused = sk("sync", "pull", "--remote", bucket_url, env=stranger, ok=False)
+    err = refused.stderr.decode()
+    assert refused.returncode == 1 and err.count("\n") == 1 and "key import" in err and "Traceback" not in err
+
+
+def test_a_changed_object_or_manifest_is_refused_with_a_clear_line(home: Paths, bucket_url: str, tmp_path: Path) -> None:
+    from shellkeep.store.bucket import open_bucket
+
+    sk("key", "init")
+    encrypt()
+    session_id = record(home)
+    sk("sync", "push", "--remote", bucket_url)
+    laptop = machine(tmp_path, "laptop")
+    Path(laptop["SHELLKEEP_HOME"]).mkdir(parents=True)
+    encrypt(laptop)
+    share_key(None, laptop, tmp_path)
+    sk("sync", "pull", "--remote", bucket_url, env=laptop)
+    bucket = open_bucket(bucket_url)
+    folder = next(Path(laptop["SHELLKEEP_HOME"], "remotes").glob(f"*/projects/*/{session_id}"))
+    manifest = json.loads((folder / "manifest.json").read_text())
+    cast_part = manifest["files"]["session.cast.zst"]["parts"][0]
+    path = f"objects/{cast_part[:2]}/{cast_part}"
+    blob = bytearray(bucket.get(path))
+    blob[-1] ^= 1
+    bucket.put(path, bytes(blob))  # changed in place, under the same name
+    refused = sk("replay", session_id, env=laptop, ok=False)
+    err = refused.stderr.decode()
+    assert refused.returncode == 3 and err.count("\n") == 1 and "changed in the remote" in err, err
+    assert not (folder / "session.cast.zst").exists()  # nothing half-fetched is left
+    # A manifest whose file list was edited (a part swapped for another object) fails its MAC.
+    manifest["files"]["session.cast.zst"]["parts"] = manifest["files"]["meta.json"]["parts"]
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    swapped = sk("show", session_id, env=laptop, ok=False)
+    assert swapped.returncode == 3 and "fails authentication" in swapped.stderr.decode()
+
+
+def test_file_urls_work_as_a_mounted_share(home: Paths, tmp_path: Path) -> None:
+    share = tmp_path / "share"
+    url = f"file://{share}"
+    session_id = record(home)
+    sk("sync", "push", "--remote", url)
+    assert list(share.glob("machines/*/sessions/*/manifest.json")) and list(share.glob("objects/*/*"))
+    laptop = machine(tmp_path, "laptop")
+    sk("sync", "pull", "--remote", url, env=laptop)
+    assert WORD in sk("replay", "--speed", "1000", session_id, env=laptop).stdout.decode()
+
+
+def test_bad_remotes_are_one_line_each(home: Paths, tmp_path: Path) -> None:
+    none = sk("sync", "push", ok=False)
+    assert none.returncode == 2 and "sync.url" in none.stderr.decode() and none.stderr.decode().count("\n") == 1
+    wrong = sk("sync", "status", "--remote", "ftp://x/y", ok=False)
+    assert wrong.returncode == 2 and "not a storage URL" in wrong.stderr.decode()
+    relative = sk("sync", "status", "--remote", "file://relative/path", ok=False)
+    assert relative.returncode == 2 and relative.stderr.decode().count("\n") == 1
+
+
+def test_gc_remote_removes_old_sessions_of_this_machine_only_and_their_objects(home: Paths, bucket_url: str) -> None:
+    record(home)
+    sk("config", "set", "sync.url", bucket_url)
+    sk("sync", "push")
+    unset = sk("gc", "--remote", ok=False)
+    assert unset.returncode == 2 and "sync.max_age_days" in unset.stderr.decode()
+    sk("config", "set", "sync.max_age_days", "1")
+    kept = json.loads(sk("gc", "--remote", "--json").stdout)
+    assert (kept["sessions_removed"], kept["objects_removed"]) == (0, 0)
+    state_file = next((home.home / "sync").glob("*.json"))
+    state = json.loads(state_file.read_text())
+    for entry in state["sessions"].values():
+        entry["started_at"] = "2020-01-01T00:00:00.000Z"  # as if pushed long ago
+    state_file.write_text(json.dumps(state))
+    removed = json.loads(sk("gc", "--remote", "--json").stdout)
+    assert removed["sessions_removed"] == 1 and removed["objects_removed"] >= 2
+    assert [p for p in bucket_objects(bucket_url) if "/sessions/" in p or p.startswith("objects/")] == []
+    assert json.loads(sk("ls", "--all", "--json").stdout)  # the local session stays
+
+
+def test_a_running_session_is_never_pushed_until_it_ends(home: Paths, bucket_url: str, tmp_path: Path) -> None:
+    go = tmp_path / "go"
+    child = f"import os, time\nprint('{WORD}', flush=True)\nwhile not os.path.exists({str(go)!r}): time.sleep(0.02)"
+    proc = subprocess.Popen([*SK, "run", "--", sys.executable, "-c", child], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        wait_until(lambda: any(json.loads(p.read_text()).get("status") == "running" for p in home.projects.glob("*/*/meta.json")))
+        skipped = json.loads(sk("sync", "push", "--remote", bucket_url, "--json").stdout)
+        assert (skipped["sessions_pushed"], skipped["running_skipped"]) == (0, 1)
+        go.touch()
+        assert proc.wait(timeout=60) == 0
+    finally:
+        go.touch()
+        proc.wait()
+    wait_for_housekeeping(home)
+    ended = json.loads(sk("sync", "push", "--remote", bucket_url, "--json").stdout)
+    assert (ended["sessions_pushed"], ended["running_skipped"]) == (1, 0)
+
+
+def test_deleting_here_deletes_remotely_only_with_prune(home: Paths, bucket_url: str) -> None:
+    session_id = record(home)
+    sk("config", "set", "sync.url", bucket_url)
+    sk("sync", "push")
+    sk("rm", "--yes", session_id)
+    kept = json.loads(sk("sync", "push", "--json").stdout)
+    assert kept["pruned"] == 0 and [p for p in bucket_objects(bucket_url) if p.endswith("manifest.json")]
+    sk("config", "set", "sync.prune", "true")
+    pruned = json.loads(sk("sync", "push", "--json").stdout)
+    assert pruned["pruned"] == 1 and not [p for p in bucket_objects(bucket_url) if p.endswith("manifest.json")]
