@@ -256,7 +256,7 @@ def push(ctx: Context, url: str, *, progress: Progress | None = None) -> PushRes
     key = ctx.vault.writing_key()
     state = _load_state(paths, url)
     todo, running, unchanged, local = _pending(ctx, state)
-    bucket = open_bucket(url)
+    bucket = open_bucket(url, create=True)
     part_bytes = ctx.config.sync.part_mib << 20
     sent = skipped = bytes_sent = pushed = 0
     errors: list[str] = []

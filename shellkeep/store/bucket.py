@@ -91,9 +91,11 @@ class Bucket:
             ) from exc
 
 
-def open_bucket(url: str) -> Bucket:
+def open_bucket(url: str, *, create: bool = False) -> Bucket:
     """Open the store ``url`` names (no request is made yet).
 
+    create: a ``file://`` folder that does not exist is made (``sync push``); otherwise it is
+    a UserInputError, so a command that only reads never makes folders for a mistyped URL.
     Raises UserInputError for an empty or unknown URL, ShellkeepError when obstore refuses it.
     """
     if not url:
@@ -108,7 +110,9 @@ def open_bucket(url: str) -> Bucket:
             folder = Path(url[len("file://") :])
             if not folder.is_absolute():
                 raise UserInputError(f"'{url}' needs an absolute path; use file:///path/to/folder")
-            store = from_url(url.rstrip("/") + "/", mkdir=True)
+            if not create and not folder.is_dir():
+                raise UserInputError(f"no folder {folder} for the remote '{url}'; check the URL ('shellkeep sync push' makes it)")
+            store = from_url(url.rstrip("/") + "/", mkdir=create)
         else:
             store = from_url(url)
     except UserInputError:

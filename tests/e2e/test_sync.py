@@ -319,6 +319,11 @@ def test_bad_remotes_are_one_line_each(home: Paths, tmp_path: Path) -> None:
     assert wrong.returncode == 2 and "not a storage URL" in wrong.stderr.decode()
     relative = sk("sync", "status", "--remote", "file://relative/path", ok=False)
     assert relative.returncode == 2 and relative.stderr.decode().count("\n") == 1
+    typo = tmp_path / "typo" / "deep"
+    for command in ("status", "pull"):  # commands that only read make no folder for a mistyped URL
+        missing = sk("sync", command, "--remote", f"file://{typo}", ok=False)
+        assert missing.returncode == 2 and f"no folder {typo}" in missing.stderr.decode(), missing.stderr
+    assert not (tmp_path / "typo").exists()
 
 
 def test_gc_remote_removes_old_sessions_of_this_machine_only_and_their_objects(home: Paths, bucket_url: str) -> None:
