@@ -323,6 +323,15 @@ class EncryptionConfig:
     )
 
 
+def _valid_storage_url(value: object) -> None:
+    from shellkeep.store.bucket import SCHEMES  # deferred: the recording path reads the config without it
+
+    assert isinstance(value, str)
+    scheme = value.split("://", 1)[0].lower() if "://" in value else ""
+    if value and scheme not in SCHEMES:
+        raise ValueError("a storage URL such as s3://bucket/prefix, gs://, az:// or file:///path")
+
+
 @dataclass(frozen=True, slots=True)
 class SyncConfig:
     """Copying sessions to object storage (``shellkeep sync``)."""
@@ -332,6 +341,7 @@ class SyncConfig:
         'Where \'shellkeep sync\' copies sessions: "s3://bucket/prefix", "gs://...", "az://...", '
         '"file:///mnt/share" ("" = off; --remote overrides it). Credentials come from the storage '
         "library's usual sources (environment, profile files, instance roles), never from here.",
+        check=_valid_storage_url,
         project=False,
     )
     prune: bool = _setting(
