@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from shellkeep.app.background import SPAWN_ERRORS, spawn_detached
 from shellkeep.logs import get_logger
 from shellkeep.store.live import WORKING_WINDOW_S, LiveStatus, waits_for_user
 from shellkeep.store.paths import Paths
@@ -94,22 +95,9 @@ def start_notifiers(paths: Paths, notification: Notification, env: Mapping[str, 
     (default: this process's) with ``SHELLKEEP_HOME`` and ``SHELLKEEP_CONFIG`` naming ``paths``.
     Returns whether it started (a failure is logged).
     """
-    child_env = {
-        **(os.environ if env is None else env),
-        "SHELLKEEP_HOME": str(paths.home),
-        "SHELLKEEP_CONFIG": str(paths.config_file),
-        FACTS_ENV: notification.to_json(),
-    }
-    argv = [sys.executable, "-m", "shellkeep.app.notifiers"]
     try:
-        os.posix_spawn(
-            sys.executable,
-            argv,
-            child_env,
-            file_actions=[(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)],
-            setsid=True,
-        )
-    except (OSError, AttributeError, NotImplementedError, ValueError) as exc:
+        spawn_detached(paths, "shellkeep.app.notifiers", env={**(os.environ if env is None else env), FACTS_ENV: notification.to_json()})
+    except SPAWN_ERRORS as exc:
         log.info("could not start the notifiers: %s", exc)
         return False
     return True

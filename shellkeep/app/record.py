@@ -52,6 +52,7 @@ from shellkeep.store.session import (
     write_meta,
 )
 from shellkeep.termsize import TermSize
+from shellkeep.app.background import SPAWN_ERRORS, spawn_detached
 from shellkeep.logs import get_logger
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~2.5 ms at start-up)
@@ -634,19 +635,12 @@ def start_housekeeping(paths: Paths, folder: Path, *, compress: bool, auto_gc: b
     ``SHELLKEEP_HOME`` and ``SHELLKEEP_CONFIG`` naming ``paths``. When it cannot be started
     the work is done here and now.
     """
-    env = {**os.environ, "SHELLKEEP_HOME": str(paths.home), "SHELLKEEP_CONFIG": str(paths.config_file)}
-    argv = [sys.executable, "-m", "shellkeep.app.housekeeping", str(folder)]
-    argv += ["--compress"] if compress else []
-    argv += ["--auto-gc"] if auto_gc else []
+    args = [str(folder)]
+    args += ["--compress"] if compress else []
+    args += ["--auto-gc"] if auto_gc else []
     try:
-        os.posix_spawn(
-            sys.executable,
-            argv,
-            env,
-            file_actions=[(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)],
-            setsid=True,
-        )
-    except (OSError, AttributeError, NotImplementedError) as exc:
+        spawn_detached(paths, "shellkeep.app.housekeeping", args)
+    except SPAWN_ERRORS as exc:
         log.warning("could not start housekeeping in the background (%s); doing it now", exc)
         from shellkeep.app import housekeeping  # deferred: the whole archive stack, only on this rare path
 
