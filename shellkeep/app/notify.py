@@ -19,7 +19,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
