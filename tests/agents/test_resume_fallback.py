@@ -50,13 +50,18 @@ from .standin_openai import OpenAIStandin
 from .standin_server import StandinServer
 from .test_resume_codex import _quit_codex
 
-pytestmark = [pytest.mark.agent, pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.agent, pytest.mark.timeout(360)]
 
 PROMPTS = ("the first word is kiwi", "the second word is lime")
 ANSWERS = ("STANDIN-ANSWER-1: kiwi", "STANDIN-ANSWER-2: lime")
 THIRD_PROMPT, THIRD_ANSWER = "the third word is fig", "STANDIN-ANSWER-3: fig"
 DAMAGES = ["transcript-gone", "copy-restored", "transcript-cut", "unknown-id", "inject-flag"]
 WAIT_S = 60.0
+EXIT_WAIT_S = 180.0
+"""How long a real agent may take to start, fail its resume and exit, with both cores busy."""
+
+FAILURE_WORDS = {"claude": "No conversation found", "codex": "No saved session found"}
+"""What each agent says when asked to resume a session it never had."""
 
 Drive = Callable[..., ScreenDriver]
 
@@ -197,7 +202,8 @@ def _record(agent: Agent, drive: Drive, env: dict[str, str], project: Path, home
 def _native_only_fails(agent: Agent, home: Paths, drive: Drive, env: dict[str, str], project: Path, folder: Path) -> None:
     """Run ``resume --native-only`` of a session the agent does not know: it fails, is marked, no fallback."""
     only = drive([*SK, "resume", "--native-only"], env=env, cwd=project)
-    assert only.wait_exit(WAIT_S) != 0, only.dump()
+    _wait_said(only, FAILURE_WORDS[agent.program])  # the agent's own word first: a clearer failure than an exit wait
+    assert only.wait_exit(EXIT_WAIT_S) != 0, only.dump()
     assert "); not re-injecting (--native-only)" in _said(only), _said(only)  # it has ended: all was read
     [run] = [_meta(f.parent) for f in session_folders(home) if f.parent != folder]
     assert run["resume_failed"] and run["parent"] == _meta(folder)["id"]
