@@ -184,7 +184,6 @@ def transplant_transcript(ctx: Context, meta: SessionMeta, cwd: Path, env: Mappi
     name = Path(meta.agent_transcript).name
     remap = _remapper(meta, cwd)
     try:
-        ensure_dir(target.parent)
         staged = _stage(ctx, meta, name, target, lambda record: adapter.relocate_record(record, remap))
     except FileNotFoundError:
         return Transplant(meta, False, f"session {meta.id} holds no copy of {meta.agent}'s transcript; re-injecting instead")
@@ -219,12 +218,17 @@ def _existing(placed: SessionMeta, meta: SessionMeta, staged: Path, target: Path
 
 
 def _stage(ctx: Context, meta: SessionMeta, name: str, target: Path, relocate: Callable[[dict[str, object]], bool]) -> Path:
-    """Write the relocated copy to a new private file beside ``target``; return its path.
+    """Write the relocated copy to a new private file beside ``target`` (its folder made); return its path.
 
     Raises FileNotFoundError when the session holds no copy ``name``; OSError, DataError,
     KeyUnavailable while reading or writing (the partial file is removed).
     """
-    source = open_copy(ctx.vault, meta.folder, name)
+    source = open_copy(ctx.vault, meta.folder, name)  # first: no folder is made for a copy that is not there
+    try:
+        ensure_dir(target.parent)
+    except BaseException:
+        source.close()
+        raise
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".shellkeep-tmp", dir=target.parent)
     staged = Path(tmp)
     try:
