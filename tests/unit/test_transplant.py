@@ -6,6 +6,7 @@ run (tests/agents/test_resume_remote_claude.py runs Claude Code itself).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import subprocess
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from shellkeep.app.context import Context, open_context
+from shellkeep.app.resume import ResumeMode, plan_resume
 from shellkeep.app.transplant import checkout_for, transplant_transcript
 from shellkeep.errors import UserInputError
 from shellkeep.store.paths import Paths
@@ -142,8 +144,6 @@ def test_without_a_copy_or_a_known_layout_it_says_to_re_inject(tmp_path: Path) -
 
 
 def _fields(meta: SessionMeta) -> dict[str, object]:
-    import dataclasses
-
     return {f.name: getattr(meta, f.name) for f in dataclasses.fields(meta)}
 
 
@@ -170,3 +170,27 @@ def test_the_checkout_is_the_current_project_of_the_same_repository_else_a_clear
     outside = _pulled(_ctx(tmp_path / "b", clone), "claude", "/x.jsonl", CLAUDE_ID, None)
     with pytest.raises(UserInputError, match="outside a git repository.*--cwd"):
         checkout_for(ctx, outside, None)
+
+
+def test_plan_resume_of_a_pulled_claude_session_is_native_in_the_clone_and_a_dry_run_writes_nothing(tmp_path: Path) -> None:
+    clone = _repo(tmp_path / "laptop" / "orchard")
+    (clone / "web").mkdir()
+    ctx = _ctx(tmp_path, clone)
+    identity = {"remote": "github.com/acme/orchard", "root_commit": _root_commit(clone)}
+    meta = _pulled(ctx, "claude", f"/home/alice/.claude/projects/x/{CLAUDE_ID}.jsonl", CLAUDE_ID, identity)
+    store_copy(ctx.vault, meta.folder, f"{CLAUDE_ID}.jsonl", [(line + "\n").encode() for line in CLAUDE_LINES])
+    env = {"HOME": str(tmp_path / "laptop-home")}
+    target = _claude_target(tmp_path / "laptop-home", clone / "web")
+
+    dry = plan_resume(ctx, meta, env=env, dry_run=True)
+    assert dry.mode is ResumeMode.NATIVE and dry.cwd == clone / "web" and not (tmp_path / "laptop-home").exists()
+
+    plan = plan_resume(ctx, meta, env=env)
+    assert plan.mode is ResumeMode.NATIVE and plan.argv == ("claude", "--resume", CLAUDE_ID) and plan.cwd == clone / "web"
+    assert plan.session.agent_transcript == str(target) and target.is_file()
+    assert plan.note and "this machine's checkout of" in plan.note and str(target) in plan.note
+
+    target.write_bytes(b'{"type":"user","message":{"content":"another conversation"}}\n')
+    fallback = plan_resume(ctx, meta, env=env)
+    assert fallback.mode is not ResumeMode.NATIVE and fallback.argv == ("claude",)
+    assert fallback.note and "re-injecting instead" in fallback.note
