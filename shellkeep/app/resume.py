@@ -26,7 +26,6 @@ from shellkeep.app.context import Context
 from shellkeep.app.conversation import adapter_of, collect_for_resume, gather
 from shellkeep.app.moves import project_sessions, relocate_transcript, resume_dir
 from shellkeep.app.native import check_transcript
-from shellkeep.app.remote import remote_of
 from shellkeep.app.record import (
     RecordSettings,
     RunOutcome,
@@ -35,6 +34,7 @@ from shellkeep.app.record import (
     settings_from_config,
     start_housekeeping,
 )
+from shellkeep.app.remote import remote_of
 from shellkeep.app.transplant import checkout_for, is_from_another_machine, transcript_target, transplant_transcript
 from shellkeep.errors import DataError, SessionNotFound, ShellkeepError, UserInputError
 from shellkeep.logs import get_logger
@@ -191,10 +191,14 @@ def plan_resume(
             a session whose directory is gone is resumed in the current project when that
             is the same git repository (``app.moves.resume_dir``). Where the agent keeps its
             transcripts by directory, the transcript is copied to where it looks for it.
+            A session pulled from another machine runs in this machine's checkout of its
+            repository (``app.transplant.checkout_for``), its transcript written there with
+            this machine's paths (``transplant_transcript``), else it is re-injected.
 
     Raises:
         UserInputError: the session still runs, its directory is gone (and the current
-            project is not its repository), ``cwd`` is not a directory, or ``agent`` is empty.
+            project is not its repository), ``cwd`` is not a directory, ``agent`` is empty,
+            or a pulled session's repository has no checkout here (and no ``cwd``).
     """
     env = dict(os.environ if env is None else env)
     if meta.status == Status.RUNNING.value:
