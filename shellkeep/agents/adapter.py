@@ -89,6 +89,11 @@ class CommandAdapter:
     inject_paste_mode: ClassVar[bool] = False
     """Type re-injected context only once the agent switched bracketed paste on (its input
     box takes fast typing for a paste, and an Enter inside a paste for a new line)."""
+    cwd_fields: ClassVar[tuple[tuple[str, ...], ...]] = ()
+    """Where a transcript record names the directory the agent ran in, as key paths into the
+    record (Claude Code: ``("cwd",)``). A transcript taken to another machine has these
+    rewritten (``relocate_record``); () when not known: such a transcript is not moved, and
+    resuming there re-injects instead."""
 
     def knows_version(self, version: str) -> bool:
         """Return whether ``version`` ("2.1.197") is one of ``known_versions`` or within one
@@ -204,6 +209,27 @@ class CommandAdapter:
         if layout is None or session.session_id is None:
             return None
         return layout.expected_path(session.session_id)
+
+    def relocate_record(self, record: dict[str, object], remap: Callable[[str], str]) -> bool:
+        """Rewrite in place the directories ``record`` names at ``cwd_fields``; return whether one changed.
+
+        record: one parsed transcript record (a JSON object of the agent's JSONL).
+        remap: old directory -> new one (returned as it is when it is not the session's).
+        """
+        changed = False
+        for path in self.cwd_fields:
+            holder: object = record
+            for key in path[:-1]:
+                holder = holder.get(key) if isinstance(holder, dict) else None
+            if not isinstance(holder, dict):
+                continue
+            old = holder.get(path[-1])
+            if isinstance(old, str) and old:
+                new = remap(old)
+                if new != old:
+                    holder[path[-1]] = new
+                    changed = True
+        return changed
 
     def resume_argv_in(self, argv: Sequence[str], cwd: Path) -> list[str]:
         """Return a native resume ``argv`` to run in ``cwd``, a directory other than the session's.

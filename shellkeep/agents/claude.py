@@ -357,6 +357,7 @@ class ClaudeAdapter(CommandAdapter):
     resume_hint = rf"claude (?:--resume|-r)[ =]({UUID_PATTERN})"
     resume_failure_hint = r"No conversation found[^\n]*"
     inject_paste_mode = True
+    cwd_fields = (("cwd",),)  # every user/assistant/system record's envelope (2.1.197, 2.1.332)
 
     def looks_like_id(self, value: str) -> bool:
         """Return whether ``value`` is a session uuid (``--resume`` also takes names and search terms)."""

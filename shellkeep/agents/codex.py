@@ -311,6 +311,7 @@ class CodexAdapter(CommandAdapter):
     waiting_hints = CODEX_WAITING
     transcript_format = CODEX_FORMAT
     resume_failure_hint = r"No saved session found with ID [0-9A-Za-z_-]+"
+    cwd_fields = (("payload", "cwd"),)  # session_meta and turn_context (0.171.0)
 
     def starts_conversation(self, tokens: Sequence[Token]) -> bool:
         """Return whether the arguments start an interactive conversation (also ``resume``/``fork``)."""
@@ -403,6 +404,26 @@ class CodexAdapter(CommandAdapter):
             paths.extend(folder.glob("rollout-*.jsonl.zst"))
             day += timedelta(days=1)
         return [p for p in newest(paths) if is_new(mtime_at(p), started_at)]
+
+    def transcript_path_in(self, session: AgentSession, cwd: Path, env: Mapping[str, str]) -> Path | None:
+        """Return the thread's rollout under this ``$CODEX_HOME``, else where it goes there.
+
+        Rollouts are kept by date, not by directory: an existing one (``find_rollout``) is
+        the file, else ``sessions/YYYY/MM/DD/<the rollout's name>`` (the date from its name,
+        ``rollout-YYYY-MM-DDThh-mm-ss-<id>.jsonl``; ``.zst`` dropped). None without an id or
+        a rollout name to go by.
+        """
+        if session.session_id is None:
+            return None
+        home = codex_home(env)
+        found = find_rollout(home, session.session_id)
+        if found is not None or session.transcript is None:
+            return found
+        name = session.transcript.name.removesuffix(".zst")
+        date = re.match(r"rollout-(\d{4})-(\d{2})-(\d{2})T", name)
+        if date is None:
+            return None
+        return home / "sessions" / date.group(1) / date.group(2) / date.group(3) / name
 
     def resume_words(self, session: AgentSession) -> list[str]:
         """Return ``["resume", <thread id>]``."""

@@ -182,6 +182,7 @@ class RunRequest:
     use_adapter: bool = True
     banner: bool = False  # say the session id on stderr before the child starts (unless record.banner = false)
     restart: int = 0  # the how-manieth supervised restart this run is (0: not one; app.supervise)
+    extra: tuple[tuple[str, object], ...] = ()  # more meta.json fields (``resumed_from`` of a session from another machine)
 
 
 @dataclass(frozen=True, slots=True)
@@ -584,6 +585,7 @@ def _initial_meta(
         record_input=request.settings.record_input,
         parent=request.parent,
         shellkeep_version=__version__,
+        extra=dict(request.extra),
     )
 
 

@@ -34,6 +34,8 @@ from shellkeep.app.record import (
     settings_from_config,
     start_housekeeping,
 )
+from shellkeep.app.remote import remote_of
+from shellkeep.app.transplant import checkout_for, is_from_another_machine, transcript_target, transplant_transcript
 from shellkeep.errors import DataError, SessionNotFound, ShellkeepError, UserInputError
 from shellkeep.logs import get_logger
 from shellkeep.store.paths import Paths, project_key
@@ -189,10 +191,14 @@ def plan_resume(
             a session whose directory is gone is resumed in the current project when that
             is the same git repository (``app.moves.resume_dir``). Where the agent keeps its
             transcripts by directory, the transcript is copied to where it looks for it.
+            A session pulled from another machine runs in this machine's checkout of its
+            repository (``app.transplant.checkout_for``), its transcript written there with
+            this machine's paths (``transplant_transcript``), else it is re-injected.
 
     Raises:
         UserInputError: the session still runs, its directory is gone (and the current
-            project is not its repository), ``cwd`` is not a directory, or ``agent`` is empty.
+            project is not its repository), ``cwd`` is not a directory, ``agent`` is empty,
+            or a pulled session's repository has no checkout here (and no ``cwd``).
     """
     env = dict(os.environ if env is None else env)
     if meta.status == Status.RUNNING.value:
@@ -200,12 +206,13 @@ def plan_resume(
             f"session {meta.id} is still running (pid {meta.pid}); end it first, or resume another"
         )
     exact = exact_meta(meta)  # argv and directory with the bytes that are not UTF-8, as first run
-    cwd, moved_note = resume_dir(ctx, exact, cwd)
+    pulled = is_from_another_machine(meta)  # its paths are the other machine's
+    cwd, moved_note = checkout_for(ctx, exact, cwd) if pulled else resume_dir(ctx, exact, cwd)
     default_n, settle_s = ctx.config.resume.exchanges, ctx.config.resume.inject_settle_ms / 1000
     n = default_n if exchanges is None else exchanges
 
     own: list[Exchange] | None = None
-    if not is_collected(meta) and meta.detail != "metadata":  # record.detail: it keeps no exchanges
+    if not pulled and not is_collected(meta) and meta.detail != "metadata":  # record.detail: it keeps no exchanges
         try:
             meta, own, pending = collect_for_resume(meta, ctx.vault, ctx.config.redact, env, limit=n, dry_run=dry_run)
         except OSError as exc:
@@ -225,7 +232,18 @@ def plan_resume(
     adapter = adapter_of(meta)
     native: list[str] | None = None
     note: str | None = moved_note
-    if meta.agent_session_id and not force_inject and not dry_run:
+    if pulled and meta.agent_session_id and not force_inject:
+        # The transcript shellkeep fetched goes where the agent looks on this machine, with its paths.
+        if dry_run:
+            target = transcript_target(meta, cwd, env)
+            known = target is not None and target.exists()  # else the real run writes it there
+            meta = dataclasses.replace(meta, agent_transcript=str(target) if known else None)
+            force_inject = target is None
+        else:
+            placed = transplant_transcript(ctx, meta, cwd, env)
+            meta, note = placed.meta, _joined(note, placed.note)
+            force_inject = not placed.usable
+    elif meta.agent_session_id and not force_inject and not dry_run:
         if str(cwd) != exact.cwd:  # the agent may look for its transcript by directory
             meta, copied = relocate_transcript(meta, cwd, env)
             note = _joined(note, copied)
@@ -348,10 +366,23 @@ def _run_plan(
         inject=plan.inject_text.encode("utf-8") if plan.inject_text else None,
         inject_settle_s=plan.settle_s,
         inject_paste_mode=bool(getattr(adapter_for(plan.argv), "inject_paste_mode", False)),
+        extra=_resumed_from(plan.session),
     )
     if plan.env_updates:
         env = {**(os.environ if env is None else env), **dict(plan.env_updates)}
     return run_session(ctx.paths, request, warn=warn, env=env)
+
+
+def _resumed_from(meta: SessionMeta) -> tuple[tuple[str, object], ...]:
+    """Return the meta.json field linking a run to the session of another machine it resumes.
+
+    ``resumed_from``: ``{"session", "machine", "host", "url"}`` (the pulled session's id, the
+    machine and host that recorded it, the remote it came from); () for a local session.
+    """
+    remote = remote_of(meta)
+    if remote is None:
+        return ()
+    return (("resumed_from", {"session": meta.id, **{k: remote[k] for k in ("machine", "host", "url") if k in remote}}),)
 
 
 def session_chain(paths: Paths, meta: SessionMeta) -> list[SessionMeta]:

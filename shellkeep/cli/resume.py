@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 @click.option("--inject", "force_inject", is_flag=True, help="Start the agent anew and re-inject, even where it can resume natively.")
 @click.option(
     "--cwd", "cwd", type=click.Path(file_okay=False, path_type=Path), default=None,
-    help="Resume in this directory (a moved or renamed project folder) instead of the session's own.",
+    help="Resume in this directory (a moved or renamed project folder, or a folder on this machine for a session pulled from another) instead of the session's own.",
 )  # fmt: skip
 @click.option("--dry-run", is_flag=True, help="Print what would be run and typed; change nothing.")
 @click.option("--all", "all_sessions", is_flag=True, help="Every session cut short since the last boot, in every project.")
@@ -69,7 +69,9 @@ def resume(
     is unknown), the agent is started anew with the last exchanges re-injected.
 
     A session whose folder was moved or renamed is resumed with --cwd DIR, or without it in
-    the new folder when that holds the same git repository.
+    the new folder when that holds the same git repository. A session pulled from another
+    machine ('sync pull') is resumed in this machine's checkout of its git repository (or
+    --cwd DIR), its agent's transcript put where the agent looks here.
 
     With --all: every session of this machine cut short since the last boot (or --since)
     and not resumed yet, in every project; inside tmux each in a new window, otherwise one
