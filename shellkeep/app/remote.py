@@ -15,9 +15,10 @@ import base64
 import hashlib
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
-from shellkeep.errors import DataError, SessionNotFound
+from shellkeep.errors import DataError, SessionNotFound, UserInputError
 from shellkeep.logs import get_logger
 from shellkeep.store.atomic import write_bytes_atomic
 from shellkeep.store.audit import record_read
@@ -99,24 +100,40 @@ def remote_root(paths: Paths, machine: str) -> Path:
 def remote_sessions(paths: Paths, machine: str | None = None) -> list[SessionMeta]:
     """Return the pulled sessions (of ``machine``, or of every machine), newest first.
 
-    A machine is matched by its id, an id prefix, or its host name. Unreadable folders are skipped.
+    A machine is matched by its id, an id prefix, or its host name. Unreadable folders are
+    skipped. Raises UserInputError when ``machine`` matches no machine pulled here (the
+    message lists the ones that were).
     """
     found: list[SessionMeta] = []
+    seen: dict[str, str] = {}  # machine id -> host, of every pulled machine
+    for meta in _pulled(paths):
+        remote = remote_of(meta) or {}
+        seen.setdefault(remote.get("machine", "?"), remote.get("host", ""))
+        if machine is None or _machine_matches(meta, machine):
+            found.append(meta)
+    if machine is not None and not found:
+        known = ", ".join(f"{host or '?'} ({mid[:12]})" for mid, host in sorted(seen.items(), key=lambda kv: kv[1]))
+        raise UserInputError(
+            f"no machine '{machine}' among the pulled sessions"
+            + (f" (pulled: {known}); give one of those" if known else " (none pulled yet)")
+            + ", or run 'shellkeep sync pull --all-machines' to read the remote's"
+        )
+    found.sort(key=lambda m: (m.started_at, m.id), reverse=True)
+    return found
+
+
+def _pulled(paths: Paths) -> Iterator[SessionMeta]:
+    """Yield the metadata of every pulled session, machine by machine; unreadable folders are skipped."""
     try:
         machines = sorted(p for p in paths.remotes.iterdir() if p.is_dir())
     except FileNotFoundError:
-        return found
+        return
     for folder in machines:
-        for meta_file in (folder / "projects").glob(f"*/*/{META_FILE}"):
+        for meta_file in sorted((folder / "projects").glob(f"*/*/{META_FILE}")):
             try:
-                meta = read_meta(meta_file.parent)
+                yield read_meta(meta_file.parent)
             except (OSError, DataError) as exc:
                 log.warning("skipping %s: %s", meta_file.parent, exc)
-                continue
-            if machine is None or _machine_matches(meta, machine):
-                found.append(meta)
-    found.sort(key=lambda m: (m.started_at, m.id), reverse=True)
-    return found
 
 
 def remote_of(meta: SessionMeta) -> dict[str, str] | None:

@@ -96,7 +96,10 @@ def this_machine(paths: Paths) -> Machine:
 
 
 def remote_url(ctx: Context, override: str | None) -> str:
-    """Return ``--remote`` when given, else ``sync.url``; raises UserInputError when neither is set."""
+    """Return ``--remote`` when given, else ``sync.url``; raises UserInputError when neither is set
+    or ``--remote`` is given empty (it never falls back to ``sync.url`` then)."""
+    if override is not None and not override.strip():
+        raise UserInputError("--remote is empty; give a storage URL (--remote s3://bucket/prefix) or leave it out to use sync.url")
     url = override or ctx.config.sync.url
     if not url:
         raise UserInputError("no remote is set; set sync.url (shellkeep config set sync.url s3://bucket/prefix) or pass --remote URL")
@@ -245,10 +248,11 @@ def _parts(f: _LocalFile, ctx: Context, part_bytes: int) -> Iterator[bytes]:
                 return
 
 
-def push(ctx: Context, url: str, *, progress: Progress | None = None) -> PushResult:
+def push(ctx: Context, url: str, *, progress: Progress | None = None, on_plaintext: Callable[[], None] | None = None) -> PushResult:
     """Push this machine's finished and interrupted sessions that the remote lacks.
 
-    Blocks while uploading. Raises ShellkeepError when the bucket cannot be reached,
+    on_plaintext: called once, before anything is sent, when sessions are about to be sent
+    with encryption off (never when there is nothing to push). Blocks while uploading. Raises ShellkeepError when the bucket cannot be reached,
     KeyUnavailable when encryption is on and no key is at hand.
     """
     paths = ctx.paths
@@ -261,6 +265,8 @@ def push(ctx: Context, url: str, *, progress: Progress | None = None) -> PushRes
     sent = skipped = bytes_sent = pushed = 0
     errors: list[str] = []
     if todo:
+        if key is None and on_plaintext is not None:
+            on_plaintext()
         there = set(bucket.list("objects/"))  # one listing for the whole push
         # Uploads run on a few threads while the next part is read, sealed and hashed (the
         # hashing, sealing and obstore's requests release the GIL); a session's manifest goes

@@ -374,3 +374,44 @@ def test_deleting_here_deletes_remotely_only_with_prune(home: Paths, bucket_url:
     sk("config", "set", "sync.prune", "true")
     pruned = json.loads(sk("sync", "push", "--json").stdout)
     assert pruned["pruned"] == 1 and not [p for p in bucket_objects(bucket_url) if p.endswith("manifest.json")]
+
+
+def test_ls_remote_with_an_unknown_machine_names_it_and_the_known_ones(home: Paths, bucket_url: str, tmp_path: Path) -> None:
+    none_yet = sk("ls", "--remote", "--machine", "nosuch", ok=False)
+    assert none_yet.returncode == 2 and "'nosuch'" in none_yet.stderr.decode() and "none pulled yet" in none_yet.stderr.decode()
+    laptop = machine(tmp_path, "laptop")
+    record(home)
+    sk("sync", "push", "--remote", bucket_url)
+    sk("sync", "pull", "--remote", bucket_url, env=laptop)
+    unknown = sk("ls", "--remote", "--machine", "nosuch", env=laptop, ok=False)
+    err = unknown.stderr.decode()
+    assert unknown.returncode == 2 and err.count("\n") == 1 and "'nosuch'" in err and os.uname().nodename in err, err
+    assert unknown.stdout == b""
+
+
+@pytest.mark.parametrize("url", ["s3://", "gs://", "az://", "s3:///prefix"], ids=["s3", "gs", "az", "s3-no-bucket"])
+def test_a_remote_url_without_a_bucket_is_one_line_exit_2(home: Paths, url: str) -> None:
+    refused = sk("sync", "status", "--remote", url, ok=False)
+    err = refused.stderr.decode()
+    assert refused.returncode == 2 and err.count("\n") == 1 and "names no bucket" in err, err
+
+
+def test_an_empty_remote_is_refused_not_replaced_by_sync_url(home: Paths, tmp_path: Path) -> None:
+    share = tmp_path / "share"
+    sk("config", "set", "sync.url", f"file://{share}")
+    record(home)
+    for command in ("push", "pull", "status"):
+        empty = sk("sync", command, "--remote", "", ok=False)
+        assert empty.returncode == 2 and "--remote is empty" in empty.stderr.decode() and empty.stderr.decode().count("\n") == 1
+    assert not share.exists()  # nothing went to sync.url
+
+
+def test_the_plaintext_warning_comes_once_and_only_when_something_is_sent(home: Paths, tmp_path: Path) -> None:
+    url = f"file://{tmp_path / 'share'}"
+    nothing = sk("sync", "push", "--remote", url)
+    assert b"plaintext" not in nothing.stderr
+    record(home)
+    first = sk("sync", "push", "--remote", url)
+    assert first.stderr.decode().count("plaintext") == 1
+    again = sk("sync", "push", "--remote", url)
+    assert b"plaintext" not in again.stderr and b"pushed 0 sessions" in again.stdout
