@@ -409,9 +409,9 @@ def test_an_empty_remote_is_refused_not_replaced_by_sync_url(home: Paths, tmp_pa
 def test_the_plaintext_warning_comes_once_and_only_when_something_is_sent(home: Paths, tmp_path: Path) -> None:
     url = f"file://{tmp_path / 'share'}"
     nothing = sk("sync", "push", "--remote", url)
-    assert b"plaintext" not in nothing.stderr
+    assert b"in plaintext" not in nothing.stderr
     record(home)
     first = sk("sync", "push", "--remote", url)
-    assert first.stderr.decode().count("plaintext") == 1
+    assert first.stderr.decode().count("in plaintext") == 1
     again = sk("sync", "push", "--remote", url)
-    assert b"plaintext" not in again.stderr and b"pushed 0 sessions" in again.stdout
+    assert b"in plaintext" not in again.stderr and b"pushed 0 sessions" in again.stdout
