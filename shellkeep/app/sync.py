@@ -37,6 +37,7 @@ from shellkeep.app.remote import MANIFEST_FILE, MANIFEST_VERSION, canonical, man
 from shellkeep.errors import DataError, UserInputError
 from shellkeep.logs import get_logger
 from shellkeep.store.atomic import write_bytes_atomic, write_json_atomic
+from shellkeep.store.audit import record_many, remote_detail
 from shellkeep.store.bucket import Bucket, open_bucket
 from shellkeep.store.paths import Paths, ensure_dir
 from shellkeep.store.session import (
@@ -436,7 +437,9 @@ class PullResult:
 
 def pull(ctx: Context, url: str, *, machine: str | None = None, all_machines: bool = False) -> PullResult:
     """Read the manifests of other machines' sessions (or ``machine``'s; every one with
-    ``all_machines``, this one's too) into ``remotes/``; fetch no recording.
+    ``all_machines``, this one's too) into ``remotes/``, with their exchanges (small: what
+    ``search --remote`` finds); fetch no recording. The exchanges read are audited
+    (``sync pull``, one entry per session, in one append).
 
     Raises DataError for a changed manifest or index, UserInputError for an unknown machine.
     """
@@ -445,6 +448,7 @@ def pull(ctx: Context, url: str, *, machine: str | None = None, all_machines: bo
     bucket = open_bucket(url)
     pulled_count = known = 0
     hosts: list[str] = []
+    reads: list[tuple[str | None, str | None, str | None]] = []
     for index in _machines(bucket, ctx, me.id, machine, all_machines):
         hosts.append(index.host or index.id)
         pulled = _load_pulled(paths, index.id)
@@ -464,13 +468,44 @@ def pull(ctx: Context, url: str, *, machine: str | None = None, all_machines: bo
             if not remote.safe_name(project) or "/" in project or not remote.safe_name(session_id):
                 raise DataError(f"{where} names an unsafe folder; it is refused")
             folder = ensure_dir(remote.remote_root(paths, index.id) / project / session_id)
+            _drop_changed_files(folder, manifest)
             write_bytes_atomic(folder / MANIFEST_FILE, data)
             meta = {**session, "remote": {"url": url, "machine": index.id, "host": index.host}}
             write_json_atomic(folder / META_FILE, meta)
             pulled[session_id] = str(sha)
             pulled_count += 1
+            files = manifest["files"]
+            if isinstance(files, dict) and EXCHANGES_FILE in files:
+                # The exchanges are small and what ``search --remote`` and the picker read:
+                # fetched now; recordings wait until they are replayed.
+                fetched = read_meta(folder)
+                remote.fetch_session_files(paths, ctx.vault, fetched, [EXCHANGES_FILE], bucket=bucket, audit=False)
+                reads.append((fetched.id, fetched.project, remote_detail(fetched, f"exchanges from {url}")))
         write_json_atomic(_pulled_file(paths, index.id), pulled)
+    try:  # one entry per session whose exchanges were read, in one append
+        record_many(paths, "sync pull", reads)
+    except OSError as exc:
+        log.warning("could not write the audit log %s (%s)", paths.audit_log, exc.strerror or exc)
     return PullResult(url, hosts, pulled_count, known)
+
+
+def _drop_changed_files(folder: Path, manifest: dict[str, object]) -> None:
+    """Remove the files fetched earlier into ``folder`` whose parts the new ``manifest`` changed
+    (the session was pushed again): they are fetched again, as the new manifest says, on use."""
+    try:
+        old = json.loads((folder / MANIFEST_FILE).read_bytes()).get("files", {})
+    except (FileNotFoundError, ValueError, AttributeError):
+        return
+    new = manifest.get("files")
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return
+    for name, entry in old.items():
+        if name == META_FILE or not remote.safe_name(str(name)) or new.get(name) == entry:
+            continue
+        try:
+            (folder / str(name)).unlink()
+        except FileNotFoundError:
+            pass
 
 
 # -- status ---------------------------------------------------------------------------

@@ -94,6 +94,11 @@ class Paths:
         """Return the folder of sessions pulled from other machines: ``remotes/<machine>/projects/...``."""
         return self.home / "remotes"
 
+    def remote_paths(self, machine: str) -> Paths:
+        """Return the layout of the sessions pulled from ``machine`` (its id): ``remotes/<machine>``
+        as a home of its own, with ``projects/`` and a derived index of its own (``search --remote``)."""
+        return Paths(self.remotes / machine, self.config_file)
+
     @property
     def sync_state(self) -> Path:
         """Return the folder of what ``sync push`` knows it sent, one file per remote URL."""

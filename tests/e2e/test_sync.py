@@ -415,3 +415,53 @@ def test_the_plaintext_warning_comes_once_and_only_when_something_is_sent(home: 
     assert first.stderr.decode().count("in plaintext") == 1
     again = sk("sync", "push", "--remote", url)
     assert b"in plaintext" not in again.stderr and b"pushed 0 sessions" in again.stdout
+
+
+def _pulled_pair(home: Paths, url: str, tmp_path: Path) -> tuple[str, dict[str, str], Path]:
+    """A session with a prompt on this machine, pushed to ``url`` and pulled by a laptop: (id, laptop env, its folder there)."""
+    from tests.unit.store.factory import make_session
+
+    meta = make_session(
+        home, Path.cwd(), 1, events=((0.5, "o", "screenword-77 on the screen\r\n"),), exchanges=[{"prompt": "fix the promptword-42 bug", "answer": "fixed"}]
+    )
+    sk("sync", "push", "--remote", url)
+    laptop = machine(tmp_path, "laptop")
+    sk("sync", "pull", "--remote", url, env=laptop)
+    folder = next(Path(laptop["SHELLKEEP_HOME"], "remotes").glob(f"*/projects/*/{meta.id}"))
+    return meta.id, laptop, folder
+
+
+def test_search_remote_finds_pulled_sessions_marked_with_their_machine(home: Paths, bucket_url: str, tmp_path: Path) -> None:
+    session_id, laptop, folder = _pulled_pair(home, bucket_url, tmp_path)
+    assert sorted(p.name for p in folder.iterdir()) == ["exchanges.jsonl", "manifest.json", "meta.json"]  # no recording yet
+    host = os.uname().nodename
+    [hit] = json.loads(sk("search", "--remote", "promptword-42", "--json", env=laptop).stdout)
+    assert (hit["session_id"], hit["kind"], hit["machine"]) == (session_id, "prompt", host)
+    text = sk("search", "--remote", "promptword-42", env=laptop).stdout.decode()
+    assert f"{session_id}  on {host}" in text
+    assert json.loads(sk("search", "--all", "promptword-42", "--json", env=laptop).stdout) == []  # local search stays local
+    assert json.loads(sk("search", "--remote", "screenword-77", "--json", env=laptop).stdout) == []  # not fetched: not rendered
+    assert "screenword-77" in sk("replay", "--speed", "1000", session_id, env=laptop).stdout.decode()
+    [seen] = json.loads(sk("search", "--remote", "screenword-77", "--json", env=laptop).stdout)
+    assert (seen["kind"], seen["machine"]) == ("transcript", host)
+    assert json.loads(sk("search", "--remote", "--machine", host, "promptword-42", "--json", env=laptop).stdout)
+    unknown = sk("search", "--remote", "--machine", "nosuch", "promptword-42", env=laptop, ok=False)
+    assert unknown.returncode == 2 and "'nosuch'" in unknown.stderr.decode() and unknown.stderr.decode().count("\n") == 1
+    assert [h["machine"] for h in json.loads(sk("search", "--all", "promptword-42", "--json").stdout)] == [None]  # desk's own
+
+
+def test_every_read_of_a_pulled_session_is_audited_with_its_machine(home: Paths, bucket_url: str, tmp_path: Path) -> None:
+    session_id, laptop, _ = _pulled_pair(home, bucket_url, tmp_path)
+    host = os.uname().nodename
+    sk("search", "--remote", "promptword-42", env=laptop)
+    sk("show", session_id, env=laptop)  # fetches the recording first
+    sk("replay", "--speed", "1000", session_id, env=laptop)
+    sk("export", "--format", "txt", session_id, env=laptop)
+    sk("cat", session_id, env=laptop)
+    entries = json.loads(sk("audit", "--json", env=laptop).stdout)
+    ours = {e["command"]: e for e in entries if e["session"] == session_id}
+    assert {"sync pull", "search", "sync fetch", "show", "replay", "export", "cat"} <= set(ours), [e["command"] for e in entries]
+    for command in ("sync pull", "search", "show", "replay", "export", "cat"):
+        assert f"pulled from {host} (" in (ours[command]["detail"] or ""), (command, ours[command])
+    assert bucket_url in ours["sync fetch"]["detail"] and bucket_url in ours["sync pull"]["detail"]
+    assert sk("audit", "verify", env=laptop).returncode == 0
