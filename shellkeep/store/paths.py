@@ -100,6 +100,11 @@ class Paths:
         return Paths(self.remotes / machine, self.config_file)
 
     @property
+    def otlp_queue(self) -> Path:
+        """Return the folder of the sessions the OTLP export could not send yet, one file each (``app.otlp``)."""
+        return self.home / "otlp-queue"
+
+    @property
     def sync_state(self) -> Path:
         """Return the folder of what ``sync push`` knows it sent, one file per remote URL."""
         return self.home / "sync"
