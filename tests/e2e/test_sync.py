@@ -465,3 +465,37 @@ def test_every_read_of_a_pulled_session_is_audited_with_its_machine(home: Paths,
         assert f"pulled from {host} (" in (ours[command]["detail"] or ""), (command, ours[command])
     assert bucket_url in ours["sync fetch"]["detail"] and bucket_url in ours["sync pull"]["detail"]
     assert sk("audit", "verify", env=laptop).returncode == 0
+
+
+def test_three_machines_on_one_bucket_give_a_team_view(home: Paths, bucket_url: str, tmp_path: Path) -> None:
+    from tests.unit.store.factory import make_session
+
+    envs = {"desk-1": dict(os.environ), "laptop-2": machine(tmp_path, "laptop"), "ci-3": machine(tmp_path, "ci")}
+    ids: dict[str, str] = {}
+    machine_ids: dict[str, str] = {}
+    for n, (host, env) in enumerate(envs.items(), start=1):
+        data = Path(env["SHELLKEEP_HOME"])
+        data.mkdir(parents=True, exist_ok=True)
+        machine_ids[host] = uuid.uuid4().hex
+        (data / "machine.json").write_text(json.dumps({"id": machine_ids[host], "host": host}))  # as this_machine keeps it
+        made = make_session(Paths(data, data / "none.toml"), Path.cwd(), n, exchanges=[{"prompt": f"teamword from {host}", "answer": "ok"}])
+        ids[host] = made.id
+        sk("sync", "push", "--remote", bucket_url, env=env)
+    everyone = json.loads(sk("sync", "pull", "--remote", bucket_url, "--all-machines", "--json").stdout)
+    assert everyone["sessions_pulled"] == 3 and sorted(everyone["machines"]) == sorted(envs)
+    listed = json.loads(sk("ls", "--remote", "--json").stdout)
+    assert {(m["id"], m["machine"]) for m in listed} == {(ids[h], h) for h in envs}
+    for host in envs:
+        by_host = json.loads(sk("ls", "--remote", "--machine", host, "--json").stdout)
+        by_id = json.loads(sk("ls", "--remote", "--machine", machine_ids[host][:8], "--json").stdout)
+        assert [m["id"] for m in by_host] == [m["id"] for m in by_id] == [ids[host]]
+        hits = json.loads(sk("search", "--remote", "--machine", host, "teamword", "--json").stdout)
+        assert [(h["session_id"], h["machine"]) for h in hits] == [(ids[host], host)]
+    table = sk("ls", "--remote", "--machine", "ci-3").stdout.decode()
+    assert "ci-3" in table and ids["ci-3"] in table and ids["laptop-2"] not in table
+    others = json.loads(sk("sync", "pull", "--remote", bucket_url, "--json", env=envs["laptop-2"]).stdout)
+    assert others["sessions_pulled"] == 2 and sorted(others["machines"]) == ["ci-3", "desk-1"]  # not its own
+    newcomer = machine(tmp_path, "newcomer")
+    one = json.loads(sk("sync", "pull", "--remote", bucket_url, "--machine", "ci-3", "--json", env=newcomer).stdout)
+    assert (one["sessions_pulled"], one["machines"]) == (1, ["ci-3"])
+    assert [m["id"] for m in json.loads(sk("ls", "--remote", "--json", env=newcomer).stdout)] == [ids["ci-3"]]
