@@ -254,6 +254,10 @@ def test_with_encryption_the_bucket_holds_no_plaintext_and_no_key(home: Paths, b
     share_key(None, laptop, tmp_path)
     sk("sync", "pull", "--remote", bucket_url, env=laptop)
     assert WORD in sk("replay", "--speed", "1000", session_id, env=laptop).stdout.decode()
+    [hit] = json.loads(sk("search", "--remote", WORD, "--json", env=laptop).stdout)  # searched sealed, as a local one
+    assert hit["session_id"] == session_id
+    index_files = list(Path(laptop["SHELLKEEP_HOME"], "remotes").glob("*/index.sqlite3*"))  # with its WAL
+    assert index_files and not any(WORD.encode() in f.read_bytes() for f in index_files)  # its text stays out of the plain index
 
 
 def test_without_the_key_a_sealed_remote_is_refused_in_one_line(home: Paths, bucket_url: str, tmp_path: Path) -> None:
