@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from shellkeep.app.context import Context
 from shellkeep.app import remote
+from shellkeep.archive.index import index_ended_session
 from shellkeep.app.remote import MANIFEST_FILE, MANIFEST_VERSION, canonical, manifest_path, object_path, open_blob, read_manifest
 from shellkeep.errors import DataError, UserInputError
 from shellkeep.logs import get_logger
@@ -452,6 +453,7 @@ def pull(ctx: Context, url: str, *, machine: str | None = None, all_machines: bo
     for index in _machines(bucket, ctx, me.id, machine, all_machines):
         hosts.append(index.host or index.id)
         pulled = _load_pulled(paths, index.id)
+        searched = paths.remote_paths(index.id)  # the machine's own index (app.remote_search)
         for session_id, entry in sorted(index.sessions.items()):
             sha = entry.get("manifest") if isinstance(entry, dict) else None
             if pulled.get(session_id) == sha:
@@ -481,6 +483,10 @@ def pull(ctx: Context, url: str, *, machine: str | None = None, all_machines: bo
                 fetched = read_meta(folder)
                 remote.fetch_session_files(paths, ctx.vault, fetched, [EXCHANGES_FILE], bucket=bucket, audit=False)
                 reads.append((fetched.id, fetched.project, remote_detail(fetched, f"exchanges from {url}")))
+            if searched.index.exists():  # else it is built whole by the first search --remote
+                # A session pulled again changed files inside its folder, which the index's scan
+                # (by project folder) does not see: indexed now. Never raises.
+                index_ended_session(searched, read_meta(folder), vault=ctx.vault)
         write_json_atomic(_pulled_file(paths, index.id), pulled)
     try:  # one entry per session whose exchanges were read, in one append
         record_many(paths, "sync pull", reads)

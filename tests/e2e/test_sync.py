@@ -503,3 +503,17 @@ def test_three_machines_on_one_bucket_give_a_team_view(home: Paths, bucket_url: 
     one = json.loads(sk("sync", "pull", "--remote", bucket_url, "--machine", "ci-3", "--json", env=newcomer).stdout)
     assert (one["sessions_pulled"], one["machines"]) == (1, ["ci-3"])
     assert [m["id"] for m in json.loads(sk("ls", "--remote", "--json", env=newcomer).stdout)] == [ids["ci-3"]]
+
+
+def test_a_session_pushed_again_with_new_exchanges_is_searched_as_pushed(home: Paths, tmp_path: Path) -> None:
+    url = f"file://{tmp_path / 'share'}"
+    session_id, laptop, folder = _pulled_pair(home, url, tmp_path)
+    assert json.loads(sk("search", "--remote", "promptword-42", "--json", env=laptop).stdout)  # its index is built
+    [local] = home.projects.glob(f"*/{session_id}")
+    with open(local / "exchanges.jsonl", "a", encoding="utf-8") as fh:  # a later exchange, as the upkeep adds one
+        fh.write(json.dumps({"index": 1, "prompt": "now the laterword-9 part", "answer": "ok", "time": None}) + "\n")
+    sk("sync", "push", "--remote", url)
+    again = json.loads(sk("sync", "pull", "--remote", url, "--json", env=laptop).stdout)
+    assert again["sessions_pulled"] == 1
+    assert "laterword-9" in (folder / "exchanges.jsonl").read_text()
+    assert [h["session_id"] for h in json.loads(sk("search", "--remote", "laterword-9", "--json", env=laptop).stdout)] == [session_id]
