@@ -21,10 +21,11 @@ class OtlpReceiver:
     """A loopback OTLP/HTTP traces receiver; ``endpoint`` is ``http://127.0.0.1:PORT/v1/traces``.
 
     statuses: the HTTP statuses of the first answers (then 200). hold: when given, each
-    request waits for it before it is answered.
+    request waits for it before it is answered. port: listen there (a receiver started again
+    where a stopped one was); 0 picks a free one.
     """
 
-    def __init__(self, statuses: list[int] | None = None, hold: threading.Event | None = None) -> None:
+    def __init__(self, statuses: list[int] | None = None, hold: threading.Event | None = None, port: int = 0) -> None:
         self.bodies: list[bytes] = []
         self.paths: list[str] = []
         self.answered = 0
@@ -53,7 +54,7 @@ class OtlpReceiver:
             def log_message(self, *args: object) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}/v1/traces"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 

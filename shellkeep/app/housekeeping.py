@@ -17,7 +17,7 @@ from shellkeep.app.context import open_context
 from shellkeep.app.conversation import collect
 from shellkeep.app.gc import maybe_auto_gc
 from shellkeep.app.moves import complete_git_identity
-from shellkeep.app.otlp import send_session
+from shellkeep.app.otlp import export_session
 from shellkeep.archive.index import index_ended_session
 from shellkeep.logs import get_logger
 from shellkeep.store.paths import Paths, resolve_paths
@@ -38,7 +38,8 @@ def run(paths: Paths, folder: Path, *, compress: bool, auto_gc: bool) -> None:
     index only ever reads what is stored. A session that keeps less than its full detail
     (``record.detail``) has its recording removed once the exchanges are built. With
     ``export.otlp.endpoint`` set the session is then sent as traces (``app.otlp``), retried
-    for up to ``export.otlp.timeout_s``; a failure is logged, never raised.
+    for up to ``export.otlp.timeout_s``, queued for a later run when it does not arrive, and
+    the sessions queued earlier are sent after it; a failure is logged, never raised.
     """
     try:
         meta = complete_git_identity(read_meta(folder))  # the root commit: a git process, so not at start
@@ -55,10 +56,7 @@ def run(paths: Paths, folder: Path, *, compress: bool, auto_gc: bool) -> None:
             meta = compress_after_session(meta, ctx.vault)  # the index names the recording as renamed
         index_ended_session(paths, meta, vault=ctx.vault)
         if ctx.config.export_otlp.endpoint:
-            try:
-                send_session(meta, ctx.config, ctx.vault)
-            except Exception as exc:  # noqa: BLE001 - the export is a copy; the session is stored
-                log.warning("could not export %s over OTLP: %s", meta.id, exc)
+            export_session(paths, meta, ctx.config, ctx.vault)  # queued when it does not arrive; never raises
         if auto_gc:
             maybe_auto_gc(ctx)
     except Exception as exc:  # noqa: BLE001 - the session is stored; this is only upkeep

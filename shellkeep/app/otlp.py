@@ -9,19 +9,28 @@ prompt (or the session's end), with its model and token usage (``gen_ai.request.
 ``[redact]`` rules first. Format: OTLP/HTTP protobuf (opentelemetry.io/docs/specs/otlp),
 attribute names after the OpenTelemetry semantic conventions for GenAI (v1.37).
 
-``app.housekeeping`` calls ``send_session`` in the detached process after a session, so a
+``app.housekeeping`` calls ``export_session`` in the detached process after a session, so a
 slow or absent receiver never delays the user. The SDK's exporter retries a connection
 error or an HTTP 429/502/503/504 with exponential back-off (1 s, 2 s, 4 s... with jitter)
-until ``export.otlp.timeout_s`` has passed or six attempts were made; then the session is
-dropped from the export (it stays stored, and nothing is queued). The SDK loads here only,
-inside ``send_session``: never on the recording path.
+until ``export.otlp.timeout_s`` has passed or six attempts were made. A session that still
+did not arrive is queued: one small file per session in ``Paths.otlp_queue``
+(``{"folder", "tries", "queued_at"}``). The next housekeeping run whose own session arrives
+sends the queued ones, oldest first, and stops at the first that fails (the receiver is
+down again). The queue is bounded: at most ``QUEUE_MAX_SESSIONS`` (the oldest are dropped),
+each tried at most ``QUEUE_MAX_TRIES`` later runs; a dropped session stays stored, only
+its export is given up (logged). The SDK loads here only, inside ``send_session``: never
+on the recording path.
 """
 
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Mapping, Sequence
+import json
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from shellkeep import __version__
@@ -30,7 +39,9 @@ from shellkeep.capture.redaction import redactor_for
 from shellkeep.config import Config, OtlpConfig
 from shellkeep.errors import ShellkeepError
 from shellkeep.logs import get_logger
-from shellkeep.store.session import SessionMeta, parse_iso
+from shellkeep.store.atomic import write_json_atomic
+from shellkeep.store.paths import FILE_MODE, Paths, ensure_dir
+from shellkeep.store.session import SessionMeta, iso, parse_iso, read_meta, utc_now
 from shellkeep.vault.access import Vault
 from shellkeep.vault.exchanges import read_exchanges
 
@@ -44,6 +55,11 @@ MISSING_SDK = (
     "run 'pip install opentelemetry-sdk opentelemetry-exporter-otlp-proto-http' or unset export.otlp.endpoint"
 )
 """The one line for an endpoint set without the SDK (logged by the upkeep, shown by ``send_session``'s error)."""
+
+QUEUE_MAX_SESSIONS = 200
+"""Most sessions waiting in the OTLP queue; past it the oldest are dropped from the export."""
+QUEUE_MAX_TRIES = 5
+"""How many later housekeeping runs try to send a queued session before it is dropped from the export."""
 
 
 def has_sdk() -> bool:
@@ -206,3 +222,112 @@ def send_session(meta: SessionMeta, config: Config, vault: Vault) -> bool:
         return False
     log.info("sent session %s to %s (%d spans)", meta.id, settings.endpoint, 1 + len(child_plans))
     return True
+
+
+# -- the queue of sessions not sent yet ------------------------------------------------
+
+
+def export_session(
+    paths: Paths,
+    meta: SessionMeta,
+    config: Config,
+    vault: Vault,
+    *,
+    max_sessions: int = QUEUE_MAX_SESSIONS,
+    max_tries: int = QUEUE_MAX_TRIES,
+) -> bool:
+    """Send ``meta``'s session; queue it when it did not arrive, else send the queued ones.
+
+    The upkeep's entry point (``app.housekeeping``); blocks while sending (each session up to
+    ``export.otlp.timeout_s``). Returns whether ``meta``'s session arrived. Never raises: a
+    failure is logged (the sessions stay stored either way).
+    """
+    if not config.export_otlp.endpoint:
+        return False
+    try:
+        sent = send_session(meta, config, vault)
+    except Exception as exc:  # noqa: BLE001 - the export is a copy; the session is stored
+        log.warning("could not export %s over OTLP: %s", meta.id, exc)
+        if isinstance(exc, ShellkeepError) and str(exc) == MISSING_SDK:
+            return False  # queueing would not help
+        sent = False
+    try:
+        if not sent:
+            _enqueue(paths, meta, max_sessions)
+        else:
+            _send_queued(paths, config, vault, max_tries)
+    except OSError as exc:
+        log.warning("could not use the OTLP queue %s: %s", paths.otlp_queue, exc)
+    return sent
+
+
+def queued_sessions(paths: Paths) -> list[str]:
+    """Return the ids of the sessions waiting in the OTLP queue, oldest first."""
+    try:
+        return sorted(p.stem for p in paths.otlp_queue.glob("*.json"))
+    except OSError:
+        return []
+
+
+def _enqueue(paths: Paths, meta: SessionMeta, max_sessions: int) -> None:
+    ensure_dir(paths.otlp_queue)
+    entry = paths.otlp_queue / f"{meta.id}.json"
+    if not entry.exists():
+        write_json_atomic(entry, {"folder": str(meta.folder), "tries": 0, "queued_at": iso(utc_now())})
+        log.info("queued session %s for the OTLP export", meta.id)
+    waiting = queued_sessions(paths)  # session ids sort by time: the oldest first
+    for session_id in waiting[: max(0, len(waiting) - max_sessions)]:
+        (paths.otlp_queue / f"{session_id}.json").unlink(missing_ok=True)
+        log.warning("dropped session %s from the OTLP export: more than %d sessions were waiting", session_id, max_sessions)
+
+
+@contextmanager
+def _queue_lock(paths: Paths) -> Iterator[bool]:
+    """Hold the queue's lock (``flock`` on ``otlp-queue/.lock``) if no other upkeep does; yield whether it is held."""
+    import fcntl
+
+    fd = os.open(paths.otlp_queue / ".lock", os.O_RDWR | os.O_CREAT, FILE_MODE)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False  # another upkeep sends the queue now
+            return
+        yield True
+    finally:
+        os.close(fd)
+
+
+def _send_queued(paths: Paths, config: Config, vault: Vault, max_tries: int) -> None:
+    if not queued_sessions(paths):
+        return
+    with _queue_lock(paths) as held:
+        if not held:
+            return
+        for session_id in queued_sessions(paths):
+            entry = paths.otlp_queue / f"{session_id}.json"
+            try:
+                waiting = json.loads(entry.read_bytes())
+                meta = read_meta(Path(str(waiting["folder"])))
+            except FileNotFoundError:
+                entry.unlink(missing_ok=True)  # the session was removed since: nothing to send
+                continue
+            except (OSError, ValueError, KeyError, TypeError, ShellkeepError) as exc:
+                log.warning("dropped session %s from the OTLP export: %s", session_id, exc)
+                entry.unlink(missing_ok=True)
+                continue
+            try:
+                sent = send_session(meta, config, vault)
+            except Exception as exc:  # noqa: BLE001 - as in export_session
+                log.warning("could not export %s over OTLP: %s", session_id, exc)
+                sent = False
+            if sent:
+                entry.unlink(missing_ok=True)
+                continue
+            tries = int(waiting.get("tries") or 0) + 1
+            if tries >= max_tries:
+                entry.unlink(missing_ok=True)
+                log.warning("dropped session %s from the OTLP export after %d more tries", session_id, tries)
+            else:
+                write_json_atomic(entry, {**waiting, "tries": tries})
+            return  # the receiver failed again: the rest wait for the next run

@@ -15,15 +15,16 @@ import base64
 import hashlib
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
-from shellkeep.errors import DataError, SessionNotFound
+from shellkeep.errors import DataError, SessionNotFound, ShellkeepError, UserInputError
 from shellkeep.logs import get_logger
 from shellkeep.store.atomic import write_bytes_atomic
 from shellkeep.store.audit import record_read
 from shellkeep.store.bucket import Bucket, open_bucket
 from shellkeep.store.paths import Paths, ensure_dir
-from shellkeep.store.session import AGENT_FOLDER, META_FILE, SessionMeta, read_meta, readable_text
+from shellkeep.store.session import AGENT_FOLDER, EXCHANGES_FILE, META_FILE, SessionMeta, read_meta, readable_text
 from shellkeep.vault.access import Vault
 from shellkeep.vault.objects import check_manifest_mac, is_sealed_object, open_object
 
@@ -93,30 +94,54 @@ def read_manifest(data: bytes, vault: Vault, where: str) -> dict[str, object]:
 
 def remote_root(paths: Paths, machine: str) -> Path:
     """Return the folder of the sessions pulled from ``machine``."""
-    return paths.remotes / machine / "projects"
+    return paths.remote_paths(machine).projects
+
+
+def pulled_machines(paths: Paths) -> list[str]:
+    """Return the ids of the machines whose sessions were pulled here, sorted."""
+    try:
+        return sorted(p.name for p in paths.remotes.iterdir() if p.is_dir())
+    except FileNotFoundError:
+        return []
 
 
 def remote_sessions(paths: Paths, machine: str | None = None) -> list[SessionMeta]:
     """Return the pulled sessions (of ``machine``, or of every machine), newest first.
 
-    A machine is matched by its id, an id prefix, or its host name. Unreadable folders are skipped.
+    A machine is matched by its id, an id prefix, or its host name. Unreadable folders are
+    skipped. Raises UserInputError when ``machine`` matches no machine pulled here (the
+    message lists the ones that were).
     """
     found: list[SessionMeta] = []
+    seen: dict[str, str] = {}  # machine id -> host, of every pulled machine
+    for meta in _pulled(paths):
+        remote = remote_of(meta) or {}
+        seen.setdefault(remote.get("machine", "?"), remote.get("host", ""))
+        if machine is None or _machine_matches(meta, machine):
+            found.append(meta)
+    if machine is not None and not found:
+        known = ", ".join(f"{host or '?'} ({mid[:12]})" for mid, host in sorted(seen.items(), key=lambda kv: kv[1]))
+        raise UserInputError(
+            f"no machine '{machine}' among the pulled sessions"
+            + (f" (pulled: {known}); give one of those" if known else " (none pulled yet)")
+            + ", or run 'shellkeep sync pull --all-machines' to read the remote's"
+        )
+    found.sort(key=lambda m: (m.started_at, m.id), reverse=True)
+    return found
+
+
+def _pulled(paths: Paths) -> Iterator[SessionMeta]:
+    """Yield the metadata of every pulled session, machine by machine; unreadable folders are skipped."""
     try:
         machines = sorted(p for p in paths.remotes.iterdir() if p.is_dir())
     except FileNotFoundError:
-        return found
+        return
     for folder in machines:
-        for meta_file in (folder / "projects").glob(f"*/*/{META_FILE}"):
+        for meta_file in sorted((folder / "projects").glob(f"*/*/{META_FILE}")):
             try:
-                meta = read_meta(meta_file.parent)
+                yield read_meta(meta_file.parent)
             except (OSError, DataError) as exc:
                 log.warning("skipping %s: %s", meta_file.parent, exc)
-                continue
-            if machine is None or _machine_matches(meta, machine):
-                found.append(meta)
-    found.sort(key=lambda m: (m.started_at, m.id), reverse=True)
-    return found
 
 
 def remote_of(meta: SessionMeta) -> dict[str, str] | None:
@@ -146,12 +171,16 @@ def find_remote_session(paths: Paths, ref: str) -> SessionMeta | None:
     return prefixed[0] if len(prefixed) == 1 else None
 
 
-def fetch_session_files(paths: Paths, vault: Vault, meta: SessionMeta, names: list[str] | None = None, *, bucket: Bucket | None = None) -> Path:
+def fetch_session_files(
+    paths: Paths, vault: Vault, meta: SessionMeta, names: list[str] | None = None, *, bucket: Bucket | None = None, audit: bool = True
+) -> Path:
     """Fetch the files of a pulled session that are not in its folder yet; return the folder.
 
     names: the manifest's file names to fetch (None: all). Each part is checked against its
     sha256 and opened when sealed; a file is written atomically once whole. The read is
-    recorded in the audit log. Raises SessionNotFound for a local session, DataError for a
+    recorded in the audit log (``sync fetch``) unless ``audit`` is False (the caller records
+    it). A fetched recording has the session's text indexed again at the next
+    ``search --remote``. Raises SessionNotFound for a local session, DataError for a
     changed object or manifest, ShellkeepError when the bucket cannot be read.
     """
     remote = remote_of(meta)
@@ -188,7 +217,17 @@ def fetch_session_files(paths: Paths, vault: Vault, meta: SessionMeta, names: li
             vault.write_private(target, data)  # copies travel as plaintext inside sealed objects
         else:
             write_bytes_atomic(target, data)  # the bytes as the pushing machine stored them
-    record_read(paths, "sync fetch", meta, detail=remote["url"])
+    if any(n != EXCHANGES_FILE and not n.startswith(AGENT_FOLDER + "/") for n in missing):
+        # Loaded here, once a recording was fetched: the index is not on the start-up path of
+        # the commands that build a context (``shellkeep run``).
+        from shellkeep.archive.index import forget_content
+
+        try:
+            forget_content(paths.remote_paths(remote["machine"]), [meta.id])
+        except ShellkeepError as exc:
+            log.warning("could not mark %s for indexing again: %s", meta.id, exc)
+    if audit:
+        record_read(paths, "sync fetch", meta, detail=remote["url"])
     return folder
 
 

@@ -33,10 +33,12 @@ from typing import TYPE_CHECKING
 
 from shellkeep.app.context import Context
 from shellkeep.app import remote
+from shellkeep.archive.index import index_ended_session
 from shellkeep.app.remote import MANIFEST_FILE, MANIFEST_VERSION, canonical, manifest_path, object_path, open_blob, read_manifest
 from shellkeep.errors import DataError, UserInputError
 from shellkeep.logs import get_logger
 from shellkeep.store.atomic import write_bytes_atomic, write_json_atomic
+from shellkeep.store.audit import record_many, remote_detail
 from shellkeep.store.bucket import Bucket, open_bucket
 from shellkeep.store.paths import Paths, ensure_dir
 from shellkeep.store.session import (
@@ -96,7 +98,10 @@ def this_machine(paths: Paths) -> Machine:
 
 
 def remote_url(ctx: Context, override: str | None) -> str:
-    """Return ``--remote`` when given, else ``sync.url``; raises UserInputError when neither is set."""
+    """Return ``--remote`` when given, else ``sync.url``; raises UserInputError when neither is set
+    or ``--remote`` is given empty (it never falls back to ``sync.url`` then)."""
+    if override is not None and not override.strip():
+        raise UserInputError("--remote is empty; give a storage URL (--remote s3://bucket/prefix) or leave it out to use sync.url")
     url = override or ctx.config.sync.url
     if not url:
         raise UserInputError("no remote is set; set sync.url (shellkeep config set sync.url s3://bucket/prefix) or pass --remote URL")
@@ -245,10 +250,11 @@ def _parts(f: _LocalFile, ctx: Context, part_bytes: int) -> Iterator[bytes]:
                 return
 
 
-def push(ctx: Context, url: str, *, progress: Progress | None = None) -> PushResult:
+def push(ctx: Context, url: str, *, progress: Progress | None = None, on_plaintext: Callable[[], None] | None = None) -> PushResult:
     """Push this machine's finished and interrupted sessions that the remote lacks.
 
-    Blocks while uploading. Raises ShellkeepError when the bucket cannot be reached,
+    on_plaintext: called once, before anything is sent, when sessions are about to be sent
+    with encryption off (never when there is nothing to push). Blocks while uploading. Raises ShellkeepError when the bucket cannot be reached,
     KeyUnavailable when encryption is on and no key is at hand.
     """
     paths = ctx.paths
@@ -261,6 +267,8 @@ def push(ctx: Context, url: str, *, progress: Progress | None = None) -> PushRes
     sent = skipped = bytes_sent = pushed = 0
     errors: list[str] = []
     if todo:
+        if key is None and on_plaintext is not None:
+            on_plaintext()
         there = set(bucket.list("objects/"))  # one listing for the whole push
         # Uploads run on a few threads while the next part is read, sealed and hashed (the
         # hashing, sealing and obstore's requests release the GIL); a session's manifest goes
@@ -430,7 +438,9 @@ class PullResult:
 
 def pull(ctx: Context, url: str, *, machine: str | None = None, all_machines: bool = False) -> PullResult:
     """Read the manifests of other machines' sessions (or ``machine``'s; every one with
-    ``all_machines``, this one's too) into ``remotes/``; fetch no recording.
+    ``all_machines``, this one's too) into ``remotes/``, with their exchanges (small: what
+    ``search --remote`` finds); fetch no recording. The exchanges read are audited
+    (``sync pull``, one entry per session, in one append).
 
     Raises DataError for a changed manifest or index, UserInputError for an unknown machine.
     """
@@ -439,9 +449,11 @@ def pull(ctx: Context, url: str, *, machine: str | None = None, all_machines: bo
     bucket = open_bucket(url)
     pulled_count = known = 0
     hosts: list[str] = []
+    reads: list[tuple[str | None, str | None, str | None]] = []
     for index in _machines(bucket, ctx, me.id, machine, all_machines):
         hosts.append(index.host or index.id)
         pulled = _load_pulled(paths, index.id)
+        searched = paths.remote_paths(index.id)  # the machine's own index (app.remote_search)
         for session_id, entry in sorted(index.sessions.items()):
             sha = entry.get("manifest") if isinstance(entry, dict) else None
             if pulled.get(session_id) == sha:
@@ -458,13 +470,48 @@ def pull(ctx: Context, url: str, *, machine: str | None = None, all_machines: bo
             if not remote.safe_name(project) or "/" in project or not remote.safe_name(session_id):
                 raise DataError(f"{where} names an unsafe folder; it is refused")
             folder = ensure_dir(remote.remote_root(paths, index.id) / project / session_id)
+            _drop_changed_files(folder, manifest)
             write_bytes_atomic(folder / MANIFEST_FILE, data)
             meta = {**session, "remote": {"url": url, "machine": index.id, "host": index.host}}
             write_json_atomic(folder / META_FILE, meta)
             pulled[session_id] = str(sha)
             pulled_count += 1
+            files = manifest["files"]
+            if isinstance(files, dict) and EXCHANGES_FILE in files:
+                # The exchanges are small and what ``search --remote`` and the picker read:
+                # fetched now; recordings wait until they are replayed.
+                fetched = read_meta(folder)
+                remote.fetch_session_files(paths, ctx.vault, fetched, [EXCHANGES_FILE], bucket=bucket, audit=False)
+                reads.append((fetched.id, fetched.project, remote_detail(fetched, f"exchanges from {url}")))
+            if searched.index.exists():  # else it is built whole by the first search --remote
+                # A session pulled again changed files inside its folder, which the index's scan
+                # (by project folder) does not see: indexed now. Never raises.
+                index_ended_session(searched, read_meta(folder), vault=ctx.vault)
         write_json_atomic(_pulled_file(paths, index.id), pulled)
+    try:  # one entry per session whose exchanges were read, in one append
+        record_many(paths, "sync pull", reads)
+    except OSError as exc:
+        log.warning("could not write the audit log %s (%s)", paths.audit_log, exc.strerror or exc)
     return PullResult(url, hosts, pulled_count, known)
+
+
+def _drop_changed_files(folder: Path, manifest: dict[str, object]) -> None:
+    """Remove the files fetched earlier into ``folder`` whose parts the new ``manifest`` changed
+    (the session was pushed again): they are fetched again, as the new manifest says, on use."""
+    try:
+        old = json.loads((folder / MANIFEST_FILE).read_bytes()).get("files", {})
+    except (FileNotFoundError, ValueError, AttributeError):
+        return
+    new = manifest.get("files")
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return
+    for name, entry in old.items():
+        if name == META_FILE or not remote.safe_name(str(name)) or new.get(name) == entry:
+            continue
+        try:
+            (folder / str(name)).unlink()
+        except FileNotFoundError:
+            pass
 
 
 # -- status ---------------------------------------------------------------------------

@@ -17,6 +17,8 @@ class SearchHit:
     time: float seconds since the session's start where the hit is (for ``replay --at``).
     snippet: the text around the match on one line; highlights: ``[start, end)`` character
     ranges of the matched terms in ``snippet``. rank: bm25 score, lower is better.
+    machine: the host name of the machine a pulled session was recorded on (``search
+    --remote``), None for a session of this machine.
     """
 
     session_id: str
@@ -30,3 +32,4 @@ class SearchHit:
     snippet: str
     highlights: list[list[int]]
     rank: float
+    machine: str | None = None

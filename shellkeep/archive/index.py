@@ -541,6 +541,8 @@ def _content_of(meta: SessionMeta, vault: Vault) -> _Content:
             yield event
 
     kept = meta.detail == "full" or os.path.exists(meta.cast)  # record.detail: none may have been kept
+    if meta.extra.get("remote") and not os.path.exists(meta.cast):
+        kept = False  # a pulled session whose recording is not fetched yet (app.remote): its exchanges only
     try:
         if kept:
             cast = vault.open_recording(Path(meta.cast))
@@ -693,6 +695,23 @@ def forget_sessions(paths: Paths, session_ids: Sequence[str]) -> None:
     def work(conn: sqlite3.Connection, fresh: bool) -> None:
         with _write(conn):
             _delete(conn, session_ids)
+
+    _run(paths, work)
+
+
+def forget_content(paths: Paths, session_ids: Sequence[str]) -> None:
+    """Mark the indexed text of ``session_ids`` stale, so the next search renders it again.
+
+    For a session whose files changed without its ``meta.json`` changing (a pulled
+    session's recording, fetched after it was indexed). Nothing happens without an index.
+    Raises ShellkeepError when the index cannot be written.
+    """
+    if not paths.index.exists() or not session_ids:
+        return
+
+    def work(conn: sqlite3.Connection, fresh: bool) -> None:
+        with _write(conn):
+            conn.executemany("UPDATE sessions SET content_key = NULL WHERE id = ?", [(sid,) for sid in session_ids])
 
     _run(paths, work)
 

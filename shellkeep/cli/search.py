@@ -7,6 +7,7 @@ import sys
 import click
 
 from shellkeep.app.listing import moved_projects
+from shellkeep.app.remote_search import search_remote
 from shellkeep.cli.options import complete_agent, context, count, json_option
 from shellkeep.archive.index import SearchRequest, parse_time, search as run_search
 from shellkeep.cli.output import print_json
@@ -20,13 +21,27 @@ from shellkeep.store.paths import project_key
 @click.option("--agent", "agents", multiple=True, metavar="AGENT", shell_complete=complete_agent, help="Only sessions of this agent (repeatable).")
 @click.option("--since", metavar="WHEN", help="Only sessions started at or after WHEN: 2024-05-01, today, 2h, 3d, 1w.")
 @click.option("--limit", type=count(), default=20, show_default=True, help="At most this many hits.")
+@click.option("--remote", "remote", is_flag=True, help="Search the sessions pulled from other machines ('shellkeep sync pull') instead.")
+@click.option("--machine", metavar="M", help="With --remote: only machine M's (id prefix or host name).")
 @json_option
-def search(query: tuple[str, ...], all_projects: bool, agents: tuple[str, ...], since: str | None, limit: int, as_json: bool) -> None:
+def search(
+    query: tuple[str, ...],
+    all_projects: bool,
+    agents: tuple[str, ...],
+    since: str | None,
+    limit: int,
+    remote: bool,
+    machine: str | None,
+    as_json: bool,
+) -> None:
     """Search what sessions showed and the prompts and answers, best hits first.
 
     A project moved or renamed on disk also searches the sessions recorded at its
     former path (matched by its git remote and root commit). Each hit (a prompt, an answer, a marker label or up to 20 transcript lines)
     gives its session and the time (seconds into the recording) to replay from.
+    With --remote, the sessions pulled from other machines are searched (every project;
+    their prompts and answers, and what their screen showed once replayed here), each hit
+    marked with the machine.
     Operators are upper case; there are no parentheses:
 
     \b
@@ -50,22 +65,26 @@ def search(query: tuple[str, ...], all_projects: bool, agents: tuple[str, ...], 
         since=parse_time(since) if since else None,
         limit=limit,
     )
-    hits = run_search(where, request, vault=ctx.vault, recover=ctx.recover)
-    try:  # one entry per session read, in one append
-        record_many(where, "search", [(sid, project, "hit") for sid, project in dict.fromkeys((h.session_id, h.project) for h in hits)])
-    except OSError as exc:
-        click.echo(f"shellkeep: could not write the audit log ({exc.strerror or exc})", err=True)
+    if remote or machine:
+        hits = search_remote(ctx, request, machine)  # audited there, with each hit's machine
+    else:
+        hits = run_search(where, request, vault=ctx.vault, recover=ctx.recover)
+        try:  # one entry per session read, in one append
+            record_many(where, "search", [(sid, project, "hit") for sid, project in dict.fromkeys((h.session_id, h.project) for h in hits)])
+        except OSError as exc:
+            click.echo(f"shellkeep: could not write the audit log ({exc.strerror or exc})", err=True)
     if as_json:
         print_json(hits)
         return
     if not hits:
-        click.echo(f"nothing matches '{request.query}'" + ("" if all_projects else "; try --all"), err=True)
+        click.echo(f"nothing matches '{request.query}'" + ("" if all_projects or remote or machine else "; try --all"), err=True)
         return
     color = sys.stdout.isatty()
     for hit in hits:
         where_in = hit.kind if hit.exchange is None else f"{hit.kind} #{hit.exchange}"
         name = f" ({hit.session_name})" if hit.session_name else ""
-        title = f"{hit.session_id}{name}  {hit.agent}  {where_in}  at {hit.time:.1f}s"
+        on = f"  on {hit.machine}" if hit.machine is not None else ""
+        title = f"{hit.session_id}{name}{on}  {hit.agent}  {where_in}  at {hit.time:.1f}s"
         click.echo(click.style(title, bold=True) if color else title)
         click.echo("  " + _highlight(hit.snippet, hit.highlights, color))
     first = hits[0]

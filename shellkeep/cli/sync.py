@@ -31,9 +31,11 @@ def push_command(remote: str | None, as_json: bool) -> None:
     """
     ctx = context(strict=True)
     url = remote_url(ctx, remote)
-    if not ctx.config.encryption.encrypt:
-        warn(f"encryption is off: {url} will hold your sessions in plaintext (set encryption.encrypt = true to seal them)")
-    result = push(ctx, url)
+    result = push(
+        ctx,
+        url,
+        on_plaintext=lambda: warn(f"encryption is off: {url} will hold your sessions in plaintext (set encryption.encrypt = true to seal them)"),
+    )
     if as_json:
         print_json(result)
     else:

@@ -28,7 +28,10 @@ from shellkeep.store.session import SessionMeta, host_name, iso, utc_now
 from shellkeep.store.atomic import write_json_atomic
 from shellkeep.logs import get_logger
 
-__all__ = ["GENESIS", "AuditEntry", "VerifyResult", "read_entries", "record", "record_file_read", "record_many", "record_read", "verify"]
+__all__ = [
+    "GENESIS", "AuditEntry", "VerifyResult", "pulled_from", "read_entries", "record", "record_file_read", "record_many", "record_read",
+    "remote_detail", "verify",
+]
 
 log = get_logger(__name__)
 
@@ -167,10 +170,30 @@ def record_many(paths: Paths, command: str, reads: Sequence[tuple[str | None, st
     return [AuditEntry(**entry) for entry in entries]  # type: ignore[arg-type]
 
 
+def pulled_from(meta: SessionMeta) -> str | None:
+    """Return ``pulled from HOST (MACHINE-ID)`` for a session pulled from another machine
+    (its ``meta.json`` holds ``"remote"``, written by ``sync pull``), None for a local one."""
+    remote = meta.extra.get("remote")
+    if not isinstance(remote, dict) or not isinstance(remote.get("machine"), str):
+        return None
+    return f"pulled from {remote.get('host') or '?'} ({str(remote['machine'])[:12]})"
+
+
+def remote_detail(meta: SessionMeta, detail: str | None) -> str | None:
+    """Return ``detail`` with where a pulled session came from appended (unchanged for a local one)."""
+    where = pulled_from(meta)
+    if where is None:
+        return detail
+    return f"{detail}; {where}" if detail else where
+
+
 def record_read(paths: Paths, command: str, meta: SessionMeta, detail: str | None = None) -> None:
-    """Record that ``command`` read ``meta``'s recording; a failure is logged, never raised."""
+    """Record that ``command`` read ``meta``'s recording; a failure is logged, never raised.
+
+    A session pulled from another machine is recorded with ``pulled from HOST (ID)`` in its detail.
+    """
     try:
-        record(paths, command, meta.id, project=meta.project, detail=detail)
+        record(paths, command, meta.id, project=meta.project, detail=remote_detail(meta, detail))
     except OSError as exc:
         log.warning("could not write the audit log %s (%s)", paths.audit_log, exc.strerror or exc)
 

@@ -96,13 +96,15 @@ def open_bucket(url: str, *, create: bool = False) -> Bucket:
 
     create: a ``file://`` folder that does not exist is made (``sync push``); otherwise it is
     a UserInputError, so a command that only reads never makes folders for a mistyped URL.
-    Raises UserInputError for an empty or unknown URL, ShellkeepError when obstore refuses it.
+    Raises UserInputError for an empty or unknown URL, one without a bucket, or one obstore refuses.
     """
     if not url:
         raise UserInputError("no remote is set; set sync.url (shellkeep config set sync.url s3://bucket/prefix) or pass --remote URL")
     scheme = url.split("://", 1)[0].lower() if "://" in url else ""
     if scheme not in SCHEMES:
         raise UserInputError(f"'{url}' is not a storage URL; use s3://bucket/prefix, gs://, az:// or file:///path")
+    if scheme not in ("file", "memory") and not url.split("://", 1)[1].split("/", 1)[0]:
+        raise UserInputError(f"'{url}' names no bucket; use {scheme}://bucket/prefix")
     from obstore.store import from_url
 
     try:
@@ -117,6 +119,7 @@ def open_bucket(url: str, *, create: bool = False) -> Bucket:
             store = from_url(url)
     except UserInputError:
         raise
-    except Exception as exc:  # noqa: BLE001 - obstore's own error classes
-        raise ShellkeepError(f"could not open {url}: {str(exc).strip().splitlines()[0][:300]}") from exc
+    except Exception as exc:  # noqa: BLE001 - obstore's own error classes; no request was made: the URL is wrong
+        first = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+        raise UserInputError(f"'{url}' is not a storage URL obstore can open ({first}); check the URL") from exc
     return Bucket(url, store)

@@ -94,6 +94,16 @@ class Paths:
         """Return the folder of sessions pulled from other machines: ``remotes/<machine>/projects/...``."""
         return self.home / "remotes"
 
+    def remote_paths(self, machine: str) -> Paths:
+        """Return the layout of the sessions pulled from ``machine`` (its id): ``remotes/<machine>``
+        as a home of its own, with ``projects/`` and a derived index of its own (``search --remote``)."""
+        return Paths(self.remotes / machine, self.config_file)
+
+    @property
+    def otlp_queue(self) -> Path:
+        """Return the folder of the sessions the OTLP export could not send yet, one file each (``app.otlp``)."""
+        return self.home / "otlp-queue"
+
     @property
     def sync_state(self) -> Path:
         """Return the folder of what ``sync push`` knows it sent, one file per remote URL."""

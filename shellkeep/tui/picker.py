@@ -1,7 +1,8 @@
 """The session picker of ``shellkeep browse`` and ``shellkeep resume --pick``: a Textual app.
 
 The project's sessions newest first (with those recorded at its former paths, as ``ls``
-lists them; every project after Ctrl-A), a filter typed at the top
+lists them; every project after Ctrl-A, with the sessions pulled from other machines by
+``sync pull``, marked with their machine), a filter typed at the top
 that keeps the sessions matching every word (id, name, agent, status, command, directory,
 prompts), and a preview of the highlighted session's last screen (an audited read) and last
 exchanges. Enter resumes it; Ctrl-R replays it (``browse`` only); Escape leaves.
@@ -21,6 +22,7 @@ from shellkeep.app.context import Context
 from shellkeep.app.moves import project_sessions
 from shellkeep.app.conversation import gather
 from shellkeep.app.reads import last_screen
+from shellkeep.app.remote import remote_of, remote_sessions
 from shellkeep.errors import SessionNotFound, ShellkeepError, UserInputError
 from shellkeep.store.checkpoints import read_checkpoints
 from shellkeep.store.paths import project_key
@@ -53,6 +55,8 @@ class _Entry:
     meta: SessionMeta
     haystack: str
     first_prompt: str = ""
+    machine: str = ""
+    """The host a pulled session was recorded on ('' for this machine's)."""
 
 
 def pick_session(ctx: Context, *, all_sessions: bool = False) -> str | None:
@@ -98,21 +102,28 @@ def picker_app(ctx: Context, *, all_projects: bool, allow_replay: bool, all_sess
 def _entries(ctx: Context, *, all_projects: bool, all_sessions: bool = False) -> list[_Entry]:
     """Return the sessions of the project (or every project), newest first, with their filter text.
 
-    Trivial sessions (``store.session.is_trivial``) are left out unless ``all_sessions``.
+    Every project's include the sessions pulled from other machines, their host in
+    ``machine`` (and in the filter text). Trivial sessions (``store.session.is_trivial``)
+    are left out unless ``all_sessions``.
     """
     entries = []
     # This project's include those recorded at its former paths (a moved work tree), as in ``ls``.
-    for meta in ctx.sessions(all_projects=True) if all_projects else project_sessions(ctx):
+    metas = ctx.sessions(all_projects=True) if all_projects else project_sessions(ctx)
+    if all_projects:
+        metas = sorted([*metas, *remote_sessions(ctx.paths)], key=lambda m: (m.started_at, m.id), reverse=True)
+    for meta in metas:
         if not all_sessions and is_trivial(meta):
             continue
+        remote = remote_of(meta)
+        machine = (remote.get("host") or "?") if remote else ""
         try:
             exchanges = read_exchanges(meta, ctx.vault)
         except ShellkeepError:  # sealed with a key no store holds (suspended): listed all the same
             exchanges = []
         prompts = " ".join(e.prompt for e in exchanges)
         first = next((e.prompt.strip() for e in exchanges if e.prompt.strip()), "")
-        words = [meta.id, meta.name or "", meta.title or "", meta.agent, meta.status, " ".join(meta.command), meta.cwd, meta.project, prompts]
-        entries.append(_Entry(meta, " ".join(words).lower(), first))
+        words = [meta.id, meta.name or "", meta.title or "", meta.agent, meta.status, " ".join(meta.command), meta.cwd, meta.project, machine, prompts]
+        entries.append(_Entry(meta, " ".join(words).lower(), first, machine))
     return entries
 
 
@@ -123,17 +134,20 @@ def matches(entry: _Entry, query: str) -> bool:
 
 WIDE_COLS = 120
 """From this terminal width on, the picker shows the preview pane beside the list."""
-_FIXED_COLS = {"session": 21, "project": 14, "started": 11, "agent": 8, "status": 11, "ex": 3}
+_FIXED_COLS = {"session": 21, "machine": 10, "project": 14, "started": 11, "agent": 8, "status": 11, "ex": 3}
 """Widths of the columns before "title or prompt", in terminal columns (cells padded 1 each side)."""
 _MIN_WHAT_COLS = 30
 """The id column is shown only when "title or prompt" keeps at least this many columns."""
 
 
-def _columns(with_project: bool, list_cols: int) -> list[str]:
-    """Return the column names for a list ``list_cols`` wide: the id only where it leaves room."""
+def _columns(with_project: bool, list_cols: int, with_machine: bool = False) -> list[str]:
+    """Return the column names for a list ``list_cols`` wide: the id only where it leaves room;
+    ``machine`` (where a pulled session was recorded) with ``with_machine``."""
     columns = ["started", "agent", "status", "ex", "title or prompt"]
     if with_project:
         columns.insert(0, "project")
+    if with_machine:
+        columns.insert(0, "machine")
     fixed = sum(_FIXED_COLS[n] + 2 for n in columns[:-1])
     if list_cols - fixed - _FIXED_COLS["session"] - 2 >= _MIN_WHAT_COLS + 4:
         columns.insert(0, "session")
@@ -156,18 +170,20 @@ def list_width(width_cols: int) -> int:
     return width_cols * 3 // 5 if width_cols >= WIDE_COLS else width_cols
 
 
-def row_cells(entry: _Entry, with_project: bool, width_cols: int) -> tuple[str, ...]:
+def row_cells(entry: _Entry, with_project: bool, width_cols: int, with_machine: bool = False) -> tuple[str, ...]:
     """Return one row's cells for a list ``width_cols`` wide (the whole terminal when narrow).
 
     The last cell (title or prompt) takes the width the others leave; every cell is cut
-    to its column, so a row fits the terminal from 80 columns on.
+    to its column, so a row fits the terminal from 80 columns on. with_machine: a
+    ``machine`` cell first (the host of a pulled session, ``-`` for this machine's).
     """
     meta = entry.meta
-    names = _columns(with_project, list_width(width_cols))
+    names = _columns(with_project, list_width(width_cols), with_machine)
     fixed = sum(_FIXED_COLS[n] + 2 for n in names[:-1])
     rest = max(10, list_width(width_cols) - fixed - 2 - 2)  # the last cell's padding, the scrollbar
     cells = {
         "session": meta.id,
+        "machine": entry.machine or "-",
         "project": meta.project,
         "started": format_local_time(meta.started_at)[-11:],  # mm-dd HH:MM; the list is newest first
         "agent": meta.agent,
@@ -312,10 +328,12 @@ def _picker_class() -> _PickerFactory:
             width = self.size.width
             self._wide = width >= WIDE_COLS
             self.query_one("#preview").set_class(not self._wide, "narrow")
-            table.add_columns(*_columns(self.all_projects, list_width(width)))
-            self._shown = [e for e in self._entries() if matches(e, query)]
+            entries = self._entries()
+            with_machine = any(e.machine for e in entries)
+            table.add_columns(*_columns(self.all_projects, list_width(width), with_machine))
+            self._shown = [e for e in entries if matches(e, query)]
             for entry in self._shown:
-                table.add_row(*row_cells(entry, self.all_projects, width), key=entry.meta.id)
+                table.add_row(*row_cells(entry, self.all_projects, width, with_machine), key=entry.meta.id)
             scope = "any project" if self.all_projects else "this project (Ctrl-A: every project)"
             empty = "" if self._shown else f"no session of {scope} matches '{query}'" if query else f"no sessions in {scope}"
             self.query_one("#empty", Static).update(empty)
@@ -343,12 +361,17 @@ def _picker_class() -> _PickerFactory:
             if not self._wide:
                 return  # no pane to show it in: read nothing (each preview is an audited read)
             entry = self._current()
-            screen, exchanges = (Text(""), "") if entry is None else self._preview(entry.meta)
+            screen, exchanges = (Text(""), "") if entry is None else self._preview(entry)
             self.query_one("#screen", Static).update(screen)
             self.query_one("#exchanges", Static).update(exchanges)
 
-        def _preview(self, meta: SessionMeta) -> tuple[Text, str]:
+        def _preview(self, entry: _Entry) -> tuple[Text, str]:
+            meta = entry.meta
             cached = self._previews.get(meta.id)
+            if cached is None and entry.machine and not Path(meta.cast).exists():
+                # Pulled, its recording not fetched: a preview does not fetch it (a replay does).
+                screen = Text(f"(recorded on {entry.machine}; its recording is fetched when it is replayed)")
+                cached = self._previews[meta.id] = (screen, _preview_checkpoints(meta) + _preview_exchanges(self._ctx, meta))
             if cached is None:
                 try:
                     snapshot = last_screen(self._ctx, meta, command="browse")  # audited, as every read

@@ -185,3 +185,54 @@ def test_without_the_sdk_doctor_and_the_upkeep_say_so_in_one_line(home: Paths, r
     assert check["status"] == "fail" and "not installed" in check["detail"] and "pip install" in check["fix"]
     [ok] = [c for c in json.loads(run_sk("doctor", "--json").stdout) if c["check"] == "otlp export"]
     assert ok["status"] == "ok" and receiver.endpoint in ok["detail"]
+
+
+def _session_ids(server: OtlpReceiver) -> list[object]:
+    return [attrs["shellkeep.session.id"] for r in server.requests() for name, attrs, _, _ in _spans(r) if name == "shellkeep.session"]
+
+
+def _down_endpoint() -> tuple[str, int]:
+    """The endpoint of a receiver that was started and stopped: nothing listens on its port now."""
+    stopped = OtlpReceiver()
+    port = stopped.server.server_address[1]
+    stopped.close()
+    return stopped.endpoint, port
+
+
+def test_a_session_not_sent_while_the_receiver_was_down_is_sent_at_a_later_run(home: Paths) -> None:
+    endpoint, port = _down_endpoint()
+    _configure(home, endpoint, timeout_s=1)
+    first = run_sk("run", "--name", "while-down", "--", PY, "-c", "print('one')")
+    assert first.returncode == 0
+    wait_for_background(home)  # retried with back-off within timeout_s, then queued
+    [queued] = [p.stem for p in (home.home / "otlp-queue").glob("*.json")]
+    server = OtlpReceiver(port=port)  # the receiver is back
+    try:
+        second = run_sk("run", "--name", "when-up", "--", PY, "-c", "print('two')")
+        assert second.returncode == 0
+        wait_until(lambda: len(_session_ids(server)) >= 2, 60)
+        wait_for_background(home)
+        ids = _session_ids(server)
+        assert ids[1] == queued and len(ids) == 2  # this run's session first, then the queued one, once
+        assert list((home.home / "otlp-queue").glob("*.json")) == []
+    finally:
+        server.close()
+
+
+def test_the_queue_is_bounded_in_sessions_and_in_tries(home: Paths) -> None:
+    from shellkeep.app.otlp import export_session, queued_sessions
+
+    endpoint, port = _down_endpoint()
+    _configure(home, endpoint, timeout_s=0.3)
+    ctx = open_context(paths=home, cwd=Path.cwd())
+    metas = [make_session(home, Path.cwd(), n) for n in range(1, 5)]
+    for meta in metas[:3]:
+        assert not export_session(home, meta, ctx.config, ctx.vault, max_sessions=2, max_tries=1)
+    assert queued_sessions(home) == [metas[1].id, metas[2].id]  # the oldest was dropped past the bound
+    server = OtlpReceiver(statuses=[200] + [503] * 100, port=port)  # this run's session arrives, the queued ones fail
+    try:
+        assert export_session(home, metas[3], ctx.config, ctx.vault, max_sessions=2, max_tries=1)
+        assert _session_ids(server)[0] == metas[3].id
+        assert queued_sessions(home) == [metas[2].id]  # tried once more and dropped; the next waits for another run
+    finally:
+        server.close()

@@ -26,7 +26,7 @@ def test_search_json_gives_session_time_and_highlights(home: Paths) -> None:
     hits = json.loads(result.stdout)
     assert len(hits) == 1
     hit = hits[0]
-    assert set(hit) == {"session_id", "session_name", "project", "agent", "started_at", "kind", "exchange", "time", "snippet", "highlights", "rank"}
+    assert set(hit) == {"session_id", "session_name", "project", "agent", "started_at", "kind", "exchange", "time", "snippet", "highlights", "rank", "machine"}
     assert (hit["session_id"], hit["session_name"], hit["time"], hit["kind"]) == (meta.id, "db", 12.5, "transcript")
     assert [hit["snippet"][a:b] for a, b in hit["highlights"]] == ["connection", "refused"]
     assert [(e.command, e.session) for e in audit.read_entries(home)] == [("search", meta.id)]

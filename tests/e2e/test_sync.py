@@ -254,6 +254,10 @@ def test_with_encryption_the_bucket_holds_no_plaintext_and_no_key(home: Paths, b
     share_key(None, laptop, tmp_path)
     sk("sync", "pull", "--remote", bucket_url, env=laptop)
     assert WORD in sk("replay", "--speed", "1000", session_id, env=laptop).stdout.decode()
+    [hit] = json.loads(sk("search", "--remote", WORD, "--json", env=laptop).stdout)  # searched sealed, as a local one
+    assert hit["session_id"] == session_id
+    index_files = list(Path(laptop["SHELLKEEP_HOME"], "remotes").glob("*/index.sqlite3*"))  # with its WAL
+    assert index_files and not any(WORD.encode() in f.read_bytes() for f in index_files)  # its text stays out of the plain index
 
 
 def test_without_the_key_a_sealed_remote_is_refused_in_one_line(home: Paths, bucket_url: str, tmp_path: Path) -> None:
@@ -374,3 +378,142 @@ def test_deleting_here_deletes_remotely_only_with_prune(home: Paths, bucket_url:
     sk("config", "set", "sync.prune", "true")
     pruned = json.loads(sk("sync", "push", "--json").stdout)
     assert pruned["pruned"] == 1 and not [p for p in bucket_objects(bucket_url) if p.endswith("manifest.json")]
+
+
+def test_ls_remote_with_an_unknown_machine_names_it_and_the_known_ones(home: Paths, bucket_url: str, tmp_path: Path) -> None:
+    none_yet = sk("ls", "--remote", "--machine", "nosuch", ok=False)
+    assert none_yet.returncode == 2 and "'nosuch'" in none_yet.stderr.decode() and "none pulled yet" in none_yet.stderr.decode()
+    laptop = machine(tmp_path, "laptop")
+    record(home)
+    sk("sync", "push", "--remote", bucket_url)
+    sk("sync", "pull", "--remote", bucket_url, env=laptop)
+    unknown = sk("ls", "--remote", "--machine", "nosuch", env=laptop, ok=False)
+    err = unknown.stderr.decode()
+    assert unknown.returncode == 2 and err.count("\n") == 1 and "'nosuch'" in err and os.uname().nodename in err, err
+    assert unknown.stdout == b""
+
+
+@pytest.mark.parametrize("url", ["s3://", "gs://", "az://", "s3:///prefix"], ids=["s3", "gs", "az", "s3-no-bucket"])
+def test_a_remote_url_without_a_bucket_is_one_line_exit_2(home: Paths, url: str) -> None:
+    refused = sk("sync", "status", "--remote", url, ok=False)
+    err = refused.stderr.decode()
+    assert refused.returncode == 2 and err.count("\n") == 1 and "names no bucket" in err, err
+
+
+def test_an_empty_remote_is_refused_not_replaced_by_sync_url(home: Paths, tmp_path: Path) -> None:
+    share = tmp_path / "share"
+    sk("config", "set", "sync.url", f"file://{share}")
+    record(home)
+    for command in ("push", "pull", "status"):
+        empty = sk("sync", command, "--remote", "", ok=False)
+        assert empty.returncode == 2 and "--remote is empty" in empty.stderr.decode() and empty.stderr.decode().count("\n") == 1
+    assert not share.exists()  # nothing went to sync.url
+
+
+def test_the_plaintext_warning_comes_once_and_only_when_something_is_sent(home: Paths, tmp_path: Path) -> None:
+    url = f"file://{tmp_path / 'share'}"
+    nothing = sk("sync", "push", "--remote", url)
+    assert b"in plaintext" not in nothing.stderr
+    record(home)
+    first = sk("sync", "push", "--remote", url)
+    assert first.stderr.decode().count("in plaintext") == 1
+    again = sk("sync", "push", "--remote", url)
+    assert b"in plaintext" not in again.stderr and b"pushed 0 sessions" in again.stdout
+
+
+def _pulled_pair(home: Paths, url: str, tmp_path: Path) -> tuple[str, dict[str, str], Path]:
+    """A session with a prompt on this machine, pushed to ``url`` and pulled by a laptop: (id, laptop env, its folder there)."""
+    from tests.unit.store.factory import make_session
+
+    meta = make_session(
+        home, Path.cwd(), 1, events=((0.5, "o", "screenword-77 on the screen\r\n"),), exchanges=[{"prompt": "fix the promptword-42 bug", "answer": "fixed"}]
+    )
+    sk("sync", "push", "--remote", url)
+    laptop = machine(tmp_path, "laptop")
+    sk("sync", "pull", "--remote", url, env=laptop)
+    folder = next(Path(laptop["SHELLKEEP_HOME"], "remotes").glob(f"*/projects/*/{meta.id}"))
+    return meta.id, laptop, folder
+
+
+def test_search_remote_finds_pulled_sessions_marked_with_their_machine(home: Paths, bucket_url: str, tmp_path: Path) -> None:
+    session_id, laptop, folder = _pulled_pair(home, bucket_url, tmp_path)
+    assert sorted(p.name for p in folder.iterdir()) == ["exchanges.jsonl", "manifest.json", "meta.json"]  # no recording yet
+    host = os.uname().nodename
+    [hit] = json.loads(sk("search", "--remote", "promptword-42", "--json", env=laptop).stdout)
+    assert (hit["session_id"], hit["kind"], hit["machine"]) == (session_id, "prompt", host)
+    text = sk("search", "--remote", "promptword-42", env=laptop).stdout.decode()
+    assert f"{session_id}  on {host}" in text
+    assert json.loads(sk("search", "--all", "promptword-42", "--json", env=laptop).stdout) == []  # local search stays local
+    assert json.loads(sk("search", "--remote", "screenword-77", "--json", env=laptop).stdout) == []  # not fetched: not rendered
+    assert "screenword-77" in sk("replay", "--speed", "1000", session_id, env=laptop).stdout.decode()
+    [seen] = json.loads(sk("search", "--remote", "screenword-77", "--json", env=laptop).stdout)
+    assert (seen["kind"], seen["machine"]) == ("transcript", host)
+    assert json.loads(sk("search", "--remote", "--machine", host, "promptword-42", "--json", env=laptop).stdout)
+    unknown = sk("search", "--remote", "--machine", "nosuch", "promptword-42", env=laptop, ok=False)
+    assert unknown.returncode == 2 and "'nosuch'" in unknown.stderr.decode() and unknown.stderr.decode().count("\n") == 1
+    assert [h["machine"] for h in json.loads(sk("search", "--all", "promptword-42", "--json").stdout)] == [None]  # desk's own
+
+
+def test_every_read_of_a_pulled_session_is_audited_with_its_machine(home: Paths, bucket_url: str, tmp_path: Path) -> None:
+    session_id, laptop, _ = _pulled_pair(home, bucket_url, tmp_path)
+    host = os.uname().nodename
+    sk("search", "--remote", "promptword-42", env=laptop)
+    sk("show", session_id, env=laptop)  # fetches the recording first
+    sk("replay", "--speed", "1000", session_id, env=laptop)
+    sk("export", "--format", "txt", session_id, env=laptop)
+    sk("cat", session_id, env=laptop)
+    entries = json.loads(sk("audit", "--json", env=laptop).stdout)
+    ours = {e["command"]: e for e in entries if e["session"] == session_id}
+    assert {"sync pull", "search", "sync fetch", "show", "replay", "export", "cat"} <= set(ours), [e["command"] for e in entries]
+    for command in ("sync pull", "search", "show", "replay", "export", "cat"):
+        assert f"pulled from {host} (" in (ours[command]["detail"] or ""), (command, ours[command])
+    assert bucket_url in ours["sync fetch"]["detail"] and bucket_url in ours["sync pull"]["detail"]
+    assert sk("audit", "verify", env=laptop).returncode == 0
+
+
+def test_three_machines_on_one_bucket_give_a_team_view(home: Paths, bucket_url: str, tmp_path: Path) -> None:
+    from tests.unit.store.factory import make_session
+
+    envs = {"desk-1": dict(os.environ), "laptop-2": machine(tmp_path, "laptop"), "ci-3": machine(tmp_path, "ci")}
+    ids: dict[str, str] = {}
+    machine_ids: dict[str, str] = {}
+    for n, (host, env) in enumerate(envs.items(), start=1):
+        data = Path(env["SHELLKEEP_HOME"])
+        data.mkdir(parents=True, exist_ok=True)
+        machine_ids[host] = uuid.uuid4().hex
+        (data / "machine.json").write_text(json.dumps({"id": machine_ids[host], "host": host}))  # as this_machine keeps it
+        made = make_session(Paths(data, data / "none.toml"), Path.cwd(), n, exchanges=[{"prompt": f"teamword from {host}", "answer": "ok"}])
+        ids[host] = made.id
+        sk("sync", "push", "--remote", bucket_url, env=env)
+    everyone = json.loads(sk("sync", "pull", "--remote", bucket_url, "--all-machines", "--json").stdout)
+    assert everyone["sessions_pulled"] == 3 and sorted(everyone["machines"]) == sorted(envs)
+    listed = json.loads(sk("ls", "--remote", "--json").stdout)
+    assert {(m["id"], m["machine"]) for m in listed} == {(ids[h], h) for h in envs}
+    for host in envs:
+        by_host = json.loads(sk("ls", "--remote", "--machine", host, "--json").stdout)
+        by_id = json.loads(sk("ls", "--remote", "--machine", machine_ids[host][:8], "--json").stdout)
+        assert [m["id"] for m in by_host] == [m["id"] for m in by_id] == [ids[host]]
+        hits = json.loads(sk("search", "--remote", "--machine", host, "teamword", "--json").stdout)
+        assert [(h["session_id"], h["machine"]) for h in hits] == [(ids[host], host)]
+    table = sk("ls", "--remote", "--machine", "ci-3").stdout.decode()
+    assert "ci-3" in table and ids["ci-3"] in table and ids["laptop-2"] not in table
+    others = json.loads(sk("sync", "pull", "--remote", bucket_url, "--json", env=envs["laptop-2"]).stdout)
+    assert others["sessions_pulled"] == 2 and sorted(others["machines"]) == ["ci-3", "desk-1"]  # not its own
+    newcomer = machine(tmp_path, "newcomer")
+    one = json.loads(sk("sync", "pull", "--remote", bucket_url, "--machine", "ci-3", "--json", env=newcomer).stdout)
+    assert (one["sessions_pulled"], one["machines"]) == (1, ["ci-3"])
+    assert [m["id"] for m in json.loads(sk("ls", "--remote", "--json", env=newcomer).stdout)] == [ids["ci-3"]]
+
+
+def test_a_session_pushed_again_with_new_exchanges_is_searched_as_pushed(home: Paths, tmp_path: Path) -> None:
+    url = f"file://{tmp_path / 'share'}"
+    session_id, laptop, folder = _pulled_pair(home, url, tmp_path)
+    assert json.loads(sk("search", "--remote", "promptword-42", "--json", env=laptop).stdout)  # its index is built
+    [local] = home.projects.glob(f"*/{session_id}")
+    with open(local / "exchanges.jsonl", "a", encoding="utf-8") as fh:  # a later exchange, as the upkeep adds one
+        fh.write(json.dumps({"index": 1, "prompt": "now the laterword-9 part", "answer": "ok", "time": None}) + "\n")
+    sk("sync", "push", "--remote", url)
+    again = json.loads(sk("sync", "pull", "--remote", url, "--json", env=laptop).stdout)
+    assert again["sessions_pulled"] == 1
+    assert "laterword-9" in (folder / "exchanges.jsonl").read_text()
+    assert [h["session_id"] for h in json.loads(sk("search", "--remote", "laterword-9", "--json", env=laptop).stdout)] == [session_id]

@@ -185,3 +185,37 @@ def test_rows_show_title_or_first_prompt_and_fit_the_terminal(home: Paths, sessi
     assert used <= room <= cols  # no column runs past the screen: nothing to scroll sideways
     assert rows[0][-1] == "fix the flaky test" and rows[1][-1] == "rename the parser"  # the first prompt
     assert (sessions[0] in rows[0]) is False  # no room for the id beside the project; Enter still picks by id
+
+
+def test_every_project_shows_the_pulled_sessions_marked_with_their_machine(home: Paths, sessions: list[str], tmp_path: Path) -> None:
+    from shellkeep.app.sync import pull, push
+    from shellkeep.store.session import host_name
+
+    pytest.importorskip("obstore")
+    desk = Paths(tmp_path / "desk", tmp_path / "desk.toml")
+    theirs = make_session(desk, Path.cwd(), 9, agent="claude", exchanges=[exchange(0, "tune the far cache")])
+    url = f"file://{tmp_path / 'share'}"
+    push(open_context(paths=desk, cwd=Path.cwd()), url)
+    pull(open_context(paths=home, cwd=Path.cwd()), url)
+    assert _pick(home, Path.cwd(), ["enter"]) == Choice("resume", sessions[0])  # this project: this machine's only
+    assert _pick(home, Path.cwd(), ["ctrl+a", *"far cache", "ctrl+r"]) == Choice("replay", theirs.id)
+    app = picker_app(open_context(paths=home, cwd=Path.cwd()), all_projects=True, allow_replay=True)
+
+    async def drive() -> tuple[list[str], list[str], str, str]:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            table = app.query_one("#table")
+            columns = [str(c.label) for c in table.columns.values()]  # type: ignore[attr-defined]
+            machines = [str(table.get_row_at(i)[0]) for i in range(table.row_count)]  # type: ignore[attr-defined]
+            screen = str(app.query_one("#screen").render())
+            exchanges = str(app.query_one("#exchanges").render())
+            await pilot.press("escape")
+        return columns, machines, screen, exchanges
+
+    columns, machines, screen, exchanges = asyncio.run(drive())
+    assert columns[0] == "machine"
+    host = host_name()
+    assert machines == [host if len(host) <= 10 else host[:9] + "…", "-", "-"]  # the pulled one is the newest
+    assert "recorded on" in screen and "fetched when it is replayed" in screen  # the preview fetched nothing
+    assert "› tune the far cache" in exchanges
+    assert list(home.remotes.glob("*/projects/*/*/exchanges.jsonl")) and not list(home.remotes.glob("*/projects/*/*/session.cast*"))
