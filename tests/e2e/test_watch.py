@@ -200,6 +200,45 @@ def test_a_long_session_folder_path_still_works(home: Paths, tmp_path: Path, mon
     assert not path.exists()
 
 
+def _backlog_text(folder: Path) -> str:
+    """Connect to the live socket in ``folder``; return the output text of its backlog."""
+    sock = connect_live(folder, timeout_s=30)
+    file = sock.makefile("rb")
+    header = parse_line(file.readline())
+    assert isinstance(header, LiveHeader)
+    events = [parse_line(file.readline()) for _ in range(header.backlog)]
+    sock.close()
+    return "".join(e.data for e in events if getattr(e, "code", "") == "o")  # type: ignore[attr-defined]
+
+
+def test_a_viewer_joining_after_a_screen_or_tmux_clear_gets_no_stale_backlog(home: Paths, tmp_path: Path) -> None:
+    # TERM=screen (shellkeep inside tmux or screen): clear(1) sends ESC[H ESC[J, not ESC[2J.
+    env = {**_env(), "TERM": "screen"}
+    session = PtyHarness.start([*SK, "run", "--name", "tmuxed", "--", *BASH], cols=80, rows=24, env=env)
+    session.expect(b"$ ")
+    session.write(b"for i in $(seq 200); do echo stale-$i; done; clear; echo fresh-$((6*7))\r")
+    session.expect(b"fresh-42")
+    folder = _socket(home).parent
+    text = wait_until(lambda: (lambda t: t if "fresh-42" in t else None)(_backlog_text(folder)))
+    assert "stale-" not in text
+    # tmux run inside the session draws on the alternate screen: the ring restarts there and
+    # keeps the main screen aside, which comes back, without tmux's drawing, once tmux exits.
+    tmux = f"tmux -S {tmp_path}/tmux.sock -f /dev/null new-session {' '.join(BASH)}"
+    session.write(f"PS1='$ ' {tmux}\r".encode())
+    session.expect(b"0:bash")  # tmux's status line: it runs
+    session.write(b"echo inside-$((7*8))\r")
+    session.expect(b"inside-56")
+    text = wait_until(lambda: (lambda t: t if "inside-56" in t else None)(_backlog_text(folder)))
+    assert "stale-" not in text and "fresh-42" in text and "\x1b[?1049h" in text
+    session.write(b"exit\r")
+    session.expect(b"[exited]")
+    session.write(b"echo back-$((8*9))\r")
+    session.expect(b"back-72")
+    text = wait_until(lambda: (lambda t: t if "back-72" in t else None)(_backlog_text(folder)))
+    assert "fresh-42" in text and "inside-56" not in text and "stale-" not in text
+    _finish(session)
+
+
 def test_a_secret_reaches_the_viewer_redacted(home: Paths) -> None:
     session = _record("secret")
     client = connect_live(_socket(home).parent)
