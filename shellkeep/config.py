@@ -28,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+import shlex
 import sys
 import types
 import typing
@@ -417,8 +418,20 @@ def _valid_format(value: object) -> None:
 
 def _valid_url(value: object) -> None:
     assert isinstance(value, str)
-    if value and not re.match(r"https?://[^\s/]+", value):
-        raise ValueError('an http:// or https:// URL, or ""')
+    if value and not re.fullmatch(r"https?://[^\s/?#]+(?:[/?#]\S*)?", value, re.IGNORECASE):
+        raise ValueError('an http:// or https:// URL without spaces, or ""')
+
+
+def _valid_command(value: object) -> None:
+    assert isinstance(value, str)
+    if not value:
+        return
+    try:
+        words = shlex.split(value)
+    except ValueError:  # an unclosed quote: neither shlex nor /bin/sh would run it
+        raise ValueError('a command line with its quotes closed, or ""') from None
+    if not words:
+        raise ValueError('a command line, or "" for none')
 
 
 @dataclass(frozen=True, slots=True)
@@ -463,6 +476,7 @@ class NotifyConfig:
         "Run this command for each notification, with SHELLKEEP_SESSION, SHELLKEEP_PROJECT, "
         "SHELLKEEP_AGENT, SHELLKEEP_STATE and SHELLKEEP_LAST_LINE in its environment; split "
         "like a shell's words, and run by /bin/sh only when it holds shell syntax ('' = none).",
+        check=_valid_command,
         project=False,
     )
 

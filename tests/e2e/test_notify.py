@@ -203,3 +203,21 @@ def _notify_modules() -> list[str]:
     assert found.returncode == 0
     names = [line.rsplit("|", 1)[1].strip() for line in found.stderr.decode().splitlines() if line.startswith("import time:")]
     return sorted(n for n in names if n.startswith("shellkeep.app.notif"))
+
+
+@pytest.mark.parametrize(
+    ("setting", "expected"),
+    [({"url": "ftp://host/x"}, "notify.url must be an http:// or https:// URL"), ({"command": "  "}, "notify.command must be a command line")],
+    ids=["url-scheme", "blank-command"],
+)
+def test_a_bad_notifier_setting_is_one_line_at_the_start_and_the_program_still_runs(
+    home: Paths, setting: dict[str, object], expected: str
+) -> None:
+    _configure(home, events=["finished"], **setting)
+    result = run_sk("run", "--", PY, "-c", "print('ran'); raise SystemExit(4)")
+    assert result.returncode == 4  # the program's own status: a recording never refuses it
+    [line] = result.stderr.decode().splitlines()
+    assert line.startswith("shellkeep: invalid config in ") and expected in line and "Traceback" not in line
+    assert b"ran" in result.stdout
+    wait_for_background(home)
+    assert not (home.logs / "notify.log").exists()  # no notifier ran with the bad setting
