@@ -67,12 +67,39 @@ def test_wrong_tokens_are_rate_limited_per_address_and_logged(home: Paths) -> No
         codes = [httpx.get(f"{served.base}/?token={wrong}").status_code for _ in range(10)]
         assert codes == [401] * 10
         assert httpx.get(f"{served.base}/?token={wrong}").status_code == 429
-        # Once limited, even the right token waits: guessing must not go on.
+        # Once limited, even the right token in a URL waits: guessing must not go on. A
+        # viewer already holding the cookie is not locked out, a wrong cookie is.
         assert httpx.get(served.url).status_code == 429
-        assert httpx.get(served.base + "/", cookies={served.cookie_name: served.token}).status_code == 429
+        assert httpx.get(served.base + "/", cookies={served.cookie_name: served.token}).status_code == 200
+        assert httpx.get(served.base + "/", cookies={served.cookie_name: wrong}).status_code == 429
     log = served.stderr()
     assert "wrong token in the URL from 127.0.0.1" in log
     assert wrong not in log and served.token not in log  # values are never logged
+
+
+def test_the_limit_is_per_client_address_and_never_locks_out_a_signed_in_viewer(home: Paths) -> None:
+    # Served on every address, reached from three loopback addresses: three clients.
+    with serve("--host", "0.0.0.0") as served:
+        base = f"http://127.0.0.1:{served.port}"
+
+        def client(address: str) -> httpx.Client:
+            return httpx.Client(transport=httpx.HTTPTransport(local_address=address), base_url=base)
+
+        with client("127.0.0.2") as viewer, client("127.0.0.3") as guesser, client("127.0.0.4") as other:
+            assert viewer.get(f"/?token={served.token}").status_code == 303  # signed in: the cookie is kept
+            assert viewer.get("/").status_code == 200
+            wrong = "B" * len(served.token)
+            codes = [guesser.get(f"/?token={wrong}").status_code for _ in range(11)]
+            assert codes == [401] * 10 + [429]
+            assert guesser.get(f"/?token={served.token}").status_code == 429  # that address waits
+            assert other.get(f"/?token={served.token}").status_code == 303  # another address does not
+            assert viewer.get("/api/sessions").status_code == 200
+            for _ in range(11):  # wrong tokens from the signed-in viewer's own address
+                viewer.get(f"/api/sessions?token={wrong}")
+            assert viewer.get("/api/sessions").status_code == 200  # its cookie still lets it in
+            assert viewer.get(f"/?token={served.token}").status_code == 303
+    log = served.stderr()
+    assert "wrong token in the URL from 127.0.0.3" in log and "from 127.0.0.2" in log
 
 
 def test_a_cross_origin_websocket_is_refused(home: Paths) -> None:
