@@ -249,6 +249,33 @@ def test_a_secret_reaches_the_viewer_redacted(home: Paths) -> None:
     assert SECRET not in received and "[REDACTED:" in received
 
 
+def test_a_secret_typed_across_the_right_margin_reaches_no_viewer_and_no_recording_in_pieces(home: Paths) -> None:
+    # readline draws the 80th column's character, then " \r" (xterm's delayed wrap), then the
+    # rest: the part of the key on the second row must not be left in clear.
+    secret = "sk-ant-api03-" + "A1b2C3d4E5" * 9 + "-FAKEAA"
+    session = _record("margin")
+    client = _Reader(connect_live(_socket(home).parent))
+    for ch in f"echo {secret} done":
+        session.write(ch.encode())
+        session.read_some(0.01)  # typed key by key: readline echoes each one
+    session.write(b"\r")
+    session.expect(b"done\r\n")
+    session.expect(b"$ ", times=2)
+    _finish(session)
+    client.join(30)
+    viewed = "".join(e.data for e in client.lines if getattr(e, "code", "") == "o")  # type: ignore[attr-defined]
+    _, header, events = only_session(home)
+    recorded = output_text(events)
+    for text in (viewed, recorded):
+        assert "A1b2C3d4E5" not in text and "FAKEAA" not in text and "[REDACTED:anthropic-key]" in text
+    screen = Terminal(TermSize(80, 24))
+    screen.feed(recorded)
+    rows = screen.text_lines()
+    echoed = next(i for i, row in enumerate(rows) if row.startswith("$ echo [REDACTED:anthropic-key]"))
+    assert rows[echoed + 1].strip() == "done"  # the command line keeps its two rows, the key blanked
+    assert rows[echoed + 2].startswith("[REDACTED:anthropic-key]")  # echo's own output
+
+
 def test_input_from_a_viewer_reaches_the_program_and_is_recorded_with_a_marker(home: Paths) -> None:
     session = _record("typed")
     client = connect_live(_socket(home).parent)
