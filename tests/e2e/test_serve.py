@@ -241,6 +241,22 @@ def test_the_list_filters_by_project_agent_status_and_live_state(home: Paths, tm
     assert {first, second, running} == {rows[n]["id"] for n in ("here", "there", "running")}
 
 
+def test_stats_label_sessions_without_a_model_and_round_durations(home: Paths) -> None:
+    for n in range(3):  # plain programs: no agent, no model
+        record_session(home, f"import time; time.sleep(0.{n + 1}3); print('plain {n}')")
+    wait_for_background(home)
+    with serve() as served:
+        client = served.client()
+        report = client.get("/api/stats", params={"by": "model"}).json()
+        [group] = report["groups"]
+        assert group["key"] == "" and group["sessions"] == 3
+        for row in (group, report["total"]):
+            assert row["duration_s"] == round(row["duration_s"], 3), row  # no float noise
+            assert len(repr(row["duration_s"]).partition(".")[2]) <= 3
+        page = client.get("/stats", params={"by": "model"})
+        assert "no model reported" in page.text and "(none)" not in page.text
+
+
 def test_bad_filters_and_queries_are_one_line_on_the_page(home: Paths) -> None:
     with serve() as served:
         client = served.client()
