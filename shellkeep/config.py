@@ -464,9 +464,9 @@ class NotifyConfig:
     )
     format: str = _setting(
         "text",
-        "The POST's body: 'text' (ntfy-compatible: the last line on screen as plain text, the "
-        "headers Title and Tags) or 'json' (an object with session, project, agent, state, "
-        "hint, last_line).",
+        "The POST's body: 'text' (ntfy-compatible: the last line on screen, then the session and "
+        "its exit status, as plain text, the headers Title and Tags) or 'json' (an object with "
+        "session, project, agent, state, hint, last_line, exit_code, signal).",
         expect="'text' or 'json'",
         check=_valid_format,
         project=False,
@@ -474,8 +474,9 @@ class NotifyConfig:
     command: str = _setting(
         "",
         "Run this command for each notification, with SHELLKEEP_SESSION, SHELLKEEP_PROJECT, "
-        "SHELLKEEP_AGENT, SHELLKEEP_STATE and SHELLKEEP_LAST_LINE in its environment; split "
-        "like a shell's words, and run by /bin/sh only when it holds shell syntax ('' = none).",
+        "SHELLKEEP_AGENT, SHELLKEEP_STATE, SHELLKEEP_LAST_LINE, SHELLKEEP_EXIT_CODE and others "
+        "in its environment; split like a shell's words, and run by /bin/sh only when it holds "
+        "shell syntax ('' = none).",
         check=_valid_command,
         project=False,
     )
