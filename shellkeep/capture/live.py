@@ -69,7 +69,9 @@ _BINDING = ".live.sock.tmp"  # the socket's name until it listens
 _SUN_PATH_MAX = 107  # sockaddr_un.sun_path is 108 bytes on Linux, NUL included
 _ALT_ON = ("\x1b[?1049h",)  # the sequence a viewer is put on the alternate screen with
 _TAIL_CHARS = 24  # longer than any sequence ``_screen_marks`` matches
-_HOME = r"\x1b\[(?:1?;?1?)?H"  # ESC[H, ESC[1;1H, ESC[;H, ESC[1H
+_HOME = r"\[1?;?1?H"  # after ESC: ESC[H, ESC[1;1H, ESC[;H, ESC[1H
+_MARK_NEEDLES = ("\x1bc", "\x1b[?1049", "\x1b[?1047", "\x1b[?47", "\x1b[J", "\x1b[0J", "\x1b[2J")
+"""Every match of ``_screen_marks`` holds one of these."""
 _SCROLLBACK = r"(?:\x1b\[3J)?"  # erase scrollback (xterm's E3): alone it leaves the screen as it is
 
 
@@ -79,10 +81,17 @@ def _screen_marks() -> re.Pattern[str]:
     (RIS, ESC c), ``on``/``off`` (the alternate screen, DEC modes 1049, 1047, 47) and
     ``clear``: the cursor home and an erase of the display below it or all of it, in either
     order, with an erase of the scrollback between or around (``clear`` as xterm's, tmux's
-    and screen's terminfo entries send it: ESC[H ESC[2J ESC[3J, ESC[H ESC[J, ...)."""
-    clear = rf"{_SCROLLBACK}{_HOME}{_SCROLLBACK}\x1b\[[02]?J{_SCROLLBACK}|{_SCROLLBACK}\x1b\[2J{_SCROLLBACK}{_HOME}"
-    modes = r"\x1b\[\?(?:1049|1047|47)"
-    return re.compile(rf"(?P<reset>\x1bc)|(?P<on>{modes}h)|(?P<off>{modes}l)|(?P<clear>{clear})")
+    and screen's terminfo entries send it: ESC[H ESC[2J ESC[3J, ESC[H ESC[J, ...).
+
+    Every match starts with ESC and branches on the next characters, so a scan costs little
+    more than finding the ESCs.
+    """
+    clear = (
+        rf"\[(?:3J\x1b\[)?(?:1?;?1?H{_SCROLLBACK}\x1b\[[02]?J{_SCROLLBACK}|2J{_SCROLLBACK}\x1b{_HOME})"
+    )
+    modes = r"\[\?(?:1049|1047|47)"
+    return re.compile(rf"\x1b(?:(?P<reset>c)|{modes}(?:(?P<on>h)|(?P<off>l))|(?P<clear>{clear}))")
+
 
 InputHandler = Callable[[str, str], None]
 """Called on the publisher thread with (text, viewer name) for each ``input`` line."""
@@ -431,6 +440,8 @@ class LivePublisher:
         scanned = self._tail + text
         lead = len(self._tail)
         self._tail = scanned[-_TAIL_CHARS:] if "\x1b" in scanned[-_TAIL_CHARS:] else ""
+        if not any(needle in scanned for needle in _MARK_NEEDLES):
+            return line  # the common case, found at memchr speed: no regex over the text
         cut: int | None = None  # where in ``scanned`` the kept text starts; None: ``line`` as it is
         for match in _screen_marks().finditer(scanned):
             if match.end() <= lead:
