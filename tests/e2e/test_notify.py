@@ -221,3 +221,31 @@ def test_a_bad_notifier_setting_is_one_line_at_the_start_and_the_program_still_r
     assert b"ran" in result.stdout
     wait_for_background(home)
     assert not (home.logs / "notify.log").exists()  # no notifier ran with the bad setting
+
+
+def test_a_plain_shell_at_its_prompt_is_not_notified_but_a_question_it_asks_is(home: Paths, receiver: Receiver) -> None:
+    _configure(home, url=receiver.url, format="json", waiting_delay_s=0.2, events=["waiting"])
+    env = {**os.environ, "PS1": "$ ", "TERM": "xterm-256color"}
+    harness = PtyHarness.start([*SK, "run", "--name", "sh", "--", "bash", "--norc", "--noprofile"], env=env)
+    try:
+        harness.expect(b"$ ")
+        harness.write(b"echo done-$((6*7))\r")
+        harness.expect(b"done-42")
+        harness.expect(b"$ ", times=2)  # back at its own prompt: idle, not a waiting spell
+        wait_until(lambda: _states_of(home).get("sh") == "idle", 30)
+        harness.write(b"read -p 'your name? ' answer\r")
+        harness.expect(b"your name? ")
+        [request] = receiver.wait_for(1)  # the first notification is the question, not the prompt
+        body = json.loads(request.body)
+        assert (body["state"], body["last_line"]) == ("waiting", "your name?")
+        harness.write(b"bob\r")
+        harness.expect(b"$ ", times=3)
+    finally:
+        harness.write(b"exit\r")
+        harness.finish()
+    wait_for_background(home)
+
+
+def _states_of(home: Paths) -> dict[str, object]:
+    result = run_sk("ps", "--json")
+    return {s["name"]: s["state"] for s in json.loads(result.stdout)} if result.returncode == 0 else {}
