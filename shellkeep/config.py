@@ -28,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+import shlex
 import sys
 import types
 import typing
@@ -417,8 +418,20 @@ def _valid_format(value: object) -> None:
 
 def _valid_url(value: object) -> None:
     assert isinstance(value, str)
-    if value and not re.match(r"https?://[^\s/]+", value):
-        raise ValueError('an http:// or https:// URL, or ""')
+    if value and not re.fullmatch(r"https?://[^\s/?#]+(?:[/?#]\S*)?", value, re.IGNORECASE):
+        raise ValueError('an http:// or https:// URL without spaces, or ""')
+
+
+def _valid_command(value: object) -> None:
+    assert isinstance(value, str)
+    if not value:
+        return
+    try:
+        words = shlex.split(value)
+    except ValueError:  # an unclosed quote: neither shlex nor /bin/sh would run it
+        raise ValueError('a command line with its quotes closed, or ""') from None
+    if not words:
+        raise ValueError('a command line, or "" for none')
 
 
 @dataclass(frozen=True, slots=True)
@@ -451,9 +464,9 @@ class NotifyConfig:
     )
     format: str = _setting(
         "text",
-        "The POST's body: 'text' (ntfy-compatible: the last line on screen as plain text, the "
-        "headers Title and Tags) or 'json' (an object with session, project, agent, state, "
-        "hint, last_line).",
+        "The POST's body: 'text' (ntfy-compatible: the last line on screen, then the session and "
+        "its exit status, as plain text, the headers Title and Tags) or 'json' (an object with "
+        "session, project, agent, state, hint, last_line, exit_code, signal).",
         expect="'text' or 'json'",
         check=_valid_format,
         project=False,
@@ -461,8 +474,10 @@ class NotifyConfig:
     command: str = _setting(
         "",
         "Run this command for each notification, with SHELLKEEP_SESSION, SHELLKEEP_PROJECT, "
-        "SHELLKEEP_AGENT, SHELLKEEP_STATE and SHELLKEEP_LAST_LINE in its environment; split "
-        "like a shell's words, and run by /bin/sh only when it holds shell syntax ('' = none).",
+        "SHELLKEEP_AGENT, SHELLKEEP_STATE, SHELLKEEP_LAST_LINE, SHELLKEEP_EXIT_CODE and others "
+        "in its environment; split like a shell's words, and run by /bin/sh only when it holds "
+        "shell syntax ('' = none).",
+        check=_valid_command,
         project=False,
     )
 

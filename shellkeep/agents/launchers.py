@@ -9,9 +9,11 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 
-__all__ = ["NODE", "PYTHON_PREFIXES", "RUNNERS", "RUNNER_VERBS", "SUFFIXES", "may_run_agent", "program_name"]
+__all__ = ["NODE", "PYTHON_PREFIXES", "RUNNERS", "RUNNER_VERBS", "SHELLS", "SUFFIXES", "may_run_agent", "program_name"]
 
 SUFFIXES = (".exe", ".cmd", ".bat", ".ps1", ".js", ".mjs", ".cjs", ".py", ".sh")
+SHELLS = frozenset({"sh", "bash", "zsh", "fish", "dash", "ksh", "mksh", "tcsh", "csh", "ash", "nu", "xonsh", "pwsh", "elvish"})
+"""Base names of interactive shells: no agent, and a program of their own at their prompt."""
 NODE = frozenset({"node", "nodejs", "bun", "deno", "tsx"})
 PYTHON_PREFIXES = ("python", "pypy")
 # Runners whose first positional argument is the package to run, and the options of

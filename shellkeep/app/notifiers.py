@@ -8,16 +8,17 @@ on. A failing notifier is logged in one line in ``Paths.logs/notify.log`` and ne
 the others; nothing here raises.
 
 - desktop: ``notify-send`` (Linux, freedesktop notifications) or ``osascript`` (macOS),
-  whichever is found on PATH, with the title and the last line as arguments;
-- url: an HTTP POST with ``urllib`` (5 s timeout). ``text``: the body is the last line in
-  UTF-8, with the headers ``Title`` and ``Tags`` (ntfy's publishing API, docs.ntfy.sh/publish;
+  whichever is found on PATH, with the title and the ``message_of`` text as arguments;
+- url: an HTTP POST with ``urllib`` (5 s timeout). ``text``: the body is ``message_of`` in
+  UTF-8 (the last line, then the session id and the exit status), with the headers ``Title`` and ``Tags`` (ntfy's publishing API, docs.ntfy.sh/publish;
   a header that is not ASCII is RFC 2047 encoded); ``json``: the body is the
   ``Notification`` as one JSON object plus ``title``;
 - command: split like a shell's words (``shlex.split``) and run directly, or by ``/bin/sh
   -c`` when it holds shell syntax (``|&;<>()$`*?~`` and the like, newlines): a plain
   ``notify-me --loud`` runs no shell. Its environment adds ``SHELLKEEP_SESSION``,
   ``SHELLKEEP_PROJECT`` (the project's folder, as inside a recorded session),
-  ``SHELLKEEP_AGENT``, ``SHELLKEEP_STATE``, ``SHELLKEEP_LAST_LINE`` and ``SHELLKEEP_HINT``.
+  ``SHELLKEEP_AGENT``, ``SHELLKEEP_STATE``, ``SHELLKEEP_LAST_LINE``, ``SHELLKEEP_HINT``,
+  ``SHELLKEEP_NAME``, ``SHELLKEEP_EXIT_CODE`` and ``SHELLKEEP_SIGNAL`` (empty when not known).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import urllib.error
@@ -71,6 +73,26 @@ def title_of(notification: Notification) -> str:
     return f"{agent} {what} ({where})"
 
 
+def status_of(notification: Notification) -> str:
+    """Return the facts line of ``notification``: its session, and how it ended when it did
+    ("session 0193ab, exit code 0", "session 0193ab, killed by signal 9 (SIGKILL)")."""
+    facts = [f"session {notification.session}"]
+    if notification.signal is not None:
+        try:
+            name = f" ({signal.Signals(notification.signal).name})"
+        except ValueError:
+            name = ""
+        facts.append(f"killed by signal {notification.signal}{name}")
+    elif notification.exit_code is not None:
+        facts.append(f"exit code {notification.exit_code}")
+    return ", ".join(facts)
+
+
+def message_of(notification: Notification) -> str:
+    """Return a notification's text: the last line on screen (when there is one), then ``status_of``."""
+    return "\n".join(line for line in (notification.last_line, status_of(notification)) if line)
+
+
 def deliver(paths: Paths, notification: Notification, settings: NotifyConfig, config: Config) -> list[str]:
     """Run every notifier ``settings`` turns on for ``notification``; return the failures.
 
@@ -83,7 +105,7 @@ def deliver(paths: Paths, notification: Notification, settings: NotifyConfig, co
     title = title_of(notification)
     failures = []
     for name, on, run in (
-        ("desktop", settings.desktop, lambda: _desktop(title, notification.last_line)),
+        ("desktop", settings.desktop, lambda: _desktop(title, message_of(notification))),
         ("url", bool(settings.url), lambda: _post(settings.url, settings.format, title, notification)),
         ("command", bool(settings.command), lambda: _command(settings.command, notification)),
     ):
@@ -133,7 +155,7 @@ def _post(url: str, fmt: str, title: str, notification: Notification) -> None:
         body = json.dumps(obj, ensure_ascii=False).encode("utf-8")
         headers = {"Content-Type": "application/json"}
     else:
-        body = (notification.last_line or title).encode("utf-8")
+        body = message_of(notification).encode("utf-8")
         tags = ",".join(t for t in (_TAGS.get(notification.state), "shellkeep") if t)
         headers = {"Content-Type": "text/plain; charset=utf-8", "Title": _header_value(title), "Tags": tags}
     request = urllib.request.Request(url, data=body, headers=headers, method="POST")
@@ -171,6 +193,9 @@ def command_env(notification: Notification, base: Mapping[str, str]) -> dict[str
         SHELLKEEP_STATE=notification.state,
         SHELLKEEP_LAST_LINE=notification.last_line,
         SHELLKEEP_HINT=notification.hint or "",
+        SHELLKEEP_NAME=notification.name or "",
+        SHELLKEEP_EXIT_CODE="" if notification.exit_code is None else str(notification.exit_code),
+        SHELLKEEP_SIGNAL="" if notification.signal is None else str(notification.signal),
     )
     return env
 

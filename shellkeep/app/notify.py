@@ -44,6 +44,8 @@ class Notification:
     (``web-3f9c``), project_root: its folder. state: ``waiting``, ``finished``, ``killed``
     or ``hangup``. hint: for ``waiting``, the adapter's reason (``approval``, ``input``) or
     None. last_line: the last line on screen as recorded (redacted again before it is sent).
+    exit_code: for a session that ended, its exit status as ``shellkeep run`` exits with it
+    (128+N when signal N killed it), else None. signal: the signal that killed it, or None.
     """
 
     session: str
@@ -54,6 +56,8 @@ class Notification:
     state: str
     hint: str | None
     last_line: str
+    exit_code: int | None = None
+    signal: int | None = None
 
     def to_json(self) -> str:
         """Return this notification as one JSON object."""
@@ -70,11 +74,15 @@ class Notification:
         for key in ("session", "project", "project_root", "agent", "state", "last_line"):
             if not isinstance(values[key], str):
                 raise ValueError(f"{key} is not a string")
+        for key in ("exit_code", "signal"):
+            if values[key] is not None and (not isinstance(values[key], int) or isinstance(values[key], bool)):
+                raise ValueError(f"{key} is not an integer")
         return cls(**values)
 
 
 def notification_for(meta: SessionMeta, state: str, hint: str | None = None, last_line: str = "") -> Notification:
-    """Return the notification of ``meta`` in ``state``."""
+    """Return the notification of ``meta`` in ``state``; an ended one carries its exit status."""
+    ended = state != "waiting"
     return Notification(
         session=meta.id,
         name=meta.name,
@@ -84,6 +92,8 @@ def notification_for(meta: SessionMeta, state: str, hint: str | None = None, las
         state=state,
         hint=hint,
         last_line=last_line,
+        exit_code=meta.exit_code if ended else None,
+        signal=meta.signal if ended else None,
     )
 
 

@@ -8,10 +8,11 @@ listing). What it is doing comes from its ``live.json`` (``store.live``):
 - ``working``: it wrote output in the last ``WORKING_WINDOW_S`` seconds;
 - ``waiting``: it is quiet, and the agent's adapter recognised its own prompt or approval
   dialog in what it drew last (``hint``), or its pty reads key by key (not canonical: agent
-  TUIs, shells at their prompt and editors read so, and an agent at work animates), or reads
-  a line with echo off (a password prompt), or reads a line with a prompt as the last line it
-  wrote (``capture.activity.looks_like_prompt``): ``store.live.waits_for_user``;
-- ``idle``: quiet otherwise (a command running silently).
+  TUIs and editors read so, and an agent at work animates), or reads a line with echo off (a
+  password prompt), or reads a line with a prompt as the last line it wrote
+  (``capture.activity.looks_like_prompt``): ``store.live.waits_for_user``;
+- ``idle``: quiet otherwise: a command running silently, ``cat`` reading lines, a shell at
+  its own prompt (its line editor reads key by key, but nothing asks anything).
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shellkeep import __version__
+from shellkeep.agents.launchers import SHELLS
 from shellkeep.asciicast.model import Header
 from shellkeep.errors import AgentNotFound, ShellkeepError
 from shellkeep.gitinfo import origin_remote
@@ -296,7 +297,12 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
         if out is not None and meta is not None:
             header = _header(meta, size, started.timestamp(), env, request.settings)
             recent, waiting = _waiting_watch(paths, meta, request.settings)
-            live = _LiveStatusFile(meta.folder, child.fd, waiting.report if waiting is not None else None)
+            live = _LiveStatusFile(
+                meta.folder,
+                child.fd,
+                waiting.report if waiting is not None else None,
+                shell_pid=child.pid if os.path.basename(argv[0]) in SHELLS else None,
+            )
             live_socket = _LiveSocket(meta, header)
             recorder = _make_recorder(out, header, request.settings, warn, live, recent, live_socket)
         watch = ExitKeyWatch(recorder if recorder is not None else _NullSink())
@@ -832,11 +838,20 @@ class _LiveStatusFile:
     at each write; ``close`` (once the relay has ended) closes it and removes the file.
     ``listener`` (the waiting notifier, ``app.notify.WaitingWatch.report``) gets each status
     with the last line on screen, before the file is written; it must not block.
+    ``shell_pid``: the child's pid when it is a shell (``agents.launchers.SHELLS``); it leads
+    its own session, so its group holds the terminal exactly when no job of its runs there.
     """
 
-    def __init__(self, folder: Path, pty_fd: int, listener: Callable[[LiveStatus, str], None] | None = None) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        pty_fd: int,
+        listener: Callable[[LiveStatus, str], None] | None = None,
+        shell_pid: int | None = None,
+    ) -> None:
         self._folder: Path | None = folder
         self._listener = listener
+        self._shell_pid = shell_pid
         self._lock = threading.Lock()
         try:
             self._fd = os.dup(pty_fd)  # not inherited by the child (PEP 446)
@@ -849,14 +864,23 @@ class _LiveStatusFile:
             if self._folder is None:
                 return
             canonical = echo = None
+            shell = False
             if self._fd >= 0:
                 try:
                     lflag = termios.tcgetattr(self._fd)[3]
                     canonical, echo = bool(lflag & termios.ICANON), bool(lflag & termios.ECHO)
-                except termios.error:
+                    shell = self._shell_pid is not None and os.tcgetpgrp(self._fd) == self._shell_pid
+                except (termios.error, OSError):
                     pass
             status = LiveStatus(
-                activity.output_at, activity.output_bytes, canonical, echo, activity.prompt, time.time(), activity.hint
+                activity.output_at,
+                activity.output_bytes,
+                canonical,
+                echo,
+                activity.prompt,
+                time.time(),
+                activity.hint,
+                shell=shell,
             )
             if self._listener is not None:
                 try:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from shellkeep.agents.adapter import CommandAdapter
 from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX, AgentAdapter, AgentSession, Exchange
+from shellkeep.agents.launchers import SHELLS
 from shellkeep.agents.registry import adapter_for, adapter_named, adapter_names
 from shellkeep.app.context import Context
 from shellkeep.app.conversation import adapter_of, collect_for_resume, gather
@@ -74,7 +75,6 @@ _EDITORS = frozenset(
      "less", "more", "most", "man", "top", "htop", "btop", "tmux", "screen"}
 )
 _INTERPRETER = re.compile(r"(python|pypy|node|deno|bun|ruby|irb|perl|php|lua|ghci|R|julia|psql|mysql|sqlite3)[0-9.]*")
-_SHELLS = frozenset({"sh", "bash", "zsh", "fish", "dash", "ksh", "mksh", "tcsh", "csh", "ash", "nu", "xonsh", "pwsh", "elvish"})
 
 Warn = Callable[[str], None]
 
@@ -509,7 +509,7 @@ def _takes_context(argv: list[str] | tuple[str, ...]) -> bool:
     if not argv:
         return False
     name = os.path.basename(argv[0]).lstrip("-")
-    if name in _SHELLS or name in _EDITORS:
+    if name in SHELLS or name in _EDITORS:
         return False
     if _INTERPRETER.fullmatch(name):
         return any(not arg.startswith("-") for arg in argv[1:])

@@ -21,7 +21,7 @@ from shellkeep.archive.index import USAGE_GROUPS, UsageGroup, UsageTokens, usage
 from shellkeep.config import ModelPrice
 from shellkeep.errors import UserInputError
 
-__all__ = ["USAGE_GROUPS", "StatsReport", "StatsRequest", "StatsRow", "compute_stats", "estimate_cost", "price_of"]
+__all__ = ["USAGE_GROUPS", "StatsReport", "StatsRequest", "StatsRow", "compute_stats", "estimate_cost", "price_of", "row_label"]
 
 _DATE_SUFFIX = re.compile(r"(?:[-@]\d{8}|-\d{4}-\d{2}-\d{2})$")
 
@@ -40,8 +40,8 @@ class StatsRow:
     """One group of ``shellkeep stats`` (the ``--json`` contract).
 
     key: the agent, project key, local day (YYYY-MM-DD) or model of the group; '' for the
-    total, and for sessions whose agent named no model. duration_s: recorded seconds of
-    its ended sessions. Tokens as the agents reported them. cost_usd: estimated USD, None
+    total, and for sessions whose agent named no model (``row_label``). duration_s: recorded
+    seconds of its ended sessions, rounded to the millisecond. Tokens as the agents reported them. cost_usd: estimated USD, None
     when a model in the group has tokens but no price (``unpriced_models`` names them).
     """
 
@@ -118,6 +118,14 @@ def compute_stats(ctx: Context, request: StatsRequest) -> StatsReport:
     return StatsReport(request.by, since, tuple(groups), total)
 
 
+def row_label(by: str | None, key: str) -> str:
+    """Return how a table shows a group's ``key``: itself, or for the empty key what it means
+    (grouped by model: sessions no agent reported a model for, plain programs among them)."""
+    if key:
+        return key
+    return "no model reported" if by == "model" else "unknown"
+
+
 def _all_tokens(row: StatsRow) -> int:
     return row.input_tokens + row.output_tokens + row.cache_read_tokens + row.cache_write_tokens
 
@@ -139,7 +147,7 @@ def _row(group: UsageGroup, tokens: Iterable[UsageTokens], prices: Mapping[str, 
     return StatsRow(
         key=group.key,
         sessions=group.sessions,
-        duration_s=group.duration_s,
+        duration_s=round(group.duration_s, 3),  # sums of floats: no 1234.5000000001
         exchanges=group.exchanges,
         input_tokens=sums[0],
         output_tokens=sums[1],

@@ -20,8 +20,10 @@ ever waits for a viewer. ``connect_live`` is the client's side, used by ``watch`
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import re
 import selectors
 import socket
 import threading
@@ -65,8 +67,31 @@ INPUT_MARKER_PREFIX = "input from viewer "
 
 _BINDING = ".live.sock.tmp"  # the socket's name until it listens
 _SUN_PATH_MAX = 107  # sockaddr_un.sun_path is 108 bytes on Linux, NUL included
-_ALT_ON = ("\x1b[?1049h", "\x1b[?1047h", "\x1b[?47h")
-_ALT_OFF = ("\x1b[?1049l", "\x1b[?1047l", "\x1b[?47l")
+_ALT_ON = ("\x1b[?1049h",)  # the sequence a viewer is put on the alternate screen with
+_TAIL_CHARS = 24  # longer than any sequence ``_screen_marks`` matches
+_HOME = r"\[1?;?1?H"  # after ESC: ESC[H, ESC[1;1H, ESC[;H, ESC[1H
+_MARK_NEEDLES = ("\x1bc", "\x1b[?1049", "\x1b[?1047", "\x1b[?47", "\x1b[J", "\x1b[0J", "\x1b[2J")
+"""Every match of ``_screen_marks`` holds one of these."""
+_SCROLLBACK = r"(?:\x1b\[3J)?"  # erase scrollback (xterm's E3): alone it leaves the screen as it is
+
+
+@functools.cache
+def _screen_marks() -> re.Pattern[str]:
+    """The sequences the backlog ring restarts at (ECMA-48, xterm's ctlseqs): ``reset``
+    (RIS, ESC c), ``on``/``off`` (the alternate screen, DEC modes 1049, 1047, 47) and
+    ``clear``: the cursor home and an erase of the display below it or all of it, in either
+    order, with an erase of the scrollback between or around (``clear`` as xterm's, tmux's
+    and screen's terminfo entries send it: ESC[H ESC[2J ESC[3J, ESC[H ESC[J, ...).
+
+    Every match starts with ESC and branches on the next characters, so a scan costs little
+    more than finding the ESCs.
+    """
+    clear = (
+        rf"\[(?:3J\x1b\[)?(?:1?;?1?H{_SCROLLBACK}\x1b\[[02]?J{_SCROLLBACK}|2J{_SCROLLBACK}\x1b{_HOME})"
+    )
+    modes = r"\[\?(?:1049|1047|47)"
+    return re.compile(rf"\x1b(?:(?P<reset>c)|{modes}(?:(?P<on>h)|(?P<off>l))|(?P<clear>{clear}))")
+
 
 InputHandler = Callable[[str, str], None]
 """Called on the publisher thread with (text, viewer name) for each ``input`` line."""
@@ -220,8 +245,10 @@ class LivePublisher:
         self._ring: deque[tuple[str, bytes]] = deque()  # (code, line), oldest first
         self._ring_bytes = 0
         self._ring_size = size  # in effect at the ring's first event
-        self._ring_start = 0.0  # the time of the event the ring restarted at
-        self._alternate = False
+        # While the alternate screen is on: the main screen's (ring, bytes, size at its start,
+        # size at its end), kept aside until the program leaves the alternate screen.
+        self._main: tuple[deque[tuple[str, bytes]], int, TermSize, TermSize] | None = None
+        self._tail = ""  # the end of the last output, when it may hold a sequence's start
         # While no client is connected the writer thread keeps the ring itself (no wake-up of
         # this thread per batch); once one is, batches go through the inbox to the publisher
         # thread. ``_lock`` guards the ring, the inbox and ``_watched`` across the two.
@@ -386,7 +413,15 @@ class LivePublisher:
                 self._drop(sel, client)
 
     def _keep(self, code: str, text: str, line: bytes) -> bool:
-        """Add one event to the ring (restarting it at a full clear on the main screen)."""
+        """Add one event to the ring, restarting it where the screen was redrawn from nothing.
+
+        A restart is a full clear (``_screen_marks``), a reset (``ESC c``, which also leaves
+        the alternate screen) or the switch to the alternate screen; the event is kept from
+        there on (re-encoded). A sequence split across two events counts at the second, kept
+        with the whole sequence in front. Live clients get the events as they were. What
+        was on the main screen is kept aside while the alternate one is on (a full-screen
+        program such as tmux or vim runs there) and comes back in front when it is left.
+        """
         if code == "i":
             return False  # never published (the recorder does not hand them on either)
         if code == "r":
@@ -394,18 +429,65 @@ class LivePublisher:
                 self._size = TermSize.parse(text)
             except ValueError:
                 pass
-        elif code == "o" and "\x1b" in text:
-            if "\x1b[?" in text:
-                on = max(text.rfind(seq) for seq in _ALT_ON)
-                off = max(text.rfind(seq) for seq in _ALT_OFF)
-                if on != off:
-                    self._alternate = on > off
-            if not self._alternate and (
-                "\x1bc" in text or ("\x1b[2J" in text and ("\x1b[H" in text or "\x1b[1;1H" in text))
-            ):
-                self._ring.clear()
-                self._ring_bytes = 0
-                self._ring_size = self._size
+        elif code == "o" and ("\x1b" in text or self._tail):
+            line = self._mark_restarts(text, line)
+        self._append(code, line)
+        return True
+
+    def _mark_restarts(self, text: str, line: bytes) -> bytes:
+        """Apply the restarts ``text`` (after the end of the previous output) holds, in order;
+        return the event line to keep: ``line``, or its text from the last restart on."""
+        scanned = self._tail + text
+        lead = len(self._tail)
+        self._tail = scanned[-_TAIL_CHARS:] if "\x1b" in scanned[-_TAIL_CHARS:] else ""
+        if not any(needle in scanned for needle in _MARK_NEEDLES):
+            return line  # the common case, found at memchr speed: no regex over the text
+        cut: int | None = None  # where in ``scanned`` the kept text starts; None: ``line`` as it is
+        for match in _screen_marks().finditer(scanned):
+            if match.end() <= lead:
+                continue  # seen with the previous event
+            kind = match.lastgroup
+            if kind == "off":
+                if self._main is not None:
+                    ring, ring_bytes, ring_size, _ = self._main
+                    alt = self._alt_prefix(_event_time(line), self._size)
+                    self._main = None
+                    self._ring, self._ring_bytes, self._ring_size = ring, ring_bytes, ring_size
+                    for item in alt:
+                        self._append("o", item)
+                    if cut is None and match.start() < lead:
+                        cut = match.start()  # the switch began in the previous event: keep it whole
+                continue
+            if kind == "on":
+                if self._main is not None:
+                    continue
+                start = lead if cut is None else cut
+                if match.start() > start:  # what the event drew on the main screen first
+                    self._append("o", encode_event(_event_time(line), "o", scanned[start : match.start()]))
+                self._main = (self._ring, self._ring_bytes, self._ring_size, self._size)
+            elif kind == "reset":
+                self._main = None
+            self._restart()
+            cut = match.start()  # also inside the previous event's end: the sequence is kept whole
+        if cut is None:
+            return line
+        return encode_event(_event_time(line), "o", scanned[cut:])
+
+    def _restart(self) -> None:
+        self._ring = deque()
+        self._ring_bytes = 0
+        self._ring_size = self._size
+
+    def _alt_prefix(self, at: float, size: TermSize) -> list[bytes]:
+        """The event lines that take a viewer from the end of the kept main screen to the
+        alternate screen at ``at``, in ``size`` (only while ``_main`` is set)."""
+        lines = []
+        if self._main is not None and self._main[3] != size:
+            lines.append(encode_event(at, "r", str(size)))
+        lines.append(encode_event(at, "o", _ALT_ON[0]))
+        return lines
+
+    def _append(self, code: str, line: bytes) -> None:
         self._ring.append((code, line))
         self._ring_bytes += len(line)
         while self._ring_bytes > BACKLOG_BYTES and len(self._ring) > 1:
@@ -416,14 +498,25 @@ class LivePublisher:
                     self._ring_size = TermSize.parse(json.loads(old_line)[2])
                 except (ValueError, IndexError, TypeError):
                     pass
-        return True
 
     def _backlog(self) -> list[bytes]:
-        lines = [line for _, line in self._ring]
-        if self._ring_size != self._size:
-            first = json.loads(lines[0])[0] if lines else 0.0
-            lines.insert(0, encode_event(float(first), "r", str(self._ring_size)))
+        ring = [line for _, line in self._ring]
+        first = float(json.loads(ring[0])[0]) if ring else 0.0
+        if self._main is None:
+            lines, start_size = ring, self._ring_size
+        else:  # on the alternate screen: the main screen's ring, then the switch, then the ring
+            main, _, start_size, _ = self._main
+            lines = [line for _, line in main]
+            lines += self._alt_prefix(first, self._ring_size)
+            lines += ring
+            first = float(json.loads(lines[0])[0])
+        if start_size != self._size:
+            lines.insert(0, encode_event(first, "r", str(start_size)))
         return lines
+
+    @property
+    def _backlog_bytes(self) -> int:
+        return self._ring_bytes + (self._main[1] if self._main is not None else 0)
 
     def _accept(self, sel: selectors.BaseSelector) -> None:
         try:
@@ -455,7 +548,7 @@ class LivePublisher:
             header["env"] = self._env
         header["shellkeep"] = {"session": self._session_id, "backlog": len(backlog)}
         first = (json.dumps(header, ensure_ascii=False) + "\n").encode("utf-8")
-        self._queue(sel, client, b"".join([first, *backlog]), limit=len(first) + self._ring_bytes + CLIENT_BUFFER_BYTES)
+        self._queue(sel, client, b"".join([first, *backlog]), limit=len(first) + self._backlog_bytes + CLIENT_BUFFER_BYTES)
 
     def _queue(self, sel: selectors.BaseSelector, client: _Client, data: bytes, limit: int = CLIENT_BUFFER_BYTES) -> None:
         if not client.out:
@@ -546,6 +639,10 @@ class LivePublisher:
         except (KeyError, ValueError):
             pass
         client.sock.close()
+
+
+def _event_time(line: bytes) -> float:
+    return float(json.loads(line)[0])
 
 
 def _unlink(folder: Path, name: str = LIVE_SOCKET) -> None:

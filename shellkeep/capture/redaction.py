@@ -487,6 +487,12 @@ class StreamRedactor:
     growing at the bound becomes its rule's marker rather than clear text, and the text that
     goes on continuing it (checked with the rule's prefix regex from its first 1 KiB) is
     swallowed into that marker until it stops.
+
+    On a screen stream, a secret a line editor draws across the right margin (readline and
+    zle write the last column's character, then `` \r`` for a terminal that delays the wrap,
+    xterm's ``xenl``) is cut there for the rules; its part on the next row is blanked with
+    spaces (its columns kept) when the written text ends with a marker and `` \r``, up to the
+    first character no token holds (``_WRAPPED_TAIL``), so no piece of it is left in clear.
     Not thread-safe: one instance per stream, used by one thread.
     """
 
@@ -503,6 +509,8 @@ class StreamRedactor:
         self._context = ""
         self._released = 0  # characters at the end of _context written by release(): a match may begin there
         self._open: tuple[_Rule, str] | None = None  # (rule, first chars) of a secret cut at the bound
+        self._wrapped = False  # the written text ended with a marker drawn up to a soft wrap
+        self._last_written = ""  # the end of what was written (screen streams), for a marker cut from its wrap
 
     @property
     def held(self) -> int:
@@ -511,6 +519,46 @@ class StreamRedactor:
 
     def feed(self, text: str) -> str:
         """Add ``text`` to the stream; return the redacted text that is safe to write now."""
+        return self._blank_wrapped(self._feed(text))
+
+    def _blank_wrapped(self, written: str) -> str:
+        """Blank what continues a secret past a soft wrap in ``written`` (see the class)."""
+        if not self._keep_columns or not written:
+            return written
+        lead = self._last_written
+        if not self._wrapped and " \r" not in written and not (written[0] == "\r" and lead.endswith(" ")):
+            # The common case: no soft wrap. Keep the end of what was written, cheaply.
+            self._last_written = written[-_LAST_WRITTEN:] if len(written) >= _LAST_WRITTEN else (lead + written)[-_LAST_WRITTEN:]
+            return written
+        buf = lead + written
+        out: list[str] = []
+        pos = len(lead)
+        while True:
+            if not self._wrapped:
+                found = next((m for m in _marker_at_wrap_rx().finditer(buf, max(0, pos - _LAST_WRITTEN)) if m.end() > pos), None)
+                if found is None:
+                    out.append(buf[pos:])
+                    break
+                out.append(buf[pos : found.end()])
+                pos = found.end()
+            # At the start of a row that continues a secret: blank its characters.
+            tail = _wrapped_tail_rx().match(buf, pos)
+            end = tail.end() if tail is not None else pos
+            out.append(" " * (end - pos))
+            pos = end
+            self._wrapped = True
+            if pos == len(buf):
+                break  # it may go on in the next text
+            if buf.startswith(" \r", pos):  # wrapped once more
+                out.append(" \r")
+                pos += 2
+                continue
+            self._wrapped = False
+        result = "".join(out)
+        self._last_written = (lead + result)[-_LAST_WRITTEN:]
+        return result
+
+    def _feed(self, text: str) -> str:
         engine = self._redactor._compiled()
         if not engine.rules:
             return text
@@ -548,6 +596,9 @@ class StreamRedactor:
 
     def flush(self) -> str:
         """Return the held tail, redacted as it stands, and hold nothing."""
+        return self._blank_wrapped(self._flush())
+
+    def _flush(self) -> str:
         engine = self._redactor._compiled()
         self._open = None
         if not self._held or not engine.rules:
@@ -561,6 +612,9 @@ class StreamRedactor:
         """After a quiet spell on an output stream: return the held tail, redacted as it
         stands, unless a token format's literal has been seen whole and its match could still
         be growing (then return "" and go on holding). See the class docstring."""
+        return self._blank_wrapped(self._release())
+
+    def _release(self) -> str:
         engine = self._redactor._compiled()
         if not self._held or self._open is not None or not engine.rules:
             return ""
@@ -653,6 +707,24 @@ class StreamRedactor:
 
 
 _OPEN_ANCHOR = 1024
+"""Characters of a secret cut off at the bound kept to check that later text continues it."""
+
+_LAST_WRITTEN = 512
+"""Characters of written text kept to see a marker and its padding before a later `` \r``."""
+
+_WRAPPED_TAIL = r"[A-Za-z0-9_+/=.~-]*"
+"""The characters a secret's part past a soft wrap may hold (those of token formats)."""
+
+
+@functools.cache
+def _wrapped_tail_rx() -> re.Pattern[str]:
+    return re.compile(_WRAPPED_TAIL)
+
+
+@functools.cache
+def _marker_at_wrap_rx() -> re.Pattern[str]:
+    """A marker, its padding, then a soft wrap's `` \r``."""
+    return re.compile(re.escape(MARKER_PREFIX) + r"[^\]\s]*\] * \r")
 """Characters of a secret cut off at the bound kept to check that later text continues it."""
 
 

@@ -62,15 +62,15 @@ def get(key: str) -> None:
         click.echo(value if isinstance(value, str) else settings.format_toml_value(value))
 
 
-@config.command(name="set")
+@config.command(name="set", context_settings={"ignore_unknown_options": True})
 @click.argument("key", shell_complete=complete_config_key)
 @click.argument("value")
 def set_(key: str, value: str) -> None:
     """Set one setting in your config.toml, keeping the others.
 
     Booleans take true/false (or 1/0, yes/no, on/off); a list takes a TOML array such as
-    '["a", "b"]'; "" unsets a setting that may be unset. Comments in the file are not kept
-    (use 'shellkeep config edit' for those).
+    '["a", "b"]'; "" unsets a setting that may be unset; a value may start with "-" (-1).
+    Comments in the file are not kept (use 'shellkeep config edit' for those).
 
     Example: shellkeep config set record.input false
     """

@@ -7,7 +7,7 @@ import json
 
 import click
 
-from shellkeep.tui.text import format_duration, format_local_time
+from shellkeep.app.display import format_duration, format_local_time
 
 __all__ = ["format_duration", "format_local_time", "print_json", "to_jsonable"]
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from shellkeep.app.stats import USAGE_GROUPS, StatsRequest, compute_stats
+from shellkeep.app.stats import USAGE_GROUPS, StatsRequest, compute_stats, row_label
 from shellkeep.archive.index import parse_time
 from shellkeep.cli.options import context, json_option
 from shellkeep.cli.output import format_duration, print_json
@@ -52,7 +52,7 @@ def _print_report(report: StatsReport) -> None:
     label = report.by.upper() if report.by else ""
     names = (label, "SESSIONS", "TIME", "EXCH", "INPUT", "OUTPUT", "CACHE R/W", "COST")
     rows = list(report.groups) if report.by else []
-    cells = [_cells(row, row.key or "(none)") for row in rows]
+    cells = [_cells(row, row_label(report.by, row.key)) for row in rows]
     total = _cells(report.total, "total")
     widths = [max(len(name), *(len(c[i]) for c in (*cells, total))) for i, name in enumerate(names)]
     # A narrow terminal shrinks the bar, then drops it; the numbers are never cut, and a long

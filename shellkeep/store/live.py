@@ -38,6 +38,8 @@ class LiveStatus:
     updated_at: when this status was written, epoch seconds.
     hint: the reason of the adapter's waiting hint that matched what the agent drew last
     (``"approval"``: its approval dialog; ``"input"``: its ready prompt), or None.
+    shell: the program is an interactive shell (bash, zsh...) and holds the terminal itself:
+    no job it started is in the foreground (``tcgetpgrp`` is the shell's own group).
     """
 
     output_at: float | None
@@ -47,15 +49,24 @@ class LiveStatus:
     prompt: bool
     updated_at: float
     hint: str | None = None
+    shell: bool = False
 
 
 def waits_for_user(status: LiveStatus) -> bool:
     """Return whether a quiet program waits for its user, by ``status`` (how long it has
     been quiet aside): the adapter's hint matched, or its pty reads key by key (not
-    canonical), or reads a line with echo off, or reads a line after a prompt."""
+    canonical), or reads a line with echo off, or reads a line after a prompt.
+
+    A shell reading key by key itself is its line editor at its own prompt: that is idle
+    (a command has ended, nothing asks anything). What a shell runs in the foreground
+    (vim, sudo's password prompt, a script's question) is judged like any program, and so
+    is the shell reading a line after a prompt (``read -p``).
+    """
     if status.hint is not None:
         return True
     if status.canonical is None:
+        return False
+    if status.shell and not status.canonical:
         return False
     return not status.canonical or not status.echo or status.prompt
 
@@ -75,6 +86,7 @@ def write_live_status(folder: Path, status: LiveStatus) -> None:
             "prompt": status.prompt,
             "updated_at": status.updated_at,
             "hint": status.hint,
+            "shell": status.shell,
         }
     ).encode("utf-8")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
@@ -98,6 +110,7 @@ def read_live_status(folder: Path) -> LiveStatus | None:
             prompt=bool(obj.get("prompt")),
             updated_at=float(obj["updated_at"]),
             hint=_reason(obj.get("hint")),
+            shell=bool(obj.get("shell")),
         )
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None

@@ -27,7 +27,7 @@ from shellkeep.errors import SessionNotFound, ShellkeepError, UserInputError
 from shellkeep.store.checkpoints import read_checkpoints
 from shellkeep.store.paths import project_key
 from shellkeep.store.session import SessionMeta, is_trivial
-from shellkeep.tui.text import format_local_time
+from shellkeep.app.display import format_local_time
 from shellkeep.vault.exchanges import is_collected, read_exchanges
 
 if TYPE_CHECKING:

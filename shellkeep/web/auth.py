@@ -7,9 +7,14 @@
   redirect to the same URL without it; with a wrong one, 401;
 - any other request needs that cookie: none or a wrong one, 401;
 - tokens are compared with ``hmac.compare_digest``; a wrong token (in the URL or the cookie)
-  counts against the client address, and an address with ``MAX_FAILURES`` wrong tokens in
-  the last ``FAILURE_WINDOW_S`` seconds gets 429 for every request until they age out; each
-  wrong token is logged (the address and the count, never the value);
+  counts against the client address (the socket's peer: proxy headers are not trusted), and
+  an address with ``MAX_FAILURES`` wrong tokens in the last ``FAILURE_WINDOW_S`` seconds gets
+  429 until they age out, for every request but those that carry the right cookie: a viewer
+  already signed in is never locked out by someone guessing from the same address (on
+  loopback every local client shares 127.0.0.1). While limited, a token in the URL is not
+  even compared; a cookie is (the price of the rule above), which leaves guessing no easier
+  than the token's 256 random bits make it. Each wrong token is logged (the address and the
+  count, never the value);
 - a WebSocket upgrade also needs an ``Origin`` equal to the served ``http://host:port``
   (``allowed_origin``); any refused upgrade is closed before it is accepted (HTTP 403).
 """
@@ -118,7 +123,9 @@ class TokenGuard:
             return
         address = (scope.get("client") or ("unknown", 0))[0]
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-        if self.limiter.is_blocked(address):
+        cookie = _cookie(headers.get("cookie", ""), self.cookie)
+        signed_in = cookie is not None and self._matches(cookie)
+        if not signed_in and self.limiter.is_blocked(address):
             await self._refuse(scope, send, 429, "too many wrong tokens; wait a minute and open the URL 'shellkeep serve' printed")
             return
         query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
@@ -129,11 +136,10 @@ class TokenGuard:
             else:
                 await self._wrong(scope, send, address, "in the URL")
             return
-        cookie = _cookie(headers.get("cookie", ""), self.cookie)
         if cookie is None:
             await self._refuse(scope, send, 401, "this page needs the token: open the URL 'shellkeep serve' printed")
             return
-        if not self._matches(cookie):
+        if not signed_in:
             await self._wrong(scope, send, address, "in a cookie")
             return
         if scope["type"] == "websocket" and not allowed_origin(headers.get("origin"), headers.get("host"), self.served_origins):

@@ -25,7 +25,6 @@ import dataclasses
 import io
 import re
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
@@ -34,11 +33,12 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from shellkeep.app.display import format_duration, format_local_time
 from shellkeep.app.listing import SUSPENDED_KEY_MISSING, missing_key, missing_keys
 from shellkeep.app.ps import LiveSession, LiveState, live_sessions
 from shellkeep.app.reads import read_session
 from shellkeep.app.serve import ServeSetup
-from shellkeep.app.stats import USAGE_GROUPS, StatsReport, StatsRequest, compute_stats
+from shellkeep.app.stats import USAGE_GROUPS, StatsReport, StatsRequest, compute_stats, row_label
 from shellkeep.archive.export import export_session
 from shellkeep.archive.index import ListedSession, SearchRequest, SessionQuery, find_sessions, parse_time, search
 from shellkeep.archive.timeline import exchange_offset_s, read_session_markers
@@ -80,8 +80,8 @@ class Pages:
             autoescape=True,
             undefined=jinja2.StrictUndefined,
         )
-        self.env.filters["duration"] = _duration
-        self.env.filters["local"] = _local_time
+        self.env.filters["duration"] = format_duration
+        self.env.filters["local"] = format_local_time
 
     # -- rendering -----------------------------------------------------------------------
 
@@ -228,20 +228,23 @@ class Pages:
 
     def session_page(self, request: Request) -> Response:
         """``/s/{id}``: the player (recorded or live), the timeline, the input box."""
-        result = self._guarded(lambda: self._session_values(request.path_params["session_id"]))
+        replay = request.query_params.get("replay") == "1"  # a live session's recording so far (?t= to seek)
+        result = self._guarded(lambda: self._session_values(request.path_params["session_id"], replay))
         if isinstance(result, Response):
             return result
         return self._render("session.html", result)
 
-    def _session_values(self, session_id: str) -> dict[str, object]:
+    def _session_values(self, session_id: str, replay: bool = False) -> dict[str, object]:
         meta = self._meta(session_id)
         live = next((s for s in live_sessions(self.ctx) if s.id == meta.id), None)
+        streams = live is not None and has_live_socket(meta.folder)
         values: dict[str, object] = {
             "meta": meta,
             "title": meta.name or meta.id,
             "state": live.state if live is not None else None,
             "duration": live.duration if live is not None else meta.duration,
-            "is_live": live is not None and has_live_socket(meta.folder),
+            "is_live": streams and not replay,
+            "replaying": streams and replay,
             "problem": None,
             "exchanges": [],
             "markers": [],
@@ -375,7 +378,7 @@ class Pages:
             return result
         groups = list(result.groups)
         biggest = max([_tokens(g) for g in groups] + [1])
-        return self._page("stats.html", title="stats", report=result, since=since, by=by, groups=USAGE_GROUPS,
+        return self._page("stats.html", title="stats", report=result, since=since, by=by, groups=USAGE_GROUPS, row_label=row_label,
                           rows=[(g, round(100 * _tokens(g) / biggest)) for g in groups])
 
     def stats_json(self, request: Request) -> Response:
@@ -487,26 +490,3 @@ def _preview(text: str) -> str:
 
 def _tokens(row: object) -> int:
     return sum(int(getattr(row, name)) for name in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"))
-
-
-def _duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
-    total = int(seconds)
-    if total < 60:
-        return f"{seconds:.1f}s" if seconds < 10 else f"{total}s"
-    minutes, secs = divmod(total, 60)
-    if minutes < 60:
-        return f"{minutes}m{secs:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m"
-
-
-def _local_time(iso_text: str | None) -> str:
-    if not iso_text:
-        return "-"
-    try:
-        at = datetime.fromisoformat(iso_text.replace("Z", "+00:00")).astimezone()
-    except ValueError:
-        return iso_text
-    return f"{at.year:04d}-{at.month:02d}-{at.day:02d} {at.hour:02d}:{at.minute:02d}"

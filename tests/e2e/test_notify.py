@@ -64,11 +64,14 @@ def test_a_program_waiting_at_a_prompt_is_posted_once_with_its_secret_redacted(
             assert request.headers["content-type"].startswith("text/plain")
             assert request.headers["title"] == f"{meta['agent']} is waiting for you (asks)"
             assert request.headers["tags"] == "bell,shellkeep"
-            line = request.body.decode()
+            line, facts = request.body.decode().split("\n")
+            assert facts == f"session {meta['id']}"
         else:
             assert request.headers["content-type"] == "application/json"
             body = json.loads(request.body)
-            assert set(body) == {"session", "name", "project", "project_root", "agent", "state", "hint", "last_line", "title"}
+            assert set(body) == {"session", "name", "project", "project_root", "agent", "state", "hint", "last_line",
+                                 "exit_code", "signal", "title"}
+            assert (body["exit_code"], body["signal"]) == (None, None)  # still running
             assert (body["session"], body["name"], body["project"]) == (meta["id"], "asks", meta["project"])
             assert (body["agent"], body["state"], body["hint"]) == (meta["agent"], "waiting", None)
             assert body["project_root"] == meta["project_root"]
@@ -84,10 +87,11 @@ def test_a_program_waiting_at_a_prompt_is_posted_once_with_its_secret_redacted(
 
 def test_finished_and_killed_sessions_are_posted(home: Paths, receiver: Receiver) -> None:
     _configure(home, url=receiver.url, format="json", events=["finished", "killed"])
-    assert run_sk("run", "--name", "done", "--", PY, "-c", "print('all good')").returncode == 0
+    assert run_sk("run", "--name", "done", "--", PY, "-c", "print('all good'); raise SystemExit(3)").returncode == 3
     [finished] = receiver.wait_for(1)
     body = json.loads(finished.body)
     assert (body["name"], body["state"], body["last_line"]) == ("done", "finished", "all good")
+    assert (body["session"], body["exit_code"], body["signal"]) == (_named(home, "done")["id"], 3, None)
 
     harness = PtyHarness.start([*SK, "run", "--name", "cut", "--", PY, "-c", "print('started', flush=True); input()"])
     harness.expect(b"started")
@@ -97,6 +101,20 @@ def test_finished_and_killed_sessions_are_posted(home: Paths, receiver: Receiver
     requests = receiver.wait_for(2)
     killed = json.loads(requests[1].body)
     assert (killed["name"], killed["state"]) == ("cut", "killed")
+    assert (killed["session"], killed["exit_code"], killed["signal"]) == (_named(home, "cut")["id"], 137, 9)
+    wait_for_background(home)
+
+
+def test_a_text_post_of_a_killed_session_says_its_session_and_signal(home: Paths, receiver: Receiver) -> None:
+    _configure(home, url=receiver.url, format="text", events=["killed"])
+    harness = PtyHarness.start([*SK, "run", "--name", "cut", "--", PY, "-c", "print('started', flush=True); input()"])
+    harness.expect(b"started")
+    child = wait_until(lambda: _named(home, "cut").get("child_pid"), 20)
+    os.kill(int(child), signal.SIGKILL)  # type: ignore[call-overload]
+    assert harness.finish() == 128 + signal.SIGKILL
+    [request] = receiver.wait_for(1)
+    assert request.headers["title"].endswith("was killed (cut)")
+    assert request.body.decode() == f"started\nsession {_named(home, 'cut')['id']}, killed by signal 9 (SIGKILL)"
     wait_for_background(home)
 
 
@@ -110,7 +128,7 @@ def test_the_command_notifier_gets_the_facts_in_its_environment(home: Paths, tmp
     )
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     _configure(home, command=f"{script} --from shellkeep", events=["finished"])
-    assert run_sk("run", "--name", "cmd", "--", PY, "-c", f"print('key {SECRET}')").returncode == 0
+    assert run_sk("run", "--name", "cmd", "--", PY, "-c", f"print('key {SECRET}'); raise SystemExit(5)").returncode == 5
     wait_until(out.exists, 30)
     env = json.loads(out.read_text())
     meta = _meta(home)
@@ -119,6 +137,7 @@ def test_the_command_notifier_gets_the_facts_in_its_environment(home: Paths, tmp
     assert env["SHELLKEEP_PROJECT"] == meta["project_root"]
     assert env["SHELLKEEP_AGENT"] == meta["agent"]
     assert env["SHELLKEEP_STATE"] == "finished"
+    assert (env["SHELLKEEP_NAME"], env["SHELLKEEP_EXIT_CODE"], env["SHELLKEEP_SIGNAL"]) == ("cmd", "5", "")
     assert env["SHELLKEEP_LAST_LINE"].startswith("key [REDACTED") and SECRET not in json.dumps(env)
     assert "SHELLKEEP_NOTIFICATION" not in env
     wait_for_background(home)
@@ -139,7 +158,9 @@ def test_the_desktop_notifier_runs_notify_send_from_path(home: Paths, tmp_path: 
     assert run_sk("run", "--name", "desk", "--", PY, "-c", "print('the end')").returncode == 0
     wait_until(out.exists, 30)
     meta = _meta(home)
-    assert json.loads(out.read_text()) == ["--app-name=shellkeep", f"{meta['agent']} finished (desk)", "the end"]
+    assert json.loads(out.read_text()) == [
+        "--app-name=shellkeep", f"{meta['agent']} finished (desk)", f"the end\nsession {meta['id']}, exit code 0"
+    ]
     wait_for_background(home)
 
 
@@ -182,3 +203,49 @@ def _notify_modules() -> list[str]:
     assert found.returncode == 0
     names = [line.rsplit("|", 1)[1].strip() for line in found.stderr.decode().splitlines() if line.startswith("import time:")]
     return sorted(n for n in names if n.startswith("shellkeep.app.notif"))
+
+
+@pytest.mark.parametrize(
+    ("setting", "expected"),
+    [({"url": "ftp://host/x"}, "notify.url must be an http:// or https:// URL"), ({"command": "  "}, "notify.command must be a command line")],
+    ids=["url-scheme", "blank-command"],
+)
+def test_a_bad_notifier_setting_is_one_line_at_the_start_and_the_program_still_runs(
+    home: Paths, setting: dict[str, object], expected: str
+) -> None:
+    _configure(home, events=["finished"], **setting)
+    result = run_sk("run", "--", PY, "-c", "print('ran'); raise SystemExit(4)")
+    assert result.returncode == 4  # the program's own status: a recording never refuses it
+    [line] = result.stderr.decode().splitlines()
+    assert line.startswith("shellkeep: invalid config in ") and expected in line and "Traceback" not in line
+    assert b"ran" in result.stdout
+    wait_for_background(home)
+    assert not (home.logs / "notify.log").exists()  # no notifier ran with the bad setting
+
+
+def test_a_plain_shell_at_its_prompt_is_not_notified_but_a_question_it_asks_is(home: Paths, receiver: Receiver) -> None:
+    _configure(home, url=receiver.url, format="json", waiting_delay_s=0.2, events=["waiting"])
+    env = {**os.environ, "PS1": "$ ", "TERM": "xterm-256color"}
+    harness = PtyHarness.start([*SK, "run", "--name", "sh", "--", "bash", "--norc", "--noprofile"], env=env)
+    try:
+        harness.expect(b"$ ")
+        harness.write(b"echo done-$((6*7))\r")
+        harness.expect(b"done-42")
+        harness.expect(b"$ ", times=2)  # back at its own prompt: idle, not a waiting spell
+        wait_until(lambda: _states_of(home).get("sh") == "idle", 30)
+        harness.write(b"read -p 'your name? ' answer\r")
+        harness.expect(b"your name? ")
+        [request] = receiver.wait_for(1)  # the first notification is the question, not the prompt
+        body = json.loads(request.body)
+        assert (body["state"], body["last_line"]) == ("waiting", "your name?")
+        harness.write(b"bob\r")
+        harness.expect(b"$ ", times=3)
+    finally:
+        harness.write(b"exit\r")
+        harness.finish()
+    wait_for_background(home)
+
+
+def _states_of(home: Paths) -> dict[str, object]:
+    result = run_sk("ps", "--json")
+    return {s["name"]: s["state"] for s in json.loads(result.stdout)} if result.returncode == 0 else {}

@@ -142,3 +142,35 @@ def test_ps_refuses_bad_arguments_in_one_line(extra: list[str]) -> None:
     result = run_sk("ps", *extra)
     assert result.returncode == 2
     assert result.stderr.startswith(b"shellkeep: ") and result.stderr.count(b"\n") == 1
+
+
+def test_a_shell_at_its_own_prompt_is_idle_and_what_it_runs_is_judged_as_a_program(home: Paths) -> None:
+    # bash's readline reads key by key like an agent's TUI, but a shell at its own prompt asks
+    # nothing: idle. A program it runs in the foreground, or its own read -p, is judged as
+    # any program: a question waits, cat reading lines is idle.
+    env = {**os.environ, "PS1": "$ ", "TERM": "xterm-256color"}
+    harness = PtyHarness.start([*SK, "run", "--name", "sh", "--", "bash", "--norc", "--noprofile"], env=env)
+    try:
+        harness.expect(b"$ ")
+        # Keys read one by one, the terminal's modes put back after (bash leaves them as found).
+        keys = (
+            "import sys, termios, tty; saved = termios.tcgetattr(0); tty.setcbreak(0); "
+            "sys.stdout.write('press a key'); sys.stdout.flush(); sys.stdin.read(1); "
+            "termios.tcsetattr(0, termios.TCSADRAIN, saved)"
+        )
+        for command, shown, state in [
+            (b"echo done-$((6*7))\r", b"done-42", "idle"),
+            (f'{PY} -c "{keys}"\r'.encode(), b"press a key", "waiting"),
+            (b"x", b"$ ", "idle"),  # the key the program reads: back at the shell's prompt
+            (b"read -p 'name? ' answer\r", b"name? ", "waiting"),
+            (b"bob\r", b"$ ", "idle"),
+            (b"cat\r", b"cat\r\n", "idle"),
+        ]:
+            seen = harness.output.count(shown)
+            harness.write(command)
+            harness.expect(shown, times=seen + 1)
+            wait_until(lambda: _states().get("sh") == state, 30)
+    finally:
+        harness.write(b"\x04exit\r")
+        harness.finish()
+    wait_for_background(home)

@@ -67,12 +67,39 @@ def test_wrong_tokens_are_rate_limited_per_address_and_logged(home: Paths) -> No
         codes = [httpx.get(f"{served.base}/?token={wrong}").status_code for _ in range(10)]
         assert codes == [401] * 10
         assert httpx.get(f"{served.base}/?token={wrong}").status_code == 429
-        # Once limited, even the right token waits: guessing must not go on.
+        # Once limited, even the right token in a URL waits: guessing must not go on. A
+        # viewer already holding the cookie is not locked out, a wrong cookie is.
         assert httpx.get(served.url).status_code == 429
-        assert httpx.get(served.base + "/", cookies={served.cookie_name: served.token}).status_code == 429
+        assert httpx.get(served.base + "/", cookies={served.cookie_name: served.token}).status_code == 200
+        assert httpx.get(served.base + "/", cookies={served.cookie_name: wrong}).status_code == 429
     log = served.stderr()
     assert "wrong token in the URL from 127.0.0.1" in log
     assert wrong not in log and served.token not in log  # values are never logged
+
+
+def test_the_limit_is_per_client_address_and_never_locks_out_a_signed_in_viewer(home: Paths) -> None:
+    # Served on every address, reached from three loopback addresses: three clients.
+    with serve("--host", "0.0.0.0") as served:
+        base = f"http://127.0.0.1:{served.port}"
+
+        def client(address: str) -> httpx.Client:
+            return httpx.Client(transport=httpx.HTTPTransport(local_address=address), base_url=base)
+
+        with client("127.0.0.2") as viewer, client("127.0.0.3") as guesser, client("127.0.0.4") as other:
+            assert viewer.get(f"/?token={served.token}").status_code == 303  # signed in: the cookie is kept
+            assert viewer.get("/").status_code == 200
+            wrong = "B" * len(served.token)
+            codes = [guesser.get(f"/?token={wrong}").status_code for _ in range(11)]
+            assert codes == [401] * 10 + [429]
+            assert guesser.get(f"/?token={served.token}").status_code == 429  # that address waits
+            assert other.get(f"/?token={served.token}").status_code == 303  # another address does not
+            assert viewer.get("/api/sessions").status_code == 200
+            for _ in range(11):  # wrong tokens from the signed-in viewer's own address
+                viewer.get(f"/api/sessions?token={wrong}")
+            assert viewer.get("/api/sessions").status_code == 200  # its cookie still lets it in
+            assert viewer.get(f"/?token={served.token}").status_code == 303
+    log = served.stderr()
+    assert "wrong token in the URL from 127.0.0.3" in log and "from 127.0.0.2" in log
 
 
 def test_a_cross_origin_websocket_is_refused(home: Paths) -> None:
@@ -212,6 +239,22 @@ def test_the_list_filters_by_project_agent_status_and_live_state(home: Paths, tm
         harness.write(b"\r")
         harness.finish()
     assert {first, second, running} == {rows[n]["id"] for n in ("here", "there", "running")}
+
+
+def test_stats_label_sessions_without_a_model_and_round_durations(home: Paths) -> None:
+    for n in range(3):  # plain programs: no agent, no model
+        record_session(home, f"import time; time.sleep(0.{n + 1}3); print('plain {n}')")
+    wait_for_background(home)
+    with serve() as served:
+        client = served.client()
+        report = client.get("/api/stats", params={"by": "model"}).json()
+        [group] = report["groups"]
+        assert group["key"] == "" and group["sessions"] == 3
+        for row in (group, report["total"]):
+            assert row["duration_s"] == round(row["duration_s"], 3), row  # no float noise
+            assert len(repr(row["duration_s"]).partition(".")[2]) <= 3
+        page = client.get("/stats", params={"by": "model"})
+        assert "no model reported" in page.text and "(none)" not in page.text
 
 
 def test_bad_filters_and_queries_are_one_line_on_the_page(home: Paths) -> None:

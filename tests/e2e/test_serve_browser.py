@@ -203,3 +203,36 @@ def test_the_stats_page_and_the_phone_layout(home: Paths, browser: object) -> No
     finally:
         context.close()
 
+
+
+def test_a_live_sessions_timeline_opens_the_recording_so_far_and_the_list_sees_it_end(home: Paths, page: object) -> None:
+    import re
+
+    expect = playwright_sync.expect
+    folder, session_id, harness = record_session(home, "print('ready', flush=True); input()", name="ends-live", expect=b"ready")
+    ended = False
+    try:
+        assert run_sk("mark", "before the change", "--session", session_id).returncode == 0
+        with serve() as served:
+            _open(page, served, f"/s/{session_id}")
+            expect(page.locator("#player")).to_have_attribute("data-mode", "live", timeout=WAIT_MS)  # type: ignore[attr-defined]
+            link = page.locator("#timeline a.seek").first  # type: ignore[attr-defined]
+            expect(link).to_contain_text("s", timeout=WAIT_MS)
+            link.click()  # a live stream cannot seek: the link opens the recording so far there
+            expect(page.locator("#live-status")).to_contain_text("the recording so far", timeout=WAIT_MS)  # type: ignore[attr-defined]
+            expect(page.locator("#player")).to_have_attribute("data-mode", "recording")  # type: ignore[attr-defined]
+            assert "replay=1" in page.url and "t=" in page.url  # type: ignore[attr-defined]
+            expect(page.locator("#player")).to_contain_text("ready", timeout=WAIT_MS)  # type: ignore[attr-defined]
+
+            page.goto(served.base + "/")  # type: ignore[attr-defined]
+            badge = page.locator(f"#sessions tr[data-session='{session_id}'] span.status")  # type: ignore[attr-defined]
+            expect(badge).to_have_text(re.compile("^(working|waiting|idle)$"), timeout=WAIT_MS)
+            harness.write(b"\r")
+            ended = True
+            assert harness.finish() == 0
+            expect(badge).to_have_text("finished", timeout=WAIT_MS)  # followed without a reload
+    finally:
+        if not ended:
+            harness.write(b"\r")
+            harness.finish()
+    wait_for_background(home)

@@ -200,6 +200,45 @@ def test_a_long_session_folder_path_still_works(home: Paths, tmp_path: Path, mon
     assert not path.exists()
 
 
+def _backlog_text(folder: Path) -> str:
+    """Connect to the live socket in ``folder``; return the output text of its backlog."""
+    sock = connect_live(folder, timeout_s=30)
+    file = sock.makefile("rb")
+    header = parse_line(file.readline())
+    assert isinstance(header, LiveHeader)
+    events = [parse_line(file.readline()) for _ in range(header.backlog)]
+    sock.close()
+    return "".join(e.data for e in events if getattr(e, "code", "") == "o")  # type: ignore[attr-defined]
+
+
+def test_a_viewer_joining_after_a_screen_or_tmux_clear_gets_no_stale_backlog(home: Paths, tmp_path: Path) -> None:
+    # TERM=screen (shellkeep inside tmux or screen): clear(1) sends ESC[H ESC[J, not ESC[2J.
+    env = {**_env(), "TERM": "screen"}
+    session = PtyHarness.start([*SK, "run", "--name", "tmuxed", "--", *BASH], cols=80, rows=24, env=env)
+    session.expect(b"$ ")
+    session.write(b"for i in $(seq 200); do echo stale-$i; done; clear; echo fresh-$((6*7))\r")
+    session.expect(b"fresh-42")
+    folder = _socket(home).parent
+    text = wait_until(lambda: (lambda t: t if "fresh-42" in t else None)(_backlog_text(folder)))
+    assert "stale-" not in text
+    # tmux run inside the session draws on the alternate screen: the ring restarts there and
+    # keeps the main screen aside, which comes back, without tmux's drawing, once tmux exits.
+    tmux = f"tmux -S {tmp_path}/tmux.sock -f /dev/null new-session {' '.join(BASH)}"
+    session.write(f"PS1='$ ' {tmux}\r".encode())
+    session.expect(b"0:bash")  # tmux's status line: it runs
+    session.write(b"echo inside-$((7*8))\r")
+    session.expect(b"inside-56")
+    text = wait_until(lambda: (lambda t: t if "inside-56" in t else None)(_backlog_text(folder)))
+    assert "stale-" not in text and "fresh-42" in text and "\x1b[?1049h" in text
+    session.write(b"exit\r")
+    session.expect(b"[exited]")
+    session.write(b"echo back-$((8*9))\r")
+    session.expect(b"back-72")
+    text = wait_until(lambda: (lambda t: t if "back-72" in t else None)(_backlog_text(folder)))
+    assert "fresh-42" in text and "inside-56" not in text and "stale-" not in text
+    _finish(session)
+
+
 def test_a_secret_reaches_the_viewer_redacted(home: Paths) -> None:
     session = _record("secret")
     client = connect_live(_socket(home).parent)
@@ -208,6 +247,33 @@ def test_a_secret_reaches_the_viewer_redacted(home: Paths) -> None:
     _finish(session)
     received = "".join(e.data for e in _lines(client) if getattr(e, "code", "") == "o")  # type: ignore[attr-defined]
     assert SECRET not in received and "[REDACTED:" in received
+
+
+def test_a_secret_typed_across_the_right_margin_reaches_no_viewer_and_no_recording_in_pieces(home: Paths) -> None:
+    # readline draws the 80th column's character, then " \r" (xterm's delayed wrap), then the
+    # rest: the part of the key on the second row must not be left in clear.
+    secret = "sk-ant-api03-" + "A1b2C3d4E5" * 9 + "-FAKEAA"
+    session = _record("margin")
+    client = _Reader(connect_live(_socket(home).parent))
+    for ch in f"echo {secret} done":
+        session.write(ch.encode())
+        session.read_some(0.01)  # typed key by key: readline echoes each one
+    session.write(b"\r")
+    session.expect(b"done\r\n")
+    session.expect(b"$ ", times=2)
+    _finish(session)
+    client.join(30)
+    viewed = "".join(e.data for e in client.lines if getattr(e, "code", "") == "o")  # type: ignore[attr-defined]
+    _, header, events = only_session(home)
+    recorded = output_text(events)
+    for text in (viewed, recorded):
+        assert "A1b2C3d4E5" not in text and "FAKEAA" not in text and "[REDACTED:anthropic-key]" in text
+    screen = Terminal(TermSize(80, 24))
+    screen.feed(recorded)
+    rows = screen.text_lines()
+    echoed = next(i for i, row in enumerate(rows) if row.startswith("$ echo [REDACTED:anthropic-key]"))
+    assert rows[echoed + 1].strip() == "done"  # the command line keeps its two rows, the key blanked
+    assert rows[echoed + 2].startswith("[REDACTED:anthropic-key]")  # echo's own output
 
 
 def test_input_from_a_viewer_reaches_the_program_and_is_recorded_with_a_marker(home: Paths) -> None:

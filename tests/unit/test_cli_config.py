@@ -112,6 +112,25 @@ def test_set_bad_value_is_one_line_and_changes_nothing(home: Paths) -> None:
     assert home.config_file.read_text() == before
 
 
+def test_set_refuses_a_bad_notify_url_or_command_up_front(home: Paths) -> None:
+    assert sk("set", "notify.url", "https://ntfy.sh/topic").exit_code == 0
+    before = home.config_file.read_text()
+    assert_one_line_error(sk("set", "notify.url", "ftp://host/x"), "notify.url must be an http:// or https:// URL")
+    assert_one_line_error(sk("set", "notify.url", "https://ntfy.sh/a b"), "without spaces")
+    assert_one_line_error(sk("set", "notify.command", "   "), "notify.command must be a command line")
+    assert_one_line_error(sk("set", "notify.command", "say 'hi"), "notify.command must be a command line with its quotes closed")
+    assert home.config_file.read_text() == before
+
+
+def test_set_takes_a_value_that_starts_with_a_dash(home: Paths) -> None:
+    # "-1" is a value, not an option: it reaches the setting's own check.
+    assert_one_line_error(sk("set", "notify.waiting_delay_s", "-1"), "notify.waiting_delay_s must be a number >= 0, got -1")
+    result = sk("set", "notify.command", "--loud")
+    assert result.exit_code == 0, result.output
+    assert sk("get", "notify.command").stdout == "--loud\n"
+    assert_one_line_error(sk("set", "--bogus", "1"), "unknown config key '--bogus'")
+
+
 def test_validate_ok_and_broken(home: Paths) -> None:
     result = sk("validate")
     assert result.exit_code == 0 and result.stdout == f"ok: {home.config_file}\n"

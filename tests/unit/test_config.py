@@ -190,6 +190,10 @@ BAD_FILES = [
     ("[notify]\nformat = 'xml'\n", ["notify.format", "one of 'text', 'json'", "'xml'"]),
     ("[notify]\nurl = 'ntfy.sh/topic'\n", ["notify.url", "an http:// or https:// URL"]),
     ("[notify]\nwaiting_delay_s = -1\n", ["notify.waiting_delay_s", "a number >= 0"]),
+    ("[notify]\nurl = 'ftp://host/x'\n", ["notify.url", "an http:// or https:// URL", "'ftp://host/x'"]),
+    ("[notify]\nurl = 'https://ntfy.sh/my topic'\n", ["notify.url", "without spaces", "'https://ntfy.sh/my topic'"]),
+    ("[notify]\ncommand = '  '\n", ["notify.command", "a command line", "'  '"]),
+    ("[notify]\ncommand = \"say 'hi\"\n", ["notify.command", "its quotes closed", "\"say 'hi\""]),
     ("[sync]\nurl = \"ftp://host/x\"\n", ["sync.url", "a storage URL such as s3://bucket/prefix", "'ftp://host/x'"]),
     ("record = 1\n", ["'record'", "[record] table"]),
     ("[record]\ninput = true\ntitle = \n", ["invalid toml", "line 3"]),
@@ -202,7 +206,8 @@ BAD_FILES = [
     BAD_FILES,
     ids=["typo", "table-typo", "no-table", "bool", "range", "float-for-int", "negative", "bool-for-int",
          "size", "not-a-list", "bad-allow-regex", "bad-regex", "empty-match", "bad-name", "pattern-typo",
-         "missing-pattern", "notify-event", "notify-format", "notify-url", "notify-delay", "sync-url", "table-is-value",
+         "missing-pattern", "notify-event", "notify-format", "notify-url", "notify-delay", "notify-url-scheme",
+         "notify-url-space", "notify-command-blank", "notify-command-quote", "sync-url", "table-is-value",
          "toml-end", "toml-column"],
 )
 def test_a_bad_file_is_one_line_naming_file_key_and_expectation(

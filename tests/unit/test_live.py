@@ -98,6 +98,69 @@ def test_the_backlog_restarts_at_a_full_clear_on_the_main_screen_only(publisher:
     assert backlog[0].data == "\x1b[H\x1b[2Jnew"
 
 
+@pytest.mark.parametrize(
+    "clear",
+    [
+        "\x1b[H\x1b[J",  # screen's and tmux's terminfo clear
+        "\x1b[H\x1b[2J",
+        "\x1b[H\x1b[2J\x1b[3J",  # xterm's, with the scrollback erase
+        "\x1b[3J\x1b[H\x1b[2J",
+        "\x1b[1;1H\x1b[0J",
+        "\x1b[2J\x1b[H",
+        "\x1bc",
+    ],
+    ids=["screen", "home-2J", "xterm-E3", "E3-first", "1;1H-0J", "2J-home", "RIS"],
+)
+def test_the_backlog_restarts_at_each_kind_of_clear(publisher: LivePublisher, clear: str) -> None:
+    publisher.publish(_events((1, "o", "stale\r\n"), (2, "o", f"gone{clear}new"), (3, "o", "more")))
+    _, backlog = _Client(publisher.path.parent).header_and_backlog()
+    assert [e.data for e in backlog] == [f"{clear}new", "more"]  # the event is cut at the clear
+
+
+@pytest.mark.parametrize("cut", [1, 2, 3, 4, 5], ids=lambda n: f"cut-at-{n}")
+def test_a_clear_split_across_two_events_restarts_at_the_second_with_the_whole_sequence(
+    publisher: LivePublisher, cut: int
+) -> None:
+    clear = "\x1b[H\x1b[J"
+    publisher.publish(_events((1, "o", "stale"), (2, "o", "old" + clear[:cut]), (3, "o", clear[cut:] + "new")))
+    _, backlog = _Client(publisher.path.parent).header_and_backlog()
+    assert [e.data for e in backlog] == [clear + "new"]
+    assert backlog[0].time == 3
+
+
+def test_home_without_an_erase_or_scrollback_erase_alone_keeps_the_backlog(publisher: LivePublisher) -> None:
+    # ESC[H alone moves the cursor, ESC[3J alone erases only the scrollback: the screen stays.
+    publisher.publish(_events((1, "o", "keep"), (2, "o", "\x1b[Hredraw"), (3, "o", "\x1b[3J"), (4, "o", "\x1b[J")))
+    _, backlog = _Client(publisher.path.parent).header_and_backlog()
+    assert [e.data for e in backlog] == ["keep", "\x1b[Hredraw", "\x1b[3J", "\x1b[J"]
+
+
+def test_the_alternate_screen_restarts_the_backlog_and_leaving_it_brings_the_main_screen_back(
+    publisher: LivePublisher,
+) -> None:
+    publisher.publish(_events((1, "o", "$ ls\r\n"), (2, "o", "file\r\n\x1b[?1049h\x1b[H\x1b[2Jtmux 1")))
+    publisher.publish(_events(*[(3 + i, "o", f"\x1b[H\x1b[Jtmux {i}") for i in range(2, 50)]))
+    _, backlog = _Client(publisher.path.parent).header_and_backlog()
+    # The main screen's ring, the switch, then only the alternate screen's last redraw.
+    assert [e.data for e in backlog] == ["$ ls\r\n", "file\r\n", "\x1b[?1049h", "\x1b[H\x1b[Jtmux 49"]
+    publisher.publish(_events((60, "r", "100x30"), (61, "o", "bye\x1b[?1049l$ ")))
+    _, backlog = _Client(publisher.path.parent).header_and_backlog()
+    assert [(e.code, e.data) for e in backlog] == [
+        ("r", "80x24"),  # the size the main screen was drawn at
+        ("o", "$ ls\r\n"),
+        ("o", "file\r\n"),
+        ("r", "100x30"),
+        ("o", "\x1b[?1049h"),  # what came before the switch back is drawn on the alternate screen
+        ("o", "bye\x1b[?1049l$ "),
+    ]
+    publisher.publish(_events((70, "o", "\x1b[?1049h"), (71, "o", "vim\x1bc"), (72, "o", "fresh")))
+    _, backlog = _Client(publisher.path.parent).header_and_backlog()
+    assert [e.data for e in backlog] == ["\x1bc", "fresh"]  # a reset leaves the alternate screen too
+    publisher.publish(_events((80, "o", "\x1b[?1049h\x1b[?10"), (81, "o", "49lback")))  # the way out split
+    _, backlog = _Client(publisher.path.parent).header_and_backlog()
+    assert [e.data for e in backlog] == ["\x1bc", "fresh", "\x1b[?1049h", "\x1b[?1049lback"]
+
+
 def test_a_trimmed_backlog_starts_with_the_size_it_was_drawn_at(publisher: LivePublisher) -> None:
     chunk = "x" * 60000
     publisher.publish(_events(*[(float(i), "o", chunk) for i in range(30)]))  # about 1.8 MB: trimmed

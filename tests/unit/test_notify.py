@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from shellkeep.app.notifiers import command_argv, command_env, deliver, title_of
+from shellkeep.app.notifiers import command_argv, command_env, deliver, message_of, title_of
 from shellkeep.app.notify import FACTS_ENV, Notification, WaitingWatch, waiting_due_at
 from shellkeep.config import Config, NotifyConfig
 from shellkeep.store.live import WORKING_WINDOW_S, LiveStatus
@@ -80,7 +80,9 @@ def test_the_watch_notifies_each_waiting_spell_once_and_skips_idle_ones() -> Non
 
 def test_notification_json_round_trip_and_bad_facts() -> None:
     assert Notification.from_json(FACTS.to_json()) == FACTS
-    for bad in ("", "[]", '{"session": 1}'):
+    ended = dataclasses.replace(FACTS, state="killed", exit_code=137, signal=9)
+    assert Notification.from_json(ended.to_json()) == ended
+    for bad in ("", "[]", '{"session": 1}', FACTS.to_json().replace('"signal": null', '"signal": "9"')):
         with pytest.raises((ValueError, TypeError)):
             Notification.from_json(bad)
 
@@ -124,7 +126,27 @@ def test_the_commands_environment_has_the_facts_and_not_the_transport() -> None:
         "SHELLKEEP_STATE": "waiting",
         "SHELLKEEP_LAST_LINE": "Do you want to proceed?",
         "SHELLKEEP_HINT": "approval",
+        "SHELLKEEP_NAME": "",
+        "SHELLKEEP_EXIT_CODE": "",
+        "SHELLKEEP_SIGNAL": "",
     }
+    killed = dataclasses.replace(FACTS, state="killed", name="fix", exit_code=137, signal=9)
+    env = command_env(killed, {})
+    assert (env["SHELLKEEP_NAME"], env["SHELLKEEP_EXIT_CODE"], env["SHELLKEEP_SIGNAL"]) == ("fix", "137", "9")
+
+
+@pytest.mark.parametrize(
+    ("exit_code", "sig", "message"),
+    [
+        (None, None, "Do you want to proceed?\nsession 20261203-120000-abcde"),
+        (0, None, "Do you want to proceed?\nsession 20261203-120000-abcde, exit code 0"),
+        (137, 9, "Do you want to proceed?\nsession 20261203-120000-abcde, killed by signal 9 (SIGKILL)"),
+    ],
+    ids=["waiting", "finished", "killed"],
+)
+def test_the_message_says_the_session_and_how_it_ended(exit_code: int | None, sig: int | None, message: str) -> None:
+    assert message_of(dataclasses.replace(FACTS, exit_code=exit_code, signal=sig)) == message
+    assert message_of(dataclasses.replace(FACTS, last_line="", exit_code=3)) == "session 20261203-120000-abcde, exit code 3"
 
 
 class _Server:
@@ -169,19 +191,21 @@ def test_a_text_post_is_ntfy_shaped_and_encodes_a_title_that_is_not_ascii(home: 
     encoded = headers["title"]
     assert encoded.startswith("=?UTF-8?B?") and encoded.endswith("?=")
     assert base64.b64decode(encoded[10:-2]).decode() == "claude needs your approval (café)"
-    text = body.decode()
-    assert text.startswith("token [REDACTED") and text.endswith(" ok?") and "ghp_A1b2" not in text
+    first, facts = body.decode().split("\n")
+    assert first.startswith("token [REDACTED") and first.endswith(" ok?") and "ghp_A1b2" not in first
+    assert facts == f"session {FACTS.session}"
 
 
 def test_a_json_post_and_events_that_are_not_configured(home: Paths, server: _Server) -> None:
     settings = NotifyConfig(url=server.url, format="json", events=("finished",))
     assert deliver(home, FACTS, settings, Config()) == []  # waiting is not among the events
     assert server.got == []
-    assert deliver(home, dataclasses.replace(FACTS, state="finished", hint=None), settings, Config()) == []
+    finished = dataclasses.replace(FACTS, state="finished", hint=None, exit_code=0)
+    assert deliver(home, finished, settings, Config()) == []
     [(headers, body)] = server.got
     assert headers["content-type"] == "application/json"
-    assert json.loads(body) == {**dataclasses.asdict(FACTS), "state": "finished", "hint": None,
-                                "title": "claude finished (web-3f9c)"}
+    assert json.loads(body) == {**dataclasses.asdict(FACTS), "state": "finished", "hint": None, "exit_code": 0,
+                                "signal": None, "title": "claude finished (web-3f9c)"}
 
 
 def test_failures_are_one_line_each_in_the_log_and_never_raise(home: Paths, tmp_path: Path) -> None:

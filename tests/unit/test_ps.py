@@ -45,9 +45,15 @@ NOW = 2_000_000_000.0
 
 
 def _status(
-    *, quiet_s: float, canonical: bool | None, echo: bool | None = True, prompt: bool = False, hint: str | None = None
+    *,
+    quiet_s: float,
+    canonical: bool | None,
+    echo: bool | None = True,
+    prompt: bool = False,
+    hint: str | None = None,
+    shell: bool = False,
 ) -> LiveStatus:
-    return LiveStatus(NOW - quiet_s, 10, canonical, echo, prompt, NOW, hint)
+    return LiveStatus(NOW - quiet_s, 10, canonical, echo, prompt, NOW, hint, shell=shell)
 
 
 @pytest.mark.parametrize(
@@ -64,10 +70,14 @@ def _status(
         (_status(quiet_s=WORKING_WINDOW_S + 1, canonical=True, hint="approval"), LiveState.WAITING),
         (_status(quiet_s=WORKING_WINDOW_S + 1, canonical=None, echo=None, hint="input"), LiveState.WAITING),
         (_status(quiet_s=0.5, canonical=False, hint="approval"), LiveState.WORKING),
+        (_status(quiet_s=WORKING_WINDOW_S + 1, canonical=False, echo=False, prompt=True, shell=True), LiveState.IDLE),
+        (_status(quiet_s=WORKING_WINDOW_S + 1, canonical=True, prompt=True, shell=True), LiveState.WAITING),
+        (_status(quiet_s=WORKING_WINDOW_S + 1, canonical=True, echo=False, shell=True), LiveState.WAITING),
+        (_status(quiet_s=WORKING_WINDOW_S + 1, canonical=False, shell=True, hint="input"), LiveState.WAITING),
     ],
     ids=["output-now", "output-now-at-prompt", "quiet-reading-keys", "quiet-at-prompt", "quiet-password",
          "quiet-no-prompt", "modes-unknown", "no-status", "hint-while-canonical", "hint-modes-unknown",
-         "hint-output-now"],
+         "hint-output-now", "shell-at-its-prompt", "shell-read-p", "shell-read-s", "shell-hint"],
 )  # fmt: skip
 def test_the_state_rule(status: LiveStatus | None, expected: LiveState) -> None:
     assert judge_state(status, NOW) is expected
@@ -104,11 +114,11 @@ def test_live_status_round_trip_and_unreadable_files(tmp_path: Path) -> None:
     status = LiveStatus(NOW - 1, 42, False, False, True, NOW)
     write_live_status(tmp_path, status)
     assert read_live_status(tmp_path) == status
-    hinted = dataclasses.replace(status, hint="approval")
+    hinted = dataclasses.replace(status, hint="approval", shell=True)
     write_live_status(tmp_path, hinted)
     assert read_live_status(tmp_path) == hinted
     assert set(json.loads((tmp_path / LIVE_FILE).read_text())) == {
-        "output_at", "output_bytes", "canonical", "echo", "prompt", "updated_at", "hint"
+        "output_at", "output_bytes", "canonical", "echo", "prompt", "updated_at", "hint", "shell"
     }  # a judgement only: no recorded text
     assert oct((tmp_path / LIVE_FILE).stat().st_mode & 0o777) == "0o600"
     (tmp_path / LIVE_FILE).write_text('{"output_at": 1')  # cut mid-write by a crash

@@ -511,6 +511,26 @@ def test_output_markers_keep_the_columns_of_their_secrets_and_input_markers_do_n
     assert s.feed(key + "\r\n") + s.flush() == "[REDACTED:private-key]\r\n"  # over several lines: bare
 
 
+@pytest.mark.parametrize("pieces", ["whole", "by-character"], ids=str)
+def test_a_secret_a_line_editor_wraps_at_the_margin_leaves_no_piece_in_clear(pieces: str) -> None:
+    # readline on an 80-column xterm (xenl): the 80th character, then " \r", then the rest.
+    secret = "sk-ant-api03-" + "A" * 90 + "-FAKEAA"
+    first = 80 - len("$ echo ")
+    text = f"$ echo {secret[:first]} \r{secret[first:]} done\r\nok\r\n"
+    s = StreamRedactor(REDACTOR, keep_columns=True)
+    out = s.feed(text) if pieces == "whole" else "".join(s.feed(ch) for ch in text)
+    out += s.flush()
+    assert "AAAA" not in out and "FAKEAA" not in out
+    row1, row2 = out.split(" \r", 1)
+    assert row1 == "$ echo [REDACTED:anthropic-key]" + " " * (first - len("[REDACTED:anthropic-key]"))
+    assert row2 == " " * len(secret[first:]) + " done\r\nok\r\n"  # the columns of the row kept
+    # A " \r" after a marker ends its wrapped part at the first character no token holds.
+    s = StreamRedactor(REDACTOR, keep_columns=True)
+    marker = "[REDACTED:anthropic-key]" + " " * (len(secret) - 24)
+    assert s.feed(f"{secret} \r") + s.feed("xyz ok\r\n") == marker + " \r    ok\r\n"
+    assert s.feed(" \rnext ok\r\n") == " \rnext ok\r\n"  # no marker before this wrap: nothing is blanked
+
+
 # ----------------------------------------------------------------- release after a quiet spell (output)
 
 KEY_EXAMPLE = next(r.example for r in RULES if r.name == "private-key")

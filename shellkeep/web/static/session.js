@@ -1,5 +1,6 @@
 // The session page of `shellkeep serve`: the player (a recording or the live stream), the
-// timeline links that seek it, and the input box (--allow-input). No build step, no network.
+// timeline links that seek it (on a live session they open the recording so far there), and
+// the input box (--allow-input). No build step, no network.
 (function () {
   "use strict";
   var el = document.getElementById("player");
@@ -38,8 +39,8 @@
   player.addEventListener("ended", function () { el.dataset.playing = "0"; });
   document.querySelectorAll("a.seek").forEach(function (link) {
     link.addEventListener("click", function (event) {
+      if (live) return; // the link opens the recording so far at that point (a live stream cannot seek)
       event.preventDefault();
-      if (live) return;
       var t = Number(link.dataset.t);
       var wasPlaying = el.dataset.playing === "1";
       Promise.resolve(player.seek(t)).then(function () { if (wasPlaying) player.play(); });

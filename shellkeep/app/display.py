@@ -1,4 +1,6 @@
-"""Times and durations as the list views show them (the CLI's tables and the picker)."""
+"""Times and durations as every view shows them: the CLI's tables, the picker, the web pages.
+
+Here, below ``tui`` and ``web`` (sibling layers), so that both show them alike."""
 
 from __future__ import annotations
 
