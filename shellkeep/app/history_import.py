@@ -40,7 +40,7 @@ from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX, Exchange
 from shellkeep.agents.history import HISTORY_AGENTS, NativeSession, native_sessions
 from shellkeep.agents.jsonl import TranscriptDamage, open_transcript
 from shellkeep.agents.locations import home_dir
-from shellkeep.agents.records import parse_time, shorten
+from shellkeep.agents.records import parse_time
 from shellkeep.agents.registry import adapter_named
 from shellkeep.app.context import Context
 from shellkeep.archive.index import index_ended_session
@@ -284,7 +284,6 @@ def _meta_for(
         user = str(os.getuid())
     adapter = adapter_named(native.agent)
     program = adapter.executables[0] if isinstance(adapter, CommandAdapter) and adapter.executables else native.agent
-    first_line = next((line.strip() for line in exchanges[0].prompt.splitlines() if line.strip()), "")
     size = native.transcript.stat().st_size if native.state.startswith("bytes:") else None
     usages = [e.usage for e in exchanges if e.usage is not None]
     usage = None
@@ -300,7 +299,6 @@ def _meta_for(
         agent=native.agent,
         started_at=iso(started),
         name=earlier.name if earlier is not None else None,
-        title=shorten(first_line, 80) or None,
         host=host_name(),
         user=user,
         ended_at=iso(ended),
