@@ -1059,6 +1059,7 @@ def _session_filter(
         cut_short = ", ".join("?" for _ in CUT_SHORT_STATUSES)
         test = (
             f"({p}duration IS NOT NULL AND {p}duration < ? AND COALESCE({p}input_bytes, 1) = 0"
+            f" AND NOT (COALESCE({p}detail, 'full') != 'full' AND COALESCE({p}exchange_count, 0) > 0)"
             f" AND {p}status NOT IN ({cut_short}))"
         )
         clauses.append(test if trivial else f"NOT {test}")
