@@ -26,6 +26,7 @@ import fcntl
 import getpass
 import os
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -43,7 +44,7 @@ from shellkeep.agents.locations import home_dir
 from shellkeep.agents.records import parse_time
 from shellkeep.agents.registry import adapter_named
 from shellkeep.app.context import Context
-from shellkeep.archive.index import index_ended_session
+from shellkeep.archive.index import index_ended_sessions
 from shellkeep.capture.redaction import redactor_for
 from shellkeep.errors import ShellkeepError, UserInputError
 from shellkeep.logs import get_logger
@@ -86,6 +87,12 @@ log = get_logger(__name__)
 
 IMPORTED_FROM_AGENT = "imported_from_agent"
 """The ``meta.json`` key naming the agent whose own history a session was imported from."""
+
+_WORKERS = 4
+"""Sessions read and stored at once (their fsyncs overlap)."""
+
+_INDEX_BATCH = 100
+"""Sessions indexed in one transaction."""
 
 AUTO_IMPORT_EVERY = timedelta(days=1)
 """The automatic import runs at most this often (``Paths.history_stamp``'s mtime)."""
@@ -164,7 +171,8 @@ def _import_all(ctx: Context, request: HistoryRequest, env: Mapping[str, str]) -
         else:
             recorded.add(key)
     roots: dict[str, Path] = {}
-    results: list[HistoryImport] = []
+    results: list[HistoryImport | None] = []
+    work: list[tuple[int, NativeSession, SessionMeta | None]] = []
     for agent in request.agents:
         for native in native_sessions(agent, env):
             if request.since is not None and native.updated_at < request.since:
@@ -176,14 +184,27 @@ def _import_all(ctx: Context, request: HistoryRequest, env: Mapping[str, str]) -
             elif earlier is not None and earlier.extra.get("imported_state") == native.state:
                 results.append(HistoryImport(agent, native.session_id, "unchanged", earlier.id, earlier.project, earlier.exchange_count))
             else:
-                results.append(_import_one(ctx, native, earlier, roots, env))
-    return HistoryReport(tuple(results))
+                work.append((len(results), native, earlier))
+                results.append(None)
+    # Sessions are read and stored a few at a time: each waits on its fsyncs, which the
+    # file system commits together; the index takes them in one transaction a batch.
+    with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
+        for start in range(0, len(work), _INDEX_BATCH):
+            batch = work[start : start + _INDEX_BATCH]
+            done = list(pool.map(lambda item: _import_one(ctx, item[1], item[2], roots, env), batch))
+            index_ended_sessions(ctx.paths, [meta for _, meta in done if meta is not None], vault=ctx.vault)
+            for (position, _, _), (result, _) in zip(batch, done):
+                results[position] = result
+    return HistoryReport(tuple(r for r in results if r is not None))
 
 
 def _import_one(
     ctx: Context, native: NativeSession, earlier: SessionMeta | None, roots: dict[str, Path], env: Mapping[str, str]
-) -> HistoryImport:
-    """Import or update one conversation; report a failure instead of raising it."""
+) -> tuple[HistoryImport, SessionMeta | None]:
+    """Import or update one conversation (not indexed yet); report a failure instead of raising it.
+
+    Returns what became of it and the stored metadata (None when nothing was stored).
+    """
     try:
         adapter = adapter_named(native.agent)
         if not isinstance(adapter, CommandAdapter):
@@ -191,7 +212,7 @@ def _import_one(
         reading = adapter.read_transcript(native.agent_session())
         exchanges = _own(reading.exchanges)
         if not exchanges:
-            return HistoryImport(native.agent, native.session_id, "empty", earlier.id if earlier else None)
+            return HistoryImport(native.agent, native.session_id, "empty", earlier.id if earlier else None), None
         cwd = native.cwd or str(home_dir(env))
         root = roots.get(cwd)
         if root is None:
@@ -199,10 +220,9 @@ def _import_one(
         meta = _store(ctx, adapter, native, exchanges, reading.damage, Path(cwd), root, earlier)
     except (OSError, ShellkeepError) as exc:
         log.warning("could not import %s session %s: %s", native.agent, native.session_id, exc)
-        return HistoryImport(native.agent, native.session_id, "failed", error=str(exc))
-    index_ended_session(ctx.paths, meta, vault=ctx.vault)
+        return HistoryImport(native.agent, native.session_id, "failed", error=str(exc)), None
     action = "updated" if earlier is not None else "imported"
-    return HistoryImport(native.agent, native.session_id, action, meta.id, meta.project, meta.exchange_count)
+    return HistoryImport(native.agent, native.session_id, action, meta.id, meta.project, meta.exchange_count), meta
 
 
 def _own(exchanges: tuple[Exchange, ...]) -> list[Exchange]:

@@ -79,6 +79,7 @@ __all__ = [
     "UsageReport",
     "UsageTokens",
     "index_ended_session",
+    "index_ended_sessions",
     "index_health",
     "index_in_background",
     "index_session",
@@ -731,6 +732,30 @@ def index_session(paths: Paths, meta: SessionMeta, *, vault: Vault | None = None
             _store(conn, folder, meta, content)
 
     _run(paths, work)
+
+
+def index_ended_sessions(paths: Paths, metas: Sequence[SessionMeta], *, vault: Vault | None = None) -> None:
+    """Index several ended sessions in one write transaction (an import of many); never raises (logs a warning).
+
+    Their content is rendered first, then written at once: one transaction, not one a session.
+    """
+    try:
+        src = _sources(paths, vault, None)
+        prepared = [
+            (folder, meta, _indexed_content(src, meta) if _is_final(meta) else None)
+            for meta in metas
+            if (folder := _folder_of(meta)) is not None
+        ]
+
+        def work(conn: sqlite3.Connection, fresh: bool) -> None:
+            with _write(conn):
+                for folder, meta, content in prepared:
+                    _store(conn, folder, meta, content)
+
+        if prepared:
+            _run(paths, work)
+    except Exception as exc:  # noqa: BLE001 - the sessions are safe on disk; reindex can redo this
+        log.warning("could not index %d sessions (%s); 'shellkeep reindex' will", len(metas), exc)
 
 
 def index_ended_session(paths: Paths, meta: SessionMeta, *, vault: Vault | None = None) -> None:
