@@ -175,7 +175,7 @@ class ListedSession:
     folder: str
     meta_json: str | None = field(default=None, repr=False)
     plain: bool = True
-    detail: str = "full"  # meta.json detail (record.detail)
+    detail: str = "full"  # meta.json detail (record.detail); "imported" for an agent's own session imported
 
     def to_json(self) -> dict[str, object]:
         """Return the session's ``meta.json`` object; raises ValueError without ``meta_json``."""
@@ -496,7 +496,8 @@ def _session_row(folder: _Folder, meta: SessionMeta) -> dict[str, object]:
         "project_root": meta.project_root,
         "git_remote": remote_key(identity.remote) if identity and identity.remote else None,
         "git_root_commit": identity.root_commit if identity else None,
-        "detail": meta.detail,
+        # What 'ls' shows under KEPT: an agent's own session imported (app.history_import) kept no recording either.
+        "detail": "imported" if isinstance(meta.extra.get("imported_from_agent"), str) else meta.detail,
     }
 
 

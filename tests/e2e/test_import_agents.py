@@ -130,6 +130,9 @@ def test_import_all_gives_a_searchable_archive_of_every_agent(home: Paths, agent
         if agent != "opencode":  # its database is shared by every session: not copied
             assert list((folder / "agent").glob("*.ref")), agent
 
+    table = run_sk("ls", "--all").stdout.decode().splitlines()
+    assert table[0].split()[-2:] == ["KEPT", "PROJECT"] and all(line.split()[-2] == "imported" for line in table[1:])
+    assert len(table) == 7
     hits = json.loads(run_sk("search", "divide", "--json").stdout)
     assert {h["agent"] for h in hits} == set(imported)
     shown = run_sk("show", str(sessions["claude"]["id"]))
@@ -308,3 +311,16 @@ def test_with_the_shell_integration_installed_it_imports_by_default(home: Paths,
     wait_until(lambda: _stamp_mtime(home) is not None)
     wait_for_background(home)
     assert len([s for s in _sessions() if s["agent"] != "true"]) == 6
+
+
+def test_a_session_of_less_than_a_second_is_listed(home: Paths, agent_home: AgentHome) -> None:
+    quick = "5b1c0d2e-0000-4000-8000-00000000abcd"
+    path = agent_home.claude.with_name(f"{quick}.jsonl")
+    records = [json.loads(line) for line in claude_lines(1, session_id=quick, cwd=str(agent_home.workdir))]
+    for record in records:
+        if "timestamp" in record:
+            record["timestamp"] = "2026-11-29T10:15:00.100Z"  # prompt, tool call and answer within the same second
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    _import("claude")
+    listed = run_sk("ls").stdout.decode()  # hides sessions shorter than a second with no input
+    assert "claude" in listed and len(listed.splitlines()) == 3, listed
