@@ -31,7 +31,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import partial
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -250,7 +250,7 @@ def _store(
         meta = _meta_for(ctx, native, exchanges, damage, cwd, project_root, folder, started, earlier, redactor)
         write_meta(meta)
         return meta
-    project_dir = ensure_dir(ctx.paths.project_dir(project_root))
+    project_dir = ensure_dir(_project_dir(ctx.paths, project_root))
     staging = project_dir / f".import-{os.getpid()}-{os.urandom(4).hex()}"
     staging.mkdir(mode=0o700)
     try:
@@ -269,6 +269,12 @@ def _store(
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+@lru_cache(maxsize=1024)
+def _project_dir(paths: Paths, project_root: Path) -> Path:
+    """Return ``paths.project_dir(project_root)`` (a hash of the path: once per project and run)."""
+    return paths.project_dir(project_root)
 
 
 def _write_content(
