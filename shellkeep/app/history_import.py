@@ -11,7 +11,8 @@ had been written).
 Incremental: a conversation imported before is read again only when its state changed (it
 grew), and then updates the same session. One a shellkeep-recorded session already holds
 (the same agent and ``agent_session_id``) is left alone. A new session is written in a
-hidden folder renamed into place at the end, so it is all there or not at all; an update
+hidden folder renamed into place at the end (the files of up to ``_INDEX_BATCH`` new sessions
+made durable first by one ``os.sync``, not one fsync a file), so it is all there or not at all; an update
 rewrites the exchanges and the copy first and ``meta.json`` (with the new state) last, so an
 update cut short is done again by the next run. One run at a time (a lock in the data folder).
 
@@ -40,7 +41,7 @@ from shellkeep.agents.adapter import CommandAdapter
 from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX, Exchange
 from shellkeep.agents.history import HISTORY_AGENTS, NativeSession, native_sessions
 from shellkeep.agents.jsonl import TranscriptDamage, open_transcript
-from shellkeep.agents.locations import home_dir
+from shellkeep.agents.locations import home_dir, same_dir
 from shellkeep.agents.records import parse_time
 from shellkeep.agents.registry import adapter_named
 from shellkeep.app.context import Context
@@ -48,7 +49,7 @@ from shellkeep.archive.index import index_ended_sessions
 from shellkeep.capture.redaction import redactor_for
 from shellkeep.errors import ShellkeepError, UserInputError
 from shellkeep.logs import get_logger
-from shellkeep.store.atomic import write_json_atomic
+from shellkeep.store.atomic import deferred_sync, write_json_atomic
 from shellkeep.store.paths import Paths, ensure_dir, project_root_of
 from shellkeep.store.session import (
     CAST_FILE,
@@ -59,6 +60,7 @@ from shellkeep.store.session import (
     iso,
     list_sessions,
     new_session_id,
+    parse_iso,
     readable_text,
     utc_now,
     write_meta,
@@ -149,7 +151,8 @@ def import_histories(ctx: Context, request: HistoryRequest, env: Mapping[str, st
     env: where the agents keep them (HOME, ``CLAUDE_CONFIG_DIR``, ``CODEX_HOME``...; default:
     the context's). Blocks while another import runs. One conversation that cannot be read
     or stored is reported ``failed`` and the others go on. Raises UserInputError for an
-    unknown agent, OSError when the data folder cannot be written.
+    unknown agent, OSError when the data folder cannot be written, KeyUnavailable when
+    encryption is on and no key can be had.
     """
     unknown = [a for a in request.agents if a not in HISTORY_AGENTS]
     if unknown:
@@ -162,8 +165,11 @@ def import_histories(ctx: Context, request: HistoryRequest, env: Mapping[str, st
 def _import_all(ctx: Context, request: HistoryRequest, env: Mapping[str, str]) -> HistoryReport:
     recorded: set[tuple[str, str]] = set()
     imported: dict[tuple[str, str], SessionMeta] = {}
+    unnoted: list[SessionMeta] = []  # recordings whose agent session is not known yet
     for meta in list_sessions(ctx.paths, None):
         if not meta.agent_session_id:
+            if meta.status in (Status.RUNNING.value, Status.INTERRUPTED.value):
+                unnoted.append(meta)
             continue
         key = (meta.agent, meta.agent_session_id)
         if imported_from_agent(meta) is not None:
@@ -179,31 +185,90 @@ def _import_all(ctx: Context, request: HistoryRequest, env: Mapping[str, str]) -
                 continue
             key = (agent, native.session_id)
             earlier = imported.get(key)
-            if key in recorded:
+            if key in recorded or _being_recorded(native, unnoted):
                 results.append(HistoryImport(agent, native.session_id, "recorded"))
             elif earlier is not None and earlier.extra.get("imported_state") == native.state:
                 results.append(HistoryImport(agent, native.session_id, "unchanged", earlier.id, earlier.project, earlier.exchange_count))
             else:
                 work.append((len(results), native, earlier))
                 results.append(None)
-    # Sessions are read and stored a few at a time: each waits on its fsyncs, which the
-    # file system commits together; the index takes them in one transaction a batch.
+    if work:
+        ctx.vault.writing_key()  # made here once if it must be, not by several workers at once
+    # Sessions are read and stored a few at a time (an update waits on its fsyncs, which the
+    # file system commits together); a batch of new ones, each staged in its hidden folder,
+    # is made durable by one sync before the folders are renamed into place; the index
+    # takes a batch in one transaction.
     with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
         for start in range(0, len(work), _INDEX_BATCH):
             batch = work[start : start + _INDEX_BATCH]
             done = list(pool.map(lambda item: _import_one(ctx, item[1], item[2], roots, env), batch))
-            index_ended_sessions(ctx.paths, [meta for _, meta in done if meta is not None], vault=ctx.vault)
-            for (position, _, _), (result, _) in zip(batch, done):
+            if any(staged is not None for _, _, staged in done):
+                os.sync()
+            stored: list[SessionMeta] = []
+            for (position, native, _), (result, meta, staged) in zip(batch, done):
+                if staged is not None and meta is not None:
+                    try:
+                        meta = _put_in_place(staged, meta, native)
+                    except OSError as exc:
+                        shutil.rmtree(staged, ignore_errors=True)
+                        log.warning("could not import %s session %s: %s", native.agent, native.session_id, exc)
+                        results[position] = HistoryImport(native.agent, native.session_id, "failed", error=str(exc))
+                        continue
+                    result = dataclasses.replace(result, session_id=meta.id)
+                if meta is not None:
+                    stored.append(meta)
                 results[position] = result
+            index_ended_sessions(ctx.paths, stored, vault=ctx.vault)
     return HistoryReport(tuple(r for r in results if r is not None))
+
+
+def _put_in_place(staged: Path, meta: SessionMeta, native: NativeSession) -> SessionMeta:
+    """Rename a staged session folder to its id (another id when that one is taken); return its metadata."""
+    for _ in range(20):
+        final = Path(meta.cast).parent
+        try:
+            os.rename(staged, final)
+            return meta
+        except OSError:
+            if not final.exists():
+                raise
+        folder = final.parent / new_session_id(parse_iso(meta.started_at))
+        meta = dataclasses.replace(meta, id=folder.name, cast=str(folder / CAST_FILE))
+        write_json_atomic(staged / META_FILE, meta.to_json())
+    raise FileExistsError(17, "no free session id", str(staged.parent))
+
+
+_START_SLACK = timedelta(seconds=5)
+"""An agent session started this little before a recording of it still counts as its own."""
+
+
+def _being_recorded(native: NativeSession, unnoted: list[SessionMeta]) -> bool:
+    """Return whether a recording still running (or cut short, not collected yet) may be ``native``.
+
+    Such a recording (Codex and OpenCode take no id up front) learns its agent session only
+    when it ends; a conversation of the same agent in its directory started since it began
+    is left to it, so it is not imported twice.
+    """
+    for meta in unnoted:
+        if meta.agent != native.agent or native.cwd is None or not same_dir(meta.cwd, Path(native.cwd)):
+            continue
+        try:
+            began = parse_iso(meta.started_at)
+        except ValueError:
+            continue
+        if native.started_at is None or native.started_at >= began - _START_SLACK:
+            return True
+    return False
 
 
 def _import_one(
     ctx: Context, native: NativeSession, earlier: SessionMeta | None, roots: dict[str, Path], env: Mapping[str, str]
-) -> tuple[HistoryImport, SessionMeta | None]:
+) -> tuple[HistoryImport, SessionMeta | None, Path | None]:
     """Import or update one conversation (not indexed yet); report a failure instead of raising it.
 
-    Returns what became of it and the stored metadata (None when nothing was stored).
+    Returns what became of it, its metadata (None when nothing was stored) and, for a new
+    session, the hidden folder it is staged in (its files not synced yet; the caller syncs
+    and renames it into place).
     """
     try:
         adapter = adapter_named(native.agent)
@@ -212,17 +277,17 @@ def _import_one(
         reading = adapter.read_transcript(native.agent_session())
         exchanges = _own(reading.exchanges)
         if not exchanges:
-            return HistoryImport(native.agent, native.session_id, "empty", earlier.id if earlier else None), None
+            return HistoryImport(native.agent, native.session_id, "empty", earlier.id if earlier else None), None, None
         cwd = native.cwd or str(home_dir(env))
         root = roots.get(cwd)
         if root is None:
             root = roots[cwd] = project_root_of(Path(cwd))
-        meta = _store(ctx, adapter, native, exchanges, reading.damage, Path(cwd), root, earlier)
+        meta, staged = _store(ctx, adapter, native, exchanges, reading.damage, Path(cwd), root, earlier)
     except (OSError, ShellkeepError) as exc:
         log.warning("could not import %s session %s: %s", native.agent, native.session_id, exc)
-        return HistoryImport(native.agent, native.session_id, "failed", error=str(exc)), None
+        return HistoryImport(native.agent, native.session_id, "failed", error=str(exc)), None, None
     action = "updated" if earlier is not None else "imported"
-    return HistoryImport(native.agent, native.session_id, action, meta.id, meta.project, meta.exchange_count), meta
+    return HistoryImport(native.agent, native.session_id, action, meta.id, meta.project, meta.exchange_count), meta, staged
 
 
 def _own(exchanges: tuple[Exchange, ...]) -> list[Exchange]:
@@ -240,8 +305,9 @@ def _store(
     cwd: Path,
     project_root: Path,
     earlier: SessionMeta | None,
-) -> SessionMeta:
-    """Write the session (new: a hidden folder renamed into place; update: meta.json last)."""
+) -> tuple[SessionMeta, Path | None]:
+    """Write the session: an update in its folder, meta.json last; a new one in a hidden folder,
+    unsynced (``deferred_sync``), returned with it for the caller to sync and rename."""
     redactor = redactor_for(ctx.config.redact) if ctx.config.redact.enabled else None
     started = native.started_at or parse_time(exchanges[0].time) or native.updated_at
     if earlier is not None:
@@ -249,29 +315,22 @@ def _store(
         _write_content(ctx, adapter, native, folder, exchanges, redactor)
         meta = _meta_for(ctx, native, exchanges, damage, cwd, project_root, folder, started, earlier, redactor)
         write_meta(meta)
-        return meta
+        return meta, None
     project_dir = ensure_dir(_project_dir(ctx.paths, project_root))
     staging = project_dir / f".import-{os.getpid()}-{os.urandom(4).hex()}"
     staging.mkdir(mode=0o700)
     try:
-        _write_content(ctx, adapter, native, staging, exchanges, redactor)
-        for _ in range(20):
+        with deferred_sync():
+            _write_content(ctx, adapter, native, staging, exchanges, redactor)
             final = project_dir / new_session_id(started)
             meta = _meta_for(ctx, native, exchanges, damage, cwd, project_root, final, started, None, redactor)
             write_json_atomic(staging / META_FILE, meta.to_json())
-            try:
-                os.rename(staging, final)
-                return meta
-            except OSError:
-                if not final.exists():
-                    raise
-        raise FileExistsError(17, "no free session id", str(project_dir))
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    return meta, staging
 
 
-@lru_cache(maxsize=1024)
 def _project_dir(paths: Paths, project_root: Path) -> Path:
     """Return ``paths.project_dir(project_root)`` (a hash of the path: once per project and run)."""
     return paths.project_dir(project_root)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
 import sys
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import pytest
 
 from shellkeep.store.paths import Paths
 from tests.agent_homes import CLAUDE_ID, CODEX_ID, COPILOT_ID, OPENCODE_ID, QWEN_ID, AgentHome, build_agent_home
-from tests.helpers import run_sk, wait_for_background, wait_until
+from tests.helpers import SK, run_sk, wait_for_background, wait_until
 from tests.transcripts import claude_lines, codex_lines
 
 AGENT_VARS = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "QWEN_HOME", "COPILOT_HOME", "OPENCODE_DB", "XDG_DATA_HOME")
@@ -32,6 +33,25 @@ if name == "claude":
     folder = os.path.join(os.environ["HOME"], ".claude", "projects", re.sub(r"[^a-zA-Z0-9]", "-", os.getcwd()))
     path = os.path.join(folder, sid + ".jsonl")
     resuming = "--resume" in args
+elif "resume" not in args:  # a new Codex thread: its rollout, then wait until told to end
+    import datetime, time, uuid
+    sid = str(uuid.uuid4())
+    now = datetime.datetime.now(datetime.timezone.utc)
+    stamp = now.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (now.microsecond // 1000)
+    day = os.path.join(os.environ["HOME"], ".codex", "sessions", now.astimezone().strftime("%Y/%m/%d"))
+    os.makedirs(day, exist_ok=True)
+    with open(os.path.join(day, "rollout-%s-%s.jsonl" % (now.astimezone().strftime("%Y-%m-%dT%H-%M-%S"), sid)), "w") as fh:
+        for kind, payload in (
+            ("session_meta", {"id": sid, "timestamp": stamp, "cwd": os.getcwd()}),
+            ("turn_context", {"cwd": os.getcwd(), "model": "m"}),
+            ("event_msg", {"type": "user_message", "message": "recorded codex prompt"}),
+            ("event_msg", {"type": "agent_message", "message": "recorded codex answer"}),
+        ):
+            fh.write(json.dumps({"timestamp": stamp, "type": kind, "payload": payload}) + "\n")
+    while not os.path.exists(os.environ["FAKE_GO"]):
+        time.sleep(0.05)
+    print("codex resume " + sid)
+    sys.exit(0)
 else:
     sid = args[args.index("resume") + 1]
     found = glob.glob(os.path.join(os.environ["HOME"], ".codex", "sessions", "*", "*", "*", "rollout-*-" + sid + ".jsonl"))
@@ -189,6 +209,26 @@ def test_since_takes_only_sessions_written_since(home: Paths, agent_home: AgentH
     rollout.write_bytes(b"".join(codex_lines(1, thread_id="019d0000-0000-7000-8000-000000000002", cwd=str(agent_home.workdir))))
     results = _import("codex", "--since", "2026-11-01")
     assert _by_action(results) == {"imported": {"codex:019d0000-0000-7000-8000-000000000002"}}  # the fixture is of March
+
+
+def test_a_codex_thread_shellkeep_is_recording_is_left_to_the_recording(home: Paths, agent_home: AgentHome, tmp_path: Path) -> None:
+    go = tmp_path / "go"
+    recording = subprocess.Popen([*SK, "run", "--", "codex"], env={**os.environ, "FAKE_GO": str(go)},
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    try:
+        sessions = agent_home.home / ".codex" / "sessions"
+        wait_until(lambda: [p for p in sessions.rglob("rollout-*.jsonl") if p != agent_home.codex])
+        results = _import("codex")
+        assert [r["action"] for r in results if r["agent_session_id"] != CODEX_ID] == ["recorded"]
+        assert [r["action"] for r in results if r["agent_session_id"] == CODEX_ID] == ["imported"]
+    finally:
+        go.touch()
+        assert recording.wait(timeout=60) == 0, recording.stderr.read() if recording.stderr else b""
+    wait_for_background(home)
+    again = _import("codex")
+    assert sorted(r["action"] for r in again) == ["recorded", "unchanged"]
+    hits = json.loads(run_sk("search", "recorded codex prompt", "--json").stdout)
+    assert len({h["session_id"] for h in hits}) == 1  # only the recording has it
 
 
 def test_a_session_recorded_by_shellkeep_is_not_imported_again(home: Paths, agent_home: AgentHome) -> None:
