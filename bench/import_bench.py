@@ -142,9 +142,10 @@ def main() -> int:
             "",
             "The import does per session what recording does at its end: the adapter's streamed read of the transcript "
             "(exchanges, usage, damage), `exchanges.jsonl`, the transcript's copy into the chunk store, `meta.json` in a "
-            "hidden folder renamed into place (four sessions at a time, so their fsyncs overlap), and one index "
-            "transaction per 100 sessions; the baseline only parses each line. CPU is user + system time of the "
-            "import process: on a busy machine (see the load average) the wall time is mostly waiting for a core.",
+            "hidden folder (four sessions at a time), one `os.sync` per 100 new sessions before their folders are "
+            "renamed into place, and one index transaction per 100 sessions; the baseline only parses each line. "
+            "CPU is user + system time of the import process. On a busy machine (see the load average: other jobs "
+            "share the 2 cores) the wall time is mostly waiting for a core; on an idle one it comes near the CPU time.",
             "",
         ]
         text = "\n".join(lines)
