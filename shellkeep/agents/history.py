@@ -38,7 +38,7 @@ from shellkeep.agents.qwen import qwen_root
 from shellkeep.agents.records import as_dict, as_str, dig, parse_time
 from shellkeep.logs import get_logger
 
-__all__ = ["HISTORY_AGENTS", "NativeSession", "agents_named", "is_history_agent", "native_sessions"]
+__all__ = ["HISTORY_AGENTS", "NativeSession", "agents_named", "native_sessions"]
 
 log = get_logger(__name__)
 
@@ -269,9 +269,3 @@ def agents_named(names: Iterable[str]) -> list[str]:
     if "all" in wanted:
         return list(HISTORY_AGENTS)
     return [agent for agent in HISTORY_AGENTS if agent in wanted]
-
-
-def is_history_agent(name: str) -> bool:
-    """Return whether ``name`` is an agent whose own history can be listed."""
-    return name in _LISTERS
-

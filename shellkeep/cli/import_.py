@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from shellkeep.agents.history import HISTORY_AGENTS
+from shellkeep.agents.history import HISTORY_AGENTS, agents_named
 from shellkeep.app.history_import import HistoryRequest, import_histories
 from shellkeep.app.importer import ImportRequest, import_recording
 from shellkeep.archive.index import parse_time
@@ -60,7 +60,7 @@ def import_(file: Path | None, name: str | None, agents: tuple[str, ...], since:
 
 def _import_agents(agents: tuple[str, ...], since: str | None, as_json: bool) -> None:
     """``import --agent NAME...``: import the agents' histories and print what became of them."""
-    chosen = HISTORY_AGENTS if "all" in agents else tuple(a for a in HISTORY_AGENTS if a in agents)
+    chosen = tuple(agents_named(agents))
     ctx = context()
     report = import_histories(ctx, HistoryRequest(chosen, parse_time(since) if since else None))
     if as_json:
