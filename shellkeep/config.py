@@ -396,6 +396,29 @@ class ShellConfig:
     )
 
 
+AUTO_IMPORT_CHOICES = ("shell", "on", "off")
+"""The values of ``history.auto_import``."""
+
+
+def _valid_auto_import(value: object) -> None:
+    if value not in AUTO_IMPORT_CHOICES:
+        raise ValueError('one of "shell", "on" or "off"')
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryConfig:
+    """How the agents' own histories are brought in ('shellkeep import --agent')."""
+
+    auto_import: str = _setting(
+        "shell",
+        "Import the agents' own sessions by themselves, at most once a day, after a session ends: "
+        '"shell" when the shell integration is installed, "on" always, "off" never.',
+        expect='"shell", "on" or "off"',
+        check=_valid_auto_import,
+        project=False,
+    )
+
+
 NOTIFY_EVENTS = ("waiting", "finished", "killed", "hangup")
 """The values of ``notify.events``: a session waits for its user, or ended so (``Status``)."""
 
@@ -613,6 +636,7 @@ class Config:
     sync: SyncConfig = field(default_factory=SyncConfig)
     shell: ShellConfig = field(default_factory=ShellConfig)
     notify: NotifyConfig = field(default_factory=NotifyConfig)
+    history: HistoryConfig = field(default_factory=HistoryConfig)
     export_otlp: OtlpConfig = field(default_factory=OtlpConfig, metadata={"section": "export.otlp"})
     prices: Mapping[str, ModelPrice] = field(default_factory=PriceTable, hash=False, metadata={"table": "models"})
 

@@ -1,4 +1,5 @@
-"""Upkeep after a session has ended: its git root commit, conversation, compression, index, OTLP export, automatic gc.
+"""Upkeep after a session has ended: its git root commit, conversation, compression, index, OTLP export, automatic gc,
+and the daily import of the agents' own histories (``app.history_import.maybe_auto_import``).
 
 Compression and indexing take seconds on a long session, so ``runner`` starts this module
 as its own detached process (``python -m shellkeep.app.housekeeping``, new session, no
@@ -16,6 +17,7 @@ from pathlib import Path
 from shellkeep.app.context import open_context
 from shellkeep.app.conversation import collect
 from shellkeep.app.gc import maybe_auto_gc
+from shellkeep.app.history_import import maybe_auto_import
 from shellkeep.app.moves import complete_git_identity
 from shellkeep.app.otlp import export_session
 from shellkeep.archive.index import index_ended_session
@@ -59,6 +61,7 @@ def run(paths: Paths, folder: Path, *, compress: bool, auto_gc: bool) -> None:
             export_session(paths, meta, ctx.config, ctx.vault)  # queued when it does not arrive; never raises
         if auto_gc:
             maybe_auto_gc(ctx)
+        maybe_auto_import(ctx)  # the agents' own histories, at most once a day (history.auto_import)
     except Exception as exc:  # noqa: BLE001 - the session is stored; this is only upkeep
         log.warning("housekeeping after %s failed: %s", folder.name, exc)
 

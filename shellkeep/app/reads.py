@@ -44,6 +44,12 @@ def read_session(
     session that kept none (``record.detail``).
     """
     meta = resolve_for_read(ctx, ref, last=last)
+    agent = meta.extra.get("imported_from_agent")  # app.history_import: no terminal was recorded
+    if isinstance(agent, str) and not os.path.exists(meta.cast):
+        raise NoRecording(
+            f"session {meta.id} was imported from {agent}'s own history and has no terminal recording; "
+            f"'shellkeep show {meta.id}' has its exchanges"
+        )
     if meta.detail != "full" and not os.path.exists(meta.cast):
         raise NoRecording(
             f"session {meta.id} kept no terminal recording (record.detail = {meta.detail!r}); "
@@ -56,6 +62,17 @@ def read_session(
         )
     record_read(ctx.paths, command, meta, detail=detail)
     return meta, ctx.vault.open_recording(Path(meta.cast))
+
+
+def read_kept(
+    ctx: Context, ref: str | SessionMeta | None, *, command: str, last: bool = False, detail: str | None = None
+) -> SessionMeta:
+    """Resolve a session and record that ``command`` read what it kept besides its recording
+    (exchanges, metadata, the agent transcript's copy): for a session that may have no
+    recording (``record.detail``, an agent's own session imported). Raises as ``resolve``."""
+    meta = resolve_for_read(ctx, ref, last=last)
+    record_read(ctx.paths, command, meta, detail=detail)
+    return meta
 
 
 def _is_empty(path: Path) -> bool:

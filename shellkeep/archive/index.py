@@ -79,6 +79,7 @@ __all__ = [
     "UsageReport",
     "UsageTokens",
     "index_ended_session",
+    "index_ended_sessions",
     "index_health",
     "index_in_background",
     "index_session",
@@ -174,7 +175,7 @@ class ListedSession:
     folder: str
     meta_json: str | None = field(default=None, repr=False)
     plain: bool = True
-    detail: str = "full"  # meta.json detail (record.detail)
+    detail: str = "full"  # meta.json detail (record.detail); "imported" for an agent's own session imported
 
     def to_json(self) -> dict[str, object]:
         """Return the session's ``meta.json`` object; raises ValueError without ``meta_json``."""
@@ -495,7 +496,8 @@ def _session_row(folder: _Folder, meta: SessionMeta) -> dict[str, object]:
         "project_root": meta.project_root,
         "git_remote": remote_key(identity.remote) if identity and identity.remote else None,
         "git_root_commit": identity.root_commit if identity else None,
-        "detail": meta.detail,
+        # What 'ls' shows under KEPT: an agent's own session imported (app.history_import) kept no recording either.
+        "detail": "imported" if isinstance(meta.extra.get("imported_from_agent"), str) else meta.detail,
     }
 
 
@@ -750,6 +752,30 @@ def index_session(paths: Paths, meta: SessionMeta, *, vault: Vault | None = None
             _store(conn, folder, meta, content)
 
     _run(paths, work)
+
+
+def index_ended_sessions(paths: Paths, metas: Sequence[SessionMeta], *, vault: Vault | None = None) -> None:
+    """Index several ended sessions in one write transaction (an import of many); never raises (logs a warning).
+
+    Their content is rendered first, then written at once: one transaction, not one a session.
+    """
+    try:
+        src = _sources(paths, vault, None)
+        prepared = [
+            (folder, meta, _indexed_content(src, meta) if _is_final(meta) else None)
+            for meta in metas
+            if (folder := _folder_of(meta)) is not None
+        ]
+
+        def work(conn: sqlite3.Connection, fresh: bool) -> None:
+            with _write(conn):
+                for folder, meta, content in prepared:
+                    _store(conn, folder, meta, content)
+
+        if prepared:
+            _run(paths, work)
+    except Exception as exc:  # noqa: BLE001 - the sessions are safe on disk; reindex can redo this
+        log.warning("could not index %d sessions (%s); 'shellkeep reindex' will", len(metas), exc)
 
 
 def index_ended_session(paths: Paths, meta: SessionMeta, *, vault: Vault | None = None) -> None:
@@ -1078,6 +1104,7 @@ def _session_filter(
         cut_short = ", ".join("?" for _ in CUT_SHORT_STATUSES)
         test = (
             f"({p}duration IS NOT NULL AND {p}duration < ? AND COALESCE({p}input_bytes, 1) = 0"
+            f" AND NOT (COALESCE({p}detail, 'full') != 'full' AND COALESCE({p}exchange_count, 0) > 0)"
             f" AND {p}status NOT IN ({cut_short}))"
         )
         clauses.append(test if trivial else f"NOT {test}")

@@ -64,6 +64,8 @@ def with_checkpoints(markers: Sequence[Marker], checkpoints: Sequence[Checkpoint
 def read_session_markers(meta: SessionMeta, vault: Vault) -> list[Marker]:
     """Return the markers of ``meta``'s recording and checkpoints (see the module doc).
 
+    A session that kept no recording has its checkpoints' markers only.
+
     An unreadable ``checkpoints.jsonl`` is logged and left out; raises DataError when the
     recording is corrupt, OSError when it cannot be read.
     """
@@ -72,6 +74,8 @@ def read_session_markers(meta: SessionMeta, vault: Vault) -> list[Marker]:
     except OSError as exc:
         log.warning("could not read the checkpoints of %s: %s", meta.id, exc)
         checkpoints = []
+    if meta.detail != "full" and not Path(meta.cast).exists():  # record.detail, or an agent's own session imported
+        return with_checkpoints([], checkpoints)
     return with_checkpoints(read_markers(vault.open_recording(Path(meta.cast))), checkpoints)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from shellkeep.app.reads import read_session
+from shellkeep.app.reads import read_kept, read_session
 from shellkeep.app.tables import export_table, export_table_to_file
 from shellkeep.archive.index import parse_time
 from shellkeep.archive.export import export_session, export_to_file
@@ -15,6 +15,7 @@ from shellkeep.cli.options import context, require_ref, session_argument
 
 _FORMATS = ("cast", "txt", "md", "json", "html", "agent")
 _TABLE_FORMATS = ("jsonl", "csv")  # --all: one row per session and per exchange
+_KEPT_FORMATS = ("md", "json", "agent")  # need no recording: also for a session that kept none
 
 
 @click.command()
@@ -40,7 +41,10 @@ def export(ref: str | None, last: bool, fmt: str | None, output: str | None, eve
         suffix = Path(output).suffix.lstrip(".").lower() if output else ""
         fmt = suffix if suffix in _FORMATS else "txt"
     ctx = context()
-    meta, _ = read_session(ctx, ref, last=last, command="export", detail=f"format={fmt}")
+    if fmt in _KEPT_FORMATS:
+        meta = read_kept(ctx, ref, last=last, command="export", detail=f"format={fmt}")
+    else:
+        meta, _ = read_session(ctx, ref, last=last, command="export", detail=f"format={fmt}")
     if output is None or output == "-":
         out = sys.stdout.buffer
         export_session(meta, fmt, out, ctx.vault)

@@ -87,6 +87,11 @@ def _print_meta(meta: SessionMeta, missing_key_id: str | None) -> None:
         ("exchanges", str(meta.exchange_count)),
         ("tokens", token_line(meta.usage) if meta.usage else "-"),
     ]
+    agent = meta.extra.get("imported_from_agent")  # app.history_import
+    if isinstance(agent, str):
+        at = meta.extra.get("imported_at")
+        when = f" on {format_local_time(at)}" if isinstance(at, str) else ""
+        rows.insert(5, ("imported", f"from {agent}'s own history{when} ({meta.agent_transcript or 'transcript unknown'}); no terminal recording"))
     if missing_key_id is not None:
         rows.insert(6, ("access", f"{SUSPENDED_KEY_MISSING} ({missing_key_id}); import it with 'shellkeep key import FILE'"))
     if meta.recording_error:

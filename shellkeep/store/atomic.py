@@ -2,7 +2,9 @@
 
 Every whole-file write of shellkeep (meta.json, the config, key files, rewritten and sealed
 session files) goes through ``write_bytes_atomic``, so a crash leaves the old file or the
-new one, never a mix.
+new one, never a mix. ``deferred_sync`` lets a caller that writes many new files in a hidden
+folder (an import) make them durable with one ``os.sync`` before it renames the folder into
+place, instead of one fsync a file.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import errno
 import json
 import os
 import stat
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,6 +37,24 @@ def file_identity(path: Path) -> FileIdentity:
     """Return ``path``'s identity (see ``FileIdentity``); raises OSError."""
     st = os.stat(path)
     return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+_deferred = threading.local()
+
+
+@contextmanager
+def deferred_sync() -> Iterator[None]:
+    """Within the block, ``write_bytes_atomic`` in this thread does not fsync each file.
+
+    The caller makes what was written durable (``os.sync()``) before anything points at it;
+    for files in a folder nothing names yet (renamed into place after the sync).
+    """
+    before = getattr(_deferred, "on", False)
+    _deferred.on = True
+    try:
+        yield
+    finally:
+        _deferred.on = before
 
 
 def write_bytes_atomic(
@@ -66,7 +87,8 @@ def write_bytes_atomic(
                 for part in data:
                     fh.write(part)
             fh.flush()
-            os.fsync(fh.fileno())
+            if not getattr(_deferred, "on", False):
+                os.fsync(fh.fileno())
         if expect is not None and file_identity(path) != expect:
             raise FileChanged(errno.EAGAIN, "changed by another process while being rewritten", str(path))
         os.replace(tmp, path)

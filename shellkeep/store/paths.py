@@ -85,6 +85,16 @@ class Paths:
         return self.home / "shell"
 
     @property
+    def history_stamp(self) -> Path:
+        """Return the file whose mtime is when the agents' histories were last imported by themselves."""
+        return self.home / "history-import.stamp"
+
+    @property
+    def history_lock(self) -> Path:
+        """Return the lock file held while the agents' histories are imported (one run at a time)."""
+        return self.home / "history-import.lock"
+
+    @property
     def machine_file(self) -> Path:
         """Return the file holding this machine's stable id for ``sync`` (``machine.json``)."""
         return self.home / "machine.json"

@@ -386,7 +386,8 @@ CUT_SHORT_STATUSES = (Status.INTERRUPTED.value, Status.HANGUP.value)
 
 
 def is_trivial(meta: SessionMeta) -> bool:
-    """Return whether a session ended within ``SHORT_SESSION_S`` with no input recorded.
+    """Return whether a session ended within ``SHORT_SESSION_S`` with no input recorded (for one
+    that kept no recording: no exchange).
 
     Such sessions (a typo'd command, a program that failed at once) are hidden from ``ls``
     and the picker unless asked for. A running session is never trivial, nor one cut short
@@ -396,6 +397,7 @@ def is_trivial(meta: SessionMeta) -> bool:
         meta.duration is not None
         and meta.duration < SHORT_SESSION_S
         and not meta.input_bytes
+        and not (meta.detail != "full" and meta.exchange_count)  # no recording (an agent's own session imported): its exchanges are its input
         and meta.status not in CUT_SHORT_STATUSES
     )
 
