@@ -30,6 +30,7 @@ from shellkeep.asciicast.model import TermSize
 from .agent_processes import reap
 from .screen_driver import DEFAULT_SIZE, ScreenDriver
 from .standin_anthropic import AnthropicStandin
+from .standin_gemini import GeminiStandin
 from .standin_openai import OpenAIStandin
 
 # A fake key: Claude Code remembers approved keys by their last 20 characters.
@@ -44,6 +45,9 @@ CODEX_PINNED, CODEX_NEWEST = "0.171.0", "0.171.0"
 CODEX_VERSIONS = {CODEX_NEWEST: CI_NPM_NEWEST_PREFIX, CODEX_PINNED: CI_NPM_PREFIX}
 """Codex CLI versions the suite runs against, by the npm prefix holding each: one entry while
 the newest on npm is the pinned version (the pinned prefix wins), two once they differ."""
+GEMINI_VERSIONS = {"0.57.0": CI_NPM_PREFIX, "0.61.0": CI_NPM_NEWEST_PREFIX}
+"""Gemini CLI versions the suite runs against (pinned older, newest on 2026-12-03), by npm prefix."""
+TEST_GEMINI_KEY = "test-gemini-key-shellkeep-standin"
 
 
 def _find_binary(env_var: str, name: str, package: str, prefix: Path = CI_NPM_PREFIX) -> Path:
@@ -110,6 +114,18 @@ def codex_bin(request: pytest.FixtureRequest) -> Path:
     found = _find_binary("SHELLKEEP_TEST_CODEX", "codex", f"@openai/codex@{version}", prefix)
     if found.resolve().suffix == ".js" and shutil.which("node") is None:
         pytest.skip("codex's launcher (codex.js) needs node, which is not on PATH")
+    return found
+
+
+@pytest.fixture(scope="session", params=sorted(GEMINI_VERSIONS), ids=lambda v: f"gemini-{v}")
+def gemini_bin(request: pytest.FixtureRequest) -> Path:
+    """Return the Gemini CLI to test (once per version in ``GEMINI_VERSIONS``), or skip."""
+    version: str = request.param
+    if os.environ.get("SHELLKEEP_TEST_GEMINI") and version != max(GEMINI_VERSIONS):
+        pytest.skip("SHELLKEEP_TEST_GEMINI names one binary: it runs once")
+    found = _find_binary("SHELLKEEP_TEST_GEMINI", "gemini", f"@google/gemini-cli@{version}", GEMINI_VERSIONS[version])
+    if shutil.which("node") is None:
+        pytest.skip("gemini needs node, which is not on PATH")
     return found
 
 
@@ -200,6 +216,55 @@ def agent_env(
         "LANG": "C.UTF-8",
         "SHELLKEEP_HOME": str(shellkeep_home),
         "PATH": _search_path(claude_bin),
+    }
+
+
+GEMINI_SETTINGS = {
+    "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+    "privacy": {"usageStatisticsEnabled": False},
+    "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
+}
+"""``~/.gemini/settings.json`` that skips the auth and trust screens and the update check.
+
+Session retention is left at Gemini CLI's default: the trap it sets after a resume (the
+transcript deleted at the next start) is what shellkeep must protect against."""
+
+
+@pytest.fixture
+def gemini_standin() -> Iterator[GeminiStandin]:
+    """Yield a started Gemini API stand-in on loopback."""
+    with GeminiStandin() as standin:
+        yield standin
+
+
+@pytest.fixture
+def gemini_home(tmp_path: Path) -> Iterator[Path]:
+    """Yield a temporary HOME whose ``.gemini/settings.json`` is ``GEMINI_SETTINGS``."""
+    home = tmp_path / "gemini-home"
+    (home / ".gemini").mkdir(parents=True)
+    (home / ".gemini" / "settings.json").write_text(json.dumps(GEMINI_SETTINGS, indent=2))
+    yield home
+    reap(home)
+
+
+@pytest.fixture
+def gemini_env(
+    gemini_home: Path, gemini_standin: GeminiStandin, gemini_bin: Path, shellkeep_home: Path
+) -> dict[str, str]:
+    """Return the whole environment for running Gemini CLI against the stand-in.
+
+    Gemini CLI relaunches itself (two node processes on the pty): left as it is, so that a
+    crash and a hangup are tested with the whole process group.
+    """
+    return {
+        "HOME": str(gemini_home),
+        "GEMINI_API_KEY": TEST_GEMINI_KEY,
+        "GOOGLE_GEMINI_BASE_URL": gemini_standin.base_url,
+        "TERM": "xterm-256color",
+        "COLORTERM": "truecolor",
+        "LANG": "C.UTF-8",
+        "SHELLKEEP_HOME": str(shellkeep_home),
+        "PATH": _search_path(gemini_bin),
     }
 
 
