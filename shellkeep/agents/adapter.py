@@ -269,6 +269,11 @@ class CommandAdapter:
             return jsonl.TranscriptReading(tuple(self.read_exchanges(session)))
         return jsonl.read_transcript(path, self.transcript_format, self.name, upto_bytes=upto_bytes)
 
+    def remove_resume_leftovers(self, session: AgentSession) -> list[Path]:
+        """Delete files the agent's resume left beside ``session``'s transcript that would make it
+        delete the transcript later; return them. None by default (see ``GeminiAdapter``)."""
+        return []
+
     def transcript_files(self, session: AgentSession) -> list[Path]:
         """Return the transcript when it exists."""
         if session.transcript is not None and session.transcript.is_file():

@@ -240,6 +240,40 @@ def _head(path: Path) -> tuple[str | None, datetime | None]:
     return None, None
 
 
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return -1
+
+
+def _is_content_less(path: Path, max_bytes: int = 1 << 16) -> bool:
+    """Return whether a chat file holds no message: only metadata and ``$set`` without messages.
+
+    A file bigger than ``max_bytes`` or that cannot be read is taken as holding messages.
+    """
+    try:
+        if path.stat().st_size > max_bytes:
+            return False
+        lines = path.read_bytes().splitlines()
+    except OSError:
+        return False
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            record = as_dict(json.loads(line))
+        except ValueError:
+            return False
+        if record is None:
+            return False
+        changes = as_dict(record.get("$set"))
+        if _is_metadata(record) or (changes is not None and "messages" not in changes):
+            continue
+        return False
+    return True
+
+
 class GeminiAdapter(CommandAdapter):
     """Adapter for Gemini CLI (``gemini``, ``npx @google/gemini-cli``)."""
 
@@ -270,12 +304,43 @@ class GeminiAdapter(CommandAdapter):
         return newest([*folder.glob("session-*.jsonl"), *folder.glob("session-*.json")])
 
     def session_file(self, folders: list[Path], session_id: str) -> Path | None:
-        """Return the chat file of ``session_id`` (named after its first 8 characters), or None."""
+        """Return the chat file of ``session_id`` (named after its first 8 characters), or None.
+
+        ``gemini --resume`` in a later minute than the session's start opens a second file of
+        the same id holding its metadata line alone, while the messages still go to the
+        first: of several files of one id, the one holding messages (the largest) is taken.
+        """
         for folder in folders:
-            for path in self.chat_files(folder):
-                if session_id[:8] in path.name and _head(path)[0] == session_id:
-                    return path
+            found = [p for p in self.chat_files(folder) if session_id[:8] in p.name and _head(p)[0] == session_id]
+            if found:
+                return max(found, key=_size)
         return None
+
+    def remove_resume_leftovers(self, session: AgentSession) -> list[Path]:
+        """Delete the content-less chat files of ``session`` beside its transcript; return them.
+
+        The trap (Gemini CLI 0.57–0.61, google-gemini/gemini-cli#27368, #29198): ``gemini
+        --resume`` in a later UTC minute than the session's start leaves
+        ``session-<that minute>-<id8>.jsonl`` holding the metadata line alone, and the next
+        start of Gemini CLI (even ``--list-sessions``) deletes every file of that id, the real
+        transcript with it. Only a file whose head names the session and which holds no
+        message (metadata and ``$set`` records without ``messages``) is removed; the
+        transcript itself never. Never raises: a file that cannot be read or removed is left.
+        """
+        transcript, session_id = session.transcript, session.session_id
+        if transcript is None or session_id is None or not transcript.is_file():
+            return []
+        removed: list[Path] = []
+        for path in transcript.parent.glob(f"session-*-{session_id[:8]}.jsonl"):
+            if path == transcript or _head(path)[0] != session_id or not _is_content_less(path):
+                continue
+            try:
+                path.unlink()
+            except OSError as exc:
+                log.warning("cannot remove %s's resume leftover %s: %s", self.name, path, exc)
+                continue
+            removed.append(path)
+        return removed
 
     def transcript_layout(self, cwd: Path, env: Mapping[str, str]) -> TranscriptLayout:
         """Return the chat files of ``cwd``'s chats folders.

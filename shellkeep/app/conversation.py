@@ -35,6 +35,7 @@ from shellkeep.agents.jsonl import TranscriptDamage, TranscriptReading, open_tra
 from shellkeep.agents.generic import exchanges_from_recording
 from shellkeep.agents.registry import adapter_for, adapter_named
 from shellkeep.app.checkpoints import add_exchange_checkpoints
+from shellkeep.app.native import remove_resume_leftovers
 from shellkeep.capture.redaction import redactor_for
 from shellkeep.errors import ShellkeepError, UserInputError
 from shellkeep.logs import get_logger
@@ -225,6 +226,8 @@ def collect(
     env = dict(os.environ if env is None else env)
     adapter = adapter_of(meta)
     found = _find_agent_session(adapter, meta, vault, env)
+    if found is not None:
+        remove_resume_leftovers(adapter, found)
     if found is not None and meta.agent_transcript_bytes is None:
         meta = note_agent_session(meta, vault, env, session=found)  # fixes the part read below
     if defer_above is not None and transcript_bytes(adapter, found) > defer_above:
