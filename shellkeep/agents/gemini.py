@@ -279,7 +279,7 @@ class GeminiAdapter(CommandAdapter):
 
     name = "gemini"
     executables = ("gemini",)
-    known_versions = ("0.61",)
+    tested_versions = ("0.57.0", "0.61.0")
     input_includes_cache_read = True
     packages = ("@google/gemini-cli",)
     grammar = _GRAMMAR

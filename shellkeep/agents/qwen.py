@@ -155,7 +155,7 @@ class QwenAdapter(CommandAdapter):
 
     name = "qwen"
     executables = ("qwen",)
-    known_versions = ("0.24",)
+    tested_versions = ("0.24",)
     input_includes_cache_read = True
     packages = ("@qwen-code/qwen-code",)
     grammar = _GRAMMAR
