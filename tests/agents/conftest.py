@@ -48,6 +48,8 @@ the newest on npm is the pinned version (the pinned prefix wins), two once they 
 GEMINI_VERSIONS = {"0.57.0": CI_NPM_PREFIX, "0.61.0": CI_NPM_NEWEST_PREFIX}
 """Gemini CLI versions the suite runs against (pinned older, newest on 2026-12-03), by npm prefix."""
 TEST_GEMINI_KEY = "test-gemini-key-shellkeep-standin"
+QWEN_VERSIONS = {"0.23.4": CI_NPM_PREFIX, "0.24.4": CI_NPM_NEWEST_PREFIX}
+"""Qwen Code versions the suite runs against (pinned older, newest on 2026-12-03), by npm prefix."""
 
 
 def _find_binary(env_var: str, name: str, package: str, prefix: Path = CI_NPM_PREFIX) -> Path:
@@ -126,6 +128,18 @@ def gemini_bin(request: pytest.FixtureRequest) -> Path:
     found = _find_binary("SHELLKEEP_TEST_GEMINI", "gemini", f"@google/gemini-cli@{version}", GEMINI_VERSIONS[version])
     if shutil.which("node") is None:
         pytest.skip("gemini needs node, which is not on PATH")
+    return found
+
+
+@pytest.fixture(scope="session", params=sorted(QWEN_VERSIONS), ids=lambda v: f"qwen-{v}")
+def qwen_bin(request: pytest.FixtureRequest) -> Path:
+    """Return the Qwen Code CLI to test (once per version in ``QWEN_VERSIONS``), or skip."""
+    version: str = request.param
+    if os.environ.get("SHELLKEEP_TEST_QWEN") and version != max(QWEN_VERSIONS):
+        pytest.skip("SHELLKEEP_TEST_QWEN names one binary: it runs once")
+    found = _find_binary("SHELLKEEP_TEST_QWEN", "qwen", f"@qwen-code/qwen-code@{version}", QWEN_VERSIONS[version])
+    if shutil.which("node") is None:
+        pytest.skip("qwen needs node, which is not on PATH")
     return found
 
 
@@ -265,6 +279,47 @@ def gemini_env(
         "LANG": "C.UTF-8",
         "SHELLKEEP_HOME": str(shellkeep_home),
         "PATH": _search_path(gemini_bin),
+    }
+
+
+QWEN_SETTINGS = {
+    "general": {"enableAutoUpdate": False},
+    "privacy": {"usageStatisticsEnabled": False},
+    "security": {"auth": {"selectedType": "openai"}},
+    "ui": {"autoModeAcknowledged": True, "enableFollowupSuggestions": False,
+           "enableUserFeedback": False, "enableWelcomeBack": False},
+    "memory": {"enableManagedAutoMemory": False, "enableManagedAutoDream": False},
+}
+"""``~/.qwen/settings.json``: no update check (``npm view``), one model request per prompt."""
+
+
+@pytest.fixture
+def qwen_home(tmp_path: Path) -> Iterator[Path]:
+    """Yield a temporary HOME whose ``.qwen/settings.json`` is ``QWEN_SETTINGS``."""
+    home = tmp_path / "qwen-home"
+    (home / ".qwen").mkdir(parents=True)
+    (home / ".qwen" / "settings.json").write_text(json.dumps(QWEN_SETTINGS, indent=2))
+    yield home
+    reap(home)
+
+
+@pytest.fixture
+def qwen_env(qwen_home: Path, openai_standin: OpenAIStandin, qwen_bin: Path, shellkeep_home: Path) -> dict[str, str]:
+    """Return the whole environment for running Qwen Code against the OpenAI stand-in.
+
+    Qwen Code runs three node processes on the pty (entry, cli.js, its relaunch): left as it
+    is, so that a crash and a hangup are tested with the whole process group.
+    """
+    return {
+        "HOME": str(qwen_home),
+        "OPENAI_API_KEY": TEST_OPENAI_KEY,
+        "OPENAI_BASE_URL": openai_standin.api_base,
+        "OPENAI_MODEL": openai_standin.model,
+        "TERM": "xterm-256color",
+        "COLORTERM": "truecolor",
+        "LANG": "C.UTF-8",
+        "SHELLKEEP_HOME": str(shellkeep_home),
+        "PATH": _search_path(qwen_bin),
     }
 
 
