@@ -87,6 +87,10 @@ class CommandAdapter:
     input_includes_cache_read: ClassVar[bool] = False
     """Whether the input tokens the agent reports include the cached ones (``Usage.cache_read``),
     as OpenAI's and Google's APIs count them; Anthropic's count them apart."""
+    answers_written_late: ClassVar[bool] = False
+    """Whether the agent writes an answer to its transcript only after showing it (Qwen Code),
+    so that a crash in between leaves the last prompt without its answer: it is then taken
+    from the recording's screen (``screen_chrome`` says what is not answer text)."""
     inject_paste_mode: ClassVar[bool] = False
     """Type re-injected context only once the agent switched bracketed paste on (its input
     box takes fast typing for a paste, and an Enter inside a paste for a new line)."""

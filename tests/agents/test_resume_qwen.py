@@ -208,3 +208,43 @@ def test_resume_qwen_after_its_session_was_cut_short(
     assert (new["agent"], new["status"], new["exit_code"]) == ("qwen", "finished", 0)
     assert [(e["prompt"], e["answer"]) for e in _exchanges(new_folder)] == [(THIRD_PROMPT, THIRD_ANSWER)]
     assert new["usage"] == expected_usage(openai_standin, (THIRD_PROMPT,), (THIRD_ANSWER,))
+
+
+def cut_last_answer(chat: Path, answer: str) -> bool:
+    """Remove the assistant record holding *answer* and what follows it; return whether it was there.
+
+    What a kill -9 within the second Qwen Code takes to write an answer leaves.
+    """
+    lines = chat.read_bytes().splitlines(keepends=True)
+    for n, line in enumerate(lines):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        parts = (record.get("message") or {}).get("parts") or []
+        if record.get("type") == "assistant" and answer in "".join(p.get("text", "") for p in parts):
+            chat.write_bytes(b"".join(lines[:n]))
+            return True
+    return False
+
+
+def test_an_answer_qwen_never_wrote_is_taken_from_the_screen(
+    home: Paths, drive: Drive, qwen_env: dict[str, str], openai_standin: OpenAIStandin, project_dir: Path
+) -> None:
+    env = {**qwen_env, "SHELLKEEP_CONFIG": os.environ["SHELLKEEP_CONFIG"]}
+    first, folder, meta, chat = start_two_exchanges(home, drive, env, openai_standin, project_dir, stored=False)
+    # The machine goes down right after the answer showed: shellkeep and Qwen Code die at once.
+    os.kill(meta["pid"], signal.SIGKILL)
+    os.killpg(meta["child_pid"], signal.SIGKILL)
+    first.wait_exit(WAIT_S)
+    first.wait_until(lambda: not group_members(meta["child_pid"]), WAIT_S, "the agent's process group ended")
+    cut_last_answer(chat, ANSWERS[1])  # Qwen Code had not written it yet (or it is cut as if so)
+    assert ("user", PROMPTS[1]) in chat_texts(chat) and ("assistant", ANSWERS[1]) not in chat_texts(chat)
+
+    second = drive([*SK, "resume"], env=env, cwd=project_dir)  # recovers the interrupted session first
+    second.wait_until(lambda: (folder / "exchanges.jsonl").exists(), WAIT_S, "exchanges of the interrupted session")
+    assert [(e["prompt"], e["answer"]) for e in _exchanges(folder)] == list(zip(PROMPTS, ANSWERS))
+    old = _meta(folder)
+    assert (old["status"], old["exchange_count"]) == ("interrupted", 2)
+    wait_ready(second, drawn_before=1)
+    quit_qwen(second)
