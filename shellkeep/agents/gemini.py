@@ -247,31 +247,54 @@ def _size(path: Path) -> int:
         return -1
 
 
-def _is_content_less(path: Path, max_bytes: int = 1 << 16) -> bool:
-    """Return whether a chat file holds no message: only metadata and ``$set`` without messages.
+def _message_ids(path: Path, max_bytes: int) -> tuple[set[str], bool] | None:
+    """Return the ids of the messages a chat file holds, and whether any is its own record.
 
-    A file bigger than ``max_bytes`` or that cannot be read is taken as holding messages.
+    Messages are counted in message records and in ``$set`` ``messages`` lists (the state a
+    start or a resume writes). None when the file is bigger than ``max_bytes``, cannot be
+    read or holds a line that is not a JSON object.
     """
     try:
         if path.stat().st_size > max_bytes:
-            return False
+            return None
         lines = path.read_bytes().splitlines()
     except OSError:
-        return False
+        return None
+    ids: set[str] = set()
+    own = False
     for line in lines:
         if not line.strip():
             continue
         try:
             record = as_dict(json.loads(line))
         except ValueError:
-            return False
+            return None
         if record is None:
-            return False
+            return None
         changes = as_dict(record.get("$set"))
-        if _is_metadata(record) or (changes is not None and "messages" not in changes):
-            continue
+        if changes is not None:
+            for message in (as_dict(m) for m in as_list(changes.get("messages"))):
+                message_id = as_str(message.get("id")) if message is not None else None
+                if message_id is not None:
+                    ids.add(message_id)
+        elif "type" in record:
+            own = True
+            message_id = as_str(record.get("id"))
+            if message_id is not None:
+                ids.add(message_id)
+    return ids, own
+
+
+def _is_leftover(path: Path, transcript: Path, max_bytes: int = 1 << 20) -> bool:
+    """Return whether ``path`` holds nothing ``transcript`` does not: no message record of its
+    own, and only messages (in its ``$set`` state) the transcript also holds."""
+    found = _message_ids(path, max_bytes)
+    if found is None or found[1]:
         return False
-    return True
+    if not found[0]:
+        return True
+    kept = _message_ids(transcript, 1 << 40)
+    return kept is not None and found[0] <= kept[0]
 
 
 class GeminiAdapter(CommandAdapter):
@@ -321,18 +344,19 @@ class GeminiAdapter(CommandAdapter):
 
         The trap (Gemini CLI 0.57–0.61, google-gemini/gemini-cli#27368, #29198): ``gemini
         --resume`` in a later UTC minute than the session's start leaves
-        ``session-<that minute>-<id8>.jsonl`` holding the metadata line alone, and the next
-        start of Gemini CLI (even ``--list-sessions``) deletes every file of that id, the real
-        transcript with it. Only a file whose head names the session and which holds no
-        message (metadata and ``$set`` records without ``messages``) is removed; the
-        transcript itself never. Never raises: a file that cannot be read or removed is left.
+        ``session-<that minute>-<id8>.jsonl`` holding its metadata line and the injected
+        ``<session_context>`` message (in a ``$set``), and the next start of Gemini CLI (even
+        ``--list-sessions``) deletes every file of that id, the real transcript with it. Only
+        a file whose head names the session, with no message record of its own and no
+        message the transcript lacks, is removed; the transcript itself never. Never raises:
+        a file that cannot be read or removed is left.
         """
         transcript, session_id = session.transcript, session.session_id
         if transcript is None or session_id is None or not transcript.is_file():
             return []
         removed: list[Path] = []
         for path in transcript.parent.glob(f"session-*-{session_id[:8]}.jsonl"):
-            if path == transcript or _head(path)[0] != session_id or not _is_content_less(path):
+            if path == transcript or _head(path)[0] != session_id or not _is_leftover(path, transcript):
                 continue
             try:
                 path.unlink()

@@ -275,15 +275,17 @@ def _list_sessions(gemini_bin: Path, env: dict[str, str], project_dir: Path) -> 
 def plant_resume_leftover(chat: Path) -> Path:
     """Write the content-less chat file ``gemini --resume`` leaves in a later minute; return it.
 
-    Its name is the chat file's with the minute moved on by one; it holds the metadata line
-    alone, as Gemini CLI writes it when it opens a resumed session.
+    Its name is the chat file's with the minute moved on by one; it holds what Gemini CLI
+    0.57.0 and 0.61.0 write there when they open a resumed session: the metadata line and a
+    ``$set`` of the injected ``<session_context>`` message (the chat file's first two lines).
     """
     match = re.fullmatch(r"session-(\d{4}-\d\d-\d\dT\d\d)-(\d\d)-(\w{8})\.jsonl", chat.name)
     assert match, chat.name
     hour, minute, short = match.groups()
     later = chat.with_name(f"session-{hour}-{(int(minute) + 1) % 60:02d}-{short}.jsonl")
-    head = json.loads(chat.read_text().splitlines()[0])
-    later.write_text(json.dumps(head) + "\n")
+    head, context = chat.read_text().splitlines()[:2]
+    assert "<session_context>" in json.loads(context)["$set"]["messages"][0]["content"][0]["text"]
+    later.write_text(head + "\n" + context + "\n")
     return later
 
 
