@@ -242,7 +242,7 @@ def test_an_answer_qwen_never_wrote_is_taken_from_the_screen(
     assert ("user", PROMPTS[1]) in chat_texts(chat) and ("assistant", ANSWERS[1]) not in chat_texts(chat)
 
     second = drive([*SK, "resume"], env=env, cwd=project_dir)  # recovers the interrupted session first
-    second.wait_until(lambda: _meta(folder).get("exchange_count") is not None, WAIT_S, "the interrupted session collected")
+    second.wait_until(lambda: _meta(folder).get("exchange_count") == 2, WAIT_S, "the interrupted session collected")
     assert [(e["prompt"], e["answer"]) for e in _exchanges(folder)] == list(zip(PROMPTS, ANSWERS))
     old = _meta(folder)
     assert (old["status"], old["exchange_count"]) == ("interrupted", 2)
