@@ -8,6 +8,7 @@ import re
 import pytest
 
 from shellkeep.agents.claude import ClaudeAdapter
+from shellkeep.agents.copilot import CopilotAdapter
 from shellkeep.agents.gemini import GeminiAdapter
 from shellkeep.agents.qwen import QwenAdapter
 from shellkeep.agents.registry import builtin_adapters
@@ -22,8 +23,9 @@ def test_every_builtin_adapter_with_a_program_states_its_tested_versions() -> No
         assert all(re.fullmatch(r"\d+(\.\d+)+", v) for v in versions), (adapter, versions)
 
 
-def test_gemini_states_the_versions_its_real_tests_run() -> None:
+def test_gemini_and_qwen_state_the_versions_their_real_tests_run() -> None:
     assert GeminiAdapter.tested_versions == ("0.57.0", "0.61.0")
+    assert QwenAdapter.tested_versions == ("0.23.4", "0.24.4")
 
 
 @pytest.mark.parametrize(
@@ -39,8 +41,10 @@ def test_gemini_states_the_versions_its_real_tests_run() -> None:
         (GeminiAdapter(), "0.62.0-nightly", False, False),  # not dotted numbers: no claim
         (ClaudeAdapter(), "2.1.332", True, False),
         (ClaudeAdapter(), "2.1.400", False, True),
-        (QwenAdapter(), "0.24.9", True, False),  # "0.24" covers every 0.24.x
-        (QwenAdapter(), "0.25.0", False, True),
+        (QwenAdapter(), "0.24.4", True, False),
+        (QwenAdapter(), "0.24.9", False, True),
+        (CopilotAdapter(), "1.0.102", True, False),  # "1.0" covers every 1.0.x
+        (CopilotAdapter(), "1.1.0", False, True),
     ],
     ids=lambda v: v if isinstance(v, str) else None,
 )
