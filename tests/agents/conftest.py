@@ -6,6 +6,9 @@ Binaries: ``claude_bin`` / ``codex_bin`` come from ``SHELLKEEP_TEST_CLAUDE`` /
 0.171.0) and ``~/.cache/shellkeep-ci/npm-newest`` the newest on npm when last checked
 (2026-12-02: Claude Code 2.1.332, Codex 0.171.0). Every agent test runs once per distinct
 version (the test id names it): Codex's newest is its pinned version, so its tests run once.
+``gemini_bin`` / ``qwen_bin`` (``SHELLKEEP_TEST_GEMINI`` / ``SHELLKEEP_TEST_QWEN``) come from the
+same prefixes: Gemini CLI 0.57.0 and Qwen Code 0.23.4 pinned, 0.61.0 and 0.24.4 the newest on npm
+on 2026-12-03.
 Else the binary comes from ``PATH``; a test that needs a missing one is skipped with the reason.
 
 Each test gets its own HOME (with the agent's first-run screens answered), its own
