@@ -240,6 +240,20 @@ def _head(path: Path) -> tuple[str | None, datetime | None]:
     return None, None
 
 
+def _one_per_session(paths: list[Path]) -> list[Path]:
+    """Return ``paths`` with, for each session id, only its largest file (the one with the messages).
+
+    Files whose head names no id are kept as they are; the order of the kept files is kept.
+    """
+    largest: dict[str, Path] = {}
+    for path in paths:
+        session_id = _head(path)[0]
+        if session_id is not None and (session_id not in largest or _size(path) > _size(largest[session_id])):
+            largest[session_id] = path
+    kept = set(largest.values())
+    return [p for p in paths if p in kept or _head(p)[0] is None]
+
+
 def _size(path: Path) -> int:
     try:
         return path.stat().st_size
@@ -370,11 +384,13 @@ class GeminiAdapter(CommandAdapter):
         """Return the chat files of ``cwd``'s chats folders.
 
         A pre-assigned id whose chat was never written gives a session without transcript
-        (the file name holds the start minute, not known in advance).
+        (the file name holds the start minute, not known in advance). Of several files of one
+        id (the second one a resume in a later minute opens, with a fresh start time and no
+        message) only the one holding the messages counts.
         """
         folders = self.chat_dirs(cwd, env)
         return TranscriptLayout(
-            transcripts=lambda: [p for folder in folders for p in self.chat_files(folder)],
+            transcripts=lambda: _one_per_session([p for folder in folders for p in self.chat_files(folder)]),
             path_of=lambda session_id: self.session_file(folders, session_id),
             id_of=lambda path: _head(path)[0],
             head_of=lambda path: (_head(path)[1], None),

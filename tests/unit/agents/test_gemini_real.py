@@ -79,3 +79,21 @@ def test_a_second_file_holding_anything_the_transcript_lacks_is_kept(tmp_path: P
     other.write_text(lines[0].replace(SID, "9d8c7b6a-0000-4000-8000-000000000000") + "\n")  # another session's id
     assert ADAPTER.remove_resume_leftovers(session) == []
     assert second.exists() and other.exists() and transcript.exists()
+
+
+def test_a_resumed_session_is_found_in_the_file_with_its_messages_not_the_newer_leftover(tmp_path: Path) -> None:
+    """The resumed run's leftover started after the launch; the launch named the id with ``-r``."""
+    import os
+
+    from shellkeep.agents.base import Launch
+
+    from .conftest import utc
+
+    home, workdir = tmp_path / "home", tmp_path / "work" / "calc"
+    workdir.mkdir(parents=True)
+    folder = shutil.copytree(CHATS["0.57.0"], home / ".gemini" / "tmp" / "calc" / "chats")
+    for path in folder.iterdir():
+        os.utime(path, (utc("2026-12-03T16:10:00").timestamp(),) * 2)
+    launch = Launch(argv=("gemini", "-r", SID), agent_session_id=SID)
+    found = ADAPTER.find_session(launch, workdir, {"HOME": str(home)}, utc("2026-12-03T16:09:00"), "")
+    assert found == AgentSession("gemini", SID, folder / TRANSCRIPT)
