@@ -80,12 +80,17 @@ class CommandAdapter:
     """What the agent's interface draws besides its answers (see ``ScreenChrome``)."""
     waiting_hints: WaitingHints = WaitingHints()
     """How the agent's screen shows it waits for its user (see ``WaitingHints``); none by default."""
-    known_versions: ClassVar[tuple[str, ...]] = ()
-    """The agent versions this adapter was written and tested against, as ``PROG --version``
-    prints them; "0.61" stands for every 0.61.x (``knows_version``). Another version may work."""
+    tested_versions: ClassVar[tuple[str, ...]] = ()
+    """The agent versions this adapter was tested against (the real CLI, end to end), as
+    ``PROG --version`` prints them; "0.24" stands for every 0.24.x (``knows_version``). Another
+    version may work; ``shellkeep doctor`` warns about one newer than all of them."""
     input_includes_cache_read: ClassVar[bool] = False
     """Whether the input tokens the agent reports include the cached ones (``Usage.cache_read``),
     as OpenAI's and Google's APIs count them; Anthropic's count them apart."""
+    answers_written_late: ClassVar[bool] = False
+    """Whether the agent writes an answer to its transcript only after showing it (Qwen Code),
+    so that a crash in between leaves the last prompt without its answer: it is then taken
+    from the recording's screen (``screen_chrome`` says what is not answer text)."""
     inject_paste_mode: ClassVar[bool] = False
     """Type re-injected context only once the agent switched bracketed paste on (its input
     box takes fast typing for a paste, and an Enter inside a paste for a new line)."""
@@ -96,9 +101,21 @@ class CommandAdapter:
     resuming there re-injects instead."""
 
     def knows_version(self, version: str) -> bool:
-        """Return whether ``version`` ("2.1.197") is one of ``known_versions`` or within one
+        """Return whether ``version`` ("2.1.197") is one of ``tested_versions`` or within one
         of them ("0.61" covers "0.61.3")."""
-        return any(version == known or version.startswith(known + ".") for known in self.known_versions)
+        return any(version == known or version.startswith(known + ".") for known in self.tested_versions)
+
+    def is_newer_than_tested(self, version: str) -> bool:
+        """Return whether ``version`` ("0.62.1") is newer than every one of ``tested_versions``.
+
+        Compared number by number on each tested version's length ("1.0" covers "1.0.102");
+        False when nothing was tested or ``version`` is not made of dotted numbers.
+        """
+        installed = _version_numbers(version)
+        if installed is None or not self.tested_versions:
+            return False
+        tested = [t for t in (_version_numbers(v) for v in self.tested_versions) if t is not None]
+        return bool(tested) and all(installed[: len(t)] > t for t in tested)
 
     def matches(self, argv: Sequence[str]) -> bool:
         """Return whether ``argv`` runs this agent (directly, through npx/node/python -m...)."""
@@ -295,6 +312,11 @@ class CommandAdapter:
             return jsonl.TranscriptReading(tuple(self.read_exchanges(session)))
         return jsonl.read_transcript(path, self.transcript_format, self.name, upto_bytes=upto_bytes)
 
+    def remove_resume_leftovers(self, session: AgentSession) -> list[Path]:
+        """Delete files the agent's resume left beside ``session``'s transcript that would make it
+        delete the transcript later; return them. None by default (see ``GeminiAdapter``)."""
+        return []
+
     def transcript_files(self, session: AgentSession) -> list[Path]:
         """Return the transcript when it exists."""
         if session.transcript is not None and session.transcript.is_file():
@@ -304,6 +326,14 @@ class CommandAdapter:
     def __repr__(self) -> str:
         """Return ``<ClaudeAdapter claude>``."""
         return f"<{type(self).__name__} {self.name}>"
+
+
+def _version_numbers(version: str) -> tuple[int, ...] | None:
+    """Return "0.61.0" as (0, 61, 0); None when a part is not a number."""
+    try:
+        return tuple(int(part) for part in version.strip().split("."))
+    except ValueError:
+        return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -195,7 +195,7 @@ class AiderAdapter(CommandAdapter):
 
     name = "aider"
     executables = ("aider",)
-    known_versions = ("0.86",)
+    tested_versions = ("0.86",)
     packages = ("aider-chat", "aider-install")
     modules = ("aider", "aider.main")
     grammar = _GRAMMAR

@@ -343,7 +343,7 @@ class ClaudeAdapter(CommandAdapter):
 
     name = "claude"
     executables = ("claude",)
-    known_versions = ("2.1.197", "2.1.332")
+    tested_versions = ("2.1.197", "2.1.332")
     packages = ("@anthropic-ai/claude-code",)
     grammar = _GRAMMAR
     screen_chrome = CLAUDE_SCREEN

@@ -173,7 +173,7 @@ class CopilotAdapter(CommandAdapter):
 
     name = "copilot"
     executables = ("copilot",)
-    known_versions = ("1.0",)
+    tested_versions = ("1.0",)
     packages = ("@github/copilot",)
     grammar = _GRAMMAR
     session_option = _SESSION_ID

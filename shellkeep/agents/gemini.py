@@ -240,12 +240,83 @@ def _head(path: Path) -> tuple[str | None, datetime | None]:
     return None, None
 
 
+def _one_per_session(paths: list[Path]) -> list[Path]:
+    """Return ``paths`` with, for each session id, only its largest file (the one with the messages).
+
+    Files whose head names no id are kept as they are; the order of the kept files is kept.
+    """
+    largest: dict[str, Path] = {}
+    for path in paths:
+        session_id = _head(path)[0]
+        if session_id is not None and (session_id not in largest or _size(path) > _size(largest[session_id])):
+            largest[session_id] = path
+    kept = set(largest.values())
+    return [p for p in paths if p in kept or _head(p)[0] is None]
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return -1
+
+
+def _message_ids(path: Path, max_bytes: int) -> tuple[set[str], bool] | None:
+    """Return the ids of the messages a chat file holds, and whether any is its own record.
+
+    Messages are counted in message records and in ``$set`` ``messages`` lists (the state a
+    start or a resume writes). None when the file is bigger than ``max_bytes``, cannot be
+    read or holds a line that is not a JSON object.
+    """
+    try:
+        if path.stat().st_size > max_bytes:
+            return None
+        lines = path.read_bytes().splitlines()
+    except OSError:
+        return None
+    ids: set[str] = set()
+    own = False
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            record = as_dict(json.loads(line))
+        except ValueError:
+            return None
+        if record is None:
+            return None
+        changes = as_dict(record.get("$set"))
+        if changes is not None:
+            for message in (as_dict(m) for m in as_list(changes.get("messages"))):
+                message_id = as_str(message.get("id")) if message is not None else None
+                if message_id is not None:
+                    ids.add(message_id)
+        elif "type" in record:
+            own = True
+            message_id = as_str(record.get("id"))
+            if message_id is not None:
+                ids.add(message_id)
+    return ids, own
+
+
+def _is_leftover(path: Path, transcript: Path, max_bytes: int = 1 << 20) -> bool:
+    """Return whether ``path`` holds nothing ``transcript`` does not: no message record of its
+    own, and only messages (in its ``$set`` state) the transcript also holds."""
+    found = _message_ids(path, max_bytes)
+    if found is None or found[1]:
+        return False
+    if not found[0]:
+        return True
+    kept = _message_ids(transcript, 1 << 40)
+    return kept is not None and found[0] <= kept[0]
+
+
 class GeminiAdapter(CommandAdapter):
     """Adapter for Gemini CLI (``gemini``, ``npx @google/gemini-cli``)."""
 
     name = "gemini"
     executables = ("gemini",)
-    known_versions = ("0.61",)
+    tested_versions = ("0.57.0", "0.61.0")
     input_includes_cache_read = True
     packages = ("@google/gemini-cli",)
     grammar = _GRAMMAR
@@ -270,22 +341,56 @@ class GeminiAdapter(CommandAdapter):
         return newest([*folder.glob("session-*.jsonl"), *folder.glob("session-*.json")])
 
     def session_file(self, folders: list[Path], session_id: str) -> Path | None:
-        """Return the chat file of ``session_id`` (named after its first 8 characters), or None."""
+        """Return the chat file of ``session_id`` (named after its first 8 characters), or None.
+
+        ``gemini --resume`` in a later minute than the session's start opens a second file of
+        the same id holding its metadata line alone, while the messages still go to the
+        first: of several files of one id, the one holding messages (the largest) is taken.
+        """
         for folder in folders:
-            for path in self.chat_files(folder):
-                if session_id[:8] in path.name and _head(path)[0] == session_id:
-                    return path
+            found = [p for p in self.chat_files(folder) if session_id[:8] in p.name and _head(p)[0] == session_id]
+            if found:
+                return max(found, key=_size)
         return None
+
+    def remove_resume_leftovers(self, session: AgentSession) -> list[Path]:
+        """Delete the content-less chat files of ``session`` beside its transcript; return them.
+
+        The trap (Gemini CLI 0.57–0.61, google-gemini/gemini-cli#27368, #29198): ``gemini
+        --resume`` in a later UTC minute than the session's start leaves
+        ``session-<that minute>-<id8>.jsonl`` holding its metadata line and the injected
+        ``<session_context>`` message (in a ``$set``), and the next start of Gemini CLI (even
+        ``--list-sessions``) deletes every file of that id, the real transcript with it. Only
+        a file whose head names the session, with no message record of its own and no
+        message the transcript lacks, is removed; the transcript itself never. Never raises:
+        a file that cannot be read or removed is left.
+        """
+        transcript, session_id = session.transcript, session.session_id
+        if transcript is None or session_id is None or not transcript.is_file():
+            return []
+        removed: list[Path] = []
+        for path in transcript.parent.glob(f"session-*-{session_id[:8]}.jsonl"):
+            if path == transcript or _head(path)[0] != session_id or not _is_leftover(path, transcript):
+                continue
+            try:
+                path.unlink()
+            except OSError as exc:
+                log.warning("cannot remove %s's resume leftover %s: %s", self.name, path, exc)
+                continue
+            removed.append(path)
+        return removed
 
     def transcript_layout(self, cwd: Path, env: Mapping[str, str]) -> TranscriptLayout:
         """Return the chat files of ``cwd``'s chats folders.
 
         A pre-assigned id whose chat was never written gives a session without transcript
-        (the file name holds the start minute, not known in advance).
+        (the file name holds the start minute, not known in advance). Of several files of one
+        id (the second one a resume in a later minute opens, with a fresh start time and no
+        message) only the one holding the messages counts.
         """
         folders = self.chat_dirs(cwd, env)
         return TranscriptLayout(
-            transcripts=lambda: [p for folder in folders for p in self.chat_files(folder)],
+            transcripts=lambda: _one_per_session([p for folder in folders for p in self.chat_files(folder)]),
             path_of=lambda session_id: self.session_file(folders, session_id),
             id_of=lambda path: _head(path)[0],
             head_of=lambda path: (_head(path)[1], None),

@@ -132,7 +132,7 @@ class OpenCodeAdapter(CommandAdapter):
 
     name = "opencode"
     executables = ("opencode",)
-    known_versions = ("1.2",)
+    tested_versions = ("1.2",)
     packages = ("opencode-ai",)
     grammar = _GRAMMAR
     conversation_options = (_CONTINUE, _SESSION)

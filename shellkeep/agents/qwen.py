@@ -16,7 +16,7 @@ from pathlib import Path
 from shellkeep.agents import jsonl
 from shellkeep.agents.adapter import HELP, VERSION, CommandAdapter, TranscriptLayout, jsonl_per_id
 from shellkeep.agents.argv import Arity, Grammar, Option
-from shellkeep.agents.base import AgentSession, Exchange, Usage
+from shellkeep.agents.base import AgentSession, Exchange, ScreenChrome, Usage
 from shellkeep.agents.locations import UUID_PATTERN, dash_encoded, home_dir
 from shellkeep.agents.records import (
     ExchangeBuilder,
@@ -150,12 +150,30 @@ def _head(path: Path) -> tuple[datetime | None, str | None]:
     return jsonl.head_start(path, max_records=4)
 
 
+QWEN_SCREEN = ScreenChrome(
+    input_box=r"─{20,}",
+    lines=(
+        r"➜ .*",  # "➜ work · standin-model"
+        r"Auto mode .*",  # "Auto mode (shift + tab to cycle)"
+        r"Press Ctrl\+C again to exit\.?",
+        r"[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] .*",  # the spinner while a turn runs
+    ),
+    mark="◆\ufe0e? ",
+)
+"""What Qwen Code 0.23.4 and 0.24.4 draw besides answers (seen in tests/agents/test_resume_qwen.py),
+on the alternate screen: the prompt echoed as ``> <prompt>``, an answer as ``◆ <text>``, then the
+input box (a rule, ``>   Type your message or @path/to/file``, a rule) and its footer
+(``➜ <folder> · <model>``, ``Auto mode (shift + tab to cycle)``)."""
+
+
 class QwenAdapter(CommandAdapter):
     """Adapter for Qwen Code (``qwen``, ``npx @qwen-code/qwen-code``)."""
 
     name = "qwen"
     executables = ("qwen",)
-    known_versions = ("0.24",)
+    tested_versions = ("0.23.4", "0.24.4")
+    answers_written_late = True
+    screen_chrome = QWEN_SCREEN
     input_includes_cache_read = True
     packages = ("@qwen-code/qwen-code",)
     grammar = _GRAMMAR

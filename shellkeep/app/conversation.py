@@ -35,6 +35,7 @@ from shellkeep.agents.jsonl import TranscriptDamage, TranscriptReading, open_tra
 from shellkeep.agents.generic import exchanges_from_recording
 from shellkeep.agents.registry import adapter_for, adapter_named
 from shellkeep.app.checkpoints import add_exchange_checkpoints
+from shellkeep.app.native import remove_resume_leftovers
 from shellkeep.capture.redaction import redactor_for
 from shellkeep.errors import ShellkeepError, UserInputError
 from shellkeep.logs import get_logger
@@ -137,6 +138,8 @@ def gather(
     if not exchanges and from_recording:
         # No agent transcript found or readable: the generic way, from the recording.
         exchanges = _own_exchanges(_from_recording(meta, vault, adapter), meta)
+    elif exchanges and not exchanges[-1].answer and getattr(adapter, "answers_written_late", False):
+        exchanges[-1] = _answer_from_screen(exchanges[-1], meta, vault, adapter)
     if limit is not None:
         exchanges = exchanges[-limit:] if limit > 0 else []
     return Conversation(agent_session, tuple(exchanges), damage, structured)
@@ -225,6 +228,8 @@ def collect(
     env = dict(os.environ if env is None else env)
     adapter = adapter_of(meta)
     found = _find_agent_session(adapter, meta, vault, env)
+    if found is not None:
+        remove_resume_leftovers(adapter, found)
     if found is not None and meta.agent_transcript_bytes is None:
         meta = note_agent_session(meta, vault, env, session=found)  # fixes the part read below
     if defer_above is not None and transcript_bytes(adapter, found) > defer_above:
@@ -338,6 +343,22 @@ def _find_agent_session(
     except Exception as exc:  # noqa: BLE001 - an adapter bug must not lose the session
         log.warning("could not find the %s session of %s: %s", adapter.name, meta.id, exc)
         return None
+
+
+def _answer_from_screen(last: Exchange, meta: SessionMeta, vault: Vault, adapter: AgentAdapter) -> Exchange:
+    """Return ``last`` with the answer the recording shows to its prompt, when its transcript lacks it.
+
+    For an agent that writes an answer to its transcript after showing it (Qwen Code: up to
+    about a second later), a crash in between leaves the prompt without its answer; the
+    screen had it. The last exchange built from the recording whose prompt is the same gives
+    the answer; ``last`` is returned unchanged when there is none.
+    """
+    prompt = " ".join(last.prompt.split())
+    for shown in reversed(_from_recording(meta, vault, adapter)):
+        if " ".join(shown.prompt.split()) == prompt and shown.answer:
+            log.info("the answer to the last prompt of %s was taken from the screen", meta.id)
+            return dataclasses.replace(last, answer=shown.answer)
+    return last
 
 
 def _from_recording(meta: SessionMeta, vault: Vault, adapter: AgentAdapter) -> list[Exchange]:

@@ -284,15 +284,18 @@ def _agent(adapter: object, program: str, env: Mapping[str, str]) -> Check:
     if done.returncode != 0 or found is None:
         return _warn(name, f"{program} --version gave no version (exit {done.returncode})", f"run '{program} --version' to see why")
     version = found.group().decode()
-    known: tuple[str, ...] = getattr(adapter, "known_versions", ())
+    tested: tuple[str, ...] = getattr(adapter, "tested_versions", ())
     knows = getattr(adapter, "knows_version", None)
+    newer = getattr(adapter, "is_newer_than_tested", None)
     if callable(knows) and knows(version):
         return _ok(name, f"{version} at {program} (a version shellkeep knows)")
-    if not known:
+    if not tested:
         return _ok(name, f"{version} at {program} (its adapter lists no tested versions)")
+    if callable(newer) and not newer(version):
+        return _ok(name, f"{version} at {program} (older than or between the tested versions {', '.join(tested)})")
     return _warn(
         name,
-        f"{version} at {program} is not a version shellkeep was tested with ({', '.join(known)})",
+        f"{version} at {program} is newer than the versions shellkeep was tested with ({', '.join(tested)})",
         "exchanges and native resume may differ: check 'shellkeep show --last' after a session, or upgrade shellkeep",
     )
 

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from shellkeep.agents.base import AgentSession
 from shellkeep.errors import ShellkeepError
 from shellkeep.logs import get_logger
 from shellkeep.store.atomic import write_bytes_atomic
@@ -77,6 +78,26 @@ def check_transcript(meta: SessionMeta, vault: Vault) -> TranscriptCheck:
         return TranscriptCheck(True)  # the agent wrote it meanwhile: its own file wins
     except (OSError, ShellkeepError) as exc:
         return TranscriptCheck(False, f"the agent's transcript {target} is {state} and could not be restored ({getattr(exc, 'strerror', None) or exc})")
+
+
+def remove_resume_leftovers(adapter: object, session: AgentSession) -> list[Path]:
+    """Have ``adapter`` delete what the agent's own resume left that would make it delete
+    ``session``'s transcript later (Gemini CLI's content-less second chat file); return it.
+
+    Adapters without ``remove_resume_leftovers`` leave nothing. Never raises: an adapter
+    failure is logged and nothing more is done.
+    """
+    remove = getattr(adapter, "remove_resume_leftovers", None)
+    if not callable(remove):
+        return []
+    try:
+        removed = list(remove(session))
+    except Exception as exc:  # noqa: BLE001 - a protection must never stop a resume or a collection
+        log.warning("could not tidy the resume leftovers of %s: %s", session.session_id, exc)
+        return []
+    for path in removed:
+        log.info("removed %s, left by the agent's resume: its next start would delete the transcript", path)
+    return removed
 
 
 def _copy_records(vault: Vault, folder: Path, name: str) -> int | None:

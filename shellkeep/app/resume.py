@@ -26,7 +26,7 @@ from shellkeep.agents.registry import adapter_for, adapter_named, adapter_names
 from shellkeep.app.context import Context
 from shellkeep.app.conversation import adapter_of, collect_for_resume, gather
 from shellkeep.app.moves import project_sessions, relocate_transcript, resume_dir
-from shellkeep.app.native import check_transcript
+from shellkeep.app.native import check_transcript, remove_resume_leftovers
 from shellkeep.app.record import (
     RecordSettings,
     RunOutcome,
@@ -247,8 +247,13 @@ def plan_resume(
         if str(cwd) != exact.cwd:  # the agent may look for its transcript by directory
             meta, copied = relocate_transcript(meta, cwd, env)
             note = _joined(note, copied)
-        # Before the adapter judges the native resume possible: its transcript may need restoring.
+        # Before the adapter judges the native resume possible: its transcript may need restoring,
+        # and what an earlier resume left must not make the agent delete it once more.
         check = check_transcript(meta, ctx.vault)
+        if check.usable and meta.agent_transcript:
+            remove_resume_leftovers(
+                adapter, AgentSession(agent=adapter.name, session_id=meta.agent_session_id, transcript=Path(meta.agent_transcript))
+            )
         note = _joined(note, check.note if check.usable else f"{check.note}; re-injecting instead")
         if not check.usable:
             force_inject = True

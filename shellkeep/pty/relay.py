@@ -207,7 +207,8 @@ class Relay:
         Blocks. Installs handlers for SIGWINCH, SIGCHLD, SIGTERM, SIGHUP, SIGINT and
         SIGQUIT for its duration and puts them back afterwards. SIGTERM, SIGINT and SIGQUIT
         are passed on to the child; SIGHUP and then SIGCONT go to the child's process group
-        and the pty's foreground group, as a terminal's hangup would, and stdout is dropped.
+        and the pty's foreground group, as a terminal's hangup would, and stdout is dropped;
+        once the child has exited, what is left of its process group gets SIGKILL.
         After a SIGTERM, a stdout that takes nothing for ``_STALL_GRACE_S`` is given up. At
         the end, when stdout is a terminal, the modes the child left on are switched off on
         it (``pty.modes``; these bytes are the relay's, not the child's: the sink does not
@@ -225,6 +226,8 @@ class Relay:
         self._wake_w = wake_w
         try:
             self._loop(wake_r, on_signal)
+            if self._hangup:
+                self._end_child_group()
         finally:
             with self._wake_lock:
                 self._wake_w = None
@@ -358,6 +361,21 @@ class Relay:
                     os.killpg(group, sig)
                 except OSError:  # gone already, or not ours to signal
                     break
+
+    def _end_child_group(self) -> None:
+        """SIGKILL what is left of the child's process group once the child is gone after a hangup.
+
+        An agent's helpers may ignore the hangup (Gemini CLI and Qwen Code run relaunched node
+        processes under the one started) and would stay on the pty, re-parented to PID 1.
+        The group's id is the reaped child's pid; Linux does not give that number to a new
+        process while a member of the group lives, so only the child's own group is hit.
+        """
+        if self._status is None or self.child.pid <= 1 or self.child.pid == os.getpgrp():
+            return
+        try:
+            os.killpg(self.child.pid, signal.SIGKILL)
+        except OSError:  # nothing left of it: the usual case
+            pass
 
     def _resize(self) -> None:
         size = terminal_size((self.stdout_fd, self.stdin_fd))

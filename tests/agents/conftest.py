@@ -6,6 +6,9 @@ Binaries: ``claude_bin`` / ``codex_bin`` come from ``SHELLKEEP_TEST_CLAUDE`` /
 0.171.0) and ``~/.cache/shellkeep-ci/npm-newest`` the newest on npm when last checked
 (2026-12-02: Claude Code 2.1.332, Codex 0.171.0). Every agent test runs once per distinct
 version (the test id names it): Codex's newest is its pinned version, so its tests run once.
+``gemini_bin`` / ``qwen_bin`` (``SHELLKEEP_TEST_GEMINI`` / ``SHELLKEEP_TEST_QWEN``) come from the
+same prefixes: Gemini CLI 0.57.0 and Qwen Code 0.23.4 pinned, 0.61.0 and 0.24.4 the newest on npm
+on 2026-12-03.
 Else the binary comes from ``PATH``; a test that needs a missing one is skipped with the reason.
 
 Each test gets its own HOME (with the agent's first-run screens answered), its own
@@ -30,6 +33,7 @@ from shellkeep.asciicast.model import TermSize
 from .agent_processes import reap
 from .screen_driver import DEFAULT_SIZE, ScreenDriver
 from .standin_anthropic import AnthropicStandin
+from .standin_gemini import GeminiStandin
 from .standin_openai import OpenAIStandin
 
 # A fake key: Claude Code remembers approved keys by their last 20 characters.
@@ -44,6 +48,11 @@ CODEX_PINNED, CODEX_NEWEST = "0.171.0", "0.171.0"
 CODEX_VERSIONS = {CODEX_NEWEST: CI_NPM_NEWEST_PREFIX, CODEX_PINNED: CI_NPM_PREFIX}
 """Codex CLI versions the suite runs against, by the npm prefix holding each: one entry while
 the newest on npm is the pinned version (the pinned prefix wins), two once they differ."""
+GEMINI_VERSIONS = {"0.57.0": CI_NPM_PREFIX, "0.61.0": CI_NPM_NEWEST_PREFIX}
+"""Gemini CLI versions the suite runs against (pinned older, newest on 2026-12-03), by npm prefix."""
+TEST_GEMINI_KEY = "test-gemini-key-shellkeep-standin"
+QWEN_VERSIONS = {"0.23.4": CI_NPM_PREFIX, "0.24.4": CI_NPM_NEWEST_PREFIX}
+"""Qwen Code versions the suite runs against (pinned older, newest on 2026-12-03), by npm prefix."""
 
 
 def _find_binary(env_var: str, name: str, package: str, prefix: Path = CI_NPM_PREFIX) -> Path:
@@ -110,6 +119,30 @@ def codex_bin(request: pytest.FixtureRequest) -> Path:
     found = _find_binary("SHELLKEEP_TEST_CODEX", "codex", f"@openai/codex@{version}", prefix)
     if found.resolve().suffix == ".js" and shutil.which("node") is None:
         pytest.skip("codex's launcher (codex.js) needs node, which is not on PATH")
+    return found
+
+
+@pytest.fixture(scope="session", params=sorted(GEMINI_VERSIONS), ids=lambda v: f"gemini-{v}")
+def gemini_bin(request: pytest.FixtureRequest) -> Path:
+    """Return the Gemini CLI to test (once per version in ``GEMINI_VERSIONS``), or skip."""
+    version: str = request.param
+    if os.environ.get("SHELLKEEP_TEST_GEMINI") and version != max(GEMINI_VERSIONS):
+        pytest.skip("SHELLKEEP_TEST_GEMINI names one binary: it runs once")
+    found = _find_binary("SHELLKEEP_TEST_GEMINI", "gemini", f"@google/gemini-cli@{version}", GEMINI_VERSIONS[version])
+    if shutil.which("node") is None:
+        pytest.skip("gemini needs node, which is not on PATH")
+    return found
+
+
+@pytest.fixture(scope="session", params=sorted(QWEN_VERSIONS), ids=lambda v: f"qwen-{v}")
+def qwen_bin(request: pytest.FixtureRequest) -> Path:
+    """Return the Qwen Code CLI to test (once per version in ``QWEN_VERSIONS``), or skip."""
+    version: str = request.param
+    if os.environ.get("SHELLKEEP_TEST_QWEN") and version != max(QWEN_VERSIONS):
+        pytest.skip("SHELLKEEP_TEST_QWEN names one binary: it runs once")
+    found = _find_binary("SHELLKEEP_TEST_QWEN", "qwen", f"@qwen-code/qwen-code@{version}", QWEN_VERSIONS[version])
+    if shutil.which("node") is None:
+        pytest.skip("qwen needs node, which is not on PATH")
     return found
 
 
@@ -200,6 +233,96 @@ def agent_env(
         "LANG": "C.UTF-8",
         "SHELLKEEP_HOME": str(shellkeep_home),
         "PATH": _search_path(claude_bin),
+    }
+
+
+GEMINI_SETTINGS = {
+    "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+    "privacy": {"usageStatisticsEnabled": False},
+    "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
+}
+"""``~/.gemini/settings.json`` that skips the auth and trust screens and the update check.
+
+Session retention is left at Gemini CLI's default: the trap it sets after a resume (the
+transcript deleted at the next start) is what shellkeep must protect against."""
+
+
+@pytest.fixture
+def gemini_standin() -> Iterator[GeminiStandin]:
+    """Yield a started Gemini API stand-in on loopback."""
+    with GeminiStandin() as standin:
+        yield standin
+
+
+@pytest.fixture
+def gemini_home(tmp_path: Path) -> Iterator[Path]:
+    """Yield a temporary HOME whose ``.gemini/settings.json`` is ``GEMINI_SETTINGS``."""
+    home = tmp_path / "gemini-home"
+    (home / ".gemini").mkdir(parents=True)
+    (home / ".gemini" / "settings.json").write_text(json.dumps(GEMINI_SETTINGS, indent=2))
+    yield home
+    reap(home)
+
+
+@pytest.fixture
+def gemini_env(
+    gemini_home: Path, gemini_standin: GeminiStandin, gemini_bin: Path, shellkeep_home: Path
+) -> dict[str, str]:
+    """Return the whole environment for running Gemini CLI against the stand-in.
+
+    Gemini CLI relaunches itself (two node processes on the pty): left as it is, so that a
+    crash and a hangup are tested with the whole process group.
+    """
+    return {
+        "HOME": str(gemini_home),
+        "GEMINI_API_KEY": TEST_GEMINI_KEY,
+        "GOOGLE_GEMINI_BASE_URL": gemini_standin.base_url,
+        "TERM": "xterm-256color",
+        "COLORTERM": "truecolor",
+        "LANG": "C.UTF-8",
+        "SHELLKEEP_HOME": str(shellkeep_home),
+        "PATH": _search_path(gemini_bin),
+    }
+
+
+QWEN_SETTINGS = {
+    "general": {"enableAutoUpdate": False},
+    "privacy": {"usageStatisticsEnabled": False},
+    "security": {"auth": {"selectedType": "openai"}},
+    "ui": {"autoModeAcknowledged": True, "enableFollowupSuggestions": False,
+           "enableUserFeedback": False, "enableWelcomeBack": False},
+    "memory": {"enableManagedAutoMemory": False, "enableManagedAutoDream": False},
+}
+"""``~/.qwen/settings.json``: no update check (``npm view``), one model request per prompt."""
+
+
+@pytest.fixture
+def qwen_home(tmp_path: Path) -> Iterator[Path]:
+    """Yield a temporary HOME whose ``.qwen/settings.json`` is ``QWEN_SETTINGS``."""
+    home = tmp_path / "qwen-home"
+    (home / ".qwen").mkdir(parents=True)
+    (home / ".qwen" / "settings.json").write_text(json.dumps(QWEN_SETTINGS, indent=2))
+    yield home
+    reap(home)
+
+
+@pytest.fixture
+def qwen_env(qwen_home: Path, openai_standin: OpenAIStandin, qwen_bin: Path, shellkeep_home: Path) -> dict[str, str]:
+    """Return the whole environment for running Qwen Code against the OpenAI stand-in.
+
+    Qwen Code runs three node processes on the pty (entry, cli.js, its relaunch): left as it
+    is, so that a crash and a hangup are tested with the whole process group.
+    """
+    return {
+        "HOME": str(qwen_home),
+        "OPENAI_API_KEY": TEST_OPENAI_KEY,
+        "OPENAI_BASE_URL": openai_standin.api_base,
+        "OPENAI_MODEL": openai_standin.model,
+        "TERM": "xterm-256color",
+        "COLORTERM": "truecolor",
+        "LANG": "C.UTF-8",
+        "SHELLKEEP_HOME": str(shellkeep_home),
+        "PATH": _search_path(qwen_bin),
     }
 
 

@@ -12,6 +12,10 @@
   ``response.content_part.done``, ``response.output_item.done`` and ``response.completed``
   (with ``usage``), each as ``event: <type>`` plus ``data: <json>``; otherwise one JSON
   response object.
+- ``POST /v1/chat/completions`` (Qwen Code): one assistant message. With ``"stream": true``
+  it is ``data: <chat.completion.chunk>`` lines (the role, the text in pieces, a last chunk
+  with ``finish_reason: "stop"`` and ``usage``) and ``data: [DONE]``; otherwise one
+  ``chat.completion`` object.
 - Any other ``POST``: 404 with an OpenAI-shaped error.
 
 Answers: a *conversation* request (one that offers ``tools``) takes the next scripted answer
@@ -25,6 +29,7 @@ a fixed text; they never consume the script nor the count.
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 from typing import Any, Callable
 
@@ -51,9 +56,14 @@ class OpenAIRequest(StandinRequest):
         return self.method == "POST" and self.path.rstrip("/").endswith("/responses")
 
     @property
+    def is_chat(self) -> bool:
+        """Tell whether this is a ``POST /v1/chat/completions``."""
+        return self.method == "POST" and self.path.rstrip("/").endswith("/chat/completions")
+
+    @property
     def is_conversation(self) -> bool:
-        """Tell whether this is a main-loop Responses request (one that offers tools)."""
-        return self.is_responses and bool(self.body_dict().get("tools"))
+        """Tell whether this is a main-loop request (Responses or chat completions offering tools)."""
+        return (self.is_responses or self.is_chat) and bool(self.body_dict().get("tools"))
 
     @property
     def input_items(self) -> list[dict[str, Any]]:
@@ -62,7 +72,16 @@ class OpenAIRequest(StandinRequest):
         return [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
 
     def texts(self) -> list[tuple[str, str]]:
-        """Return ``(role, text)`` for every text part of every ``message`` input item."""
+        """Return ``(role, text)`` for every text part of every ``message`` input item
+        (of every entry of ``messages`` for chat completions)."""
+        if self.is_chat:
+            messages = self.body_dict().get("messages")
+            return [
+                (str(m.get("role", "")), text)
+                for m in (messages if isinstance(messages, list) else [])
+                if isinstance(m, dict)
+                for text in content_texts(m.get("content"))
+            ]
         return [
             (str(item.get("role", "")), text)
             for item in self.input_items
@@ -83,6 +102,13 @@ class OpenAIRequest(StandinRequest):
         return ""
 
 
+def chat_usage_of(request: OpenAIRequest, text: str) -> dict[str, int]:
+    """Return the chat-completion ``usage`` the stand-in reports for *text* answering *request*."""
+    prompt = max(1, len(request.raw_body) // 4)
+    completion = max(1, len(text.split()))
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
 def content_texts(content: Any) -> list[str]:
     """Return the texts of a Responses ``content`` value (a string or a list of parts)."""
     if isinstance(content, str):
@@ -92,7 +118,7 @@ def content_texts(content: Any) -> list[str]:
     return [
         str(part.get("text", ""))
         for part in content
-        if isinstance(part, dict) and part.get("type") in ("input_text", "output_text", "text")
+        if isinstance(part, dict) and part.get("type", "text") in ("input_text", "output_text", "text")
     ]
 
 
@@ -150,6 +176,11 @@ class OpenAIStandin(StandinServer[OpenAIRequest]):
                      "models": []}
                 )
             return Reply.json({})
+        if request.is_chat:
+            text = self.next_answer(request) if request.is_conversation else (
+                self._side_answer(request) if self._side_answer is not None else SIDE_ANSWER_TEXT
+            )
+            return self._chat_reply(request, text)
         if not request.is_responses:
             return Reply.json(
                 {"error": {"message": f"no {request.path} here", "type": "invalid_request_error",
@@ -166,6 +197,21 @@ class OpenAIStandin(StandinServer[OpenAIRequest]):
         if request.body_dict().get("stream"):
             return Reply.sse(_stream_events(response, item, text))
         return Reply.json(response)
+
+    def _chat_reply(self, request: OpenAIRequest, text: str) -> Reply:
+        """Answer a chat completion with *text* (streamed when the request asks for it)."""
+        usage = chat_usage_of(request, text)
+        model = request.body_dict().get("model") or self.model
+        base = {"id": self.new_id("chatcmpl"), "created": int(time.time()), "model": model}
+        if not request.body_dict().get("stream"):
+            return Reply.json({**base, "object": "chat.completion", "usage": usage, "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]})
+        chunk = {**base, "object": "chat.completion.chunk"}
+        deltas = [{"role": "assistant", "content": ""}, *({"content": p} for p in split_pieces(text))]
+        chunks = [{**chunk, "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]
+        chunks.append({**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": usage})
+        payload = b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks) + b"data: [DONE]\n\n"
+        return Reply(200, "text/event-stream", payload)
 
     def _response(self, request: OpenAIRequest, text: str) -> tuple[dict[str, Any], dict[str, Any]]:
         item = {

@@ -258,18 +258,24 @@ def _npm_installs(script: Path) -> dict[str, set[str]]:
         if words[:2] != ["npm", "install"] or "--prefix" not in words:
             continue
         prefix = words[words.index("--prefix") + 1].replace("$NPM_PREFIX", "")
-        installs[prefix] = {w for w in words if w.startswith("@") and "@" in w[1:]}
+        installs.setdefault(prefix, set()).update(w for w in words if w.startswith("@") and "@" in w[1:])
     return installs
 
 
 @pytest.mark.parametrize("script", ["scripts/test", ".ci/run"])
 def test_the_scripts_install_the_versions_the_agent_tests_name(script: str) -> None:
-    from .conftest import CI_NPM_NEWEST_PREFIX, CI_NPM_PREFIX, CLAUDE_VERSIONS, CODEX_NEWEST, CODEX_PINNED
+    from .conftest import (
+        CI_NPM_NEWEST_PREFIX, CI_NPM_PREFIX, CLAUDE_VERSIONS, CODEX_NEWEST, CODEX_PINNED, GEMINI_VERSIONS, QWEN_VERSIONS,
+    )
 
     suffix = {CI_NPM_PREFIX: "", CI_NPM_NEWEST_PREFIX: "-newest"}
     expected: dict[str, set[str]] = {"": set(), "-newest": set()}
-    for version, prefix in CLAUDE_VERSIONS.items():
-        expected[suffix[prefix]].add(f"@anthropic-ai/claude-code@{version}")
+    for package, versions in (
+        ("@anthropic-ai/claude-code", CLAUDE_VERSIONS), ("@google/gemini-cli", GEMINI_VERSIONS),
+        ("@qwen-code/qwen-code", QWEN_VERSIONS),
+    ):
+        for version, prefix in versions.items():
+            expected[suffix[prefix]].add(f"{package}@{version}")
     expected[""].add(f"@openai/codex@{CODEX_PINNED}")
     expected["-newest"].add(f"@openai/codex@{CODEX_NEWEST}")
     assert _npm_installs(REPO / script) == expected
@@ -277,9 +283,13 @@ def test_the_scripts_install_the_versions_the_agent_tests_name(script: str) -> N
 
 @pytest.mark.agent
 def test_each_installed_agent_is_the_version_its_tests_name() -> None:
-    from .conftest import CLAUDE_VERSIONS, CODEX_NEWEST, CODEX_PINNED, CI_NPM_NEWEST_PREFIX, CI_NPM_PREFIX
+    from .conftest import (
+        CLAUDE_VERSIONS, CODEX_NEWEST, CODEX_PINNED, CI_NPM_NEWEST_PREFIX, CI_NPM_PREFIX, GEMINI_VERSIONS, QWEN_VERSIONS,
+    )
 
     wanted = [("claude", v, p) for v, p in CLAUDE_VERSIONS.items()]
+    wanted += [("gemini", v, p) for v, p in GEMINI_VERSIONS.items()]
+    wanted += [("qwen", v, p) for v, p in QWEN_VERSIONS.items()]
     wanted += [("codex", CODEX_PINNED, CI_NPM_PREFIX), ("codex", CODEX_NEWEST, CI_NPM_NEWEST_PREFIX)]
     checked = 0
     for name, version, prefix in wanted:

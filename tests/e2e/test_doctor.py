@@ -204,3 +204,24 @@ def test_a_read_only_data_folder_is_named_so_and_ls_and_stats_still_read(
     assert "the file system is read-only" in said and "reindex" not in said
     stats = run_sk("stats", env=env)
     assert b"reindex" not in stats.stderr and (stats.returncode == 0 or b"the file system is read-only" in stats.stderr)
+
+
+@pytest.mark.parametrize(
+    ("printed", "status", "says"),
+    [
+        ("0.61.0", "ok", "(a version shellkeep knows)"),
+        ("0.59.0", "ok", "older than or between the tested versions 0.57.0, 0.61.0"),
+        ("0.62.0", "warn", "is newer than the versions shellkeep was tested with (0.57.0, 0.61.0)"),
+    ],
+    ids=["tested", "between", "newer"],
+)
+def test_an_agent_newer_than_its_adapter_was_tested_with_is_a_warning(
+    user_env: dict[str, str], tmp_path: Path, printed: str, status: str, says: str
+) -> None:
+    gemini = tmp_path / "bin" / "gemini"
+    gemini.write_text(f"#!{sys.executable}\nprint({printed!r})\n")  # as 'gemini --version' prints it
+    gemini.chmod(0o755)
+    code, checks, _ = doctor(user_env)
+    assert code == 0
+    assert checks["agent gemini"]["status"] == status and says in checks["agent gemini"]["detail"]
+    assert ("upgrade shellkeep" in checks["agent gemini"]["fix"]) == (status == "warn")

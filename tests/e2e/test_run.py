@@ -208,6 +208,36 @@ def test_signals_to_the_wrapper_reach_the_child(home: Paths, sig: int, code: int
     assert "started" in output_text(events)
 
 
+_SURVIVOR = """
+import os, signal, sys, time
+if os.fork() == 0:  # a helper that ignores the hangup, as an agent's relaunched node process may
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    open(sys.argv[1] + ".tmp", "w").write(str(os.getpid()))
+    os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+    while True:
+        time.sleep(1)
+print("started", flush=True)
+while True:
+    time.sleep(1)
+"""
+
+
+def test_a_closed_terminal_ends_the_child_s_whole_process_group(home: Paths, tmp_path: Path) -> None:
+    pid_file = tmp_path / "survivor.pid"
+    h = PtyHarness.start([*SK, "run", "--", sys.executable, "-c", _SURVIVOR, str(pid_file)])
+    h.expect(b"started")
+    survivor = int(wait_until(lambda: pid_file.exists() and pid_file.read_text()) or 0)  # type: ignore[arg-type]
+    meta_path = wait_until(lambda: session_folders(home))[0]  # type: ignore[index]
+    os.kill(json.loads(meta_path.read_text())["pid"], signal.SIGHUP)
+    h.finish()
+    try:
+        wait_until(lambda: not _alive(survivor), timeout_s=30)  # not left running on the pty, re-parented to 1
+    finally:
+        if _alive(survivor):
+            os.kill(survivor, signal.SIGKILL)
+    assert json.loads(meta_path.read_text())["status"] == "hangup"
+
+
 def _stty_lines(output: bytes) -> tuple[bytes, bytes]:
     found = [line.strip() for line in output.splitlines() if line.count(b":") > 30]
     assert len(found) == 2, output

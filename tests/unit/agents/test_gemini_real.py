@@ -1,0 +1,99 @@
+"""Gemini CLI 0.57.0 and 0.61.0 chat files recorded from real runs (tests/data/agents/gemini-real).
+
+Each holds a real session against the loopback stand-in: two exchanges, a kill -9 of the
+process group, ``gemini -r <id>`` and a third exchange (0.61.0 resumed in the same minute,
+appending to the one file; 0.57.0 in the next minute, leaving the content-less second file of
+the resume trap beside the transcript). Paths were made ``/home/bob/...``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from shellkeep.agents.base import AgentSession, Usage
+from shellkeep.agents.gemini import GeminiAdapter
+
+from .conftest import DATA
+
+SID = "9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a"
+REAL = DATA / "gemini-real"
+CHATS = {v: REAL / v / ".gemini" / "tmp" / "calc" / "chats" for v in ("0.57.0", "0.61.0")}
+TRANSCRIPT = f"session-2026-12-03T16-08-{SID[:8]}.jsonl"
+LEFTOVER = f"session-2026-12-03T16-09-{SID[:8]}.jsonl"
+ADAPTER = GeminiAdapter()
+PROMPTS = ("guard divide() against zero", "add a test for it", "run the tests")
+ANSWERS = ("STANDIN-ANSWER-1: zero", "STANDIN-ANSWER-2: it", "STANDIN-ANSWER-3: tests")
+
+
+def _tokens(path: Path) -> list[dict[str, int]]:
+    return [r["tokens"] for r in map(json.loads, path.read_text().splitlines()) if r.get("type") == "gemini"]
+
+
+@pytest.mark.parametrize("version", sorted(CHATS))
+def test_reads_the_three_exchanges_of_a_resumed_session(version: str) -> None:
+    path = CHATS[version] / TRANSCRIPT
+    exchanges = ADAPTER.read_exchanges(AgentSession("gemini", SID, path))
+    assert [(e.prompt, e.answer) for e in exchanges] == list(zip(PROMPTS, ANSWERS))
+    assert {e.model for e in exchanges} == {"gemini-3.1-pro-preview"}
+    assert [e.usage for e in exchanges] == [Usage(input=t["input"], output=t["output"], cache_read=0) for t in _tokens(path)]
+    assert all(e.time is not None for e in exchanges)
+    assert ADAPTER.knows_version(version)
+
+
+def test_the_chat_file_with_the_messages_is_the_session_s_not_the_resume_leftover() -> None:
+    folder = CHATS["0.57.0"]
+    assert ADAPTER.session_file([folder], SID) == folder / TRANSCRIPT
+    assert ADAPTER.read_exchanges(AgentSession("gemini", SID, folder / LEFTOVER)) == []
+
+
+def test_the_resume_leftover_is_removed_and_the_transcript_kept(tmp_path: Path) -> None:
+    folder = shutil.copytree(CHATS["0.57.0"], tmp_path / "chats")
+    session = AgentSession("gemini", SID, folder / TRANSCRIPT)
+    assert ADAPTER.remove_resume_leftovers(session) == [folder / LEFTOVER]
+    assert sorted(p.name for p in folder.iterdir()) == [TRANSCRIPT]
+    assert ADAPTER.remove_resume_leftovers(session) == []
+    # Without a transcript (already deleted), nothing is judged a leftover.
+    (folder / TRANSCRIPT).unlink()
+    shutil.copy(CHATS["0.57.0"] / LEFTOVER, folder / LEFTOVER)
+    assert ADAPTER.remove_resume_leftovers(session) == []
+    assert (folder / LEFTOVER).exists()
+
+
+def test_a_second_file_holding_anything_the_transcript_lacks_is_kept(tmp_path: Path) -> None:
+    folder = shutil.copytree(CHATS["0.57.0"], tmp_path / "chats")
+    transcript, second = folder / TRANSCRIPT, folder / LEFTOVER
+    session = AgentSession("gemini", SID, transcript)
+    lines = second.read_text().splitlines()
+    own = json.dumps({"id": "m-new", "timestamp": "2026-12-03T16:09:10Z", "type": "user", "content": [{"text": "hi"}]})
+    second.write_text("\n".join([*lines, own]) + "\n")  # a message record of its own
+    assert ADAPTER.remove_resume_leftovers(session) == []
+    state = json.loads(lines[1])
+    state["$set"]["messages"].append({"id": "m-unknown", "type": "user", "content": [{"text": "lost?"}]})
+    second.write_text("\n".join([lines[0], json.dumps(state)]) + "\n")  # a message only it holds
+    assert ADAPTER.remove_resume_leftovers(session) == []
+    other = folder / f"session-2026-12-03T16-10-{SID[:8]}.jsonl"
+    other.write_text(lines[0].replace(SID, "9d8c7b6a-0000-4000-8000-000000000000") + "\n")  # another session's id
+    assert ADAPTER.remove_resume_leftovers(session) == []
+    assert second.exists() and other.exists() and transcript.exists()
+
+
+def test_a_resumed_session_is_found_in_the_file_with_its_messages_not_the_newer_leftover(tmp_path: Path) -> None:
+    """The resumed run's leftover started after the launch; the launch named the id with ``-r``."""
+    import os
+
+    from shellkeep.agents.base import Launch
+
+    from .conftest import utc
+
+    home, workdir = tmp_path / "home", tmp_path / "work" / "calc"
+    workdir.mkdir(parents=True)
+    folder = shutil.copytree(CHATS["0.57.0"], home / ".gemini" / "tmp" / "calc" / "chats")
+    for path in folder.iterdir():
+        os.utime(path, (utc("2026-12-03T16:10:00").timestamp(),) * 2)
+    launch = Launch(argv=("gemini", "-r", SID), agent_session_id=SID)
+    found = ADAPTER.find_session(launch, workdir, {"HOME": str(home)}, utc("2026-12-03T16:09:00"), "")
+    assert found == AgentSession("gemini", SID, folder / TRANSCRIPT)
