@@ -833,9 +833,10 @@ class _Engine:
         """Return True when a short text holds no rule's starting literal, and each rule without
         one lacks its inner literal or a character it requires, so nothing can match in it.
 
-        The common case of typed keys and their echo: one automaton pass, one regex search and a
-        few ``str.find``, all in C. The last answer is kept (``hits`` and ``hold_start`` ask
-        about the same text).
+        The common case of typed keys and their echo: for ASCII text two automaton passes (the
+        case-sensitive literals; the lower-cased keywords and inner literals) and a few ``in``
+        lookups, all in C; else the literal automaton and one regex. The last answer is kept
+        (``hits`` and ``hold_start`` ask about the same text).
         """
         if len(text) > _SMALL or not self._can_be_quiet:
             return False
