@@ -585,7 +585,8 @@ class StreamRedactor:
             return ""
         # At the bound: a possible secret that would still grow past it is written as its marker.
         starts = [base] if self._held and cut > base else []
-        starts += sorted(h[2] for h in hits if h[3] == len(buf) and h[2] < cut)  # a match up to the end
+        if hits:
+            starts += sorted(h[2] for h in hits if h[3] == len(buf) and h[2] < cut)  # a match up to the end
         for start in starts:
             rule = engine.still_growing(buf, start)
             if rule is not None:
@@ -818,7 +819,10 @@ class _Engine:
         partial_cs: set[str] = set()
         partial_ci: set[str] = set()
         for r in self.rules:
-            for lit in r.literals:
+            # A case-sensitive rule's starts spelt out too (``dop_`` of ``do[opr]_v1_``, whose
+            # literal is ``do``): a text without any of them whole is quiet, and its tail may be
+            # one cut short.
+            for lit in (*r.literals, *r.scan_literals) if not r.ci else r.literals:
                 (partial_ci if r.ci else partial_cs).update(lit[:k] for k in range(1, len(lit)))
         self._partial_cs = frozenset(partial_cs)
         self._partial_ci = frozenset(partial_ci)
@@ -827,7 +831,16 @@ class _Engine:
         self._partial_last = frozenset(p[-1] for p in partial_cs) | frozenset(
             ch for p in partial_ci for ch in (p[-1], p[-1].upper())
         )
-        self._all_have_literals = all(r.literals for r in self.rules)
+        # The same partials as tries of their characters read backwards (a key "" marks a whole
+        # partial), walked from the end of an ASCII text: a few steps instead of a set lookup
+        # per length up to the longest partial (43 characters for the built-in rules).
+        self._partial_tries = (_reversed_trie(partial_cs), _reversed_trie(partial_ci))
+        # Rules without a starting literal: a text rules one out when it lacks its inner literal
+        # or one of its required characters (as ``hits`` checks); a rule with neither keeps
+        # every text from being quiet.
+        self._literalless = tuple(r for r in self.rules if not r.literals)
+        self._can_be_quiet = all(r.needle or r.required for r in self._literalless)
+        self._last_quiet: tuple[str, bool] = ("", True)  # the last text _quiet judged (feed asks twice)
         self._required_union = frozenset(ch for r in self.rules for chars in r.required for ch in chars)
         # The rules by the characters they require, so each requirement is checked once a text:
         # (required, case-sensitive rules with literals, the others).
@@ -839,6 +852,7 @@ class _Engine:
         # Rules without whitespace in any match and with case-sensitive starting literals (most
         # token formats): their holds are found in one search of the text after its last
         # whitespace, not a loop over the rules.
+        self._unbounded = tuple(r for r in self.rules if r.unbounded and r.prefix is not None)  # for still_growing
         self._word_rules = tuple(r for r in self.rules if r.spaceless and r.literals and not r.ci and r.prefix is not None)
         word_literals: dict[str, list[_Rule]] = {}
         for r in self._word_rules:
@@ -852,8 +866,35 @@ class _Engine:
         word_priorities = {r.priority for r in self._word_rules}
         self._other_rules = tuple(r for r in self.rules if r.priority not in word_priorities)
         ci = sorted({lit for r in self.rules if r.ci for lit in r.literals}, key=len, reverse=True)
-        # Case-insensitive literals (keywords) for the quiet check; case-sensitive ones are the automaton's.
-        self._any_ci_literal = _LazyPattern("(?i:" + "|".join(map(re.escape, ci)) + ")") if ci else None
+        # For the quiet check, one regex: the case-insensitive literals (keywords; case-sensitive
+        # ones are the automaton's), then what each rule without a starting literal cannot match
+        # without: its inner literal, else one of the characters of its rarest requirement.
+        # For ASCII text the same in C without a regex (an alternation of case-insensitive
+        # literals tries each at every position: ~5 µs for a few characters): the lower-cased
+        # words found by an automaton in the lower-cased text, the other needles and characters
+        # looked up with ``in``.
+        witnesses = ["(?i:" + "|".join(map(re.escape, ci)) + ")"] if ci else []
+        ci_words = list(ci)
+        cs_needles: list[str] = []
+        for r in self._literalless:
+            if r.needle:
+                witnesses.append(f"(?i:{re.escape(r.needle)})" if r.ci else re.escape(r.needle))
+                (ci_words if r.ci else cs_needles).append(r.needle.lower() if r.ci else r.needle)
+            elif r.required:
+                chars = sorted(min(r.required, key=len))
+                witnesses.append("[" + "".join(map(re.escape, chars)) + "]")
+                cs_needles += chars
+        self._quiet_witness = _LazyPattern("|".join(witnesses)) if witnesses else None
+        self._ci_words = tuple(w for w in ci_words if w.isascii())
+        self._ascii_quiet = len(self._ci_words) == len(ci_words)  # else only the regex is exact
+        self._cs_needles = tuple(cs_needles)
+        self._ci_automaton: Any = None  # built on first use
+        # The holds of the rules without a starting literal, in one search when they all hold
+        # no whitespace (then they start from the same place in a short last word).
+        self._literalless_window = min((r.window for r in self._literalless), default=0)
+        self._literalless_rx: re.Pattern[str] | None | bool = (
+            False if self._literalless and all(r.spaceless for r in self._literalless) else None
+        )  # False: not built yet; None: not to be had
         self._automaton: tuple[tuple[Any, Any], tuple[tuple[_Rule, ...], ...]] | None = None  # on first scan
         self._automaton_lock = threading.Lock()
         self._lookbehind = max((r.lookbehind for r in self.rules), default=0)
@@ -861,13 +902,41 @@ class _Engine:
         self._screen_starts: frozenset[str] = frozenset()  # every start of every literal, lower-cased
 
     def _quiet(self, text: str) -> bool:
-        """Return True when a short text holds no rule's literal, so nothing can match in it."""
-        if len(text) > _SMALL or not self._all_have_literals:
+        """Return True when a short text holds no rule's starting literal, and each rule without
+        one lacks its inner literal or a character it requires, so nothing can match in it.
+
+        The common case of typed keys and their echo: for ASCII text two automaton passes (the
+        case-sensitive literals; the lower-cased keywords and inner literals) and a few ``in``
+        lookups, all in C; else the literal automaton and one regex. The last answer is kept
+        (``hits`` and ``hold_start`` ask about the same text).
+        """
+        if len(text) > _SMALL or not self._can_be_quiet:
             return False
+        last = self._last_quiet  # one tuple, read once: the engine is shared between threads
+        if last[0] is text:
+            return last[1]
+        quiet = self._judge_quiet(text)
+        self._last_quiet = (text, quiet)
+        return quiet
+
+    def _judge_quiet(self, text: str) -> bool:
         if self._literal_matches(text, overlapping=False):
             return False
-        ci = self._any_ci_literal.get() if self._any_ci_literal is not None else None
-        return ci is None or ci.search(text) is None
+        if self._ascii_quiet and text.isascii():
+            if any(needle in text for needle in self._cs_needles):
+                return False
+            if not self._ci_words:
+                return True
+            automaton = self._ci_automaton
+            if automaton is None:
+                import ahocorasick_rs  # loaded already: the literal scan's
+
+                automaton = self._ci_automaton = ahocorasick_rs.BytesAhoCorasick(
+                    [w.encode() for w in self._ci_words], implementation=ahocorasick_rs.Implementation.DFA
+                )
+            return not automaton.find_matches_as_indexes(text.lower().encode("ascii"), overlapping=False)
+        witness = self._quiet_witness.get() if self._quiet_witness is not None else None
+        return witness is None or witness.search(text) is None
 
     def _literal_matches(self, text: str, *, overlapping: bool) -> list[tuple[int, int, int]]:
         """Return (literal index, start, end) of the case-sensitive literals in ``text``.
@@ -1193,14 +1262,19 @@ class _Engine:
         """
         n = len(text)
         best = n
-        if partials and n > first and text[-1] in self._partial_last:
-            for k in range(min(self._max_partial, n - first), 0, -1):  # a literal cut short
-                tail = text[n - k :]
-                if tail in self._partial_cs or (self._partial_ci and tail.lower() in self._partial_ci):
-                    best = n - k
-                    break
-        if self._quiet(text):
-            return best
+        if partials and n > first and text[-1] in self._partial_last:  # a literal cut short
+            if text.isascii():  # lower-casing is per character: walk the tries
+                best = _partial_start(text, max(first, n - self._max_partial), self._partial_tries)
+            else:
+                for k in range(min(self._max_partial, n - first), 0, -1):
+                    tail = text[n - k :]
+                    if tail in self._partial_cs or (self._partial_ci and tail.lower() in self._partial_ci):
+                        best = n - k
+                        break
+        if self._quiet(text) and (not self._any_ci or text.isascii()):
+            # No literal, so no literal rule's hold but a literal cut short (just found); the
+            # rules without one may still be starting (``deploy`` of a Terraform token).
+            return self._literalless_hold(text, first, best) if self._literalless else best
         low_from = max(first, n - self._ci_window)
         low = self.lower(text[low_from:]) if self._any_ci else None
         word_from = max(first, max(text.rfind(" "), text.rfind("\n"), text.rfind("\r"), text.rfind("\t")) + 1)
@@ -1231,6 +1305,49 @@ class _Engine:
                 best = start
         return best
 
+    def _literalless_hold(self, text: str, first: int, best: int) -> int:
+        """Return the earliest start of a possible match of the rules without a starting literal
+        that reaches the end of ``text`` (else ``best``); the loop of ``hold_start`` for them."""
+        n = len(text)
+        word_from = max(first, max(text.rfind(" "), text.rfind("\n"), text.rfind("\r"), text.rfind("\t")) + 1)
+        if n - word_from <= self._literalless_window:  # every rule's search starts at word_from
+            combined = self._literalless_search()
+            if combined is not None:
+                m = combined.search(text, word_from)  # the leftmost start of any of their holds
+                return m.start() if m is not None and m.start() < best else best
+        for r in self._literalless:
+            start = max(first, n - r.window, word_from if r.spaceless else 0)
+            if start >= best:
+                continue
+            prefix_search = r.prefix_search.get() if r.prefix_search is not None else None
+            if prefix_search is None:  # no prefix regex could be derived: hold the whole window
+                best = start
+                continue
+            m = prefix_search.search(text, start)
+            if m is not None and m.start() < best:
+                best = m.start()
+        return best
+
+    def _literalless_search(self) -> re.Pattern[str] | None:
+        """Return one regex of the hold regexes (``prefix_search``) of the rules without a
+        starting literal, built on first use; None when a rule lacks one or they cannot be joined."""
+        combined = self._literalless_rx
+        if combined is False:
+            parts = []
+            for r in self._literalless:
+                rx = r.prefix_search.get() if r.prefix_search is not None else None
+                flags = 0 if rx is None else rx.flags & ~re.UNICODE
+                if rx is None or flags & ~(re.IGNORECASE | re.MULTILINE | re.DOTALL | re.ASCII):
+                    parts = []
+                    break
+                parts.append(f"(?{_flags(flags, 0)}:{rx.pattern})" if flags else f"(?:{rx.pattern})")
+            try:
+                combined = re.compile("|".join(parts)) if parts else None
+            except (re.error, RecursionError):
+                combined = None
+            self._literalless_rx = combined
+        return combined  # type: ignore[return-value]
+
     def _word_hold(self, text: str, word_from: int, best: int) -> int:
         """Return the earliest start, from ``word_from`` on, of a possible match of the
         whitespace-free literal rules that reaches the end of ``text`` (else ``best``)."""
@@ -1253,8 +1370,8 @@ class _Engine:
         """Return the first rule whose match could start at ``start`` and go on past the end
         of ``text`` although it is longer than the rule's hold window (None: no such rule)."""
         length = len(text) - start
-        for r in self.rules:
-            if not r.unbounded or length <= r.window or r.prefix is None:
+        for r in self._unbounded:
+            if length <= r.window:
                 continue
             if r.literals:
                 hay = text[start : start + self._max_literal].lower() if r.ci else text
@@ -1396,6 +1513,8 @@ def _after_controls(text: str, pos: int) -> int:
 
 def _has_screen_controls(text: str, start: int = 0, end: int | None = None) -> bool:
     """Return whether ``text[start:end]`` holds an ESC, BS or DEL."""
+    if start == 0 and end is None:
+        return "\x1b" in text or "\x08" in text or "\x7f" in text
     return any(text.find(ch, start, end) != -1 for ch in _SCREEN_CONTROLS)
 
 
@@ -1502,6 +1621,38 @@ def _columns_kept(marker: str, secret: str) -> str:
     if width > len(marker):
         return marker + " " * (width - len(marker))
     return f"{marker}\x1b[{len(marker) - width}D"
+
+
+_Trie = dict[str, "_Trie"]
+
+
+def _reversed_trie(words: Iterable[str]) -> _Trie:
+    """Return a trie of ``words`` read backwards; the key "" marks the end of a word."""
+    root: _Trie = {}
+    for word in words:
+        node = root
+        for ch in reversed(word):
+            node = node.setdefault(ch, {})
+        node[""] = {}
+    return root
+
+
+def _partial_start(text: str, lo: int, tries: tuple[_Trie, _Trie]) -> int:
+    """Return where the longest tail of ``text`` from ``lo`` on that the first trie holds, or
+    the second holds lower-cased, begins (``len(text)``: none). ASCII text only."""
+    n = len(text)
+    best = n
+    for trie, fold in zip(tries, (False, True)):
+        node = trie
+        i = n - 1
+        while i >= lo:
+            node = node.get(text[i].lower() if fold else text[i])  # type: ignore[assignment]
+            if node is None:
+                break
+            if "" in node and i < best:
+                best = i
+            i -= 1
+    return best
 
 
 def _add_hit(hits: list[_Hit], r: _Rule, m: re.Match[str]) -> None:

@@ -616,3 +616,34 @@ def test_release_at_any_offset_leaves_no_clear_text_after_it(rule: RedactionRule
         clear_after = secret[max(0, k - start) :]
         if k < start + len(secret) and len(clear_after) >= 4:
             assert clear_after not in later, (k, later)
+
+
+def _quiet_texts() -> list[str]:
+    """Short texts as typed keys and their echoes make them: every prefix of every example,
+    after a space and glued to a word, and plain words."""
+    texts = ["", "a", "deploy", "vim main", "ls -la\r\n", "abc1", "do", "dop_", "squ", "Pass", "x.atlasv1"]
+    for rule in RULES:
+        example = rule.example[:80]
+        for k in range(1, len(example) + 1):
+            texts += ["$ " + example[:k], "0" + example[:k]]
+    return texts
+
+
+def test_the_quiet_check_of_short_texts_gives_the_full_scans_answers() -> None:
+    # The C-only path for short texts without a rule's literal (typed keys: the writer's slice
+    # of work holds the GIL while the relay waits) must find what scanning every rule finds
+    # and hold back at least as much (a start spelt out, ``dop_``, holds at once).
+    from shellkeep.capture.redaction import _Engine
+
+    quick = _Engine(RULES, ())
+    full = _Engine(RULES, ())
+    full._can_be_quiet = False  # every text goes through the per-rule scans
+    quiet_seen = 0
+    for text in _quiet_texts():
+        quiet_seen += quick._quiet(text)
+        assert sorted(quick.hits(text)) == sorted(full.hits(text)), text
+        for first in (0, min(2, len(text))):
+            assert quick.hold_start(text, first) <= full.hold_start(text, first), (text, first)
+            if text.startswith("$ "):
+                assert quick.hold_start(text, first) == full.hold_start(text, first), (text, first)
+    assert quiet_seen > 1000  # the path under test is taken
