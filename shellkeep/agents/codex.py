@@ -303,7 +303,7 @@ class CodexAdapter(CommandAdapter):
 
     name = "codex"
     executables = ("codex",)
-    tested_versions = ("0.171.0",)
+    tested_versions = ("0.165.0", "0.171.0")
     input_includes_cache_read = True
     packages = ("@openai/codex",)
     grammar = _GRAMMAR

@@ -3,9 +3,9 @@
 Binaries: ``claude_bin`` / ``codex_bin`` come from ``SHELLKEEP_TEST_CLAUDE`` /
 ``SHELLKEEP_TEST_CODEX`` when set, else from the CI npm caches ``scripts/test`` fills:
 ``~/.cache/shellkeep-ci/npm`` holds the pinned versions (Claude Code 2.1.197, Codex
-0.171.0) and ``~/.cache/shellkeep-ci/npm-newest`` the newest on npm when last checked
-(2026-12-02: Claude Code 2.1.332, Codex 0.171.0). Every agent test runs once per distinct
-version (the test id names it): Codex's newest is its pinned version, so its tests run once.
+0.165.0) and ``~/.cache/shellkeep-ci/npm-newest`` the newest on npm when last checked
+(2026-12-02: Claude Code 2.1.332; 2026-12-03: Codex 0.171.0). Every agent test runs once per
+distinct version (the test id names it).
 ``gemini_bin`` / ``qwen_bin`` (``SHELLKEEP_TEST_GEMINI`` / ``SHELLKEEP_TEST_QWEN``) come from the
 same prefixes: Gemini CLI 0.57.0 and Qwen Code 0.23.4 pinned, 0.61.0 and 0.24.4 the newest on npm
 on 2026-12-03.
@@ -44,7 +44,7 @@ CI_NPM_PREFIX = Path("~/.cache/shellkeep-ci/npm")
 CI_NPM_NEWEST_PREFIX = Path("~/.cache/shellkeep-ci/npm-newest")
 CLAUDE_VERSIONS = {"2.1.197": CI_NPM_PREFIX, "2.1.332": CI_NPM_NEWEST_PREFIX}
 """Claude Code versions the suite runs against (pinned, newest), by the npm prefix holding each."""
-CODEX_PINNED, CODEX_NEWEST = "0.171.0", "0.171.0"
+CODEX_PINNED, CODEX_NEWEST = "0.165.0", "0.171.0"
 CODEX_VERSIONS = {CODEX_NEWEST: CI_NPM_NEWEST_PREFIX, CODEX_PINNED: CI_NPM_PREFIX}
 """Codex CLI versions the suite runs against, by the npm prefix holding each: one entry while
 the newest on npm is the pinned version (the pinned prefix wins), two once they differ."""
