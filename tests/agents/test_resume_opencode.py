@@ -268,6 +268,14 @@ def test_resume_opencode_after_its_session_was_cut_short(
     assert new["exchange_count"] == 1
     assert [(e["prompt"], e["answer"]) for e in _exchanges(new_folder)] == [(THIRD_PROMPT, THIRD_ANSWER)]
     assert new["usage"] == expected_usage(chat_standin, (THIRD_PROMPT,))
+    save = os.environ.get("SHELLKEEP_TEST_SAVE_OPENCODE")
+    if save:  # for tests/data/agents/opencode: scripts/opencode-fixture.py anonymises the copy
+        source = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        [(version,)] = source.execute("SELECT version FROM session WHERE id = ?", (session_id,)).fetchall()
+        copy = sqlite3.connect(Path(save) / f"opencode-{version}-{cut}.db")
+        source.backup(copy)
+        copy.close()
+        source.close()
 
 
 def test_adapter_states_the_versions_it_was_tested_with(opencode_bin: Path) -> None:
