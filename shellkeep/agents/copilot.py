@@ -140,16 +140,19 @@ def _build(records: list[JsonObject]) -> list[Exchange]:
                 builder.tool_result(f"error: {error if isinstance(error, str) else ''}")
             else:
                 builder.tool_result(result)
-        elif kind == "assistant.usage" and builder.is_open:
+        elif kind in ("assistant.usage", "session.usage_record") and builder.is_open:
+            # 1.0.88 and 1.0.102 write session.usage_record{usage{...}}; older ones assistant.usage{...}
+            usage = as_dict(data.get("usage")) if kind == "session.usage_record" else data
+            usage = usage or {}
             reported.append(
                 Usage(
-                    input=as_int(data.get("inputTokens")),
-                    output=as_int(data.get("outputTokens")),
-                    cache_read=as_int(data.get("cacheReadTokens")),
-                    cache_write=as_int(data.get("cacheWriteTokens")),
+                    input=as_int(usage.get("inputTokens")),
+                    output=as_int(usage.get("outputTokens")),
+                    cache_read=as_int(usage.get("cacheReadTokens")),
+                    cache_write=as_int(usage.get("cacheWriteTokens")),
                 )
             )
-            builder.set_model(as_str(data.get("model")))
+            builder.set_model(as_str(usage.get("model")))
     flush_usage()
     return builder.exchanges()
 
@@ -173,7 +176,9 @@ class CopilotAdapter(CommandAdapter):
 
     name = "copilot"
     executables = ("copilot",)
-    known_versions = ("1.0",)
+    tested_versions = ("1.0.88", "1.0.102")
+    """The Copilot CLI versions this adapter was tested with, end to end (tests/agents/test_resume_copilot.py)."""
+    known_versions = tested_versions
     packages = ("@github/copilot",)
     grammar = _GRAMMAR
     session_option = _SESSION_ID
