@@ -139,11 +139,27 @@ def ask(driver: ScreenDriver, prompt: str, answer: str) -> None:
     driver.wait_for_screen(answer, WAIT_S)
 
 
+def turns_over(path: Path) -> bool:
+    """Tell whether every prompt in an ``events.jsonl`` has its ``assistant.turn_end``."""
+    kinds = [e.get("type") for e in events(path)]
+    return kinds.count("assistant.turn_end") >= kinds.count("user.message") > 0
+
+
 def quit_copilot(driver: ScreenDriver) -> str:
-    """Exit Copilot with Ctrl-C twice (the first asks for the second); return what it printed."""
-    driver.press("ctrl-c")
-    driver.wait_for_screen("again to exit", WAIT_S)
-    driver.press("ctrl-c")
+    """Exit Copilot with Ctrl-C twice (the first asks for the second); return what it printed.
+
+    A Ctrl-C that lands while Copilot still redraws after a turn can be taken for something
+    else: press it again until the second-press hint shows.
+    """
+    for _ in range(3):
+        driver.press("ctrl-c")
+        try:
+            driver.wait_until(lambda: "again to exit" in driver.text() or not driver.is_alive(), 15, "exit hint")
+            break
+        except TimeoutError:
+            continue
+    if driver.is_alive():
+        driver.press("ctrl-c")
     assert driver.wait_exit(WAIT_S) == 0, driver.dump()
     return bytes(driver.raw).decode("utf-8", "replace")
 
@@ -212,7 +228,7 @@ def test_resume_copilot_after_its_session_was_cut_short(
         ("assistant", ANSWERS[1]),
         ("user", THIRD_PROMPT),
     ]
-    second.wait_until(lambda: THIRD_ANSWER in stored_answers(log), WAIT_S, "answer 3 stored")
+    second.wait_until(lambda: THIRD_ANSWER in stored_answers(log) and turns_over(log), WAIT_S, "turn 3 over")
     assert f"copilot --resume={session_id}" in quit_copilot(second)  # exit status 0 through shellkeep
 
     # -- what shellkeep kept ----------------------------------------------------------------
