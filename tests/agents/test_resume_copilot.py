@@ -25,6 +25,7 @@ import fcntl
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -255,6 +256,16 @@ def test_resume_copilot_after_its_session_was_cut_short(
         target.mkdir(parents=True, exist_ok=True)
         for name in ("events.jsonl", "workspace.yaml"):
             (target / name).write_bytes((log.parent / name).read_bytes())
+        store = sqlite3.connect(f"file:{copilot_home / '.copilot' / 'session-store.db'}?mode=ro", uri=True)
+        [(schema,)] = store.execute("SELECT sql FROM sqlite_master WHERE name = 'assistant_usage_events'")
+        rows = store.execute("SELECT * FROM assistant_usage_events WHERE session_id = ? ORDER BY id", (session_id,))
+        inserts = [
+            "INSERT INTO assistant_usage_events VALUES ("
+            + ", ".join(store.execute("SELECT quote(?)", (v,)).fetchone()[0] for v in row) + ");"
+            for row in rows.fetchall()
+        ]
+        (target / "session-store.sql").write_text("\n".join([schema + ";", *inserts]) + "\n")
+        store.close()
 
 
 def test_adapter_states_the_versions_it_was_tested_with(copilot_bin: Path, copilot_home: Path) -> None:
