@@ -122,6 +122,16 @@ def latest_session(db: Path, directory: Path) -> str | None:
     return None if row is None else str(row[0])
 
 
+def session_version(db: Path, session_id: str) -> str:
+    """Return the OpenCode version that made the session (its ``version`` column), read-only."""
+    connection = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+    try:
+        [(version,)] = connection.execute("SELECT version FROM session WHERE id = ?", (session_id,)).fetchall()
+    finally:
+        connection.close()
+    return str(version)
+
+
 def stored_answers(db: Path, session_id: str) -> list[str]:
     """Return the texts of the session's assistant text parts, read-only, in order."""
     connection = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
@@ -193,6 +203,7 @@ def test_resume_opencode_after_its_session_was_cut_short(
     drive: Drive,
     opencode_env: dict[str, str],
     opencode_home: Path,
+    opencode_bin: Path,
     chat_standin: ChatStandin,
     project_dir: Path,
     cut: str,
@@ -209,6 +220,8 @@ def test_resume_opencode_after_its_session_was_cut_short(
     assert (meta["command"], meta["agent"]) == (["opencode"], "opencode")
     session_id = latest_session(db, project_dir)
     assert session_id is not None and session_id.startswith("ses_")
+    version = subprocess.run([str(opencode_bin), "--version"], capture_output=True, text=True, timeout=120).stdout
+    assert session_version(db, session_id) == version.strip()
     # The replies are in the database when they show (the reference saw it; the test waits anyway).
     first.wait_until(lambda: ANSWERS[1] in stored_answers(db, session_id), WAIT_S, "answer 2 stored")
     first.wait_until(lambda: ANSWERS[1] in last_screen(folder / "session.cast").to_text(), WAIT_S, "answer on disk")
@@ -271,8 +284,7 @@ def test_resume_opencode_after_its_session_was_cut_short(
     save = os.environ.get("SHELLKEEP_TEST_SAVE_OPENCODE")
     if save:  # for tests/data/agents/opencode: scripts/opencode-fixture.py anonymises the copy
         source = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-        [(version,)] = source.execute("SELECT version FROM session WHERE id = ?", (session_id,)).fetchall()
-        copy = sqlite3.connect(Path(save) / f"opencode-{version}-{cut}.db")
+        copy = sqlite3.connect(Path(save) / f"opencode-{session_version(db, session_id)}-{cut}.db")
         source.backup(copy)
         copy.close()
         source.close()
