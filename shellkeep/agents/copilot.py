@@ -151,7 +151,7 @@ def _build(records: list[JsonObject]) -> list[Exchange]:
             else:
                 builder.tool_result(result)
         elif kind in ("assistant.usage", "session.usage_record") and builder.is_open:
-            # 1.0.88 and 1.0.102 write session.usage_record{usage{...}}; older ones assistant.usage{...}
+            # 1.0.102 writes session.usage_record{usage{...}}; 1.0.88 neither (see _stored_usage)
             usage = as_dict(data.get("usage")) if kind == "session.usage_record" else data
             usage = usage or {}
             reported.append(

@@ -43,9 +43,9 @@ from .conftest import CI_NPM_PREFIX, _search_path
 from .screen_driver import ScreenDriver
 from .standin_chat import ChatStandin
 from .test_resume_claude import _meta, _restored_screen
-from .test_resume_opencode import expected_usage, group_members, request_with_prompt
+from .test_resume_opencode import ask, expected_usage, group_members, request_with_prompt
 
-pytestmark = [pytest.mark.agent, pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.agent, pytest.mark.timeout(420)]
 
 READY = "/ commands"
 """Part of the footer below Copilot's input line (``… · / commands · ? help · …``)."""
@@ -136,14 +136,6 @@ def stored_answers(path: Path) -> list[str]:
     return [e["data"].get("content", "") for e in events(path) if e.get("type") == "assistant.message"]
 
 
-def ask(driver: ScreenDriver, prompt: str, answer: str) -> None:
-    """Type *prompt*, wait until the input line shows it, press Enter, wait for *answer*."""
-    driver.type(prompt)
-    driver.wait_for_screen(prompt, WAIT_S)
-    driver.press("enter")
-    driver.wait_for_screen(answer, WAIT_S)
-
-
 def turns_over(path: Path) -> bool:
     """Tell whether every prompt in an ``events.jsonl`` has its ``assistant.turn_end``."""
     kinds = [e.get("type") for e in events(path)]
@@ -187,7 +179,7 @@ def test_resume_copilot_after_its_session_was_cut_short(
     first = drive([*SK, "copilot"], env=copilot_env, cwd=project_dir)
     first.wait_for_screen(READY, WAIT_S)
     for prompt, answer in zip(PROMPTS, ANSWERS):
-        ask(first, prompt, answer)
+        ask(first, prompt, answer, chat_standin)
     [meta_path] = session_folders(home)
     folder = meta_path.parent
     first.wait_until(lambda: _meta(folder).get("child_pid"), WAIT_S, "child_pid")
@@ -226,7 +218,7 @@ def test_resume_copilot_after_its_session_was_cut_short(
         assert ANSWERS[1] in restored and PROMPTS[1] in restored, restored
     second.wait_for_screen(READY, WAIT_S)
     second.wait_for_screen(ANSWERS[1], WAIT_S)  # Copilot redraws the session from its event log
-    ask(second, THIRD_PROMPT, THIRD_ANSWER)
+    ask(second, THIRD_PROMPT, THIRD_ANSWER, chat_standin)
 
     request = request_with_prompt(chat_standin, THIRD_PROMPT)
     assert request.exchange_texts() == [

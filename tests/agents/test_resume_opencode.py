@@ -40,7 +40,7 @@ from .screen_driver import ScreenDriver
 from .standin_chat import ChatRequest, ChatStandin, usage_of
 from .test_resume_claude import _meta, _restored_screen
 
-pytestmark = [pytest.mark.agent, pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.agent, pytest.mark.timeout(420)]
 
 READY = "Ask anything"
 """The empty input box of a new session (its placeholder)."""
@@ -147,11 +147,21 @@ def stored_answers(db: Path, session_id: str) -> list[str]:
     return [p.get("text", "") for p in parts if p.get("type") == "text"]
 
 
-def ask(driver: ScreenDriver, prompt: str, answer: str) -> None:
-    """Type *prompt*, wait until the input box shows it, press Enter, wait for *answer*."""
+def ask(driver: ScreenDriver, prompt: str, answer: str, standin: ChatStandin) -> None:
+    """Type *prompt*, wait until the input box shows it, press Enter, wait for *answer*.
+
+    An Enter that a busy agent took before it was ready to submit is pressed again, up to
+    twice, when no request with *prompt* reached *standin* within 30 s.
+    """
     driver.type(prompt)
     driver.wait_for_screen(prompt, WAIT_S)
-    driver.press("enter")
+    for _ in range(3):
+        driver.press("enter")
+        try:
+            driver.wait_until(lambda: any(r.last_user_text() == prompt for r in standin.conversation_requests()), 30, "request")
+            break
+        except TimeoutError:
+            continue
     driver.wait_for_screen(answer, WAIT_S)
 
 
@@ -187,7 +197,7 @@ def group_members(pgid: int) -> list[int]:
 
 
 def quit_opencode(driver: ScreenDriver) -> str:
-    """Exit OpenCode with one Ctrl-C at an empty input box; return the id of its exit banner."""
+    """Exit OpenCode with one Ctrl-C at an empty input box; return all it printed (its exit banner last)."""
     driver.press("ctrl-c")
     assert driver.wait_exit(WAIT_S) == 0, driver.dump()
     return bytes(driver.raw).decode("utf-8", "replace")
@@ -212,7 +222,7 @@ def test_resume_opencode_after_its_session_was_cut_short(
     first = drive([*SK, "opencode"], env=opencode_env, cwd=project_dir)
     first.wait_for_screen(READY, WAIT_S)
     for prompt, answer in zip(PROMPTS, ANSWERS):
-        ask(first, prompt, answer)
+        ask(first, prompt, answer, chat_standin)
     [meta_path] = session_folders(home)
     folder = meta_path.parent
     first.wait_until(lambda: _meta(folder).get("child_pid"), WAIT_S, "child_pid")
@@ -251,7 +261,7 @@ def test_resume_opencode_after_its_session_was_cut_short(
     assert f"── shellkeep: {meta['id']} · opencode · " in restored and "native resume" in restored
     second.wait_for_screen(RESUMED, WAIT_S)
     second.wait_for_screen(ANSWERS[1], WAIT_S)  # OpenCode redraws the session from its database
-    ask(second, THIRD_PROMPT, THIRD_ANSWER)
+    ask(second, THIRD_PROMPT, THIRD_ANSWER, chat_standin)
 
     request = request_with_prompt(chat_standin, THIRD_PROMPT)
     assert request.exchange_texts() == [
