@@ -7,15 +7,22 @@ documented by empathic/toolpath): envelope ``{type, id, parentId, timestamp, dat
 {content, toolRequests[{toolCallId, name, arguments}], outputTokens, model}``,
 ``tool.execution_complete{toolCallId, success, result{content}}`` and, where present,
 ``assistant.usage{inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens}``.
+Token usage: Copilot CLI 1.0.102 writes ``session.usage_record{usage{model, inputTokens,
+outputTokens, ...}}`` events; 1.0.88 writes none, only rows of ``assistant_usage_events``
+(``session_id, model, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
+created_at``) in ``~/.copilot/session-store.db`` (SQLite, opened read-only), taken when the
+event log has no usage: each row counts for the exchange whose prompt came last before it.
 ``--session-id <uuid>`` sets a new session's id; resume with ``copilot --resume <id>``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
+from urllib.parse import quote
 
 from shellkeep.agents import jsonl
 from shellkeep.agents.adapter import HELP, VERSION, CommandAdapter, TranscriptLayout
@@ -23,8 +30,11 @@ from shellkeep.agents.argv import Arity, Grammar, Option
 from shellkeep.agents.base import AgentSession, Exchange, Usage
 from shellkeep.agents.locations import UUID_PATTERN, home_dir
 from shellkeep.agents.records import ExchangeBuilder, JsonObject, as_dict, as_int, as_list, as_str, dig, parse_time
+from shellkeep.logs import get_logger
 
 __all__ = ["COPILOT_FORMAT", "CopilotAdapter", "copilot_home"]
+
+log = get_logger(__name__)
 
 _RESUME = Option(("--resume", "-r"), Arity.OPTIONAL)
 _CONTINUE = Option(("--continue",))
@@ -140,22 +150,79 @@ def _build(records: list[JsonObject]) -> list[Exchange]:
                 builder.tool_result(f"error: {error if isinstance(error, str) else ''}")
             else:
                 builder.tool_result(result)
-        elif kind == "assistant.usage" and builder.is_open:
+        elif kind in ("assistant.usage", "session.usage_record") and builder.is_open:
+            # 1.0.102 writes session.usage_record{usage{...}}; 1.0.88 neither (see _stored_usage)
+            usage = as_dict(data.get("usage")) if kind == "session.usage_record" else data
+            usage = usage or {}
             reported.append(
                 Usage(
-                    input=as_int(data.get("inputTokens")),
-                    output=as_int(data.get("outputTokens")),
-                    cache_read=as_int(data.get("cacheReadTokens")),
-                    cache_write=as_int(data.get("cacheWriteTokens")),
+                    input=as_int(usage.get("inputTokens")),
+                    output=as_int(usage.get("outputTokens")),
+                    cache_read=as_int(usage.get("cacheReadTokens")),
+                    cache_write=as_int(usage.get("cacheWriteTokens")),
                 )
             )
-            builder.set_model(as_str(data.get("model")))
+            builder.set_model(as_str(usage.get("model")))
     flush_usage()
     return builder.exchanges()
 
 
 COPILOT_FORMAT = jsonl.TranscriptFormat(is_prompt=_is_prompt, build=_build)
 """How Copilot CLI event logs are read."""
+
+
+def _stored_usage(session: AgentSession) -> list[tuple[datetime, Usage, str | None]]:
+    """Return ``(created_at, usage, model)`` of the session's rows in ``session-store.db``, oldest first.
+
+    The database is ``session-state``'s sibling; [] when it, its table or the session's rows
+    are missing or unreadable (logged).
+    """
+    import sqlite3
+
+    if session.transcript is None or session.session_id is None:
+        return []
+    database = session.transcript.parent.parent.parent / "session-store.db"
+    if not database.is_file():
+        return []
+    try:
+        connection = sqlite3.connect(f"file:{quote(str(database))}?mode=ro", uri=True, timeout=2.0)
+        try:
+            rows = connection.execute(
+                "SELECT created_at, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, model "
+                "FROM assistant_usage_events WHERE session_id = ? ORDER BY id",
+                (session.session_id,),
+            ).fetchall()
+        finally:
+            connection.close()
+    except sqlite3.Error as exc:
+        log.warning("cannot read copilot usage from %s: %s", database, exc)
+        return []
+    found = []
+    for created, tokens_in, tokens_out, cache_read, cache_write, model in rows:
+        at = parse_time(created)
+        if at is not None:
+            usage = Usage(input=as_int(tokens_in), output=as_int(tokens_out),
+                          cache_read=as_int(cache_read), cache_write=as_int(cache_write))
+            found.append((at, usage, as_str(model)))
+    return found
+
+
+def _with_stored_usage(exchanges: Sequence[Exchange], stored: Sequence[tuple[datetime, Usage, str | None]]) -> list[Exchange]:
+    """Give each exchange the stored usage rows made after its prompt and before the next one's."""
+    times = [parse_time(e.time) for e in exchanges]
+    result = []
+    for n, exchange in enumerate(exchanges):
+        start, end = times[n], times[n + 1] if n + 1 < len(times) else None
+        mine = [(u, m) for at, u, m in stored if start is not None and at >= start and (end is None or at < end)]
+        if not mine:
+            result.append(exchange)
+            continue
+        total = Usage()
+        for usage, _ in mine:
+            total = total + usage
+        model = exchange.model or next((m for _, m in mine if m), None)
+        result.append(dataclasses.replace(exchange, usage=total, model=model))
+    return result
 
 
 def _head(path: Path) -> tuple[datetime | None, str | None]:
@@ -173,7 +240,8 @@ class CopilotAdapter(CommandAdapter):
 
     name = "copilot"
     executables = ("copilot",)
-    tested_versions = ("1.0",)
+    tested_versions = ("1.0.88", "1.0.102")
+    """The Copilot CLI versions this adapter was tested with, end to end (tests/agents/test_resume_copilot.py)."""
     packages = ("@github/copilot",)
     grammar = _GRAMMAR
     session_option = _SESSION_ID
@@ -202,6 +270,21 @@ class CopilotAdapter(CommandAdapter):
             head_of=_head,
             expected_path=lambda session_id: state / session_id / "events.jsonl",
         )
+
+    def read_exchanges(self, session: AgentSession, limit: int | None = None) -> list[Exchange]:
+        """Return the session's exchanges (the last ``limit``), usage from ``session-store.db`` when the log has none."""
+        return self._add_usage(session, super().read_exchanges(session, limit))
+
+    def read_transcript(self, session: AgentSession, upto_bytes: int | None = None) -> jsonl.TranscriptReading:
+        """Return ``CommandAdapter.read_transcript``'s reading, usage from ``session-store.db`` when the log has none."""
+        reading = super().read_transcript(session, upto_bytes)
+        return dataclasses.replace(reading, exchanges=tuple(self._add_usage(session, list(reading.exchanges))))
+
+    def _add_usage(self, session: AgentSession, exchanges: list[Exchange]) -> list[Exchange]:
+        if not exchanges or any(e.usage is not None for e in exchanges):
+            return exchanges
+        stored = _stored_usage(session)
+        return _with_stored_usage(exchanges, stored) if stored else exchanges
 
     def transcript_files(self, session: AgentSession) -> list[Path]:
         """Return ``events.jsonl`` and ``workspace.yaml`` of the session folder."""

@@ -132,7 +132,8 @@ class OpenCodeAdapter(CommandAdapter):
 
     name = "opencode"
     executables = ("opencode",)
-    tested_versions = ("1.2",)
+    tested_versions = ("1.17.19", "1.18.33")
+    """The OpenCode versions this adapter was tested with, end to end (tests/agents/test_resume_opencode.py)."""
     packages = ("opencode-ai",)
     grammar = _GRAMMAR
     conversation_options = (_CONTINUE, _SESSION)

@@ -34,6 +34,7 @@ from .agent_processes import reap
 from .screen_driver import DEFAULT_SIZE, ScreenDriver
 from .standin_anthropic import AnthropicStandin
 from .standin_gemini import GeminiStandin
+from .standin_chat import ChatStandin
 from .standin_openai import OpenAIStandin
 
 # A fake key: Claude Code remembers approved keys by their last 20 characters.
@@ -403,3 +404,45 @@ def drive(tmp_path: Path) -> Iterator[Callable[..., ScreenDriver]]:
     yield start
     for driver in drivers:
         driver.close()
+
+
+# -- OpenCode and Copilot CLI (the chat-completions stand-in: standin_chat.py) -----------------
+
+OPENCODE_VERSIONS = {"1.17.19": CI_NPM_PREFIX, "1.18.33": CI_NPM_NEWEST_PREFIX}
+"""OpenCode versions the suite runs against (pinned, newest on 2026-12-03), by npm prefix."""
+COPILOT_VERSIONS = {"1.0.88": CI_NPM_PREFIX, "1.0.102": CI_NPM_NEWEST_PREFIX}
+"""Copilot CLI versions the suite runs against (pinned, newest on 2026-12-03), by npm prefix."""
+
+
+def _versioned_binary(request: pytest.FixtureRequest, versions: dict[str, Path], env_var: str, name: str, package: str) -> Path:
+    """Return the binary of the version ``request.param`` names (see ``_find_binary``)."""
+    version: str = request.param
+    if os.environ.get(env_var) and version != max(versions, key=_version_key):
+        pytest.skip(f"{env_var} names one binary: it runs once")
+    return _find_binary(env_var, name, f"{package}@{version}", versions[version])
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
+
+
+@pytest.fixture(scope="session", params=sorted(OPENCODE_VERSIONS, key=_version_key), ids=lambda v: f"opencode-{v}")
+def opencode_bin(request: pytest.FixtureRequest) -> Path:
+    """Return the OpenCode CLI to test (once per version in ``OPENCODE_VERSIONS``), or skip."""
+    return _versioned_binary(request, OPENCODE_VERSIONS, "SHELLKEEP_TEST_OPENCODE", "opencode", "opencode-ai")
+
+
+@pytest.fixture(scope="session", params=sorted(COPILOT_VERSIONS, key=_version_key), ids=lambda v: f"copilot-{v}")
+def copilot_bin(request: pytest.FixtureRequest) -> Path:
+    """Return the Copilot CLI to test (once per version in ``COPILOT_VERSIONS``), or skip (also without node)."""
+    found = _versioned_binary(request, COPILOT_VERSIONS, "SHELLKEEP_TEST_COPILOT", "copilot", "@github/copilot")
+    if shutil.which("node") is None:
+        pytest.skip("copilot's launcher (npm-loader.js) needs node, which is not on PATH")
+    return found
+
+
+@pytest.fixture
+def chat_standin() -> Iterator[ChatStandin]:
+    """Yield a started OpenAI Chat Completions stand-in on loopback."""
+    with ChatStandin() as standin:
+        yield standin

@@ -258,21 +258,22 @@ def _npm_installs(script: Path) -> dict[str, set[str]]:
         if words[:2] != ["npm", "install"] or "--prefix" not in words:
             continue
         prefix = words[words.index("--prefix") + 1].replace("$NPM_PREFIX", "")
-        installs.setdefault(prefix, set()).update(w for w in words if w.startswith("@") and "@" in w[1:])
+        installs.setdefault(prefix, set()).update(w for w in words if w[0] not in "-$" and "@" in w[1:])
     return installs
 
 
 @pytest.mark.parametrize("script", ["scripts/test", ".ci/run"])
 def test_the_scripts_install_the_versions_the_agent_tests_name(script: str) -> None:
     from .conftest import (
-        CI_NPM_NEWEST_PREFIX, CI_NPM_PREFIX, CLAUDE_VERSIONS, CODEX_NEWEST, CODEX_PINNED, GEMINI_VERSIONS, QWEN_VERSIONS,
+        CI_NPM_NEWEST_PREFIX, CI_NPM_PREFIX, CLAUDE_VERSIONS, CODEX_NEWEST, CODEX_PINNED, COPILOT_VERSIONS,
+        GEMINI_VERSIONS, OPENCODE_VERSIONS, QWEN_VERSIONS,
     )
 
     suffix = {CI_NPM_PREFIX: "", CI_NPM_NEWEST_PREFIX: "-newest"}
     expected: dict[str, set[str]] = {"": set(), "-newest": set()}
     for package, versions in (
         ("@anthropic-ai/claude-code", CLAUDE_VERSIONS), ("@google/gemini-cli", GEMINI_VERSIONS),
-        ("@qwen-code/qwen-code", QWEN_VERSIONS),
+        ("@qwen-code/qwen-code", QWEN_VERSIONS), ("opencode-ai", OPENCODE_VERSIONS), ("@github/copilot", COPILOT_VERSIONS),
     ):
         for version, prefix in versions.items():
             expected[suffix[prefix]].add(f"{package}@{version}")
@@ -284,12 +285,14 @@ def test_the_scripts_install_the_versions_the_agent_tests_name(script: str) -> N
 @pytest.mark.agent
 def test_each_installed_agent_is_the_version_its_tests_name() -> None:
     from .conftest import (
-        CLAUDE_VERSIONS, CODEX_NEWEST, CODEX_PINNED, CI_NPM_NEWEST_PREFIX, CI_NPM_PREFIX, GEMINI_VERSIONS, QWEN_VERSIONS,
+        CLAUDE_VERSIONS, CODEX_NEWEST, CODEX_PINNED, CI_NPM_NEWEST_PREFIX, CI_NPM_PREFIX, GEMINI_VERSIONS,
+        OPENCODE_VERSIONS, QWEN_VERSIONS,
     )
 
     wanted = [("claude", v, p) for v, p in CLAUDE_VERSIONS.items()]
     wanted += [("gemini", v, p) for v, p in GEMINI_VERSIONS.items()]
     wanted += [("qwen", v, p) for v, p in QWEN_VERSIONS.items()]
+    wanted += [("opencode", v, p) for v, p in OPENCODE_VERSIONS.items()]  # Copilot's tests check the version that wrote
     wanted += [("codex", CODEX_PINNED, CI_NPM_PREFIX), ("codex", CODEX_NEWEST, CI_NPM_NEWEST_PREFIX)]
     checked = 0
     for name, version, prefix in wanted:

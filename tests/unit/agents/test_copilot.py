@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -78,3 +79,54 @@ def test_reads_the_reference_sample() -> None:
     assert exchange.tool_calls == (ToolCall("bash", "pytest -q tests/test_parse.py"),)
     assert exchange.tool_results == ("F ValueError: invalid literal for int()",)
     assert (exchange.usage, exchange.model) == (Usage(output=50), "model-x")
+
+
+# -- real event logs: what Copilot CLI itself wrote (tests/data/agents/copilot/real-<version>/) --
+
+REAL = {"1.0.88": "97b8fa66-8437-4257-b18d-2f77de4f71c7", "1.0.102": "e3e9b1ba-5d2a-4899-88ff-e04ba9c639ef"}
+"""The session of each real fixture: three prompts, a kill -9 after the second, a resume."""
+REAL_USAGE = {
+    "1.0.88": [Usage(input=13979, output=6), Usage(input=14028, output=6), Usage(input=14071, output=6)],
+    "1.0.102": [Usage(input=14397, output=6), Usage(input=14447, output=6), Usage(input=14490, output=6)],
+}
+
+
+def _install_real(version: str, user_home: Path, workdir: Path, with_store: bool) -> AgentSession:
+    """Copy a real fixture into ``user_home/.copilot`` (its cwd made ``workdir``); return its session."""
+    source = DATA / "copilot" / f"real-{version}"
+    state = user_home / ".copilot" / "session-state" / REAL[version]
+    for name in ("events.jsonl", "workspace.yaml"):
+        install(source / "session-state" / REAL[version] / name, state / name, {"/home/user/project": str(workdir)})
+    if with_store:
+        connection = sqlite3.connect(user_home / ".copilot" / "session-store.db")
+        connection.executescript((source / "session-store.sql").read_text())
+        connection.close()
+    return AgentSession("copilot", REAL[version], state / "events.jsonl")
+
+
+def test_real_fixtures_are_the_tested_versions() -> None:
+    assert tuple(REAL) == CopilotAdapter.tested_versions
+
+
+@pytest.mark.parametrize("version", list(REAL))
+def test_reads_what_real_copilot_wrote(user_home: Path, workdir: Path, version: str) -> None:
+    session = _install_real(version, user_home, workdir, with_store=True)
+    exchanges = ADAPTER.read_exchanges(session)
+    words = ("first word is plum", "second word is pear", "third word is quince")
+    assert [(e.index, e.prompt, e.answer) for e in exchanges] == [
+        (n, f"the {w}", f"Echo: the {w}") for n, w in enumerate(words)
+    ]
+    assert [e.usage for e in exchanges] == REAL_USAGE[version]
+    assert {e.model for e in exchanges} == {"mock-model"}
+    assert [e.usage for e in ADAPTER.read_transcript(session).exchanges] == REAL_USAGE[version]
+    [last] = ADAPTER.read_exchanges(session, limit=1)
+    assert (last.prompt, last.usage) == (f"the {words[-1]}", REAL_USAGE[version][-1])
+    launch = Launch(("copilot", "--session-id", REAL[version]), agent_session_id=REAL[version])
+    assert ADAPTER.find_session(launch, workdir, {"HOME": str(user_home)}, utc("2026-12-03T00:00:00"), "") == session
+
+
+def test_usage_of_1_0_102_is_in_its_log_and_1_0_88_only_in_the_store(user_home: Path, workdir: Path) -> None:
+    newest = _install_real("1.0.102", user_home, workdir, with_store=False)
+    assert [e.usage for e in ADAPTER.read_exchanges(newest)] == REAL_USAGE["1.0.102"]
+    older = _install_real("1.0.88", user_home / "other", workdir, with_store=False)
+    assert [e.usage for e in ADAPTER.read_exchanges(older)] == [None, None, None]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterator
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -220,3 +221,42 @@ def test_two_sessions_in_one_folder_are_told_apart_by_what_each_screen_shows(use
     assert found("the word for session B is pear\n  Continue  opencode -s ses_A\n") == "ses_A"
     # Nothing on screen tells: the newest.
     assert found("") == "ses_B"
+
+
+# -- real databases: rows OpenCode itself wrote (tests/data/agents/opencode/opencode-<version>.sql) --
+
+REAL_CWD = "/home/user/project"
+"""The project folder of the real fixtures (scripts/opencode-fixture put it in place of a temporary one)."""
+
+
+def load_real_database(path: Path, version: str, cwd: Path) -> Path:
+    """Create ``path`` (WAL) from the SQL fixture of a real OpenCode ``version`` run in ``cwd``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    script = (DATA / "opencode" / f"opencode-{version}.sql").read_text()
+    connection = sqlite3.connect(path)
+    connection.execute("PRAGMA journal_mode=WAL")
+    connection.executescript(script.replace(REAL_CWD, str(cwd)).replace(REAL_CWD.lstrip("/"), str(cwd).lstrip("/")))
+    connection.close()
+    return path
+
+
+@pytest.mark.parametrize("version", OpenCodeAdapter.tested_versions)
+def test_reads_what_real_opencode_wrote(user_home: Path, workdir: Path, version: str) -> None:
+    database = load_real_database(user_home / ".local" / "share" / "opencode" / "opencode.db", version, workdir)
+    connection = sqlite3.connect(database)
+    [(session_id, written_by, created_ms)] = connection.execute("SELECT id, version, time_created FROM session")
+    connection.close()
+    assert written_by == version
+    started = datetime.fromtimestamp(created_ms / 1000 - 5, tz=timezone.utc)
+    # OpenCode takes no id up front: the new top-level session of the cwd is it
+    found = ADAPTER.find_session(Launch(("opencode",)), workdir, {"HOME": str(user_home)}, started, "")
+    assert found == AgentSession("opencode", session_id, database)
+    exchanges = ADAPTER.read_exchanges(found)
+    words = ("first word is plum", "second word is pear", "third word is quince")
+    assert [(e.index, e.prompt, e.answer) for e in exchanges] == [
+        (n, f"the {w}", f"Echo: the {w}") for n, w in enumerate(words)
+    ]
+    assert [e.usage for e in exchanges] == [Usage(input=8070, output=6), Usage(input=8099, output=6), Usage(input=8128, output=6)]
+    assert {e.model for e in exchanges} == {"mock-model"}
+    assert all(e.time is not None and e.time.startswith("2026-12-03T") for e in exchanges)
+    assert [e.prompt for e in ADAPTER.read_exchanges(found, limit=1)] == [f"the {words[-1]}"]
