@@ -1,4 +1,4 @@
-"""Tests for shellkeep/agents/aider.py: aider's Markdown chat history and ``--restore-chat-history``."""
+"""Tests for shellkeep/agents/aider.py: aider's Markdown chat history, its resume by re-injection."""
 
 from __future__ import annotations
 
@@ -85,24 +85,16 @@ def test_find_session_finds_the_section_started_after_launch(workdir: Path) -> N
 def test_prepare_and_resume(workdir: Path) -> None:
     assert ADAPTER.prepare(["aider", "calc.py"], workdir, {}) == Launch(("aider", "calc.py"))
     session = AgentSession("aider", STAMP, FIXTURE)
-    assert ADAPTER.resume_argv(
-        ["aider", "--model", "sonnet", "calc.py", "-m", "do it", "--no-restore-chat-history"], session
-    ) == [
-        "aider",
-        "--model",
-        "sonnet",
-        "calc.py",
-        "--chat-history-file",
-        str(FIXTURE),
-        "--restore-chat-history",
-    ]
-    assert ADAPTER.resume_argv(["python", "-m", "aider"], AgentSession("aider", None, FIXTURE))[:3] == [
-        "python",
-        "-m",
-        "aider",
-    ]  # type: ignore[index]
-    assert ADAPTER.resume_argv(["aider"], AgentSession("aider", STAMP, workdir / "missing.md")) is None
+    # --restore-chat-history would reload every launch in the file: aider is re-injected instead
+    assert ADAPTER.resume_argv(["aider", "--model", "sonnet", "calc.py"], session) is None
+    assert ADAPTER.fresh_argv(
+        ["aider", "--model", "sonnet", "calc.py", "-m", "do it", "--restore-chat-history", "--chat-history-file", "c.md"]
+    ) == ["aider", "--model", "sonnet", "calc.py", "--chat-history-file", "c.md"]
+    assert ADAPTER.fresh_argv(["python", "-m", "aider", "--no-restore-chat-history"]) == [
+        "python", "-m", "aider", "--no-restore-chat-history",
+    ]  # fmt: skip
     assert ADAPTER.transcript_files(session) == [FIXTURE]
+    assert ADAPTER.inject_paste_mode
 
 
 def test_markdown_parser_handles_a_bare_prompt_line() -> None:
