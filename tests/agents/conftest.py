@@ -280,3 +280,29 @@ def drive(tmp_path: Path) -> Iterator[Callable[..., ScreenDriver]]:
     yield start
     for driver in drivers:
         driver.close()
+
+
+# -- aider: from PyPI (aider-chat), each version in its own venv that .ci/run makes -------------
+CI_AIDER_VENVS = {
+    "0.85.5": Path("~/.cache/shellkeep-ci/aider-venv-0.85.5"),
+    "0.86.2": Path("~/.cache/shellkeep-ci/aider-venv"),
+}
+"""aider versions the suite runs against (an older one, the newest on PyPI on 2026-12-03), by venv."""
+
+
+@pytest.fixture(scope="session", params=sorted(CI_AIDER_VENVS), ids=lambda v: f"aider-{v}")
+def aider_bin(request: pytest.FixtureRequest) -> Path:
+    """Return the aider to test (once per version in ``CI_AIDER_VENVS``), or skip.
+
+    ``SHELLKEEP_TEST_AIDER`` names one binary instead (it runs once); else the venv's
+    ``bin/aider``; else ``aider`` on PATH.
+    """
+    version: str = request.param
+    explicit = os.environ.get("SHELLKEEP_TEST_AIDER")
+    if explicit and version != max(CI_AIDER_VENVS):
+        pytest.skip("SHELLKEEP_TEST_AIDER names one binary: it runs once")
+    if not explicit:
+        cached = CI_AIDER_VENVS[version].expanduser() / "bin" / "aider"
+        if cached.exists():
+            return cached
+    return _find_binary("SHELLKEEP_TEST_AIDER", "aider", f"aider-chat=={version}", Path("/nonexistent"))

@@ -1,0 +1,196 @@
+"""Stand in for the OpenAI Chat Completions API on loopback, for driving OpenCode and Copilot CLI.
+
+``ChatStandin`` answers what an OpenAI-compatible provider client asks (OpenCode's
+``@ai-sdk/openai-compatible``, Copilot CLI's ``openai`` JS client with
+``COPILOT_PROVIDER_BASE_URL=<api_base>``):
+
+- ``HEAD``/``GET`` anything: 200; ``GET /v1/models`` lists one model.
+- ``POST /v1/chat/completions``: one assistant message. With ``"stream": true`` it is a
+  server-sent-event stream of ``chat.completion.chunk`` objects (a role chunk, the text in
+  pieces, a ``finish_reason: "stop"`` chunk, a chunk with ``usage`` and no choices) and
+  ``data: [DONE]``, each as a bare ``data:`` line (no ``event:`` name, as OpenAI sends them);
+  otherwise one ``chat.completion`` object.
+- Any other ``POST``: 404 with an OpenAI-shaped error.
+
+Usage is deterministic: ``prompt_tokens`` is the request body's length in bytes // 4 (at
+least 1), ``completion_tokens`` the answer's word count (``usage_of`` computes both).
+
+Answers: a *conversation* request (one that offers ``tools``) takes the next scripted answer,
+else the ``answer`` callable's text, else ``Echo: <last prompt>``. Other requests (OpenCode's
+title request, which offers no tools) get ``side_answer``'s text, else ``Standin title``; they
+never consume the script nor the count.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import time
+from typing import Any, Callable
+
+from .standin_server import Reply, StandinRequest, StandinServer, split_pieces
+
+DEFAULT_MODEL = "mock-model"
+SIDE_ANSWER_TEXT = "Standin title"
+
+# Copilot CLI puts the time before what the user typed: "<current_datetime>…</current_datetime>\n\n".
+_LEADING_TAGS = re.compile(r"\A(?:\s*<([a-z_]+)>.*?</\1>)+\s*", re.DOTALL)
+
+
+@dataclasses.dataclass(frozen=True)
+class ChatRequest(StandinRequest):
+    """A request to the chat stand-in, with readers for the Chat Completions body."""
+
+    @property
+    def is_chat(self) -> bool:
+        """Tell whether this is a ``POST …/chat/completions``."""
+        return self.method == "POST" and self.path.rstrip("/").endswith("/chat/completions")
+
+    @property
+    def is_conversation(self) -> bool:
+        """Tell whether this is a main-loop request (one that offers tools)."""
+        return self.is_chat and bool(self.body_dict().get("tools"))
+
+    def texts(self) -> list[tuple[str, str]]:
+        """Return ``(role, text)`` for every message, its text parts joined, leading tags removed.
+
+        A leading ``<tag>…</tag>`` block (Copilot's ``<current_datetime>``) is not what the
+        user typed and is cut off.
+        """
+        found = []
+        for message in self.body_dict().get("messages") or []:
+            if not isinstance(message, dict):
+                continue
+            text = "".join(content_texts(message.get("content"))).strip()
+            found.append((str(message.get("role", "")), _LEADING_TAGS.sub("", text)))
+        return found
+
+    def exchange_texts(self) -> list[tuple[str, str]]:
+        """Return ``texts()`` without system messages and empty ones."""
+        return [(role, text) for role, text in self.texts() if role in ("user", "assistant") and text]
+
+    def last_user_text(self) -> str:
+        """Return the text of the last user message (leading tags removed), or ''."""
+        for role, text in reversed(self.texts()):
+            if role == "user" and text:
+                return text
+        return ""
+
+
+def content_texts(content: Any) -> list[str]:
+    """Return the texts of a chat message ``content`` (a string or a list of ``text`` parts)."""
+    if isinstance(content, str):
+        return [content]
+    if not isinstance(content, list):
+        return []
+    return [str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text"]
+
+
+def usage_of(request: ChatRequest, text: str) -> dict[str, int]:
+    """Return the ``usage`` the stand-in reports for answering *request* with *text*."""
+    prompt = max(1, len(request.raw_body) // 4)
+    completion = max(1, len(text.split()))
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+class ChatStandin(StandinServer[ChatRequest]):
+    """Serve a scripted stand-in of the OpenAI Chat Completions API on ``127.0.0.1``.
+
+    Configure the agent with ``api_base`` (``<base_url>/v1``). See the module docstring.
+
+    Args:
+        answer: choose the text of a conversation answer from the request.
+        side_answer: choose the text of an answer to a request without tools.
+        model: the model name in answers when the request names none.
+    """
+
+    request_type = ChatRequest
+    name = "chat-standin"
+
+    def __init__(
+        self,
+        answer: Callable[[ChatRequest], str] | None = None,
+        side_answer: Callable[[ChatRequest], str] | None = None,
+        model: str = DEFAULT_MODEL,
+    ) -> None:
+        super().__init__(answer)
+        self._side_answer = side_answer
+        self.model = model
+        self._answers: dict[int, str] = {}
+
+    @property
+    def api_base(self) -> str:
+        """Return ``http://127.0.0.1:<port>/v1`` (a provider's base URL)."""
+        return f"{self.base_url}/v1"
+
+    def default_answer(self, n: int, request: ChatRequest) -> str:
+        """Return ``Echo: <last prompt>``."""
+        return f"Echo: {request.last_user_text()}"
+
+    def conversation_requests(self) -> list[ChatRequest]:
+        """Return the main-loop chat requests received so far."""
+        return [r for r in self.requests() if r.is_conversation]
+
+    def answer_to(self, request: ChatRequest) -> str:
+        """Return the text this stand-in answered *request* with ('' when it did not)."""
+        with self._cond:
+            return self._answers.get(request.seq, "")
+
+    def handle(self, request: ChatRequest) -> Reply:
+        """Answer HEAD/GET, models and chat requests (see the module docstring)."""
+        if request.method in ("HEAD", "GET"):
+            if request.path.rstrip("/").endswith("/models"):
+                return Reply.json(
+                    {"object": "list", "data": [{"id": self.model, "object": "model", "owned_by": "standin"}]}
+                )
+            return Reply.json({})
+        if not request.is_chat:
+            return Reply.json(
+                {"error": {"message": f"no {request.path} here", "type": "invalid_request_error", "code": "not_found"}},
+                status=404,
+            )
+        if request.is_conversation:
+            text = self.next_answer(request)
+        elif self._side_answer is not None:
+            text = self._side_answer(request)
+        else:
+            text = SIDE_ANSWER_TEXT
+        with self._cond:
+            self._answers[request.seq] = text
+        body = request.body_dict()
+        model = str(body.get("model") or self.model)
+        completion_id, created = self.new_id("chatcmpl"), int(time.time())
+        usage = usage_of(request, text)
+        if not body.get("stream"):
+            return Reply.json(
+                {
+                    "id": completion_id,
+                    "object": "chat.completion",
+                    "created": created,
+                    "model": model,
+                    "choices": [
+                        {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                    ],
+                    "usage": usage,
+                }
+            )
+
+        def chunk(choices: list[dict[str, Any]], **extra: Any) -> bytes:
+            data = {
+                "id": completion_id,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": model,
+                "choices": choices,
+                **extra,
+            }
+            return f"data: {json.dumps(data)}\n\n".encode()
+
+        payload = chunk([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])
+        for piece in split_pieces(text):
+            payload += chunk([{"index": 0, "delta": {"content": piece}, "finish_reason": None}])
+        payload += chunk([{"index": 0, "delta": {}, "finish_reason": "stop"}])
+        payload += chunk([], usage=usage)
+        payload += b"data: [DONE]\n\n"
+        return Reply(200, "text/event-stream", payload)
