@@ -45,7 +45,7 @@ from tests.helpers import SK, process_gone, session_folders
 from tests.recordings import last_screen
 
 from .agent_processes import reap
-from .conftest import _search_path
+from .conftest import CI_AIDER_VENVS, _search_path
 from .screen_driver import ScreenDriver
 from .standin_chat import ChatRequest, ChatStandin
 from .standin_server import last_word
@@ -294,4 +294,19 @@ def test_resume_aider_after_its_session_was_cut_short(
 
 
 def test_adapter_states_the_versions_it_was_tested_with(aider_bin: Path) -> None:
-    assert _version(aider_bin) in AiderAdapter.tested_versions
+    version = _version(aider_bin)
+    assert version in AiderAdapter.tested_versions
+    venv = next((v for v, folder in CI_AIDER_VENVS.items() if aider_bin.parent.parent == folder.expanduser()), None)
+    assert venv in (None, version)  # each CI venv holds the version it is named for
+
+
+def test_ci_run_installs_the_aider_versions_the_tests_name() -> None:
+    script = (Path(__file__).resolve().parents[2] / ".ci" / "run").read_text()
+    pairs = re.search(r"for AIDER in ([^;]+); do", script)
+    assert pairs is not None
+    installed = {
+        version: Path("~/.cache/shellkeep-ci") / folder
+        for version, folder in (pair.split(":") for pair in pairs.group(1).split())
+    }
+    assert installed == CI_AIDER_VENVS
+    assert set(installed) == set(AiderAdapter.tested_versions)
