@@ -299,10 +299,19 @@ def aider_bin(request: pytest.FixtureRequest) -> Path:
     """
     version: str = request.param
     explicit = os.environ.get("SHELLKEEP_TEST_AIDER")
-    if explicit and version != max(CI_AIDER_VENVS):
-        pytest.skip("SHELLKEEP_TEST_AIDER names one binary: it runs once")
-    if not explicit:
-        cached = CI_AIDER_VENVS[version].expanduser() / "bin" / "aider"
-        if cached.exists():
-            return cached
-    return _find_binary("SHELLKEEP_TEST_AIDER", "aider", f"aider-chat=={version}", Path("/nonexistent"))
+    if explicit:
+        if version != max(CI_AIDER_VENVS):
+            pytest.skip("SHELLKEEP_TEST_AIDER names one binary: it runs once")
+        if not Path(explicit).is_file():
+            pytest.skip(f"SHELLKEEP_TEST_AIDER={explicit!r} is not a file")
+        return Path(explicit)
+    venv = CI_AIDER_VENVS[version].expanduser()
+    if (venv / "bin" / "aider").exists():
+        return venv / "bin" / "aider"
+    found = shutil.which("aider")
+    if found is None:
+        pytest.skip(
+            f"aider not found: set SHELLKEEP_TEST_AIDER, or run 'python3 -m venv {CI_AIDER_VENVS[version]} && "
+            f"{CI_AIDER_VENVS[version]}/bin/pip install aider-chat=={version}' (.ci/run does), or put aider on PATH"
+        )
+    return Path(found)
