@@ -5,8 +5,10 @@ aider has no session ids. Each launch appends a section to the chat history file
 git top-level): ``# aider chat started at YYYY-MM-DD HH:MM:SS`` (local time), user turns as
 ``#### <text>`` lines, aider's own output as ``> `` lines (``> Tokens: 7.3k sent, 120
 received.``), the model's answer as plain text (aider 0.86 ``io.py``). shellkeep takes the
-section's start stamp as the session id and resumes with the same file and
-``--restore-chat-history``, which reloads the file's whole history.
+section's start stamp as the session id. A resume re-injects the section's last exchanges
+into a new aider: ``--restore-chat-history`` would reload the file's whole history, every
+launch's in that repository (other sessions' conversations too), and have the model summarise it.
+Read and tested with aider 0.85.5 and 0.86.2 (tests/agents/test_resume_aider.py).
 """
 
 from __future__ import annotations
@@ -195,10 +197,12 @@ class AiderAdapter(CommandAdapter):
 
     name = "aider"
     executables = ("aider",)
-    tested_versions = ("0.86",)
+    tested_versions = ("0.85.5", "0.86.2")
+    """The aider versions this adapter was tested with, end to end (tests/agents/test_resume_aider.py)."""
     packages = ("aider-chat", "aider-install")
     modules = ("aider", "aider.main")
     grammar = _GRAMMAR
+    inject_paste_mode = True  # its prompt (prompt_toolkit) switches bracketed paste on when it waits
 
     def prepare(self, argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> Launch:
         """Return the launch unchanged: aider has no session id to pre-assign."""
@@ -280,13 +284,8 @@ class AiderAdapter(CommandAdapter):
         return [*cmd.prefix, *rebuild(tokens, (_RESTORE, _MESSAGE, _MESSAGE_FILE))]
 
     def resume_argv(self, original_argv: Sequence[str], session: AgentSession) -> list[str] | None:
-        """Return the user's command with ``--chat-history-file <transcript> --restore-chat-history``.
+        """Return None: aider is resumed by re-injection (see the module docstring).
 
-        One-shot ``--message``/``--message-file`` options are dropped; files to edit are kept.
+        ``fresh_argv`` starts it anew, and the section's last exchanges are typed into it.
         """
-        if session.transcript is None or not session.transcript.exists():
-            return None
-        cmd = self.command(original_argv)
-        tokens = tokenize(cmd.args, self.grammar)
-        kept = rebuild(tokens, (_HISTORY_FILE, _RESTORE, _NO_RESTORE, _MESSAGE, _MESSAGE_FILE))
-        return [*cmd.prefix, *kept, "--chat-history-file", str(session.transcript), "--restore-chat-history"]
+        return None

@@ -446,3 +446,38 @@ def chat_standin() -> Iterator[ChatStandin]:
     """Yield a started OpenAI Chat Completions stand-in on loopback."""
     with ChatStandin() as standin:
         yield standin
+
+
+# -- aider: from PyPI (aider-chat), each version in its own venv that .ci/run makes -------------
+CI_AIDER_VENVS = {
+    "0.85.5": Path("~/.cache/shellkeep-ci/aider-venv-0.85.5"),
+    "0.86.2": Path("~/.cache/shellkeep-ci/aider-venv"),
+}
+"""aider versions the suite runs against (an older one, the newest on PyPI on 2026-12-03), by venv."""
+
+
+@pytest.fixture(scope="session", params=sorted(CI_AIDER_VENVS), ids=lambda v: f"aider-{v}")
+def aider_bin(request: pytest.FixtureRequest) -> Path:
+    """Return the aider to test (once per version in ``CI_AIDER_VENVS``), or skip.
+
+    ``SHELLKEEP_TEST_AIDER`` names one binary instead (it runs once); else the venv's
+    ``bin/aider``; else ``aider`` on PATH.
+    """
+    version: str = request.param
+    explicit = os.environ.get("SHELLKEEP_TEST_AIDER")
+    if explicit:
+        if version != max(CI_AIDER_VENVS):
+            pytest.skip("SHELLKEEP_TEST_AIDER names one binary: it runs once")
+        if not Path(explicit).is_file():
+            pytest.skip(f"SHELLKEEP_TEST_AIDER={explicit!r} is not a file")
+        return Path(explicit)
+    venv = CI_AIDER_VENVS[version].expanduser()
+    if (venv / "bin" / "aider").exists():
+        return venv / "bin" / "aider"
+    found = shutil.which("aider")
+    if found is None:
+        pytest.skip(
+            f"aider not found: set SHELLKEEP_TEST_AIDER, or run 'python3 -m venv {CI_AIDER_VENVS[version]} && "
+            f"{CI_AIDER_VENVS[version]}/bin/pip install aider-chat=={version}' (.ci/run does), or put aider on PATH"
+        )
+    return Path(found)

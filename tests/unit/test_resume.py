@@ -157,15 +157,13 @@ NATIVE = [
     ("gemini", ["gemini", "--session-id", "g-1", "-m", "pro"], "g-1", ["gemini", "-m", "pro", "-r", "g-1"]),
     ("qwen", ["qwen", "--session-id", "q-1"], "q-1", ["qwen", "-r", "q-1"]),
     ("copilot", ["copilot", "--session-id", "c-1", "--model", "x"], "c-1", ["copilot", "--model", "x", "--resume", "c-1"]),
-    ("aider", ["aider", "--model", "sonnet", "calc.py"], "2026-11-29 10:15:02",
-     ["aider", "--model", "sonnet", "calc.py", "--chat-history-file", "{transcript}", "--restore-chat-history"]),
 ]  # fmt: skip
 
 
 @pytest.mark.parametrize(
     ("agent", "command", "agent_id", "expected"),
     NATIVE,
-    ids=["claude", "claude-npx", "codex", "codex-resume-last", "opencode", "gemini", "qwen", "copilot", "aider"],
+    ids=["claude", "claude-npx", "codex", "codex-resume-last", "opencode", "gemini", "qwen", "copilot"],
 )
 def test_plan_native_resume_keeps_the_users_other_arguments(
     home: Paths, project: Path, tmp_path: Path, agent: str, command: list[str], agent_id: str, expected: list[str]
@@ -459,8 +457,9 @@ def test_context_is_never_typed_into_shells_editors_or_bare_repls(argv: list[str
     assert _takes_context(argv) is takes
 
 
-def test_plan_resumes_natively_from_a_markdown_chat_history(home: Paths, project: Path, tmp_path: Path) -> None:
-    # aider's transcript is Markdown: it is judged present, never "unreadable" for want of JSON records
+def test_plan_reinjects_aider_from_its_markdown_chat_history(home: Paths, project: Path, tmp_path: Path) -> None:
+    # aider's transcript is Markdown: it is judged present, never "unreadable" for want of JSON
+    # records; aider is resumed by re-injection (its --restore-chat-history reloads every launch)
     history = tmp_path / ".aider.chat.history.md"
     history.write_text("# aider chat started at 2026-11-29 10:15:02\n\n#### hello\n\nhi\n")
     meta = make_session(
@@ -468,7 +467,8 @@ def test_plan_resumes_natively_from_a_markdown_chat_history(home: Paths, project
         agent_session_id="2026-11-29 10:15:02", transcript=history, exchanges=[exchange(0, "hello", "hi")],
     )  # fmt: skip
     plan = plan_resume(_ctx(home, meta), meta, env={"HOME": str(tmp_path)})
-    assert plan.mode is ResumeMode.NATIVE
+    assert (plan.mode, plan.argv) == (ResumeMode.INJECT, ("aider",))
+    assert plan.inject_text is not None and "User: hello\nAssistant: hi" in plan.inject_text
     assert plan.note is None
 
 

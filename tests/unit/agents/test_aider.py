@@ -1,14 +1,15 @@
-"""Tests for shellkeep/agents/aider.py: aider's Markdown chat history and ``--restore-chat-history``."""
+"""Tests for shellkeep/agents/aider.py: aider's Markdown chat history, its resume by re-injection."""
 
 from __future__ import annotations
 
 import subprocess
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 
 from shellkeep.agents.aider import AiderAdapter, chat_history_file, exchanges_from_markdown
-from shellkeep.agents.base import AgentSession, Launch, Usage
+from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX, AgentSession, Launch, Usage
 
 from .conftest import DATA, install, reference, requires_reference
 
@@ -85,24 +86,16 @@ def test_find_session_finds_the_section_started_after_launch(workdir: Path) -> N
 def test_prepare_and_resume(workdir: Path) -> None:
     assert ADAPTER.prepare(["aider", "calc.py"], workdir, {}) == Launch(("aider", "calc.py"))
     session = AgentSession("aider", STAMP, FIXTURE)
-    assert ADAPTER.resume_argv(
-        ["aider", "--model", "sonnet", "calc.py", "-m", "do it", "--no-restore-chat-history"], session
-    ) == [
-        "aider",
-        "--model",
-        "sonnet",
-        "calc.py",
-        "--chat-history-file",
-        str(FIXTURE),
-        "--restore-chat-history",
-    ]
-    assert ADAPTER.resume_argv(["python", "-m", "aider"], AgentSession("aider", None, FIXTURE))[:3] == [
-        "python",
-        "-m",
-        "aider",
-    ]  # type: ignore[index]
-    assert ADAPTER.resume_argv(["aider"], AgentSession("aider", STAMP, workdir / "missing.md")) is None
+    # --restore-chat-history would reload every launch in the file: aider is re-injected instead
+    assert ADAPTER.resume_argv(["aider", "--model", "sonnet", "calc.py"], session) is None
+    assert ADAPTER.fresh_argv(
+        ["aider", "--model", "sonnet", "calc.py", "-m", "do it", "--restore-chat-history", "--chat-history-file", "c.md"]
+    ) == ["aider", "--model", "sonnet", "calc.py", "--chat-history-file", "c.md"]
+    assert ADAPTER.fresh_argv(["python", "-m", "aider", "--no-restore-chat-history"]) == [
+        "python", "-m", "aider", "--no-restore-chat-history",
+    ]  # fmt: skip
     assert ADAPTER.transcript_files(session) == [FIXTURE]
+    assert ADAPTER.inject_paste_mode
 
 
 def test_markdown_parser_handles_a_bare_prompt_line() -> None:
@@ -121,3 +114,61 @@ def test_reads_the_reference_sample() -> None:
     )
     assert (first.model, first.usage) == ("anthropic/claude-x", Usage(input=7300, output=120))
     assert (second.prompt, second.tool_results) == ("/add parse.py", ("Added parse.py to the chat",))
+
+
+# -- real chat histories (tests/agents/test_resume_aider.py, SHELLKEEP_TEST_SAVE_AIDER) ------------
+REAL = DATA / "aider" / "real"
+RESUMED = {  # version: the launch cut short, the re-injected launch
+    "0.85.5": ("2026-12-03 16:35:36", "2026-12-03 16:35:45", (604, 10), (627, 10), (689, 10), (713, 11)),
+    "0.86.2": ("2026-12-03 16:36:05", "2026-12-03 16:36:16", (596, 10), (619, 10), (682, 10), (706, 11)),
+}
+
+
+@pytest.mark.parametrize("version", sorted(RESUMED), ids=lambda v: f"aider-{v}")
+def test_reads_a_real_history_cut_short_then_reinjected(version: str) -> None:
+    path = REAL / f"{version}-resumed.aider.chat.history.md"
+    first_stamp, second_stamp, *tokens = RESUMED[version]
+    first = ADAPTER.read_exchanges(AgentSession("aider", first_stamp, path))
+    assert [(e.prompt, e.answer) for e in first] == [
+        ("the first word is plum", "STANDIN-ANSWER-1: plum"),
+        ("the second word is pear", "STANDIN-ANSWER-2: pear"),
+    ]  # the launch banner (> lines before the first prompt) belongs to no exchange
+    assert [e.usage for e in first] == [Usage(input=i, output=o) for i, o in tokens[:2]]
+    assert {e.model for e in first} == {"openai/mock-model"}
+    assert all(e.tool_results == () for e in first)
+    block, third = ADAPTER.read_exchanges(AgentSession("aider", second_stamp, path))
+    assert block.prompt.startswith(INJECTED_CONTEXT_PREFIX)
+    assert block.prompt.endswith(
+        "User: the first word is plum\nAssistant: STANDIN-ANSWER-1: plum\n"
+        "User: the second word is pear\nAssistant: STANDIN-ANSWER-2: pear"
+    )  # one multi-line prompt: aider writes each line of it as a #### line
+    assert (block.answer, block.usage) == ("STANDIN-ANSWER-3: there", Usage(*tokens[2]))
+    assert (third.prompt, third.answer, third.usage) == (
+        "the third word is quince", "STANDIN-ANSWER-4: quince", Usage(*tokens[3]),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("version", sorted(RESUMED), ids=lambda v: f"aider-{v}")
+def test_finds_the_launch_of_a_real_history(workdir: Path, version: str) -> None:
+    first_stamp, second_stamp = RESUMED[version][:2]
+    path = install(REAL / f"{version}-resumed.aider.chat.history.md", workdir / ".aider.chat.history.md")
+    moment = datetime.strptime(second_stamp, "%Y-%m-%d %H:%M:%S").astimezone()  # aider writes local time
+    assert ADAPTER.find_session(Launch(("aider",)), workdir, {}, moment, "") == AgentSession("aider", second_stamp, path)
+    earlier = datetime.strptime(first_stamp, "%Y-%m-%d %H:%M:%S").astimezone()
+    assert ADAPTER.find_session(Launch(("aider",)), workdir, {}, earlier, "") == AgentSession("aider", first_stamp, path)
+
+
+def test_reads_a_real_history_with_an_edit_a_command_and_a_pasted_prompt() -> None:
+    path = REAL / "0.86.2-edit.aider.chat.history.md"
+    edit, tokens, pasted = ADAPTER.read_exchanges(AgentSession("aider", "2026-12-03 16:37:33", path))
+    assert edit.prompt == "create hello.py that prints hello"
+    assert edit.answer == 'I\'ll create it.\n\nhello.py\n```\nprint("hello")\n```'
+    assert edit.usage == Usage(input=597, output=16)
+    assert edit.tool_results == (
+        "hello.py; Create new file? (Y)es/(N)o [Yes]: y; Applied edit to hello.py; Commit e5105b8 feat: Add hello.py; "
+        "You can use /undo to undo and discard each aider commit.",
+    )
+    assert (tokens.prompt, tokens.answer, tokens.usage) == ("/tokens", "", None)
+    assert tokens.tool_results[0].startswith("Approximate context window usage for openai/mock-model, in tokens:; ")
+    assert (pasted.prompt, pasted.answer) == ("first line\n\nlast line", "Two lines noted: last line")
+    assert pasted.usage == Usage(input=788, output=6)
