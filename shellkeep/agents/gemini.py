@@ -227,8 +227,9 @@ GEMINI_FORMAT = jsonl.TranscriptFormat(is_prompt=_is_prompt, build=_build)
 """How Gemini CLI chat files are read."""
 
 
-def _head(path: Path) -> tuple[str | None, datetime | None]:
-    """Return the session id and start time a chat file's metadata gives."""
+def chat_head(path: Path) -> tuple[str | None, datetime | None]:
+    """Return the session id and start time a chat file's metadata gives (line 1 of a ``.jsonl``,
+    or the ``.json`` document); ``(None, None)`` when unreadable."""
     if path.suffix == ".json":
         try:
             document = as_dict(json.loads(path.read_text(encoding="utf-8"))) or {}
@@ -247,11 +248,11 @@ def _one_per_session(paths: list[Path]) -> list[Path]:
     """
     largest: dict[str, Path] = {}
     for path in paths:
-        session_id = _head(path)[0]
+        session_id = chat_head(path)[0]
         if session_id is not None and (session_id not in largest or _size(path) > _size(largest[session_id])):
             largest[session_id] = path
     kept = set(largest.values())
-    return [p for p in paths if p in kept or _head(p)[0] is None]
+    return [p for p in paths if p in kept or chat_head(p)[0] is None]
 
 
 def _size(path: Path) -> int:
@@ -348,7 +349,7 @@ class GeminiAdapter(CommandAdapter):
         first: of several files of one id, the one holding messages (the largest) is taken.
         """
         for folder in folders:
-            found = [p for p in self.chat_files(folder) if session_id[:8] in p.name and _head(p)[0] == session_id]
+            found = [p for p in self.chat_files(folder) if session_id[:8] in p.name and chat_head(p)[0] == session_id]
             if found:
                 return max(found, key=_size)
         return None
@@ -370,7 +371,7 @@ class GeminiAdapter(CommandAdapter):
             return []
         removed: list[Path] = []
         for path in transcript.parent.glob(f"session-*-{session_id[:8]}.jsonl"):
-            if path == transcript or _head(path)[0] != session_id or not _is_leftover(path, transcript):
+            if path == transcript or chat_head(path)[0] != session_id or not _is_leftover(path, transcript):
                 continue
             try:
                 path.unlink()
@@ -392,8 +393,8 @@ class GeminiAdapter(CommandAdapter):
         return TranscriptLayout(
             transcripts=lambda: _one_per_session([p for folder in folders for p in self.chat_files(folder)]),
             path_of=lambda session_id: self.session_file(folders, session_id),
-            id_of=lambda path: _head(path)[0],
-            head_of=lambda path: (_head(path)[1], None),
+            id_of=lambda path: chat_head(path)[0],
+            head_of=lambda path: (chat_head(path)[1], None),
             expected_path=lambda session_id: None,
         )
 

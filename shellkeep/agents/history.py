@@ -32,7 +32,7 @@ from shellkeep.agents.base import AgentSession
 from shellkeep.agents.claude import claude_root
 from shellkeep.agents.codex import codex_home
 from shellkeep.agents.copilot import copilot_home
-from shellkeep.agents.gemini import gemini_dir
+from shellkeep.agents.gemini import chat_head, gemini_dir
 from shellkeep.agents.opencode import database_paths
 from shellkeep.agents.qwen import qwen_root
 from shellkeep.agents.records import as_dict, as_str, dig, parse_time
@@ -172,25 +172,12 @@ def _gemini_project_dirs(root: Path) -> dict[Path, str]:
     return where
 
 
-def _gemini_head(path: Path) -> tuple[str | None, datetime | None]:
-    """Return the session id and start time a chat file's metadata gives (line 1, or the document)."""
-    if path.suffix == ".json":
-        try:
-            document = as_dict(json.loads(path.read_text(encoding="utf-8"))) or {}
-        except (OSError, ValueError):
-            return None, None
-        return as_str(document.get("sessionId")), parse_time(document.get("startTime"))
-    for record in jsonl.read_head(path, max_records=1):
-        return as_str(record.get("sessionId")), parse_time(record.get("startTime"))
-    return None, None
-
-
 def _gemini(env: Mapping[str, str]) -> Iterator[NativeSession]:
     root = gemini_dir(env)
     cwds = _gemini_project_dirs(root)
     best: dict[str, tuple[int, NativeSession]] = {}
     for path in sorted([*(root / "tmp").glob("*/chats/session-*.jsonl"), *(root / "tmp").glob("*/chats/session-*.json")]):
-        session_id, started = _gemini_head(path)
+        session_id, started = chat_head(path)
         found = _file_session("gemini", path, session_id, cwds.get(path.parent.parent), started)
         if found is None:
             continue
