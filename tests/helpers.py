@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 import os
 import pty
 import select
@@ -213,6 +214,17 @@ class PtyHarness:
     def _drain(self) -> None:
         while self.read_some(0.05):
             pass
+
+
+def meta_of(folder: Path) -> dict[str, Any]:
+    """Return a session folder's ``meta.json`` as a dict."""
+    meta: dict[str, Any] = json.loads((folder / "meta.json").read_text())
+    return meta
+
+
+def exchanges_of(folder: Path) -> list[dict[str, Any]]:
+    """Return a session folder's ``exchanges.jsonl`` (plain, not sealed) as one dict a line."""
+    return [json.loads(line) for line in (folder / "exchanges.jsonl").read_text().splitlines()]
 
 
 def process_gone(pid: int) -> bool:

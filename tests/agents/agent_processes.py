@@ -111,3 +111,18 @@ def _wait_gone(pids: list[int], timeout_s: float) -> list[int]:
         time.sleep(0.05)
         alive = [pid for pid in alive if not _is_gone(pid)]
     return alive
+
+
+def group_members(pgid: int) -> list[int]:
+    """Return the live processes of process group *pgid* (zombies left out)."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] not in ("Z", "X") and int(fields[2]) == pgid:
+            members.append(int(entry.name))
+    return members

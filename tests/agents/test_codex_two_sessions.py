@@ -20,13 +20,12 @@ from typing import Any, Callable
 import pytest
 
 from shellkeep.store.paths import Paths
-from tests.helpers import process_gone, SK, session_folders
+from tests.helpers import meta_of, process_gone, session_folders, SK
 from tests.recordings import last_screen
 
 from .screen_driver import ScreenDriver
 from .standin_openai import OpenAIStandin
 from .test_codex_standin_direct import READY, WAIT_S, ask, find_rollout, read_jsonl, request_with_prompt
-from .test_resume_claude import _meta
 from .test_resume_codex import _quit_codex
 
 pytestmark = [pytest.mark.agent, pytest.mark.timeout(240)]
@@ -51,10 +50,10 @@ def test_two_codex_sessions_in_one_folder_get_their_own_threads(
     a.wait_for_screen(READY, WAIT_S)
     b.wait_for_screen(READY, WAIT_S)
     a.wait_until(lambda: len(session_folders(home)) == 2, WAIT_S, "two sessions")
-    folders = {_meta(p.parent)["pid"]: p.parent for p in session_folders(home)}
+    folders = {meta_of(p.parent)["pid"]: p.parent for p in session_folders(home)}
     folder_a, folder_b = folders[a.pid], folders[b.pid]
     for driver, folder in ((a, folder_a), (b, folder_b)):
-        driver.wait_until(lambda: _meta(folder).get("child_pid"), WAIT_S, "child_pid")
+        driver.wait_until(lambda: meta_of(folder).get("child_pid"), WAIT_S, "child_pid")
 
     ask(b, PROMPT_B, ANSWER_B)
     ask(a, PROMPT_A, ANSWER_A)
@@ -65,17 +64,17 @@ def test_two_codex_sessions_in_one_folder_get_their_own_threads(
     for thread in (thread_a, thread_b):
         rollouts[thread] = a.wait_until(lambda: find_rollout(codex_dir, thread), WAIT_S, "rollout")
     # Both rollouts began after both sessions had started: the time cannot tell them apart.
-    starts = [_meta(f)["started_at"] for f in (folder_a, folder_b)]
+    starts = [meta_of(f)["started_at"] for f in (folder_a, folder_b)]
     for path in rollouts.values():
         assert read_jsonl(path)[0]["payload"]["timestamp"] > max(starts)
 
     for driver, folder, answer in ((a, folder_a, ANSWER_A), (b, folder_b, ANSWER_B)):
         driver.wait_until(lambda: answer in last_screen(folder / "session.cast").to_text(), WAIT_S, "answer on disk")
-        meta = _meta(folder)
+        meta = meta_of(folder)
         os.kill(meta["child_pid"], signal.SIGKILL)
         assert driver.wait_exit(WAIT_S) == 128 + signal.SIGKILL
         driver.wait_until(lambda: process_gone(meta["child_pid"]), WAIT_S, "codex gone")
-    meta_a, meta_b = _meta(folder_a), _meta(folder_b)
+    meta_a, meta_b = meta_of(folder_a), meta_of(folder_b)
     assert (meta_a["agent_session_id"], meta_a["agent_transcript"]) == (thread_a, str(rollouts[thread_a]))
     assert (meta_b["agent_session_id"], meta_b["agent_transcript"]) == (thread_b, str(rollouts[thread_b]))
 

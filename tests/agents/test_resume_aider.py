@@ -34,22 +34,22 @@ import shutil
 import signal
 import subprocess
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Callable, Iterator
 
 import pytest
 
 from shellkeep.agents.aider import AiderAdapter
 from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, process_gone, session_folders
+from tests.helpers import exchanges_of, meta_of, process_gone, session_folders, SK
 from tests.recordings import last_screen
 
-from .agent_processes import reap
+from .agent_processes import group_members, reap
 from .conftest import CI_AIDER_VENVS, _search_path
 from .screen_driver import ScreenDriver
 from .standin_chat import ChatRequest, ChatStandin
 from .standin_server import last_word
-from .test_resume_claude import _meta, _restored_screen
+from .test_resume_claude import _restored_screen
 
 pytestmark = [pytest.mark.agent, pytest.mark.timeout(240)]
 
@@ -187,25 +187,6 @@ def requests_typed(standin: AiderStandin, *typed: str) -> list[AiderRequest]:
     return [r for r in standin.conversation_requests() if isinstance(r, AiderRequest) and r.typed_text() in typed]
 
 
-def group_members(pgid: int) -> list[int]:
-    """Return the live (not zombie) processes whose process group is *pgid*."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[0] not in ("Z", "X") and int(fields[2]) == pgid:
-            found.append(int(entry.name))
-    return found
-
-
-def _exchanges(folder: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (folder / "exchanges.jsonl").read_text().splitlines()]
-
-
 def _version(aider_bin: Path) -> str:
     out = subprocess.run([str(aider_bin), "--version"], capture_output=True, text=True, timeout=120).stdout
     return out.split()[-1]
@@ -227,8 +208,8 @@ def test_resume_aider_after_its_session_was_cut_short(
         ask(first, prompt, answer)
     [meta_path] = session_folders(home)
     folder = meta_path.parent
-    first.wait_until(lambda: _meta(folder).get("child_pid"), WAIT_S, "child_pid")
-    meta = _meta(folder)
+    first.wait_until(lambda: meta_of(folder).get("child_pid"), WAIT_S, "child_pid")
+    meta = meta_of(folder)
     assert (meta["command"], meta["agent"]) == (["aider"], "aider")
     assert "> Tokens: " in history.read_text().rsplit(f"#### {PROMPTS[1]}", 1)[1]  # the answer is stored
     first.wait_until(lambda: ANSWERS[1] in last_screen(folder / "session.cast").to_text(), WAIT_S, "answer on disk")
@@ -244,7 +225,7 @@ def test_resume_aider_after_its_session_was_cut_short(
         first.wait_exit(WAIT_S)
     first.wait_until(lambda: process_gone(child), WAIT_S, "aider gone")
     first.wait_until(lambda: not group_members(child), WAIT_S, "aider's process group gone")
-    assert _meta(folder)["status"] == {"kill-group": "killed", "hangup": "hangup"}[cut]
+    assert meta_of(folder)["status"] == {"kill-group": "killed", "hangup": "hangup"}[cut]
 
     # -- resume in a new terminal: re-injection ---------------------------------------------
     second = drive([*SK, "resume"], env=aider_env, cwd=project_dir)
@@ -270,21 +251,21 @@ def test_resume_aider_after_its_session_was_cut_short(
     assert second.wait_exit(WAIT_S) == 0, second.dump()
 
     # -- what shellkeep kept ----------------------------------------------------------------
-    old = _meta(folder)
+    old = meta_of(folder)
     assert old["status"] == {"kill-group": "killed", "hangup": "hangup"}[cut]
     assert old["agent_transcript"] == str(history)
     assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", old["agent_session_id"])
     assert old["exchange_count"] == 2
-    assert [(e["prompt"], e["answer"]) for e in _exchanges(folder)] == list(zip(PROMPTS, ANSWERS))
-    assert {e["model"] for e in _exchanges(folder)} == {f"openai/{MODEL}"}
+    assert [(e["prompt"], e["answer"]) for e in exchanges_of(folder)] == list(zip(PROMPTS, ANSWERS))
+    assert {e["model"] for e in exchanges_of(folder)} == {f"openai/{MODEL}"}
     assert old["usage"] == summed(first_reports)
 
-    new = _meta(new_folder)
+    new = meta_of(new_folder)
     assert new["parent"] == meta["id"]
     assert new["command"] == ["aider"]
     assert (new["agent"], new["status"], new["exit_code"]) == ("aider", "finished", 0)
     assert new["agent_transcript"] == str(history) and new["agent_session_id"] != old["agent_session_id"]
-    assert [(e["prompt"], e["answer"]) for e in _exchanges(new_folder)] == [(THIRD_PROMPT, THIRD_ANSWER)]
+    assert [(e["prompt"], e["answer"]) for e in exchanges_of(new_folder)] == [(THIRD_PROMPT, THIRD_ANSWER)]
     assert new["exchange_count"] == 1
     # the block's answer is no exchange of the new session (shellkeep typed it), nor is its usage
     assert new["usage"] == token_reports(second)[-1], second.dump()

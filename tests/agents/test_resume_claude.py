@@ -24,7 +24,7 @@ import json
 import os
 import signal
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 import pytest
 
@@ -33,7 +33,7 @@ from shellkeep.terminal.screen import Terminal
 from tests.recordings import last_screen
 from shellkeep.store.paths import Paths
 from shellkeep.termsize import TermSize
-from tests.helpers import SK, load_session, process_gone, session_folders, stored_copy
+from tests.helpers import load_session, meta_of, process_gone, session_folders, SK, stored_copy
 
 from .screen_driver import ScreenDriver
 from .standin_anthropic import AnthropicRequest, AnthropicStandin
@@ -46,11 +46,6 @@ ANSWERS = ("STANDIN-ANSWER-1: kiwi", "STANDIN-ANSWER-2: lime")
 THIRD_PROMPT, THIRD_ANSWER = "the third word is fig", "STANDIN-ANSWER-3: fig"
 
 Drive = Callable[..., ScreenDriver]
-
-
-def _meta(folder: Path) -> dict[str, Any]:
-    meta: dict[str, Any] = json.loads((folder / "meta.json").read_text())
-    return meta
 
 
 def _usage_of(requests: list[AnthropicRequest], answers: list[str]) -> dict[str, int]:
@@ -101,8 +96,8 @@ def test_resume_claude_after_its_session_was_cut_short(
         ask(first, prompt, answer)
     [meta_path] = session_folders(home)
     folder = meta_path.parent
-    first.wait_until(lambda: _meta(folder).get("child_pid"), WAIT_S, "child_pid")
-    meta = _meta(folder)
+    first.wait_until(lambda: meta_of(folder).get("child_pid"), WAIT_S, "child_pid")
+    meta = meta_of(folder)
     assert meta["command"][:2] == ["claude", "--session-id"]
     claude_id = meta["command"][2]
     assert meta["agent_session_id"] == claude_id and meta["agent"] == "claude"
@@ -122,7 +117,7 @@ def test_resume_claude_after_its_session_was_cut_short(
         assert first.wait_exit(WAIT_S) == 128 + signal.SIGKILL
     first.wait_until(lambda: process_gone(meta["child_pid"]), WAIT_S, "claude gone")
 
-    cut_meta = _meta(folder)
+    cut_meta = meta_of(folder)
     expected_status = {"kill-claude": "killed", "hangup": "hangup", "kill-shellkeep": "running"}[cut]
     assert cut_meta["status"] == expected_status
     assert (folder / "exchanges.jsonl").exists() == (cut != "kill-shellkeep")
@@ -146,7 +141,7 @@ def test_resume_claude_after_its_session_was_cut_short(
     assert quit_claude(second) == claude_id  # exit status 0 through shellkeep
 
     # -- what shellkeep kept ----------------------------------------------------------------
-    old = _meta(folder)
+    old = meta_of(folder)
     assert old["status"] == {"kill-claude": "killed", "hangup": "hangup", "kill-shellkeep": "interrupted"}[cut]
     assert old["exchange_count"] == 2
     old_requests = [r for p in PROMPTS for r in _conversation_requests(anthropic_standin, p)]
@@ -155,7 +150,7 @@ def test_resume_claude_after_its_session_was_cut_short(
     old_exchanges = [json.loads(line) for line in (folder / "exchanges.jsonl").read_text().splitlines()]
     assert [(e["prompt"], e["answer"]) for e in old_exchanges] == list(zip(PROMPTS, ANSWERS))
 
-    new = _meta(new_folder)
+    new = meta_of(new_folder)
     assert new["parent"] == meta["id"]
     assert new["command"] == ["claude", "--resume", claude_id]
     assert (new["agent"], new["agent_session_id"], new["status"], new["exit_code"]) == ("claude", claude_id, "finished", 0)

@@ -12,17 +12,16 @@ daemon outlives every TUI; the ``codex_home`` fixture ends it.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 import pytest
 
 from tests.recordings import last_screen
 from shellkeep.store.paths import Paths
-from tests.helpers import process_gone, SK, session_folders, stored_copy
+from tests.helpers import exchanges_of, meta_of, process_gone, session_folders, SK, stored_copy
 
 from .screen_driver import ScreenDriver
 from .standin_openai import OpenAIRequest, OpenAIStandin
@@ -35,7 +34,7 @@ from .test_codex_standin_direct import (
     request_with_prompt,
     rollout_texts,
 )
-from .test_resume_claude import _meta, _restored_screen
+from .test_resume_claude import _restored_screen
 
 pytestmark = [pytest.mark.agent, pytest.mark.timeout(120)]
 
@@ -80,10 +79,6 @@ def _quit_codex(driver: ScreenDriver) -> str:
     return match.group(1)
 
 
-def _exchanges(folder: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (folder / "exchanges.jsonl").read_text().splitlines()]
-
-
 @pytest.mark.parametrize("cut", ["kill-codex", "hangup", "kill-shellkeep"])
 def test_resume_codex_after_its_session_was_cut_short(
     home: Paths,
@@ -101,8 +96,8 @@ def test_resume_codex_after_its_session_was_cut_short(
         ask(first, prompt, answer)
     [meta_path] = session_folders(home)
     folder = meta_path.parent
-    first.wait_until(lambda: _meta(folder).get("child_pid"), WAIT_S, "child_pid")
-    meta = _meta(folder)
+    first.wait_until(lambda: meta_of(folder).get("child_pid"), WAIT_S, "child_pid")
+    meta = meta_of(folder)
     assert (meta["command"], meta["agent"], meta["agent_session_id"]) == (["codex"], "codex", None)
     thread_id = request_with_prompt(openai_standin, PROMPTS[0]).headers["session-id"]
     rollout = first.wait_until(lambda: find_rollout(codex_dir, thread_id), WAIT_S, "rollout")
@@ -120,7 +115,7 @@ def test_resume_codex_after_its_session_was_cut_short(
         os.kill(meta["pid"], signal.SIGKILL)
         assert first.wait_exit(WAIT_S) == 128 + signal.SIGKILL
     first.wait_until(lambda: process_gone(meta["child_pid"]), WAIT_S, "codex gone")
-    assert _meta(folder)["status"] == {"kill-codex": "killed", "hangup": "hangup", "kill-shellkeep": "running"}[cut]
+    assert meta_of(folder)["status"] == {"kill-codex": "killed", "hangup": "hangup", "kill-shellkeep": "running"}[cut]
 
     # -- resume in a new terminal ---------------------------------------------------------
     second = drive([*SK, "resume"], env=env, cwd=project_dir)
@@ -151,19 +146,19 @@ def test_resume_codex_after_its_session_was_cut_short(
     assert _quit_codex(second) == thread_id  # exit status 0 through shellkeep
 
     # -- what shellkeep kept ----------------------------------------------------------------
-    old = _meta(folder)
+    old = meta_of(folder)
     assert old["status"] == {"kill-codex": "killed", "hangup": "hangup", "kill-shellkeep": "interrupted"}[cut]
     assert (old["agent_session_id"], old["agent_transcript"]) == (thread_id, str(rollout))
     assert old["exchange_count"] == 2
-    assert [(e["prompt"], e["answer"]) for e in _exchanges(folder)] == list(zip(PROMPTS, ANSWERS))
+    assert [(e["prompt"], e["answer"]) for e in exchanges_of(folder)] == list(zip(PROMPTS, ANSWERS))
     old_requests = [r for p in PROMPTS for r in _requests(openai_standin, p)]
     assert old["usage"] == _usage_of(old_requests, list(ANSWERS))
     assert stored_copy(folder, rollout.name)
 
-    new = _meta(new_folder)
+    new = meta_of(new_folder)
     assert new["parent"] == meta["id"]
     assert new["command"] == ["codex", "resume", thread_id]
     assert (new["agent"], new["agent_session_id"], new["status"], new["exit_code"]) == ("codex", thread_id, "finished", 0)
     assert new["exchange_count"] == 1
-    assert [(e["prompt"], e["answer"]) for e in _exchanges(new_folder)] == [(THIRD_PROMPT, THIRD_ANSWER)]
+    assert [(e["prompt"], e["answer"]) for e in exchanges_of(new_folder)] == [(THIRD_PROMPT, THIRD_ANSWER)]
     assert new["usage"] == _usage_of(_requests(openai_standin, THIRD_PROMPT), [THIRD_ANSWER])

@@ -35,15 +35,15 @@ import pytest
 
 from shellkeep.agents.copilot import CopilotAdapter
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, process_gone, session_folders, stored_copy
+from tests.helpers import exchanges_of, meta_of, process_gone, session_folders, SK, stored_copy
 from tests.recordings import last_screen
 
-from .agent_processes import reap
+from .agent_processes import group_members, reap
 from .conftest import CI_NPM_PREFIX, _search_path
 from .screen_driver import ScreenDriver
 from .standin_chat import ChatStandin
-from .test_resume_claude import _meta, _restored_screen
-from .test_resume_opencode import ask, expected_usage, group_members, request_with_prompt
+from .test_resume_claude import _restored_screen
+from .test_resume_opencode import ask, expected_usage, request_with_prompt
 
 pytestmark = [pytest.mark.agent, pytest.mark.timeout(420)]
 
@@ -161,10 +161,6 @@ def quit_copilot(driver: ScreenDriver) -> str:
     return bytes(driver.raw).decode("utf-8", "replace")
 
 
-def _exchanges(folder: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (folder / "exchanges.jsonl").read_text().splitlines()]
-
-
 @pytest.mark.parametrize("cut", ["kill-group", "hangup"])
 def test_resume_copilot_after_its_session_was_cut_short(
     home: Paths,
@@ -182,8 +178,8 @@ def test_resume_copilot_after_its_session_was_cut_short(
         ask(first, prompt, answer, chat_standin)
     [meta_path] = session_folders(home)
     folder = meta_path.parent
-    first.wait_until(lambda: _meta(folder).get("child_pid"), WAIT_S, "child_pid")
-    meta = _meta(folder)
+    first.wait_until(lambda: meta_of(folder).get("child_pid"), WAIT_S, "child_pid")
+    meta = meta_of(folder)
     assert meta["command"][:2] == ["copilot", "--session-id"] and meta["agent"] == "copilot"
     session_id = meta["command"][2]
     assert meta["agent_session_id"] == session_id
@@ -204,7 +200,7 @@ def test_resume_copilot_after_its_session_was_cut_short(
         first.wait_exit(WAIT_S)
     first.wait_until(lambda: all(process_gone(pid) for pid in members), WAIT_S, "copilot gone")
     first.wait_until(lambda: not group_members(child), WAIT_S, "copilot's process group gone")
-    assert _meta(folder)["status"] == {"kill-group": "killed", "hangup": "hangup"}[cut]
+    assert meta_of(folder)["status"] == {"kill-group": "killed", "hangup": "hangup"}[cut]
 
     # -- resume in a new terminal ---------------------------------------------------------
     second = drive([*SK, "resume"], env=copilot_env, cwd=project_dir)
@@ -232,22 +228,22 @@ def test_resume_copilot_after_its_session_was_cut_short(
     assert f"copilot --resume={session_id}" in quit_copilot(second)  # exit status 0 through shellkeep
 
     # -- what shellkeep kept ----------------------------------------------------------------
-    old = _meta(folder)
+    old = meta_of(folder)
     assert old["status"] == {"kill-group": "killed", "hangup": "hangup"}[cut]
     assert (old["agent_session_id"], old["agent_transcript"]) == (session_id, str(log))
     assert old["exchange_count"] == 2
-    assert [(e["prompt"], e["answer"]) for e in _exchanges(folder)] == list(zip(PROMPTS, ANSWERS))
+    assert [(e["prompt"], e["answer"]) for e in exchanges_of(folder)] == list(zip(PROMPTS, ANSWERS))
     assert old["usage"] == expected_usage(chat_standin, PROMPTS)
     assert stored_copy(folder, "events.jsonl")
 
-    new = _meta(new_folder)
+    new = meta_of(new_folder)
     assert new["parent"] == meta["id"]
     assert new["command"] == ["copilot", "--resume", session_id]
     assert (new["agent"], new["agent_session_id"], new["status"], new["exit_code"]) == (
         "copilot", session_id, "finished", 0,
     )
     assert new["exchange_count"] == 1
-    assert [(e["prompt"], e["answer"]) for e in _exchanges(new_folder)] == [(THIRD_PROMPT, THIRD_ANSWER)]
+    assert [(e["prompt"], e["answer"]) for e in exchanges_of(new_folder)] == [(THIRD_PROMPT, THIRD_ANSWER)]
     assert new["usage"] == expected_usage(chat_standin, (THIRD_PROMPT,))
     save = os.environ.get("SHELLKEEP_TEST_SAVE_COPILOT")
     if save:  # for tests/data/agents/copilot (paths made anonymous by hand)

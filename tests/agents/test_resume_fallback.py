@@ -39,7 +39,7 @@ from typing import Any, Callable, Sequence
 import pytest
 
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, session_folders, stored_copy
+from tests.helpers import meta_of, session_folders, SK, stored_copy
 
 from . import test_claude_standin_direct as claude_direct
 from . import test_codex_standin_direct as codex_direct
@@ -122,7 +122,7 @@ def _check(agent: Agent, home: Paths, drive: Drive, project: Path, damage: str) 
     folder = _record(agent, drive, env, project, home)
     if agent.daemon_folder is not None:
         reap(agent.daemon_folder)
-    meta = _meta(folder)
+    meta = meta_of(folder)
     transcript = Path(meta["agent_transcript"])
     copy = folder / "agent" / f"{transcript.name}.ref"  # the session's reference to its stored copy
     assert transcript.is_file() and copy.is_file() and stored_copy(folder, transcript.name)
@@ -159,7 +159,7 @@ def _check(agent: Agent, home: Paths, drive: Drive, project: Path, damage: str) 
             [backup] = transcript.parent.glob(f"{transcript.name}.shellkeep-backup-*")
             assert backup.read_bytes() == cut
             _wait_said(second, f"was cut; kept it as {backup.name} and restored shellkeep's copy")
-        [run] = [_meta(f.parent) for f in session_folders(home) if f.parent != folder]
+        [run] = [meta_of(f.parent) for f in session_folders(home) if f.parent != folder]
         assert run["command"][: len(agent.resume_words)] == list(agent.resume_words)
         assert run["parent"] == meta["id"] and not run.get("resume_failed")
         return
@@ -167,7 +167,7 @@ def _check(agent: Agent, home: Paths, drive: Drive, project: Path, damage: str) 
     block = _injected_block(agent.standin)
     for prompt, answer in zip(PROMPTS, ANSWERS):
         assert prompt in block and answer in block, block
-    runs = [_meta(f.parent) for f in session_folders(home) if f.parent != folder]
+    runs = [meta_of(f.parent) for f in session_folders(home) if f.parent != folder]
     injected = [m for m in runs if not m.get("resume_failed")]
     assert len(injected) == 1 and injected[0]["parent"] == meta["id"]
     assert injected[0]["command"][: len(agent.resume_words)] != list(agent.resume_words)
@@ -195,7 +195,7 @@ def _record(agent: Agent, drive: Drive, env: dict[str, str], project: Path, home
     agent.quit(first)
     [meta_path] = session_folders(home)
     folder = meta_path.parent
-    first.wait_until(lambda: _meta(folder).get("exchange_count") == 2, WAIT_S, "exchanges stored")
+    first.wait_until(lambda: meta_of(folder).get("exchange_count") == 2, WAIT_S, "exchanges stored")
     return folder
 
 
@@ -205,14 +205,9 @@ def _native_only_fails(agent: Agent, home: Paths, drive: Drive, env: dict[str, s
     _wait_said(only, FAILURE_WORDS[agent.program])  # the agent's own word first: a clearer failure than an exit wait
     assert only.wait_exit(EXIT_WAIT_S) != 0, only.dump()
     assert "); not re-injecting (--native-only)" in _said(only), _said(only)  # it has ended: all was read
-    [run] = [_meta(f.parent) for f in session_folders(home) if f.parent != folder]
-    assert run["resume_failed"] and run["parent"] == _meta(folder)["id"]
+    [run] = [meta_of(f.parent) for f in session_folders(home) if f.parent != folder]
+    assert run["resume_failed"] and run["parent"] == meta_of(folder)["id"]
     assert not any("[shellkeep]" in r.last_user_text() for r in agent.standin.requests())
-
-
-def _meta(folder: Path) -> dict[str, Any]:
-    meta: dict[str, Any] = json.loads((folder / "meta.json").read_text())
-    return meta
 
 
 def _said(driver: ScreenDriver) -> str:

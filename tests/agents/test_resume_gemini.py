@@ -36,10 +36,10 @@ from typing import Any, Callable
 import pytest
 
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, process_gone, session_folders, stored_copy
+from tests.helpers import exchanges_of, meta_of, process_gone, session_folders, SK, stored_copy
 from tests.recordings import last_screen
 
-from .agent_processes import processes_using
+from .agent_processes import group_members, processes_using
 from .screen_driver import ScreenDriver
 from .standin_gemini import GeminiRequest, GeminiStandin, usage_of
 
@@ -55,15 +55,6 @@ ANSWERS = ("STANDIN-ANSWER-1: olive", "STANDIN-ANSWER-2: mango")
 THIRD_PROMPT, THIRD_ANSWER = "the third word is guava", "STANDIN-ANSWER-3: guava"
 
 Drive = Callable[..., ScreenDriver]
-
-
-def _meta(folder: Path) -> dict[str, Any]:
-    meta: dict[str, Any] = json.loads((folder / "meta.json").read_text())
-    return meta
-
-
-def _exchanges(folder: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (folder / "exchanges.jsonl").read_text().splitlines()]
 
 
 def ask(driver: ScreenDriver, standin: GeminiStandin, prompt: str, answer: str) -> None:
@@ -166,8 +157,8 @@ def start_two_exchanges(
         ask(first, standin, prompt, answer)
     [meta_path] = session_folders(home)
     folder = meta_path.parent
-    first.wait_until(lambda: _meta(folder).get("child_pid"), WAIT_S, "child_pid")
-    meta = _meta(folder)
+    first.wait_until(lambda: meta_of(folder).get("child_pid"), WAIT_S, "child_pid")
+    meta = meta_of(folder)
     assert meta["command"][:2] == ["gemini", "--session-id"] and meta["agent"] == "gemini"
     session_id = meta["command"][2]
     assert meta["agent_session_id"] == session_id
@@ -177,21 +168,6 @@ def start_two_exchanges(
     first.wait_until(lambda: ("gemini", ANSWERS[1]) in chat_messages(chat), WAIT_S, "answer 2 stored")
     first.wait_until(lambda: ANSWERS[1] in last_screen(folder / "session.cast").to_text(), WAIT_S, "answer on disk")
     return first, folder, meta, chat
-
-
-def group_members(pgid: int) -> list[int]:
-    """Return the live processes of process group *pgid* (zombies left out)."""
-    members = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[0] not in ("Z", "X") and int(fields[2]) == pgid:
-            members.append(int(entry.name))
-    return members
 
 
 def resume_and_ask_third(
@@ -215,20 +191,20 @@ def resume_and_ask_third(
 def check_kept(standin: GeminiStandin, folder: Path, new_folder: Path, meta: dict[str, Any], chat: Path, status: str) -> None:
     """Check both sessions' exchanges, usage and links, and shellkeep's copy of the chat file."""
     session_id = meta["agent_session_id"]
-    old = _meta(folder)
+    old = meta_of(folder)
     assert old["status"] == status
     assert (old["agent_session_id"], old["agent_transcript"]) == (session_id, str(chat))
     assert old["exchange_count"] == 2
-    assert [(e["prompt"], e["answer"]) for e in _exchanges(folder)] == list(zip(PROMPTS, ANSWERS))
+    assert [(e["prompt"], e["answer"]) for e in exchanges_of(folder)] == list(zip(PROMPTS, ANSWERS))
     assert old["usage"] == expected_usage(standin, PROMPTS, ANSWERS)
     assert stored_copy(folder, chat.name)
 
-    new = _meta(new_folder)
+    new = meta_of(new_folder)
     assert new["parent"] == meta["id"]
     assert new["command"] == ["gemini", "-r", session_id]
     assert (new["agent"], new["agent_session_id"], new["status"], new["exit_code"]) == ("gemini", session_id, "finished", 0)
     assert new["exchange_count"] == 1
-    assert [(e["prompt"], e["answer"]) for e in _exchanges(new_folder)] == [(THIRD_PROMPT, THIRD_ANSWER)]
+    assert [(e["prompt"], e["answer"]) for e in exchanges_of(new_folder)] == [(THIRD_PROMPT, THIRD_ANSWER)]
     assert new["usage"] == expected_usage(standin, (THIRD_PROMPT,), (THIRD_ANSWER,))
 
 
@@ -257,7 +233,7 @@ def test_resume_gemini_after_its_session_was_cut_short(
     # Nothing of the agent is left running (re-parented to PID 1, holding the pty).
     first.wait_until(lambda: not group_members(group), WAIT_S, "the agent's process group ended")
     first.wait_until(lambda: not processes_using(gemini_home), WAIT_S, "no process left using the agent's HOME")
-    assert _meta(folder)["status"] == {"kill-group": "killed", "hangup": "hangup"}[cut]
+    assert meta_of(folder)["status"] == {"kill-group": "killed", "hangup": "hangup"}[cut]
 
     second, new_folder = resume_and_ask_third(home, drive, env, gemini_standin, project_dir, folder)
     assert quit_gemini(second) == meta["agent_session_id"]

@@ -18,13 +18,12 @@ from typing import Callable
 import pytest
 
 from shellkeep.store.paths import Paths
-from tests.helpers import process_gone, SK, session_folders
+from tests.helpers import meta_of, process_gone, session_folders, SK
 
 from .conftest import codex_config
 from .screen_driver import ScreenDriver
 from .standin_openai import OpenAIStandin
 from .test_codex_standin_direct import READY, WAIT_S, ask, request_with_prompt
-from .test_resume_claude import _meta
 from .test_resume_codex import _quit_codex
 
 pytestmark = [pytest.mark.agent, pytest.mark.timeout(180)]
@@ -50,15 +49,15 @@ def test_codex_resumes_in_the_renamed_folder_without_asking(
     thread_id = request_with_prompt(openai_standin, PROMPT).headers["session-id"]
     [meta_path] = session_folders(home)
     folder = meta_path.parent
-    first.wait_until(lambda: _meta(folder).get("child_pid"), WAIT_S, "child_pid")
-    child = _meta(folder)["child_pid"]
+    first.wait_until(lambda: meta_of(folder).get("child_pid"), WAIT_S, "child_pid")
+    child = meta_of(folder)["child_pid"]
     os.kill(child, signal.SIGKILL)
     assert first.wait_exit(WAIT_S) == 128 + signal.SIGKILL
     first.wait_until(lambda: process_gone(child), WAIT_S, "codex gone")
     # The upkeep after the session adds the root commit (Codex's daemon outlives the session,
     # so wait for the metadata, not for the processes).
-    first.wait_until(lambda: (_meta(folder).get("git_identity") or {}).get("root_commit"), WAIT_S, "root commit")
-    assert _meta(folder)["agent_session_id"] == thread_id
+    first.wait_until(lambda: (meta_of(folder).get("git_identity") or {}).get("root_commit"), WAIT_S, "root commit")
+    assert meta_of(folder)["agent_session_id"] == thread_id
 
     subprocess.run(["mv", str(project_dir), str(renamed)], check=True)
     second = drive([*SK, "resume"], env=env, cwd=renamed)
@@ -73,6 +72,6 @@ def test_codex_resumes_in_the_renamed_folder_without_asking(
     assert any(role == "user" and f"<cwd>{renamed}</cwd>" in text for role, text in texts)
     assert _quit_codex(second) == thread_id
 
-    [new] = [_meta(p.parent) for p in session_folders(home) if p.parent != folder]
+    [new] = [meta_of(p.parent) for p in session_folders(home) if p.parent != folder]
     assert new["command"] == ["codex", "--cd", str(renamed), "resume", thread_id]
-    assert new["cwd"] == str(renamed) and new["parent"] == _meta(folder)["id"]
+    assert new["cwd"] == str(renamed) and new["parent"] == meta_of(folder)["id"]

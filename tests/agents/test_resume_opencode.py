@@ -31,14 +31,14 @@ import pytest
 
 from shellkeep.agents.opencode import OpenCodeAdapter
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, process_gone, session_folders
+from tests.helpers import exchanges_of, meta_of, process_gone, session_folders, SK
 from tests.recordings import last_screen
 
-from .agent_processes import reap
+from .agent_processes import group_members, reap
 from .conftest import _search_path
 from .screen_driver import ScreenDriver
 from .standin_chat import ChatRequest, ChatStandin, usage_of
-from .test_resume_claude import _meta, _restored_screen
+from .test_resume_claude import _restored_screen
 
 pytestmark = [pytest.mark.agent, pytest.mark.timeout(420)]
 
@@ -181,30 +181,11 @@ def expected_usage(standin: ChatStandin, prompts: tuple[str, ...]) -> dict[str, 
     return total
 
 
-def group_members(pgid: int) -> list[int]:
-    """Return the live (not zombie) processes whose process group is *pgid*."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[0] not in ("Z", "X") and int(fields[2]) == pgid:
-            found.append(int(entry.name))
-    return found
-
-
 def quit_opencode(driver: ScreenDriver) -> str:
     """Exit OpenCode with one Ctrl-C at an empty input box; return all it printed (its exit banner last)."""
     driver.press("ctrl-c")
     assert driver.wait_exit(WAIT_S) == 0, driver.dump()
     return bytes(driver.raw).decode("utf-8", "replace")
-
-
-def _exchanges(folder: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (folder / "exchanges.jsonl").read_text().splitlines()]
 
 
 @pytest.mark.parametrize("cut", ["kill-group", "hangup"])
@@ -225,8 +206,8 @@ def test_resume_opencode_after_its_session_was_cut_short(
         ask(first, prompt, answer, chat_standin)
     [meta_path] = session_folders(home)
     folder = meta_path.parent
-    first.wait_until(lambda: _meta(folder).get("child_pid"), WAIT_S, "child_pid")
-    meta = _meta(folder)
+    first.wait_until(lambda: meta_of(folder).get("child_pid"), WAIT_S, "child_pid")
+    meta = meta_of(folder)
     assert (meta["command"], meta["agent"]) == (["opencode"], "opencode")
     session_id = latest_session(db, project_dir)
     assert session_id is not None and session_id.startswith("ses_")
@@ -245,7 +226,7 @@ def test_resume_opencode_after_its_session_was_cut_short(
         first.wait_exit(WAIT_S)
     first.wait_until(lambda: process_gone(child), WAIT_S, "opencode gone")
     first.wait_until(lambda: not group_members(child), WAIT_S, "opencode's process group gone")
-    assert _meta(folder)["status"] == {"kill-group": "killed", "hangup": "hangup"}[cut]
+    assert meta_of(folder)["status"] == {"kill-group": "killed", "hangup": "hangup"}[cut]
 
     # -- resume in a new terminal ---------------------------------------------------------
     second = drive([*SK, "resume"], env=opencode_env, cwd=project_dir)
@@ -275,21 +256,21 @@ def test_resume_opencode_after_its_session_was_cut_short(
     assert f"opencode -s {session_id}" in quit_opencode(second)  # exit status 0 through shellkeep
 
     # -- what shellkeep kept ----------------------------------------------------------------
-    old = _meta(folder)
+    old = meta_of(folder)
     assert old["status"] == {"kill-group": "killed", "hangup": "hangup"}[cut]
     assert (old["agent_session_id"], old["agent_transcript"]) == (session_id, str(db))
     assert old["exchange_count"] == 2
-    assert [(e["prompt"], e["answer"]) for e in _exchanges(folder)] == list(zip(PROMPTS, ANSWERS))
+    assert [(e["prompt"], e["answer"]) for e in exchanges_of(folder)] == list(zip(PROMPTS, ANSWERS))
     assert old["usage"] == expected_usage(chat_standin, PROMPTS)
 
-    new = _meta(new_folder)
+    new = meta_of(new_folder)
     assert new["parent"] == meta["id"]
     assert new["command"] == ["opencode", "-s", session_id]
     assert (new["agent"], new["agent_session_id"], new["status"], new["exit_code"]) == (
         "opencode", session_id, "finished", 0,
     )
     assert new["exchange_count"] == 1
-    assert [(e["prompt"], e["answer"]) for e in _exchanges(new_folder)] == [(THIRD_PROMPT, THIRD_ANSWER)]
+    assert [(e["prompt"], e["answer"]) for e in exchanges_of(new_folder)] == [(THIRD_PROMPT, THIRD_ANSWER)]
     assert new["usage"] == expected_usage(chat_standin, (THIRD_PROMPT,))
     save = os.environ.get("SHELLKEEP_TEST_SAVE_OPENCODE")
     if save:  # for tests/data/agents/opencode: scripts/opencode-fixture.py anonymises the copy

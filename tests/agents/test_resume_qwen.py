@@ -26,13 +26,12 @@ from typing import Any, Callable
 import pytest
 
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, process_gone, session_folders, stored_copy
+from tests.helpers import exchanges_of, meta_of, process_gone, session_folders, SK, stored_copy
 from tests.recordings import last_screen
 
-from .agent_processes import processes_using
+from .agent_processes import group_members, processes_using
 from .screen_driver import ScreenDriver
 from .standin_openai import OpenAIRequest, OpenAIStandin, chat_usage_of
-from .test_resume_gemini import group_members
 
 pytestmark = [pytest.mark.agent, pytest.mark.timeout(240)]
 
@@ -46,15 +45,6 @@ ANSWERS = ("STANDIN-ANSWER-1: lemon", "STANDIN-ANSWER-2: peach")
 THIRD_PROMPT, THIRD_ANSWER = "the third word is melon", "STANDIN-ANSWER-3: melon"
 
 Drive = Callable[..., ScreenDriver]
-
-
-def _meta(folder: Path) -> dict[str, Any]:
-    meta: dict[str, Any] = json.loads((folder / "meta.json").read_text())
-    return meta
-
-
-def _exchanges(folder: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (folder / "exchanges.jsonl").read_text().splitlines()]
 
 
 def wait_ready(driver: ScreenDriver, drawn_before: int = 0) -> None:
@@ -142,8 +132,8 @@ def start_two_exchanges(
         ask(first, standin, prompt, answer)
     [meta_path] = session_folders(home)
     folder = meta_path.parent
-    first.wait_until(lambda: _meta(folder).get("child_pid"), WAIT_S, "child_pid")
-    meta = _meta(folder)
+    first.wait_until(lambda: meta_of(folder).get("child_pid"), WAIT_S, "child_pid")
+    meta = meta_of(folder)
     assert meta["command"][:2] == ["qwen", "--session-id"] and meta["agent"] == "qwen"
     session_id = meta["command"][2]
     assert meta["agent_session_id"] == session_id
@@ -180,7 +170,7 @@ def test_resume_qwen_after_its_session_was_cut_short(
     first.wait_until(lambda: not group_members(group), WAIT_S, "the agent's process group ended")
     first.wait_until(lambda: not processes_using(qwen_home), WAIT_S, "no process left using the agent's HOME")
     status = {"kill-group": "killed", "hangup": "hangup"}[cut]
-    assert _meta(folder)["status"] == status
+    assert meta_of(folder)["status"] == status
 
     second = drive([*SK, "resume"], env=env, cwd=project_dir)
     new_folder = second.wait_until(
@@ -195,18 +185,18 @@ def test_resume_qwen_after_its_session_was_cut_short(
     second.wait_until(lambda: ("assistant", THIRD_ANSWER) in chat_texts(chat), WAIT_S, "answer 3 stored")
     assert quit_qwen(second) == meta["agent_session_id"]
 
-    old = _meta(folder)
+    old = meta_of(folder)
     assert old["status"] == status
     assert (old["agent_session_id"], old["agent_transcript"]) == (meta["agent_session_id"], str(chat))
     assert old["exchange_count"] == 2
-    assert [(e["prompt"], e["answer"]) for e in _exchanges(folder)] == list(zip(PROMPTS, ANSWERS))
+    assert [(e["prompt"], e["answer"]) for e in exchanges_of(folder)] == list(zip(PROMPTS, ANSWERS))
     assert old["usage"] == expected_usage(openai_standin, PROMPTS, ANSWERS)
     assert stored_copy(folder, chat.name)
-    new = _meta(new_folder)
+    new = meta_of(new_folder)
     assert new["parent"] == meta["id"]
     assert new["command"] == ["qwen", "-r", meta["agent_session_id"]]
     assert (new["agent"], new["status"], new["exit_code"]) == ("qwen", "finished", 0)
-    assert [(e["prompt"], e["answer"]) for e in _exchanges(new_folder)] == [(THIRD_PROMPT, THIRD_ANSWER)]
+    assert [(e["prompt"], e["answer"]) for e in exchanges_of(new_folder)] == [(THIRD_PROMPT, THIRD_ANSWER)]
     assert new["usage"] == expected_usage(openai_standin, (THIRD_PROMPT,), (THIRD_ANSWER,))
 
 
@@ -242,9 +232,9 @@ def test_an_answer_qwen_never_wrote_is_taken_from_the_screen(
     assert ("user", PROMPTS[1]) in chat_texts(chat) and ("assistant", ANSWERS[1]) not in chat_texts(chat)
 
     second = drive([*SK, "resume"], env=env, cwd=project_dir)  # recovers the interrupted session first
-    second.wait_until(lambda: _meta(folder).get("exchange_count") == 2, WAIT_S, "the interrupted session collected")
-    assert [(e["prompt"], e["answer"]) for e in _exchanges(folder)] == list(zip(PROMPTS, ANSWERS))
-    old = _meta(folder)
+    second.wait_until(lambda: meta_of(folder).get("exchange_count") == 2, WAIT_S, "the interrupted session collected")
+    assert [(e["prompt"], e["answer"]) for e in exchanges_of(folder)] == list(zip(PROMPTS, ANSWERS))
+    old = meta_of(folder)
     assert (old["status"], old["exchange_count"]) == ("interrupted", 2)
     wait_ready(second, drawn_before=1)
     quit_qwen(second)

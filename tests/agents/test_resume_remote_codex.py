@@ -20,14 +20,13 @@ from typing import Callable
 import pytest
 
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, run_sk, session_folders
+from tests.helpers import meta_of, run_sk, session_folders, SK
 
 from .agent_processes import reap
 from .conftest import CODEX_KEY_ENV, TEST_OPENAI_KEY, codex_config
 from .screen_driver import ScreenDriver
 from .standin_openai import OpenAIStandin
 from .test_codex_standin_direct import READY, WAIT_S, ask, read_jsonl, request_with_prompt
-from .test_resume_claude import _meta
 from .test_resume_codex import _quit_codex
 
 pytestmark = [pytest.mark.agent, pytest.mark.timeout(240)]
@@ -92,9 +91,9 @@ def test_a_codex_thread_pushed_from_machine_a_resumes_natively_in_machine_bs_clo
     [meta_path] = session_folders(home)
     folder = meta_path.parent
     # Codex's daemon outlives the session: wait for the upkeep's results, not for the processes.
-    first.wait_until(lambda: (_meta(folder).get("git_identity") or {}).get("root_commit"), WAIT_S, "root commit")
+    first.wait_until(lambda: (meta_of(folder).get("git_identity") or {}).get("root_commit"), WAIT_S, "root commit")
     first.wait_until(lambda: (folder / "exchanges.jsonl").is_file() and any((folder / "agent").glob("*")), WAIT_S, "copy")
-    meta = _meta(folder)
+    meta = meta_of(folder)
     assert meta["agent_session_id"] == thread_id
     a_rollout = Path(meta["agent_transcript"])
 
@@ -117,6 +116,6 @@ def test_a_codex_thread_pushed_from_machine_a_resumes_natively_in_machine_bs_clo
     b_rollout = laptop_home / ".codex" / "sessions" / Path(*a_rollout.parts[-4:])
     heads = [r for r in read_jsonl(b_rollout) if r.get("type") == "session_meta"]
     assert heads and heads[0]["payload"]["cwd"] == str(clone)
-    [run] = [_meta(p.parent) for p in session_folders(Paths(Path(env_b["SHELLKEEP_HOME"]), Path("none")))]
+    [run] = [meta_of(p.parent) for p in session_folders(Paths(Path(env_b["SHELLKEEP_HOME"]), Path("none")))]
     assert run["command"] == ["codex", "--cd", str(clone), "resume", thread_id]
     assert run["parent"] == meta["id"] and run["resumed_from"]["session"] == meta["id"]

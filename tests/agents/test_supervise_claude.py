@@ -8,16 +8,15 @@ and the next request carries the earlier exchange.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 import pytest
 
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, session_folders
+from tests.helpers import meta_of, session_folders, SK
 
 from .screen_driver import ScreenDriver
 from .standin_anthropic import AnthropicStandin
@@ -26,11 +25,6 @@ from .test_claude_standin_direct import READY, WAIT_S, ask, quit_claude, request
 pytestmark = [pytest.mark.agent, pytest.mark.timeout(120)]
 
 Drive = Callable[..., ScreenDriver]
-
-
-def _meta(folder: Path) -> dict[str, Any]:
-    meta: dict[str, Any] = json.loads((folder / "meta.json").read_text())
-    return meta
 
 
 def test_a_crashed_claude_is_resumed_in_place(
@@ -42,8 +36,8 @@ def test_a_crashed_claude_is_resumed_in_place(
     ask(driver, "the first word is kiwi", "STANDIN-ANSWER-1: kiwi")
     [meta_path] = session_folders(home)
     folder = meta_path.parent
-    driver.wait_until(lambda: _meta(folder).get("child_pid"), WAIT_S, "child_pid")
-    first = _meta(folder)
+    driver.wait_until(lambda: meta_of(folder).get("child_pid"), WAIT_S, "child_pid")
+    first = meta_of(folder)
     claude_id = first["agent_session_id"]
     transcript = next((Path(agent_env["HOME"]) / ".claude" / "projects").glob(f"*/{claude_id}.jsonl"))
     driver.wait_until(lambda: ("assistant", "STANDIN-ANSWER-1: kiwi") in transcript_texts(transcript), WAIT_S, "answer stored")
@@ -56,12 +50,12 @@ def test_a_crashed_claude_is_resumed_in_place(
     driver.wait_for_screen(READY, WAIT_S)
     ask(driver, "the second word is lime", "STANDIN-ANSWER-2: lime")
     request = request_with_prompt(anthropic_standin, "the second word is lime")
-    assert _meta(new_folder)["command"] == ["claude", "--resume", claude_id]
+    assert meta_of(new_folder)["command"] == ["claude", "--resume", claude_id]
     # Under load Claude Code can take the Enter after fast typing as part of a paste and keep a
     # trailing newline in the prompt; the conversation is what this test is about.
     assert [(role, text.strip()) for role, text in turns(request)[:2]] == [("user", "the first word is kiwi"), ("assistant", "STANDIN-ANSWER-1: kiwi")]
     assert quit_claude(driver) == claude_id  # exit status 0: the user's own Ctrl-C, not a crash
-    old, new = _meta(folder), _meta(new_folder)
+    old, new = meta_of(folder), meta_of(new_folder)
     assert (old["status"], old["signal"]) == ("killed", signal.SIGSEGV)
     assert (new["parent"], new["restart"], new["command"]) == (first["id"], 1, ["claude", "--resume", claude_id])
     assert len(session_folders(home)) == 2
