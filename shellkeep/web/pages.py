@@ -11,7 +11,8 @@
 - ``/stats``: what ``shellkeep stats`` sums (``since``, ``by``);
 - ``/api/sessions`` (the list's rows; with ``q``: the sessions with hits, best first),
   ``/api/sessions/{id}/cast`` (the recording as asciicast v2, decrypted,
-  redacted as stored; 404 with the reason for a session that has none), ``/api/sessions/{id}/input`` (POST ``{"text": ...}``), ``/api/stats``.
+  redacted as stored; 404 with the reason for a session that has none),
+  ``/api/sessions/{id}/input`` (POST ``{"text": ...}``), ``/api/stats``.
 
 Every page or endpoint that shows a recording, its exchanges or search hits from it leaves
 an audit entry (command ``serve``), as the CLI's reads do. Handlers that touch the disk are
