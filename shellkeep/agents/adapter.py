@@ -42,6 +42,7 @@ class CommandAdapter:
 
     Class attributes:
         name: the adapter's name, stored in meta.json.
+        title: the agent's name as its makers write it, for people to read (``Claude Code``).
         has_native_transcript: True: the agent keeps a conversation ``find_session`` looks for.
         executables / packages / modules: how the agent is started (see ``split_command``).
         grammar: its arguments, so values and prompts are told apart.
@@ -61,6 +62,7 @@ class CommandAdapter:
     """
 
     name: str = ""
+    title: str = ""
     has_native_transcript: bool = True
     executables: ClassVar[tuple[str, ...]] = ()
     packages: ClassVar[tuple[str, ...]] = ()

@@ -196,6 +196,7 @@ class AiderAdapter(CommandAdapter):
     """Adapter for aider (``aider``, ``python -m aider``, ``uvx aider-chat``)."""
 
     name = "aider"
+    title = "Aider"
     executables = ("aider",)
     tested_versions = ("0.85.5", "0.86.2")
     """The aider versions this adapter was tested with, end to end (tests/agents/test_resume_aider.py)."""

@@ -342,6 +342,7 @@ class ClaudeAdapter(CommandAdapter):
     """Adapter for Claude Code (``claude``, ``npx @anthropic-ai/claude-code``)."""
 
     name = "claude"
+    title = "Claude Code"
     executables = ("claude",)
     tested_versions = ("2.1.197", "2.1.332")
     packages = ("@anthropic-ai/claude-code",)

@@ -302,6 +302,7 @@ class CodexAdapter(CommandAdapter):
     """Adapter for Codex CLI (``codex``, ``npx @openai/codex``)."""
 
     name = "codex"
+    title = "Codex"
     executables = ("codex",)
     tested_versions = ("0.165.0", "0.171.0")
     input_includes_cache_read = True

@@ -239,6 +239,7 @@ class CopilotAdapter(CommandAdapter):
     """Adapter for GitHub Copilot CLI (``copilot``, ``npx @github/copilot``)."""
 
     name = "copilot"
+    title = "GitHub Copilot CLI"
     executables = ("copilot",)
     tested_versions = ("1.0.88", "1.0.102")
     """The Copilot CLI versions this adapter was tested with, end to end (tests/agents/test_resume_copilot.py)."""

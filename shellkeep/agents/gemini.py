@@ -316,6 +316,7 @@ class GeminiAdapter(CommandAdapter):
     """Adapter for Gemini CLI (``gemini``, ``npx @google/gemini-cli``)."""
 
     name = "gemini"
+    title = "Gemini CLI"
     executables = ("gemini",)
     tested_versions = ("0.57.0", "0.61.0")
     input_includes_cache_read = True

@@ -131,6 +131,7 @@ class OpenCodeAdapter(CommandAdapter):
     """Adapter for OpenCode (``opencode``, ``npx opencode-ai``)."""
 
     name = "opencode"
+    title = "OpenCode"
     executables = ("opencode",)
     tested_versions = ("1.17.19", "1.18.33")
     """The OpenCode versions this adapter was tested with, end to end (tests/agents/test_resume_opencode.py)."""

@@ -170,6 +170,7 @@ class QwenAdapter(CommandAdapter):
     """Adapter for Qwen Code (``qwen``, ``npx @qwen-code/qwen-code``)."""
 
     name = "qwen"
+    title = "Qwen Code"
     executables = ("qwen",)
     tested_versions = ("0.23.4", "0.24.4")
     answers_written_late = True

@@ -78,6 +78,7 @@ __all__ = [
     "HistoryImport",
     "HistoryReport",
     "HistoryRequest",
+    "agent_title",
     "auto_import_wanted",
     "import_histories",
     "imported_from_agent",
@@ -137,6 +138,16 @@ class HistoryReport:
     def count(self, action: str) -> int:
         """Return how many conversations ended with ``action``."""
         return sum(1 for r in self.results if r.action == action)
+
+
+def agent_title(agent: str) -> str:
+    """Return the agent's name as its makers write it (``Claude Code`` for ``claude``); the
+    stored name itself for an agent no adapter gives a title."""
+    try:
+        adapter = adapter_named(agent)
+    except UserInputError:
+        return agent
+    return str(getattr(adapter, "title", "") or agent)  # a plug-in adapter may have none
 
 
 def imported_from_agent(meta: SessionMeta) -> str | None:

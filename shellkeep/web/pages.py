@@ -6,11 +6,13 @@
   best hits first, only in the sessions the filters keep;
 - ``/s/{id}``: one session: its recording in asciinema-player, or, while it runs and
   publishes, its live stream (``/ws/s/{id}``); its exchanges and markers as a timeline that
-  seeks the player; an input box with ``--allow-input``;
+  seeks the player; an input box with ``--allow-input``. A session with no recording (imported
+  from an agent's own history, ``record.detail`` below ``full``) shows why and its exchanges;
 - ``/stats``: what ``shellkeep stats`` sums (``since``, ``by``);
 - ``/api/sessions`` (the list's rows; with ``q``: the sessions with hits, best first),
   ``/api/sessions/{id}/cast`` (the recording as asciicast v2, decrypted,
-  redacted as stored), ``/api/sessions/{id}/input`` (POST ``{"text": ...}``), ``/api/stats``.
+  redacted as stored; 404 with the reason for a session that has none),
+  ``/api/sessions/{id}/input`` (POST ``{"text": ...}``), ``/api/stats``.
 
 Every page or endpoint that shows a recording, its exchanges or search hits from it leaves
 an audit entry (command ``serve``), as the CLI's reads do. Handlers that touch the disk are
@@ -34,9 +36,10 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from shellkeep.app.display import format_duration, format_local_time
+from shellkeep.app.history_import import agent_title, imported_from_agent
 from shellkeep.app.listing import SUSPENDED_KEY_MISSING, missing_key, missing_keys
 from shellkeep.app.ps import LiveSession, LiveState, live_sessions
-from shellkeep.app.reads import read_session
+from shellkeep.app.reads import NoRecording, read_session
 from shellkeep.app.serve import ServeSetup
 from shellkeep.app.stats import USAGE_GROUPS, StatsReport, StatsRequest, compute_stats, row_label
 from shellkeep.archive.export import export_session
@@ -246,6 +249,7 @@ class Pages:
             "is_live": streams and not replay,
             "replaying": streams and replay,
             "problem": None,
+            "no_recording": None,
             "exchanges": [],
             "markers": [],
         }
@@ -256,12 +260,12 @@ class Pages:
                 "import it with 'shellkeep key import' and reload"
             )
             return values
-        if meta.detail != "full" and not Path(meta.cast).exists():
-            values["problem"] = f"this session kept no terminal recording (record.detail = {meta.detail!r})"
+        no_recording = _no_recording(meta)
+        values["no_recording"] = no_recording
         record_read(self.ctx.paths, "serve", meta, detail="page")
         try:
             exchanges = read_exchanges(meta, self.ctx.vault)
-            markers = read_session_markers(meta, self.ctx.vault) if values["problem"] is None else []
+            markers = read_session_markers(meta, self.ctx.vault) if no_recording is None else []
         except KeyUnavailable as exc:
             values["problem"] = f"{exc}; import the key with 'shellkeep key import' and reload"
             return values
@@ -271,7 +275,7 @@ class Pages:
         values["exchanges"] = [
             {
                 "n": e.index + 1,
-                "time_s": exchange_offset_s(meta, e),
+                "time_s": exchange_offset_s(meta, e) if no_recording is None else None,  # nothing to seek
                 "prompt": _preview(e.prompt),
                 "answer": _preview(e.answer),
             }
@@ -284,7 +288,10 @@ class Pages:
         """``/api/sessions/{id}/cast``: the recording as asciicast v2 (audited)."""
 
         def work() -> Response:
-            meta, _ = read_session(self.ctx, self._meta(request.path_params["session_id"]), command="serve", detail="recording")
+            try:
+                meta, _ = read_session(self.ctx, self._meta(request.path_params["session_id"]), command="serve", detail="recording")
+            except NoRecording as exc:  # imported from an agent's history, record.detail, nothing recorded
+                return _error(str(exc), 404)
             out = io.BytesIO()
             export_session(meta, "cast", out, self.ctx.vault)
             return Response(out.getvalue(), media_type="application/x-asciicast", headers=_NO_STORE)
@@ -462,6 +469,26 @@ class _Row:
 
     def to_json(self) -> dict[str, object]:
         return dataclasses.asdict(self)
+
+
+def _no_recording(meta: SessionMeta) -> str | None:
+    """Return why the session has no terminal recording to play (None: it has one)."""
+    cast = Path(meta.cast)
+    agent = imported_from_agent(meta)
+    if agent is not None and not cast.exists():
+        return f"imported from {agent_title(agent)}'s own history: there is no terminal recording, only the exchanges"
+    if meta.detail != "full" and not cast.exists():
+        return f"this session kept no terminal recording (record.detail = {meta.detail!r})"
+    if meta.recording_error and _is_empty(cast):
+        return f"this session recorded nothing ({meta.recording_error})"
+    return None
+
+
+def _is_empty(path: Path) -> bool:
+    try:
+        return path.stat().st_size == 0
+    except FileNotFoundError:
+        return True
 
 
 def _status_choices() -> list[str]:

@@ -128,3 +128,26 @@ def record_session(home: Paths, code: str, *, name: str | None = None, expect: b
         wait_until(lambda: (folder / "live.sock").exists())
     meta = json.loads((folder / "meta.json").read_text())
     return folder, str(meta["id"]), harness
+
+
+def import_claude_session(home: Paths, user_home: Path, prompts: tuple[str, ...]) -> str:
+    """Write a Claude Code transcript asking ``prompts`` under ``user_home`` (the HOME the
+    caller points at), run ``shellkeep import --agent claude``; return the new session's id."""
+    from shellkeep.agents.locations import dash_encoded
+    from tests.transcripts import claude_lines
+
+    cwd = Path.cwd().resolve()
+    agent_id = "6c1d2e3f-4a5b-4c6d-8e7f-0a1b2c3d4e5f"
+    records = [json.loads(line) for line in claude_lines(len(prompts), session_id=agent_id, cwd=str(cwd))]
+    for record in records:
+        message = record.get("message") or {}
+        if record.get("type") == "user" and isinstance(message.get("content"), str):
+            message["content"] = prompts[int(message["content"].split()[-1])]
+    transcript = user_home / ".claude" / "projects" / dash_encoded(cwd) / f"{agent_id}.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    done = run_sk("import", "--agent", "claude", "--json")
+    assert done.returncode == 0, done.stderr
+    imported = [r for r in json.loads(done.stdout) if r["action"] == "imported"]
+    assert len(imported) == 1, done.stdout
+    return str(imported[0]["session_id"])

@@ -20,8 +20,8 @@ import websockets
 
 from shellkeep.store.audit import read_entries
 from shellkeep.store.paths import Paths
-from tests.e2e.serving import record_session, serve
-from tests.helpers import wait_for_background, wait_until
+from tests.e2e.serving import import_claude_session, record_session, serve
+from tests.helpers import run_sk, wait_for_background, wait_until
 from tests.live_stand_in import LivePublisher
 
 pytestmark = pytest.mark.timeout(120)
@@ -373,3 +373,43 @@ def test_a_session_is_found_by_prefix_or_name_and_an_ambiguous_prefix_says_so(ho
         assert client.get("/s/nosuchname").status_code == 404
     entries = [(e.command, e.session, e.detail) for e in read_entries(home)]
     assert ("serve", first, "page") in entries and ("serve", second, "recording") in entries
+
+
+def test_an_imported_session_shows_its_exchanges_and_has_no_cast(home: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    session_id = import_claude_session(home, tmp_path / "user-home", ("how do quokkas sleep", "and wombats"))
+    wait_for_background(home)
+    with serve() as served:
+        client = served.client()
+        hits = client.get("/", params={"q": "quokkas"})
+        assert hits.status_code == 200 and f'href="/s/{session_id}?t=' in hits.text, hits.text
+        link = re.search(rf'href="(/s/{session_id}\?t=[^"]*)"', hits.text)
+        assert link is not None
+        for path in (f"/s/{session_id}", link.group(1).replace("&amp;", "&")):
+            page = client.get(path)
+            assert page.status_code == 200, page.text
+            assert "how do quokkas sleep" in page.text and "and wombats" in page.text and "answer 1" in page.text
+            assert "imported from Claude Code&#39;s own history" in page.text
+            assert "record.detail" not in page.text
+            assert 'id="player"' not in page.text and "asciinema-player.min.js" not in page.text
+        cast = client.get(f"/api/sessions/{session_id}/cast")
+        assert cast.status_code == 404, cast.text
+        assert "imported from claude" in cast.json()["error"] and "\n" not in cast.json()["error"]
+    entries = [(e.command, e.session, e.detail) for e in read_entries(home)]
+    assert ("serve", session_id, "page") in entries
+
+
+def test_a_session_kept_without_a_recording_gives_the_setting_and_no_cast(home: Paths) -> None:
+    assert run_sk("config", "set", "record.detail", "conversation").returncode == 0
+    folder, session_id, _ = record_session(home, "print('unkept words')")
+    wait_for_background(home)  # the upkeep after the session drops its recording
+    assert not (folder / "session.cast").exists()
+    with serve() as served:
+        client = served.client()
+        page = client.get(f"/s/{session_id}")
+        assert page.status_code == 200
+        assert "kept no terminal recording (record.detail = &#39;conversation&#39;)" in page.text
+        assert 'id="timeline"' in page.text and 'id="player"' not in page.text
+        cast = client.get(f"/api/sessions/{session_id}/cast")
+        assert cast.status_code == 404 and "record.detail" in cast.json()["error"], cast.text

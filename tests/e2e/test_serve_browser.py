@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from shellkeep.store.paths import Paths
-from tests.e2e.serving import Served, record_session, serve
+from tests.e2e.serving import Served, import_claude_session, record_session, serve
 from tests.helpers import load_session, run_sk, session_folders, wait_for_background
 from tests.live_stand_in import LivePublisher
 
@@ -99,6 +99,28 @@ def test_the_list_loads_and_a_search_finds_a_session(home: Paths, page: object) 
         hits.locator("a").first.click()
         expect(page.locator("h1")).to_have_text("tidy-css", timeout=WAIT_MS)  # type: ignore[attr-defined]
         assert other in page.url  # type: ignore[attr-defined]
+
+
+def test_a_search_hit_in_an_imported_session_opens_its_exchanges(
+    home: Paths, page: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expect = playwright_sync.expect
+    monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    import_claude_session(home, tmp_path / "user-home", ("where do platypuses nest", "and echidnas"))
+    wait_for_background(home)
+    with serve() as served:
+        _open(page, served)
+        page.fill("#q", "platypuses")  # type: ignore[attr-defined]
+        page.press("#q", "Enter")  # type: ignore[attr-defined]
+        hits = page.locator("#hits")  # type: ignore[attr-defined]
+        expect(hits.locator("mark")).to_have_text("platypuses", timeout=WAIT_MS)
+        hits.locator("a").first.click()
+        timeline = page.locator("#timeline")  # type: ignore[attr-defined]
+        expect(timeline).to_contain_text("where do platypuses nest", timeout=WAIT_MS)
+        expect(timeline).to_contain_text("and echidnas")
+        expect(page.locator("#no-recording")).to_contain_text("imported from Claude Code's own history")  # type: ignore[attr-defined]
+        assert page.locator("#player").count() == 0  # type: ignore[attr-defined]
 
 
 def test_the_player_plays_a_recording_and_the_timeline_seeks_it(home: Paths, page: object, tmp_path: Path) -> None:
