@@ -181,7 +181,8 @@ def fetch_session_files(
     recorded in the audit log (``sync fetch``) unless ``audit`` is False (the caller records
     it). A fetched recording has the session's text indexed again at the next
     ``search --remote``. Raises SessionNotFound for a local session, DataError for a
-    changed object or manifest, ShellkeepError when the bucket cannot be read.
+    changed object or manifest or an object missing from the bucket, ShellkeepError when
+    the bucket cannot be read.
     """
     remote = remote_of(meta)
     if remote is None:
@@ -203,7 +204,13 @@ def fetch_session_files(
             raise DataError(f"{where} lists '{name}' without parts; it is refused")
         pieces = []
         for sha in parts:
-            blob = bucket.get(object_path(str(sha)))
+            try:
+                blob = bucket.get(object_path(str(sha)))
+            except FileNotFoundError as exc:
+                raise DataError(
+                    f"object {str(sha)[:12]} of session {meta.id} is missing from {remote['url']}; "
+                    f"push it again from machine {remote.get('host') or remote['machine']}"
+                ) from exc
             if hashlib.sha256(blob).hexdigest() != sha:
                 raise DataError(
                     f"object {str(sha)[:12]} of session {meta.id} ({name}) does not match its checksum: "

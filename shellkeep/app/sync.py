@@ -459,8 +459,11 @@ def pull(ctx: Context, url: str, *, machine: str | None = None, all_machines: bo
             if pulled.get(session_id) == sha:
                 known += 1
                 continue
-            data = bucket.get(manifest_path(index.id, session_id))
             where = f"the manifest of session {session_id} of machine {index.host or index.id}"
+            try:
+                data = bucket.get(manifest_path(index.id, session_id))
+            except FileNotFoundError as exc:
+                raise DataError(f"{where} is missing from {url}; push it again from machine {index.host or index.id}") from exc
             if hashlib.sha256(data).hexdigest() != sha:
                 raise DataError(f"{where} does not match the machine's index: it was changed in the remote; it is refused")
             manifest = read_manifest(data, ctx.vault, where)

@@ -56,7 +56,7 @@ class Bucket:
         """Return the bytes of ``path``; raises FileNotFoundError when there is none."""
         import obstore
 
-        with self._errors("read"):
+        with self._errors("read", path):
             return bytes(obstore.get(self.store, path).bytes())
 
     def put(self, path: str, data: bytes) -> None:
@@ -77,11 +77,13 @@ class Bucket:
                 pass
 
     @contextmanager
-    def _errors(self, what: str) -> Iterator[None]:
+    def _errors(self, what: str, path: str = "") -> Iterator[None]:
         try:
             yield
-        except FileNotFoundError:
-            raise
+        except FileNotFoundError as exc:
+            # obstore's NotFoundError is a FileNotFoundError whose text is a long debug dump:
+            # one line instead, naming the object (callers say what it was and what to do).
+            raise FileNotFoundError(f"no object {path or '(listing)'} in {self.url}") from exc
         except ShellkeepError:
             raise
         except Exception as exc:  # noqa: BLE001 - obstore raises its own error classes

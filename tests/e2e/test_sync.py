@@ -517,3 +517,36 @@ def test_a_session_pushed_again_with_new_exchanges_is_searched_as_pushed(home: P
     assert again["sessions_pulled"] == 1
     assert "laterword-9" in (folder / "exchanges.jsonl").read_text()
     assert [h["session_id"] for h in json.loads(sk("search", "--remote", "laterword-9", "--json", env=laptop).stdout)] == [session_id]
+
+
+def _laptop_with_pulled(home: Paths, url: str, tmp_path: Path) -> tuple[str, dict[str, str], str, str]:
+    """A recorded session pushed to ``url`` and pulled by a laptop: (id, laptop env, its recording's first part, this host)."""
+    session_id = record(home)
+    sk("sync", "push", "--remote", url)
+    laptop = machine(tmp_path, "laptop")
+    sk("sync", "pull", "--remote", url, env=laptop)
+    folder = next(Path(laptop["SHELLKEEP_HOME"], "remotes").glob(f"*/projects/*/{session_id}"))
+    manifest = json.loads((folder / "manifest.json").read_text())
+    return session_id, laptop, manifest["files"]["session.cast.zst"]["parts"][0], manifest["machine"]["host"]
+
+
+def _assert_missing_object_line(refused: subprocess.CompletedProcess[bytes], part: str, session_id: str, url: str, host: str) -> None:
+    err = refused.stderr.decode()
+    assert refused.returncode == 3 and err.count("\n") == 1, err
+    assert f"object {part[:12]} of session {session_id} is missing from {url}; push it again from machine {host}" in err, err
+
+
+def test_an_object_missing_from_a_file_remote_is_one_line_naming_the_pushing_machine(home: Paths, tmp_path: Path) -> None:
+    share = tmp_path / "share"
+    url = f"file://{share}"
+    session_id, laptop, part, host = _laptop_with_pulled(home, url, tmp_path)
+    (share / "objects" / part[:2] / part).unlink()
+    _assert_missing_object_line(sk("replay", session_id, env=laptop, ok=False), part, session_id, url, host)
+
+
+def test_an_object_missing_from_an_s3_remote_is_one_line_naming_the_pushing_machine(home: Paths, bucket_url: str, tmp_path: Path) -> None:
+    from shellkeep.store.bucket import open_bucket
+
+    session_id, laptop, part, host = _laptop_with_pulled(home, bucket_url, tmp_path)
+    open_bucket(bucket_url).delete(f"objects/{part[:2]}/{part}")
+    _assert_missing_object_line(sk("replay", session_id, env=laptop, ok=False), part, session_id, bucket_url, host)
