@@ -267,9 +267,9 @@ def push(ctx: Context, url: str, *, progress: Progress | None = None, on_plainte
     sent = skipped = bytes_sent = pushed = 0
     errors: list[str] = []
     if todo:
-        if key is None and on_plaintext is not None:
-            on_plaintext()
         there = set(bucket.list("objects/"))  # one listing for the whole push
+        if key is None and on_plaintext is not None:
+            on_plaintext()  # once the bucket answered: a push that cannot reach it sends nothing
         # Uploads run on a few threads while the next part is read, sealed and hashed (the
         # hashing, sealing and obstore's requests release the GIL); a session's manifest goes
         # only once all its parts are stored.

@@ -550,3 +550,13 @@ def test_an_object_missing_from_an_s3_remote_is_one_line_naming_the_pushing_mach
     session_id, laptop, part, host = _laptop_with_pulled(home, bucket_url, tmp_path)
     open_bucket(bucket_url).delete(f"objects/{part[:2]}/{part}")
     _assert_missing_object_line(sk("replay", session_id, env=laptop, ok=False), part, session_id, bucket_url, host)
+
+
+def test_no_plaintext_warning_when_the_bucket_cannot_be_listed(home: Paths, bucket_url: str) -> None:
+    record(home)
+    absent = f"s3://nobucket{uuid.uuid4().hex[:8]}/team"
+    failed = sk("sync", "push", "--remote", absent, ok=False)
+    err = failed.stderr.decode()
+    assert failed.returncode == 1 and err.count("\n") == 1 and "could not list" in err, err
+    assert "in plaintext" not in err
+    assert sk("sync", "push", "--remote", bucket_url).stderr.decode().count("in plaintext") == 1  # a bucket that answers: warned
