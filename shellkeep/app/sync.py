@@ -57,7 +57,7 @@ from shellkeep.store.session import (
     utc_now,
 )
 from shellkeep.vault.copies import copy_names, open_copy
-from shellkeep.vault.objects import manifest_mac, seal_object
+from shellkeep.vault.objects import is_sealed_object, manifest_mac, seal_object
 
 if TYPE_CHECKING:
     from shellkeep.vault.keys import Key
@@ -381,12 +381,19 @@ class RemoteMachine:
     sessions: dict[str, dict[str, object]]
 
 
-def _read_index(bucket: Bucket, machine_id: str, ctx: Context) -> RemoteMachine | None:
+def _read_index(bucket: Bucket, machine_id: str, ctx: Context, wanted: str | None = None) -> RemoteMachine | None:
+    """Return a machine's index, or None when it has none or (``wanted`` given: a machine id
+    prefix or host) it is another machine's that cannot be opened here (never an error then)."""
     where = f"the index of machine {machine_id}"
     try:
         blob = bucket.get(f"machines/{machine_id}/{INDEX_FILE}")
     except FileNotFoundError:
         return None
+    if ctx.vault.encrypt and not is_sealed_object(blob):
+        host = _host_in_plaintext(blob)
+        if wanted is not None and not machine_id.startswith(wanted) and host != wanted:
+            return None
+        raise remote.unsealed_error(where, host or machine_id)
     try:
         obj = json.loads(open_blob(blob, ctx.vault, where))
     except ValueError as exc:
@@ -398,12 +405,21 @@ def _read_index(bucket: Bucket, machine_id: str, ctx: Context) -> RemoteMachine 
     return RemoteMachine(machine_id, str(machine.get("host") or ""), sessions)
 
 
+def _host_in_plaintext(blob: bytes) -> str | None:
+    """Return the host an unsealed index names (display only: nothing else of it is trusted)."""
+    try:
+        host = json.loads(blob)["machine"]["host"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return host if isinstance(host, str) and host else None
+
+
 def _machines(bucket: Bucket, ctx: Context, me: str, machine: str | None, all_machines: bool) -> list[RemoteMachine]:
     found: list[RemoteMachine] = []
     for machine_id in bucket.list_folders("machines/"):
         if machine is None and not all_machines and machine_id == me:
             continue
-        index = _read_index(bucket, machine_id, ctx)
+        index = _read_index(bucket, machine_id, ctx, machine)
         if index is None:
             continue
         if machine is not None and not (machine_id.startswith(machine) or index.host == machine):

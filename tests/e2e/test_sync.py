@@ -552,6 +552,28 @@ def test_an_object_missing_from_an_s3_remote_is_one_line_naming_the_pushing_mach
     _assert_missing_object_line(sk("replay", session_id, env=laptop, ok=False), part, session_id, bucket_url, host)
 
 
+def test_a_remote_pushed_without_encryption_is_refused_naming_the_machine_and_an_unknown_machine_first(
+    home: Paths, tmp_path: Path
+) -> None:
+    url = f"file://{tmp_path / 'share'}"
+    record(home)
+    sk("sync", "push", "--remote", url)
+    host = json.loads(home.machine_file.read_text())["host"]
+    laptop = machine(tmp_path, "laptop")
+    Path(laptop["SHELLKEEP_HOME"]).mkdir(parents=True)
+    sk("key", "init", env=laptop)
+    encrypt(laptop)
+    refused = sk("sync", "pull", "--remote", url, env=laptop, ok=False)
+    err = refused.stderr.decode()
+    assert refused.returncode == 3 and err.count("\n") == 1, err
+    assert f"is not sealed: machine {host} pushed it without encryption (or it was changed in the remote)" in err, err
+    assert "with encryption on, unsealed data is refused" in err
+    unknown = sk("sync", "pull", "--remote", url, "--machine", "nosuch", env=laptop, ok=False)
+    assert unknown.returncode == 2 and "no machine 'nosuch' in the remote" in unknown.stderr.decode(), unknown.stderr
+    by_host = sk("sync", "pull", "--remote", url, "--machine", host, env=laptop, ok=False)
+    assert by_host.returncode == 3 and b"is not sealed" in by_host.stderr
+
+
 def test_no_plaintext_warning_when_the_bucket_cannot_be_listed(home: Paths, bucket_url: str) -> None:
     record(home)
     absent = f"s3://nobucket{uuid.uuid4().hex[:8]}/team"
