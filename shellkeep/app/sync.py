@@ -56,8 +56,8 @@ from shellkeep.store.session import (
     read_meta,
     utc_now,
 )
-from shellkeep.vault.copies import copy_names, open_copy
-from shellkeep.vault.objects import is_sealed_object, manifest_mac, seal_object
+from shellkeep.vault.copies import copy_names, copy_ref, open_copy
+from shellkeep.vault.objects import SEAL_OVERHEAD, is_sealed_object, manifest_mac, seal_object
 
 if TYPE_CHECKING:
     from shellkeep.vault.keys import Key
@@ -250,11 +250,31 @@ def _parts(f: _LocalFile, ctx: Context, part_bytes: int) -> Iterator[bytes]:
                 return
 
 
+def _bytes_to_send(f: _LocalFile, ctx: Context, part_bytes: int) -> int:
+    """Return the bytes of the objects ``push`` makes of ``f`` (its parts, sealed when encryption
+    is on), before skipping the parts the bucket holds already; manifests and the index not counted.
+
+    A copy is sent as its plaintext: the size its reference records (the ``.ref`` file is
+    tiny), or, for a whole-file copy from before the chunk store, the bytes read from it.
+    """
+    size = f.size
+    if f.is_copy:
+        folder, name = f.path.parent.parent, f.name.split("/", 1)[1]
+        ref = copy_ref(folder, name)
+        if ref is not None:
+            size = ref.size
+        else:
+            with open_copy(ctx.vault, folder, name) as fh:
+                size = sum(len(b) for b in iter(lambda: fh.read(1 << 20), b""))
+    parts = max(1, -(-size // part_bytes))
+    return size + (parts * SEAL_OVERHEAD if ctx.vault.encrypt else 0)
+
+
 def push(ctx: Context, url: str, *, progress: Progress | None = None, on_plaintext: Callable[[], None] | None = None) -> PushResult:
     """Push this machine's finished and interrupted sessions that the remote lacks.
 
     on_plaintext: called once, before anything is sent, when sessions are about to be sent
-    with encryption off (never when there is nothing to push). Blocks while uploading. Raises ShellkeepError when the bucket cannot be reached,
+    with encryption off (never when there is nothing to push or the bucket cannot be listed). Blocks while uploading. Raises ShellkeepError when the bucket cannot be reached,
     KeyUnavailable when encryption is on and no key is at hand.
     """
     paths = ctx.paths
@@ -549,7 +569,13 @@ class MachineStatus:
 
 @dataclass(frozen=True, slots=True)
 class SyncStatus:
-    """What a push would send (sessions, bytes of their files) and what a pull would read."""
+    """What a push would send and what a pull would read.
+
+    to_push_bytes: the bytes of the objects a push would make of those sessions (the same
+    count as ``PushResult.bytes_sent`` on a bucket that holds none of them yet); the
+    manifests (about 1 KiB each) and the machine index are not counted, nor parts the
+    bucket already holds subtracted.
+    """
 
     url: str
     machine: str
@@ -574,7 +600,9 @@ def status(ctx: Context, url: str) -> SyncStatus:
         machines.append(
             MachineStatus(index.id, index.host, len(index.sessions), len(new), sum(int(e.get("bytes") or 0) for e in new.values()))
         )
-    return SyncStatus(url, me.id, len(todo), sum(p.size_bytes for p in todo), running, len(state), machines)
+    part_bytes = ctx.config.sync.part_mib << 20
+    to_send = sum(_bytes_to_send(f, ctx, part_bytes) for p in todo for f in p.files)
+    return SyncStatus(url, me.id, len(todo), to_send, running, len(state), machines)
 
 
 # -- remote retention -----------------------------------------------------------------

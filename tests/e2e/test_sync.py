@@ -574,6 +574,27 @@ def test_a_remote_pushed_without_encryption_is_refused_naming_the_machine_and_an
     assert by_host.returncode == 3 and b"is not sealed" in by_host.stderr
 
 
+@pytest.mark.parametrize("sealed", [False, True], ids=["plain", "sealed"])
+def test_status_counts_the_bytes_push_then_sends_agent_copies_too(home: Paths, tmp_path: Path, sealed: bool) -> None:
+    from shellkeep.vault.access import Vault
+    from shellkeep.vault.copies import store_copy
+    from tests.unit.store.factory import make_session
+
+    if sealed:
+        sk("key", "init")
+        encrypt()
+    for n in (1, 2):
+        meta = make_session(home, Path.cwd(), n, events=((0.5, "o", f"screen {n}\r\n"),), exchanges=[{"prompt": f"p{n}", "answer": "a"}])
+        lines = [json.dumps({"n": n, "i": i, "text": "x" * 200}).encode() + b"\n" for i in range(300)]
+        store_copy(Vault(home, encrypt=sealed), meta.folder, f"transcript-{n}.jsonl", lines)
+    (tmp_path / "share").mkdir()
+    url = f"file://{tmp_path / 'share'}"
+    status = json.loads(sk("sync", "status", "--remote", url, "--json").stdout)
+    pushed = json.loads(sk("sync", "push", "--remote", url, "--json").stdout)
+    assert status["to_push"] == pushed["sessions_pushed"] == 2
+    assert status["to_push_bytes"] == pushed["bytes_sent"] > 2 * 300 * 200  # the copies' plaintext is counted
+
+
 def test_no_plaintext_warning_when_the_bucket_cannot_be_listed(home: Paths, bucket_url: str) -> None:
     record(home)
     absent = f"s3://nobucket{uuid.uuid4().hex[:8]}/team"
