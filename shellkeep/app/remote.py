@@ -220,7 +220,7 @@ def fetch_session_files(
             except FileNotFoundError as exc:
                 raise DataError(
                     f"object {str(sha)[:12]} of session {meta.id} is missing from {remote['url']}; "
-                    f"push it again from machine {remote.get('host') or remote['machine']}"
+                    f"push it again from machine {remote.get('host') or remote['machine']} (shellkeep sync push --again)"
                 ) from exc
             if hashlib.sha256(blob).hexdigest() != sha:
                 raise DataError(

@@ -270,8 +270,13 @@ def _bytes_to_send(f: _LocalFile, ctx: Context, part_bytes: int) -> int:
     return size + (parts * SEAL_OVERHEAD if ctx.vault.encrypt else 0)
 
 
-def push(ctx: Context, url: str, *, progress: Progress | None = None, on_plaintext: Callable[[], None] | None = None) -> PushResult:
+def push(
+    ctx: Context, url: str, *, progress: Progress | None = None, on_plaintext: Callable[[], None] | None = None, again: bool = False
+) -> PushResult:
     """Push this machine's finished and interrupted sessions that the remote lacks.
+
+    again: push every session, the ones pushed before too (still sending only the parts the
+    bucket's listing lacks): repairs a remote that lost objects.
 
     on_plaintext: called once, before anything is sent, when sessions are about to be sent
     with encryption off (never when there is nothing to push or the bucket cannot be listed). Blocks while uploading. Raises ShellkeepError when the bucket cannot be reached,
@@ -281,7 +286,7 @@ def push(ctx: Context, url: str, *, progress: Progress | None = None, on_plainte
     machine = this_machine(paths)
     key = ctx.vault.writing_key()
     state = _load_state(paths, url)
-    todo, running, unchanged, local = _pending(ctx, state)
+    todo, running, unchanged, local = _pending(ctx, {} if again else state)
     bucket = open_bucket(url, create=True)
     part_bytes = ctx.config.sync.part_mib << 20
     sent = skipped = bytes_sent = pushed = 0

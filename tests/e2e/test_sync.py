@@ -542,6 +542,10 @@ def test_an_object_missing_from_a_file_remote_is_one_line_naming_the_pushing_mac
     session_id, laptop, part, host = _laptop_with_pulled(home, url, tmp_path)
     (share / "objects" / part[:2] / part).unlink()
     _assert_missing_object_line(sk("replay", session_id, env=laptop, ok=False), part, session_id, url, host)
+    assert json.loads(sk("sync", "push", "--remote", url, "--json").stdout)["parts_sent"] == 0  # a plain push sees nothing new
+    again = json.loads(sk("sync", "push", "--again", "--remote", url, "--json").stdout)
+    assert again["parts_sent"] == 1 and (share / "objects" / part[:2] / part).is_file()  # as the line says: pushed again
+    assert WORD in sk("replay", "--speed", "1000", session_id, env=laptop).stdout.decode()
 
 
 def test_an_object_missing_from_an_s3_remote_is_one_line_naming_the_pushing_machine(home: Paths, bucket_url: str, tmp_path: Path) -> None:
