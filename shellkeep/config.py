@@ -325,12 +325,17 @@ class EncryptionConfig:
 
 
 def _valid_storage_url(value: object) -> None:
-    from shellkeep.store.bucket import SCHEMES  # deferred: the recording path reads the config without it
+    from shellkeep.store.bucket import url_problem  # deferred: the recording path reads the config without it
 
     assert isinstance(value, str)
-    scheme = value.split("://", 1)[0].lower() if "://" in value else ""
-    if value and scheme not in SCHEMES:
-        raise ValueError("a storage URL such as s3://bucket/prefix, gs://, az:// or file:///path")
+    problem = url_problem(value) if value else None
+    if problem is None:
+        return
+    if problem.startswith("names no bucket"):
+        raise ValueError("a storage URL naming a bucket, such as s3://bucket/prefix")
+    if problem.startswith("needs an absolute path"):
+        raise ValueError("a file:// URL with an absolute path, such as file:///mnt/share")
+    raise ValueError("a storage URL such as s3://bucket/prefix, gs://, az:// or file:///path")
 
 
 @dataclass(frozen=True, slots=True)

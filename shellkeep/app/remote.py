@@ -50,17 +50,27 @@ def canonical(manifest: dict[str, object]) -> bytes:
     return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
-def open_blob(blob: bytes, vault: Vault, where: str) -> bytes:
+def open_blob(blob: bytes, vault: Vault, where: str, pushed_by: str | None = None) -> bytes:
     """Return the plaintext of an object read from the bucket (opened when sealed).
 
-    With encryption on, a blob that is not sealed is refused (DataError): the remote was
-    changed by something that does not hold the key.
+    With encryption on, a blob that is not sealed is refused (DataError): pushed by a
+    machine with encryption off (``pushed_by``, its host, when known) or changed in the remote.
     """
     if is_sealed_object(blob):
         return open_object(blob, vault.key, where)
     if vault.encrypt:
-        raise DataError(f"{where} is not sealed although encryption is on; it was changed in the remote; it is refused")
+        raise unsealed_error(where, pushed_by)
     return blob
+
+
+def unsealed_error(where: str, host: str | None) -> DataError:
+    """The refusal of plaintext read with encryption on: most often a machine that pushes
+    without encryption (named when known), rarely a change made in the remote."""
+    by = f"machine {host}" if host else "a machine"
+    return DataError(
+        f"{where} is not sealed: {by} pushed it without encryption (or it was changed in the remote); "
+        "with encryption on, unsealed data is refused"
+    )
 
 
 def read_manifest(data: bytes, vault: Vault, where: str) -> dict[str, object]:
@@ -86,7 +96,8 @@ def read_manifest(data: bytes, vault: Vault, where: str) -> dict[str, object]:
         session = json.loads(open_object(base64.b64decode(sealed), vault.key, where))
         manifest = {**manifest, "session": session}
     elif vault.encrypt:
-        raise DataError(f"{where} is not sealed although encryption is on; it was changed in the remote; it is refused")
+        pushed = manifest.get("machine")
+        raise unsealed_error(where, str(pushed.get("host") or pushed.get("id")) if isinstance(pushed, dict) else None)
     if not isinstance(manifest.get("session"), dict):
         raise DataError(f"{where} has no session metadata; it is refused")
     return manifest
@@ -181,7 +192,8 @@ def fetch_session_files(
     recorded in the audit log (``sync fetch``) unless ``audit`` is False (the caller records
     it). A fetched recording has the session's text indexed again at the next
     ``search --remote``. Raises SessionNotFound for a local session, DataError for a
-    changed object or manifest, ShellkeepError when the bucket cannot be read.
+    changed object or manifest or an object missing from the bucket, ShellkeepError when
+    the bucket cannot be read.
     """
     remote = remote_of(meta)
     if remote is None:
@@ -203,13 +215,19 @@ def fetch_session_files(
             raise DataError(f"{where} lists '{name}' without parts; it is refused")
         pieces = []
         for sha in parts:
-            blob = bucket.get(object_path(str(sha)))
+            try:
+                blob = bucket.get(object_path(str(sha)))
+            except FileNotFoundError as exc:
+                raise DataError(
+                    f"object {str(sha)[:12]} of session {meta.id} is missing from {remote['url']}; "
+                    f"push it again from machine {remote.get('host') or remote['machine']} (shellkeep sync push --again)"
+                ) from exc
             if hashlib.sha256(blob).hexdigest() != sha:
                 raise DataError(
                     f"object {str(sha)[:12]} of session {meta.id} ({name}) does not match its checksum: "
                     "it was changed in the remote; it is refused"
                 )
-            pieces.append(open_blob(blob, vault, f"object {str(sha)[:12]} of session {meta.id}"))
+            pieces.append(open_blob(blob, vault, f"object {str(sha)[:12]} of session {meta.id}", remote.get("host")))
         data = b"".join(pieces)
         target = folder / name
         ensure_dir(target.parent)

@@ -56,8 +56,8 @@ from shellkeep.store.session import (
     read_meta,
     utc_now,
 )
-from shellkeep.vault.copies import copy_names, open_copy
-from shellkeep.vault.objects import manifest_mac, seal_object
+from shellkeep.vault.copies import copy_names, copy_ref, open_copy
+from shellkeep.vault.objects import SEAL_OVERHEAD, is_sealed_object, manifest_mac, seal_object
 
 if TYPE_CHECKING:
     from shellkeep.vault.keys import Key
@@ -250,26 +250,51 @@ def _parts(f: _LocalFile, ctx: Context, part_bytes: int) -> Iterator[bytes]:
                 return
 
 
-def push(ctx: Context, url: str, *, progress: Progress | None = None, on_plaintext: Callable[[], None] | None = None) -> PushResult:
+def _bytes_to_send(f: _LocalFile, ctx: Context, part_bytes: int) -> int:
+    """Return the bytes of the objects ``push`` makes of ``f`` (its parts, sealed when encryption
+    is on), before skipping the parts the bucket holds already; manifests and the index not counted.
+
+    A copy is sent as its plaintext: the size its reference records (the ``.ref`` file is
+    tiny), or, for a whole-file copy from before the chunk store, the bytes read from it.
+    """
+    size = f.size
+    if f.is_copy:
+        folder, name = f.path.parent.parent, f.name.split("/", 1)[1]
+        ref = copy_ref(folder, name)
+        if ref is not None:
+            size = ref.size
+        else:
+            with open_copy(ctx.vault, folder, name) as fh:
+                size = sum(len(b) for b in iter(lambda: fh.read(1 << 20), b""))
+    parts = max(1, -(-size // part_bytes))
+    return size + (parts * SEAL_OVERHEAD if ctx.vault.encrypt else 0)
+
+
+def push(
+    ctx: Context, url: str, *, progress: Progress | None = None, on_plaintext: Callable[[], None] | None = None, again: bool = False
+) -> PushResult:
     """Push this machine's finished and interrupted sessions that the remote lacks.
 
+    again: push every session, the ones pushed before too (still sending only the parts the
+    bucket's listing lacks): repairs a remote that lost objects.
+
     on_plaintext: called once, before anything is sent, when sessions are about to be sent
-    with encryption off (never when there is nothing to push). Blocks while uploading. Raises ShellkeepError when the bucket cannot be reached,
+    with encryption off (never when there is nothing to push or the bucket cannot be listed). Blocks while uploading. Raises ShellkeepError when the bucket cannot be reached,
     KeyUnavailable when encryption is on and no key is at hand.
     """
     paths = ctx.paths
     machine = this_machine(paths)
     key = ctx.vault.writing_key()
     state = _load_state(paths, url)
-    todo, running, unchanged, local = _pending(ctx, state)
+    todo, running, unchanged, local = _pending(ctx, {} if again else state)
     bucket = open_bucket(url, create=True)
     part_bytes = ctx.config.sync.part_mib << 20
     sent = skipped = bytes_sent = pushed = 0
     errors: list[str] = []
     if todo:
-        if key is None and on_plaintext is not None:
-            on_plaintext()
         there = set(bucket.list("objects/"))  # one listing for the whole push
+        if key is None and on_plaintext is not None:
+            on_plaintext()  # once the bucket answered: a push that cannot reach it sends nothing
         # Uploads run on a few threads while the next part is read, sealed and hashed (the
         # hashing, sealing and obstore's requests release the GIL); a session's manifest goes
         # only once all its parts are stored.
@@ -381,12 +406,19 @@ class RemoteMachine:
     sessions: dict[str, dict[str, object]]
 
 
-def _read_index(bucket: Bucket, machine_id: str, ctx: Context) -> RemoteMachine | None:
+def _read_index(bucket: Bucket, machine_id: str, ctx: Context, wanted: str | None = None) -> RemoteMachine | None:
+    """Return a machine's index, or None when it has none or (``wanted`` given: a machine id
+    prefix or host) it is another machine's that cannot be opened here (never an error then)."""
     where = f"the index of machine {machine_id}"
     try:
         blob = bucket.get(f"machines/{machine_id}/{INDEX_FILE}")
     except FileNotFoundError:
         return None
+    if ctx.vault.encrypt and not is_sealed_object(blob):
+        host = _host_in_plaintext(blob)
+        if wanted is not None and not machine_id.startswith(wanted) and host != wanted:
+            return None
+        raise remote.unsealed_error(where, host or machine_id)
     try:
         obj = json.loads(open_blob(blob, ctx.vault, where))
     except ValueError as exc:
@@ -398,12 +430,21 @@ def _read_index(bucket: Bucket, machine_id: str, ctx: Context) -> RemoteMachine 
     return RemoteMachine(machine_id, str(machine.get("host") or ""), sessions)
 
 
+def _host_in_plaintext(blob: bytes) -> str | None:
+    """Return the host an unsealed index names (display only: nothing else of it is trusted)."""
+    try:
+        host = json.loads(blob)["machine"]["host"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return host if isinstance(host, str) and host else None
+
+
 def _machines(bucket: Bucket, ctx: Context, me: str, machine: str | None, all_machines: bool) -> list[RemoteMachine]:
     found: list[RemoteMachine] = []
     for machine_id in bucket.list_folders("machines/"):
         if machine is None and not all_machines and machine_id == me:
             continue
-        index = _read_index(bucket, machine_id, ctx)
+        index = _read_index(bucket, machine_id, ctx, machine)
         if index is None:
             continue
         if machine is not None and not (machine_id.startswith(machine) or index.host == machine):
@@ -459,8 +500,11 @@ def pull(ctx: Context, url: str, *, machine: str | None = None, all_machines: bo
             if pulled.get(session_id) == sha:
                 known += 1
                 continue
-            data = bucket.get(manifest_path(index.id, session_id))
             where = f"the manifest of session {session_id} of machine {index.host or index.id}"
+            try:
+                data = bucket.get(manifest_path(index.id, session_id))
+            except FileNotFoundError as exc:
+                raise DataError(f"{where} is missing from {url}; push it again from machine {index.host or index.id}") from exc
             if hashlib.sha256(data).hexdigest() != sha:
                 raise DataError(f"{where} does not match the machine's index: it was changed in the remote; it is refused")
             manifest = read_manifest(data, ctx.vault, where)
@@ -530,7 +574,13 @@ class MachineStatus:
 
 @dataclass(frozen=True, slots=True)
 class SyncStatus:
-    """What a push would send (sessions, bytes of their files) and what a pull would read."""
+    """What a push would send and what a pull would read.
+
+    to_push_bytes: the bytes of the objects a push would make of those sessions (the same
+    count as ``PushResult.bytes_sent`` on a bucket that holds none of them yet); the
+    manifests (about 1 KiB each) and the machine index are not counted, nor parts the
+    bucket already holds subtracted.
+    """
 
     url: str
     machine: str
@@ -555,7 +605,9 @@ def status(ctx: Context, url: str) -> SyncStatus:
         machines.append(
             MachineStatus(index.id, index.host, len(index.sessions), len(new), sum(int(e.get("bytes") or 0) for e in new.values()))
         )
-    return SyncStatus(url, me.id, len(todo), sum(p.size_bytes for p in todo), running, len(state), machines)
+    part_bytes = ctx.config.sync.part_mib << 20
+    to_send = sum(_bytes_to_send(f, ctx, part_bytes) for p in todo for f in p.files)
+    return SyncStatus(url, me.id, len(todo), to_send, running, len(state), machines)
 
 
 # -- remote retention -----------------------------------------------------------------

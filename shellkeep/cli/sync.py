@@ -23,8 +23,9 @@ def sync() -> None:
 
 @sync.command(name="push")
 @_remote_option
+@click.option("--again", is_flag=True, help="Push every session again, sending only the parts the bucket lacks (repairs lost objects).")
 @json_option
-def push_command(remote: str | None, as_json: bool) -> None:
+def push_command(remote: str | None, again: bool, as_json: bool) -> None:
     """Push this machine's finished and interrupted sessions the remote lacks (resumable).
 
     Example: shellkeep sync push
@@ -35,6 +36,7 @@ def push_command(remote: str | None, as_json: bool) -> None:
         ctx,
         url,
         on_plaintext=lambda: warn(f"encryption is off: {url} will hold your sessions in plaintext (set encryption.encrypt = true to seal them)"),
+        again=again,
     )
     if as_json:
         print_json(result)

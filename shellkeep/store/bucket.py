@@ -56,7 +56,7 @@ class Bucket:
         """Return the bytes of ``path``; raises FileNotFoundError when there is none."""
         import obstore
 
-        with self._errors("read"):
+        with self._errors("read", path):
             return bytes(obstore.get(self.store, path).bytes())
 
     def put(self, path: str, data: bytes) -> None:
@@ -77,11 +77,13 @@ class Bucket:
                 pass
 
     @contextmanager
-    def _errors(self, what: str) -> Iterator[None]:
+    def _errors(self, what: str, path: str = "") -> Iterator[None]:
         try:
             yield
-        except FileNotFoundError:
-            raise
+        except FileNotFoundError as exc:
+            # obstore's NotFoundError is a FileNotFoundError whose text is a long debug dump:
+            # one line instead, naming the object (callers say what it was and what to do).
+            raise FileNotFoundError(f"no object {path or '(listing)'} in {self.url}") from exc
         except ShellkeepError:
             raise
         except Exception as exc:  # noqa: BLE001 - obstore raises its own error classes
@@ -89,6 +91,23 @@ class Bucket:
             raise ShellkeepError(
                 f"could not {what} {self.url}: {first[:300]}; check the URL and the storage credentials"
             ) from exc
+
+
+def url_problem(url: str) -> str | None:
+    """Return what is wrong with the storage URL ``url`` (a phrase to follow it), or None.
+
+    No request and no obstore: ``config set``/``validate`` use it as well as ``open_bucket``,
+    so a URL every sync command refuses is refused when it is set.
+    """
+    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
+    if scheme not in SCHEMES:
+        return "is not a storage URL; use s3://bucket/prefix, gs://, az:// or file:///path"
+    rest = url.split("://", 1)[1]
+    if scheme not in ("file", "memory") and not rest.split("/", 1)[0]:
+        return f"names no bucket; use {scheme}://bucket/prefix"
+    if scheme == "file" and not rest.startswith("/"):
+        return "needs an absolute path; use file:///path/to/folder"
+    return None
 
 
 def open_bucket(url: str, *, create: bool = False) -> Bucket:
@@ -100,18 +119,15 @@ def open_bucket(url: str, *, create: bool = False) -> Bucket:
     """
     if not url:
         raise UserInputError("no remote is set; set sync.url (shellkeep config set sync.url s3://bucket/prefix) or pass --remote URL")
-    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
-    if scheme not in SCHEMES:
-        raise UserInputError(f"'{url}' is not a storage URL; use s3://bucket/prefix, gs://, az:// or file:///path")
-    if scheme not in ("file", "memory") and not url.split("://", 1)[1].split("/", 1)[0]:
-        raise UserInputError(f"'{url}' names no bucket; use {scheme}://bucket/prefix")
+    problem = url_problem(url)
+    if problem is not None:
+        raise UserInputError(f"'{url}' {problem}")
+    scheme = url.split("://", 1)[0].lower()
     from obstore.store import from_url
 
     try:
         if scheme == "file":
             folder = Path(url[len("file://") :])
-            if not folder.is_absolute():
-                raise UserInputError(f"'{url}' needs an absolute path; use file:///path/to/folder")
             if not create and not folder.is_dir():
                 raise UserInputError(f"no folder {folder} for the remote '{url}'; check the URL ('shellkeep sync push' makes it)")
             store = from_url(url.rstrip("/") + "/", mkdir=create)

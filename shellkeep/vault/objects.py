@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 MAGIC = b"SKSO1\n"
 _HEAD_BYTES = len(MAGIC) + 8 + 12
+SEAL_OVERHEAD = _HEAD_BYTES + 16
+"""Bytes a sealed object adds to its plaintext (head, nonce, GCM tag): ``sync status`` counts them."""
 
 
 def _derive(key: Key, label: bytes) -> bytes:

@@ -517,3 +517,93 @@ def test_a_session_pushed_again_with_new_exchanges_is_searched_as_pushed(home: P
     assert again["sessions_pulled"] == 1
     assert "laterword-9" in (folder / "exchanges.jsonl").read_text()
     assert [h["session_id"] for h in json.loads(sk("search", "--remote", "laterword-9", "--json", env=laptop).stdout)] == [session_id]
+
+
+def _laptop_with_pulled(home: Paths, url: str, tmp_path: Path) -> tuple[str, dict[str, str], str, str]:
+    """A recorded session pushed to ``url`` and pulled by a laptop: (id, laptop env, its recording's first part, this host)."""
+    session_id = record(home)
+    sk("sync", "push", "--remote", url)
+    laptop = machine(tmp_path, "laptop")
+    sk("sync", "pull", "--remote", url, env=laptop)
+    folder = next(Path(laptop["SHELLKEEP_HOME"], "remotes").glob(f"*/projects/*/{session_id}"))
+    manifest = json.loads((folder / "manifest.json").read_text())
+    return session_id, laptop, manifest["files"]["session.cast.zst"]["parts"][0], manifest["machine"]["host"]
+
+
+def _assert_missing_object_line(refused: subprocess.CompletedProcess[bytes], part: str, session_id: str, url: str, host: str) -> None:
+    err = refused.stderr.decode()
+    assert refused.returncode == 3 and err.count("\n") == 1, err
+    assert f"object {part[:12]} of session {session_id} is missing from {url}; push it again from machine {host}" in err, err
+
+
+def test_an_object_missing_from_a_file_remote_is_one_line_naming_the_pushing_machine(home: Paths, tmp_path: Path) -> None:
+    share = tmp_path / "share"
+    url = f"file://{share}"
+    session_id, laptop, part, host = _laptop_with_pulled(home, url, tmp_path)
+    (share / "objects" / part[:2] / part).unlink()
+    _assert_missing_object_line(sk("replay", session_id, env=laptop, ok=False), part, session_id, url, host)
+    assert json.loads(sk("sync", "push", "--remote", url, "--json").stdout)["parts_sent"] == 0  # a plain push sees nothing new
+    again = json.loads(sk("sync", "push", "--again", "--remote", url, "--json").stdout)
+    assert again["parts_sent"] == 1 and (share / "objects" / part[:2] / part).is_file()  # as the line says: pushed again
+    assert WORD in sk("replay", "--speed", "1000", session_id, env=laptop).stdout.decode()
+
+
+def test_an_object_missing_from_an_s3_remote_is_one_line_naming_the_pushing_machine(home: Paths, bucket_url: str, tmp_path: Path) -> None:
+    from shellkeep.store.bucket import open_bucket
+
+    session_id, laptop, part, host = _laptop_with_pulled(home, bucket_url, tmp_path)
+    open_bucket(bucket_url).delete(f"objects/{part[:2]}/{part}")
+    _assert_missing_object_line(sk("replay", session_id, env=laptop, ok=False), part, session_id, bucket_url, host)
+
+
+def test_a_remote_pushed_without_encryption_is_refused_naming_the_machine_and_an_unknown_machine_first(
+    home: Paths, tmp_path: Path
+) -> None:
+    url = f"file://{tmp_path / 'share'}"
+    record(home)
+    sk("sync", "push", "--remote", url)
+    host = json.loads(home.machine_file.read_text())["host"]
+    laptop = machine(tmp_path, "laptop")
+    Path(laptop["SHELLKEEP_HOME"]).mkdir(parents=True)
+    sk("key", "init", env=laptop)
+    encrypt(laptop)
+    refused = sk("sync", "pull", "--remote", url, env=laptop, ok=False)
+    err = refused.stderr.decode()
+    assert refused.returncode == 3 and err.count("\n") == 1, err
+    assert f"is not sealed: machine {host} pushed it without encryption (or it was changed in the remote)" in err, err
+    assert "with encryption on, unsealed data is refused" in err
+    unknown = sk("sync", "pull", "--remote", url, "--machine", "nosuch", env=laptop, ok=False)
+    assert unknown.returncode == 2 and "no machine 'nosuch' in the remote" in unknown.stderr.decode(), unknown.stderr
+    by_host = sk("sync", "pull", "--remote", url, "--machine", host, env=laptop, ok=False)
+    assert by_host.returncode == 3 and b"is not sealed" in by_host.stderr
+
+
+@pytest.mark.parametrize("sealed", [False, True], ids=["plain", "sealed"])
+def test_status_counts_the_bytes_push_then_sends_agent_copies_too(home: Paths, tmp_path: Path, sealed: bool) -> None:
+    from shellkeep.vault.access import Vault
+    from shellkeep.vault.copies import store_copy
+    from tests.unit.store.factory import make_session
+
+    if sealed:
+        sk("key", "init")
+        encrypt()
+    for n in (1, 2):
+        meta = make_session(home, Path.cwd(), n, events=((0.5, "o", f"screen {n}\r\n"),), exchanges=[{"prompt": f"p{n}", "answer": "a"}])
+        lines = [json.dumps({"n": n, "i": i, "text": "x" * 200}).encode() + b"\n" for i in range(300)]
+        store_copy(Vault(home, encrypt=sealed), meta.folder, f"transcript-{n}.jsonl", lines)
+    (tmp_path / "share").mkdir()
+    url = f"file://{tmp_path / 'share'}"
+    status = json.loads(sk("sync", "status", "--remote", url, "--json").stdout)
+    pushed = json.loads(sk("sync", "push", "--remote", url, "--json").stdout)
+    assert status["to_push"] == pushed["sessions_pushed"] == 2
+    assert status["to_push_bytes"] == pushed["bytes_sent"] > 2 * 300 * 200  # the copies' plaintext is counted
+
+
+def test_no_plaintext_warning_when_the_bucket_cannot_be_listed(home: Paths, bucket_url: str) -> None:
+    record(home)
+    absent = f"s3://nobucket{uuid.uuid4().hex[:8]}/team"
+    failed = sk("sync", "push", "--remote", absent, ok=False)
+    err = failed.stderr.decode()
+    assert failed.returncode == 1 and err.count("\n") == 1 and "could not list" in err, err
+    assert "in plaintext" not in err
+    assert sk("sync", "push", "--remote", bucket_url).stderr.decode().count("in plaintext") == 1  # a bucket that answers: warned

@@ -122,6 +122,17 @@ def test_set_refuses_a_bad_notify_url_or_command_up_front(home: Paths) -> None:
     assert home.config_file.read_text() == before
 
 
+def test_set_and_validate_refuse_a_sync_url_every_sync_command_refuses(home: Paths) -> None:
+    assert sk("set", "sync.url", "file:///mnt/share").exit_code == 0
+    before = home.config_file.read_text()
+    for url in ("s3://", "gs://", "s3:///prefix"):
+        assert_one_line_error(sk("set", "sync.url", url), "sync.url must be a storage URL naming a bucket")
+    assert_one_line_error(sk("set", "sync.url", "file://relative/path"), "sync.url must be a file:// URL with an absolute path")
+    assert home.config_file.read_text() == before
+    home.config_file.write_text('[sync]\nurl = "file://relative/path"\n')  # edited by hand
+    assert_one_line_error(sk("validate"), "sync.url", "absolute path")
+
+
 def test_set_takes_a_value_that_starts_with_a_dash(home: Paths) -> None:
     # "-1" is a value, not an option: it reaches the setting's own check.
     assert_one_line_error(sk("set", "notify.waiting_delay_s", "-1"), "notify.waiting_delay_s must be a number >= 0, got -1")
