@@ -291,6 +291,22 @@ def test_encrypted_import_stores_nothing_in_the_clear(home: Paths, agent_home: A
     assert shown.returncode == 0 and b"Add a divide function" in shown.stdout
 
 
+def test_an_encrypted_import_keeps_its_text_out_of_the_index(home: Paths, agent_home: AgentHome, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    assert run_sk("key", "init").returncode == 0
+    assert run_sk("config", "set", "encryption.encrypt", "true").returncode == 0
+    _import("claude")
+    for args in ((), ("reindex",)):
+        if args:
+            assert run_sk(*args).returncode == 0
+        found = run_sk("search", "divide", "--json")
+        assert found.returncode == 0 and b"divide" in found.stdout, found.stderr
+        indexes = [p for p in home.home.rglob("*") if p.is_file() and ".sqlite3" in p.name]
+        assert indexes
+        for path in indexes:
+            assert b"divide" not in path.read_bytes(), path
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
