@@ -162,7 +162,40 @@ def import_histories(ctx: Context, request: HistoryRequest, env: Mapping[str, st
         return _import_all(ctx, request, env)
 
 
+def _remove_dead_stagings(paths: Paths) -> None:
+    """Remove the ``.import-PID-*`` folders an import killed midway left (its pid gone); they were never in place."""
+    try:
+        projects = [p for p in paths.projects.iterdir() if p.is_dir()]
+    except OSError:
+        return
+    for project in projects:
+        try:
+            entries = [e for e in project.iterdir() if e.name.startswith(".import-")]
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                pid = int(entry.name.split("-")[1])
+            except (IndexError, ValueError):
+                continue
+            if pid == os.getpid() or _alive(pid):
+                continue
+            log.info("removing %s, left by an import that did not finish", entry)
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
 def _import_all(ctx: Context, request: HistoryRequest, env: Mapping[str, str]) -> HistoryReport:
+    _remove_dead_stagings(ctx.paths)
     recorded: set[tuple[str, str]] = set()
     imported: dict[tuple[str, str], SessionMeta] = {}
     unnoted: list[SessionMeta] = []  # recordings whose agent session is not known yet

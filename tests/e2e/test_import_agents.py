@@ -10,6 +10,7 @@ import os
 import stat
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -247,6 +248,8 @@ def test_a_session_recorded_by_shellkeep_is_not_imported_again(home: Paths, agen
     wait_for_background(home)
     assert [entry["resumed"] for entry in _fake_log(agent_home)] == [False, True]
     again = _import("claude")
+    folders = [e for p in home.projects.glob("*") for e in p.iterdir() if (e / "meta.json").is_file()]
+    assert len(folders) == len(ids), (len(folders), len(_sessions()), run_sk("import", "--agent", "claude").stderr[-2000:])
     assert _by_action(again) == {"recorded": {f"claude:{own['agent_session_id']}", f"claude:{CLAUDE_ID}"}}
     assert len(_sessions()) == 3  # the recording, the import, and the resumed run
 
@@ -305,6 +308,35 @@ def test_an_encrypted_import_keeps_its_text_out_of_the_index(home: Paths, agent_
         assert indexes
         for path in indexes:
             assert b"divide" not in path.read_bytes(), path
+
+
+def test_an_import_killed_midway_loses_nothing_and_the_next_run_cleans_up(home: Paths, agent_home: AgentHome) -> None:
+    import uuid
+
+    from shellkeep.agents.locations import dash_encoded
+    from tests.transcripts import START, claude_lines
+
+    folder = agent_home.home / ".claude" / "projects" / dash_encoded(agent_home.workdir)
+    ids = {str(uuid.UUID(int=i + 1)) for i in range(260)}
+    for i, sid in enumerate(sorted(ids)):
+        lines = claude_lines(1, session_id=sid, cwd=str(agent_home.workdir), start=START + timedelta(minutes=i))
+        (folder / f"{sid}.jsonl").write_bytes(b"".join(lines))
+    ids.add(CLAUDE_ID)
+
+    def midway() -> bool:
+        entries = [e for p in home.projects.glob("*") for e in p.iterdir()] if home.projects.is_dir() else []
+        placed = any(not e.name.startswith(".") for e in entries)
+        return placed and any(e.name.startswith(".import-") and (e / "meta.json").is_file() for e in entries)
+
+    proc = subprocess.Popen([*SK, "import", "--agent", "claude"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_until(midway, timeout_s=120, interval_s=0.001)
+    finally:
+        proc.kill()  # SIGKILL
+        proc.wait()
+    _import("claude")
+    assert {str(s["agent_session_id"]) for s in _sessions()} == ids
+    assert not [e for p in home.projects.glob("*") for e in p.iterdir() if e.name.startswith(".import-")]
 
 
 @pytest.mark.parametrize(
