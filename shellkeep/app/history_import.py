@@ -48,9 +48,11 @@ from shellkeep.app.context import Context
 from shellkeep.archive.index import index_ended_sessions
 from shellkeep.capture.redaction import redactor_for
 from shellkeep.errors import ShellkeepError, UserInputError
+from shellkeep.gitidentity import root_commit
+from shellkeep.gitinfo import origin_remote
 from shellkeep.logs import get_logger
 from shellkeep.store.atomic import deferred_sync, write_json_atomic
-from shellkeep.store.paths import Paths, ensure_dir, project_root_of
+from shellkeep.store.paths import Paths, ensure_dir, git_state, project_root_of
 from shellkeep.store.session import (
     CAST_FILE,
     META_FILE,
@@ -210,6 +212,7 @@ def _import_all(ctx: Context, request: HistoryRequest, env: Mapping[str, str]) -
         else:
             recorded.add(key)
     roots: dict[str, Path] = {}
+    gits: dict[str, _Git] = {}
     results: list[HistoryImport | None] = []
     work: list[tuple[int, NativeSession, SessionMeta | None]] = []
     for agent in request.agents:
@@ -234,7 +237,7 @@ def _import_all(ctx: Context, request: HistoryRequest, env: Mapping[str, str]) -
     with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
         for start in range(0, len(work), _INDEX_BATCH):
             batch = work[start : start + _INDEX_BATCH]
-            done = list(pool.map(lambda item: _import_one(ctx, item[1], item[2], roots, env), batch))
+            done = list(pool.map(lambda item: _import_one(ctx, item[1], item[2], roots, env, gits), batch))
             if any(staged is not None for _, _, staged in done):
                 os.sync()
             stored: list[SessionMeta] = []
@@ -295,7 +298,12 @@ def _being_recorded(native: NativeSession, unnoted: list[SessionMeta]) -> bool:
 
 
 def _import_one(
-    ctx: Context, native: NativeSession, earlier: SessionMeta | None, roots: dict[str, Path], env: Mapping[str, str]
+    ctx: Context,
+    native: NativeSession,
+    earlier: SessionMeta | None,
+    roots: dict[str, Path],
+    env: Mapping[str, str],
+    gits: dict[str, _Git],
 ) -> tuple[HistoryImport, SessionMeta | None, Path | None]:
     """Import or update one conversation (not indexed yet); report a failure instead of raising it.
 
@@ -315,12 +323,29 @@ def _import_one(
         root = roots.get(cwd)
         if root is None:
             root = roots[cwd] = project_root_of(Path(cwd))
-        meta, staged = _store(ctx, adapter, native, exchanges, reading.damage, Path(cwd), root, earlier)
+        git = gits.get(cwd)
+        if git is None:
+            git = gits[cwd] = _git_of(Path(cwd), root)
+        meta, staged = _store(ctx, adapter, native, exchanges, reading.damage, Path(cwd), root, earlier, git)
     except (OSError, ShellkeepError) as exc:
         log.warning("could not import %s session %s: %s", native.agent, native.session_id, exc)
         return HistoryImport(native.agent, native.session_id, "failed", error=str(exc)), None, None
     action = "updated" if earlier is not None else "imported"
     return HistoryImport(native.agent, native.session_id, action, meta.id, meta.project, meta.exchange_count), meta, staged
+
+
+_Git = tuple[dict[str, object] | None, dict[str, object] | None]
+"""A conversation's ``git_start`` and ``git_identity`` (None, None outside a git work tree)."""
+
+
+def _git_of(cwd: Path, project_root: Path) -> _Git:
+    """Return the git state and identity of ``cwd`` as recording takes them, when it still exists."""
+    if not cwd.is_dir():
+        return None, None
+    state = git_state(cwd)
+    if state is None:
+        return None, None
+    return state, {"remote": origin_remote(project_root), "root_commit": root_commit(project_root, timeout_s=5.0)}
 
 
 def _own(exchanges: tuple[Exchange, ...]) -> list[Exchange]:
@@ -338,6 +363,7 @@ def _store(
     cwd: Path,
     project_root: Path,
     earlier: SessionMeta | None,
+    git: _Git,
 ) -> tuple[SessionMeta, Path | None]:
     """Write the session: an update in its folder, meta.json last; a new one in a hidden folder,
     unsynced (``deferred_sync``), returned with it for the caller to sync and rename."""
@@ -346,7 +372,7 @@ def _store(
     if earlier is not None:
         folder = earlier.folder
         _write_content(ctx, adapter, native, folder, exchanges, redactor)
-        meta = _meta_for(ctx, native, exchanges, damage, cwd, project_root, folder, started, earlier, redactor)
+        meta = _meta_for(ctx, native, exchanges, damage, cwd, project_root, folder, started, earlier, redactor, git)
         write_meta(meta)
         return meta, None
     project_dir = ensure_dir(_project_dir(ctx.paths, project_root))
@@ -356,7 +382,7 @@ def _store(
         with deferred_sync():
             _write_content(ctx, adapter, native, staging, exchanges, redactor)
             final = project_dir / new_session_id(started)
-            meta = _meta_for(ctx, native, exchanges, damage, cwd, project_root, final, started, None, redactor)
+            meta = _meta_for(ctx, native, exchanges, damage, cwd, project_root, final, started, None, redactor, git)
             write_json_atomic(staging / META_FILE, meta.to_json())
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -394,6 +420,7 @@ def _meta_for(
     started: datetime,
     earlier: SessionMeta | None,
     redactor: Redactor | None,
+    git: _Git,
 ) -> SessionMeta:
     ended = max(native.updated_at, started)
     try:
@@ -431,6 +458,8 @@ def _meta_for(
         exchange_count=len(exchanges),
         usage=usage,
         detail="conversation",
+        git_start=(earlier.git_start if earlier is not None and earlier.git_start else git[0]),
+        git_identity=(earlier.git_identity if earlier is not None and earlier.git_identity else git[1]),
         shellkeep_version=__version__,
         extra={
             **(earlier.extra if earlier is not None else {}),

@@ -339,6 +339,24 @@ def test_an_import_killed_midway_loses_nothing_and_the_next_run_cleans_up(home: 
     assert not [e for p in home.projects.glob("*") for e in p.iterdir() if e.name.startswith(".import-")]
 
 
+def test_an_imported_session_in_a_git_repo_keeps_its_git_identity(home: Paths, agent_home: AgentHome) -> None:
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", "-C", str(agent_home.workdir), *args], capture_output=True, text=True, check=True)
+        return done.stdout.strip()
+
+    git("init", "-q", "-b", "main")
+    git("remote", "add", "origin", "https://example.com/bob/calc.git")
+    git("-c", "user.name=b", "-c", "user.email=b@x", "commit", "-q", "--allow-empty", "-m", "first")
+    first = git("rev-list", "--max-parents=0", "HEAD")
+    _import("claude")
+    [session] = _sessions()
+    [folder] = [f for f in home.projects.glob(f"*/{session['id']}")]
+    meta = json.loads((folder / "meta.json").read_text())
+    assert meta["git_identity"]["root_commit"] == first
+    assert "example.com/bob/calc" in meta["git_identity"]["remote"]
+    assert meta["git_start"]["branch"] == "main"
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
