@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 from shellkeep import __version__
 from shellkeep.agents.adapter import CommandAdapter
 from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX, Exchange
-from shellkeep.agents.history import HISTORY_AGENTS, NativeSession, native_sessions
+from shellkeep.agents.history import HISTORY_AGENTS, NativeSession, native_sessions, regular_files
 from shellkeep.agents.jsonl import TranscriptDamage, open_transcript
 from shellkeep.agents.locations import home_dir, same_dir
 from shellkeep.agents.records import parse_time
@@ -401,7 +401,7 @@ def _write_content(
     """Store the exchanges and the copy of the agent's transcript files in ``folder`` (as recording does)."""
     write_exchanges(folder, exchanges, ctx.vault, redactor=redactor)
     redact = None if redactor is None else partial(redact_jsonl_line, redactor=redactor)
-    for src in adapter.transcript_files(native.agent_session()):
+    for src in regular_files(adapter.transcript_files(native.agent_session())):
         fh = open_transcript(src)
         if fh is None:
             continue

@@ -357,6 +357,15 @@ def test_an_imported_session_in_a_git_repo_keeps_its_git_identity(home: Paths, a
     assert meta["git_start"]["branch"] == "main"
 
 
+def test_a_fifo_named_like_a_transcript_is_skipped_with_one_line(home: Paths, agent_home: AgentHome) -> None:
+    fifo = agent_home.claude.parent / "00000000-0000-0000-0000-00000000ffff.jsonl"
+    os.mkfifo(fifo)
+    done = run_sk("import", "--agent", "claude", "--json", timeout_s=30)
+    assert done.returncode == 0, done.stderr
+    assert [r["action"] for r in json.loads(done.stdout)] == ["imported"]
+    assert done.stderr.count(b"not a regular file") == 1 and str(fifo).encode() in done.stderr
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
