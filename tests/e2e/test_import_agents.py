@@ -366,6 +366,22 @@ def test_a_fifo_named_like_a_transcript_is_skipped_with_one_line(home: Paths, ag
     assert done.stderr.count(b"not a regular file") == 1 and str(fifo).encode() in done.stderr
 
 
+def test_an_imported_session_is_not_offered_as_a_recording(home: Paths, agent_home: AgentHome) -> None:
+    _import("claude")
+    [session] = _sessions()
+    sid = str(session["id"])
+    found = run_sk("search", "divide")
+    assert found.returncode == 0, found.stderr
+    assert f"shellkeep show {sid}".encode() in found.stderr and b"shellkeep replay" not in found.stderr
+    shown = run_sk("show", sid)
+    [terminal] = [line for line in shown.stdout.decode().splitlines() if line.split()[:1] == ["terminal"]]
+    assert terminal.split() == ["terminal", "-"]
+    resumed = run_sk("resume", "--yes", sid)
+    assert resumed.returncode == 0, resumed.stderr
+    assert b"was imported from the agent (no terminal recording)" in resumed.stderr
+    assert b"record.detail" not in resumed.stderr
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
