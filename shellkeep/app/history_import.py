@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import fcntl
 import getpass
+import json
 import os
 import shutil
 from concurrent.futures import ThreadPoolExecutor
@@ -213,6 +214,8 @@ def _import_all(ctx: Context, request: HistoryRequest, env: Mapping[str, str]) -
             recorded.add(key)
     roots: dict[str, Path] = {}
     gits: dict[str, _Git] = {}
+    warned = _read_warned(ctx.paths)
+    noted = dict(warned)
     results: list[HistoryImport | None] = []
     work: list[tuple[int, NativeSession, SessionMeta | None]] = []
     for agent in request.agents:
@@ -237,7 +240,7 @@ def _import_all(ctx: Context, request: HistoryRequest, env: Mapping[str, str]) -
     with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
         for start in range(0, len(work), _INDEX_BATCH):
             batch = work[start : start + _INDEX_BATCH]
-            done = list(pool.map(lambda item: _import_one(ctx, item[1], item[2], roots, env, gits), batch))
+            done = list(pool.map(lambda item: _import_one(ctx, item[1], item[2], roots, env, gits, noted), batch))
             if any(staged is not None for _, _, staged in done):
                 os.sync()
             stored: list[SessionMeta] = []
@@ -255,7 +258,21 @@ def _import_all(ctx: Context, request: HistoryRequest, env: Mapping[str, str]) -
                     stored.append(meta)
                 results[position] = result
             index_ended_sessions(ctx.paths, stored, vault=ctx.vault)
+    if noted != warned:
+        try:
+            write_json_atomic(ctx.paths.history_warned, noted)
+        except OSError as exc:
+            log.debug("could not note the damaged transcripts warned about: %s", exc)
     return HistoryReport(tuple(r for r in results if r is not None))
+
+
+def _read_warned(paths: Paths) -> dict[str, str]:
+    """Return ``agent:session id`` -> the state of its transcript a damage warning was given for."""
+    try:
+        data = json.loads(paths.history_warned.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)} if isinstance(data, dict) else {}
 
 
 def _put_in_place(staged: Path, meta: SessionMeta, native: NativeSession) -> SessionMeta:
@@ -304,6 +321,7 @@ def _import_one(
     roots: dict[str, Path],
     env: Mapping[str, str],
     gits: dict[str, _Git],
+    warned: dict[str, str],
 ) -> tuple[HistoryImport, SessionMeta | None, Path | None]:
     """Import or update one conversation (not indexed yet); report a failure instead of raising it.
 
@@ -315,7 +333,12 @@ def _import_one(
         adapter = adapter_named(native.agent)
         if not isinstance(adapter, CommandAdapter):
             raise UserInputError(f"the {native.agent} adapter cannot read its transcripts")
-        reading = adapter.read_transcript(native.agent_session())
+        reading = adapter.read_transcript(native.agent_session(), warn_damage=False)
+        if reading.damage is not None:
+            key = f"{native.agent}:{native.session_id}"
+            if warned.get(key) != native.state:  # once a file state, not every run
+                log.warning("the %s transcript %s is damaged: %s", native.agent, native.transcript, reading.damage.summary())
+                warned[key] = native.state
         exchanges = _own(reading.exchanges)
         if not exchanges:
             return HistoryImport(native.agent, native.session_id, "empty", earlier.id if earlier else None), None, None
