@@ -10,15 +10,17 @@ import os
 import stat
 import subprocess
 import sys
+import uuid
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
+from shellkeep.agents.locations import dash_encoded
 from shellkeep.store.paths import Paths
 from tests.agent_homes import CLAUDE_ID, CODEX_ID, COPILOT_ID, OPENCODE_ID, QWEN_ID, AgentHome, build_agent_home
 from tests.helpers import SK, run_sk, wait_for_background, wait_until
-from tests.transcripts import claude_lines, codex_lines
+from tests.transcripts import START, claude_lines, codex_lines
 
 AGENT_VARS = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "QWEN_HOME", "COPILOT_HOME", "OPENCODE_DB", "XDG_DATA_HOME")
 
@@ -309,11 +311,6 @@ def test_an_encrypted_import_keeps_its_text_out_of_the_index(home: Paths, agent_
 
 
 def test_an_import_killed_midway_loses_nothing_and_the_next_run_cleans_up(home: Paths, agent_home: AgentHome) -> None:
-    import uuid
-
-    from shellkeep.agents.locations import dash_encoded
-    from tests.transcripts import START, claude_lines
-
     folder = agent_home.home / ".claude" / "projects" / dash_encoded(agent_home.workdir)
     ids = {str(uuid.UUID(int=i + 1)) for i in range(260)}
     for i, sid in enumerate(sorted(ids)):
