@@ -302,7 +302,7 @@ class CommandAdapter:
             return []
         return jsonl.read_exchanges(session.transcript, self.transcript_format, limit, self.name)
 
-    def read_transcript(self, session: AgentSession, upto_bytes: int | None = None) -> jsonl.TranscriptReading:
+    def read_transcript(self, session: AgentSession, upto_bytes: int | None = None, *, warn_damage: bool = True) -> jsonl.TranscriptReading:
         """Return all the session's exchanges and where its transcript is damaged, streamed.
 
         A JSONL transcript is read record by record (``jsonl.read_transcript``; only its
@@ -312,7 +312,7 @@ class CommandAdapter:
         path = session.transcript
         if path is None or self.transcript_format is None or not path.name.endswith((".jsonl", ".jsonl.zst")):
             return jsonl.TranscriptReading(tuple(self.read_exchanges(session)))
-        return jsonl.read_transcript(path, self.transcript_format, self.name, upto_bytes=upto_bytes)
+        return jsonl.read_transcript(path, self.transcript_format, self.name, upto_bytes=upto_bytes, warn_damage=warn_damage)
 
     def remove_resume_leftovers(self, session: AgentSession) -> list[Path]:
         """Delete files the agent's resume left beside ``session``'s transcript that would make it

@@ -276,9 +276,9 @@ class CopilotAdapter(CommandAdapter):
         """Return the session's exchanges (the last ``limit``), usage from ``session-store.db`` when the log has none."""
         return self._add_usage(session, super().read_exchanges(session, limit))
 
-    def read_transcript(self, session: AgentSession, upto_bytes: int | None = None) -> jsonl.TranscriptReading:
+    def read_transcript(self, session: AgentSession, upto_bytes: int | None = None, *, warn_damage: bool = True) -> jsonl.TranscriptReading:
         """Return ``CommandAdapter.read_transcript``'s reading, usage from ``session-store.db`` when the log has none."""
-        reading = super().read_transcript(session, upto_bytes)
+        reading = super().read_transcript(session, upto_bytes, warn_damage=warn_damage)
         return dataclasses.replace(reading, exchanges=tuple(self._add_usage(session, list(reading.exchanges))))
 
     def _add_usage(self, session: AgentSession, exchanges: list[Exchange]) -> list[Exchange]:

@@ -21,6 +21,8 @@ Exchanges are read by the agent's adapter (``read_native``); nothing here parses
 from __future__ import annotations
 
 import json
+import os
+import stat as stat_mode
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -38,7 +40,7 @@ from shellkeep.agents.qwen import qwen_root
 from shellkeep.agents.records import as_dict, as_str, dig, parse_time
 from shellkeep.logs import get_logger
 
-__all__ = ["HISTORY_AGENTS", "NativeSession", "agents_named", "native_sessions"]
+__all__ = ["HISTORY_AGENTS", "NativeSession", "agents_named", "native_sessions", "regular_files"]
 
 log = get_logger(__name__)
 
@@ -83,6 +85,25 @@ def native_sessions(agent: str, env: Mapping[str, str]) -> list[NativeSession]:
     return found
 
 
+def regular_files(paths: Iterable[Path]) -> list[Path]:
+    """Return the paths that are regular files (after following links), sorted; skip others with a log line.
+
+    A FIFO or device named like a transcript (``x.jsonl`` -> ``/dev/zero``) would block or
+    never end; a transcript is only ever a regular file.
+    """
+    kept: list[Path] = []
+    for path in sorted(paths):
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            continue
+        if stat_mode.S_ISREG(mode):
+            kept.append(path)
+        else:
+            log.warning("skipping %s: not a regular file", path)
+    return kept
+
+
 def _mtime(path: Path) -> tuple[datetime, int] | None:
     """Return a file's mtime (aware UTC) and size, or None when it is gone."""
     try:
@@ -122,7 +143,7 @@ def _file_session(
 
 
 def _claude(env: Mapping[str, str]) -> Iterator[NativeSession]:
-    for path in sorted((claude_root(env) / "projects").glob("*/*.jsonl")):
+    for path in regular_files((claude_root(env) / "projects").glob("*/*.jsonl")):
         started, cwd = jsonl.head_start(path, max_records=16)
         found = _file_session("claude", path, path.stem, cwd, started)
         if found is not None:
@@ -137,7 +158,7 @@ def _codex(env: Mapping[str, str]) -> Iterator[NativeSession]:
     for pattern in ("rollout-*.jsonl", "rollout-*.jsonl.zst"):
         paths.extend((home / "archived_sessions").glob(pattern))
     best: dict[str, NativeSession] = {}
-    for path in sorted(paths):
+    for path in regular_files(paths):
         meta = next((r for r in jsonl.read_head(path, max_records=4) if r.get("type") == "session_meta"), None)
         payload = as_dict(meta.get("payload")) if meta is not None else None
         if payload is None:
@@ -176,7 +197,7 @@ def _gemini(env: Mapping[str, str]) -> Iterator[NativeSession]:
     root = gemini_dir(env)
     cwds = _gemini_project_dirs(root)
     best: dict[str, tuple[int, NativeSession]] = {}
-    for path in sorted([*(root / "tmp").glob("*/chats/session-*.jsonl"), *(root / "tmp").glob("*/chats/session-*.json")]):
+    for path in regular_files([*(root / "tmp").glob("*/chats/session-*.jsonl"), *(root / "tmp").glob("*/chats/session-*.json")]):
         session_id, started = chat_head(path)
         found = _file_session("gemini", path, session_id, cwds.get(path.parent.parent), started)
         if found is None:
@@ -188,7 +209,7 @@ def _gemini(env: Mapping[str, str]) -> Iterator[NativeSession]:
 
 
 def _qwen(env: Mapping[str, str]) -> Iterator[NativeSession]:
-    for path in sorted((qwen_root(env) / "projects").glob("*/chats/*.jsonl")):
+    for path in regular_files((qwen_root(env) / "projects").glob("*/chats/*.jsonl")):
         started, cwd = jsonl.head_start(path, max_records=4)
         found = _file_session("qwen", path, path.stem, cwd, started)
         if found is not None:
@@ -196,7 +217,7 @@ def _qwen(env: Mapping[str, str]) -> Iterator[NativeSession]:
 
 
 def _copilot(env: Mapping[str, str]) -> Iterator[NativeSession]:
-    for path in sorted((copilot_home(env) / "session-state").glob("*/events.jsonl")):
+    for path in regular_files((copilot_home(env) / "session-state").glob("*/events.jsonl")):
         start = next((r for r in jsonl.read_head(path, max_records=4) if r.get("type") == "session.start"), None)
         data = as_dict(start.get("data")) if start is not None else None
         if data is None:

@@ -459,7 +459,9 @@ def read_exchanges(path: Path, fmt: TranscriptFormat, limit: int | None, agent: 
     return []
 
 
-def read_transcript(path: Path, fmt: TranscriptFormat, agent: str, *, upto_bytes: int | None = None) -> TranscriptReading:
+def read_transcript(
+    path: Path, fmt: TranscriptFormat, agent: str, *, upto_bytes: int | None = None, warn_damage: bool = True
+) -> TranscriptReading:
     """Read a whole transcript record by record, streamed: its exchanges and where it is damaged.
 
     Every whole record is used, whatever is around it (a torn last line, NUL runs, a
@@ -469,6 +471,7 @@ def read_transcript(path: Path, fmt: TranscriptFormat, agent: str, *, upto_bytes
     upto_bytes: read only the file's first bytes (the part a session ended at, when the
     agent goes on appending). Never raises: an unreadable file gives no exchange and a
     warning naming ``agent``. Formats: see each adapter's module (JSON Lines, optionally zstd).
+    warn_damage: log a warning when the file is damaged (False: the caller reports ``damage``).
     """
     scan = _Scan(path, upto_bytes)
     try:
@@ -498,7 +501,7 @@ def read_transcript(path: Path, fmt: TranscriptFormat, agent: str, *, upto_bytes
         log.warning("cannot read %s transcript %s: %s", agent, path, exc, exc_info=log.isEnabledFor(logging.DEBUG))
         return TranscriptReading(())
     damage = scan.damage()
-    if damage is not None:
+    if damage is not None and warn_damage:
         log.warning("the %s transcript %s is damaged: %s", agent, path, damage.summary())
     return TranscriptReading(tuple(last(exchanges, None)), damage)
 

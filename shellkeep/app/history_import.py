@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import fcntl
 import getpass
+import json
 import os
 import shutil
 from concurrent.futures import ThreadPoolExecutor
@@ -39,7 +40,7 @@ from typing import TYPE_CHECKING
 from shellkeep import __version__
 from shellkeep.agents.adapter import CommandAdapter
 from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX, Exchange
-from shellkeep.agents.history import HISTORY_AGENTS, NativeSession, native_sessions
+from shellkeep.agents.history import HISTORY_AGENTS, NativeSession, native_sessions, regular_files
 from shellkeep.agents.jsonl import TranscriptDamage, open_transcript
 from shellkeep.agents.locations import home_dir, same_dir
 from shellkeep.agents.records import parse_time
@@ -48,9 +49,11 @@ from shellkeep.app.context import Context
 from shellkeep.archive.index import index_ended_sessions
 from shellkeep.capture.redaction import redactor_for
 from shellkeep.errors import ShellkeepError, UserInputError
+from shellkeep.gitidentity import root_commit
+from shellkeep.gitinfo import origin_remote
 from shellkeep.logs import get_logger
 from shellkeep.store.atomic import deferred_sync, write_json_atomic
-from shellkeep.store.paths import Paths, ensure_dir, project_root_of
+from shellkeep.store.paths import Paths, ensure_dir, git_state, project_root_of
 from shellkeep.store.session import (
     CAST_FILE,
     META_FILE,
@@ -173,7 +176,40 @@ def import_histories(ctx: Context, request: HistoryRequest, env: Mapping[str, st
         return _import_all(ctx, request, env)
 
 
+def _remove_dead_stagings(paths: Paths) -> None:
+    """Remove the ``.import-PID-*`` folders an import killed midway left (its pid gone); they were never in place."""
+    try:
+        projects = [p for p in paths.projects.iterdir() if p.is_dir()]
+    except OSError:
+        return
+    for project in projects:
+        try:
+            entries = [e for e in project.iterdir() if e.name.startswith(".import-")]
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                pid = int(entry.name.split("-")[1])
+            except (IndexError, ValueError):
+                continue
+            if pid == os.getpid() or _alive(pid):
+                continue
+            log.info("removing %s, left by an import that did not finish", entry)
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
 def _import_all(ctx: Context, request: HistoryRequest, env: Mapping[str, str]) -> HistoryReport:
+    _remove_dead_stagings(ctx.paths)
     recorded: set[tuple[str, str]] = set()
     imported: dict[tuple[str, str], SessionMeta] = {}
     unnoted: list[SessionMeta] = []  # recordings whose agent session is not known yet
@@ -188,6 +224,9 @@ def _import_all(ctx: Context, request: HistoryRequest, env: Mapping[str, str]) -
         else:
             recorded.add(key)
     roots: dict[str, Path] = {}
+    gits: dict[str, _Git] = {}
+    warned = _read_warned(ctx.paths)
+    noted = dict(warned)
     results: list[HistoryImport | None] = []
     work: list[tuple[int, NativeSession, SessionMeta | None]] = []
     for agent in request.agents:
@@ -212,7 +251,7 @@ def _import_all(ctx: Context, request: HistoryRequest, env: Mapping[str, str]) -
     with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
         for start in range(0, len(work), _INDEX_BATCH):
             batch = work[start : start + _INDEX_BATCH]
-            done = list(pool.map(lambda item: _import_one(ctx, item[1], item[2], roots, env), batch))
+            done = list(pool.map(lambda item: _import_one(ctx, item[1], item[2], roots, env, gits, noted), batch))
             if any(staged is not None for _, _, staged in done):
                 os.sync()
             stored: list[SessionMeta] = []
@@ -230,7 +269,21 @@ def _import_all(ctx: Context, request: HistoryRequest, env: Mapping[str, str]) -
                     stored.append(meta)
                 results[position] = result
             index_ended_sessions(ctx.paths, stored, vault=ctx.vault)
+    if noted != warned:
+        try:
+            write_json_atomic(ctx.paths.history_warned, noted)
+        except OSError as exc:
+            log.debug("could not note the damaged transcripts warned about: %s", exc)
     return HistoryReport(tuple(r for r in results if r is not None))
+
+
+def _read_warned(paths: Paths) -> dict[str, str]:
+    """Return ``agent:session id`` -> the state of its transcript a damage warning was given for."""
+    try:
+        data = json.loads(paths.history_warned.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)} if isinstance(data, dict) else {}
 
 
 def _put_in_place(staged: Path, meta: SessionMeta, native: NativeSession) -> SessionMeta:
@@ -273,7 +326,13 @@ def _being_recorded(native: NativeSession, unnoted: list[SessionMeta]) -> bool:
 
 
 def _import_one(
-    ctx: Context, native: NativeSession, earlier: SessionMeta | None, roots: dict[str, Path], env: Mapping[str, str]
+    ctx: Context,
+    native: NativeSession,
+    earlier: SessionMeta | None,
+    roots: dict[str, Path],
+    env: Mapping[str, str],
+    gits: dict[str, _Git],
+    warned: dict[str, str],
 ) -> tuple[HistoryImport, SessionMeta | None, Path | None]:
     """Import or update one conversation (not indexed yet); report a failure instead of raising it.
 
@@ -285,7 +344,12 @@ def _import_one(
         adapter = adapter_named(native.agent)
         if not isinstance(adapter, CommandAdapter):
             raise UserInputError(f"the {native.agent} adapter cannot read its transcripts")
-        reading = adapter.read_transcript(native.agent_session())
+        reading = adapter.read_transcript(native.agent_session(), warn_damage=False)
+        if reading.damage is not None:
+            key = f"{native.agent}:{native.session_id}"
+            if warned.get(key) != native.state:  # once a file state, not every run
+                log.warning("the %s transcript %s is damaged: %s", native.agent, native.transcript, reading.damage.summary())
+                warned[key] = native.state
         exchanges = _own(reading.exchanges)
         if not exchanges:
             return HistoryImport(native.agent, native.session_id, "empty", earlier.id if earlier else None), None, None
@@ -293,12 +357,29 @@ def _import_one(
         root = roots.get(cwd)
         if root is None:
             root = roots[cwd] = project_root_of(Path(cwd))
-        meta, staged = _store(ctx, adapter, native, exchanges, reading.damage, Path(cwd), root, earlier)
+        git = gits.get(cwd)
+        if git is None:
+            git = gits[cwd] = _git_of(Path(cwd), root)
+        meta, staged = _store(ctx, adapter, native, exchanges, reading.damage, Path(cwd), root, earlier, git)
     except (OSError, ShellkeepError) as exc:
         log.warning("could not import %s session %s: %s", native.agent, native.session_id, exc)
         return HistoryImport(native.agent, native.session_id, "failed", error=str(exc)), None, None
     action = "updated" if earlier is not None else "imported"
     return HistoryImport(native.agent, native.session_id, action, meta.id, meta.project, meta.exchange_count), meta, staged
+
+
+_Git = tuple[dict[str, object] | None, dict[str, object] | None]
+"""A conversation's ``git_start`` and ``git_identity`` (None, None outside a git work tree)."""
+
+
+def _git_of(cwd: Path, project_root: Path) -> _Git:
+    """Return the git state and identity of ``cwd`` as recording takes them, when it still exists."""
+    if not cwd.is_dir():
+        return None, None
+    state = git_state(cwd)
+    if state is None:
+        return None, None
+    return state, {"remote": origin_remote(project_root), "root_commit": root_commit(project_root, timeout_s=5.0)}
 
 
 def _own(exchanges: tuple[Exchange, ...]) -> list[Exchange]:
@@ -316,6 +397,7 @@ def _store(
     cwd: Path,
     project_root: Path,
     earlier: SessionMeta | None,
+    git: _Git,
 ) -> tuple[SessionMeta, Path | None]:
     """Write the session: an update in its folder, meta.json last; a new one in a hidden folder,
     unsynced (``deferred_sync``), returned with it for the caller to sync and rename."""
@@ -324,7 +406,7 @@ def _store(
     if earlier is not None:
         folder = earlier.folder
         _write_content(ctx, adapter, native, folder, exchanges, redactor)
-        meta = _meta_for(ctx, native, exchanges, damage, cwd, project_root, folder, started, earlier, redactor)
+        meta = _meta_for(ctx, native, exchanges, damage, cwd, project_root, folder, started, earlier, redactor, git)
         write_meta(meta)
         return meta, None
     project_dir = ensure_dir(_project_dir(ctx.paths, project_root))
@@ -334,7 +416,7 @@ def _store(
         with deferred_sync():
             _write_content(ctx, adapter, native, staging, exchanges, redactor)
             final = project_dir / new_session_id(started)
-            meta = _meta_for(ctx, native, exchanges, damage, cwd, project_root, final, started, None, redactor)
+            meta = _meta_for(ctx, native, exchanges, damage, cwd, project_root, final, started, None, redactor, git)
             write_json_atomic(staging / META_FILE, meta.to_json())
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -353,7 +435,7 @@ def _write_content(
     """Store the exchanges and the copy of the agent's transcript files in ``folder`` (as recording does)."""
     write_exchanges(folder, exchanges, ctx.vault, redactor=redactor)
     redact = None if redactor is None else partial(redact_jsonl_line, redactor=redactor)
-    for src in adapter.transcript_files(native.agent_session()):
+    for src in regular_files(adapter.transcript_files(native.agent_session())):
         fh = open_transcript(src)
         if fh is None:
             continue
@@ -372,6 +454,7 @@ def _meta_for(
     started: datetime,
     earlier: SessionMeta | None,
     redactor: Redactor | None,
+    git: _Git,
 ) -> SessionMeta:
     ended = max(native.updated_at, started)
     try:
@@ -409,6 +492,8 @@ def _meta_for(
         exchange_count=len(exchanges),
         usage=usage,
         detail="conversation",
+        git_start=(earlier.git_start if earlier is not None and earlier.git_start else git[0]),
+        git_identity=(earlier.git_identity if earlier is not None and earlier.git_identity else git[1]),
         shellkeep_version=__version__,
         extra={
             **(earlier.extra if earlier is not None else {}),

@@ -29,7 +29,7 @@ from shellkeep.archive.fts import could_match, fts_query, memory_index, select_h
 from shellkeep.archive.hits import Chunk, SearchHit
 from shellkeep.errors import DataError, KeyUnavailable, ShellkeepError
 from shellkeep.vault.crypto import SEARCH_FILE, is_encrypted, key_id_of_file, split_records, write_records_atomic
-from shellkeep.store.session import SessionMeta
+from shellkeep.store.session import EXCHANGES_FILE, SessionMeta
 from shellkeep.logs import get_logger
 
 if TYPE_CHECKING:
@@ -39,8 +39,20 @@ log = get_logger(__name__)
 
 
 def is_private(meta: SessionMeta) -> bool:
-    """Return whether ``meta``'s session is encrypted (its text stays out of the index)."""
-    return is_encrypted(Path(meta.cast))
+    """Return whether ``meta``'s session is encrypted (its text stays out of the index).
+
+    Its recording is encrypted, or, for a session without one (imported from an agent's
+    own history, ``detail = "conversation"``), its ``exchanges.jsonl`` is.
+    """
+    cast = Path(meta.cast)
+    if is_encrypted(cast):
+        return True
+    return not cast.exists() and is_encrypted(meta.folder / EXCHANGES_FILE)
+
+
+def _key_id_of(meta: SessionMeta) -> str:
+    """Return the key id of the session's recording, else of its exchanges ("" when neither is encrypted)."""
+    return key_id_of_file(Path(meta.cast)) or key_id_of_file(meta.folder / EXCHANGES_FILE) or ""
 
 
 def save_content(meta: SessionMeta, chunks: Sequence[Chunk], vault: Vault) -> None:
@@ -50,7 +62,7 @@ def save_content(meta: SessionMeta, chunks: Sequence[Chunk], vault: Vault) -> No
     Raises OSError, KeyUnavailable.
     """
     data = "".join(json.dumps(list(c), ensure_ascii=False) + "\n" for c in chunks).encode("utf-8")
-    key = vault.key_for_rewrite(key_id_of_file(Path(meta.cast)) or "")
+    key = vault.key_for_rewrite(_key_id_of(meta))
     write_records_atomic(meta.folder / SEARCH_FILE, split_records(data), key)
 
 
@@ -117,7 +129,7 @@ def search_private(
                 chunks = list(build(meta))
                 save_content(meta, chunks, vault)
         except KeyUnavailable:
-            missing[meta.id] = key_id_of_file(meta.folder / SEARCH_FILE) or key_id_of_file(Path(meta.cast)) or "?"
+            missing[meta.id] = key_id_of_file(meta.folder / SEARCH_FILE) or _key_id_of(meta) or "?"
             continue
         except (OSError, ShellkeepError) as exc:
             log.warning("skipping encrypted session %s in search: %s", meta.id, exc)

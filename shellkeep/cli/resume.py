@@ -173,7 +173,10 @@ def _print_last_screen(ctx: Context, meta: SessionMeta, banner_rows: int = 1) ->
     import shutil
 
     if meta.detail != "full":
-        warn(f"no last screen to redraw: session {meta.id} kept its {meta.detail} only (record.detail)")
+        if isinstance(meta.extra.get("imported_from_agent"), str):  # app.history_import
+            warn(f"no last screen to redraw: session {meta.id} was imported from the agent (no terminal recording)")
+        else:
+            warn(f"no last screen to redraw: session {meta.id} kept its {meta.detail} only (record.detail)")
         return
     try:
         screen = last_screen(ctx, meta, command="resume")  # audited, as every read

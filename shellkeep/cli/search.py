@@ -12,7 +12,9 @@ from shellkeep.cli.options import complete_agent, context, count, json_option
 from shellkeep.archive.index import SearchRequest, parse_time, search as run_search
 from shellkeep.cli.output import print_json
 from shellkeep.store.audit import record_many
-from shellkeep.store.paths import project_key
+from shellkeep.errors import ShellkeepError
+from shellkeep.store.paths import Paths, project_key
+from shellkeep.store.session import read_meta
 
 
 @click.command()
@@ -88,7 +90,18 @@ def search(
         click.echo(click.style(title, bold=True) if color else title)
         click.echo("  " + _highlight(hit.snippet, hit.highlights, color))
     first = hits[0]
+    if first.machine is None and not _has_recording(ctx.paths, first.project, first.session_id):
+        click.echo(f"read a hit: shellkeep show {first.session_id} (it has no terminal recording to replay)", err=True)
+        return
     click.echo(f"replay a hit: shellkeep replay {first.session_id} --at {first.time:.1f}", err=True)
+
+
+def _has_recording(paths: Paths, project: str, session_id: str) -> bool:
+    """Return whether a local session kept its terminal recording (``detail`` full; True when unknown)."""
+    try:
+        return read_meta(paths.projects / project / session_id).detail == "full"
+    except (OSError, ShellkeepError):
+        return True
 
 
 def _highlight(snippet: str, ranges: list[list[int]], color: bool) -> str:

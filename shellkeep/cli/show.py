@@ -68,6 +68,7 @@ def _duration(meta: SessionMeta) -> str:
 
 def _print_meta(meta: SessionMeta, missing_key_id: str | None) -> None:
     git = meta.git_start or {}
+    imported = isinstance(meta.extra.get("imported_from_agent"), str)  # app.history_import: no terminal
     rows = [
         ("id", meta.id),
         ("name", meta.name or "-"),
@@ -80,7 +81,7 @@ def _print_meta(meta: SessionMeta, missing_key_id: str | None) -> None:
         ("cwd", meta.cwd),
         ("project", f"{meta.project} ({meta.project_root})"),
         ("git", f"{git.get('branch') or '-'} {str(git.get('commit') or '')[:10]}{' dirty' if git.get('dirty') else ''}".rstrip()),
-        ("terminal", f"{meta.cols}x{meta.rows} {meta.term or ''}"),
+        ("terminal", f"{meta.cols}x{meta.rows} {meta.term or ''}" if not imported else "-"),
         ("recorded", f"{meta.output_bytes} bytes out, {meta.input_bytes} bytes in"),
         ("kept", _KEPT.get(meta.detail, meta.detail)),
         ("recording", meta.cast if meta.detail == "full" else "- (not kept)"),

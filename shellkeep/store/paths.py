@@ -90,6 +90,11 @@ class Paths:
         return self.home / "history-import.stamp"
 
     @property
+    def history_warned(self) -> Path:
+        """Return the import's note of the damaged transcripts it warned about, and in which state (warned once a state)."""
+        return self.home / "history-import-warned.json"
+
+    @property
     def history_lock(self) -> Path:
         """Return the lock file held while the agents' histories are imported (one run at a time)."""
         return self.home / "history-import.lock"

@@ -421,7 +421,10 @@ def is_interrupted(meta: SessionMeta) -> bool:
 
 
 def iter_session_folders(paths: Paths, project_root: Path | None) -> Iterator[Path]:
-    """Yield session folders of one project (or of all projects when None), any order."""
+    """Yield session folders of one project (or of all projects when None), any order.
+
+    Hidden folders (a session an import is still staging) are not session folders.
+    """
     if paths.home.exists() and not paths.home.is_dir():
         raise DataError(f"the data folder {paths.home} is not a folder; point SHELLKEEP_HOME at a folder")
     if project_root is not None:
@@ -437,7 +440,8 @@ def iter_session_folders(paths: Paths, project_root: Path | None) -> Iterator[Pa
         except (FileNotFoundError, NotADirectoryError):
             continue
         for entry in entries:
-            if (entry / META_FILE).is_file():
+            # A hidden folder (``.import-*``) is a session still being staged: not one until renamed into place.
+            if not entry.name.startswith(".") and (entry / META_FILE).is_file():
                 yield entry
 
 

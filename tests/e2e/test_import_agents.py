@@ -10,14 +10,17 @@ import os
 import stat
 import subprocess
 import sys
+import uuid
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
+from shellkeep.agents.locations import dash_encoded
 from shellkeep.store.paths import Paths
 from tests.agent_homes import CLAUDE_ID, CODEX_ID, COPILOT_ID, OPENCODE_ID, QWEN_ID, AgentHome, build_agent_home
 from tests.helpers import SK, run_sk, wait_for_background, wait_until
-from tests.transcripts import claude_lines, codex_lines
+from tests.transcripts import START, claude_lines, codex_lines
 
 AGENT_VARS = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "QWEN_HOME", "COPILOT_HOME", "OPENCODE_DB", "XDG_DATA_HOME")
 
@@ -289,6 +292,106 @@ def test_encrypted_import_stores_nothing_in_the_clear(home: Paths, agent_home: A
             assert b"divide function" not in path.read_bytes(), path
     shown = run_sk("show", str(session["id"]))
     assert shown.returncode == 0 and b"Add a divide function" in shown.stdout
+
+
+def test_an_encrypted_import_keeps_its_text_out_of_the_index(home: Paths, agent_home: AgentHome, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    assert run_sk("key", "init").returncode == 0
+    assert run_sk("config", "set", "encryption.encrypt", "true").returncode == 0
+    _import("claude")
+    for args in ((), ("reindex",)):
+        if args:
+            assert run_sk(*args).returncode == 0
+        found = run_sk("search", "divide", "--json")
+        assert found.returncode == 0 and b"divide" in found.stdout, found.stderr
+        indexes = [p for p in home.home.rglob("*") if p.is_file() and ".sqlite3" in p.name]
+        assert indexes
+        for path in indexes:
+            assert b"divide" not in path.read_bytes(), path
+
+
+def test_an_import_killed_midway_loses_nothing_and_the_next_run_cleans_up(home: Paths, agent_home: AgentHome) -> None:
+    folder = agent_home.home / ".claude" / "projects" / dash_encoded(agent_home.workdir)
+    ids = {str(uuid.UUID(int=i + 1)) for i in range(260)}
+    for i, sid in enumerate(sorted(ids)):
+        lines = claude_lines(1, session_id=sid, cwd=str(agent_home.workdir), start=START + timedelta(minutes=i))
+        (folder / f"{sid}.jsonl").write_bytes(b"".join(lines))
+    ids.add(CLAUDE_ID)
+
+    def midway() -> bool:
+        entries = [e for p in home.projects.glob("*") for e in p.iterdir()] if home.projects.is_dir() else []
+        placed = any(not e.name.startswith(".") for e in entries)
+        return placed and any(e.name.startswith(".import-") and (e / "meta.json").is_file() for e in entries)
+
+    proc = subprocess.Popen([*SK, "import", "--agent", "claude"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_until(midway, timeout_s=120, interval_s=0.001)
+    finally:
+        proc.kill()  # SIGKILL
+        proc.wait()
+    _import("claude")
+    assert {str(s["agent_session_id"]) for s in _sessions()} == ids
+    assert not [e for p in home.projects.glob("*") for e in p.iterdir() if e.name.startswith(".import-")]
+
+
+def test_an_imported_session_in_a_git_repo_keeps_its_git_identity(home: Paths, agent_home: AgentHome) -> None:
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", "-C", str(agent_home.workdir), *args], capture_output=True, text=True, check=True)
+        return done.stdout.strip()
+
+    git("init", "-q", "-b", "main")
+    git("remote", "add", "origin", "https://example.com/bob/calc.git")
+    git("-c", "user.name=b", "-c", "user.email=b@x", "commit", "-q", "--allow-empty", "-m", "first")
+    first = git("rev-list", "--max-parents=0", "HEAD")
+    _import("claude")
+    [session] = _sessions()
+    [folder] = [f for f in home.projects.glob(f"*/{session['id']}")]
+    meta = json.loads((folder / "meta.json").read_text())
+    assert meta["git_identity"]["root_commit"] == first
+    assert "example.com/bob/calc" in meta["git_identity"]["remote"]
+    assert meta["git_start"]["branch"] == "main"
+
+
+def test_a_fifo_named_like_a_transcript_is_skipped_with_one_line(home: Paths, agent_home: AgentHome) -> None:
+    fifo = agent_home.claude.parent / "00000000-0000-0000-0000-00000000ffff.jsonl"
+    os.mkfifo(fifo)
+    done = run_sk("import", "--agent", "claude", "--json", timeout_s=30)
+    assert done.returncode == 0, done.stderr
+    assert [r["action"] for r in json.loads(done.stdout)] == ["imported"]
+    assert done.stderr.count(b"not a regular file") == 1 and str(fifo).encode() in done.stderr
+
+
+def test_an_imported_session_is_not_offered_as_a_recording(home: Paths, agent_home: AgentHome) -> None:
+    _import("claude")
+    [session] = _sessions()
+    sid = str(session["id"])
+    found = run_sk("search", "divide")
+    assert found.returncode == 0, found.stderr
+    assert f"shellkeep show {sid}".encode() in found.stderr and b"shellkeep replay" not in found.stderr
+    shown = run_sk("show", sid)
+    [terminal] = [line for line in shown.stdout.decode().splitlines() if line.split()[:1] == ["terminal"]]
+    assert terminal.split() == ["terminal", "-"]
+    resumed = run_sk("resume", "--yes", sid)
+    assert resumed.returncode == 0, resumed.stderr
+    assert b"was imported from the agent (no terminal recording)" in resumed.stderr
+    assert b"record.detail" not in resumed.stderr
+
+
+def test_a_damaged_transcript_is_warned_about_once_a_state(home: Paths, agent_home: AgentHome) -> None:
+    damaged = agent_home.claude.parent / "00000000-0000-0000-0000-00000000dddd.jsonl"
+    damaged.write_bytes(b'\x00\x00garbage\n{"type":"user","tor')
+
+    def warnings() -> int:
+        done = run_sk("import", "--agent", "claude")
+        assert done.returncode == 0, done.stderr
+        return sum(1 for line in done.stderr.splitlines() if b"is damaged" in line and damaged.name.encode() in line), done.stderr
+
+    first = warnings()
+    assert first[0] == 1, first[1]
+    assert warnings()[0] == 0  # the same file, unchanged: said already
+    with damaged.open("ab") as fh:
+        fh.write(b"more garbage\n")
+    assert warnings()[0] == 1, warnings.__name__
 
 
 @pytest.mark.parametrize(
