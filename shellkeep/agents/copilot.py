@@ -18,6 +18,7 @@ event log has no usage: each row counts for the exchange whose prompt came last 
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -287,6 +288,34 @@ class CopilotAdapter(CommandAdapter):
         stored = _stored_usage(session)
         return _with_stored_usage(exchanges, stored) if stored else exchanges
 
+    def remove_resume_leftovers(self, session: AgentSession) -> list[Path]:
+        """Delete the in-use locks dead processes left in the session folder; return them.
+
+        Copilot CLI (1.0.102) marks a session in use with ``inuse.<pid>.lock`` and
+        ``inuse.<pid>.hold`` in ``session-state/<id>/``. A crash leaves them, and the next
+        ``copilot --resume`` then stops at a "Session in use ... Resume anyway?" dialog. Only
+        the locks of a pid that is gone or a zombie are removed; a live owner keeps its lock.
+        Never raises.
+        """
+        if session.transcript is None:
+            return []
+        removed: list[Path] = []
+        try:
+            locks = sorted(session.transcript.parent.glob("inuse.*.*"))
+        except OSError:
+            return []
+        for path in locks:
+            match = _IN_USE_LOCK.fullmatch(path.name)
+            if match is None or _process_alive(int(match.group(1))):
+                continue
+            try:
+                path.unlink()
+            except OSError as exc:
+                log.info("could not remove the stale lock %s: %s", path, exc)
+                continue
+            removed.append(path)
+        return removed
+
     def transcript_files(self, session: AgentSession) -> list[Path]:
         """Return ``events.jsonl`` and ``workspace.yaml`` of the session folder."""
         files = super().transcript_files(session)
@@ -295,3 +324,22 @@ class CopilotAdapter(CommandAdapter):
             if workspace.is_file():
                 files.append(workspace)
         return files
+
+
+_IN_USE_LOCK = re.compile(r"inuse\.([0-9]+)\.(?:lock|hold)")
+"""An in-use lock of Copilot CLI's session folder, named for the pid holding it."""
+
+
+def _process_alive(pid: int) -> bool:
+    """Return whether ``pid`` is a running process (a zombie is not; one we may not signal is)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except (OSError, IndexError):
+        return True  # no /proc (macOS): signalled, so alive

@@ -201,6 +201,7 @@ def test_resume_copilot_after_its_session_was_cut_short(
     first.wait_until(lambda: all(process_gone(pid) for pid in members), WAIT_S, "copilot gone")
     first.wait_until(lambda: not group_members(child), WAIT_S, "copilot's process group gone")
     assert meta_of(folder)["status"] == {"kill-group": "killed", "hangup": "hangup"}[cut]
+    dead_locks = {f"inuse.{pid}.{kind}" for pid in members for kind in ("lock", "hold")}
 
     # -- resume in a new terminal ---------------------------------------------------------
     second = drive([*SK, "resume"], env=copilot_env, cwd=project_dir)
@@ -213,6 +214,8 @@ def test_resume_copilot_after_its_session_was_cut_short(
     if cut == "kill-group":
         assert ANSWERS[1] in restored and PROMPTS[1] in restored, restored
     second.wait_for_screen(READY, WAIT_S)
+    # the crashed run's in-use locks are gone (else: a "Session in use ... Resume anyway?" dialog)
+    assert not dead_locks & {p.name for p in log.parent.iterdir()}, sorted(log.parent.iterdir())
     second.wait_for_screen(ANSWERS[1], WAIT_S)  # Copilot redraws the session from its event log
     ask(second, THIRD_PROMPT, THIRD_ANSWER, chat_standin)
 

@@ -130,3 +130,30 @@ def test_usage_of_1_0_102_is_in_its_log_and_1_0_88_only_in_the_store(user_home: 
     assert [e.usage for e in ADAPTER.read_exchanges(newest)] == REAL_USAGE["1.0.102"]
     older = _install_real("1.0.88", user_home / "other", workdir, with_store=False)
     assert [e.usage for e in ADAPTER.read_exchanges(older)] == [None, None, None]
+
+
+def test_a_resume_removes_the_in_use_locks_of_dead_processes_only(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from shellkeep.agents.base import AgentSession
+    from shellkeep.agents.copilot import CopilotAdapter
+
+    folder = tmp_path / "session-state" / "0b6f7e5e-1111-4222-8333-444455556666"
+    folder.mkdir(parents=True)
+    (folder / "events.jsonl").write_text("")
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # exited and reaped: its pid names no process
+    zombie = subprocess.Popen([sys.executable, "-c", "pass"])
+    os.waitid(os.P_PID, zombie.pid, os.WEXITED | os.WNOWAIT)  # exited, not reaped: a zombie
+    try:
+        names = [f"inuse.{pid}.{kind}" for pid in (gone.pid, zombie.pid, os.getpid()) for kind in ("lock", "hold")]
+        for name in names:
+            (folder / name).write_text("")
+        session = AgentSession(agent="copilot", session_id=folder.name, transcript=folder / "events.jsonl")
+        removed = CopilotAdapter().remove_resume_leftovers(session)
+        assert sorted(p.name for p in removed) == sorted(names[:4])
+        assert sorted(p.name for p in folder.iterdir()) == sorted(["events.jsonl", *names[4:]])
+    finally:
+        zombie.wait()
