@@ -179,7 +179,8 @@ def resume_and_ask_third(
         lambda: next((f.parent for f in session_folders(home) if f.parent != folder), None), WAIT_S, "new session"
     )
     assert new_folder is not None
-    wait_ready(second, drawn_before=1)  # shellkeep's redraw of the last screen shows it once
+    second.wait_for_quiet(0.3, WAIT_S)  # shellkeep's redraw of the last screen, shown before Gemini runs
+    wait_ready(second, drawn_before=bytes(second.raw).count(READY.encode()))
     second.wait_for_screen(ANSWERS[1], WAIT_S)  # Gemini CLI redraws the conversation it resumed
     ask(second, standin, THIRD_PROMPT, THIRD_ANSWER)
     request = conversation_request(standin, THIRD_PROMPT)
