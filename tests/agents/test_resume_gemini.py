@@ -82,6 +82,14 @@ def ask(driver: ScreenDriver, standin: GeminiStandin, prompt: str, answer: str) 
     driver.wait_for_screen(answer, WAIT_S)
 
 
+def drawn_so_far(driver: ScreenDriver, ready: str) -> int:
+    """Return how often *ready* was drawn before the agent runs: once output is quiet, the times
+    shellkeep's redraw of the last screen showed it (none when the cut left a screen without it,
+    as a hangup may)."""
+    driver.wait_for_quiet(0.3, WAIT_S)
+    return bytes(driver.raw).count(ready.encode())
+
+
 def wait_ready(driver: ScreenDriver, drawn_before: int = 0) -> None:
     """Wait until Gemini CLI itself drew its input box (*drawn_before*: times it was drawn by others).
 
@@ -179,8 +187,7 @@ def resume_and_ask_third(
         lambda: next((f.parent for f in session_folders(home) if f.parent != folder), None), WAIT_S, "new session"
     )
     assert new_folder is not None
-    second.wait_for_quiet(0.3, WAIT_S)  # shellkeep's redraw of the last screen, shown before Gemini runs
-    wait_ready(second, drawn_before=bytes(second.raw).count(READY.encode()))
+    wait_ready(second, drawn_before=drawn_so_far(second, READY))
     second.wait_for_screen(ANSWERS[1], WAIT_S)  # Gemini CLI redraws the conversation it resumed
     ask(second, standin, THIRD_PROMPT, THIRD_ANSWER)
     request = conversation_request(standin, THIRD_PROMPT)

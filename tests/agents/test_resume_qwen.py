@@ -31,6 +31,7 @@ from tests.recordings import last_screen
 
 from .agent_processes import group_members, processes_using
 from .screen_driver import ScreenDriver
+from .test_resume_gemini import drawn_so_far
 from .standin_openai import OpenAIRequest, OpenAIStandin, chat_usage_of
 
 pytestmark = [pytest.mark.agent, pytest.mark.timeout(240)]
@@ -45,14 +46,6 @@ ANSWERS = ("STANDIN-ANSWER-1: lemon", "STANDIN-ANSWER-2: peach")
 THIRD_PROMPT, THIRD_ANSWER = "the third word is melon", "STANDIN-ANSWER-3: melon"
 
 Drive = Callable[..., ScreenDriver]
-
-
-def drawn_so_far(driver: ScreenDriver) -> int:
-    """Return how often the input box was drawn before the agent runs: once output is quiet,
-    the times shellkeep's redraw of the last screen showed it (none when the cut left a screen
-    without it, as a hangup may)."""
-    driver.wait_for_quiet(0.3, WAIT_S)
-    return bytes(driver.raw).count(READY.encode())
 
 
 def wait_ready(driver: ScreenDriver, drawn_before: int = 0) -> None:
@@ -185,7 +178,7 @@ def test_resume_qwen_after_its_session_was_cut_short(
         lambda: next((f.parent for f in session_folders(home) if f.parent != folder), None), WAIT_S, "new session"
     )
     assert new_folder is not None
-    wait_ready(second, drawn_before=drawn_so_far(second))
+    wait_ready(second, drawn_before=drawn_so_far(second, READY))
     second.wait_for_screen(ANSWERS[1], WAIT_S)  # Qwen Code redraws the conversation it resumed
     ask(second, openai_standin, THIRD_PROMPT, THIRD_ANSWER)
     earlier = [turn for p, a in zip(PROMPTS, ANSWERS) for turn in (("user", p), ("assistant", a))]
