@@ -505,8 +505,13 @@ class Recorder:
                 line = encode_event(self._last_time, code, text)
                 chunks.append(line)
                 self._events += 1
-                if self._on_events is not None and code == "o":
-                    self._published.append((code, text, line))
+                if code == "o":
+                    if self._on_activity is not None:
+                        self._tail = last_line(self._tail, text)
+                        if self._recent is not None:
+                            self._recent.feed(text)
+                    if self._on_events is not None:
+                        self._published.append((code, text, line))
         return chunks
 
     def _release_output(self, out_filter: TextFilter) -> list[bytes]:

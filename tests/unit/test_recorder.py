@@ -65,3 +65,17 @@ def test_half_a_token_stays_held_through_a_quiet_spell_and_becomes_one_marker(tm
     recorded = _output(cast)
     assert recorded.count("[REDACTED:") == 1 and "FAKE0123" not in recorded
     assert recorded.startswith("token [REDACTED:github-token]") and recorded.endswith(" ok\r\n")
+
+
+def test_text_the_filter_still_holds_at_the_end_is_in_the_last_line_the_recorder_keeps(tmp_path: Path) -> None:
+    # A program killed right after its last word: no quiet spell released it before close;
+    # the end notification's last line comes from what the recorder kept.
+    from shellkeep.capture.activity import RecentOutput
+
+    cast = tmp_path / "session.cast"
+    recent = RecentOutput({})
+    recorder = _recorder(cast, on_activity=lambda activity: None, recent=recent)
+    recorder.on_output(b"first line\r\nType yes to deploy", 0.1)
+    recorder.close()
+    assert _output(cast).endswith("Type yes to deploy")
+    assert recent.judge() == (None, "Type yes to deploy")
