@@ -35,6 +35,7 @@ from shellkeep.termsize import TermSize
 
 READ_SIZE = 65536
 _BURST_BYTES = 1 << 20  # output read back to back before stdin and signals are looked at
+_SHORT_READ = 1024  # a read shorter than this took all there was: no second read to find that out
 _MAX_PENDING_INPUT = 1 << 20
 _DRAIN_IDLE_S = 0.05  # after the child exits: stop once the pty is quiet this long
 _DRAIN_MAX_S = 2.0  # ...or after this long, if a background process keeps writing
@@ -445,6 +446,27 @@ class Relay:
                 self._clear_wakeup(wake_r)
                 self._reap()
                 continue
+            if (
+                not self._signals
+                and not exited
+                and master_open
+                and stdin_open
+                and not drained
+                and not pending
+                and not backlog
+                and not eof_due
+                and eof_sent_at is None
+                and not self._typed
+                and (self.injection is None or not self.injection.pending)
+            ):
+                master_open, stdin_open, eof_due, last_in, got_output, woken = self._steady(master, wake_r, pending, last_in)
+                if got_output:
+                    last_output = time.monotonic()
+                # On to the general turn: after a wake-up its select clears the wake pipe and the
+                # signals are handled; else what ended the fast path is there to act on at once.
+                wait = woken
+            else:
+                wait = True
             # While the backlog is full the child is not read: it blocks, as on a slow terminal.
             reading = master_open and not drained and len(backlog) < MAX_BACKLOG_BYTES
             rlist = [master, wake_r] if reading else [wake_r]
@@ -467,7 +489,7 @@ class Relay:
             if grace_s is not None:
                 timeout = grace_s if timeout is None else min(timeout, grace_s)
             try:
-                readable, writable, _ = select.select(rlist, wlist, [], timeout)
+                readable, writable, _ = select.select(rlist, wlist, [], timeout) if wait else ((), (), ())
             except InterruptedError:  # pragma: no cover - PEP 475 retries
                 continue
             if wake_r in readable:
@@ -538,6 +560,68 @@ class Relay:
                 except OSError:
                     pending.clear()
 
+    def _steady(
+        self, master: int, wake_r: int, pending: bytearray, last_in: int | None
+    ) -> tuple[bool, bool, bool, int | None, bool, bool]:
+        """The loop's fast path: keys to the child, its output to the screen, nothing else.
+
+        Runs while nothing but typed input and output moves (no signal, no backlog, no input
+        waiting to be written, no injection) with one ``select`` per turn and no other work
+        between a key and its write to the child: a key is written first and handed to the
+        sink after (whether it is hidden is read before). Returns to the general loop, which
+        handles the rest, as soon as anything else happens: a wake-up (a signal, typed input
+        from another thread), the child's end of the pty closing, end of input, stdout falling
+        behind or a key the child did not take at once (what is left goes into ``pending``).
+        Returns (master_open, stdin_open, eof_due, last_in, got_output, woken): woken when it
+        ended for a wake-up (the wake pipe is left for the general loop to clear).
+        """
+        stdin = self.stdin_fd
+        fds = [master, wake_r, stdin]
+        wait, read, write = select.select, os.read, os.write
+        on_input, now, hidden_input = self.sink.on_input, self._now, self._is_hidden_input
+        backlog = self._out.backlog
+        got_output = False
+        while True:
+            try:
+                readable = wait(fds, (), ())[0]
+            except InterruptedError:  # pragma: no cover - PEP 475 retries
+                continue
+            # A signal that came with the input (its handler ran as select returned) comes first:
+            # a resize the user made is passed on before what they typed next.
+            if wake_r in readable or self._signals:
+                return True, True, False, last_in, got_output, True
+            if master in readable:
+                got = self._pump_output(master, False)
+                if got is None:
+                    if not self._reap():
+                        self._wait_briefly()  # a quick exit's SIGCHLD may still be on its way
+                    return False, True, False, last_in, got_output, False
+                got_output = got_output or bool(got)
+                if backlog:
+                    return True, True, False, last_in, got_output, False
+            if stdin in readable:
+                try:
+                    data = read(stdin, READ_SIZE)
+                except OSError:
+                    data = b""
+                    self._hangup = self._hangup or os.isatty(stdin)
+                if not data:
+                    return True, False, not self._hangup, last_in, got_output, False
+                hidden = hidden_input()
+                try:
+                    n = write(master, data)
+                except BlockingIOError:
+                    n = 0
+                except OSError:
+                    n = len(data)  # as the general loop does: what the child cannot take is dropped
+                on_input(data, now(), hidden)
+                last_in = data[-1]
+                if n < len(data):
+                    pending += data[n:]
+                    return True, True, False, last_in, got_output, False
+            if self._signals or self._typed or self._status is not None:
+                return True, True, False, last_in, got_output, False  # acted on at once
+
     def _pump_output(self, master: int, injecting: bool) -> int | None:
         """Copy what the child wrote to the screen and the sink; return the bytes, None at EOF.
 
@@ -564,6 +648,8 @@ class Relay:
             on_output(data, at)
             if injecting:
                 self.injection.on_output(data, at)  # type: ignore[union-attr]
+            if len(data) < _SHORT_READ:
+                return total  # all there was (an echo, a prompt): the next select sees more
         return total
 
     def _take_typed(self, pending: bytearray) -> None:
