@@ -56,6 +56,7 @@ _POLL_S = 0.01  # while events flow, the writer looks for more this often
 # the user's screen by then and the next key is still far off (a CPU-bound slice begun as a
 # key arrived held up the relay, or the kernel's pty work on that core: ~0.6 ms, keystroke p99).
 _AFTER_ECHO_S = 0.0002
+_NEXT_ECHO_S = 0.003  # ...waiting this long at most for the next key's echo when none is due
 _QUIET_S = 1.0  # ...and after this long without any, it sleeps until woken
 ACTIVITY_INTERVAL_S = 1.0
 """``on_activity`` is called at most this often: while output flows, and once more when it has
@@ -356,8 +357,9 @@ class Recorder:
         """Sleep until there may be items: poll while busy, sleep on ``_wake`` when quiet.
 
         While busy and keys are being typed, the poll goes on until the next key's echo is on
-        the screen (one poll longer at most) and the work follows ``_AFTER_ECHO_S`` later, in
-        the pause before the next key.
+        the screen (one poll longer at most while an echo is due, ``_NEXT_ECHO_S`` when the
+        last key's echo came already) and the work follows ``_AFTER_ECHO_S`` later, in the
+        pause before the next key.
         deadline: monotonic time of a pending flush (dirty buffer or a held lone Esc), or
         None: then a quiet writer sleeps until the relay wakes it, using no CPU.
         """
@@ -365,10 +367,13 @@ class Recorder:
             return
         if quiet_s < _QUIET_S:
             self._wake.wait(_POLL_S)
-            if self._typed:  # keys are being typed: work just after the next echo (one poll more at most)
+            if self._typed:  # keys are being typed: work just after the next echo
                 self._typed = False
                 self._echo_wanted = True
-                woken = self._wake.wait(_POLL_S)
+                # A key's echo still due: wait for it (one poll more at most). Its echo came
+                # already: only a key typed right after (fast typing, a key repeat) is waited
+                # for, briefly; else the work is done now (viewers wait for it).
+                woken = self._wake.wait(_POLL_S if self._echo_due else _NEXT_ECHO_S)
                 self._echo_wanted = False
                 if woken:
                     time.sleep(_AFTER_ECHO_S)
