@@ -79,15 +79,20 @@ class ChatRequest(StandinRequest):
 
 
 def content_texts(content: Any) -> list[str]:
-    """Return the texts of a chat message ``content`` (a string or a list of ``text`` parts)."""
+    """Return the texts of a chat message's or a Responses item's ``content``: a string, or a
+    list of parts of type ``text``, ``input_text`` or ``output_text``."""
     if isinstance(content, str):
         return [content]
     if not isinstance(content, list):
         return []
-    return [str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text"]
+    return [
+        str(part.get("text", ""))
+        for part in content
+        if isinstance(part, dict) and part.get("type", "text") in ("input_text", "output_text", "text")
+    ]
 
 
-def usage_of(request: ChatRequest, text: str) -> dict[str, int]:
+def usage_of(request: StandinRequest, text: str) -> dict[str, int]:
     """Return the ``usage`` the stand-in reports for answering *request* with *text*."""
     prompt = max(1, len(request.raw_body) // 4)
     completion = max(1, len(text.split()))
@@ -159,38 +164,30 @@ class ChatStandin(StandinServer[ChatRequest]):
         with self._cond:
             self._answers[request.seq] = text
         body = request.body_dict()
-        model = str(body.get("model") or self.model)
-        completion_id, created = self.new_id("chatcmpl"), int(time.time())
-        usage = usage_of(request, text)
-        if not body.get("stream"):
-            return Reply.json(
-                {
-                    "id": completion_id,
-                    "object": "chat.completion",
-                    "created": created,
-                    "model": model,
-                    "choices": [
-                        {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
-                    ],
-                    "usage": usage,
-                }
-            )
+        return chat_reply(
+            self.new_id("chatcmpl"), str(body.get("model") or self.model), text, usage_of(request, text),
+            stream=bool(body.get("stream")),
+        )
 
-        def chunk(choices: list[dict[str, Any]], **extra: Any) -> bytes:
-            data = {
-                "id": completion_id,
-                "object": "chat.completion.chunk",
-                "created": created,
-                "model": model,
-                "choices": choices,
-                **extra,
-            }
-            return f"data: {json.dumps(data)}\n\n".encode()
 
-        payload = chunk([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])
-        for piece in split_pieces(text):
-            payload += chunk([{"index": 0, "delta": {"content": piece}, "finish_reason": None}])
-        payload += chunk([{"index": 0, "delta": {}, "finish_reason": "stop"}])
-        payload += chunk([], usage=usage)
-        payload += b"data: [DONE]\n\n"
-        return Reply(200, "text/event-stream", payload)
+def chat_reply(completion_id: str, model: str, text: str, usage: dict[str, int], *, stream: bool,
+               usage_apart: bool = True) -> Reply:
+    """Return a chat completion answering *text*: one ``chat.completion`` object, or when
+    *stream* ``data:`` lines of ``chat.completion.chunk`` objects (a role chunk, the text in
+    pieces, a ``finish_reason: "stop"`` chunk) and ``data: [DONE]``. *usage* comes in a last
+    chunk with no choices (OpenAI's ``stream_options.include_usage``) when *usage_apart*, else
+    in the stop chunk (the shape Qwen Code was tested with)."""
+    base = {"id": completion_id, "created": int(time.time()), "model": model}
+    if not stream:
+        return Reply.json({**base, "object": "chat.completion", "usage": usage, "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]})
+
+    def chunk(choices: list[dict[str, Any]], **extra: Any) -> bytes:
+        return f"data: {json.dumps({**base, 'object': 'chat.completion.chunk', 'choices': choices, **extra})}\n\n".encode()
+
+    payload = chunk([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])
+    for piece in split_pieces(text):
+        payload += chunk([{"index": 0, "delta": {"content": piece}, "finish_reason": None}])
+    stop = [{"index": 0, "delta": {}, "finish_reason": "stop"}]
+    payload += chunk(stop) + chunk([], usage=usage) if usage_apart else chunk(stop, usage=usage)
+    return Reply(200, "text/event-stream", payload + b"data: [DONE]\n\n")

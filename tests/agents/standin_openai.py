@@ -12,7 +12,7 @@
   ``response.content_part.done``, ``response.output_item.done`` and ``response.completed``
   (with ``usage``), each as ``event: <type>`` plus ``data: <json>``; otherwise one JSON
   response object.
-- ``POST /v1/chat/completions`` (Qwen Code): one assistant message. With ``"stream": true``
+- ``POST /v1/chat/completions`` (Qwen Code): one assistant message, by ``standin_chat.chat_reply``. With ``"stream": true``
   it is ``data: <chat.completion.chunk>`` lines (the role, the text in pieces, a last chunk
   with ``finish_reason: "stop"`` and ``usage``) and ``data: [DONE]``; otherwise one
   ``chat.completion`` object.
@@ -29,10 +29,10 @@ a fixed text; they never consume the script nor the count.
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 from typing import Any, Callable
 
+from .standin_chat import chat_reply, content_texts, usage_of
 from .standin_server import (
     Reply,
     StandinRequest,
@@ -102,26 +102,6 @@ class OpenAIRequest(StandinRequest):
         return ""
 
 
-def chat_usage_of(request: OpenAIRequest, text: str) -> dict[str, int]:
-    """Return the chat-completion ``usage`` the stand-in reports for *text* answering *request*."""
-    prompt = max(1, len(request.raw_body) // 4)
-    completion = max(1, len(text.split()))
-    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
-
-
-def content_texts(content: Any) -> list[str]:
-    """Return the texts of a Responses ``content`` value (a string or a list of parts)."""
-    if isinstance(content, str):
-        return [content]
-    if not isinstance(content, list):
-        return []
-    return [
-        str(part.get("text", ""))
-        for part in content
-        if isinstance(part, dict) and part.get("type", "text") in ("input_text", "output_text", "text")
-    ]
-
-
 def _default_side_text(request: OpenAIRequest) -> str:
     """Answer a side request: a JSON object when it asks for structured output, else a text."""
     text_config = request.body_dict().get("text")
@@ -180,7 +160,9 @@ class OpenAIStandin(StandinServer[OpenAIRequest]):
             text = self.next_answer(request) if request.is_conversation else (
                 self._side_answer(request) if self._side_answer is not None else SIDE_ANSWER_TEXT
             )
-            return self._chat_reply(request, text)
+            model = str(request.body_dict().get("model") or self.model)
+            return chat_reply(self.new_id("chatcmpl"), model, text, usage_of(request, text),
+                              stream=bool(request.body_dict().get("stream")), usage_apart=False)
         if not request.is_responses:
             return Reply.json(
                 {"error": {"message": f"no {request.path} here", "type": "invalid_request_error",
@@ -197,21 +179,6 @@ class OpenAIStandin(StandinServer[OpenAIRequest]):
         if request.body_dict().get("stream"):
             return Reply.sse(_stream_events(response, item, text))
         return Reply.json(response)
-
-    def _chat_reply(self, request: OpenAIRequest, text: str) -> Reply:
-        """Answer a chat completion with *text* (streamed when the request asks for it)."""
-        usage = chat_usage_of(request, text)
-        model = request.body_dict().get("model") or self.model
-        base = {"id": self.new_id("chatcmpl"), "created": int(time.time()), "model": model}
-        if not request.body_dict().get("stream"):
-            return Reply.json({**base, "object": "chat.completion", "usage": usage, "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]})
-        chunk = {**base, "object": "chat.completion.chunk"}
-        deltas = [{"role": "assistant", "content": ""}, *({"content": p} for p in split_pieces(text))]
-        chunks = [{**chunk, "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]
-        chunks.append({**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": usage})
-        payload = b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks) + b"data: [DONE]\n\n"
-        return Reply(200, "text/event-stream", payload)
 
     def _response(self, request: OpenAIRequest, text: str) -> tuple[dict[str, Any], dict[str, Any]]:
         item = {

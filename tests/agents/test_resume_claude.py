@@ -32,7 +32,6 @@ from shellkeep.errors import DataError
 from shellkeep.terminal.screen import Terminal
 from tests.recordings import last_screen
 from shellkeep.store.paths import Paths
-from shellkeep.termsize import TermSize
 from tests.helpers import load_session, meta_of, process_gone, session_folders, SK, stored_copy
 
 from .screen_driver import ScreenDriver

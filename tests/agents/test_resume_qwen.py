@@ -32,7 +32,8 @@ from tests.recordings import last_screen
 from .agent_processes import group_members, processes_using
 from .screen_driver import ScreenDriver
 from .test_resume_gemini import drawn_so_far
-from .standin_openai import OpenAIRequest, OpenAIStandin, chat_usage_of
+from .standin_chat import usage_of as chat_usage_of
+from .standin_openai import OpenAIRequest, OpenAIStandin
 
 pytestmark = [pytest.mark.agent, pytest.mark.timeout(240)]
 
