@@ -82,9 +82,9 @@ def _print_meta(meta: SessionMeta, missing_key_id: str | None) -> None:
         ("project", f"{meta.project} ({meta.project_root})"),
         ("git", f"{git.get('branch') or '-'} {str(git.get('commit') or '')[:10]}{' dirty' if git.get('dirty') else ''}".rstrip()),
         ("terminal", f"{meta.cols}x{meta.rows} {meta.term or ''}" if not imported else "-"),
-        ("recorded", f"{meta.output_bytes} bytes out, {meta.input_bytes} bytes in"),
+        ("recorded", f"{meta.output_bytes} bytes out, {meta.input_bytes} bytes in" if not imported else "- (not recorded by shellkeep)"),
         ("kept", _KEPT.get(meta.detail, meta.detail)),
-        ("recording", meta.cast if meta.detail == "full" else "- (not kept)"),
+        ("recording", meta.cast if meta.detail == "full" else "- (not kept)" if not imported else "-"),
         ("exchanges", str(meta.exchange_count)),
         ("tokens", token_line(meta.usage) if meta.usage else "-"),
     ]

@@ -161,6 +161,7 @@ def test_import_all_gives_a_searchable_archive_of_every_agent(home: Paths, agent
     shown = run_sk("show", str(sessions["claude"]["id"]))
     assert shown.returncode == 0
     assert "from claude's own history" in shown.stdout.decode() and "Add a divide function" in shown.stdout.decode()
+    assert "- (not recorded by shellkeep)" in shown.stdout.decode() and "0 bytes out" not in shown.stdout.decode()
 
     played = run_sk("replay", str(sessions["codex"]["id"]))
     assert played.returncode == 1 and played.stdout == b""
