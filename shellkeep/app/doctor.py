@@ -26,7 +26,7 @@ from shellkeep.errors import ShellkeepError
 from shellkeep.store.paths import DIR_MODE, FILE_MODE, Paths, project_root_of
 from shellkeep.store.session import META_FILE, iter_session_folders, read_meta
 from shellkeep.store.space import READ_ONLY, free_bytes, is_read_only
-from shellkeep.vault.keys import FileKeyStore, primary_store
+from shellkeep.vault.keys import FileKeyStore, is_beside_data, plain_key_warning, primary_store
 
 __all__ = ["INIT_MARKER", "VERSION_TIMEOUT_S", "Check", "CheckStatus", "DoctorReport", "run_checks"]
 
@@ -229,6 +229,11 @@ def _keys(paths: Paths, config: Config) -> Check:
         return _ok(name, f"{state}; no key yet in {where} (the first recording makes one)")
     if count == 0 and isinstance(store, FileKeyStore) and not store.path.exists():
         return _ok(name, f"{state}; no key file ({store.label} is made with the first key)")
+    if count and is_beside_data(paths, store):
+        # As 'key init' and the first encrypted recording say it (vault.keys.plain_key_warning).
+        return _warn(name, f"{state}; {_plural(count, 'key')}: {plain_key_warning(store.label)}",
+                     "keep it apart: 'shellkeep key export FILE', set encryption.key_file to a path outside the data folder, "
+                     "then 'shellkeep key import FILE'")
     return _ok(name, f"{state}; {_plural(count, 'key')} in {where}")
 
 

@@ -225,3 +225,23 @@ def test_an_agent_newer_than_its_adapter_was_tested_with_is_a_warning(
     assert code == 0
     assert checks["agent gemini"]["status"] == status and says in checks["agent gemini"]["detail"]
     assert ("upgrade shellkeep" in checks["agent gemini"]["fix"]) == (status == "warn")
+
+
+def test_a_key_in_a_plain_file_inside_the_data_folder_is_a_warning_and_one_outside_is_ok(
+    home: Paths, user_env: dict[str, str], tmp_path: Path
+) -> None:
+    # No keyring here: 'key init' puts the key into <data>/keys/keys.json and warns once.
+    assert b"plain file inside the data folder" in run_sk("key", "init", env=user_env).stderr
+    code, checks, _ = doctor(user_env)
+    assert code == 0
+    key = checks["key storage"]
+    assert key["status"] == "warn" and "plain file inside the data folder" in key["detail"]
+    assert key["fix"].startswith("keep it apart: 'shellkeep key export FILE'")
+
+    outside = tmp_path / "elsewhere" / "keys.json"
+    export = tmp_path / "export.json"
+    assert run_sk("key", "export", str(export), env=user_env).returncode == 0
+    env = {**user_env, "SHELLKEEP_ENCRYPTION_KEY_FILE": str(outside)}
+    assert run_sk("key", "import", str(export), env=env).returncode == 0
+    _, checks, _ = doctor(env)
+    assert checks["key storage"]["status"] == "ok" and str(outside) in checks["key storage"]["detail"]
