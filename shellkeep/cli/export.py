@@ -24,17 +24,23 @@ _KEPT_FORMATS = ("md", "json", "agent")  # need no recording: also for a session
 @click.option("-o", "--output", "output", type=click.Path(dir_okay=False, allow_dash=True), default=None, help="Write to FILE instead of stdout ('-': stdout; a symlink's target is written; a pipe or device directly).")
 @click.option("--all", "every", is_flag=True, help="Every session of every project as one table (jsonl or csv): a row per session and per exchange.")
 @click.option("--since", "since", default=None, metavar="WHEN", help="With --all: sessions started since WHEN (2024-05-01, yesterday, 7d).")
-def export(ref: str | None, last: bool, fmt: str | None, output: str | None, every: bool, since: str | None) -> None:
+@click.option("--remote", "remote", is_flag=True, help="With --all: the sessions pulled from other machines ('shellkeep sync pull') instead of this one's.")
+@click.option("--machine", metavar="M", help="With --all --remote: only machine M's (id prefix or host name).")
+def export(
+    ref: str | None, last: bool, fmt: str | None, output: str | None, every: bool, since: str | None, remote: bool,
+    machine: str | None,
+) -> None:
     """Export a session: cast (asciicast v2), txt (transcript), md (the conversation),
     json (metadata, exchanges, markers), html (a page for audit, viewable offline, with
     the screen at each exchange in colour) or agent (shellkeep's redacted copy of the
     agent's own transcript, as the agent wrote it). With --all, every session as one
-    table for BI tools: jsonl or csv (the README lists the columns).
+    table for BI tools: jsonl or csv (the README lists the columns); with --all --remote,
+    the sessions pulled from other machines (their host column says which).
 
     Example: shellkeep export --last --format html -o session.html
     """
-    if every or since is not None or fmt in _TABLE_FORMATS:
-        _export_all(ref, last, fmt, output, every, since)
+    if every or since is not None or fmt in _TABLE_FORMATS or remote or machine is not None:
+        _export_all(ref, last, fmt, output, every, since, remote, machine)
         return
     require_ref(ref, last)
     if fmt is None:
@@ -54,9 +60,14 @@ def export(ref: str | None, last: bool, fmt: str | None, output: str | None, eve
     click.echo(f"wrote {output}", err=True)
 
 
-def _export_all(ref: str | None, last: bool, fmt: str | None, output: str | None, every: bool, since: str | None) -> None:
-    """``export --all [--format jsonl|csv] [--since WHEN] [-o FILE]``: the table of every session."""
+def _export_all(
+    ref: str | None, last: bool, fmt: str | None, output: str | None, every: bool, since: str | None, remote: bool,
+    machine: str | None,
+) -> None:
+    """``export --all [--remote [--machine M]] [--format jsonl|csv] [--since WHEN] [-o FILE]``: the table of every session."""
     if not every:
+        if remote or machine is not None:
+            raise click.UsageError("--remote and --machine export the table of every pulled session; add --all")
         raise click.UsageError(f"--format {fmt} and --since export every session; add --all" if fmt else "--since needs --all")
     if ref or last:
         raise click.UsageError("--all exports every session; leave out SESSION and --last")
@@ -69,8 +80,8 @@ def _export_all(ref: str | None, last: bool, fmt: str | None, output: str | None
     ctx = context()
     if output is None or output == "-":
         out = sys.stdout.buffer
-        export_table(ctx, fmt, out, since=bound)
+        export_table(ctx, fmt, out, since=bound, remote=remote, machine=machine)
         out.flush()
         return
-    rows = export_table_to_file(ctx, fmt, output, since=bound)
+    rows = export_table_to_file(ctx, fmt, output, since=bound, remote=remote, machine=machine)
     click.echo(f"wrote {rows} rows to {output}", err=True)

@@ -26,6 +26,7 @@ import pytest
 pytest.importorskip("obstore")
 pytest.importorskip("moto")
 
+from shellkeep.store.audit import read_entries  # noqa: E402
 from shellkeep.store.paths import Paths  # noqa: E402
 from tests.e2e.test_secrets import wait_for_housekeeping  # noqa: E402
 from tests.helpers import SK, run_sk, wait_until  # noqa: E402
@@ -233,6 +234,18 @@ def test_two_machines_on_one_bucket_keep_their_own_prefixes(home: Paths, bucket_
     assert {m["id"] for m in json.loads(sk("ls", "--remote", "--json").stdout)} == {desk_id, laptop_id}
     unknown = sk("sync", "pull", "--remote", bucket_url, "--machine", "nosuch", ok=False)
     assert unknown.returncode == 2 and unknown.stderr.decode().count("\n") == 1
+
+    # The team's table for BI tools: every pulled session, or one machine's, with its host.
+    rows = [json.loads(line) for line in sk("export", "--all", "--remote").stdout.splitlines()]
+    assert {r["session_id"] for r in rows if r["kind"] == "session"} == {desk_id, laptop_id}
+    assert all(r["host"] for r in rows)
+    one = [json.loads(line) for line in sk("export", "--all", "--remote", "--machine", laptop_machine[:8]).stdout.splitlines()]
+    assert {r["session_id"] for r in one} == {laptop_id}
+    assert {r["session_id"] for r in map(json.loads, sk("export", "--all").stdout.splitlines())} == {desk_id}  # this machine's own
+    exported = [e for e in read_entries(home) if e.command == "export" and e.session == laptop_id]
+    assert exported and all(e.detail.startswith("all; pulled from ") for e in exported)
+    nowhere = sk("export", "--all", "--remote", "--machine", "nosuch", "-o", str(tmp_path / "t.csv"), ok=False)
+    assert nowhere.returncode == 2 and nowhere.stderr.decode().count("\n") == 1 and not (tmp_path / "t.csv").exists()
 
 
 def test_with_encryption_the_bucket_holds_no_plaintext_and_no_key(home: Paths, bucket_url: str, tmp_path: Path) -> None:
