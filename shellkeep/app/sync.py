@@ -26,6 +26,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -54,6 +55,7 @@ from shellkeep.store.session import (
     iter_session_folders,
     parse_iso,
     read_meta,
+    session_lock,
     utc_now,
 )
 from shellkeep.vault.copies import copy_names, copy_ref, open_copy
@@ -211,6 +213,16 @@ def _pending(ctx: Context, state: dict[str, dict[str, object]]) -> tuple[list[_P
     return todo, running, unchanged, local
 
 
+def _relisted(item: _Pending) -> _Pending:
+    """Return ``item`` with its files and metadata as they are now (call under the session's lock)."""
+    folder = item.meta.folder
+    files = _local_files(folder)
+    fp = _fingerprint(files)
+    if fp == item.fingerprint:
+        return item
+    return _Pending(read_meta(folder), files, fp)
+
+
 # -- push -----------------------------------------------------------------------------
 
 
@@ -304,6 +316,12 @@ def push(
             for item in todo:
                 in_flight: list[Future[None]] = []
                 try:
+                    # Under the session's rewrite lock: compression (which renames session.cast to
+                    # session.cast.zst), redact and key rotate wait, so no file goes from under the
+                    # read; its files are listed again under it.
+                    lock = ExitStack()
+                    lock.enter_context(session_lock(item.meta.folder))
+                    item = _relisted(item)
                     files_entry: dict[str, object] = {}
                     for f in item.files:
                         shas: list[str] = []
@@ -324,11 +342,13 @@ def push(
                         files_entry[f.name] = {"size": f.size if not f.is_copy else None, "parts": shas}
                     for future in in_flight:
                         future.result()
+                    lock.close()
                     data = _manifest_bytes(machine, item.meta, files_entry, key)
                     bucket.put(manifest_path(machine.id, item.meta.id), data)
                 except (OSError, DataError) as exc:
                     for future in in_flight:
                         future.cancel()
+                    lock.close()
                     errors.append(f"{item.meta.id}: {exc}")
                     continue
                 pushed += 1

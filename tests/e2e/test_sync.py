@@ -29,7 +29,7 @@ pytest.importorskip("moto")
 from shellkeep.store.audit import read_entries  # noqa: E402
 from shellkeep.store.paths import Paths  # noqa: E402
 from tests.e2e.test_secrets import wait_for_housekeeping  # noqa: E402
-from tests.helpers import SK, run_sk, wait_until  # noqa: E402
+from tests.helpers import SK, run_sk, wait_for_background, wait_until  # noqa: E402
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -620,3 +620,35 @@ def test_no_plaintext_warning_when_the_bucket_cannot_be_listed(home: Paths, buck
     assert failed.returncode == 1 and err.count("\n") == 1 and "could not list" in err, err
     assert "in plaintext" not in err
     assert sk("sync", "push", "--remote", bucket_url).stderr.decode().count("in plaintext") == 1  # a bucket that answers: warned
+
+
+def test_a_push_waits_for_a_compression_under_way_and_pushes_what_it_left(home: Paths, bucket_url: str) -> None:
+    # Compression renames session.cast to session.cast.zst under the session's lock; a push
+    # that listed session.cast before must not fail on it (the trial saw 'No such file').
+    import fcntl
+
+    from shellkeep.store.session import read_meta
+    from shellkeep.vault.access import Vault
+    from shellkeep.vault.compress import LEVEL, _compress_locked
+
+    sk("config", "set", "record.compress", "false")
+    sk("run", "--", sys.executable, "-c", f"print('{WORD}')")
+    wait_for_background(home)
+    session_id = str(json.loads(sk("ls", "--all", "--json").stdout)[0]["id"])
+    [folder] = list(home.projects.glob(f"*/{session_id}"))
+    assert (folder / "session.cast").is_file()
+    held = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(held, fcntl.LOCK_EX)  # as compress_recording holds it
+    try:
+        push = subprocess.Popen([*SK, "sync", "push", "--remote", bucket_url], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        inode = os.stat(folder).st_ino
+        wait_until(lambda: any(f":{inode} " in line and "->" in line for line in Path("/proc/locks").read_text().splitlines()), 60)
+        _compress_locked(read_meta(folder), Vault(home), LEVEL)  # the push waits on the lock meanwhile
+        assert not (folder / "session.cast").exists()
+    finally:
+        os.close(held)
+    out, err = push.communicate(timeout=120)
+    assert push.returncode == 0, err.decode()
+    assert b"could not push" not in err
+    [manifest] = [json.loads(data) for p, data in bucket_objects(bucket_url).items() if p.endswith(f"{session_id}/manifest.json")]
+    assert "session.cast.zst" in manifest["files"] and "session.cast" not in manifest["files"]  # what compression left
