@@ -459,12 +459,24 @@ def _host_in_plaintext(blob: bytes) -> str | None:
     return host if isinstance(host, str) and host else None
 
 
-def _machines(bucket: Bucket, ctx: Context, me: str, machine: str | None, all_machines: bool) -> list[RemoteMachine]:
+def _machines(
+    bucket: Bucket, ctx: Context, me: str, machine: str | None, all_machines: bool, refused: list[str] | None = None
+) -> list[RemoteMachine]:
+    """Return the machines' indexes to read. refused: when given and no ``machine`` was asked
+    for, a machine whose index is refused (unsealed with encryption on, changed) is left out
+    and its one-line reason appended there instead of raised: one machine pushing without
+    encryption does not stop the others being read."""
     found: list[RemoteMachine] = []
     for machine_id in bucket.list_folders("machines/"):
         if machine is None and not all_machines and machine_id == me:
             continue
-        index = _read_index(bucket, machine_id, ctx, machine)
+        try:
+            index = _read_index(bucket, machine_id, ctx, machine)
+        except DataError as exc:
+            if machine is not None or refused is None:
+                raise
+            refused.append(f"{exc}; its sessions are left out")
+            continue
         if index is None:
             continue
         if machine is not None and not (machine_id.startswith(machine) or index.host == machine):
@@ -495,6 +507,7 @@ class PullResult:
     machines: list[str]
     sessions_pulled: int
     sessions_known: int
+    refused: list[str] = field(default_factory=list)  # machines left out, a line each (``_machines``)
 
 
 def pull(ctx: Context, url: str, *, machine: str | None = None, all_machines: bool = False) -> PullResult:
@@ -511,7 +524,8 @@ def pull(ctx: Context, url: str, *, machine: str | None = None, all_machines: bo
     pulled_count = known = 0
     hosts: list[str] = []
     reads: list[tuple[str | None, str | None, str | None]] = []
-    for index in _machines(bucket, ctx, me.id, machine, all_machines):
+    refused: list[str] = []
+    for index in _machines(bucket, ctx, me.id, machine, all_machines, refused):
         hosts.append(index.host or index.id)
         pulled = _load_pulled(paths, index.id)
         searched = paths.remote_paths(index.id)  # the machine's own index (app.remote_search)
@@ -556,7 +570,7 @@ def pull(ctx: Context, url: str, *, machine: str | None = None, all_machines: bo
         record_many(paths, "sync pull", reads)
     except OSError as exc:
         log.warning("could not write the audit log %s (%s)", paths.audit_log, exc.strerror or exc)
-    return PullResult(url, hosts, pulled_count, known)
+    return PullResult(url, hosts, pulled_count, known, refused)
 
 
 def _drop_changed_files(folder: Path, manifest: dict[str, object]) -> None:
@@ -609,6 +623,7 @@ class SyncStatus:
     running_skipped: int
     pushed: int
     machines: list[MachineStatus]
+    refused: list[str] = field(default_factory=list)  # machines left out, a line each (``_machines``)
 
 
 def status(ctx: Context, url: str) -> SyncStatus:
@@ -619,7 +634,8 @@ def status(ctx: Context, url: str) -> SyncStatus:
     todo, running, _, _ = _pending(ctx, state)
     bucket = open_bucket(url)
     machines: list[MachineStatus] = []
-    for index in _machines(bucket, ctx, me.id, None, False):
+    refused: list[str] = []
+    for index in _machines(bucket, ctx, me.id, None, False, refused):
         pulled = _load_pulled(paths, index.id)
         new = {sid: e for sid, e in index.sessions.items() if isinstance(e, dict) and pulled.get(sid) != e.get("manifest")}
         machines.append(
@@ -627,7 +643,7 @@ def status(ctx: Context, url: str) -> SyncStatus:
         )
     part_bytes = ctx.config.sync.part_mib << 20
     to_send = sum(_bytes_to_send(f, ctx, part_bytes) for p in todo for f in p.files)
-    return SyncStatus(url, me.id, len(todo), to_send, running, len(state), machines)
+    return SyncStatus(url, me.id, len(todo), to_send, running, len(state), machines, refused)
 
 
 # -- remote retention -----------------------------------------------------------------

@@ -65,6 +65,8 @@ def pull_command(remote: str | None, machine: str | None, all_machines: bool, as
     """
     ctx = context(strict=True)
     result = pull(ctx, remote_url(ctx, remote), machine=machine, all_machines=all_machines)
+    for line in result.refused:
+        warn(line)
     if as_json:
         print_json(result)
     else:
@@ -84,6 +86,8 @@ def status_command(remote: str | None, as_json: bool) -> None:
     """
     ctx = context(strict=True)
     result = status(ctx, remote_url(ctx, remote))
+    for line in result.refused:
+        warn(line)
     if as_json:
         print_json(result)
         return

@@ -580,11 +580,23 @@ def test_a_remote_pushed_without_encryption_is_refused_naming_the_machine_and_an
     Path(laptop["SHELLKEEP_HOME"]).mkdir(parents=True)
     sk("key", "init", env=laptop)
     encrypt(laptop)
-    refused = sk("sync", "pull", "--remote", url, env=laptop, ok=False)
-    err = refused.stderr.decode()
-    assert refused.returncode == 3 and err.count("\n") == 1, err
-    assert f"is not sealed: machine {host} pushed it without encryption (or it was changed in the remote)" in err, err
-    assert "with encryption on, unsealed data is refused" in err
+    # A third machine pushing sealed, as the laptop reads: one unsealed machine leaves only itself out.
+    desk = machine(tmp_path, "desk")
+    Path(desk["SHELLKEEP_HOME"]).mkdir(parents=True)
+    encrypt(desk)
+    share_key(laptop, desk, tmp_path)
+    sk("run", "--", sys.executable, "-c", "print('sealed-word')", env=desk)
+    desk_home = Path(desk["SHELLKEEP_HOME"])
+    wait_for_background(Paths(desk_home, desk_home / "none.toml"))
+    sealed_id = str(json.loads(sk("ls", "--all", "--json", env=desk).stdout)[0]["id"])
+    sk("sync", "push", "--remote", url, env=desk)
+    for args in (("pull",), ("status",)):
+        done = sk("sync", *args, "--remote", url, env=laptop)
+        err = done.stderr.decode()
+        assert err.count("\n") == 1, err
+        assert f"is not sealed: machine {host} pushed it without encryption (or it was changed in the remote)" in err, err
+        assert "with encryption on, unsealed data is refused" in err and err.rstrip().endswith("its sessions are left out")
+    assert [m["id"] for m in json.loads(sk("ls", "--remote", "--json", env=laptop).stdout)] == [sealed_id]
     unknown = sk("sync", "pull", "--remote", url, "--machine", "nosuch", env=laptop, ok=False)
     assert unknown.returncode == 2 and "no machine 'nosuch' in the remote" in unknown.stderr.decode(), unknown.stderr
     by_host = sk("sync", "pull", "--remote", url, "--machine", host, env=laptop, ok=False)
