@@ -123,6 +123,8 @@ def remote_sessions(paths: Paths, machine: str | None = None) -> list[SessionMet
     skipped. Raises UserInputError when ``machine`` matches no machine pulled here (the
     message lists the ones that were).
     """
+    if machine == "":
+        raise UserInputError("--machine needs a machine id (a prefix) or host name; 'shellkeep ls --remote' lists them")
     found: list[SessionMeta] = []
     seen: dict[str, str] = {}  # machine id -> host, of every pulled machine
     for meta in _pulled(paths):
@@ -134,8 +136,8 @@ def remote_sessions(paths: Paths, machine: str | None = None) -> list[SessionMet
         known = ", ".join(f"{host or '?'} ({mid[:12]})" for mid, host in sorted(seen.items(), key=lambda kv: kv[1]))
         raise UserInputError(
             f"no machine '{machine}' among the pulled sessions"
-            + (f" (pulled: {known}); give one of those" if known else " (none pulled yet)")
-            + ", or run 'shellkeep sync pull --all-machines' to read the remote's"
+            + (f" (pulled: {known}); give one of those, or run" if known else " (none pulled yet); run")
+            + " 'shellkeep sync pull --all-machines' to read the remote's"
         )
     found.sort(key=lambda m: (m.started_at, m.id), reverse=True)
     return found

@@ -466,6 +466,8 @@ def _machines(
     for, a machine whose index is refused (unsealed with encryption on, changed) is left out
     and its one-line reason appended there instead of raised: one machine pushing without
     encryption does not stop the others being read."""
+    if machine == "":
+        raise UserInputError("--machine needs a machine id (a prefix) or host name; 'shellkeep sync status' lists them")
     found: list[RemoteMachine] = []
     for machine_id in bucket.list_folders("machines/"):
         if machine is None and not all_machines and machine_id == me:

@@ -41,6 +41,8 @@ def table_rows(
     """
     if remote or machine is not None:
         pulled = sorted(remote_sessions(ctx.paths, machine), key=lambda m: (m.started_at, m.id))
+        if not pulled:
+            log.warning("no sessions pulled from other machines; run 'shellkeep sync pull' first")
         metas: list[SessionMeta] = [m for m in pulled if _started_since(m, since)]
         batches: Iterator[list[SessionMeta]] = (metas[i : i + AUDIT_BATCH] for i in range(0, len(metas), AUDIT_BATCH))
     else:

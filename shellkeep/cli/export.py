@@ -25,7 +25,7 @@ _KEPT_FORMATS = ("md", "json", "agent")  # need no recording: also for a session
 @click.option("--all", "every", is_flag=True, help="Every session of every project as one table (jsonl or csv): a row per session and per exchange.")
 @click.option("--since", "since", default=None, metavar="WHEN", help="With --all: sessions started since WHEN (2024-05-01, yesterday, 7d).")
 @click.option("--remote", "remote", is_flag=True, help="With --all: the sessions pulled from other machines ('shellkeep sync pull') instead of this one's.")
-@click.option("--machine", metavar="M", help="With --all --remote: only machine M's (id prefix or host name).")
+@click.option("--machine", metavar="M", help="With --all: only the sessions pulled from machine M (id prefix or host name; implies --remote).")
 def export(
     ref: str | None, last: bool, fmt: str | None, output: str | None, every: bool, since: str | None, remote: bool,
     machine: str | None,
@@ -45,6 +45,8 @@ def export(
     require_ref(ref, last)
     if fmt is None:
         suffix = Path(output).suffix.lstrip(".").lower() if output else ""
+        if suffix in _TABLE_FORMATS:
+            raise click.UsageError(f"-o {output}: {suffix} is the table of every session (add --all), or give --format for this one")
         fmt = suffix if suffix in _FORMATS else "txt"
     ctx = context()
     if fmt in _KEPT_FORMATS:
@@ -68,11 +70,17 @@ def _export_all(
     if not every:
         if remote or machine is not None:
             raise click.UsageError("--remote and --machine export the table of every pulled session; add --all")
-        raise click.UsageError(f"--format {fmt} and --since export every session; add --all" if fmt else "--since needs --all")
+        if since is not None:
+            raise click.UsageError("--since needs --all")
+        raise click.UsageError(f"--format {fmt} is the table of every session; add --all")
+    if machine == "":
+        raise click.UsageError("--machine needs a machine id (a prefix) or host name; 'shellkeep ls --remote' lists them")
     if ref or last:
         raise click.UsageError("--all exports every session; leave out SESSION and --last")
     if fmt is None:
         suffix = Path(output).suffix.lstrip(".").lower() if output else ""
+        if suffix in _FORMATS:
+            raise click.UsageError(f"-o {output}: --all writes jsonl or csv, not {suffix}; name the file .jsonl or .csv, or give --format")
         fmt = suffix if suffix in _TABLE_FORMATS else "jsonl"
     if fmt not in _TABLE_FORMATS:
         raise click.UsageError(f"--all writes jsonl or csv, not {fmt}")

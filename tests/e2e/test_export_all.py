@@ -93,19 +93,32 @@ def test_no_session_gives_the_header_only(home: Paths) -> None:
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["--format", "csv", "one"], "add --all"),
+        (["--format", "csv", "one"], "--format csv is the table of every session; add --all"),
         (["--since", "7d"], "--since needs --all"),
         (["--all", "one"], "leave out SESSION"),
         (["--all", "--format", "md"], "jsonl or csv"),
         (["--all", "--since", "someday"], "cannot read the time 'someday'"),
+        (["one", "-o", "one.csv"], "csv is the table of every session (add --all)"),
+        (["--all", "-o", "all.md"], "--all writes jsonl or csv, not md"),
+        (["--remote"], "--remote and --machine export the table of every pulled session; add --all"),
+        (["--all", "--remote", "--machine", ""], "--machine needs a machine id"),
+        (["--all", "--machine", "nosuch"], "no machine 'nosuch' among the pulled sessions (none pulled yet); run 'shellkeep sync pull"),
     ],
-    ids=["table-format-without-all", "since-without-all", "all-with-a-session", "all-as-md", "bad-since"],
+    ids=["table-format-without-all", "since-without-all", "all-with-a-session", "all-as-md", "bad-since",
+         "csv-suffix-for-one", "md-suffix-for-all", "remote-without-all", "empty-machine", "machine-none-pulled"],
 )
 def test_bad_options_give_one_line_and_exit_2(sessions: list[SessionMeta], args: list[str], needle: str) -> None:
     result = run_sk("export", *args)
     assert result.returncode == 2 and result.stdout == b""
     [line] = result.stderr.decode().splitlines()
     assert needle in line
+    assert not list(Path.cwd().glob("one.csv")) and not list(Path.cwd().glob("all.md"))  # nothing written
+
+
+def test_the_table_of_pulled_sessions_with_none_pulled_says_so(home: Paths) -> None:
+    result = run_sk("export", "--all", "--remote")
+    assert result.returncode == 0 and result.stdout == b""
+    assert result.stderr.decode() == "shellkeep: no sessions pulled from other machines; run 'shellkeep sync pull' first\n"
 
 
 def test_rows_are_written_as_they_come(home: Paths) -> None:
