@@ -468,3 +468,15 @@ def test_a_session_of_less_than_a_second_is_listed(home: Paths, agent_home: Agen
     _import("claude")
     listed = run_sk("ls").stdout.decode()  # hides sessions shorter than a second with no input
     assert "claude" in listed and len(listed.splitlines()) == 3, listed
+
+
+def test_no_agent_history_at_all_is_said_plainly(home: Paths, tmp_path: Path) -> None:
+    empty = tmp_path / "nobody"
+    empty.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CODEX_", "CLAUDE_", "GEMINI_", "QWEN_", "XDG_", "COPILOT_"))}
+    done = run_sk("import", "--agent", "all", env={**env, "HOME": str(empty)})
+    assert done.returncode == 0 and done.stdout == b""
+    assert done.stderr.decode() == (
+        "shellkeep: no session of claude, codex, gemini, qwen, opencode, copilot found where they keep them "
+        "(README: 'The agents' own histories'); nothing imported\n"
+    )
