@@ -26,7 +26,7 @@ from shellkeep.errors import ShellkeepError
 from shellkeep.store.paths import DIR_MODE, FILE_MODE, Paths, project_root_of
 from shellkeep.store.session import META_FILE, iter_session_folders, read_meta
 from shellkeep.store.space import READ_ONLY, free_bytes, is_read_only
-from shellkeep.vault.keys import FileKeyStore, is_beside_data, plain_key_warning, primary_store
+from shellkeep.vault.keys import FileKeyStore, is_beside_data, lost_key_ids, plain_key_warning, primary_store
 
 __all__ = ["INIT_MARKER", "VERSION_TIMEOUT_S", "Check", "CheckStatus", "DoctorReport", "run_checks"]
 
@@ -222,6 +222,18 @@ def _keys(paths: Paths, config: Config) -> Check:
         return _fail(name, f"cannot read the keys: {exc}", "restore the key file with 'shellkeep key import'")
     where = f"plain file {store.label}" if isinstance(store, FileKeyStore) else store.label
     count = len(keys.keys) if keys is not None else 0
+    try:
+        lost = lost_key_ids(paths, config.encryption.key_file)
+    except (OSError, ShellkeepError):
+        lost = {}
+    if lost:
+        ids = ", ".join(sorted(lost))
+        return _warn(
+            name,
+            f"{_plural(sum(lost.values()), 'session')} sealed with key{'' if len(lost) == 1 else 's'} {ids}, which no key store holds "
+            f"(they stay unreadable); {_plural(count, 'key')} in {where}",
+            "import your key export with 'shellkeep key import FILE' ('shellkeep key status' lists the stores)",
+        )
     state = "encryption on" if config.encryption.encrypt else "encryption off"
     if isinstance(store, FileKeyStore) and store.path.exists() and store.path.stat().st_mode & 0o077:
         return _warn(name, f"{state}; {where} is readable by others (mode {_mode(store.path)})", f"chmod {FILE_MODE:o} '{store.path}'")

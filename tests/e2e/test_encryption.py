@@ -183,6 +183,10 @@ def test_sessions_whose_key_is_missing_are_suspended_not_errors(home: Paths, tmp
     err = rebuilt.stderr.decode()
     assert err.count("\n") == 1 and "2 encrypted sessions" in err and key_id in err, err
     assert "indexed 3 sessions" in rebuilt.stdout.decode()
+    doctor = run_sk("doctor", "--json")
+    [keys] = [c for c in json.loads(doctor.stdout) if c["check"] == "key storage"]
+    assert keys["status"] == "warn" and f"2 sessions sealed with key {key_id}, which no key store holds" in keys["detail"]
+    assert keys["fix"].startswith("import your key export with 'shellkeep key import FILE'")
 
     assert run_sk("key", "import", str(tmp_path / "saved-keys.json")).returncode == 0
     assert "suspended" not in run_sk("ls", "--all-sessions").stdout.decode()
