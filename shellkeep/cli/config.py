@@ -109,7 +109,8 @@ def edit() -> None:
 def validate() -> None:
     """Check your config.toml, the project's .shellkeep.toml and SHELLKEEP_* variables.
 
-    Prints "ok: FILE" for each file; an invalid one is reported on one line (exit status 2).
+    Prints "ok: FILE" for each file (saying so when it does not exist: then the defaults
+    apply); an invalid one is reported on one line (exit status 2).
 
     Example: shellkeep config validate
     """
@@ -117,7 +118,7 @@ def validate() -> None:
     root = project_root_of(cwd())
     settings.load_config(here, root, os.environ)
     for file in settings.config_files(here, root) or (here.config_file,):
-        click.echo(f"ok: {file}")
+        click.echo(f"ok: {file}" if file.exists() else f"ok: {file} (no such file: the defaults apply)")
 
 
 def _render(value: settings.ConfigValue) -> str:

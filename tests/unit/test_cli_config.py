@@ -144,7 +144,8 @@ def test_set_takes_a_value_that_starts_with_a_dash(home: Paths) -> None:
 
 def test_validate_ok_and_broken(home: Paths) -> None:
     result = sk("validate")
-    assert result.exit_code == 0 and result.stdout == f"ok: {home.config_file}\n"
+    assert not home.config_file.exists()
+    assert result.exit_code == 0 and result.stdout == f"ok: {home.config_file} (no such file: the defaults apply)\n"
     sk("set", "resume.exchanges", "3")
     Path(PROJECT_FILE_NAME).write_text("[record]\ninput = false\n")
     result = sk("validate")
