@@ -25,7 +25,7 @@ from shellkeep.agents.base import AgentSession, Exchange, Launch, Usage
 from shellkeep.agents.jsonl import iter_lines_backwards
 from shellkeep.agents.locations import CLOCK_SLACK
 from shellkeep.agents.records import ExchangeBuilder, last, one_line
-from shellkeep.gitinfo import git_root
+from shellkeep.git.info import git_root
 from shellkeep.logs import get_logger
 
 __all__ = ["AiderAdapter", "chat_history_file", "exchanges_from_markdown"]

@@ -1,7 +1,7 @@
 """Checkpoints of a session: ``mark``, the checkpoint of each exchange, ``diff`` and ``restore-files``.
 
 A checkpoint is a line of the session's ``checkpoints.jsonl`` (``store.checkpoints``) and,
-inside a git work tree, a snapshot commit of its files (``gitsnapshot``) kept by the ref
+inside a git work tree, a snapshot commit of its files (``git.snapshot``) kept by the ref
 ``refs/shellkeep/<session-id>/<n>``. Outside one it is a marker only. A running session's
 recorder writes each new checkpoint into the recording as a marker ``checkpoint N: LABEL``
 (``app.live_marks``).
@@ -25,7 +25,7 @@ from shellkeep.app.context import Context
 from shellkeep.archive.timeline import exchange_offset_s
 from shellkeep.capture.redaction import redactor_for
 from shellkeep.errors import ShellkeepError, UserInputError
-from shellkeep.gitsnapshot import Snapshot, changed_paths, diff_text, keep_ref, restore, take_snapshot, work_tree
+from shellkeep.git.snapshot import Snapshot, changed_paths, diff_text, keep_ref, restore, take_snapshot, work_tree
 from shellkeep.logs import get_logger
 from shellkeep.store.checkpoints import Checkpoint, append_checkpoint, read_checkpoints
 from shellkeep.store.session import SessionMeta, parse_iso, read_meta, readable_text

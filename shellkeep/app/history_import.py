@@ -49,8 +49,8 @@ from shellkeep.app.context import Context
 from shellkeep.archive.index import index_ended_sessions
 from shellkeep.capture.redaction import redactor_for
 from shellkeep.errors import ShellkeepError, UserInputError
-from shellkeep.gitidentity import root_commit
-from shellkeep.gitinfo import origin_remote
+from shellkeep.git.identity import root_commit
+from shellkeep.git.info import origin_remote
 from shellkeep.logs import get_logger
 from shellkeep.store.atomic import deferred_sync, write_json_atomic
 from shellkeep.store.paths import Paths, ensure_dir, git_state, project_root_of

@@ -18,8 +18,8 @@ from pathlib import Path
 from shellkeep.app.context import Context
 from shellkeep.archive.index import GitProject, ListedSession, git_projects
 from shellkeep.errors import ShellkeepError
-from shellkeep.gitidentity import GitIdentity, root_commit
-from shellkeep.gitinfo import git_root, origin_remote
+from shellkeep.git.identity import GitIdentity, root_commit
+from shellkeep.git.info import git_root, origin_remote
 from shellkeep.logs import get_logger
 from shellkeep.store.paths import project_key
 from shellkeep.store.session import SessionMeta, read_meta

@@ -2,7 +2,7 @@
 
 A project's data folder is named after its path (``store.paths.project_key``), so a moved
 work tree starts a new project folder. What stays the same is the repository: its origin
-remote and root commit (``gitinfo.GitIdentity``), kept in each session's ``meta.json`` as
+remote and root commit (``git.identity.GitIdentity``), kept in each session's ``meta.json`` as
 ``git_identity`` and in the index. From here:
 
 - ``moved_projects`` (in ``app.listing``, light enough for ``ls`` and ``search``): the project
@@ -28,8 +28,8 @@ from shellkeep.app.context import Context
 from shellkeep.app.conversation import adapter_of
 from shellkeep.app.listing import _former_projects, moved_projects, project_identity
 from shellkeep.errors import UserInputError
-from shellkeep.gitidentity import GitIdentity, root_commit
-from shellkeep.gitinfo import git_root, origin_remote
+from shellkeep.git.identity import GitIdentity, root_commit
+from shellkeep.git.info import git_root, origin_remote
 from shellkeep.logs import get_logger
 from shellkeep.store.paths import ensure_dir
 from shellkeep.store.session import SessionMeta, list_sessions, write_meta

@@ -32,7 +32,7 @@ from shellkeep import __version__
 from shellkeep.agents.launchers import SHELLS
 from shellkeep.asciicast.model import Header
 from shellkeep.errors import AgentNotFound, ShellkeepError
-from shellkeep.gitinfo import origin_remote
+from shellkeep.git.info import origin_remote
 from shellkeep.pty.relay import DEFAULT_SIZE, RawMode, Relay, RelayResult, SpawnError, find_program, spawn, terminal_size
 from shellkeep.store.live import LiveStatus, remove_live_status, write_live_status
 from shellkeep.store.paths import FILE_MODE, PROJECT_FILE_NAME, Paths, git_state, project_key, project_root_of
@@ -1008,10 +1008,10 @@ def _git_identity(project_root: Path) -> dict[str, object]:
     is not on the start-up path. Should git be slow or fail, the root commit is None here
     and the upkeep after the session adds it (``app.moves.complete_git_identity``).
     """
-    from shellkeep.gitidentity import root_commit  # after the child runs, as git_state
+    from shellkeep.git.identity import root_commit  # after the child runs, as git_state
 
     commit = root_commit(project_root, timeout_s=5.0)
-    return {"remote": origin_remote(project_root), "root_commit": commit}  # gitidentity.GitIdentity's JSON
+    return {"remote": origin_remote(project_root), "root_commit": commit}  # git.identity.GitIdentity's JSON
 
 
 def _text_redactor(settings: RecordSettings) -> Callable[[str], str]:

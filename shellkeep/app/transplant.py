@@ -33,8 +33,8 @@ from shellkeep.app.listing import project_identity
 from shellkeep.app.remote import remote_of
 from shellkeep.archive.index import git_projects
 from shellkeep.errors import ShellkeepError, UserInputError
-from shellkeep.gitidentity import GitIdentity
-from shellkeep.gitinfo import git_root
+from shellkeep.git.identity import GitIdentity
+from shellkeep.git.info import git_root
 from shellkeep.logs import get_logger
 from shellkeep.store.paths import ensure_dir
 from shellkeep.store.session import SessionMeta

@@ -40,7 +40,7 @@ from shellkeep.archive.fts import select_hits
 from shellkeep.archive.hits import SearchHit
 from shellkeep.archive.private_search import is_private, missing_keys_line, save_content, search_private
 from shellkeep.errors import DataError, KeyUnavailable, ShellkeepError, UserInputError
-from shellkeep.gitidentity import GitIdentity, remote_key
+from shellkeep.git.identity import GitIdentity, remote_key
 from shellkeep.logs import get_logger
 from shellkeep.store.paths import FILE_MODE, Paths, ensure_dir
 from shellkeep.store.space import READ_ONLY, is_read_only

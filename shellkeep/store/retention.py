@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from shellkeep.gitsnapshot import drop_refs
+from shellkeep.git.snapshot import drop_refs
 from shellkeep.store.checkpoints import read_checkpoints
 from shellkeep.store.chunks import read_ref, ref_files, sweep
 from shellkeep.store.paths import Paths

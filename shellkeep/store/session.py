@@ -97,7 +97,7 @@ class SessionMeta:
     git_end: dict[str, object] | None = None
     git_identity: dict[str, object] | None = None
     """Which repository the project is, wherever it is on disk: ``{"remote", "root_commit"}``
-    (``gitinfo.GitIdentity``), or None outside git. The remote is read at start, the root
+    (``git.identity.GitIdentity``), or None outside git. The remote is read at start, the root
     commit in the upkeep after the session."""
     parent: str | None = None
     agent_session_id: str | None = None

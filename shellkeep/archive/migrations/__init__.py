@@ -95,8 +95,8 @@ CREATE INDEX sessions_by_git_root_commit ON sessions (git_root_commit);
 """
 
 _V3 = """
--- git_remote holds gitidentity.remote_key of the remote: lower-cased on the hosts whose
--- repository paths ignore case (gitidentity.CASE_INSENSITIVE_HOSTS as of this version), so
+-- git_remote holds git.identity.remote_key of the remote: lower-cased on the hosts whose
+-- repository paths ignore case (git.identity.CASE_INSENSITIVE_HOSTS as of this version), so
 -- that GitHub.com/Owner/Repo finds github.com/owner/repo. normalise_remote already
 -- lower-cased the host; rows indexed before keep the path's case until rewritten here.
 UPDATE sessions SET git_remote = lower(git_remote)

@@ -17,7 +17,7 @@ from shellkeep.archive import index as ix
 from shellkeep.vault.access import Vault
 from shellkeep.vault.recovery import recover
 from shellkeep.archive.migrations import SCHEMA_VERSION, migrate, statements
-from shellkeep.gitidentity import GitIdentity
+from shellkeep.git.identity import GitIdentity
 from shellkeep.store.paths import Paths, project_key
 from shellkeep.store.session import read_meta, write_meta
 from tests.unit.store.factory import BASE, make_session

@@ -1,10 +1,10 @@
-"""Tests for shellkeep/gitinfo.py: the git top-level, origin remote and root commit of a work tree."""
+"""Tests for shellkeep/git/info.py: the git top-level, origin remote and root commit of a work tree."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from shellkeep.gitinfo import git_root
+from shellkeep.git.info import git_root
 
 
 def test_git_root_is_the_nearest_folder_holding_dot_git(tmp_path: Path) -> None:
@@ -28,8 +28,8 @@ import subprocess
 
 import pytest
 
-from shellkeep.gitidentity import GitIdentity, root_commit
-from shellkeep.gitinfo import normalise_remote, origin_remote
+from shellkeep.git.identity import GitIdentity, root_commit
+from shellkeep.git.info import normalise_remote, origin_remote
 
 
 @pytest.mark.parametrize(

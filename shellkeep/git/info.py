@@ -2,7 +2,7 @@
 
 git is not run and nothing is built at import, so that recording start-up stays cheap
 (``store.paths`` and ``app.record`` use this before the child runs). The repository's
-identity (remote and root commit) is ``shellkeep.gitidentity``'s.
+identity (remote and root commit) is ``shellkeep.git.identity``'s.
 """
 
 from __future__ import annotations

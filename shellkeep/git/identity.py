@@ -1,7 +1,7 @@
 """Tell which git repository a work tree holds, wherever it is on disk.
 
 A repository's identity is its origin remote, normalised (``github.com/owner/repo``,
-``gitinfo.origin_remote``), and its root commit (``root_commit``, which runs git): both stay
+``git.info.origin_remote``), and its root commit (``root_commit``, which runs git): both stay
 the same when the work tree is moved or renamed. Not imported before a recorded child runs.
 """
 
@@ -18,7 +18,7 @@ CASE_INSENSITIVE_HOSTS = ("github.com", "gitlab.com", "bitbucket.org")
 
 
 def remote_key(remote: str) -> str:
-    """Return a normalised remote (``gitinfo.normalise_remote``) as remotes are compared.
+    """Return a normalised remote (``git.info.normalise_remote``) as remotes are compared.
 
     Lower-cased on a host of ``CASE_INSENSITIVE_HOSTS``; any other remote as it is (a
     self-hosted server or a path may tell case apart).

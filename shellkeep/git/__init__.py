@@ -1,0 +1,1 @@
+"""Git facts and snapshots: the top-level and remote, the project identity, checkpoint trees."""
