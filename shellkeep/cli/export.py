@@ -34,7 +34,7 @@ def export(
     json (metadata, exchanges, markers), html (a page for audit, viewable offline, with
     the screen at each exchange in colour) or agent (shellkeep's redacted copy of the
     agent's own transcript, as the agent wrote it). With --all, every session as one
-    table for BI tools: jsonl or csv (the README lists the columns); with --all --remote,
+    table for BI tools: jsonl or csv (docs/export.md lists the columns); with --all --remote,
     the sessions pulled from other machines (their host column says which).
 
     Example: shellkeep export --last --format html -o session.html

@@ -74,7 +74,7 @@ def _import_agents(agents: tuple[str, ...], since: str | None, as_json: bool) ->
             click.echo(f"shellkeep: could not import {result.agent} session {result.agent_session_id}: {result.error}", err=True)
     if not report.results:
         click.echo(f"shellkeep: no session of {', '.join(chosen)} found where {'it keeps' if len(chosen) == 1 else 'they keep'} "
-                   "them (README: 'The agents' own histories'); nothing imported", err=True)
+                   "them (docs/import.md: 'The agents' own histories'); nothing imported", err=True)
         return
     counts = ", ".join(
         f"{report.count(action)} {action}" for action in ("imported", "updated", "unchanged", "recorded", "empty", "failed")
