@@ -157,7 +157,7 @@ def load_settings(
     try:
         save_last_good(loaded.good)  # what applies while a file is broken later
     except OSError as exc:
-        log.warning("could not keep the last good copy of the config: %s", exc)
+        log.info("could not keep the last good copy of the config: %s", exc)  # the recording says what fails
     config = loaded.config
     return settings_from_config(config, no_input=no_input, no_redact=no_redact)
 
