@@ -101,8 +101,9 @@ def open_context(
     else:
         loaded = load_config_with_fallback(paths, project_root, env)
         config = loaded.config
-        for problem in loaded.problems if warn is not None else ():
-            warn(problem.line("using"))
+        if warn is not None:
+            for problem in loaded.problems:
+                warn(problem.line("using"))
     vault = Vault(paths, config.encryption.key_file, config.encryption.encrypt)
     return Context(paths, project_root, config, vault, env)
 

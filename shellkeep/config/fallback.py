@@ -7,8 +7,9 @@ itself writes nothing. While a file is broken, its last good copy applies in its
 (``stand_in``), if one is kept and still validates. Without one, the strictest privacy
 settings apply: the most private value of each key that bears on privacy (the last of its
 ``private`` values: ``record.input = false``, ``record.detail = 'metadata'``, so that no
-secret a lost ``redact.patterns`` rule would have caught is stored) over the other layers,
-with the defaults for the rest (every built-in redaction rule on, no allowlist). The broken
+secret a lost ``redact.patterns`` rule would have caught is stored), laid again over the
+other file's layer (a variable or flag still wins: it is said at this very run), with the
+defaults for the rest (every built-in redaction rule on, no allowlist). The broken
 file's encryption settings cannot be known (they need its key): none apply, and the one
 line said about the file says so.
 """
