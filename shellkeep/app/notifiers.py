@@ -40,7 +40,7 @@ from pathlib import Path
 
 from shellkeep.app.notify import FACTS_ENV, Notification
 from shellkeep.capture.redaction import redactor_for
-from shellkeep.config import Config, NotifyConfig, load_config_salvaged
+from shellkeep.config import Config, NotifyConfig, load_config_with_fallback
 from shellkeep.logs import get_logger
 from shellkeep.store.paths import FILE_MODE, Paths, ensure_dir, resolve_paths
 from shellkeep.store.session import iso, utc_now
@@ -252,7 +252,7 @@ def main(argv: Sequence[str], env: Mapping[str, str] | None = None) -> int:
         return 2
     paths = resolve_paths()
     root = Path(notification.project_root)
-    config, _problems = load_config_salvaged(paths, root if root.is_dir() else None, dict(env), {})
+    config = load_config_with_fallback(paths, root if root.is_dir() else None, dict(env), {}).config
     failures = deliver(paths, notification, config.notify, config)
     return 1 if failures else 0
 
