@@ -1,6 +1,6 @@
 """Turn a recording into a plain-text transcript: what the user saw, each line once.
 
-The recording is rendered with ``shellkeep.terminal.screen.Terminal`` (pyte underneath). A line
+The recording is rendered with ``shellkeep.terminal.emulator.Terminal`` (pyte underneath). A line
 enters the transcript when it leaves the screen: scrolled off the top (or out of a scroll
 region), erased by a clear, pushed out by inserted or deleted lines, dropped by a reset,
 a resize, or by leaving the alternate screen; whatever is still on screen at the end
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from shellkeep.asciicast.model import Event
 from shellkeep.asciicast.reader import Cast
 from shellkeep.termsize import TermSize
-from shellkeep.terminal.screen import Terminal, pyte_screen_class
+from shellkeep.terminal.emulator import Terminal, pyte_screen_class
 
 if TYPE_CHECKING:
     from typing import Protocol

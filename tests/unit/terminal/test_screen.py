@@ -15,7 +15,9 @@ import pytest
 from shellkeep.asciicast.encoder import encode_event, encode_header
 from shellkeep.asciicast.model import Event, Header
 from shellkeep.errors import DataError
-from shellkeep.terminal.screen import Cell, ScreenSnapshot, Terminal, render_events
+from shellkeep.terminal.emulator import Terminal
+from shellkeep.terminal.replay import render_events
+from shellkeep.terminal.snapshot import Cell, ScreenSnapshot
 from tests.recordings import iter_screens, last_screen, read_tail, screen_at
 from shellkeep.termsize import TermSize
 
@@ -603,6 +605,6 @@ def test_last_screen_of_a_100_mb_recording_reads_only_its_end(tmp_path: Path) ->
 
 
 def test_importing_the_module_does_not_import_pyte() -> None:
-    code = "import sys, shellkeep.terminal.screen; print('pyte' in sys.modules, 'wcwidth' in sys.modules)"
+    code = "import sys, shellkeep.terminal.replay, shellkeep.terminal.transcript; print('pyte' in sys.modules, 'wcwidth' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]

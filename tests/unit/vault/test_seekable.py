@@ -68,10 +68,10 @@ def test_only_the_frames_near_the_end_are_decompressed(tmp_path: Path) -> None:
     source = tail_source(packed)
     assert isinstance(source, SeekableFrames)
     assert last_screen(packed) == last_screen(plain)
-    from shellkeep.terminal import screen
+    from shellkeep.terminal.replay import last_screen as render_last_screen
     from tests.recordings import open_cast
 
-    snap = screen.last_screen(open_cast(packed), mapped=source)
+    snap = render_last_screen(open_cast(packed), mapped=source)
     assert snap.to_text() == "final screen\n$"
     assert 1 <= source.frames_read <= 3
     assert snap.size == TermSize(50, 12)
