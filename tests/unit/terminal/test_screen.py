@@ -1,4 +1,4 @@
-"""Test shellkeep/screen.py: the terminal emulation, its renderings and the fast last screen."""
+"""Test the terminal package: emulation (emulator, syntax, sgr), renderings (snapshot, render), replays and the fast last screen (replay, tail)."""
 
 from __future__ import annotations
 
