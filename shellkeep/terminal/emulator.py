@@ -76,7 +76,7 @@ def pyte_screen_class() -> type[HookedScreen]:
     """
     import pyte
 
-    return cast("type[HookedScreen]", type("HookedScreen", (HookedScreen, pyte.Screen), {}))
+    return cast("type[HookedScreen]", type("HookedPyteScreen", (HookedScreen, pyte.Screen), {}))
 
 
 _cell_text = operator.attrgetter("data")

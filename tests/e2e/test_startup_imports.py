@@ -35,6 +35,7 @@ NOT_NEEDED = (
     "logging",
     "secrets",  # with hmac and hashlib (OpenSSL): store.atomic names its temporary files with os.urandom
     "shellkeep.asciicast.reader",
+    "shellkeep.asciicast.tail",
     "shellkeep.store.checkpoints",
     "shellkeep.store.notices",
     "shellkeep.vault.keys",
