@@ -17,7 +17,8 @@ from shellkeep.termsize import TermSize
 from shellkeep.vault.recording import open_stream, tail_source
 from shellkeep.vault.seekable import FRAME_BYTES, SeekableFrames, compressed_frames, read_seek_table
 from tests.recordings import last_screen, read_tail
-from tests.unit.terminal.test_screen import RECORDINGS, SIZE, full_render, write_cast
+from tests.unit.terminal.helpers import SIZE, full_render, write_cast
+from tests.unit.terminal.test_tail import RECORDINGS
 
 FRAME = 16 << 10  # small frames, so that modest recordings span many
 
