@@ -608,7 +608,7 @@ def test_a_token_shown_in_less_with_its_search_highlighted_is_not_stored(home: P
 
 def test_the_last_screen_keeps_its_columns_around_a_marker(home: Paths, tmp_path: Path) -> None:
     """A marker longer or shorter than its secret: the text after it on the line stays in its column."""
-    from shellkeep.terminal.screen import last_screen
+    from shellkeep.terminal.replay import last_screen
     from tests.recordings import open_cast
 
     lines = [f"key {SCREEN_TOKEN} tail-one", "password=FAKEhunter2 tail-two"]

@@ -25,7 +25,9 @@ NOT_NEEDED = (
     "shellkeep.app.checkpoints",
     "shellkeep.app.moves",
     "shellkeep.capture.redaction",
-    "shellkeep.terminal.screen",
+    "shellkeep.terminal.emulator",
+    "shellkeep.terminal.replay",
+    "shellkeep.terminal.tail",
     "shellkeep.terminal.transcript",
     "shellkeep.vault.exchanges",
     # Nor, for plain sessions, the key stores, the recording readers and the recovery of an
@@ -33,6 +35,7 @@ NOT_NEEDED = (
     "logging",
     "secrets",  # with hmac and hashlib (OpenSSL): store.atomic names its temporary files with os.urandom
     "shellkeep.asciicast.reader",
+    "shellkeep.asciicast.tail",
     "shellkeep.store.checkpoints",
     "shellkeep.store.notices",
     "shellkeep.vault.keys",
