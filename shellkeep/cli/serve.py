@@ -7,9 +7,8 @@ import sys
 
 import click
 
-from shellkeep.app.serve import DEFAULT_PORT, ServeRequest, prepare_serve
+from shellkeep.app.serve import DEFAULT_PORT
 from shellkeep.cli.options import cwd, paths, warn
-from shellkeep.web.server import qr_text, run_server
 
 
 @click.command()
@@ -25,6 +24,9 @@ def serve(host: str, port: int, allow_input: bool, new_token: bool, open_browser
 
     Example: shellkeep serve --host 0.0.0.0 --port 8765
     """
+    from shellkeep.app.serve import ServeRequest, prepare_serve
+    from shellkeep.web.server import qr_text, run_server
+
     setup = prepare_serve(ServeRequest(host=host, port=port, allow_input=allow_input, new_token=new_token), paths=paths(), cwd=cwd(), warn=warn)
 
     def ready() -> None:

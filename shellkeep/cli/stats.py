@@ -6,8 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from shellkeep.app.stats import USAGE_GROUPS, StatsRequest, compute_stats, row_label
-from shellkeep.archive.index import parse_time
+from shellkeep.app.stats import USAGE_GROUPS
 from shellkeep.cli.options import context, json_option
 from shellkeep.cli.output import format_duration, print_json
 
@@ -33,6 +32,9 @@ def stats(since: str | None, by: str | None, as_json: bool) -> None:
 
     Example: shellkeep stats --since 1w --by model
     """
+    from shellkeep.app.stats import StatsRequest, compute_stats
+    from shellkeep.archive.index import parse_time
+
     ctx = context()
     report = compute_stats(ctx, StatsRequest(since=parse_time(since) if since else None, by=by))
     if as_json:
@@ -44,6 +46,8 @@ def stats(since: str | None, by: str | None, as_json: bool) -> None:
 
 
 def _print_report(report: StatsReport) -> None:
+    from shellkeep.app.stats import row_label
+
     from rich.bar import Bar
     from rich.console import Console
     from rich.table import Table
