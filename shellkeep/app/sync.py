@@ -62,7 +62,7 @@ from shellkeep.vault.copies import copy_names, copy_ref, open_copy
 from shellkeep.vault.objects import SEAL_OVERHEAD, is_sealed_object, manifest_mac, seal_object
 
 if TYPE_CHECKING:
-    from shellkeep.vault.keys import Key
+    from shellkeep.vault.crypto import Key
 
 log = get_logger(__name__)
 
