@@ -97,7 +97,8 @@ def main(ctx: click.Context, verbose: int, quiet: bool) -> int | None:
     configure(verbose, quiet)
     if ctx.invoked_subcommand is None:
         run = ctx.command.get_command(ctx, "run")  # type: ignore[attr-defined]
-        return ctx.invoke(run)
+        code = ctx.invoke(run)
+        return code if isinstance(code, int) else None
     return None
 
 
@@ -112,7 +113,8 @@ def run_click() -> int:
     except click.UsageError as exc:
         if no_args_help is not None and isinstance(exc, no_args_help) and exc.ctx is not None:
             click.echo(exc.ctx.get_help())  # a bare group (shellkeep key): its help, as --help shows it
-            return exc.exit_code
+            shown: int = exc.exit_code
+            return shown
         message = re.sub(r"\.? Did you mean (.*)\?$", r" (did you mean \1?)", " ".join(exc.format_message().split()))
         warn(f"{_lower_first(message)}; see '{_command_path(exc.ctx)} --help'")
         return exc.exit_code

@@ -96,12 +96,12 @@ def complete_agent(ctx: click.Context, param: click.Parameter, incomplete: str) 
 def session_argument(func: F) -> F:
     """Add ``SESSION`` (id, unique prefix or name; optional; completed) and ``--last``."""
     func = click.option("--last", "last", is_flag=True, help="The newest session of this project.")(func)
-    return click.argument("ref", metavar="SESSION", required=False, shell_complete=complete_session)(func)  # type: ignore[return-value]
+    return click.argument("ref", metavar="SESSION", required=False, shell_complete=complete_session)(func)
 
 
 def json_option(func: F) -> F:
     """Add ``--json``: print the result as JSON and nothing else."""
-    return click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")(func)  # type: ignore[return-value]
+    return click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")(func)
 
 
 def paths() -> Paths:

@@ -12,7 +12,6 @@ from shellkeep.cli.output import plural, print_json
 if TYPE_CHECKING:
     from shellkeep.app.context import Context
     from shellkeep.archive.index import RebuildResult
-    from shellkeep.archive.index import RebuildResult
 
 
 @click.command()
