@@ -135,8 +135,10 @@ def render(times: dict[str, dict[str, list[float]]], runs: int, baseline: str) -
         lines.append(f"| {label} | " + " | ".join(cells) + " | " + " | ".join(over) + f" | {verdict} |")
     load = " ".join(f"{v:.2f}" for v in os.getloadavg())
     head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True).stdout.strip()
     lines += ["", f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} · {os.cpu_count()} CPUs · load average at the end "
-              f"{load} · Python {sys.version.split()[0]} · this tree at {head or '?'} (with its uncommitted changes)"]
+              f"{load} · Python {sys.version.split()[0]} · this tree at {head or '?'}" + (" with uncommitted changes" if dirty else "")]
     return "\n".join(lines)
 
 
