@@ -112,9 +112,8 @@ def test_the_groups_help_and_completion_load_no_command() -> None:
     assert _commands(loaded(env=env)) == []
 
 
-@pytest.mark.parametrize("name", sorted(set(COMMANDS) - {"serve", "stats"}), ids=str)
+@pytest.mark.parametrize("name", sorted(COMMANDS), ids=str)
 def test_a_commands_help_loads_only_that_command(name: str) -> None:
-    # serve and stats show a default port and the usage groups, from app.serve and archive.index.
     modules = loaded(name, "--help")
     own = COMMANDS[name].partition(":")[0]
     chained = {"browse": {"shellkeep.cli.replay", "shellkeep.cli.resume"}}

@@ -56,6 +56,16 @@ def test_each_stored_short_help_is_the_commands_own(name: str) -> None:
         assert stand_in.get_short_help_str(limit) == command.get_short_help_str(limit)
 
 
+def test_what_help_shows_without_loading_app_is_apps_own() -> None:
+    # stats --help and serve --help show these without importing the app layer.
+    from shellkeep.app.serve import DEFAULT_PORT
+    from shellkeep.app.stats import USAGE_GROUPS
+    from shellkeep.cli import serve, stats
+
+    assert stats.GROUPS == USAGE_GROUPS
+    assert serve.PORT == DEFAULT_PORT
+
+
 def test_top_level_help_and_version() -> None:
     result = CliRunner().invoke(main, ["--help"])
     assert result.exit_code == 0 and "Example:" in result.output
