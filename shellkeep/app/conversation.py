@@ -243,7 +243,7 @@ def collect(
         meta,
         agent_session_id=agent_session.session_id if agent_session else meta.agent_session_id,
         agent_transcript=str(agent_session.transcript) if agent_session and agent_session.transcript else None,
-        agent_transcript_damage=conversation.damage.to_json() if conversation.damage else None,
+        agent_transcript_damage=dict(conversation.damage.to_json()) if conversation.damage else None,
         exchange_count=len(conversation.exchanges),
         usage=_total_usage(conversation.exchanges),
     )

@@ -35,7 +35,7 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from shellkeep.app.notify import FACTS_ENV, Notification
@@ -103,12 +103,13 @@ def deliver(paths: Paths, notification: Notification, settings: NotifyConfig, co
         return []
     notification = _redacted(notification, config)
     title = title_of(notification)
-    failures = []
-    for name, on, run in (
+    failures: list[str] = []
+    notifiers: tuple[tuple[str, bool, Callable[[], None]], ...] = (
         ("desktop", settings.desktop, lambda: _desktop(title, message_of(notification))),
         ("url", bool(settings.url), lambda: _post(settings.url, settings.format, title, notification)),
         ("command", bool(settings.command), lambda: _command(settings.command, notification)),
-    ):
+    )
+    for name, on, run in notifiers:
         if not on:
             continue
         try:

@@ -389,7 +389,9 @@ def _resumed_from(meta: SessionMeta) -> tuple[tuple[str, object], ...]:
     remote = remote_of(meta)
     if remote is None:
         return ()
-    return (("resumed_from", {"session": meta.id, **{k: remote[k] for k in ("machine", "host", "url") if k in remote}}),)
+    origin: dict[str, str] = {"session": meta.id}
+    origin.update((k, remote[k]) for k in ("machine", "host", "url") if k in remote)
+    return (("resumed_from", origin),)
 
 
 def session_chain(paths: Paths, meta: SessionMeta) -> list[SessionMeta]:

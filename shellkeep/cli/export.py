@@ -7,10 +7,6 @@ from pathlib import Path
 
 import click
 
-from shellkeep.app.reads import read_kept, read_session
-from shellkeep.app.tables import export_table, export_table_to_file
-from shellkeep.archive.index import parse_time
-from shellkeep.archive.export import export_session, export_to_file
 from shellkeep.cli.options import context, require_ref, session_argument
 
 _FORMATS = ("cast", "txt", "md", "json", "html", "agent")
@@ -39,6 +35,9 @@ def export(
 
     Example: shellkeep export --last --format html -o session.html
     """
+    from shellkeep.app.reads import read_kept, read_session
+    from shellkeep.archive.export import export_session, export_to_file
+
     if every or since is not None or fmt in _TABLE_FORMATS or remote or machine is not None:
         _export_all(ref, last, fmt, output, every, since, remote, machine)
         return
@@ -67,6 +66,9 @@ def _export_all(
     machine: str | None,
 ) -> None:
     """``export --all [--remote [--machine M]] [--format jsonl|csv] [--since WHEN] [-o FILE]``: the table of every session."""
+    from shellkeep.app.tables import export_table, export_table_to_file
+    from shellkeep.archive.index import parse_time
+
     if not every:
         if remote or machine is not None:
             raise click.UsageError("--remote and --machine export the table of every pulled session; add --all")

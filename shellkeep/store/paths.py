@@ -230,7 +230,7 @@ def _sha256() -> Any:
         from _sha2 import sha256  # type: ignore[import-not-found]  # Python 3.12+
     except ImportError:
         try:
-            from _sha256 import sha256  # type: ignore[import-not-found, no-redef]  # Python 3.10, 3.11
+            from _sha256 import sha256  # type: ignore[import-not-found]  # Python 3.10, 3.11
         except ImportError:
             from hashlib import sha256
     return sha256

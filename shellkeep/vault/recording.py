@@ -20,19 +20,18 @@ from shellkeep.asciicast.reader import Cast, read_cast
 from shellkeep.asciicast.tail import Searchable
 from shellkeep.errors import DataError, ShellkeepError
 from shellkeep.store.session import recording_path
-from shellkeep.vault.crypto import MAGIC, open_decrypting, open_plain
+from shellkeep.vault.crypto import MAGIC, KeySource, open_decrypting, open_plain
 from shellkeep.vault.seekable import FrameStream, SeekableFrames, read_seek_table
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
 
-    from shellkeep.vault.access import Vault
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 """The first four bytes of a zstd frame (RFC 8878, section 3.1.1)."""
 
 
-def is_compressed(path: Path, vault: Vault | None = None) -> bool:
+def is_compressed(path: Path, vault: KeySource | None = None) -> bool:
     """Return whether the plaintext of ``path`` starts with a zstd frame.
 
     A sealed file's first record is decrypted with ``vault``'s keys; False when the file
@@ -45,7 +44,7 @@ def is_compressed(path: Path, vault: Vault | None = None) -> bool:
         return False
 
 
-def open_stream(path: Path, vault: Vault | None = None) -> IO[bytes]:
+def open_stream(path: Path, vault: KeySource | None = None) -> IO[bytes]:
     """Open a recording for binary reading, decrypting and decompressing zstd transparently.
 
     A sealed file is decrypted with its key from ``vault`` (None: no key is available); a
@@ -180,7 +179,7 @@ class _ZstdFrames(io.RawIOBase):
         )
 
 
-def open_recording(path: Path, vault: Vault | None = None) -> Cast:
+def open_recording(path: Path, vault: KeySource | None = None) -> Cast:
     """Open a recording file of any asciicast version and container and parse its header.
 
     vault: the keys for a sealed file (None: only plain and zstd files can be read).
