@@ -12,7 +12,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from shellkeep.terminal.snapshot import Cell, Colour
+    from shellkeep.terminal.cell import Cell, Colour
 
     # (fg, bg, bold, italic, underline, strikethrough, reverse)
     _Style = tuple[Colour, Colour, bool, bool, bool, bool, bool]
