@@ -9,7 +9,7 @@ import click
 
 from shellkeep.app.reads import read_kept, read_session
 from shellkeep.app.tables import export_table, export_table_to_file
-from shellkeep.archive.index import parse_time
+from shellkeep.archive.since import parse_time
 from shellkeep.archive.export import export_session, export_to_file
 from shellkeep.cli.options import context, require_ref, session_argument
 

@@ -9,7 +9,7 @@ import click
 from shellkeep.agents.history import HISTORY_AGENTS, agents_named
 from shellkeep.app.history_import import HistoryRequest, import_histories
 from shellkeep.app.importer import ImportRequest, import_recording
-from shellkeep.archive.index import parse_time
+from shellkeep.archive.since import parse_time
 from shellkeep.cli.options import context, cwd, json_option
 from shellkeep.cli.output import print_json
 

@@ -11,12 +11,13 @@ from shellkeep.app.remote import remote_of, remote_sessions
 from shellkeep.app.listing import SUSPENDED_KEY_MISSING, missing_keys, moved_projects
 from shellkeep.cli.options import complete_agent, context, count, json_option
 from shellkeep.store.session import Status
-from shellkeep.archive.index import SessionQuery, find_sessions, parse_time
+from shellkeep.archive.listing import SessionQuery, find_sessions
+from shellkeep.archive.since import parse_time
 from shellkeep.cli.output import format_duration, print_json
 from shellkeep.store.paths import project_key
 
 if TYPE_CHECKING:
-    from shellkeep.archive.index import ListedSession
+    from shellkeep.archive.listing import ListedSession
     from shellkeep.store.session import SessionMeta
 
 

@@ -7,12 +7,13 @@ from typing import TYPE_CHECKING
 import click
 
 from shellkeep.app.context import Context
-from shellkeep.archive.index import RebuildResult, index_session, rebuild
+from shellkeep.archive.index import index_session
+from shellkeep.archive.scan import RebuildResult, rebuild
 from shellkeep.cli.options import complete_session, context, json_option
 from shellkeep.cli.output import plural, print_json
 
 if TYPE_CHECKING:
-    from shellkeep.archive.index import RebuildResult
+    from shellkeep.archive.scan import RebuildResult
 
 
 @click.command()

@@ -8,7 +8,7 @@ import shlex
 import click
 
 from shellkeep.app.resume_all import ResumeAllPlan, open_tmux_windows, plan_resume_all, run_one_by_one
-from shellkeep.archive.index import parse_time
+from shellkeep.archive.since import parse_time
 from shellkeep.cli.options import context, warn
 from shellkeep.cli.output import format_local_time
 

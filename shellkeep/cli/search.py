@@ -9,7 +9,8 @@ import click
 from shellkeep.app.listing import moved_projects
 from shellkeep.app.remote_search import search_remote
 from shellkeep.cli.options import complete_agent, context, count, json_option
-from shellkeep.archive.index import SearchRequest, parse_time, search as run_search
+from shellkeep.archive.search import SearchRequest, search as run_search
+from shellkeep.archive.since import parse_time
 from shellkeep.cli.output import print_json
 from shellkeep.store.audit import record_many
 from shellkeep.errors import ShellkeepError

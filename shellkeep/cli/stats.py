@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import click
 
 from shellkeep.app.stats import USAGE_GROUPS, StatsRequest, compute_stats, row_label
-from shellkeep.archive.index import parse_time
+from shellkeep.archive.since import parse_time
 from shellkeep.cli.options import context, json_option
 from shellkeep.cli.output import format_duration, print_json
 
