@@ -22,6 +22,7 @@ from shellkeep.vault.crypto import key_id_of_file
 if TYPE_CHECKING:
     from shellkeep.archive.timeline import Marker
     from shellkeep.asciicast.model import Event
+    from shellkeep.terminal.transcript import TranscriptLine
     from shellkeep.vault.access import Vault
 
 __all__ = ["CHUNK_CHARS", "CHUNK_LINES", "Content", "MAX_TRANSCRIPT_CHARS", "content_of", "indexed_content"]
@@ -120,7 +121,7 @@ def indexed_content(vault: Vault, meta: SessionMeta, missing: dict[str, str] | N
     return Content()
 
 
-def _add_transcript(content: Content, lines: Iterable[object], session_id: str) -> None:
+def _add_transcript(content: Content, lines: Iterable[TranscriptLine], session_id: str) -> None:
     total = 0
     texts: list[str] = []
     times: list[float] = []
@@ -136,9 +137,9 @@ def _add_transcript(content: Content, lines: Iterable[object], session_id: str) 
             size = 0
 
     for line in lines:
-        text: str = line.text  # type: ignore[attr-defined]
+        text = line.text
         texts.append(text)
-        times.append(line.time_s)  # type: ignore[attr-defined]
+        times.append(line.time_s)
         size += len(text) + 1
         total += len(text) + 1
         if len(texts) >= CHUNK_LINES or size >= CHUNK_CHARS:
