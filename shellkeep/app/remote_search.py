@@ -14,7 +14,7 @@ from dataclasses import replace
 from shellkeep.app.context import Context
 from shellkeep.app.remote import pulled_machines, remote_sessions
 from shellkeep.archive.hits import SearchHit
-from shellkeep.archive.index import SearchRequest, search
+from shellkeep.archive.search import SearchRequest, search
 from shellkeep.logs import get_logger
 from shellkeep.store.audit import record_many
 

@@ -67,7 +67,7 @@ def _export_all(
 ) -> None:
     """``export --all [--remote [--machine M]] [--format jsonl|csv] [--since WHEN] [-o FILE]``: the table of every session."""
     from shellkeep.app.tables import export_table, export_table_to_file
-    from shellkeep.archive.index import parse_time
+    from shellkeep.archive.since import parse_time
 
     if not every:
         if remote or machine is not None:

@@ -61,7 +61,7 @@ def _import_agents(agents: tuple[str, ...], since: str | None, as_json: bool) ->
     """``import --agent NAME...``: import the agents' histories and print what became of them."""
     from shellkeep.agents.history import agents_named
     from shellkeep.app.history_import import HistoryRequest, import_histories
-    from shellkeep.archive.index import parse_time
+    from shellkeep.archive.since import parse_time
 
     chosen = tuple(agents_named(agents))
     ctx = context()

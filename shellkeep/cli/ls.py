@@ -13,7 +13,7 @@ from shellkeep.cli.output import format_duration, print_json
 from shellkeep.store.paths import project_key
 
 if TYPE_CHECKING:
-    from shellkeep.archive.index import ListedSession
+    from shellkeep.archive.listing import ListedSession
     from shellkeep.store.session import SessionMeta
 
 
@@ -60,7 +60,8 @@ def ls(
     """
     from shellkeep.app.listing import missing_keys, moved_projects
     from shellkeep.app.remote import remote_sessions
-    from shellkeep.archive.index import SessionQuery, find_sessions, parse_time
+    from shellkeep.archive.listing import SessionQuery, find_sessions
+    from shellkeep.archive.since import parse_time
 
     ctx = context()
     if remote or machine:

@@ -11,7 +11,7 @@ from shellkeep.cli.output import plural, print_json
 
 if TYPE_CHECKING:
     from shellkeep.app.context import Context
-    from shellkeep.archive.index import RebuildResult
+    from shellkeep.archive.scan import RebuildResult
 
 
 @click.command()
@@ -24,7 +24,8 @@ def reindex(refs: tuple[str, ...], as_json: bool) -> None:
 
     Example: shellkeep reindex
     """
-    from shellkeep.archive.index import RebuildResult, index_session
+    from shellkeep.archive.index import index_session
+    from shellkeep.archive.scan import RebuildResult
 
     ctx = context()
     where = ctx.paths
@@ -45,7 +46,7 @@ def reindex(refs: tuple[str, ...], as_json: bool) -> None:
 
 
 def _rebuild_with_progress(ctx: Context) -> RebuildResult:
-    from shellkeep.archive.index import rebuild
+    from shellkeep.archive.scan import rebuild
 
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn

@@ -23,7 +23,7 @@ def resume_all(since: str | None, options: tuple[str, ...], *, dry_run: bool, pr
     print one ``shellkeep resume ID`` line per session, for a script.
     """
     from shellkeep.app.resume_all import open_tmux_windows, plan_resume_all, run_one_by_one
-    from shellkeep.archive.index import parse_time
+    from shellkeep.archive.since import parse_time
 
     plan = plan_resume_all(context(), since=parse_time(since) if since else None, options=options)
     when = format_local_time(plan.since.isoformat())

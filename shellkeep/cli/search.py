@@ -55,7 +55,8 @@ def search(
     """
     from shellkeep.app.listing import moved_projects
     from shellkeep.app.remote_search import search_remote
-    from shellkeep.archive.index import SearchRequest, parse_time, search as run_search
+    from shellkeep.archive.search import SearchRequest, search as run_search
+    from shellkeep.archive.since import parse_time
     from shellkeep.store.audit import record_many
 
     ctx = context()

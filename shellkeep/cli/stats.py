@@ -36,7 +36,7 @@ def stats(since: str | None, by: str | None, as_json: bool) -> None:
     Example: shellkeep stats --since 1w --by model
     """
     from shellkeep.app.stats import StatsRequest, compute_stats
-    from shellkeep.archive.index import parse_time
+    from shellkeep.archive.since import parse_time
 
     ctx = context()
     report = compute_stats(ctx, StatsRequest(since=parse_time(since) if since else None, by=by))

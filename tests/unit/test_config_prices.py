@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from shellkeep.app.stats import estimate_cost, price_of
-from shellkeep.archive.index import UsageTokens
+from shellkeep.archive.usage import UsageTokens
 from shellkeep.config import PROJECT_FILE_NAME, Config, ModelPrice, default_prices, load_config, load_config_with_fallback
 from shellkeep.errors import ConfigError
 from shellkeep.store.paths import Paths
