@@ -1,4 +1,4 @@
-"""Redaction rules and the stream redactor: shellkeep/capture/redaction.py."""
+"""Redaction rules and the stream redactor: the shellkeep/capture/redaction package."""
 
 from __future__ import annotations
 
@@ -251,7 +251,7 @@ def _reference_redact(text: str, rules: tuple[RedactionRule, ...] = RULES) -> st
     """Redact with one plain ``re.finditer`` per rule: the slow, obvious reading of the table."""
     import re
 
-    from shellkeep.capture.redaction import _Engine
+    from shellkeep.capture.redaction.engine import _Engine
 
     engine = _Engine(rules, ())
     hits = []
@@ -411,15 +411,33 @@ def test_a_quoted_secret_followed_by_code_is_still_caught(text: str, secret: str
     assert secret not in stream(REDACTOR, text[:12], text[12:])
 
 
-def test_the_precomputed_rule_facts_are_those_of_the_rules() -> None:
-    """rule_facts.FACTS (written by scripts/update-redaction-facts) equals a fresh analysis of every built-in rule."""
-    from shellkeep.capture.redaction import RULES, RuleFacts, analyse_pattern
-    from shellkeep.capture.rule_facts import FACTS
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.name)
+def test_each_rule_declares_keywords_its_example_holds_where_it_says(rule: RedactionRule) -> None:
+    """The prefilter tries a rule only at its keywords: a wrong table would miss its secrets."""
+    import re
 
-    fresh = {rule.pattern: analyse_pattern(rule.pattern) for rule in RULES}
-    assert set(FACTS) == set(fresh), "stale: run scripts/update-redaction-facts"
-    for pattern, facts in FACTS.items():
-        assert RuleFacts(*facts) == fresh[pattern], f"stale facts for {pattern!r}: run scripts/update-redaction-facts"
+    assert rule.keywords, f"{rule.name}: every built-in rule declares its keywords"
+    m = re.search(rule.pattern, rule.example)
+    assert m is not None
+    ci = rule.pattern.startswith("(?i)")
+    match = m.group(0).lower() if ci else m.group(0)
+    if ci:
+        assert all(k == k.lower() for k in rule.keywords), f"{rule.name}: keywords of a (?i) rule are lower-case"
+    if rule.keyword_inside:
+        assert any(k in match for k in rule.keywords), f"{rule.name}: no keyword inside {match!r}"
+    else:
+        assert match.startswith(rule.keywords), f"{rule.name}: {match!r} starts with none of {rule.keywords}"
+
+
+def test_a_user_pattern_is_keyword_free_unless_it_starts_with_plain_characters() -> None:
+    from shellkeep.capture.redaction import user_rule
+
+    assert user_rule("u", r"corp_[A-Za-z0-9]{12}").keywords == ("corp_",)
+    assert user_rule("u", r"PIN: (?P<secret>\d{4})").keywords == ("PIN: ",)
+    assert user_rule("u", r"ab?c").keywords == ()  # "b" is optional: "a" alone is too short
+    assert user_rule("u", r"\.env-\w+").keywords == (".env-",)
+    for free in (r"(?i)zz\d", r"(?<=id=)[a-f0-9]{6}", r"abc|xyz", r"\bkey-\w{5}"):
+        assert user_rule("u", free).keywords == (), free
 
 
 # ----------------------------------------------------------------- what the screen shows
@@ -448,7 +466,7 @@ SCREEN = {
 
 def shown(text: str) -> str:
     """Return what a terminal shows of ``text`` (the redactor's own view, for the checks)."""
-    from shellkeep.capture.redaction import _ScreenView
+    from shellkeep.capture.redaction.screen_view import _ScreenView
 
     return _ScreenView(text).text
 
@@ -633,7 +651,7 @@ def test_the_quiet_check_of_short_texts_gives_the_full_scans_answers() -> None:
     # The C-only path for short texts without a rule's literal (typed keys: the writer's slice
     # of work holds the GIL while the relay waits) must find what scanning every rule finds
     # and hold back at least as much (a start spelt out, ``dop_``, holds at once).
-    from shellkeep.capture.redaction import _Engine
+    from shellkeep.capture.redaction.engine import _Engine
 
     quick = _Engine(RULES, ())
     full = _Engine(RULES, ())

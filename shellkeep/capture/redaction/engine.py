@@ -1,0 +1,785 @@
+"""Own the compiled form of the redaction rules: finding secrets and the tail to hold back.
+
+``_Engine`` scans a text for every rule's matches (``hits``), says where the tail that could
+still grow into a secret begins (``hold_start``), and replaces secrets (``apply``). A rule is
+tried only where one of its declared keywords is: the case-sensitive keywords of every rule
+are found in one pass by an Aho-Corasick automaton (ahocorasick-rs, a DFA in Rust), the
+case-insensitive ones with ``str.find`` on the lower-cased text; a rule whose keywords lie
+inside its matches is searched in a text that holds one, a rule without keywords in every text.
+
+The hold is exact: a position holds when the text from it on is a match or could still
+become one, which the ``regex`` package's partial matching says
+(``fullmatch(text, pos, partial=True)``). Only the positions of keywords (and of a keyword
+cut short at the end) are tried for rules with starting keywords; the others are searched.
+A secret with escape sequences, backspaces or DELs inside it is matched on what the screen
+shows (``screen_view``), built only around the places the junction automaton finds (a
+keyword an ESC/BS/DEL follows, or one cut by it). Regexes compile on first use, never at import.
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+import os
+import re
+import threading
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from shellkeep.capture.redaction.rules import MARKER, RedactionRule
+from shellkeep.capture.redaction.screen_view import (
+    _AFTER,
+    _ALONE,
+    _COMMON_FINALS,
+    _FINALS,
+    _JUNCTION,
+    _LITERAL,
+    _REWRITE,
+    _SCREEN_BACK,
+    _SCREEN_CONTROLS,
+    _SCREEN_SPREAD,
+    _SCREEN_TAIL,
+    _WORD_STARTS,
+    _after_controls,
+    _columns_kept,
+    _control_rx,
+    _cut_escape_start,
+    _escape_rx,
+    _escapes_ending_at,
+    _ScreenView,
+)
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
+if TYPE_CHECKING:
+    from typing import Any
+
+    import regex
+
+_HOLD_MAX = 20 * 1024
+"""No hold is longer than this: a possible secret still growing there becomes its marker
+(a private key block needs almost all of it)."""
+
+_SMALL = 2048
+"""Texts up to this long are first checked for any rule's keyword (the quiet check)."""
+
+_SCREEN_WINDOW = 512
+"""Characters shown of a secret within which an escape sequence inside it is looked for."""
+
+_LOOKBEHIND_WIDE = 64
+"""Characters of context kept for a lookbehind that is not one character wide."""
+
+# --------------------------------------------------------------------------- engine
+
+# A hit is (secret_start, secret_end, match_start, match_end, priority, name).
+_Hit = tuple[int, int, int, int, int, str]
+
+
+def _settle(cut: int, hits: list[_Hit]) -> int:
+    """Move ``cut`` back before every match that crosses it."""
+    moved = True
+    while moved:
+        moved = False
+        for hit in hits:
+            if hit[2] < cut < hit[3]:
+                cut = hit[2]
+                moved = True
+    return cut
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    """One rule as the engine uses it: its regexes (compiled on first use) and keywords."""
+
+    name: str
+    priority: int
+    rx: _LazyPattern  # the rule's regex (``re``), for whole matches
+    partial: _LazyPartial  # the same regex in the ``regex`` package, for partial matches
+    ci: bool  # case-insensitive as a whole: its keywords are lower-case
+    literals: tuple[str, ...]  # every match starts with one of these (several sharing a start: that start)
+    find_literals: bool  # scan by finding literals with str.find rather than with the automaton
+    needles: tuple[str, ...]  # every match holds one of these (a rule without starting literals)
+    lookbehind: int  # characters before a match its regex may look at
+    has_secret: bool  # the pattern has a group named "secret"
+    min_entropy: float = 0.0  # Shannon bits per character a secret needs
+    scan_literals: tuple[str, ...] = ()  # the declared starting keywords, spelt out
+
+    def may_start(self, text: str, pos: int) -> bool:
+        """Return whether ``text[pos:]`` is a match or could still become one."""
+        return self.partial.get().fullmatch(text, pos, partial=True) is not None
+
+
+class _Engine:
+    """The compiled form of a Redactor's rules and allowlist."""
+
+    def __init__(self, rules: tuple[RedactionRule, ...], allowlist: tuple[str, ...]) -> None:
+        self.rules = tuple(_compile_rule(rule, i) for i, rule in enumerate(rules))
+        self._allow = tuple(re.compile(entry) for entry in allowlist)
+        self._any_ci = any(r.ci for r in self.rules)
+        self.context_chars = max((r.lookbehind for r in self.rules), default=0) + 1
+        partial_cs: set[str] = set()
+        partial_ci: set[str] = set()
+        for r in self.rules:
+            # A case-sensitive rule's starts spelt out too (``dop_v1_`` beside ``do``): a text
+            # without any of them whole is quiet, and its tail may be one cut short.
+            for lit in (*r.literals, *r.scan_literals) if not r.ci else r.literals:
+                (partial_ci if r.ci else partial_cs).update(lit[:k] for k in range(1, len(lit)))
+        self._partial_cs = frozenset(partial_cs)
+        self._partial_ci = frozenset(partial_ci)
+        self._max_partial = max(map(len, partial_cs | partial_ci), default=0)
+        self._max_literal = max((len(lit) for r in self.rules for lit in r.literals), default=0)
+        self._partial_last = frozenset(p[-1] for p in partial_cs) | frozenset(
+            ch for p in partial_ci for ch in (p[-1], p[-1].upper())
+        )
+        # The same partials as tries of their characters read backwards (a key "" marks a whole
+        # partial), walked from the end of an ASCII text: a few steps instead of a set lookup
+        # per length up to the longest partial (43 characters for the built-in rules).
+        self._partial_tries = (_reversed_trie(partial_cs), _reversed_trie(partial_ci))
+        # Rules without a starting literal: a text rules one out when it lacks all its needles
+        # (as ``hits`` checks); a rule without needles keeps every text from being quiet.
+        self._literalless = tuple(r for r in self.rules if not r.literals)
+        self._can_be_quiet = all(r.needles for r in self._literalless)
+        self._last_quiet: tuple[str, bool] = ("", True)  # the last text _quiet judged (feed asks twice)
+        self._scan_rules = tuple(r for r in self.rules if r.literals and not r.ci)  # the automaton's
+        self._other_rules = tuple(r for r in self.rules if not r.literals or r.ci)
+        self._ci_literal_rules = tuple(r for r in self.rules if r.literals and r.ci)
+        ci = sorted({lit for r in self.rules if r.ci for lit in r.literals}, key=len, reverse=True)
+        # For the quiet check, one regex: the case-insensitive literals (keywords; case-sensitive
+        # ones are the automaton's), then the needles of each rule without a starting literal.
+        # For ASCII text the same in C without a regex (an alternation of case-insensitive
+        # literals tries each at every position: ~5 µs for a few characters): the lower-cased
+        # words found by an automaton in the lower-cased text, the other needles looked up
+        # with ``in``.
+        witnesses = ["(?i:" + "|".join(map(re.escape, ci)) + ")"] if ci else []
+        ci_words = list(ci)
+        cs_needles: list[str] = []
+        for r in self._literalless:
+            for needle in r.needles:
+                witnesses.append(f"(?i:{re.escape(needle)})" if r.ci else re.escape(needle))
+                (ci_words if r.ci else cs_needles).append(needle.lower() if r.ci else needle)
+        self._quiet_witness = _LazyPattern("|".join(witnesses)) if witnesses else None
+        self._ci_words = tuple(w for w in ci_words if w.isascii())
+        self._ascii_quiet = len(self._ci_words) == len(ci_words)  # else only the regex is exact
+        self._cs_needles = tuple(cs_needles)
+        self._ci_automaton: Any = None  # built on first use
+        self._automaton: tuple[tuple[Any, Any], tuple[tuple[_Rule, ...], ...]] | None = None  # on first scan
+        self._automaton_lock = threading.Lock()
+        self._last_found: tuple[str, list[tuple[int, int, int]]] = ("", [])  # the automaton's last answer
+        self._lookbehind = max((r.lookbehind for r in self.rules), default=0)
+        self._junctions: tuple[tuple[Any, Any], tuple[tuple[int, int, Any], ...]] | None = None  # on first screen text
+        self._screen_starts: frozenset[str] = frozenset()  # every start of every literal, lower-cased
+
+    def _quiet(self, text: str) -> bool:
+        """Return True when a short text holds no rule's starting literal, and each rule without
+        one lacks its inner literal or a character it requires, so nothing can match in it.
+
+        The common case of typed keys and their echo: for ASCII text two automaton passes (the
+        case-sensitive literals; the lower-cased keywords and inner literals) and a few ``in``
+        lookups, all in C; else the literal automaton and one regex. The last answer is kept
+        (``hits`` and ``hold_start`` ask about the same text).
+        """
+        if len(text) > _SMALL or not self._can_be_quiet:
+            return False
+        last = self._last_quiet  # one tuple, read once: the engine is shared between threads
+        if last[0] is text:
+            return last[1]
+        quiet = self._judge_quiet(text)
+        self._last_quiet = (text, quiet)
+        return quiet
+
+    def _judge_quiet(self, text: str) -> bool:
+        if self._literal_matches(text, overlapping=False):
+            return False
+        if self._ascii_quiet and text.isascii():
+            if any(needle in text for needle in self._cs_needles):
+                return False
+            if not self._ci_words:
+                return True
+            automaton = self._ci_automaton
+            if automaton is None:
+                import ahocorasick_rs  # loaded already: the literal scan's
+
+                automaton = self._ci_automaton = ahocorasick_rs.BytesAhoCorasick(
+                    [w.encode() for w in self._ci_words], implementation=ahocorasick_rs.Implementation.DFA
+                )
+            return not automaton.find_matches_as_indexes(text.lower().encode("ascii"), overlapping=False)
+        witness = self._quiet_witness.get() if self._quiet_witness is not None else None
+        return witness is None or witness.search(text) is None
+
+    def _literal_matches(self, text: str, *, overlapping: bool) -> list[tuple[int, int, int]]:
+        """Return (literal index, start, end) of the case-sensitive literals in ``text``.
+
+        ASCII text (an O(1) check in CPython) is scanned as bytes, where indices are the
+        same: 1.5-3x faster than letting the automaton map a str's indices itself.
+        """
+        automata, entries = self._scan_automaton()
+        if not entries:
+            return []
+        if text.isascii():
+            return automata[0].find_matches_as_indexes(text.encode("ascii"), overlapping=overlapping)  # type: ignore[no-any-return]
+        try:
+            return automata[1].find_matches_as_indexes(text, overlapping=overlapping)  # type: ignore[no-any-return]
+        except UnicodeEncodeError:  # a lone surrogate (bytes read with surrogateescape): '?' in its place, same indices
+            safe = text.encode("utf-8", "replace").decode("utf-8")
+            return automata[1].find_matches_as_indexes(safe, overlapping=overlapping)  # type: ignore[no-any-return]
+
+    def lower(self, text: str) -> str | None:
+        """Return ``text`` lower-cased, or None when that would move characters' indices."""
+        low = text.lower()
+        return low if len(low) == len(text) else None
+
+    def hits(self, text: str) -> list[_Hit]:
+        """Return every match of every rule in ``text`` (overlaps included).
+
+        Case-sensitive rules with starting keywords are found in one pass of the automaton,
+        then each rule's own regex at the positions of its keywords; case-insensitive ones at
+        the keywords ``str.find`` finds in the lower-cased text; the others are searched in a
+        text that holds one of their needles (or in every text, for a rule without any).
+        """
+        hits: list[_Hit] = []
+        if self._quiet(text):
+            return hits
+        low: str | None = None
+        lowered = False
+        for r in self._other_rules:
+            if r.ci and not lowered:
+                low, lowered = self.lower(text), True
+            hay = low if r.ci and low is not None else text
+            if r.needles and not any(needle in hay for needle in r.needles):
+                continue  # a rule without a starting literal, and its needles are absent
+            if r.find_literals and low is not None:
+                for lit in r.literals:
+                    pos = low.find(lit)
+                    while pos != -1:
+                        m = r.rx.match(text, pos)
+                        if m is None:
+                            pos = low.find(lit, pos + 1)
+                            continue
+                        _add_hit(hits, r, m)
+                        pos = low.find(lit, max(m.end(), pos + 1))
+            else:
+                for m in r.rx.finditer(text):
+                    _add_hit(hits, r, m)
+        if self._scan_rules:
+            self._scan_literals(text, hits)
+        return hits
+
+    def _scan_literals(self, text: str, hits: list[_Hit]) -> None:
+        """Find the matches of the case-sensitive rules with starting keywords at their keywords.
+
+        One pass of an Aho-Corasick automaton over the keywords of every such rule (overlapping
+        matches, character indices), then each rule's regex at its keyword's positions; a
+        rule looks at its keyword again only after its last match. (One regex alternation of
+        ~150 literals tries each at every position: 3 MB/s of base64; ``str.find`` per literal
+        scans the text ~60 times: ~100 MB/s.)
+        """
+        entries = self._scan_automaton()[1]
+        resume: dict[tuple[int, int], int] = {}
+        for index, at, _end in self._found(text):
+            for r in entries[index]:
+                key = (index, r.priority)
+                if at < resume.get(key, 0):
+                    continue
+                m = r.rx.match(text, at)
+                if m is not None:
+                    _add_hit(hits, r, m)
+                    resume[key] = max(m.end(), at + 1)
+
+    def _found(self, text: str) -> list[tuple[int, int, int]]:
+        """Return the automaton's overlapping keyword matches in ``text`` (the last answer is
+        kept: ``hits`` and ``hold_start`` ask about the same text)."""
+        last = self._last_found  # one tuple, read once: the engine is shared between threads
+        if last[0] is text:
+            return last[1]
+        found = self._literal_matches(text, overlapping=True)
+        self._last_found = (text, found)
+        return found
+
+    def _scan_automaton(self) -> tuple[tuple[Any, Any], tuple[tuple[_Rule, ...], ...]]:
+        """Return the automata (for bytes, for str) of every case-sensitive literal and, per literal, its rules."""
+        built = self._automaton
+        if built is None:
+            with self._automaton_lock:  # the writer thread and the run's metadata may both ask first
+                built = self._build_automaton()
+        return built
+
+    def _build_automaton(self) -> tuple[tuple[Any, Any], tuple[tuple[_Rule, ...], ...]]:
+        if self._automaton is None:
+            import ahocorasick_rs  # a compiled module: loaded with the engine, on the writer thread
+
+            by_literal: dict[str, list[_Rule]] = {}
+            for r in self.rules:
+                if r.literals and not r.ci:
+                    for lit in r.scan_literals:
+                        by_literal.setdefault(lit, []).append(r)
+            literals = list(by_literal)
+            dfa = ahocorasick_rs.Implementation.DFA
+            automata = (
+                ahocorasick_rs.BytesAhoCorasick([lit.encode() for lit in literals], implementation=dfa),
+                ahocorasick_rs.AhoCorasick(literals, implementation=dfa),
+            ) if literals else (None, None)
+            self._automaton = (automata, tuple(tuple(by_literal[lit]) for lit in literals))
+        return self._automaton
+
+    def screen_hits(self, text: str, first: int = 0) -> list[_Hit]:
+        """Return the matches that only the screen shows: on the text with its escape sequences
+        removed and backspaces applied (``_ScreenView``), mapped back to ``text``'s indices, each
+        with an escape sequence or backspace inside its match (the whole span is its secret's).
+
+        The view is built only around the places where a secret could cross one: a rule's
+        literal with an escape sequence or backspace after it within the rule's reach, or a
+        literal cut by one (``gh`` ESC[31m ``p_``, found as ``gh`` + ESC, or as an SGR's ``m``
+        + ``hp_``). Hits starting before ``first`` are left out. Text without ESC, BS or DEL
+        has none (the caller checks).
+        """
+        hits: list[_Hit] = []
+        for start, end in self._screen_regions(text, first):
+            view = _ScreenView(text[start:end])
+            if not view.changed:
+                continue
+            for vs, ve, vms, vme, priority, name in self.hits(view.text):
+                ms, me = view.span(vms, vme)
+                if me - ms == vme - vms:
+                    continue  # nothing removed inside it: the scan of the text itself has it
+                ss, se = view.span(vs, ve)
+                if start + ms >= first:
+                    hits.append((start + ss, start + se, start + ms, start + me, priority, name))
+        return hits
+
+    def screen_hold_start(self, text: str, first: int, *, escapes: bool = True, partials: bool = True) -> int:
+        """Return where the tail that could still grow into a secret on the screen begins
+        (``hold_start`` of the tail's ``_ScreenView``, mapped back; len = none).
+
+        escapes: an escape sequence cut at the end is held whole (False: only what the text
+        before it may be starting is). partials: as ``hold_start``'s.
+        """
+        n = len(text)
+        last = max(text.rfind(ch, max(first, n - _SCREEN_TAIL)) for ch in _SCREEN_CONTROLS)
+        if last == -1:
+            return n
+        cut_escape = _cut_escape_start(text, max(first, n - _SCREEN_TAIL))
+        if cut_escape != -1:  # the rest of an escape sequence is still to come: hold it whole
+            if cut_escape == first:
+                return first if escapes else n
+            head = text[:cut_escape]  # and what the text before it may be starting
+            held = min(self.hold_start(head, first, partials=partials),
+                       self.screen_hold_start(head, first, escapes=escapes, partials=partials))
+            return min(cut_escape, held) if escapes else (held if held < cut_escape else n)
+        run = _escapes_ending_at(text, n)
+        moved = run != -1 and any(m.group()[-1] not in "mK" for m in _escape_rx().finditer(text, run))
+        # A possible secret crossing the last ESC/BS/DEL starts at most a window before it.
+        start = max(first, last - _SCREEN_BACK)
+        view = _ScreenView(text[start:])
+        cut = self.hold_start(view.text, 0, partials=partials)
+        if 0 < len(view.text) - view.rewritable <= _REWRITE:  # a backspace may come back over what follows it
+            before = self.hold_start(view.text[: view.rewritable], 0, partials=partials)
+            if before < view.rewritable:
+                cut = min(cut, before)
+        if cut >= len(view.text):
+            return n
+        if moved and not any(ch.isalnum() for ch in view.text[cut:]):
+            # The cursor moved on after punctuation that could start a literal (vi's "-- INSERT --"
+            # then a cursor move): the next text most likely lands elsewhere; do not hold a
+            # status line back until the next output.
+            return n
+        return start + view.first_raw(cut)
+
+    def _screen_regions(self, text: str, first: int) -> list[tuple[int, int]]:
+        """Return the merged regions of ``text`` whose screen view may hold a crossing match.
+
+        Each place the junction automaton finds is checked before it costs a view: a literal
+        counts when the rule's prefix regex still holds up to the next ESC/BS/DEL and one
+        character past it; a literal's start cut by an escape sequence when the character after
+        the sequences continues some literal.
+        """
+        low = self.lower(text)
+        if low is None:
+            return [(first, len(text))]  # lower-casing moves characters: look at all of it
+        automata, kinds = self._junction_automaton()
+        if automata[0] is None:
+            return []
+        found = (automata[0].find_matches_as_indexes(low.encode("ascii"), overlapping=True) if low.isascii()
+                 else automata[1].find_matches_as_indexes(low, overlapping=True))
+        n = len(text)
+        starts = self._screen_starts
+        control = _control_rx()
+        backspaces = "\x08" in text or "\x7f" in text
+        regions: list[tuple[int, int]] = []
+        for index, at, end in found:
+            kind, reach, extra = kinds[index]
+            if regions and at < regions[-1][1] - reach // 2:
+                continue  # well inside a region already taken
+            if kind == _LITERAL:
+                literal, priorities = extra
+                if literal is not None and not text.startswith(literal, at):
+                    continue  # a case-sensitive literal in other letters
+                # The first ESC/BS/DEL after it: no other is before it, so it is within the window.
+                limit = at + reach // _SCREEN_SPREAD
+                ctrl = text.find("\x1b", end, limit)
+                if backspaces:
+                    found_ctrl = control.search(text, end, limit)
+                    ctrl = -1 if found_ctrl is None else found_ctrl.start()
+                if ctrl == -1:
+                    continue  # nothing to cross
+                if not self._may_cross(text, at, ctrl, priorities):
+                    continue
+            elif kind == _JUNCTION:  # a literal's start, then ESC/BS/DEL at end - 1
+                after = _after_controls(text, end - 1)
+                if after < n and low[at : end - 1] + low[after] not in starts:
+                    continue
+            elif kind == _AFTER:  # an escape's final and the rest of a literal: its start before the escapes
+                run = _escapes_ending_at(text, at + 1)
+                k = len(extra) if extra else 1
+                if run < k or (extra and low[run - k : run] != extra):
+                    continue
+                at = run - k
+            else:  # _ALONE: a word's first character, then an escape sequence
+                if text[at] in _FINALS and _escapes_ending_at(text, at + 1) == -1 and "\x1b" in text[max(0, at - 64) : at]:
+                    continue  # a letter of the text before it, not an escape's end (unless that is not here)
+                after = _after_controls(text, end - 1)
+                if after < n and low[end - 2] + low[after] not in starts:
+                    continue
+                at = end - 2
+            lo = max(first - self._lookbehind, at - self._lookbehind - 1, 0)
+            hi = min(n, at + reach)
+            if regions and lo <= regions[-1][1]:
+                regions[-1] = (regions[-1][0], max(regions[-1][1], hi))
+            else:
+                regions.append((lo, hi))
+        return regions
+
+    def _may_cross(self, text: str, at: int, ctrl: int, priorities: tuple[int, ...]) -> bool:
+        """Return whether a match of one of the rules could start at ``at`` and go on past the
+        ESC/BS/DEL at ``ctrl`` (a partial match holds up to it and one shown character on)."""
+        after = _after_controls(text, ctrl)
+        probe = text[at:ctrl] + text[after : after + 1]
+        for priority in priorities:
+            r = self.rules[priority]
+            if text[ctrl] != "\x1b" or r.may_start(probe, 0):
+                return True
+        return False
+
+    def _junction_automaton(self) -> tuple[tuple[Any, Any], tuple[tuple[int, int, Any], ...]]:
+        """Return the automata (bytes, str) of the lower-cased literals and their cut forms,
+        and per pattern (kind, reach in characters of raw text, what its check needs)."""
+        built = self._junctions
+        if built is None:
+            with self._automaton_lock:
+                built = self._junctions
+                if built is None:
+                    built = self._junctions = self._build_junctions()
+        return built
+
+    def _build_junctions(self) -> tuple[tuple[Any, Any], tuple[tuple[int, int, Any], ...]]:
+        import ahocorasick_rs
+
+        patterns: dict[str, tuple[int, int, Any]] = {}
+        starts: set[str] = set()
+
+        def add(pattern: str, kind: int, reach: int, extra: Any = None) -> None:
+            old = patterns.get(pattern)
+            if old is None:
+                patterns[pattern] = (kind, reach, extra)
+            elif old[0] == kind == _LITERAL:
+                literal = old[2][0] if old[2][0] == extra[0] else None  # differing cases: check none
+                priorities = tuple(sorted({*old[2][1], *extra[1]}))
+                patterns[pattern] = (kind, max(reach, old[1]), (literal, priorities))
+            elif old[0] == kind:
+                patterns[pattern] = (kind, max(reach, old[1]), old[2] if old[2] == extra else None)
+
+        for r in self.rules:
+            reach = _SCREEN_WINDOW * _SCREEN_SPREAD + 256
+            for lit in (r.scan_literals if not r.ci else r.literals) or r.needles:
+                low = lit.lower()
+                if len(low) != len(lit):
+                    continue
+                add(low, _LITERAL, reach, (None if r.ci else lit, (r.priority,)))
+                starts.update(low[:k] for k in range(1, len(low) + 1))
+                for k in range(1, len(low)):
+                    for sep in _SCREEN_CONTROLS:
+                        # Two characters then ESC end many coloured words ("main.py" ESC): those
+                        # literals cut after 1 or 2 characters are found from the other side.
+                        if k >= 3 or sep != "\x1b":
+                            add(low[:k] + sep, _JUNCTION, reach)
+                    if k <= 2 and len(low) - k >= 2:
+                        for final in _COMMON_FINALS:
+                            add(final + low[k:], _AFTER, reach + 64, low[:k])
+                if low[0].isalnum():
+                    for before in (*_COMMON_FINALS, *_WORD_STARTS):
+                        add(before + low[0] + "\x1b", _ALONE, reach + 64)
+        patterns = {k: v if v[0] != _AFTER or v[2] is not None else (v[0], v[1], "") for k, v in patterns.items()}
+        self._screen_starts = frozenset(starts)
+        keys = list(patterns)
+        dfa = ahocorasick_rs.Implementation.DFA
+        automata = (
+            ahocorasick_rs.BytesAhoCorasick([k.encode() for k in keys], implementation=dfa),
+            ahocorasick_rs.AhoCorasick(keys, implementation=dfa),
+        ) if keys else (None, None)
+        return automata, tuple(patterns[k] for k in keys)
+
+    def hold_start(self, text: str, first: int, *, partials: bool = True) -> int:
+        """Return where the tail that could still grow into a secret begins (len = none).
+
+        Positions before ``first`` (context already written) are not considered, nor those
+        more than ``_HOLD_MAX`` from the end. partials: a tail that is a rule's starting
+        keyword cut short (``gh`` of ``ghp_``) counts; False: only a tail from a whole
+        starting keyword on does (and, for rules without starting keywords, any possible start).
+        """
+        n = len(text)
+        best = n
+        if partials and n > first and text[-1] in self._partial_last:  # a keyword cut short
+            if text.isascii():  # lower-casing is per character: walk the tries
+                best = _partial_start(text, max(first, n - self._max_partial), self._partial_tries)
+            else:
+                for k in range(min(self._max_partial, n - first), 0, -1):
+                    tail = text[n - k :]
+                    if tail in self._partial_cs or (self._partial_ci and tail.lower() in self._partial_ci):
+                        best = n - k
+                        break
+        lo = max(first, n - _HOLD_MAX)
+        if not (self._quiet(text) and (not self._any_ci or text.isascii())):
+            # No keyword in a quiet text, so no hold but a keyword cut short (just found).
+            best = self._keyword_hold(text, lo, best)
+        return self._literalless_hold(text, lo, best) if self._literalless else best
+
+    def _keyword_hold(self, text: str, lo: int, best: int) -> int:
+        """Return the earliest keyword position from ``lo`` on where a match of its rule could
+        be growing up to the end of ``text`` (else ``best``)."""
+        if self._scan_rules:
+            entries = self._scan_automaton()[1]
+            for index, at, _end in self._found(text):
+                if lo <= at < best and any(r.may_start(text, at) for r in entries[index]):
+                    best = at
+        if not self._ci_literal_rules:
+            return best
+        low = self.lower(text[lo:])
+        for r in self._ci_literal_rules:
+            if low is None:  # lower-casing moves characters: search it as a rule without keywords
+                best = _earliest_partial(r, text, lo, best)
+                continue
+            for lit in r.literals:
+                pos = low.find(lit)
+                while pos != -1 and pos + lo < best:
+                    if r.may_start(text, pos + lo):
+                        best = pos + lo
+                        break
+                    pos = low.find(lit, pos + 1)
+        return best
+
+    def _literalless_hold(self, text: str, lo: int, best: int) -> int:
+        """Return the earliest start from ``lo`` on of a possible match of a rule without a
+        starting keyword that reaches the end of ``text`` (else ``best``)."""
+        for r in self._literalless:
+            if lo >= best:
+                break
+            best = _earliest_partial(r, text, lo, best)
+        return best
+
+    def still_growing(self, text: str, start: int) -> _Rule | None:
+        """Return the first rule whose match could start at ``start`` and go on past the end
+        of ``text`` although it is longer than any hold (None: no such rule)."""
+        if len(text) - start <= _HOLD_MAX:
+            return None
+        head = text[start : start + self._max_literal]
+        for r in self.rules:
+            if r.literals and not (head.lower() if r.ci else head).startswith(r.literals):
+                continue
+            if r.may_start(text, start):
+                return r
+        return None
+
+    def apply(self, text: str, hits: list[_Hit], base: int, cut: int, *, keep_columns: bool = False) -> str:
+        """Return ``text[base:cut]`` with the secrets of the hits inside it replaced.
+
+        keep_columns: a one-line secret's marker takes the secret's display width on the
+        screen, so what follows on its line stays in its column (``_columns_kept``).
+        """
+        spans: list[tuple[int, int, int, str]] = []  # (start, end, priority, name), merged
+        for start, end, _ms, _me, priority, name in sorted(hits):
+            if end <= base or end > cut or self._allowed(text[start:end]):
+                continue
+            # A secret begun in text released before it was decided (``StreamRedactor.release``):
+            # its part already written stays; the rest becomes the marker.
+            start = max(start, base)
+            if spans and start < spans[-1][1]:
+                last_start, last_end, last_priority, last_name = spans[-1]
+                if priority < last_priority:
+                    last_priority, last_name = priority, name
+                spans[-1] = (last_start, max(last_end, end), last_priority, last_name)
+            else:
+                spans.append((start, end, priority, name))
+        out: list[str] = []
+        pos = base
+        for start, end, _priority, name in spans:
+            out.append(text[pos:start])
+            marker = MARKER.format(name=name)
+            out.append(_columns_kept(marker, text[start:end]) if keep_columns else marker)
+            pos = end
+        out.append(text[pos:cut])
+        return "".join(out)
+
+    def _allowed(self, secret: str) -> bool:
+        return any(rx.fullmatch(secret) is not None for rx in self._allow)
+
+
+
+_Trie = dict[str, "_Trie"]
+
+
+def _reversed_trie(words: Iterable[str]) -> _Trie:
+    """Return a trie of ``words`` read backwards; the key "" marks the end of a word."""
+    root: _Trie = {}
+    for word in words:
+        node = root
+        for ch in reversed(word):
+            node = node.setdefault(ch, {})
+        node[""] = {}
+    return root
+
+
+def _partial_start(text: str, lo: int, tries: tuple[_Trie, _Trie]) -> int:
+    """Return where the longest tail of ``text`` from ``lo`` on that the first trie holds, or
+    the second holds lower-cased, begins (``len(text)``: none). ASCII text only."""
+    n = len(text)
+    best = n
+    for trie, fold in zip(tries, (False, True)):
+        node = trie
+        i = n - 1
+        while i >= lo:
+            node = node.get(text[i].lower() if fold else text[i])  # type: ignore[assignment]
+            if node is None:
+                break
+            if "" in node and i < best:
+                best = i
+            i -= 1
+    return best
+
+
+def _add_hit(hits: list[_Hit], r: _Rule, m: re.Match[str]) -> None:
+    start, end = m.span("secret") if r.has_secret and m.start("secret") != -1 else m.span()
+    if end > start and (not r.min_entropy or _entropy(m.string[start:end]) >= r.min_entropy):
+        hits.append((start, end, m.start(), m.end(), r.priority, r.name))
+
+
+def _entropy(text: str) -> float:
+    """Return the Shannon entropy of ``text`` in bits per character."""
+    n = len(text)
+    return -sum(k / n * math.log2(k / n) for k in collections.Counter(text).values())
+
+
+def _earliest_partial(r: _Rule, text: str, start: int, stop: int) -> int:
+    """Return the earliest position in ``start:stop`` from which ``text`` is a match of ``r``
+    or could still become one (``stop``: none).
+
+    A search with ``partial=True`` prefers a whole match anywhere to a partial one: a whole
+    match that does not reach the end hides a partial match that begins before it, so those
+    are looked for in the text up to it (every prefix of a possible match is one too).
+    """
+    rx = r.partial.get()
+    n = len(text)
+    pos = start
+    while pos < stop:
+        m = rx.search(text, pos, partial=True)
+        if m is None or m.start() >= stop:
+            return stop
+        at = m.start()
+        if m.partial:
+            return at
+        q = pos
+        while q < at:
+            hidden = rx.search(text, q, at, partial=True)
+            if hidden is None:
+                break
+            if rx.fullmatch(text, hidden.start(), partial=True) is not None:
+                return hidden.start()
+            q = hidden.start() + 1
+        if m.end() == n or rx.fullmatch(text, at, partial=True) is not None:
+            return at
+        pos = at + 1
+    return stop
+
+
+class _LazyPattern:
+    """A ``re`` regex compiled on first use. Most rules never need their regex (a short read
+    lacks their keyword); compiling them all up front cost about 5 ms at every session start,
+    on the path to the first write. Raises ``re.error`` on first use when the pattern does
+    not compile (config validation has compiled it already)."""
+
+    __slots__ = ("_compiled", "_source")
+
+    def __init__(self, source: str) -> None:
+        self._source = source
+        self._compiled: re.Pattern[str] | None = None
+
+    def get(self) -> re.Pattern[str]:
+        """Return the compiled regex."""
+        compiled = self._compiled
+        if compiled is None:
+            compiled = self._compiled = re.compile(self._source)
+        return compiled
+
+    def match(self, text: str, pos: int = 0) -> re.Match[str] | None:
+        """Return ``re.Pattern.match(text, pos)``."""
+        return self.get().match(text, pos)
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        """Return ``re.Pattern.finditer(text)``."""
+        return self.get().finditer(text)
+
+
+class _LazyPartial:
+    """The same pattern in the ``regex`` package (its partial matching), compiled on first use."""
+
+    __slots__ = ("_compiled", "_source")
+
+    def __init__(self, source: str) -> None:
+        self._source = source
+        self._compiled: regex.Pattern[str] | None = None
+
+    def get(self) -> regex.Pattern[str]:
+        """Return the compiled regex (the package loads with the first rule that needs it)."""
+        compiled = self._compiled
+        if compiled is None:
+            import regex  # a compiled module: loaded on the writer thread, after the child started
+
+            compiled = self._compiled = _compile_partial(regex, self._source)
+        return compiled
+
+
+def _compile_partial(module: Any, source: str) -> regex.Pattern[str]:
+    key = source
+    cached = _PARTIALS.get(key)
+    if cached is None:
+        cached = _PARTIALS[key] = module.compile(source)
+    return cached  # type: ignore[no-any-return]
+
+
+_PARTIALS: dict[str, Any] = {}
+"""Compiled partial-match regexes by source, shared by every engine of the process."""
+
+_FLAGS = re.compile(r"\(\?([aiLmsux]+)\)")
+_NARROW_LOOKBEHIND = re.compile(r"\(\?<[=!](?:\[(?:\\.|[^\]\\])+\]|\\.|[^()\[\\|?*+{])\)")
+
+
+def _compile_rule(rule: RedactionRule, priority: int) -> _Rule:
+    """Build one rule from its declared keywords; its regexes compile on first use.
+
+    Case-insensitive: the pattern starts with global flags holding ``i``. The context kept
+    for lookbehinds: one character when each is one character wide (``(?<![A-Za-z])``),
+    else ``_LOOKBEHIND_WIDE``.
+    """
+    flags = _FLAGS.match(rule.pattern)
+    ci = flags is not None and "i" in flags.group(1)
+    lookbehinds = rule.pattern.count("(?<=") + rule.pattern.count("(?<!")
+    narrow = len(_NARROW_LOOKBEHIND.findall(rule.pattern))
+    lookbehind = 0 if not lookbehinds else 1 if narrow == lookbehinds else _LOOKBEHIND_WIDE
+    keywords = tuple(k.lower() for k in rule.keywords) if ci else rule.keywords
+    starts = () if rule.keyword_inside else keywords
+    literals = starts
+    common = os.path.commonprefix(sorted(set(starts)))
+    if len(set(starts)) > 1 and len(common) >= 2:
+        literals = (common,)  # several starts sharing a prefix: hold back and look for that
+    return _Rule(
+        rule.name, priority, _LazyPattern(rule.pattern), _LazyPartial(rule.pattern), ci, literals,
+        bool(literals) and ci, keywords if rule.keyword_inside else (), lookbehind,
+        "(?P<secret>" in rule.pattern, rule.min_entropy, starts,
+    )
