@@ -423,8 +423,9 @@ def test_each_rule_declares_keywords_its_example_holds_where_it_says(rule: Redac
     match = m.group(0).lower() if ci else m.group(0)
     if ci:
         assert all(k == k.lower() for k in rule.keywords), f"{rule.name}: keywords of a (?i) rule are lower-case"
-    if rule.keyword_inside:
-        assert any(k in match for k in rule.keywords), f"{rule.name}: no keyword inside {match!r}"
+    if rule.keyword_within:
+        at = min((match.find(k) for k in rule.keywords if k in match), default=-1)
+        assert 0 <= at <= rule.keyword_within, f"{rule.name}: no keyword within {rule.keyword_within} of {match!r}"
     else:
         assert match.startswith(rule.keywords), f"{rule.name}: {match!r} starts with none of {rule.keywords}"
 

@@ -98,6 +98,7 @@ class _Rule:
     literals: tuple[str, ...]  # every match starts with one of these (several sharing a start: that start)
     find_literals: bool  # scan by finding literals with str.find rather than with the automaton
     needles: tuple[str, ...]  # every match holds one of these (a rule without starting literals)
+    within: int  # the most characters a match has before its needle
     lookbehind: int  # characters before a match its regex may look at
     has_secret: bool  # the pattern has a group named "secret"
     min_entropy: float = 0.0  # Shannon bits per character a secret needs
@@ -140,8 +141,12 @@ class _Engine:
         self._can_be_quiet = all(r.needles for r in self._literalless)
         self._last_quiet: tuple[str, bool] = ("", True)  # the last text _quiet judged (feed asks twice)
         self._scan_rules = tuple(r for r in self.rules if r.literals and not r.ci)  # the automaton's
-        self._other_rules = tuple(r for r in self.rules if not r.literals or r.ci)
         self._ci_literal_rules = tuple(r for r in self.rules if r.literals and r.ci)
+        ci_literals = sorted({lit for r in self._ci_literal_rules for lit in r.literals})
+        self._ci_literals = tuple(ci_literals)
+        self._ci_entries = tuple(tuple(r for r in self._ci_literal_rules if lit in r.literals) for lit in ci_literals)
+        self._ci_scan: tuple[Any, Any] | None = None  # automata of the lower-case keywords, on first use
+        self._last_ci: tuple[str, str | None, list[tuple[int, int, int]]] = ("", None, [])
         ci = sorted({lit for r in self.rules if r.ci for lit in r.literals}, key=len, reverse=True)
         # For the quiet check, one regex: the case-insensitive literals (keywords; case-sensitive
         # ones are the automaton's), then the needles of each rule without a starting literal.
@@ -238,27 +243,14 @@ class _Engine:
         hits: list[_Hit] = []
         if self._quiet(text):
             return hits
-        low: str | None = None
-        lowered = False
-        for r in self._other_rules:
-            if r.ci and not lowered:
-                low, lowered = self.lower(text), True
-            hay = low if r.ci and low is not None else text
+        if self._ci_literal_rules:
+            self._scan_ci(text, hits)
+        for r in self._literalless:
+            hay = text.lower() if r.ci and r.needles else text
             if r.needles and not any(needle in hay for needle in r.needles):
                 continue  # a rule without a starting literal, and its needles are absent
-            if r.find_literals and low is not None:
-                for lit in r.literals:
-                    pos = low.find(lit)
-                    while pos != -1:
-                        m = r.rx.match(text, pos)
-                        if m is None:
-                            pos = low.find(lit, pos + 1)
-                            continue
-                        _add_hit(hits, r, m)
-                        pos = low.find(lit, max(m.end(), pos + 1))
-            else:
-                for m in r.rx.finditer(text):
-                    _add_hit(hits, r, m)
+            for m in r.rx.finditer(text):
+                _add_hit(hits, r, m)
         if self._scan_rules:
             self._scan_literals(text, hits)
         return hits
@@ -283,6 +275,51 @@ class _Engine:
                 if m is not None:
                     _add_hit(hits, r, m)
                     resume[key] = max(m.end(), at + 1)
+
+    def _scan_ci(self, text: str, hits: list[_Hit]) -> None:
+        """Find the matches of the case-insensitive rules with starting keywords at their
+        keywords in the lower-cased text (every match of each, where lower-casing moves characters)."""
+        low, found = self._ci_found(text)
+        if low is None:
+            for r in self._ci_literal_rules:
+                for m in r.rx.finditer(text):
+                    _add_hit(hits, r, m)
+            return
+        resume: dict[tuple[int, int], int] = {}
+        for index, at, _end in found:
+            for r in self._ci_entries[index]:
+                key = (index, r.priority)
+                if at < resume.get(key, 0):
+                    continue
+                m = r.rx.match(text, at)
+                if m is not None:
+                    _add_hit(hits, r, m)
+                    resume[key] = max(m.end(), at + 1)
+
+    def _ci_found(self, text: str) -> tuple[str | None, list[tuple[int, int, int]]]:
+        """Return ``text`` lower-cased (None when that moves characters) and the overlapping
+        matches of the case-insensitive keywords in it (the last answer is kept)."""
+        last = self._last_ci
+        if last[0] is text:
+            return last[1], last[2]
+        low = self.lower(text)
+        found: list[tuple[int, int, int]] = []
+        if low is not None:
+            automata = self._ci_scan
+            if automata is None:
+                import ahocorasick_rs  # loaded already: the literal scan's
+
+                dfa = ahocorasick_rs.Implementation.DFA
+                automata = self._ci_scan = (
+                    ahocorasick_rs.BytesAhoCorasick([lit.encode() for lit in self._ci_literals], implementation=dfa),
+                    ahocorasick_rs.AhoCorasick(list(self._ci_literals), implementation=dfa),
+                )
+            if low.isascii():
+                found = automata[0].find_matches_as_indexes(low.encode("ascii"), overlapping=True)
+            else:
+                found = automata[1].find_matches_as_indexes(low.encode("utf-8", "replace").decode("utf-8"), overlapping=True)
+        self._last_ci = (text, low, found)
+        return low, found
 
     def _found(self, text: str) -> list[tuple[int, int, int]]:
         """Return the automaton's overlapping keyword matches in ``text`` (the last answer is
@@ -551,27 +588,32 @@ class _Engine:
                     best = at
         if not self._ci_literal_rules:
             return best
-        low = self.lower(text[lo:])
-        for r in self._ci_literal_rules:
-            if low is None:  # lower-casing moves characters: search it as a rule without keywords
+        low, found = self._ci_found(text)
+        if low is None:  # lower-casing moves characters: search them as rules without keywords
+            for r in self._ci_literal_rules:
                 best = _earliest_partial(r, text, lo, best)
-                continue
-            for lit in r.literals:
-                pos = low.find(lit)
-                while pos != -1 and pos + lo < best:
-                    if r.may_start(text, pos + lo):
-                        best = pos + lo
-                        break
-                    pos = low.find(lit, pos + 1)
+            return best
+        for index, at, _end in found:
+            if lo <= at < best and any(r.may_start(text, at) for r in self._ci_entries[index]):
+                best = at
         return best
 
     def _literalless_hold(self, text: str, lo: int, best: int) -> int:
         """Return the earliest start from ``lo`` on of a possible match of a rule without a
         starting keyword that reaches the end of ``text`` (else ``best``)."""
+        n = len(text)
         for r in self._literalless:
-            if lo >= best:
-                break
-            best = _earliest_partial(r, text, lo, best)
+            start = lo
+            if r.needles:  # a match holds a needle within its first characters, or is cut before it
+                hay = text if not r.ci else text.lower()
+                start = n - r.within - max(map(len, r.needles))
+                for needle in r.needles:
+                    at = hay.find(needle, lo, start + r.within + len(needle)) if len(hay) == n else lo + r.within
+                    if at != -1:
+                        start = min(start, at - r.within)
+                start = max(lo, start)
+            if start < best:
+                best = _earliest_partial(r, text, start, best)
         return best
 
     def still_growing(self, text: str, start: int) -> _Rule | None:
@@ -773,13 +815,13 @@ def _compile_rule(rule: RedactionRule, priority: int) -> _Rule:
     narrow = len(_NARROW_LOOKBEHIND.findall(rule.pattern))
     lookbehind = 0 if not lookbehinds else 1 if narrow == lookbehinds else _LOOKBEHIND_WIDE
     keywords = tuple(k.lower() for k in rule.keywords) if ci else rule.keywords
-    starts = () if rule.keyword_inside else keywords
+    starts = () if rule.keyword_within else keywords
     literals = starts
     common = os.path.commonprefix(sorted(set(starts)))
     if len(set(starts)) > 1 and len(common) >= 2:
         literals = (common,)  # several starts sharing a prefix: hold back and look for that
     return _Rule(
         rule.name, priority, _LazyPattern(rule.pattern), _LazyPartial(rule.pattern), ci, literals,
-        bool(literals) and ci, keywords if rule.keyword_inside else (), lookbehind,
+        bool(literals) and ci, keywords if rule.keyword_within else (), rule.keyword_within, lookbehind,
         "(?P<secret>" in rule.pattern, rule.min_entropy, starts,
     )

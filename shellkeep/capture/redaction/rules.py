@@ -27,9 +27,10 @@ class RedactionRule:
 
     keywords: strings one of which every match starts with, lower-case for a pattern that is
     case-insensitive as a whole (``(?i)`` first); the rule is only tried where one is found.
-    keyword_inside: the keywords are somewhere inside every match instead of at its start (a
-    format without a fixed start: the Azure secret's ``Q~``); the rule is searched in a text
-    that holds one. A rule without keywords (a user's pattern) is searched in every text.
+    keyword_within: for a format without a fixed start (the Azure secret's ``Q~`` after 4
+    characters), the most characters a match has before its keyword; the rule is then
+    searched in a text that holds one, and a hold looked for that far before the keywords
+    and the end. A rule without keywords (a user's pattern) is searched in every text.
     """
 
     name: str
@@ -37,7 +38,7 @@ class RedactionRule:
     example: str = ""
     min_entropy: float = 0.0  # Shannon bits per character the secret needs (0: any)
     keywords: tuple[str, ...] = ()
-    keyword_inside: bool = False
+    keyword_within: int = 0
 
 
 # Pieces shared by the keyword rules. SGR colour codes may sit between a keyword, its
@@ -131,7 +132,7 @@ RULES: tuple[RedactionRule, ...] = (
         # A client secret has no prefix of its own: three characters, a digit, then "Q~".
         "azure-client-secret", r"(?<![A-Za-ln-z0-9_~.])[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}",
         "abc8Q~FAKE-example.FAKE_example~FAKE00",
-        keywords=('Q~',), keyword_inside=True,
+        keywords=('Q~',), keyword_within=4,
     ),
     RedactionRule("digitalocean-token", r"do[opr]_v1_[a-f0-9]{64}", "dop_v1_" + FAKE_HEX * 4, keywords=('doo_v1_', 'dop_v1_', 'dor_v1_')),
     RedactionRule("heroku-api-key", r"HRKU-AA[0-9A-Za-z_-]{58}", "HRKU-AA" + _F * 7 + "FA", keywords=('HRKU-AA',)),
@@ -142,7 +143,7 @@ RULES: tuple[RedactionRule, ...] = (
         keywords=('fm1a_', 'fm1r_', 'fm2_', 'fo1_'),
     ),
     RedactionRule("cloudflare-origin-ca-key", r"v1\.0-[a-f0-9]{24}-[a-f0-9]{146}", "v1.0-" + FAKE_HEX[:8] * 3 + "-" + (FAKE_HEX * 10)[:146], keywords=('v1.0-',)),
-    RedactionRule("hashicorp-tf-token", r"(?<![A-Za-ln-z0-9])[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}", "FAKEexample000.atlasv1." + _F * 8, keywords=('.atlasv1.',), keyword_inside=True),
+    RedactionRule("hashicorp-tf-token", r"(?<![A-Za-ln-z0-9])[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}", "FAKEexample000.atlasv1." + _F * 8, keywords=('.atlasv1.',), keyword_within=14),
     RedactionRule("scalingo-token", r"tk-us-[\w-]{48}", "tk-us-" + _F * 6, keywords=('tk-us-',)),
     RedactionRule("pulumi-token", r"pul-[a-f0-9]{40}", "pul-" + (FAKE_HEX * 3)[:40], keywords=('pul-',)),
     RedactionRule("infracost-token", r"ico-[A-Za-z0-9]{32}", "ico-" + _F * 4, keywords=('ico-',)),
@@ -255,15 +256,15 @@ RULES: tuple[RedactionRule, ...] = (
         "https://discord.com/api/webhooks/123456789012345678/" + _F * 8,
         keywords=('discord',),
     ),
-    RedactionRule("telegram-bot-token", r"(?<![0-9])[0-9]{5,16}:A[A-Za-z0-9_-]{34}" + _END, "123456789:AAFAKE" + _F * 3 + "FAKEE", keywords=(':A',), keyword_inside=True),
+    RedactionRule("telegram-bot-token", r"(?<![0-9])[0-9]{5,16}:A[A-Za-z0-9_-]{34}" + _END, "123456789:AAFAKE" + _F * 3 + "FAKEE", keywords=(':A',), keyword_within=16),
     RedactionRule(
         # Exactly 22 A's start it; not inside a run of base64 (zero bytes encode as A's).
         "twitter-bearer-token", r"(?<![A-Za-ln-z0-9_+/])" + "A" * 22 + r"(?!A)[A-Za-z0-9%]{80,100}" + _END, "A" * 22 + _F * 10
     , keywords=('AAAAAAAAAAAAAAAAAAAAAA',)),
     RedactionRule("sendgrid-key", r"SG\.[A-Za-z0-9_-]{20,24}\.[A-Za-z0-9_-]{39,50}", "SG.FAKEexample00000000FA." + _F * 5 + "FAK", keywords=('SG.',)),
     RedactionRule("sendinblue-key", r"xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}", "xkeysib-" + FAKE_HEX * 4 + "-" + _F * 2, keywords=('xkeysib-',)),
-    RedactionRule("mailgun-key", rf"{_NW}(?:pub)?key-[a-f0-9]{{32}}{_END}", "key-" + FAKE_HEX * 2, keywords=('key-',), keyword_inside=True),
-    RedactionRule("mailchimp-key", r"(?<![A-Za-ln-z0-9])[a-f0-9]{32}-us[0-9]{1,2}" + _END, FAKE_HEX * 2 + "-us12", keywords=('-us',), keyword_inside=True),
+    RedactionRule("mailgun-key", rf"{_NW}(?:pub)?key-[a-f0-9]{{32}}{_END}", "key-" + FAKE_HEX * 2, keywords=('key-',), keyword_within=3),
+    RedactionRule("mailchimp-key", r"(?<![A-Za-ln-z0-9])[a-f0-9]{32}-us[0-9]{1,2}" + _END, FAKE_HEX * 2 + "-us12", keywords=('-us',), keyword_within=32),
     RedactionRule("mapbox-token", r"(?:sk|pk|tk)\.eyJ1Ijoi[A-Za-z0-9_-]{10,400}\.[A-Za-z0-9_-]{20,100}", "sk.eyJ1IjoiFAKE" + _F * 2 + "." + _F * 3, keywords=('pk.eyJ1Ijoi', 'sk.eyJ1Ijoi', 'tk.eyJ1Ijoi')),
     RedactionRule("typeform-token", r"tfp_[A-Za-z0-9_.=-]{59}", "tfp_" + _F * 7 + "FAK", keywords=('tfp_',)),
     RedactionRule("frameio-token", r"fio-u-[A-Za-z0-9_=-]{64}", "fio-u-" + _F * 8, keywords=('fio-u-',)),
@@ -289,7 +290,7 @@ RULES: tuple[RedactionRule, ...] = (
     RedactionRule("razorpay-key", r"rzp_(?:live|test)_[A-Za-z0-9]{14}", "rzp_test_FAKEexample0000", keywords=('rzp_live_', 'rzp_test_')),
     RedactionRule("braintree-token", r"access_token\$(?:production|sandbox)\$[a-z0-9]{16}\$[a-f0-9]{32}", "access_token$production$fake0000example0$" + FAKE_HEX * 2, keywords=('access_token$production$', 'access_token$sandbox$')),
     RedactionRule("facebook-token", r"EAA[MC][A-Za-z0-9]{100,1024}", "EAAC" + _F * 13, keywords=('EAAC', 'EAAM')),
-    RedactionRule("facebook-app-token", r"(?<![0-9])[0-9]{15,16}[|%][0-9A-Za-z_-]{27,40}" + _END, "123456789012345|" + _F * 4, keywords=('%', '|'), keyword_inside=True),
+    RedactionRule("facebook-app-token", r"(?<![0-9])[0-9]{15,16}[|%][0-9A-Za-z_-]{27,40}" + _END, "123456789012345|" + _F * 4, keywords=('%', '|'), keyword_within=16),
     RedactionRule("lob-key", rf"{_NW}(?:live|test)_(?:pub_[a-f0-9]{{31}}|[a-f0-9]{{35}}){_END}", "test_" + (FAKE_HEX * 3)[:35], keywords=('live_', 'live_pub_', 'test_', 'test_pub_')),
     RedactionRule("gocardless-token", rf"{_NW}live_[A-Za-z0-9_=-]{{40}}{_END}", "live_" + _F * 5, keywords=('live_',)),
     # -- databases and secret managers
