@@ -106,7 +106,7 @@ class _Rule:
 
     def may_start(self, text: str, pos: int) -> bool:
         """Return whether ``text[pos:]`` is a match or could still become one."""
-        return self.partial.get().fullmatch(text, pos, partial=True) is not None
+        return _could_grow(self.partial.get(), text, pos)
 
 
 class _Engine:
@@ -169,6 +169,7 @@ class _Engine:
         self._automaton: tuple[tuple[Any, Any], tuple[tuple[_Rule, ...], ...]] | None = None  # on first scan
         self._automaton_lock = threading.Lock()
         self._last_found: tuple[str, list[tuple[int, int, int]]] = ("", [])  # the automaton's last answer
+        self._last_needles: tuple[str, dict[str, int]] = ("", {})  # the needles' first places in the last text
         self._lookbehind = max((r.lookbehind for r in self.rules), default=0)
         self._junctions: tuple[tuple[Any, Any], tuple[tuple[int, int, Any], ...]] | None = None  # on first screen text
         self._screen_starts: frozenset[str] = frozenset()  # every start of every literal, lower-cased
@@ -246,8 +247,7 @@ class _Engine:
         if self._ci_literal_rules:
             self._scan_ci(text, hits)
         for r in self._literalless:
-            hay = text.lower() if r.ci and r.needles else text
-            if r.needles and not any(needle in hay for needle in r.needles):
+            if r.needles and all(at == -1 for at in self._needles_at(text, r)):
                 continue  # a rule without a starting literal, and its needles are absent
             for m in r.rx.finditer(text):
                 _add_hit(hits, r, m)
@@ -317,9 +317,30 @@ class _Engine:
             if low.isascii():
                 found = automata[0].find_matches_as_indexes(low.encode("ascii"), overlapping=True)
             else:
-                found = automata[1].find_matches_as_indexes(low.encode("utf-8", "replace").decode("utf-8"), overlapping=True)
+                try:
+                    found = automata[1].find_matches_as_indexes(low, overlapping=True)
+                except UnicodeEncodeError:  # a lone surrogate: '?' in its place, same indices
+                    safe = low.encode("utf-8", "replace").decode("utf-8")
+                    found = automata[1].find_matches_as_indexes(safe, overlapping=True)
         self._last_ci = (text, low, found)
         return low, found
+
+    def _needles_at(self, text: str, r: _Rule, lo: int = 0) -> tuple[int, ...]:
+        """Return where each of ``r``'s needles first occurs in ``text`` from ``lo`` on (-1: not
+        there); each needle is looked for once a text (``hits`` and ``hold_start`` both ask)."""
+        last = self._last_needles
+        if last[0] is not text:
+            last = self._last_needles = (text, {})
+        found = last[1]
+        out = []
+        for needle in r.needles:
+            at = found.get(needle)
+            if at is None:
+                at = found[needle] = (text.lower() if r.ci else text).find(needle)
+            if lo > at != -1:
+                at = (text.lower() if r.ci else text).find(needle, lo)
+            out.append(at)
+        return tuple(out)
 
     def _found(self, text: str) -> list[tuple[int, int, int]]:
         """Return the automaton's overlapping keyword matches in ``text`` (the last answer is
@@ -564,14 +585,7 @@ class _Engine:
         n = len(text)
         best = n
         if partials and n > first and text[-1] in self._partial_last:  # a keyword cut short
-            if text.isascii():  # lower-casing is per character: walk the tries
-                best = _partial_start(text, max(first, n - self._max_partial), self._partial_tries)
-            else:
-                for k in range(min(self._max_partial, n - first), 0, -1):
-                    tail = text[n - k :]
-                    if tail in self._partial_cs or (self._partial_ci and tail.lower() in self._partial_ci):
-                        best = n - k
-                        break
+            best = _partial_start(text, max(first, n - self._max_partial), self._partial_tries)
         lo = max(first, n - _HOLD_MAX)
         if not (self._quiet(text) and (not self._any_ci or text.isascii())):
             # No keyword in a quiet text, so no hold but a keyword cut short (just found).
@@ -605,10 +619,8 @@ class _Engine:
         for r in self._literalless:
             start = lo
             if r.needles:  # a match holds a needle within its first characters, or is cut before it
-                hay = text if not r.ci else text.lower()
                 start = n - r.within - max(map(len, r.needles))
-                for needle in r.needles:
-                    at = hay.find(needle, lo, start + r.within + len(needle)) if len(hay) == n else lo + r.within
+                for at in self._needles_at(text, r, lo):
                     if at != -1:
                         start = min(start, at - r.within)
                 start = max(lo, start)
@@ -680,7 +692,7 @@ def _reversed_trie(words: Iterable[str]) -> _Trie:
 
 def _partial_start(text: str, lo: int, tries: tuple[_Trie, _Trie]) -> int:
     """Return where the longest tail of ``text`` from ``lo`` on that the first trie holds, or
-    the second holds lower-cased, begins (``len(text)``: none). ASCII text only."""
+    the second holds lower-cased character by character, begins (``len(text)``: none)."""
     n = len(text)
     best = n
     for trie, fold in zip(tries, (False, True)):
@@ -708,6 +720,22 @@ def _entropy(text: str) -> float:
     return -sum(k / n * math.log2(k / n) for k in collections.Counter(text).values())
 
 
+def _could_grow(rx: regex.Pattern[str], text: str, pos: int) -> bool:
+    """Return whether ``text[pos:]`` is a match of ``rx`` or a prefix of one.
+
+    A ``match`` with ``partial=True`` answers most cheaply: no match at all, or one that
+    reaches the end (partial or whole), says it; only a whole match that ends before the
+    end needs ``fullmatch`` (a longer one may still be growing: ``ab|abcdef`` on ``abcd``).
+    ``fullmatch`` alone can cost a scan of the rest of the text.
+    """
+    m = rx.match(text, pos, partial=True)
+    if m is None:
+        return False
+    if m.partial or m.end() == len(text):
+        return True
+    return rx.fullmatch(text, pos, partial=True) is not None
+
+
 def _earliest_partial(r: _Rule, text: str, start: int, stop: int) -> int:
     """Return the earliest position in ``start:stop`` from which ``text`` is a match of ``r``
     or could still become one (``stop``: none).
@@ -731,7 +759,7 @@ def _earliest_partial(r: _Rule, text: str, start: int, stop: int) -> int:
             hidden = rx.search(text, q, at, partial=True)
             if hidden is None:
                 break
-            if rx.fullmatch(text, hidden.start(), partial=True) is not None:
+            if _could_grow(rx, text, hidden.start()):
                 return hidden.start()
             q = hidden.start() + 1
         if m.end() == n or rx.fullmatch(text, at, partial=True) is not None:
