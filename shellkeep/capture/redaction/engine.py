@@ -99,6 +99,7 @@ class _Rule:
     find_literals: bool  # scan by finding literals with str.find rather than with the automaton
     needles: tuple[str, ...]  # every match holds one of these (a rule without starting literals)
     within: int  # the most characters a match has before its needle
+    reach: int  # within plus the longest needle: a match cut before its needle starts this far from the end
     lookbehind: int  # characters before a match its regex may look at
     has_secret: bool  # the pattern has a group named "secret"
     min_entropy: float = 0.0  # Shannon bits per character a secret needs
@@ -146,6 +147,7 @@ class _Engine:
         self._ci_literals = tuple(ci_literals)
         self._ci_entries = tuple(tuple(r for r in self._ci_literal_rules if lit in r.literals) for lit in ci_literals)
         self._ci_scan: tuple[Any, Any] | None = None  # automata of the lower-case keywords, on first use
+        self._ascii_keywords = all(lit.isascii() for r in self.rules for lit in (*r.literals, *r.scan_literals))
         self._last_ci: tuple[str, str | None, list[tuple[int, int, int]]] = ("", None, [])
         ci = sorted({lit for r in self.rules if r.ci for lit in r.literals}, key=len, reverse=True)
         # For the quiet check, one regex: the case-insensitive literals (keywords; case-sensitive
@@ -193,7 +195,7 @@ class _Engine:
         return quiet
 
     def _judge_quiet(self, text: str) -> bool:
-        if self._literal_matches(text, overlapping=False):
+        if self._found(text):  # kept: hits and hold_start of a text that is not quiet use it
             return False
         if self._ascii_quiet and text.isascii():
             if any(needle in text for needle in self._cs_needles):
@@ -220,13 +222,7 @@ class _Engine:
         automata, entries = self._scan_automaton()
         if not entries:
             return []
-        if text.isascii():
-            return automata[0].find_matches_as_indexes(text.encode("ascii"), overlapping=overlapping)  # type: ignore[no-any-return]
-        try:
-            return automata[1].find_matches_as_indexes(text, overlapping=overlapping)  # type: ignore[no-any-return]
-        except UnicodeEncodeError:  # a lone surrogate (bytes read with surrogateescape): '?' in its place, same indices
-            safe = text.encode("utf-8", "replace").decode("utf-8")
-            return automata[1].find_matches_as_indexes(safe, overlapping=overlapping)  # type: ignore[no-any-return]
+        return _automaton_matches(automata, text, overlapping=overlapping, ascii_keywords=self._ascii_keywords)
 
     def lower(self, text: str) -> str | None:
         """Return ``text`` lower-cased, or None when that would move characters' indices."""
@@ -314,14 +310,7 @@ class _Engine:
                     ahocorasick_rs.BytesAhoCorasick([lit.encode() for lit in self._ci_literals], implementation=dfa),
                     ahocorasick_rs.AhoCorasick(list(self._ci_literals), implementation=dfa),
                 )
-            if low.isascii():
-                found = automata[0].find_matches_as_indexes(low.encode("ascii"), overlapping=True)
-            else:
-                try:
-                    found = automata[1].find_matches_as_indexes(low, overlapping=True)
-                except UnicodeEncodeError:  # a lone surrogate: '?' in its place, same indices
-                    safe = low.encode("utf-8", "replace").decode("utf-8")
-                    found = automata[1].find_matches_as_indexes(safe, overlapping=True)
+            found = _automaton_matches(automata, low, overlapping=True, ascii_keywords=self._ascii_keywords)
         self._last_ci = (text, low, found)
         return low, found
 
@@ -619,7 +608,7 @@ class _Engine:
         for r in self._literalless:
             start = lo
             if r.needles:  # a match holds a needle within its first characters, or is cut before it
-                start = n - r.within - max(map(len, r.needles))
+                start = n - r.reach
                 for at in self._needles_at(text, r, lo):
                     if at != -1:
                         start = min(start, at - r.within)
@@ -718,6 +707,33 @@ def _entropy(text: str) -> float:
     """Return the Shannon entropy of ``text`` in bits per character."""
     n = len(text)
     return -sum(k / n * math.log2(k / n) for k in collections.Counter(text).values())
+
+
+def _automaton_matches(automata: tuple[Any, Any], text: str, *, overlapping: bool, ascii_keywords: bool) -> list[tuple[int, int, int]]:
+    """Return (keyword index, start, end) of the keywords the automata (bytes, str) find in ``text``.
+
+    Text is scanned as UTF-8 bytes: for ASCII text (an O(1) check in CPython) the indices
+    are the same; otherwise the few matches' byte offsets are turned into character indices
+    (ASCII keywords: as long in bytes as in characters). Either is 1.5-3x faster than
+    letting the automaton map a str's indices itself, which is left for keywords beyond ASCII.
+    """
+    if text.isascii():
+        return automata[0].find_matches_as_indexes(text.encode("ascii"), overlapping=overlapping)  # type: ignore[no-any-return]
+    if ascii_keywords:
+        raw = text.encode("utf-8", "surrogatepass")  # a lone surrogate (surrogateescape) stays one character
+        found = automata[0].find_matches_as_indexes(raw, overlapping=overlapping)
+        if not found:
+            return []
+        out = []
+        for index, start, end in found:
+            at = len(raw[:start].decode("utf-8", "surrogatepass"))
+            out.append((index, at, at + end - start))
+        return out
+    try:
+        return automata[1].find_matches_as_indexes(text, overlapping=overlapping)  # type: ignore[no-any-return]
+    except UnicodeEncodeError:  # a lone surrogate (bytes read with surrogateescape): '?' in its place, same indices
+        safe = text.encode("utf-8", "replace").decode("utf-8")
+        return automata[1].find_matches_as_indexes(safe, overlapping=overlapping)  # type: ignore[no-any-return]
 
 
 def _could_grow(rx: regex.Pattern[str], text: str, pos: int) -> bool:
@@ -850,6 +866,7 @@ def _compile_rule(rule: RedactionRule, priority: int) -> _Rule:
         literals = (common,)  # several starts sharing a prefix: hold back and look for that
     return _Rule(
         rule.name, priority, _LazyPattern(rule.pattern), _LazyPartial(rule.pattern), ci, literals,
-        bool(literals) and ci, keywords if rule.keyword_within else (), rule.keyword_within, lookbehind,
+        bool(literals) and ci, keywords if rule.keyword_within else (), rule.keyword_within,
+        rule.keyword_within + max(map(len, keywords), default=0), lookbehind,
         "(?P<secret>" in rule.pattern, rule.min_entropy, starts,
     )
