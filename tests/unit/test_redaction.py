@@ -428,6 +428,8 @@ def test_each_rule_declares_keywords_its_example_holds_where_it_says(rule: Redac
         assert 0 <= at <= rule.keyword_within, f"{rule.name}: no keyword within {rule.keyword_within} of {match!r}"
     else:
         assert match.startswith(rule.keywords), f"{rule.name}: {match!r} starts with none of {rule.keywords}"
+    if rule.requires:
+        assert any(ch in m.group(0) for ch in rule.requires), f"{rule.name}: {match!r} holds none of {rule.requires!r}"
 
 
 def test_a_user_pattern_is_keyword_free_unless_it_starts_with_plain_characters() -> None:

@@ -62,7 +62,7 @@ _HOLD_MAX = 20 * 1024
 _SMALL = 2048
 """Texts up to this long are first checked for any rule's keyword (the quiet check)."""
 
-_SCREEN_WINDOW = 512
+_SCREEN_WINDOW = 256
 """Characters shown of a secret within which an escape sequence inside it is looked for."""
 
 _LOOKBEHIND_WIDE = 64
@@ -102,6 +102,7 @@ class _Rule:
     reach: int  # within plus the longest needle: a match cut before its needle starts this far from the end
     lookbehind: int  # characters before a match its regex may look at
     has_secret: bool  # the pattern has a group named "secret"
+    requires: str  # every match holds one of these characters ("": no such test)
     min_entropy: float = 0.0  # Shannon bits per character a secret needs
     scan_literals: tuple[str, ...] = ()  # the declared starting keywords, spelt out
 
@@ -148,7 +149,7 @@ class _Engine:
         self._ci_entries = tuple(tuple(r for r in self._ci_literal_rules if lit in r.literals) for lit in ci_literals)
         self._ci_scan: tuple[Any, Any] | None = None  # automata of the lower-case keywords, on first use
         self._ascii_keywords = all(lit.isascii() for r in self.rules for lit in (*r.literals, *r.scan_literals))
-        self._last_ci: tuple[str, str | None, list[tuple[int, int, int]]] = ("", None, [])
+        self._last_ci: tuple[str, list[tuple[int, int, int]] | None] = ("", [])
         ci = sorted({lit for r in self.rules if r.ci for lit in r.literals}, key=len, reverse=True)
         # For the quiet check, one regex: the case-insensitive literals (keywords; case-sensitive
         # ones are the automaton's), then the needles of each rule without a starting literal.
@@ -171,7 +172,8 @@ class _Engine:
         self._automaton: tuple[tuple[Any, Any], tuple[tuple[_Rule, ...], ...]] | None = None  # on first scan
         self._automaton_lock = threading.Lock()
         self._last_found: tuple[str, list[tuple[int, int, int]]] = ("", [])  # the automaton's last answer
-        self._last_needles: tuple[str, dict[str, int]] = ("", {})  # the needles' first places in the last text
+        self._last_needles: tuple[str, dict[str, int]] = ("", {})
+        self._last_lower: tuple[str, str | None] = ("", "")  # the needles' first places in the last text
         self._lookbehind = max((r.lookbehind for r in self.rules), default=0)
         self._junctions: tuple[tuple[Any, Any], tuple[tuple[int, int, Any], ...]] | None = None  # on first screen text
         self._screen_starts: frozenset[str] = frozenset()  # every start of every literal, lower-cased
@@ -275,44 +277,65 @@ class _Engine:
     def _scan_ci(self, text: str, hits: list[_Hit]) -> None:
         """Find the matches of the case-insensitive rules with starting keywords at their
         keywords in the lower-cased text (every match of each, where lower-casing moves characters)."""
-        low, found = self._ci_found(text)
-        if low is None:
-            for r in self._ci_literal_rules:
+        rules = [r for r in self._ci_literal_rules if not r.requires or any(ch in text for ch in r.requires)]
+        if not rules:
+            return  # each lacks every character its matches need one of (most escape-heavy output)
+        found = self._ci_found(text)
+        if found is None:
+            for r in rules:
                 for m in r.rx.finditer(text):
                     _add_hit(hits, r, m)
             return
+        wanted = {r.priority for r in rules}
         resume: dict[tuple[int, int], int] = {}
         for index, at, _end in found:
             for r in self._ci_entries[index]:
                 key = (index, r.priority)
-                if at < resume.get(key, 0):
+                if r.priority not in wanted or at < resume.get(key, 0):
                     continue
                 m = r.rx.match(text, at)
                 if m is not None:
                     _add_hit(hits, r, m)
                     resume[key] = max(m.end(), at + 1)
 
-    def _ci_found(self, text: str) -> tuple[str | None, list[tuple[int, int, int]]]:
-        """Return ``text`` lower-cased (None when that moves characters) and the overlapping
-        matches of the case-insensitive keywords in it (the last answer is kept)."""
+    def _ci_found(self, text: str) -> list[tuple[int, int, int]] | None:
+        """Return the overlapping matches of the case-insensitive keywords in ``text`` lower-cased,
+        or None when lower-casing moves characters (the last answer is kept).
+
+        The keywords are ASCII, and no character beyond ASCII lower-cases to ASCII but the
+        Kelvin sign (and the dotted capital I, which moves characters): the UTF-8 bytes
+        lower-cased as ASCII find the same places as ``str.lower`` would, several times faster.
+        """
         last = self._last_ci
         if last[0] is text:
-            return last[1], last[2]
-        low = self.lower(text)
-        found: list[tuple[int, int, int]] = []
-        if low is not None:
-            automata = self._ci_scan
-            if automata is None:
-                import ahocorasick_rs  # loaded already: the literal scan's
+            return last[1]
+        found: list[tuple[int, int, int]] | None = None
+        automata = self._ci_automata()
+        if text.isascii():
+            found = automata[0].find_matches_as_indexes(text.encode("ascii").lower(), overlapping=True)
+        elif "\u0130" not in text and self._ascii_keywords:
+            raw = text.encode("utf-8", "surrogatepass")
+            if "\u212a" in text:  # the Kelvin sign lower-cases to "k"
+                raw = text.lower().encode("utf-8", "surrogatepass")
+            found = _char_indices(raw, automata[0].find_matches_as_indexes(raw.lower(), overlapping=True))
+        else:
+            low = self.lower(text)
+            found = None if low is None else _automaton_matches(automata, low, overlapping=True, ascii_keywords=False)
+        self._last_ci = (text, found)
+        return found
 
-                dfa = ahocorasick_rs.Implementation.DFA
-                automata = self._ci_scan = (
-                    ahocorasick_rs.BytesAhoCorasick([lit.encode() for lit in self._ci_literals], implementation=dfa),
-                    ahocorasick_rs.AhoCorasick(list(self._ci_literals), implementation=dfa),
-                )
-            found = _automaton_matches(automata, low, overlapping=True, ascii_keywords=self._ascii_keywords)
-        self._last_ci = (text, low, found)
-        return low, found
+    def _ci_automata(self) -> tuple[Any, Any]:
+        """Return the automata (bytes, str) of the lower-case keywords, built on first use."""
+        automata = self._ci_scan
+        if automata is None:
+            import ahocorasick_rs  # loaded already: the literal scan's
+
+            dfa = ahocorasick_rs.Implementation.DFA
+            automata = self._ci_scan = (
+                ahocorasick_rs.BytesAhoCorasick([lit.encode() for lit in self._ci_literals], implementation=dfa),
+                ahocorasick_rs.AhoCorasick(list(self._ci_literals), implementation=dfa),
+            )
+        return automata
 
     def _needles_at(self, text: str, r: _Rule, lo: int = 0) -> tuple[int, ...]:
         """Return where each of ``r``'s needles first occurs in ``text`` from ``lo`` on (-1: not
@@ -591,8 +614,8 @@ class _Engine:
                     best = at
         if not self._ci_literal_rules:
             return best
-        low, found = self._ci_found(text)
-        if low is None:  # lower-casing moves characters: search them as rules without keywords
+        found = self._ci_found(text)
+        if found is None:  # lower-casing moves characters: search them as rules without keywords
             for r in self._ci_literal_rules:
                 best = _earliest_partial(r, text, lo, best)
             return best
@@ -721,19 +744,25 @@ def _automaton_matches(automata: tuple[Any, Any], text: str, *, overlapping: boo
         return automata[0].find_matches_as_indexes(text.encode("ascii"), overlapping=overlapping)  # type: ignore[no-any-return]
     if ascii_keywords:
         raw = text.encode("utf-8", "surrogatepass")  # a lone surrogate (surrogateescape) stays one character
-        found = automata[0].find_matches_as_indexes(raw, overlapping=overlapping)
-        if not found:
-            return []
-        out = []
-        for index, start, end in found:
-            at = len(raw[:start].decode("utf-8", "surrogatepass"))
-            out.append((index, at, at + end - start))
-        return out
+        return _char_indices(raw, automata[0].find_matches_as_indexes(raw, overlapping=overlapping))
     try:
         return automata[1].find_matches_as_indexes(text, overlapping=overlapping)  # type: ignore[no-any-return]
     except UnicodeEncodeError:  # a lone surrogate (bytes read with surrogateescape): '?' in its place, same indices
         safe = text.encode("utf-8", "replace").decode("utf-8")
         return automata[1].find_matches_as_indexes(safe, overlapping=overlapping)  # type: ignore[no-any-return]
+
+
+def _char_indices(raw: bytes, found: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """Return the automaton's matches of ASCII keywords in UTF-8 ``raw`` with character indices."""
+    if not found:
+        return found
+    out = []
+    byte = char = 0
+    for index, start, end in sorted(found, key=lambda f: f[1]):
+        char += len(raw[byte:start].decode("utf-8", "surrogatepass"))
+        byte = start
+        out.append((index, char, char + end - start))
+    return out
 
 
 def _could_grow(rx: regex.Pattern[str], text: str, pos: int) -> bool:
@@ -868,5 +897,5 @@ def _compile_rule(rule: RedactionRule, priority: int) -> _Rule:
         rule.name, priority, _LazyPattern(rule.pattern), _LazyPartial(rule.pattern), ci, literals,
         bool(literals) and ci, keywords if rule.keyword_within else (), rule.keyword_within,
         rule.keyword_within + max(map(len, keywords), default=0), lookbehind,
-        "(?P<secret>" in rule.pattern, rule.min_entropy, starts,
+        "(?P<secret>" in rule.pattern, rule.requires, rule.min_entropy, starts,
     )

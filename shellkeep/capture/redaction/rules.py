@@ -31,6 +31,8 @@ class RedactionRule:
     characters), the most characters a match has before its keyword; the rule is then
     searched in a text that holds one, and a hold looked for that far before the keywords
     and the end. A rule without keywords (a user's pattern) is searched in every text.
+    requires: characters one of which every match holds (``:=`` of an assignment); a text
+    without any is not searched for the rule's matches (its hold is still looked for).
     """
 
     name: str
@@ -39,6 +41,7 @@ class RedactionRule:
     min_entropy: float = 0.0  # Shannon bits per character the secret needs (0: any)
     keywords: tuple[str, ...] = ()
     keyword_within: int = 0
+    requires: str = ""
 
 
 # Pieces shared by the keyword rules. SGR colour codes may sit between a keyword, its
@@ -112,13 +115,14 @@ RULES: tuple[RedactionRule, ...] = (
     RedactionRule("private-key", _PRIVATE_KEY, _EXAMPLE_KEY, keywords=('-----BEGIN',)),
     # -- cloud providers
     RedactionRule(
-        "aws-access-key-id", r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}", "AKIAFAKE7EXAMPLE2KEY"
-    , keywords=('A3T', 'ABIA', 'ACCA', 'AKIA', 'ASIA')),
+        "aws-access-key-id", r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}", "AKIAFAKE7EXAMPLE2KEY",
+        keywords=('A3T', 'ABIA', 'ACCA', 'AKIA', 'ASIA'),
+    ),
     RedactionRule(
         "aws-secret-access-key",
         rf"(?i)(?:aws_?secret_?access_?key|secretaccesskey){_SEP}(?P<secret>[A-Za-z0-9/+=]{{40}})",
         "aws_secret_access_key = FAKEwJalrXUtnFEMI/K7MDENG/bPxRfiEXAMPLE1",
-        keywords=('aws', 'secretaccesskey'),
+        keywords=('aws', 'secretaccesskey'), requires=":=",
     ),
     RedactionRule(
         "aws-bedrock-key",
@@ -191,8 +195,9 @@ RULES: tuple[RedactionRule, ...] = (
     RedactionRule("atlassian-token", r"ATATT3[A-Za-z0-9_=-]{100,300}", "ATATT3xFfGF0" + _F * 24, keywords=('ATATT3',)),
     RedactionRule("bitbucket-token", r"ATBB[A-Za-z0-9_=.-]{28,64}", "ATBB" + _F * 4, keywords=('ATBB',)),
     RedactionRule(
-        "sourcegraph-token", r"sgp_(?:[a-fA-F0-9]{16}|local)_[a-fA-F0-9]{40}|sgp_[a-fA-F0-9]{40}", "sgp_local_" + (FAKE_HEX * 3)[:40]
-    , keywords=('sgp_', 'sgp_local')),
+        "sourcegraph-token", r"sgp_(?:[a-fA-F0-9]{16}|local)_[a-fA-F0-9]{40}|sgp_[a-fA-F0-9]{40}", "sgp_local_" + (FAKE_HEX * 3)[:40],
+        keywords=('sgp_',),
+    ),
     RedactionRule("artifactory-token", rf"{_NW}(?:AKCp[A-Za-z0-9]{{69}}|cmVmd[A-Za-z0-9]{{59}}){_END}", "AKCp" + _F * 8 + "FAKEE", keywords=('AKCp', 'cmVmd')),
     RedactionRule("npm-token", r"npm_[A-Za-z0-9]{36}", "npm_FAKEexample0000000000000000000000000", keywords=('npm_',)),
     RedactionRule(
@@ -202,13 +207,13 @@ RULES: tuple[RedactionRule, ...] = (
         keywords=('pypi-AgE',),
     ),
     RedactionRule("rubygems-token", r"rubygems_[a-f0-9]{48}", "rubygems_" + FAKE_HEX * 3, keywords=('rubygems_',)),
-    RedactionRule("clojars-token", r"(?i)clojars_[a-z0-9]{60}", "CLOJARS_" + _F * 7 + "FAKE", keywords=('clojars_',)),
+    RedactionRule("clojars-token", r"(?i)clojars_[a-z0-9]{60}", "CLOJARS_" + _F * 7 + "FAKE", keywords=('clojars_',), requires="_"),
     RedactionRule("docker-token", r"dckr_(?:pat|oat)_[A-Za-z0-9_-]{27,64}", "dckr_pat_" + _F * 3 + "FAK", keywords=('dckr_oat_', 'dckr_pat_')),
     RedactionRule(
         "nuget-password",
         r"(?i)<add key=\"(?:cleartext)?password\"\s{0,8}value=\"(?P<secret>[^\"\x00-\x1f]{1,256})\"",
         '<add key="ClearTextPassword" value="FAKEpassw0rd" />',
-        keywords=('<add key="',),
+        keywords=('<add key="',), requires="=",
     ),
     RedactionRule("sonar-token", rf"{_NW}sq[apu]_[a-f0-9]{{40}}", "squ_" + (FAKE_HEX * 3)[:40], keywords=('sqa_', 'sqp_', 'squ_')),
     RedactionRule("readme-token", r"rdme_[a-z0-9]{70}", "rdme_" + (FAKE_HEX * 5)[:70], keywords=('rdme_',)),
@@ -259,8 +264,9 @@ RULES: tuple[RedactionRule, ...] = (
     RedactionRule("telegram-bot-token", r"(?<![0-9])[0-9]{5,16}:A[A-Za-z0-9_-]{34}" + _END, "123456789:AAFAKE" + _F * 3 + "FAKEE", keywords=(':A',), keyword_within=16),
     RedactionRule(
         # Exactly 22 A's start it; not inside a run of base64 (zero bytes encode as A's).
-        "twitter-bearer-token", r"(?<![A-Za-ln-z0-9_+/])" + "A" * 22 + r"(?!A)[A-Za-z0-9%]{80,100}" + _END, "A" * 22 + _F * 10
-    , keywords=('AAAAAAAAAAAAAAAAAAAAAA',)),
+        "twitter-bearer-token", r"(?<![A-Za-ln-z0-9_+/])" + "A" * 22 + r"(?!A)[A-Za-z0-9%]{80,100}" + _END, "A" * 22 + _F * 10,
+        keywords=("A" * 22,),
+    ),
     RedactionRule("sendgrid-key", r"SG\.[A-Za-z0-9_-]{20,24}\.[A-Za-z0-9_-]{39,50}", "SG.FAKEexample00000000FA." + _F * 5 + "FAK", keywords=('SG.',)),
     RedactionRule("sendinblue-key", r"xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}", "xkeysib-" + FAKE_HEX * 4 + "-" + _F * 2, keywords=('xkeysib-',)),
     RedactionRule("mailgun-key", rf"{_NW}(?:pub)?key-[a-f0-9]{{32}}{_END}", "key-" + FAKE_HEX * 2, keywords=('key-',), keyword_within=3),
@@ -274,8 +280,9 @@ RULES: tuple[RedactionRule, ...] = (
     RedactionRule("notion-token", r"ntn_[0-9]{11}[A-Za-z0-9]{35}|secret_[A-Za-z0-9]{43}" + _END, "ntn_01234567890" + _F * 4 + "FAK", keywords=('ntn_', 'secret_')),
     # -- payments
     RedactionRule(
-        "stripe-key", r"(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,247}|whsec_[A-Za-z0-9]{32,64}", "sk_live_51FAKEexampleKEY0000000000"
-    , keywords=('rk_live_', 'rk_prod_', 'rk_test_', 'sk_live_', 'sk_prod_', 'sk_test_', 'whsec_')),
+        "stripe-key", r"(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,247}|whsec_[A-Za-z0-9]{32,64}", "sk_live_51FAKEexampleKEY0000000000",
+        keywords=('rk_live_', 'rk_prod_', 'rk_test_', 'sk_live_', 'sk_prod_', 'sk_test_', 'whsec_'),
+    ),
     RedactionRule("square-token", r"(?:EAAA|sq0atp-|sq0csp-)[\w-]{22,60}", "EAAA" + _F * 4, keywords=('EAAA', 'sq0atp-', 'sq0csp-')),
     RedactionRule("shopify-token", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", "shpat_" + FAKE_HEX * 2, keywords=('shpat_', 'shpca_', 'shppa_', 'shpss_')),
     RedactionRule("flutterwave-key", r"FLW(?:SECK|PUBK)_TEST-[a-hA-H0-9]{12,32}(?:-X)?", "FLWSECK_TEST-" + FAKE_HEX * 2 + "-X", keywords=('FLWPUBK_TEST-', 'FLWSECK_TEST-')),
@@ -333,26 +340,27 @@ RULES: tuple[RedactionRule, ...] = (
         "basic-auth",
         r"(?i)authorization:[ \t]{0,5}basic[ \t]{1,5}(?P<secret>[A-Za-z0-9+/]{8,1024}={0,3})",
         "Authorization: Basic FAKEdXNlcjpwYXNzd29yZA==",
-        keywords=('authorization:',),
+        keywords=('authorization:',), requires=":",
     ),
     RedactionRule(
         "bearer-token",
         r"(?i)bearer[ \t]+(?=[A-Za-z0-9._~+/-]{0,2048}[0-9])(?P<secret>[A-Za-z0-9._~+/-]{20,2048}={0,2})",
         "Authorization: Bearer FAKEopaqueToken0000000000",
-        keywords=('bearer',),
+        keywords=('bearer',), requires=" \t",
     ),
     RedactionRule(
         "curl-user",
         r"(?<![\w-])(?:-u|--user)(?:[ \t]{1,5}|=)[\"']?(?P<secret>[^\s\"':]{1,128}:[^\s\"']{1,256})",
         "curl -u admin:FAKEpassw0rd https://api.example.com",
-        keywords=('--user', '--user=', '-u', '-u='),
+        keywords=('--user', '-u'),
     ),
-    RedactionRule("api-key", _keyword(r"api[_-]?key"), 'api_key = "FAKE-api-key-0000"', keywords=('api',)),
-    RedactionRule("token", _keyword("token"), "GITHUB_TOKEN=FAKEtoken123", keywords=('token',)),
+    RedactionRule("api-key", _keyword(r"api[_-]?key"), 'api_key = "FAKE-api-key-0000"', keywords=('api',), requires=":="),
+    RedactionRule("token", _keyword("token"), "GITHUB_TOKEN=FAKEtoken123", keywords=('token',), requires=":="),
     RedactionRule(
-        "secret", _keyword(r"secret(?:[_-]?(?:access[_-]?)?key)?"), "client_secret: FAKEs3cr3tValue"
-    , keywords=('secret',)),
-    RedactionRule("password", _keyword(r"pass(?:word|wd|phrase)?"), "password='FAKE hunter2'", keywords=('pass',)),
+        "secret", _keyword(r"secret(?:[_-]?(?:access[_-]?)?key)?"), "client_secret: FAKEs3cr3tValue",
+        keywords=('secret',), requires=":=",
+    ),
+    RedactionRule("password", _keyword(r"pass(?:word|wd|phrase)?"), "password='FAKE hunter2'", keywords=('pass',), requires=":="),
     RedactionRule(
         # Any other credential-named assignment whose value looks random: 16+ characters with
         # letters and digits and at least 3.5 bits of entropy per character (as gitleaks'
@@ -363,7 +371,7 @@ RULES: tuple[RedactionRule, ...] = (
         r"(?![A-Za-z0-9_.+/=~-])",
         "ADAFRUIT_IO_KEY=FAKE8f3kQ9zX1vB7nM2pL5wR",
         min_entropy=3.5,
-        keywords=('access', 'auth', 'credential', 'creds', 'key', 'private'),
+        keywords=('access', 'auth', 'credential', 'creds', 'key', 'private'), requires=":=",
     ),
 )
 """The built-in rules, highest priority first (it names overlapping matches)."""
