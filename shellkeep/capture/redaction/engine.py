@@ -18,14 +18,11 @@ keyword an ESC/BS/DEL follows, or one cut by it). Regexes compile on first use, 
 
 from __future__ import annotations
 
-import collections
-import math
-import os
 import re
 import threading
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable
 
+from shellkeep.capture.redaction.compiled import CompiledRule, Hit, LazyPattern, add_hit, compile_rule, earliest_partial
 from shellkeep.capture.redaction.rules import MARKER, RedactionRule
 from shellkeep.capture.redaction.screen_view import (
     _AFTER,
@@ -53,8 +50,6 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up
 if TYPE_CHECKING:
     from typing import Any
 
-    import regex
-
 _HOLD_MAX = 20 * 1024
 """No hold is longer than this: a possible secret still growing there becomes its marker
 (a private key block needs almost all of it)."""
@@ -65,16 +60,11 @@ _SMALL = 2048
 _SCREEN_WINDOW = 256
 """Characters shown of a secret within which an escape sequence inside it is looked for."""
 
-_LOOKBEHIND_WIDE = 64
-"""Characters of context kept for a lookbehind that is not one character wide."""
-
 # --------------------------------------------------------------------------- engine
 
-# A hit is (secret_start, secret_end, match_start, match_end, priority, name).
-_Hit = tuple[int, int, int, int, int, str]
 
 
-def _settle(cut: int, hits: list[_Hit]) -> int:
+def _settle(cut: int, hits: list[Hit]) -> int:
     """Move ``cut`` back before every match that crosses it."""
     moved = True
     while moved:
@@ -86,36 +76,11 @@ def _settle(cut: int, hits: list[_Hit]) -> int:
     return cut
 
 
-@dataclass(frozen=True, slots=True)
-class _Rule:
-    """One rule as the engine uses it: its regexes (compiled on first use) and keywords."""
-
-    name: str
-    priority: int
-    rx: _LazyPattern  # the rule's regex (``re``), for whole matches
-    partial: _LazyPartial  # the same regex in the ``regex`` package, for partial matches
-    ci: bool  # case-insensitive as a whole: its keywords are lower-case
-    literals: tuple[str, ...]  # every match starts with one of these (several sharing a start: that start)
-    find_literals: bool  # scan by finding literals with str.find rather than with the automaton
-    needles: tuple[str, ...]  # every match holds one of these (a rule without starting literals)
-    within: int  # the most characters a match has before its needle
-    reach: int  # within plus the longest needle: a match cut before its needle starts this far from the end
-    lookbehind: int  # characters before a match its regex may look at
-    has_secret: bool  # the pattern has a group named "secret"
-    requires: str  # every match holds one of these characters ("": no such test)
-    min_entropy: float = 0.0  # Shannon bits per character a secret needs
-    scan_literals: tuple[str, ...] = ()  # the declared starting keywords, spelt out
-
-    def may_start(self, text: str, pos: int) -> bool:
-        """Return whether ``text[pos:]`` is a match or could still become one."""
-        return _could_grow(self.partial.get(), text, pos)
-
-
 class _Engine:
     """The compiled form of a Redactor's rules and allowlist."""
 
     def __init__(self, rules: tuple[RedactionRule, ...], allowlist: tuple[str, ...]) -> None:
-        self.rules = tuple(_compile_rule(rule, i) for i, rule in enumerate(rules))
+        self.rules = tuple(compile_rule(rule, i) for i, rule in enumerate(rules))
         self._allow = tuple(re.compile(entry) for entry in allowlist)
         self._any_ci = any(r.ci for r in self.rules)
         self.context_chars = max((r.lookbehind for r in self.rules), default=0) + 1
@@ -164,12 +129,12 @@ class _Engine:
             for needle in r.needles:
                 witnesses.append(f"(?i:{re.escape(needle)})" if r.ci else re.escape(needle))
                 (ci_words if r.ci else cs_needles).append(needle.lower() if r.ci else needle)
-        self._quiet_witness = _LazyPattern("|".join(witnesses)) if witnesses else None
+        self._quiet_witness = LazyPattern("|".join(witnesses)) if witnesses else None
         self._ci_words = tuple(w for w in ci_words if w.isascii())
         self._ascii_quiet = len(self._ci_words) == len(ci_words)  # else only the regex is exact
         self._cs_needles = tuple(cs_needles)
         self._ci_automaton: Any = None  # built on first use
-        self._automaton: tuple[tuple[Any, Any], tuple[tuple[_Rule, ...], ...]] | None = None  # on first scan
+        self._automaton: tuple[tuple[Any, Any], tuple[tuple[CompiledRule, ...], ...]] | None = None  # on first scan
         self._automaton_lock = threading.Lock()
         self._last_found: tuple[str, list[tuple[int, int, int]]] = ("", [])  # the automaton's last answer
         self._last_needles: tuple[str, dict[str, int]] = ("", {})
@@ -231,7 +196,7 @@ class _Engine:
         low = text.lower()
         return low if len(low) == len(text) else None
 
-    def hits(self, text: str) -> list[_Hit]:
+    def hits(self, text: str) -> list[Hit]:
         """Return every match of every rule in ``text`` (overlaps included).
 
         Case-sensitive rules with starting keywords are found in one pass of the automaton,
@@ -239,7 +204,7 @@ class _Engine:
         the keywords ``str.find`` finds in the lower-cased text; the others are searched in a
         text that holds one of their needles (or in every text, for a rule without any).
         """
-        hits: list[_Hit] = []
+        hits: list[Hit] = []
         if self._quiet(text):
             return hits
         if self._ci_literal_rules:
@@ -248,12 +213,12 @@ class _Engine:
             if r.needles and all(at == -1 for at in self._needles_at(text, r)):
                 continue  # a rule without a starting literal, and its needles are absent
             for m in r.rx.finditer(text):
-                _add_hit(hits, r, m)
+                add_hit(hits, r, m)
         if self._scan_rules:
             self._scan_literals(text, hits)
         return hits
 
-    def _scan_literals(self, text: str, hits: list[_Hit]) -> None:
+    def _scan_literals(self, text: str, hits: list[Hit]) -> None:
         """Find the matches of the case-sensitive rules with starting keywords at their keywords.
 
         One pass of an Aho-Corasick automaton over the keywords of every such rule (overlapping
@@ -271,10 +236,10 @@ class _Engine:
                     continue
                 m = r.rx.match(text, at)
                 if m is not None:
-                    _add_hit(hits, r, m)
+                    add_hit(hits, r, m)
                     resume[key] = max(m.end(), at + 1)
 
-    def _scan_ci(self, text: str, hits: list[_Hit]) -> None:
+    def _scan_ci(self, text: str, hits: list[Hit]) -> None:
         """Find the matches of the case-insensitive rules with starting keywords at their
         keywords in the lower-cased text (every match of each, where lower-casing moves characters)."""
         rules = [r for r in self._ci_literal_rules if not r.requires or any(ch in text for ch in r.requires)]
@@ -283,8 +248,8 @@ class _Engine:
         found = self._ci_found(text)
         if found is None:
             for r in rules:
-                for m in r.rx.finditer(text):
-                    _add_hit(hits, r, m)
+                for whole in r.rx.finditer(text):
+                    add_hit(hits, r, whole)
             return
         wanted = {r.priority for r in rules}
         resume: dict[tuple[int, int], int] = {}
@@ -295,7 +260,7 @@ class _Engine:
                     continue
                 m = r.rx.match(text, at)
                 if m is not None:
-                    _add_hit(hits, r, m)
+                    add_hit(hits, r, m)
                     resume[key] = max(m.end(), at + 1)
 
     def _ci_found(self, text: str) -> list[tuple[int, int, int]] | None:
@@ -337,7 +302,7 @@ class _Engine:
             )
         return automata
 
-    def _needles_at(self, text: str, r: _Rule, lo: int = 0) -> tuple[int, ...]:
+    def _needles_at(self, text: str, r: CompiledRule, lo: int = 0) -> tuple[int, ...]:
         """Return where each of ``r``'s needles first occurs in ``text`` from ``lo`` on (-1: not
         there); each needle is looked for once a text (``hits`` and ``hold_start`` both ask)."""
         last = self._last_needles
@@ -364,7 +329,7 @@ class _Engine:
         self._last_found = (text, found)
         return found
 
-    def _scan_automaton(self) -> tuple[tuple[Any, Any], tuple[tuple[_Rule, ...], ...]]:
+    def _scan_automaton(self) -> tuple[tuple[Any, Any], tuple[tuple[CompiledRule, ...], ...]]:
         """Return the automata (for bytes, for str) of every case-sensitive literal and, per literal, its rules."""
         built = self._automaton
         if built is None:
@@ -372,11 +337,11 @@ class _Engine:
                 built = self._build_automaton()
         return built
 
-    def _build_automaton(self) -> tuple[tuple[Any, Any], tuple[tuple[_Rule, ...], ...]]:
+    def _build_automaton(self) -> tuple[tuple[Any, Any], tuple[tuple[CompiledRule, ...], ...]]:
         if self._automaton is None:
             import ahocorasick_rs  # a compiled module: loaded with the engine, on the writer thread
 
-            by_literal: dict[str, list[_Rule]] = {}
+            by_literal: dict[str, list[CompiledRule]] = {}
             for r in self.rules:
                 if r.literals and not r.ci:
                     for lit in r.scan_literals:
@@ -390,7 +355,7 @@ class _Engine:
             self._automaton = (automata, tuple(tuple(by_literal[lit]) for lit in literals))
         return self._automaton
 
-    def screen_hits(self, text: str, first: int = 0) -> list[_Hit]:
+    def screen_hits(self, text: str, first: int = 0) -> list[Hit]:
         """Return the matches that only the screen shows: on the text with its escape sequences
         removed and backspaces applied (``_ScreenView``), mapped back to ``text``'s indices, each
         with an escape sequence or backspace inside its match (the whole span is its secret's).
@@ -401,7 +366,7 @@ class _Engine:
         + ``hp_``). Hits starting before ``first`` are left out. Text without ESC, BS or DEL
         has none (the caller checks).
         """
-        hits: list[_Hit] = []
+        hits: list[Hit] = []
         for start, end in self._screen_regions(text, first):
             view = _ScreenView(text[start:end])
             if not view.changed:
@@ -617,7 +582,7 @@ class _Engine:
         found = self._ci_found(text)
         if found is None:  # lower-casing moves characters: search them as rules without keywords
             for r in self._ci_literal_rules:
-                best = _earliest_partial(r, text, lo, best)
+                best = earliest_partial(r, text, lo, best)
             return best
         for index, at, _end in found:
             if lo <= at < best and any(r.may_start(text, at) for r in self._ci_entries[index]):
@@ -637,10 +602,10 @@ class _Engine:
                         start = min(start, at - r.within)
                 start = max(lo, start)
             if start < best:
-                best = _earliest_partial(r, text, start, best)
+                best = earliest_partial(r, text, start, best)
         return best
 
-    def still_growing(self, text: str, start: int) -> _Rule | None:
+    def still_growing(self, text: str, start: int) -> CompiledRule | None:
         """Return the first rule whose match could start at ``start`` and go on past the end
         of ``text`` although it is longer than any hold (None: no such rule)."""
         if len(text) - start <= _HOLD_MAX:
@@ -653,7 +618,7 @@ class _Engine:
                 return r
         return None
 
-    def apply(self, text: str, hits: list[_Hit], base: int, cut: int, *, keep_columns: bool = False) -> str:
+    def apply(self, text: str, hits: list[Hit], base: int, cut: int, *, keep_columns: bool = False) -> str:
         """Return ``text[base:cut]`` with the secrets of the hits inside it replaced.
 
         keep_columns: a one-line secret's marker takes the secret's display width on the
@@ -720,18 +685,6 @@ def _partial_start(text: str, lo: int, tries: tuple[_Trie, _Trie]) -> int:
     return best
 
 
-def _add_hit(hits: list[_Hit], r: _Rule, m: re.Match[str]) -> None:
-    start, end = m.span("secret") if r.has_secret and m.start("secret") != -1 else m.span()
-    if end > start and (not r.min_entropy or _entropy(m.string[start:end]) >= r.min_entropy):
-        hits.append((start, end, m.start(), m.end(), r.priority, r.name))
-
-
-def _entropy(text: str) -> float:
-    """Return the Shannon entropy of ``text`` in bits per character."""
-    n = len(text)
-    return -sum(k / n * math.log2(k / n) for k in collections.Counter(text).values())
-
-
 def _automaton_matches(automata: tuple[Any, Any], text: str, *, overlapping: bool, ascii_keywords: bool) -> list[tuple[int, int, int]]:
     """Return (keyword index, start, end) of the keywords the automata (bytes, str) find in ``text``.
 
@@ -763,139 +716,3 @@ def _char_indices(raw: bytes, found: list[tuple[int, int, int]]) -> list[tuple[i
         byte = start
         out.append((index, char, char + end - start))
     return out
-
-
-def _could_grow(rx: regex.Pattern[str], text: str, pos: int) -> bool:
-    """Return whether ``text[pos:]`` is a match of ``rx`` or a prefix of one.
-
-    A ``match`` with ``partial=True`` answers most cheaply: no match at all, or one that
-    reaches the end (partial or whole), says it; only a whole match that ends before the
-    end needs ``fullmatch`` (a longer one may still be growing: ``ab|abcdef`` on ``abcd``).
-    ``fullmatch`` alone can cost a scan of the rest of the text.
-    """
-    m = rx.match(text, pos, partial=True)
-    if m is None:
-        return False
-    if m.partial or m.end() == len(text):
-        return True
-    return rx.fullmatch(text, pos, partial=True) is not None
-
-
-def _earliest_partial(r: _Rule, text: str, start: int, stop: int) -> int:
-    """Return the earliest position in ``start:stop`` from which ``text`` is a match of ``r``
-    or could still become one (``stop``: none).
-
-    A search with ``partial=True`` prefers a whole match anywhere to a partial one: a whole
-    match that does not reach the end hides a partial match that begins before it, so those
-    are looked for in the text up to it (every prefix of a possible match is one too).
-    """
-    rx = r.partial.get()
-    n = len(text)
-    pos = start
-    while pos < stop:
-        m = rx.search(text, pos, partial=True)
-        if m is None or m.start() >= stop:
-            return stop
-        at = m.start()
-        if m.partial:
-            return at
-        q = pos
-        while q < at:
-            hidden = rx.search(text, q, at, partial=True)
-            if hidden is None:
-                break
-            if _could_grow(rx, text, hidden.start()):
-                return hidden.start()
-            q = hidden.start() + 1
-        if m.end() == n or rx.fullmatch(text, at, partial=True) is not None:
-            return at
-        pos = at + 1
-    return stop
-
-
-class _LazyPattern:
-    """A ``re`` regex compiled on first use. Most rules never need their regex (a short read
-    lacks their keyword); compiling them all up front cost about 5 ms at every session start,
-    on the path to the first write. Raises ``re.error`` on first use when the pattern does
-    not compile (config validation has compiled it already)."""
-
-    __slots__ = ("_compiled", "_source")
-
-    def __init__(self, source: str) -> None:
-        self._source = source
-        self._compiled: re.Pattern[str] | None = None
-
-    def get(self) -> re.Pattern[str]:
-        """Return the compiled regex."""
-        compiled = self._compiled
-        if compiled is None:
-            compiled = self._compiled = re.compile(self._source)
-        return compiled
-
-    def match(self, text: str, pos: int = 0) -> re.Match[str] | None:
-        """Return ``re.Pattern.match(text, pos)``."""
-        return self.get().match(text, pos)
-
-    def finditer(self, text: str) -> Iterator[re.Match[str]]:
-        """Return ``re.Pattern.finditer(text)``."""
-        return self.get().finditer(text)
-
-
-class _LazyPartial:
-    """The same pattern in the ``regex`` package (its partial matching), compiled on first use."""
-
-    __slots__ = ("_compiled", "_source")
-
-    def __init__(self, source: str) -> None:
-        self._source = source
-        self._compiled: regex.Pattern[str] | None = None
-
-    def get(self) -> regex.Pattern[str]:
-        """Return the compiled regex (the package loads with the first rule that needs it)."""
-        compiled = self._compiled
-        if compiled is None:
-            import regex  # a compiled module: loaded on the writer thread, after the child started
-
-            compiled = self._compiled = _compile_partial(regex, self._source)
-        return compiled
-
-
-def _compile_partial(module: Any, source: str) -> regex.Pattern[str]:
-    key = source
-    cached = _PARTIALS.get(key)
-    if cached is None:
-        cached = _PARTIALS[key] = module.compile(source)
-    return cached  # type: ignore[no-any-return]
-
-
-_PARTIALS: dict[str, Any] = {}
-"""Compiled partial-match regexes by source, shared by every engine of the process."""
-
-_FLAGS = re.compile(r"\(\?([aiLmsux]+)\)")
-_NARROW_LOOKBEHIND = re.compile(r"\(\?<[=!](?:\[(?:\\.|[^\]\\])+\]|\\.|[^()\[\\|?*+{])\)")
-
-
-def _compile_rule(rule: RedactionRule, priority: int) -> _Rule:
-    """Build one rule from its declared keywords; its regexes compile on first use.
-
-    Case-insensitive: the pattern starts with global flags holding ``i``. The context kept
-    for lookbehinds: one character when each is one character wide (``(?<![A-Za-z])``),
-    else ``_LOOKBEHIND_WIDE``.
-    """
-    flags = _FLAGS.match(rule.pattern)
-    ci = flags is not None and "i" in flags.group(1)
-    lookbehinds = rule.pattern.count("(?<=") + rule.pattern.count("(?<!")
-    narrow = len(_NARROW_LOOKBEHIND.findall(rule.pattern))
-    lookbehind = 0 if not lookbehinds else 1 if narrow == lookbehinds else _LOOKBEHIND_WIDE
-    keywords = tuple(k.lower() for k in rule.keywords) if ci else rule.keywords
-    starts = () if rule.keyword_within else keywords
-    literals = starts
-    common = os.path.commonprefix(sorted(set(starts)))
-    if len(set(starts)) > 1 and len(common) >= 2:
-        literals = (common,)  # several starts sharing a prefix: hold back and look for that
-    return _Rule(
-        rule.name, priority, _LazyPattern(rule.pattern), _LazyPartial(rule.pattern), ci, literals,
-        bool(literals) and ci, keywords if rule.keyword_within else (), rule.keyword_within,
-        rule.keyword_within + max(map(len, keywords), default=0), lookbehind,
-        "(?P<secret>" in rule.pattern, rule.requires, rule.min_entropy, starts,
-    )

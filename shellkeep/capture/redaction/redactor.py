@@ -24,7 +24,8 @@ import re
 import threading
 from collections.abc import Iterable
 
-from shellkeep.capture.redaction.engine import _HOLD_MAX, _Engine, _Hit, _Rule, _settle
+from shellkeep.capture.redaction.compiled import CompiledRule, Hit
+from shellkeep.capture.redaction.engine import _HOLD_MAX, _Engine, _settle
 from shellkeep.capture.redaction.rules import MARKER, MARKER_PREFIX, RULES, RedactionRule, user_rule
 from shellkeep.capture.redaction.screen_view import _has_screen_controls
 
@@ -141,7 +142,7 @@ class StreamRedactor:
         self._held = ""
         self._context = ""
         self._released = 0  # characters at the end of _context written by release(): a match may begin there
-        self._open: tuple[_Rule, str] | None = None  # (rule, first chars) of a secret cut at the bound
+        self._open: tuple[CompiledRule, str] | None = None  # (rule, first chars) of a secret cut at the bound
         self._wrapped = False  # the written text ended with a marker drawn up to a soft wrap
         self._last_written = ""  # the end of what was written (screen streams), for a marker cut from its wrap
 
@@ -277,7 +278,7 @@ class StreamRedactor:
         return written
 
     @staticmethod
-    def _unclosed_quote(engine: _Engine, buf: str, lo: int, hits: list[_Hit]) -> bool:
+    def _unclosed_quote(engine: _Engine, buf: str, lo: int, hits: list[Hit]) -> bool:
         """Return whether the end of ``buf`` is a quoted value its closing quote would make a
         secret (``password="hunter2``): as it stands no rule matches it, so it must stay held."""
         n = len(buf)
@@ -289,7 +290,7 @@ class StreamRedactor:
                     return True
         return False
 
-    def _hits_at_end(self, engine: _Engine, buf: str, base: int) -> list[_Hit]:
+    def _hits_at_end(self, engine: _Engine, buf: str, base: int) -> list[Hit]:
         """Return the matches in ``buf`` that end after ``base`` and begin after the context
         (or in text written by ``release``)."""
         lo = base - self._released
@@ -298,14 +299,14 @@ class StreamRedactor:
             hits += [h for h in engine.screen_hits(buf, lo) if h[3] > base]
         return hits
 
-    def _advance(self, engine: _Engine, buf: str, base: int, hits: list[_Hit], cut: int) -> str:
+    def _advance(self, engine: _Engine, buf: str, base: int, hits: list[Hit], cut: int) -> str:
         """Write ``buf[base:cut]``, hold the rest and keep the context; return what is written."""
         self._held = buf[cut:]
         self._released = 0
         self._context = buf[max(0, cut - engine.context_chars) : cut]
         return engine.apply(buf, hits, base, cut, keep_columns=self._keep_columns) if hits else buf[base:cut]
 
-    def _cut_off(self, engine: _Engine, buf: str, base: int, hits: list[_Hit], start: int, rule: _Rule) -> str:
+    def _cut_off(self, engine: _Engine, buf: str, base: int, hits: list[Hit], start: int, rule: CompiledRule) -> str:
         """Write ``buf[base:start]``, then ``rule``'s marker for all of ``buf[start:]``."""
         start = max(start, base)
         written = engine.apply(buf, hits, base, start, keep_columns=self._keep_columns) if hits else buf[base:start]
