@@ -175,6 +175,18 @@ def test_private_key_without_end_is_redacted_anyway_and_hold_is_bounded() -> Non
     assert REDACTOR.redact(text + "$ ") == "[REDACTED:private-key]$ "
 
 
+def test_text_after_a_private_key_block_is_written_once_the_block_cannot_grow() -> None:
+    # Key-shaped text after a closed block may be a second copy interleaved with it, up to a
+    # bound; past it the block is decided and what follows is written, not held or swallowed
+    # (regex's partial match of a lazy repeat before a literal once said it could grow forever).
+    key = next(r.example for r in RULES if r.name == "private-key")
+    tail = "".join(f"line {i}: the quick brown fox, jumps over 12 dogs.\r\n" for i in range(600))
+    text = "$ cat id\r\n" + key + "\r\n" + tail
+    s = StreamRedactor(REDACTOR)
+    out = "".join(s.feed(text[i : i + 4096]) for i in range(0, len(text), 4096)) + s.flush()
+    assert out == REDACTOR.redact(text) == "$ cat id\r\n[REDACTED:private-key]\r\n" + tail
+
+
 def test_hold_is_released_once_a_long_candidate_cannot_be_a_secret() -> None:
     # 'eyJ' followed by more than a JWT header can hold is not a JWT: nothing stays held.
     s = StreamRedactor(REDACTOR)
@@ -668,3 +680,19 @@ def test_the_quiet_check_of_short_texts_gives_the_full_scans_answers() -> None:
             if text.startswith("$ "):
                 assert quick.hold_start(text, first) == full.hold_start(text, first), (text, first)
     assert quiet_seen > 1000  # the path under test is taken
+
+
+@pytest.mark.parametrize(
+    ("pattern", "greedy"),
+    [
+        (r"B.{0,50}?EN", r"B.{0,50}EN"),
+        (r"a*?b+?c??d{2}?e", r"a*b+c?d{2}e"),
+        (r"\*?x[?*]?(?:y)?(?P<n>z)??", r"\*?x[?*]?(?:y)?(?P<n>z)?"),
+        (r"(?i)(?<=k)x{2,}?y", r"(?i)(?<=k)x{2,}y"),
+    ],
+    ids=["bounded", "each-quantifier", "escapes-and-classes", "flags-and-lookbehind"],
+)
+def test_the_partial_match_regex_is_the_pattern_made_greedy(pattern: str, greedy: str) -> None:
+    from shellkeep.capture.redaction.compiled import _greedy
+
+    assert _greedy(pattern) == greedy

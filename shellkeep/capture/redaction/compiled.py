@@ -163,15 +163,68 @@ class LazyPartial:
 
 
 def _compile_partial(module: Any, source: str) -> regex.Pattern[str]:
-    key = source
-    cached = _PARTIALS.get(key)
+    """Return ``source`` compiled by the ``regex`` package for partial matching, shared by
+    every engine of the process.
+
+    Its lazy quantifiers are made greedy first: a fullmatch (partial or whole) depends only
+    on the strings a pattern matches, which laziness does not change, and regex 2026.x
+    answers a lazy repeat followed by a literal wrongly (``B.{0,50}?EN`` calls a text of 100
+    ``x`` after ``B`` a partial match), which held a private key block past its bound.
+    """
+    cached = _PARTIALS.get(source)
     if cached is None:
-        cached = _PARTIALS[key] = module.compile(source)
+        cached = _PARTIALS[source] = module.compile(_greedy(source))
     return cached  # type: ignore[no-any-return]
 
 
 _PARTIALS: dict[str, Any] = {}
-"""Compiled partial-match regexes by source, shared by every engine of the process."""
+
+
+def _greedy(pattern: str) -> str:
+    """Return ``pattern`` with the ``?`` that makes a quantifier lazy removed.
+
+    A lexer, not a parser: escapes and character classes are stepped over; a ``?`` right
+    after ``*``, ``+``, ``?`` or a ``{m,n}`` that is a quantifier is the lazy mark.
+    """
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    quantified = False  # the last token was a quantifier
+    while i < n:
+        ch = pattern[i]
+        if ch == "\\":
+            out.append(pattern[i : i + 2])
+            i += 2
+            quantified = False
+            continue
+        if ch == "[":
+            j = i + 1
+            if j < n and pattern[j] == "^":
+                j += 1
+            if j < n and pattern[j] == "]":
+                j += 1
+            while j < n and pattern[j] != "]":
+                j += 2 if pattern[j] == "\\" else 1
+            out.append(pattern[i : j + 1])
+            i = j + 1
+            quantified = False
+            continue
+        if ch == "?" and quantified:
+            i += 1  # the lazy mark
+            quantified = False
+            continue
+        if ch == "{":
+            close = pattern.find("}", i)
+            body = pattern[i + 1 : close] if close != -1 else ""
+            if body and all(c.isdigit() or c == "," for c in body) and body[0] != ",":
+                out.append(pattern[i : close + 1])
+                i = close + 1
+                quantified = i > 1 and out[-2:-1] != ["("]
+                continue
+        quantified = ch in "*+?" and i > 0 and pattern[i - 1] != "("
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
 
 @functools.cache
 def _flags_rx() -> re.Pattern[str]:
