@@ -136,6 +136,7 @@ class _Engine:
         self._ci_automaton: Any = None  # built on first use
         self._automaton: tuple[tuple[Any, Any], tuple[tuple[CompiledRule, ...], ...]] | None = None  # on first scan
         self._automaton_lock = threading.Lock()
+        self._hold_entries: tuple[tuple[CompiledRule, ...], ...] = ()  # per keyword of the automaton: the rules it may start
         self._last_found: tuple[str, list[tuple[int, int, int]]] = ("", [])  # the automaton's last answer
         self._last_needles: tuple[str, dict[str, int]] = ("", {})
         self._last_lower: tuple[str, str | None] = ("", "")  # the needles' first places in the last text
@@ -342,17 +343,21 @@ class _Engine:
             import ahocorasick_rs  # a compiled module: loaded with the engine, on the writer thread
 
             by_literal: dict[str, list[CompiledRule]] = {}
+            holding: dict[str, list[CompiledRule]] = {}  # a keyword's shared start too ("pat-" of "pat-na")
             for r in self.rules:
                 if r.literals and not r.ci:
                     for lit in r.scan_literals:
                         by_literal.setdefault(lit, []).append(r)
-            literals = list(by_literal)
+                    for lit in {*r.literals, *r.scan_literals}:
+                        holding.setdefault(lit, []).append(r)
+            literals = list(holding)
             dfa = ahocorasick_rs.Implementation.DFA
             automata = (
                 ahocorasick_rs.BytesAhoCorasick([lit.encode() for lit in literals], implementation=dfa),
                 ahocorasick_rs.AhoCorasick(literals, implementation=dfa),
             ) if literals else (None, None)
-            self._automaton = (automata, tuple(tuple(by_literal[lit]) for lit in literals))
+            self._hold_entries = tuple(tuple(holding[lit]) for lit in literals)  # first: _automaton says it is built
+            self._automaton = (automata, tuple(tuple(by_literal.get(lit, ())) for lit in literals))
         return self._automaton
 
     def screen_hits(self, text: str, first: int = 0) -> list[Hit]:
@@ -573,7 +578,8 @@ class _Engine:
         """Return the earliest keyword position from ``lo`` on where a match of its rule could
         be growing up to the end of ``text`` (else ``best``)."""
         if self._scan_rules:
-            entries = self._scan_automaton()[1]
+            self._scan_automaton()
+            entries = self._hold_entries
             for index, at, _end in self._found(text):
                 if lo <= at < best and any(r.may_start(text, at) for r in entries[index]):
                     best = at
