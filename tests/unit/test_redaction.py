@@ -602,8 +602,9 @@ def test_release_writes_a_tail_no_starting_literal_begins(text: str, written: st
         (KEY_EXAMPLE[:60], KEY_EXAMPLE[60:] + "\r\n"),
         ("Enter your API token: ", "FAKEpastedTok3n00\r\n"),
         ("password: FAKE", "hunter2\r\n"),
+        ("id pat-", "na1-01234567-89ab-cdef-0123-456789abcdef\r\n"),
     ],
-    ids=["github", "aws", "anthropic", "coloured", "private-key", "prompt", "keyword"],
+    ids=["github", "aws", "anthropic", "coloured", "private-key", "prompt", "keyword", "shared-start"],
 )
 def test_release_keeps_holding_a_token_begun_with_its_literal_then_one_marker(first: str, rest: str) -> None:
     s = StreamRedactor(REDACTOR, keep_columns=True)
