@@ -11,8 +11,8 @@ process CPU, best of ``--repeats``):
 Both are generated from a fixed seed (random base64 lines may hold a token-shaped
 run); the two engines must write the same text. The old engine is the
 ``shellkeep/capture/redaction.py`` of ``git show main:`` (with its generated ``rule_facts.py``),
-written to a temporary directory and imported from there; a checkout where main already holds
-the new package is compared with the commit before the package came (``--old-ref``).
+written to a temporary directory and imported from there; once main holds the new package, of
+the last commit that still had the file (``--old-ref`` names another).
 The figures replace the section "Redaction throughput (bench/redaction_bench.py)" of
 bench/RESULTS.md (``--no-write``: print only).
 """
@@ -98,6 +98,17 @@ def tui_text(size: int, seed: int = 2) -> str:
     return "".join(parts)[:size]
 
 
+def old_engine_ref(ref: str) -> str:
+    """Return ``ref`` if it holds the old engine's file, else the last commit before it that does."""
+    has = subprocess.run(["git", "-C", str(ROOT), "cat-file", "-e", f"{ref}:shellkeep/capture/rule_facts.py"],
+                         capture_output=True, check=False).returncode == 0
+    if has:
+        return ref
+    gone = subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--format=%H", ref, "--", "shellkeep/capture/rule_facts.py"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    return f"{gone}^"
+
+
 def load_old_engine(ref: str) -> ModuleType:
     """Return the redaction module of ``ref`` (main), imported from a temporary copy."""
     tmp = Path(tempfile.mkdtemp(prefix="shellkeep-redaction-bench-"))
@@ -168,7 +179,8 @@ def main() -> int:
     parser.add_argument("--old-ref", default="main", help="git ref holding the old engine")
     parser.add_argument("--no-write", action="store_true", help="print only; leave RESULTS.md alone")
     args = parser.parse_args()
-    old = load_old_engine(args.old_ref)
+    old_ref = old_engine_ref(args.old_ref)
+    old = load_old_engine(old_ref)
     new = importlib.import_module("shellkeep.capture.redaction")
     size = args.mb * 1024 * 1024
     rows = []
@@ -180,7 +192,7 @@ def main() -> int:
         rows.append((name, o, n))
         print(f"{name:6s} old {o:7.1f} MB/s   new {n:7.1f} MB/s   {n / o:.2f}x", flush=True)
     if not args.no_write:
-        write_results(rows, args.mb, args.old_ref)
+        write_results(rows, args.mb, old_ref)
     return 0
 
 
