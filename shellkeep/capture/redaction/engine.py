@@ -82,7 +82,6 @@ class _Engine:
     def __init__(self, rules: tuple[RedactionRule, ...], allowlist: tuple[str, ...]) -> None:
         self.rules = tuple(compile_rule(rule, i) for i, rule in enumerate(rules))
         self._allow = tuple(re.compile(entry) for entry in allowlist)
-        self._any_ci = any(r.ci for r in self.rules)
         self.context_chars = max((r.lookbehind for r in self.rules), default=0) + 1
         partial_cs: set[str] = set()
         partial_ci: set[str] = set()
@@ -116,24 +115,17 @@ class _Engine:
         self._ascii_keywords = all(lit.isascii() for r in self.rules for lit in (*r.literals, *r.scan_literals))
         self._last_ci: tuple[str, list[tuple[int, int, int]] | None] = ("", [])
         ci = sorted({lit for r in self.rules if r.ci for lit in r.literals}, key=len, reverse=True)
-        # For the quiet check, one regex: the case-insensitive literals (keywords; case-sensitive
-        # ones are the automaton's), then the needles of each rule without a starting literal.
-        # For ASCII text the same in C without a regex (an alternation of case-insensitive
-        # literals tries each at every position: ~5 µs for a few characters): the lower-cased
-        # words found by an automaton in the lower-cased text, the other needles looked up
-        # with ``in``.
+        # For the quiet check: the case-sensitive keywords (the automaton), the lower-case ones
+        # (the same lower-case scan hits uses), the needles of the rules without a starting
+        # keyword looked up with ``in``; all in C. A case-insensitive needle (a user's rule)
+        # needs one regex instead: the witness (an alternation of case-insensitive literals
+        # tries each at every position: ~5 µs for a few characters).
         witnesses = ["(?i:" + "|".join(map(re.escape, ci)) + ")"] if ci else []
-        ci_words = list(ci)
-        cs_needles: list[str] = []
         for r in self._literalless:
-            for needle in r.needles:
-                witnesses.append(f"(?i:{re.escape(needle)})" if r.ci else re.escape(needle))
-                (ci_words if r.ci else cs_needles).append(needle.lower() if r.ci else needle)
+            witnesses += [f"(?i:{re.escape(needle)})" if r.ci else re.escape(needle) for needle in r.needles]
         self._quiet_witness = LazyPattern("|".join(witnesses)) if witnesses else None
-        self._ci_words = tuple(w for w in ci_words if w.isascii())
-        self._ascii_quiet = len(self._ci_words) == len(ci_words)  # else only the regex is exact
-        self._cs_needles = tuple(cs_needles)
-        self._ci_automaton: Any = None  # built on first use
+        self._cs_needles = tuple(n for r in self._literalless if not r.ci for n in r.needles)
+        self._ci_needles = tuple(n for r in self._literalless if r.ci for n in r.needles)
         self._automaton: tuple[tuple[Any, Any], tuple[tuple[CompiledRule, ...], ...]] | None = None  # on first scan
         self._automaton_lock = threading.Lock()
         self._hold_entries: tuple[tuple[CompiledRule, ...], ...] = ()  # per keyword of the automaton: the rules it may start
@@ -145,13 +137,12 @@ class _Engine:
         self._screen_starts: frozenset[str] = frozenset()  # every start of every literal, lower-cased
 
     def _quiet(self, text: str) -> bool:
-        """Return True when a short text holds no rule's starting literal, and each rule without
-        one lacks its inner literal or a character it requires, so nothing can match in it.
+        """Return True when a short text holds no rule's starting keyword and no needle of a rule
+        without one, so nothing can match in it.
 
-        The common case of typed keys and their echo: for ASCII text two automaton passes (the
-        case-sensitive literals; the lower-cased keywords and inner literals) and a few ``in``
-        lookups, all in C; else the literal automaton and one regex. The last answer is kept
-        (``hits`` and ``hold_start`` ask about the same text).
+        The common case of typed keys and their echo: two automaton passes (the case-sensitive
+        keywords; the lower-case ones) and a few ``in`` lookups, all in C. The last answer is
+        kept (``hits`` and ``hold_start`` ask about the same text).
         """
         if len(text) > _SMALL or not self._can_be_quiet:
             return False
@@ -165,19 +156,12 @@ class _Engine:
     def _judge_quiet(self, text: str) -> bool:
         if self._found(text):  # kept: hits and hold_start of a text that is not quiet use it
             return False
-        if self._ascii_quiet and text.isascii():
-            if any(needle in text for needle in self._cs_needles):
-                return False
-            if not self._ci_words:
-                return True
-            automaton = self._ci_automaton
-            if automaton is None:
-                import ahocorasick_rs  # loaded already: the literal scan's
-
-                automaton = self._ci_automaton = ahocorasick_rs.BytesAhoCorasick(
-                    [w.encode() for w in self._ci_words], implementation=ahocorasick_rs.Implementation.DFA
-                )
-            return not automaton.find_matches_as_indexes(text.lower().encode("ascii"), overlapping=False)
+        if any(needle in text for needle in self._cs_needles):
+            return False
+        if not self._ci_needles:
+            found = self._ci_found(text)  # the lower-case keywords, in C (kept for hits and hold_start too)
+            if found is not None:
+                return not found
         witness = self._quiet_witness.get() if self._quiet_witness is not None else None
         return witness is None or witness.search(text) is None
 
@@ -569,7 +553,7 @@ class _Engine:
         if partials and n > first and text[-1] in self._partial_last:  # a keyword cut short
             best = _partial_start(text, max(first, n - self._max_partial), self._partial_tries)
         lo = max(first, n - _HOLD_MAX)
-        if not (self._quiet(text) and (not self._any_ci or text.isascii())):
+        if not self._quiet(text):
             # No keyword in a quiet text, so no hold but a keyword cut short (just found).
             best = self._keyword_hold(text, lo, best)
         return self._literalless_hold(text, lo, best) if self._literalless else best
