@@ -130,7 +130,7 @@ class _Engine:
         self._automaton_lock = threading.Lock()
         self._hold_entries: tuple[tuple[CompiledRule, ...], ...] = ()  # per keyword of the automaton: the rules it may start
         self._last_found: tuple[str, list[tuple[int, int, int]]] = ("", [])  # the automaton's last answer
-        self._last_needles: tuple[str, dict[str, int]] = ("", {})
+        self._last_needles: tuple[str | None, dict[str, int]] = (None, {})  # the needles' first places in the last text
         self._last_lower: tuple[str, str | None] = ("", "")  # the needles' first places in the last text
         self._lookbehind = max((r.lookbehind for r in self.rules), default=0)
         self._junctions: tuple[tuple[Any, Any], tuple[tuple[int, int, Any], ...]] | None = None  # on first screen text
@@ -194,8 +194,9 @@ class _Engine:
             return hits
         if self._ci_literal_rules:
             self._scan_ci(text, hits)
+        firsts = self._needle_firsts(text) if self._literalless else {}
         for r in self._literalless:
-            if r.needles and all(at == -1 for at in self._needles_at(text, r)):
+            if r.needles and all(firsts[needle] == -1 for needle in r.needles):
                 continue  # a rule without a starting literal, and its needles are absent
             for m in r.rx.finditer(text):
                 add_hit(hits, r, m)
@@ -287,22 +288,18 @@ class _Engine:
             )
         return automata
 
-    def _needles_at(self, text: str, r: CompiledRule, lo: int = 0) -> tuple[int, ...]:
-        """Return where each of ``r``'s needles first occurs in ``text`` from ``lo`` on (-1: not
-        there); each needle is looked for once a text (``hits`` and ``hold_start`` both ask)."""
+    def _needle_firsts(self, text: str) -> dict[str, int]:
+        """Return where each needle first occurs in ``text`` (-1: not there), lower-case
+        needles in the lower-cased text; found once a text (``hits`` and ``hold_start`` ask)."""
         last = self._last_needles
-        if last[0] is not text:
-            last = self._last_needles = (text, {})
-        found = last[1]
-        out = []
-        for needle in r.needles:
-            at = found.get(needle)
-            if at is None:
-                at = found[needle] = (text.lower() if r.ci else text).find(needle)
-            if lo > at != -1:
-                at = (text.lower() if r.ci else text).find(needle, lo)
-            out.append(at)
-        return tuple(out)
+        if last[0] is text:
+            return last[1]
+        firsts = {needle: text.find(needle) for needle in self._cs_needles}
+        if self._ci_needles:
+            low = text.lower()
+            firsts.update((needle, low.find(needle)) for needle in self._ci_needles)
+        self._last_needles = (text, firsts)
+        return firsts
 
     def _found(self, text: str) -> list[tuple[int, int, int]]:
         """Return the automaton's overlapping keyword matches in ``text`` (the last answer is
@@ -583,14 +580,19 @@ class _Engine:
         """Return the earliest start from ``lo`` on of a possible match of a rule without a
         starting keyword that reaches the end of ``text`` (else ``best``)."""
         n = len(text)
+        firsts = self._needle_firsts(text)
         for r in self._literalless:
             start = lo
             if r.needles:  # a match holds a needle within its first characters, or is cut before it
                 start = n - r.reach
-                for at in self._needles_at(text, r, lo):
-                    if at != -1:
-                        start = min(start, at - r.within)
-                start = max(lo, start)
+                for needle in r.needles:
+                    at = firsts[needle]
+                    if lo > at != -1:  # before the context: look again from it
+                        at = (text.lower() if r.ci else text).find(needle, lo)
+                    if at != -1 and at - r.within < start:
+                        start = at - r.within
+                if start < lo:
+                    start = lo
             if start < best:
                 best = earliest_partial(r, text, start, best)
         return best
