@@ -4,13 +4,16 @@
 still grow into a secret begins (``hold_start``), and replaces secrets (``apply``). A rule is
 tried only where one of its declared keywords is: the case-sensitive keywords of every rule
 are found in one pass by an Aho-Corasick automaton (ahocorasick-rs, a DFA in Rust), the
-case-insensitive ones with ``str.find`` on the lower-cased text; a rule whose keywords lie
-inside its matches is searched in a text that holds one, a rule without keywords in every text.
+lower-case ones by a second automaton over the text lower-cased (its UTF-8 bytes, as ASCII);
+a rule with ``requires`` characters is skipped in a text that lacks them; a rule whose
+keywords lie inside its matches is searched in a text that holds one, a rule without
+keywords in every text.
 
 The hold is exact: a position holds when the text from it on is a match or could still
-become one, which the ``regex`` package's partial matching says
-(``fullmatch(text, pos, partial=True)``). Only the positions of keywords (and of a keyword
-cut short at the end) are tried for rules with starting keywords; the others are searched.
+become one, which the ``regex`` package's partial matching says (``compiled.could_grow``).
+Only the positions of keywords (and of a keyword cut short at the end) are tried for rules
+with starting keywords; a rule with ``keyword_within`` is searched from that far before its
+keywords and the end; one without keywords from ``_HOLD_MAX`` before the end.
 A secret with escape sequences, backspaces or DELs inside it is matched on what the screen
 shows (``screen_view``), built only around the places the junction automaton finds (a
 keyword an ESC/BS/DEL follows, or one cut by it). Regexes compile on first use, never at import.
@@ -408,7 +411,7 @@ class _Engine:
         """Return the merged regions of ``text`` whose screen view may hold a crossing match.
 
         Each place the junction automaton finds is checked before it costs a view: a literal
-        counts when the rule's prefix regex still holds up to the next ESC/BS/DEL and one
+        counts when a partial match of its rule still holds up to the next ESC/BS/DEL and one
         character past it; a literal's start cut by an escape sequence when the character after
         the sequences continues some literal.
         """
