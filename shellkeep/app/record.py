@@ -141,22 +141,24 @@ def load_settings(
 
     With no config file, no project file and no ``SHELLKEEP_*`` setting in the environment
     the defaults apply and the config module is not even loaded (start-up time). A broken
-    config never stops a recording: it is reported through ``warn`` (one line) and the
-    defaults are used, with every privacy setting the broken file states.
+    config never stops a recording: it is reported through ``warn`` (one line) and its last
+    good copy is used, else the strictest privacy settings; each config file that loads is
+    kept as the last good copy (``config.save_last_good``).
     """
     env = os.environ if env is None else env
     project_root = project_root_of(cwd)
     if not _config_may_apply(paths, project_root, env):
         return RecordSettings(record_input=not no_input, redact=not no_redact)
-    from shellkeep.config import load_config_salvaged
+    from shellkeep.config import load_config_with_fallback, save_last_good
 
-    config, problems = load_config_salvaged(paths, project_root, dict(env), {})
-    if problems:
-        # A typo must not undo a privacy setting: the broken file's own redaction patterns,
-        # encryption and input = false still apply (config.load_config_salvaged).
-        warn(f"{problems[0]}; recording with the default settings and the privacy settings it states")
-        for problem in problems[1:]:  # another broken file, or what the salvage left out of a rule
-            warn(str(problem))
+    loaded = load_config_with_fallback(paths, project_root, dict(env), {})
+    for problem in loaded.problems:  # a broken file never lowers privacy (config.fallback)
+        warn(problem.line("recording with"))
+    try:
+        save_last_good(loaded.good)  # what applies while a file is broken later
+    except OSError as exc:
+        log.info("could not keep the last good copy of the config: %s", exc)  # the recording says what fails
+    config = loaded.config
     return settings_from_config(config, no_input=no_input, no_redact=no_redact)
 
 

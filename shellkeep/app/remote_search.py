@@ -31,7 +31,7 @@ def search_remote(ctx: Context, request: SearchRequest, machine: str | None = No
     or a machine pulled from nowhere (``remote_sessions``), ShellkeepError when an index
     cannot be opened.
     """
-    hosts = {}
+    hosts: dict[str, str] = {}
     for meta in remote_sessions(ctx.paths, machine):  # raises for an unknown machine
         remote = meta.extra.get("remote")
         if isinstance(remote, dict):

@@ -41,9 +41,9 @@ from shellkeep.errors import DataError, SessionNotFound, ShellkeepError, UserInp
 from shellkeep.logs import get_logger
 from shellkeep.store.paths import Paths, project_key
 from shellkeep.store.session import SessionMeta, Status, exact_meta, iter_session_folders, read_meta, write_meta
-from shellkeep.terminal.screen import last_screen
+from shellkeep.terminal.replay import last_screen
 from shellkeep.vault.exchanges import is_collected, read_exchanges
-from shellkeep.vault.recording import tail_source
+from shellkeep.vault.recording import open_tail_source
 
 if TYPE_CHECKING:
     from shellkeep.app.record import RunOutcome
@@ -345,7 +345,9 @@ def native_failure(ctx: Context, plan: ResumePlan, run: SessionMeta) -> str | No
     hint = getattr(adapter_of(plan.session), "resume_failure_hint", None)
     if hint:
         try:
-            text = last_screen(ctx.vault.open_recording(Path(run.cast)), mapped=tail_source(Path(run.cast))).to_text()
+            recording = ctx.vault.open_recording(Path(run.cast))
+            with open_tail_source(Path(run.cast)) as mapped:
+                text = last_screen(recording, mapped=mapped).to_text()
         except (OSError, ShellkeepError) as exc:
             log.debug("no last screen for %s: %s", run.id, exc)
             text = ""
@@ -387,7 +389,9 @@ def _resumed_from(meta: SessionMeta) -> tuple[tuple[str, object], ...]:
     remote = remote_of(meta)
     if remote is None:
         return ()
-    return (("resumed_from", {"session": meta.id, **{k: remote[k] for k in ("machine", "host", "url") if k in remote}}),)
+    origin: dict[str, str] = {"session": meta.id}
+    origin.update((k, remote[k]) for k in ("machine", "host", "url") if k in remote)
+    return (("resumed_from", origin),)
 
 
 def session_chain(paths: Paths, meta: SessionMeta) -> list[SessionMeta]:

@@ -100,20 +100,21 @@ def supervise(
         if outcome.session is None:
             warn(f"{program} crashed ({reason}); it was not recorded, so it cannot be resumed")
             return outcome
+        session_id = outcome.session.id
         pause_s = min(FIRST_PAUSE_S * 2 ** (number - 1), MAX_PAUSE_S)
         try:  # the terminal is cooked again: Ctrl-C raises KeyboardInterrupt, from here on
             warn(
-                f"{program} crashed ({reason}); resuming session {outcome.session.id} in {pause_s:g} s "
+                f"{program} crashed ({reason}); resuming session {session_id} in {pause_s:g} s "
                 f"(restart {number} of {restarts}; Ctrl-C stops)"
             )
             time.sleep(pause_s)
         except KeyboardInterrupt:
-            warn(f"not restarting {program}; resume it later with 'shellkeep resume {outcome.session.id}'")
+            warn(f"not restarting {program}; resume it later with 'shellkeep resume {session_id}'")
             return outcome
         try:
             outcome = _resume(paths, outcome, request.settings, number, warn=warn, env=env)
         except (ShellkeepError, OSError) as exc:  # e.g. its folder removed meanwhile: stop, keep what is stored
-            warn(f"could not resume {program}: {exc}; resume it later with 'shellkeep resume {outcome.session.id}'")
+            warn(f"could not resume {program}: {exc}; resume it later with 'shellkeep resume {session_id}'")
             return outcome
     reason = is_crash(outcome)
     if reason is not None and restarts:
