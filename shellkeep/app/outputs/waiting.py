@@ -7,7 +7,6 @@ themselves are the agent adapter's (``agents`` ``WaitingHints``).
 
 from __future__ import annotations
 
-from shellkeep.app.notify import WaitingWatch, notification_for, start_notifiers
 from shellkeep.app.outputs.status_file import PtyModes
 from shellkeep.capture.activity import RecentOutput
 from shellkeep.capture.output import Batch, SessionEnd, SessionStart
@@ -17,6 +16,7 @@ from shellkeep.store.session import SessionMeta
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
 if TYPE_CHECKING:
+    from shellkeep.app.notify import WaitingWatch
     from shellkeep.config import NotifyConfig
 
 __all__ = ["WaitingOutput", "recent_output", "waiting_output"]
@@ -63,6 +63,7 @@ def waiting_output(paths: Paths, meta: SessionMeta, notify: NotifyConfig | None)
     """Return the waiting notifier of the session, or None when no notifier wants ``waiting``."""
     if notify is None or "waiting" not in notify.events:
         return None
+    from shellkeep.app.notify import WaitingWatch, notification_for, start_notifiers  # only when a notifier is on
 
     def notify_waiting(hint: str | None, line: str) -> None:
         start_notifiers(paths, notification_for(meta, "waiting", hint, line))
