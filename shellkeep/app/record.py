@@ -25,7 +25,7 @@ from pathlib import Path
 
 from shellkeep.app.after_run import after_stored, restore_signals, shield_from_interrupts
 from shellkeep.app.exit_keys import ExitKeyWatch, NullSink
-from shellkeep.app.recording import Recording, open_recording
+from shellkeep.app.recording import open_recording
 from shellkeep.errors import AgentNotFound, ShellkeepError
 from shellkeep.logs import get_logger
 from shellkeep.pty.relay import DEFAULT_SIZE, RawMode, Relay, RelayResult, SpawnError, find_program, spawn, terminal_size
@@ -211,8 +211,8 @@ def run_session(paths: Paths, request: RunRequest, *, warn: Warn, env: Mapping[s
         recorder = recording.start(child, size) if recording is not None else None
         watch = ExitKeyWatch(recorder if recorder is not None else NullSink())
         relay = Relay(child, watch, injection=_injection(request))
-        if recording is not None and recorder is not None:
-            recording.follow(relay, child, recorder)
+        if recording is not None:
+            recording.follow(relay, child)
         # Ignored from here (the child has its own dispositions already): the relay handles
         # these signals while it runs and puts back "ignored" when the child is gone, so no
         # Ctrl-C between its end and the session being stored can lose the session.

@@ -126,6 +126,7 @@ class Recording:
         self._starter: threading.Thread | None = None
         self._header: Header | None = None
         self._pipeline: OutputPipeline | None = None
+        self._recorder: Recorder | None = None
         self._recorder_output: _RecorderOutput | None = None
         self.recent: RecentOutput | None = None
 
@@ -158,6 +159,7 @@ class Recording:
         self._pipeline = pipeline = OutputPipeline(self._warn)
         self.recent, outputs = _side_outputs(self.paths, self.meta, self._settings)
         recorder = _make_recorder(self._out, header, self._settings, self._warn, pipeline, self.recent)
+        self._recorder = recorder
         self._recorder_output = _RecorderOutput(recorder)
         # Closed in this order: what stops with the relay, the recording, then the live
         # socket, which says how the session ended after the recording's last events.
@@ -171,11 +173,12 @@ class Recording:
         self._starter.start()
         return recorder
 
-    def follow(self, relay: Relay, child: Child, recorder: Recorder) -> None:
+    def follow(self, relay: Relay, child: Child) -> None:
         """Start the session's outputs, now that the relay exists."""
         from shellkeep.capture.output import SessionStart
 
-        assert self._pipeline is not None and self._header is not None
+        assert self._pipeline is not None and self._header is not None and self._recorder is not None
+        recorder = self._recorder
         shell = os.path.basename(self._program) in SHELLS
         self._pipeline.start(
             SessionStart(

@@ -36,6 +36,8 @@ from shellkeep.termsize import TermSize
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from shellkeep.app.record import RecordSettings, RunRequest
     from shellkeep.capture.recorder import RecordingStats
 
@@ -50,9 +52,10 @@ def initial_meta(
     session_id: str,
     project_root: Path,
     folder: Path,
-    started: object,
+    started: datetime,
     size: TermSize,
 ) -> SessionMeta:
+    """Return the session's metadata as known before the child starts (``started``: aware UTC)."""
     try:
         user = getpass.getuser()
     except (KeyError, OSError):
@@ -66,7 +69,7 @@ def initial_meta(
         cwd=str(request.cwd),
         command=list(request.argv),
         agent=os.path.basename(request.argv[0]),
-        started_at=iso(started),  # type: ignore[arg-type]
+        started_at=iso(started),
         host=host_name(),
         user=user,
         pid=os.getpid(),
@@ -108,7 +111,7 @@ def readable_meta(meta: SessionMeta) -> SessionMeta:
 
 def write_started_meta(
     paths: Paths,
-    meta: SessionMeta | None,
+    meta: SessionMeta,
     child_pid: int,
     cwd: Path,
     settings: RecordSettings,
@@ -121,8 +124,6 @@ def write_started_meta(
     Once ``ended`` is set (a program that has already exited) the write is left to the final
     ``meta.json``, which follows at once.
     """
-    if meta is None:
-        return
     found["meta"] = started = started_meta(meta, child_pid, cwd, settings)
     if ended.is_set():
         return
@@ -154,6 +155,8 @@ def note_ended(paths: Paths, meta: SessionMeta) -> None:
 
 
 def started_meta(meta: SessionMeta, child_pid: int, cwd: Path, settings: RecordSettings) -> SessionMeta:
+    """Return ``meta`` once the child runs: its pid, the git state and identity, argv, name
+    and title redacted (an argument redaction changed keeps no exact bytes)."""
     redact = _text_redactor(settings)
     git_start = git_state(cwd)
     command = [redact(arg) for arg in meta.command]
@@ -208,6 +211,7 @@ def status_of(result: RelayResult) -> Status:
 
 
 def final_meta(meta: SessionMeta, result: RelayResult, stats: RecordingStats, cwd: Path) -> SessionMeta:
+    """Return ``meta`` at the session's end: status, exit, duration, sizes, the git state at the end."""
     from datetime import timedelta
 
     from shellkeep.store.session import parse_iso
