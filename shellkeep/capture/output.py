@@ -94,8 +94,8 @@ class SessionOutput(Protocol):
         """Begin following the session (open a socket, start a thread); return at once."""
 
     def event(self, batch: Batch) -> None:
-        """Take what the writer thread hands on; may arrive before ``start`` has returned
-        only if the output asked for it (the pipeline holds batches until every output started)."""
+        """Take what the writer thread hands on, never before ``start`` (the pipeline holds
+        batches until every output has started)."""
 
     def close(self, end: SessionEnd | None) -> None:
         """Stop: the session ended as ``end`` says (None: it did not end normally)."""
