@@ -111,14 +111,15 @@ class Recorder:
             input and the header.
         on_error: called once, from the writer thread, with a one-line reason.
         on_activity: called from the writer thread with what it saw of the output, at most
-            once per ``ACTIVITY_INTERVAL_S`` (the live status, ``shellkeep ps``); an error
+            once per ``ACTIVITY_INTERVAL_S`` (the session's outputs, ``capture.output``: the
+            live status of ``shellkeep ps``, the waiting notifier); an error
             it raises stops these calls, never the recording.
         recent: keeps the latest output text (redacted) when given; each ``on_activity``
             report then carries its judgement (the adapter's hint, the last line). Read it
             elsewhere only after ``close``.
         on_events: called from the writer thread with the output, resize and marker events
             of each batch just encoded, as (code, redacted text, asciicast v2 line) tuples
-            (the live socket, ``capture.live``); never input. It must not block; an error it
+            (the session's outputs, ``capture.output``: the live socket); never input. It must not block; an error it
             raises stops these calls, never the recording.
     """
 
