@@ -157,13 +157,13 @@ class Recording:
         self._child_pid = child.pid
         self._header = header = _header(self.meta, size, self._started.timestamp(), self._env, self._settings)
         self._pipeline = pipeline = OutputPipeline(self._warn)
-        self.recent, outputs = _side_outputs(self.paths, self.meta, self._settings)
+        self.recent, with_relay, after_recording = _side_outputs(self.paths, self.meta, self._settings)
         recorder = _make_recorder(self._out, header, self._settings, self._warn, pipeline, self.recent)
         self._recorder = recorder
         self._recorder_output = _RecorderOutput(recorder)
-        # Closed in this order: what stops with the relay, the recording, then the live
-        # socket, which says how the session ended after the recording's last events.
-        for output in (*outputs[:-1], self._recorder_output, outputs[-1]):
+        # Closed in this order: what stops with the relay, the recording, then what must
+        # see the recording's last events (the live socket says how the session ended).
+        for output in (*with_relay, self._recorder_output, *after_recording):
             pipeline.add(output)
         self._starter = threading.Thread(
             target=write_started_meta,
@@ -253,11 +253,11 @@ class _RecorderOutput:
         return self.stats
 
 
-def _side_outputs(paths: Paths, meta: SessionMeta, settings: RecordSettings) -> tuple[RecentOutput | None, list[SessionOutput]]:
-    """Return the output keeper for judging and the outputs besides the recording, in close order.
-
-    The live socket comes last: it closes after the recording, to say how the session ended.
-    """
+def _side_outputs(
+    paths: Paths, meta: SessionMeta, settings: RecordSettings
+) -> tuple[RecentOutput | None, list[SessionOutput], list[SessionOutput]]:
+    """Return what keeps the latest output for judging, the outputs that stop with the relay
+    and those that close after the recording (``app.outputs``)."""
     from shellkeep.app.outputs.checkpoints import CheckpointOutput
     from shellkeep.app.outputs.live_socket import LiveSocketOutput
     from shellkeep.app.outputs.status_file import StatusFileOutput
@@ -265,9 +265,9 @@ def _side_outputs(paths: Paths, meta: SessionMeta, settings: RecordSettings) -> 
 
     recent = recent_output(meta.agent, settings.notify)
     waiting = waiting_output(paths, meta, settings.notify)
-    outputs: list[SessionOutput] = [waiting] if waiting is not None else []
-    outputs += [StatusFileOutput(), CheckpointOutput(), LiveSocketOutput()]
-    return recent, outputs
+    with_relay: list[SessionOutput] = [waiting] if waiting is not None else []
+    with_relay += [StatusFileOutput(), CheckpointOutput()]
+    return recent, with_relay, [LiveSocketOutput()]
 
 
 def _make_recorder(
