@@ -113,7 +113,8 @@ class OutputPipeline:
     def __init__(self, warn: Callable[[str], None]) -> None:
         self._outputs: list[SessionOutput] = []
         self._warn = warn
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # guards _held
+        self._list_lock = threading.Lock()  # guards taking an output off the list
         self._held: list[Batch] | None = []  # None once started
 
     @property
@@ -123,7 +124,8 @@ class OutputPipeline:
 
     def add(self, output: SessionOutput) -> None:
         """Append ``output`` to the list (before ``start``; batches held meanwhile reach it)."""
-        self._outputs = [*self._outputs, output]
+        with self._list_lock:
+            self._outputs = [*self._outputs, output]
 
     def start(self, session: SessionStart) -> None:
         """Start every output in order, then hand on the batches held meanwhile; never raises."""
@@ -164,20 +166,25 @@ class OutputPipeline:
     def close(self, end: SessionEnd | None) -> None:
         """Close every output in list order, each once; later batches go nowhere; never raises."""
         for output in list(self._outputs):
-            self._remove(output)
+            if not self._take(output):
+                continue  # dropped meanwhile (and closed) by the writer thread
             try:
                 output.close(end)
             except Exception as exc:  # noqa: BLE001
                 self._report(output, exc)
 
-    def _remove(self, output: SessionOutput) -> None:
-        # A new list, swapped in whole: the writer thread iterates the old one undisturbed.
-        self._outputs = [o for o in self._outputs if o is not output]
+    def _take(self, output: SessionOutput) -> bool:
+        """Take ``output`` off the list; return False if it was gone already (closed by another)."""
+        with self._list_lock:
+            if not any(o is output for o in self._outputs):
+                return False
+            # A new list, swapped in whole: the writer thread iterates the old one undisturbed.
+            self._outputs = [o for o in self._outputs if o is not output]
+            return True
 
     def _drop(self, output: SessionOutput, exc: Exception) -> None:
-        if not any(o is output for o in self._outputs):
+        if not self._take(output):
             return
-        self._remove(output)
         self._report(output, exc)
         try:
             output.close(None)
