@@ -27,14 +27,8 @@ from shellkeep.app.context import Context
 from shellkeep.app.conversation import adapter_of, collect_for_resume, gather
 from shellkeep.app.moves import project_sessions, relocate_transcript, resume_dir
 from shellkeep.app.native import check_transcript, remove_resume_leftovers
-from shellkeep.app.record import (
-    RecordSettings,
-    RunOutcome,
-    RunRequest,
-    run_session,
-    settings_from_config,
-    start_housekeeping,
-)
+from shellkeep.app.after_run import start_housekeeping
+from shellkeep.app.record import RecordSettings, RunOutcome, RunRequest, run_session, settings_from_config
 from shellkeep.app.remote import remote_of
 from shellkeep.app.transplant import checkout_for, is_from_another_machine, transcript_target, transplant_transcript
 from shellkeep.errors import DataError, SessionNotFound, ShellkeepError, UserInputError

@@ -10,7 +10,7 @@ chain shows in ``show``.
 What counts as a crash (``is_crash``): the program was killed by a signal other than SIGINT
 and SIGHUP (SIGSEGV, SIGABRT, SIGKILL, a SIGTERM not sent to shellkeep...), or it exited
 with a non-zero status more than ``EXIT_KEY_WINDOW_S`` seconds after the user's own last
-exit key (Ctrl-C, Ctrl-D or an exit line such as ``/exit``: ``record.ExitKeyWatch``). A
+exit key (Ctrl-C, Ctrl-D or an exit line such as ``/exit``: ``exit_keys.ExitKeyWatch``). A
 terminal that went away, or a signal sent to shellkeep itself, is never a crash.
 
 Only the first run is on the start-up path: the resume machinery (the config, the terminal
@@ -24,7 +24,8 @@ import signal
 import time
 from collections.abc import Callable, Mapping
 
-from shellkeep.app.record import EXIT_KEY_WINDOW_S, RecordSettings, RunOutcome, RunRequest, run_session
+from shellkeep.app.exit_keys import EXIT_KEY_WINDOW_S
+from shellkeep.app.record import RecordSettings, RunOutcome, RunRequest, run_session
 from shellkeep.errors import ShellkeepError, UserInputError
 from shellkeep.logs import get_logger
 from shellkeep.store.paths import Paths
