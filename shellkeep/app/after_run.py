@@ -19,7 +19,7 @@ from shellkeep.store.session import SessionMeta
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
 if TYPE_CHECKING:
-    from shellkeep.app.record import RecordSettings
+    from shellkeep.app.run_request import RecordSettings
     from shellkeep.capture.activity import RecentOutput
 
 __all__ = ["after_stored", "collect_conversation", "notify_end", "restore_signals", "shield_from_interrupts", "start_housekeeping"]

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from datetime import datetime
     from typing import BinaryIO
 
-    from shellkeep.app.record import RecordSettings, RunRequest
+    from shellkeep.app.run_request import RecordSettings, RunRequest
     from shellkeep.capture.activity import RecentOutput
     from shellkeep.capture.output import Batch, OutputPipeline, SessionEnd, SessionOutput, SessionStart
     from shellkeep.capture.recorder import Recorder, RecordingStats

@@ -17,7 +17,6 @@ import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from shellkeep.agents.adapter import CommandAdapter
 from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX, AgentAdapter, AgentSession, Exchange
@@ -28,7 +27,8 @@ from shellkeep.app.conversation import adapter_of, collect_for_resume, gather
 from shellkeep.app.moves import project_sessions, relocate_transcript, resume_dir
 from shellkeep.app.native import check_transcript, remove_resume_leftovers
 from shellkeep.app.after_run import start_housekeeping
-from shellkeep.app.record import RecordSettings, RunOutcome, RunRequest, run_session, settings_from_config
+from shellkeep.app.record import RunOutcome, run_session
+from shellkeep.app.run_request import RecordSettings, RunRequest, settings_from_config
 from shellkeep.app.remote import remote_of
 from shellkeep.app.transplant import checkout_for, is_from_another_machine, transcript_target, transplant_transcript
 from shellkeep.errors import DataError, SessionNotFound, ShellkeepError, UserInputError
@@ -38,9 +38,6 @@ from shellkeep.store.session import SessionMeta, Status, exact_meta, iter_sessio
 from shellkeep.terminal.replay import last_screen
 from shellkeep.vault.exchanges import is_collected, read_exchanges
 from shellkeep.vault.recording import open_tail_source
-
-if TYPE_CHECKING:
-    from shellkeep.app.record import RunOutcome
 
 __all__ = [
     "CUT_SHORT",

@@ -38,7 +38,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from shellkeep.app.record import RecordSettings, RunRequest
+    from shellkeep.app.run_request import RecordSettings, RunRequest
     from shellkeep.capture.recorder import RecordingStats
 
 __all__ = ["final_meta", "initial_meta", "note_ended", "readable_meta", "started_meta", "status_of", "write_started_meta"]

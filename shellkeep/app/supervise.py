@@ -25,7 +25,8 @@ import time
 from collections.abc import Callable, Mapping
 
 from shellkeep.app.exit_keys import EXIT_KEY_WINDOW_S
-from shellkeep.app.record import RecordSettings, RunOutcome, RunRequest, run_session
+from shellkeep.app.record import RunOutcome, run_session
+from shellkeep.app.run_request import RecordSettings, RunRequest
 from shellkeep.errors import ShellkeepError, UserInputError
 from shellkeep.logs import get_logger
 from shellkeep.store.paths import Paths

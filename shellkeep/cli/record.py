@@ -178,7 +178,8 @@ def record(run: RunArgs) -> int:
     from pathlib import Path
 
     from shellkeep.cli.console import warn
-    from shellkeep.app.record import RunRequest, default_argv, load_settings, run_session
+    from shellkeep.app.record import default_argv, run_session
+    from shellkeep.app.run_request import RunRequest, load_settings
     from shellkeep.store.paths import resolve_paths
 
     from shellkeep.errors import AgentNotFound

@@ -378,7 +378,7 @@ def test_a_project_file_sets_retention_limits_for_its_project(home: Paths, proje
 def test_without_any_config_layer_run_uses_the_config_defaults(tmp_path: Path) -> None:
     """run skips loading config when no layer exists; its defaults must be the config's."""
     from shellkeep.config import ENV_VARS, Config
-    from shellkeep.app.record import _CONFIG_ENV_PREFIXES, load_settings, settings_from_config
+    from shellkeep.app.run_request import _CONFIG_ENV_PREFIXES, load_settings, settings_from_config
 
     assert all(name.startswith(_CONFIG_ENV_PREFIXES) for name in ENV_VARS)
     paths = Paths(home=tmp_path / "home", config_file=tmp_path / "none" / "config.toml")

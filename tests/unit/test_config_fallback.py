@@ -247,7 +247,7 @@ def test_a_bad_variable_or_flag_is_left_out_and_said(home: Paths) -> None:
 
 
 def test_a_recording_warns_once_per_broken_file(home: Paths, project: Path) -> None:
-    from shellkeep.app.record import load_settings
+    from shellkeep.app.run_request import load_settings
 
     write(home.config_file, GOOD)
     assert load_settings(home, project, warn=pytest.fail, env={}).redact_config is not None
