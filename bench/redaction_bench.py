@@ -11,9 +11,8 @@ process CPU, best of ``--repeats``):
 and, apart, µs of CPU per event of keys typed one at a time (input and its echo).
 Both are generated from a fixed seed (random base64 lines may hold a token-shaped
 run); the two engines must write the same text. The old engine is the
-``shellkeep/capture/redaction.py`` of ``git show main:`` (with its generated ``rule_facts.py``),
-written to a temporary directory and imported from there; once main holds the new package, of
-the last commit that still had the file (``--old-ref`` names another).
+``shellkeep/capture/redaction.py`` of ``--old-ref`` (default 728ada8, the last commit that had
+it, with its generated ``rule_facts.py``), written to a temporary directory and imported from there.
 The figures replace the section "Redaction throughput (bench/redaction_bench.py)" of
 bench/RESULTS.md (``--no-write``: print only).
 """
@@ -198,7 +197,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=int, default=4, help="MiB of each text (default 4)")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--old-ref", default="main", help="git ref holding the old engine")
+    parser.add_argument("--old-ref", default="728ada8", help="git ref holding the old engine (default: 728ada8, the last commit with the parse-tree engine)")
     parser.add_argument("--no-write", action="store_true", help="print only; leave RESULTS.md alone")
     args = parser.parse_args()
     old_ref = old_engine_ref(args.old_ref)

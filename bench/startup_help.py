@@ -159,7 +159,7 @@ def write(section: str) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--runs", type=int, default=30, help="runs per case and tree (default 30)")
-    parser.add_argument("--baseline", default="main", help="the commit to compare with (default main)")
+    parser.add_argument("--baseline", default="728ada8", help="the commit to compare with (default 728ada8, before help loaded lazily)")
     parser.add_argument("--baseline-tree", type=Path, help="an existing checkout to compare with, instead of --baseline")
     parser.add_argument("--no-write", action="store_true", help="print the section, leave the results files alone")
     args = parser.parse_args()
