@@ -171,7 +171,8 @@ def test_a_failing_url_is_logged_in_one_line_and_the_command_still_runs(home: Pa
     assert run_sk("run", "--", "true").returncode == 0
     wait_until(out.exists, 30)  # "touch" runs with no shell: no shell syntax in it
     log_file = home.logs / "notify.log"
-    wait_until(log_file.exists, 30)
+    # The file appears before its line is written: wait for the whole line, not the file.
+    wait_until(lambda: log_file.exists() and log_file.read_text().endswith("\n"), 30)
     [line] = log_file.read_text().splitlines()
     assert " finished: url: " in line and "refused" in line.lower()
     assert stat.S_IMODE(log_file.stat().st_mode) == 0o600
