@@ -62,8 +62,8 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Fail the run when the real home's watched dotfiles changed (the process that isolated only)."""
     before = session.config.stash.get(_home_before_key, None)
-    if before is None:
-        return
+    if before is None or os.environ.get("SHELLKEEP_TEST_HOME_CHECK") == "0":
+        return  # =0: on a machine where other programs share the home and write in it meanwhile
     found = home_guard.changes(before, home_guard.snapshot(home_guard.real_home()))
     session.config.stash[_home_changes_key] = found
     if found and session.exitstatus == pytest.ExitCode.OK:

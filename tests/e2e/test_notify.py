@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, PtyHarness, run_sk, session_folders, wait_for_background, wait_until
+from tests.helpers import PtyHarness, SK, invoke_sk, run_sk, session_folders, wait_for_background, wait_until
 from tests.receiver import Receiver, configure_notify as _configure
 
 PY = sys.executable
@@ -248,5 +248,5 @@ def test_a_plain_shell_at_its_prompt_is_not_notified_but_a_question_it_asks_is(h
 
 
 def _states_of(home: Paths) -> dict[str, object]:
-    result = run_sk("ps", "--json")
+    result = invoke_sk("ps", "--json")
     return {s["name"]: s["state"] for s in json.loads(result.stdout)} if result.returncode == 0 else {}

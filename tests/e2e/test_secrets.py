@@ -36,7 +36,7 @@ from tests.recordings import open_binary, read_events
 from shellkeep.capture.redaction import RULES
 from shellkeep.store.paths import Paths
 from shellkeep.termsize import TermSize
-from tests.helpers import SK, PtyHarness, only_session, recording_of, run_sk, session_folders
+from tests.helpers import PtyHarness, SK, invoke_sk, only_session, recording_of, run_sk, session_folders
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -223,7 +223,7 @@ def build_index() -> None:
     """Wait for the background work after the session, then make shellkeep index what it
     stored (the index is a file under the data directory too)."""
     wait_for_housekeeping(Paths(Path(os.environ["SHELLKEEP_HOME"]), Path(os.environ["SHELLKEEP_CONFIG"])))
-    result = run_sk("search", "zzznothing")
+    result = invoke_sk("search", "zzznothing")
     assert result.returncode in (0, 1), result.stderr
 
 
@@ -563,7 +563,7 @@ def test_a_prompts_last_word_reaches_the_disk_while_the_program_waits(home: Path
     harness.expect(b"Type yes to deploy", 20)
     cast = _live_cast(home)
     wait_until(lambda: _stream_on_disk(cast, "o").endswith("Type yes to deploy"), 20)  # bash still waits in read
-    shown = run_sk("cat", "hold")
+    shown = invoke_sk("cat", "hold")
     assert shown.returncode == 0 and b"Type yes to deploy" in shown.stdout, shown
     harness.write(b"yes\r")
     assert harness.finish(30) == 0

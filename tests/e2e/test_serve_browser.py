@@ -23,7 +23,7 @@ import pytest
 
 from shellkeep.store.paths import Paths
 from tests.e2e.serving import Served, import_claude_session, record_session, serve
-from tests.helpers import load_session, run_sk, session_folders, wait_for_background
+from tests.helpers import invoke_sk, load_session, session_folders, wait_for_background
 from tests.live_stand_in import LivePublisher
 
 playwright_sync = pytest.importorskip("playwright.sync_api")
@@ -133,7 +133,7 @@ def test_the_player_plays_a_recording_and_the_timeline_seeks_it(home: Paths, pag
         [1.0, "o", "second screen words\r\n"],
     ]
     cast.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    imported = run_sk("import", str(cast), "--name", "played")
+    imported = invoke_sk("import", str(cast), "--name", "played")
     assert imported.returncode == 0, imported.stderr
     session_id = imported.stdout.decode().strip()
     folder = next(p.parent for p in session_folders(home) if p.parent.name == session_id)
@@ -234,7 +234,7 @@ def test_a_live_sessions_timeline_opens_the_recording_so_far_and_the_list_sees_i
     folder, session_id, harness = record_session(home, "print('ready', flush=True); input()", name="ends-live", expect=b"ready")
     ended = False
     try:
-        assert run_sk("mark", "before the change", "--session", session_id).returncode == 0
+        assert invoke_sk("mark", "before the change", "--session", session_id).returncode == 0
         with serve() as served:
             _open(page, served, f"/s/{session_id}")
             expect(page.locator("#player")).to_have_attribute("data-mode", "live", timeout=WAIT_MS)  # type: ignore[attr-defined]
