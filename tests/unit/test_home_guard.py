@@ -1,4 +1,4 @@
-"""The suite keeps out of the user's home (tests/home_guard.py, tests/conftest.py).
+"""The suite keeps out of the user's home, and in CI no test skips (tests/home_guard.py, tests/conftest.py).
 
 The check that fails the run is proven on a folder standing in for the real home: a program
 started with it as HOME writes the dotfiles a real run once wrote, and the comparison names each.
@@ -83,7 +83,7 @@ def test_the_run_fails_when_a_test_writes_in_the_home_it_was_given(tmp_path: Pat
         "    real = os.environ['SHELLKEEP_TEST_REAL_HOME']\n"
         "    subprocess.run(['sh', '-c', 'echo x >> \"$HOME/.bash_history\"'], env={**os.environ, 'HOME': real}, check=True)\n"
     )
-    env = {k: v for k, v in os.environ.items() if k not in (home_guard.REAL_HOME_VAR, "PYTEST_XDIST_WORKER")}
+    env = {k: v for k, v in os.environ.items() if k not in (home_guard.REAL_HOME_VAR, "PYTEST_XDIST_WORKER", "SHELLKEEP_TEST_HOME_CHECK")}
     env["HOME"] = str(home)
     root = Path(__file__).resolve().parents[2]
     result = subprocess.run(
@@ -95,3 +95,16 @@ def test_the_run_fails_when_a_test_writes_in_the_home_it_was_given(tmp_path: Pat
     assert f"the tests changed the real home {home}" in result.stdout and "created .bash_history" in result.stdout
     assert (home / ".bash_history").read_text() == "x\n"
     assert sorted(p.name for p in home.iterdir()) == [".bash_history"]  # its temporary HOME was elsewhere
+
+
+def test_with_ci_set_a_skip_is_a_failure_naming_its_reason(tmp_path: Path) -> None:
+    test = tmp_path / "test_skips.py"
+    test.write_text("import pytest\ndef test_skips() -> None:\n    pytest.skip('chromium is not installed')\n")
+    root = Path(__file__).resolve().parents[2]
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "tests.conftest", "--rootdir", str(tmp_path), str(test)]
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "PYTEST_XDIST_WORKER")}
+    local = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, timeout=120)
+    assert local.returncode == 0 and "1 skipped" in local.stdout, local.stdout
+    ci = subprocess.run(argv, cwd=root, env={**env, "CI": "true"}, capture_output=True, text=True, timeout=120)
+    assert ci.returncode == 1 and "1 failed" in ci.stdout, ci.stdout
+    assert "skipped in CI, where no test may skip: chromium is not installed" in ci.stdout
