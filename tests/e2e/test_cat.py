@@ -10,7 +10,7 @@ from tests.helpers import invoke_sk
 from shellkeep.cli.main import main
 from shellkeep.store import audit
 from shellkeep.store.paths import Paths
-from tests.unit.store.factory import make_session
+from tests.factory import make_session
 
 EVENTS = [(0.1, "o", "\x1b[31mred\x1b[0m line\r\n"), (0.2, "i", "typed"), (0.3, "o", "\x1b[H\x1b[2Jafter clear\r\n")]
 

@@ -23,7 +23,7 @@ from shellkeep.store.paths import Paths
 from shellkeep.store.retention import remove_session
 from shellkeep.store.session import read_meta
 from tests.helpers import PtyHarness, SK, invoke_sk, only_session, run_sk, session_folders
-from tests.unit.store.factory import make_session
+from tests.factory import make_session
 
 SK_CMD = " ".join(shlex.quote(a) for a in SK)
 

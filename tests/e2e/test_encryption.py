@@ -239,7 +239,7 @@ def test_export_and_import_keys_between_installations(home: Paths, tmp_path: Pat
 def _many_sessions(home: Paths, project: Path, count: int, size: int) -> list[Path]:
     from shellkeep.vault.crypto import split_records, write_records_atomic
     from shellkeep.vault.keys import current_key
-    from tests.unit.store.factory import make_session
+    from tests.factory import make_session
 
     key = current_key(home)
     casts = []

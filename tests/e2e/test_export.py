@@ -19,7 +19,7 @@ from shellkeep.cli.main import main
 from shellkeep.store import audit
 from shellkeep.store.paths import Paths
 from shellkeep.store.session import SessionMeta
-from tests.unit.store.factory import make_session
+from tests.factory import make_session
 
 EXCHANGES = [
     {"prompt": "list the files", "answer": "Here they are.", "time": "2024-05-01T12:01:01.000Z", "tool_calls": [{"name": "Bash", "summary": "ls"}]},

@@ -17,7 +17,7 @@ from shellkeep.store import audit
 from shellkeep.store.paths import Paths
 from shellkeep.store.session import SessionMeta
 from tests.helpers import invoke_sk
-from tests.unit.store.factory import make_session
+from tests.factory import make_session
 
 NAMES = [name for name, _, _ in COLUMNS]
 EXCHANGES = [

@@ -13,7 +13,7 @@ import pytest
 from shellkeep.store.paths import Paths
 from shellkeep.store.session import SessionMeta, list_sessions, write_meta
 from tests.helpers import invoke_sk
-from tests.unit.store.factory import BASE, make_session
+from tests.factory import BASE, make_session
 
 pytestmark = pytest.mark.timeout(120)
 

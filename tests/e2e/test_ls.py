@@ -17,7 +17,7 @@ from shellkeep.cli.main import main
 from shellkeep.store.paths import Paths
 from shellkeep.store.session import write_meta
 from tests.helpers import invoke_sk, run_sk
-from tests.unit.store.factory import BASE, make_session
+from tests.factory import BASE, make_session
 
 
 def sk(*args: str) -> Result:

@@ -178,7 +178,7 @@ def test_the_picker_in_the_moved_repository_offers_the_older_session(home: Paths
 
     meta, new_repo, tmp = moved["meta"], moved["new_repo"], moved["tmp"]
     assert isinstance(meta, dict) and isinstance(new_repo, Path) and isinstance(tmp, Path)
-    from tests.unit.store.factory import make_session
+    from tests.factory import make_session
 
     # The moved repository has a session of its own (older): without the former path's, the
     # picker would open on it (not on every project's, as for a project without sessions).

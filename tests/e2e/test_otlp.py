@@ -24,7 +24,7 @@ from shellkeep.store.paths import Paths
 from shellkeep.store.session import SessionMeta
 from tests.helpers import invoke_sk, run_sk, session_folders, wait_for_background, wait_until
 from tests.otlp_receiver import OtlpReceiver, configure_otlp as _configure, spans as _spans, value as _value
-from tests.unit.store.factory import make_session
+from tests.factory import make_session
 
 PY = sys.executable
 SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"  # a GitHub token the built-in rules catch

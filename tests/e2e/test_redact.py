@@ -16,7 +16,7 @@ from tests.recordings import vault
 from shellkeep.store.paths import Paths
 from tests.e2e.test_secrets import wait_for_housekeeping
 from tests.helpers import invoke_sk, only_session, run_sk
-from tests.unit.store.factory import make_session
+from tests.factory import make_session
 
 pytestmark = pytest.mark.timeout(120)
 

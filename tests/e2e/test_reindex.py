@@ -11,7 +11,7 @@ from click.testing import CliRunner, Result
 from tests.helpers import invoke_sk
 from shellkeep.cli.main import main
 from shellkeep.store.paths import Paths
-from tests.unit.store.factory import make_session
+from tests.factory import make_session
 
 
 def sk(*args: str) -> Result:

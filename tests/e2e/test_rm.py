@@ -11,7 +11,7 @@ import pytest
 
 from shellkeep.store.paths import Paths
 from tests.helpers import PtyHarness, SK, invoke_sk
-from tests.unit.store.factory import make_session
+from tests.factory import make_session
 
 pytestmark = pytest.mark.timeout(120)
 

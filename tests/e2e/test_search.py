@@ -12,7 +12,7 @@ from shellkeep.cli.main import main
 from shellkeep.store import audit
 from shellkeep.store.paths import Paths
 from tests.helpers import invoke_sk, run_sk
-from tests.unit.store.factory import make_session
+from tests.factory import make_session
 
 
 def sk(*args: str) -> Result:

@@ -439,7 +439,7 @@ def test_the_plaintext_warning_comes_once_and_only_when_something_is_sent(home: 
 
 def _pulled_pair(home: Paths, url: str, tmp_path: Path) -> tuple[str, dict[str, str], Path]:
     """A session with a prompt on this machine, pushed to ``url`` and pulled by a laptop: (id, laptop env, its folder there)."""
-    from tests.unit.store.factory import make_session
+    from tests.factory import make_session
 
     meta = make_session(
         home, Path.cwd(), 1, events=((0.5, "o", "screenword-77 on the screen\r\n"),), exchanges=[{"prompt": "fix the promptword-42 bug", "answer": "fixed"}]
@@ -488,7 +488,7 @@ def test_every_read_of_a_pulled_session_is_audited_with_its_machine(home: Paths,
 
 
 def test_three_machines_on_one_bucket_give_a_team_view(home: Paths, bucket_url: str, tmp_path: Path) -> None:
-    from tests.unit.store.factory import make_session
+    from tests.factory import make_session
 
     envs = {"desk-1": dict(os.environ), "laptop-2": machine(tmp_path, "laptop"), "ci-3": machine(tmp_path, "ci")}
     ids: dict[str, str] = {}
@@ -610,7 +610,7 @@ def test_a_remote_pushed_without_encryption_is_refused_naming_the_machine_and_an
 def test_status_counts_the_bytes_push_then_sends_agent_copies_too(home: Paths, tmp_path: Path, sealed: bool) -> None:
     from shellkeep.vault.access import Vault
     from shellkeep.vault.copies import store_copy
-    from tests.unit.store.factory import make_session
+    from tests.factory import make_session
 
     if sealed:
         sk("key", "init")

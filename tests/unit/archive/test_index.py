@@ -20,7 +20,7 @@ from shellkeep.archive.migrations import SCHEMA_VERSION, migrate, statements
 from shellkeep.git.identity import GitIdentity
 from shellkeep.store.paths import Paths, project_key
 from shellkeep.store.session import read_meta, write_meta
-from tests.unit.store.factory import BASE, make_session
+from tests.factory import BASE, make_session
 
 
 @pytest.fixture

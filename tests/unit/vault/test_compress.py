@@ -19,7 +19,7 @@ from tests.recordings import vault
 from shellkeep.store.paths import Paths
 from shellkeep.store.session import SessionMeta, read_meta
 
-from tests.unit.store.factory import make_session
+from tests.factory import make_session
 
 EVENTS = [(0.1 * i, "o", f"\x1b[2K\x1b[1G⠋ Thinking… ({i}s · esc to interrupt)\r\n") for i in range(400)] + [
     (41.0, "r", "100x30"),
