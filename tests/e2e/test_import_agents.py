@@ -222,7 +222,11 @@ def test_a_codex_thread_shellkeep_is_recording_is_left_to_the_recording(home: Pa
     try:
         sessions = agent_home.home / ".codex" / "sessions"
         wait_until(lambda: [p for p in sessions.rglob("rollout-*.jsonl") if p != agent_home.codex])
-        results = _import("codex")
+        # A new process, as the user's would be: the recorder claims the thread just after
+        # codex writes it, and an import in this process can come before that.
+        done = run_sk("import", "--agent", "codex", "--json")
+        assert done.returncode == 0, done.stderr
+        results = json.loads(done.stdout)
         assert [r["action"] for r in results if r["agent_session_id"] != CODEX_ID] == ["recorded"]
         assert [r["action"] for r in results if r["agent_session_id"] == CODEX_ID] == ["imported"]
     finally:

@@ -174,7 +174,10 @@ def stored_views(root: Path) -> Iterator[tuple[Path, str]]:
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         if path.parent.name == "keys":
             continue
-        raw = path.read_bytes()
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            continue  # gone since the listing (SQLite's -wal at a background indexer's checkpoint): holds nothing
         if raw[:4] == b"\x28\xb5\x2f\xfd" or raw[:8] == b"\x89SKE\r\n\x1a\n":
             with open_binary(path) as fh:
                 raw = fh.read()
