@@ -120,7 +120,7 @@ def test_ls_in_a_folder_without_sessions_counts_those_of_other_projects(home: Pa
 )
 def test_a_bad_count_or_age_is_one_line_exit_2(home: Paths, args: tuple[str, ...], fragment: str) -> None:
     make_session(home, Path.cwd(), 1)
-    result = run_sk(*args)
+    result = invoke_sk(*args)
     assert result.returncode == 2, result.stderr
     assert result.stderr.startswith(b"shellkeep: ") and result.stderr.count(b"\n") == 1
     assert fragment.encode() in result.stderr
