@@ -307,7 +307,16 @@ def wait_for_background(paths: Paths, timeout_s: float = 60.0) -> None:
                 continue
         return True
 
-    wait_until(idle, timeout_s, interval_s=0.05)
+    # Idle on two looks in a row: a process caught in the middle of its exec (the upkeep
+    # posix_spawn starts) can show an empty environment for an instant.
+    seen_idle = [False]
+
+    def idle_twice() -> bool:
+        now = idle()
+        settled, seen_idle[0] = now and seen_idle[0], now
+        return settled
+
+    wait_until(idle_twice, timeout_s, interval_s=0.05)
 
 
 def stored_copy(folder: Path, name: str, paths: Paths | None = None) -> bytes | None:
