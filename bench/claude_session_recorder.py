@@ -8,7 +8,7 @@ Not collected by the test suite (``bench/`` is outside ``testpaths``). Run by
 
 Claude Code (the pinned CLI the agent tests use) talks to the loopback Anthropic stand-in,
 which waits ``THINK_S`` (Claude's spinner runs meanwhile) and answers each prompt with a few
-KB of Markdown (real README paragraphs and real shellkeep functions) streamed in pieces; the test types ``EXCHANGES`` prompts key by key, as a user would, and exits with
+KB of Markdown (real README and docs/ paragraphs and real shellkeep functions) streamed in pieces; the test types ``EXCHANGES`` prompts key by key, as a user would, and exits with
 Ctrl-C twice. The recording is left in ``DIR/.../home/projects/*/*/session.cast`` with
 ``record.compress = false`` so the benchmark sees the plain file.
 """
@@ -35,8 +35,9 @@ _ROOT = Path(__file__).resolve().parent.parent
 
 
 def _sources() -> tuple[list[str], list[str]]:
-    """Return real prose (README paragraphs) and real code (shellkeep's own functions)."""
-    prose = [p.replace("\n", " ") for p in (_ROOT / "README.md").read_text().split("\n\n") if len(p) > 120]
+    """Return real prose (README and docs/ paragraphs) and real code (shellkeep's own functions)."""
+    text = "\n\n".join(path.read_text() for path in [_ROOT / "README.md", *sorted((_ROOT / "docs").glob("*.md"))])
+    prose = [p.replace("\n", " ") for p in text.split("\n\n") if len(p) > 120]
     code: list[str] = []
     for path in sorted((_ROOT / "shellkeep").rglob("*.py")):
         for block in path.read_text().split("\n\n\ndef ")[1:]:
@@ -46,7 +47,7 @@ def _sources() -> tuple[list[str], list[str]]:
 
 
 def _answer(n: int) -> str:
-    """Return a few KB of Markdown: real README paragraphs, a list, real code blocks."""
+    """Return a few KB of Markdown: real README and docs/ paragraphs, a list, real code blocks."""
     prose, code = _sources()
     rng = random.Random(n)
     parts = [f"STANDIN-LONG-{n}: here is what I found.", ""]

@@ -5,7 +5,7 @@ Inputs (asciicast v2 files as shellkeep writes them):
 - ``claude-real``: a real Claude Code session recorded under ``shellkeep claude``
   (bench/claude_session_recorder.py: 12 exchanges typed key by key against the loopback
   Anthropic stand-in, 2 s of model latency each with Claude's spinner running, answers of
-  real README prose and real shellkeep code). Skipped when the pinned CLI is not installed.
+  real README and docs/ prose and real shellkeep code). Skipped when the pinned CLI is not installed.
 - ``agent-tui-synthetic``: a long agent session generated here with Claude Code's own
   escape-sequence vocabulary (seen in the real recording): spinner and status-line redraws
   every 100 ms while "thinking", streamed Markdown answers, tool-call blocks with file
@@ -64,7 +64,8 @@ def record_claude(workdir: Path) -> Path | None:
 def synthetic_session(target_bytes: int = 20 << 20, seed: int = 7) -> bytes:
     """Return a long agent TUI recording (see the module doc), about ``target_bytes``."""
     rng = random.Random(seed)
-    prose = [p.replace("\n", " ") for p in (ROOT / "README.md").read_text().split("\n\n") if len(p) > 80]
+    text = "\n\n".join(path.read_text() for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))])
+    prose = [p.replace("\n", " ") for p in text.split("\n\n") if len(p) > 80]
     sources = sorted((ROOT / "shellkeep").rglob("*.py"))
     out = [encode_header(Header(size=TermSize(120, 40), timestamp=1_700_000_000, command="claude"))]
     size = len(out[0])

@@ -39,7 +39,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from shellkeep.archive.index import SearchRequest, SessionQuery, find_sessions, forget_sessions, rebuild, search  # noqa: E402
+from shellkeep.archive.index import forget_sessions  # noqa: E402
+from shellkeep.archive.listing import SessionQuery, find_sessions  # noqa: E402
+from shellkeep.archive.scan import rebuild  # noqa: E402
+from shellkeep.archive.search import SearchRequest, search  # noqa: E402
 from shellkeep.store.paths import Paths, project_key  # noqa: E402
 
 TARGETS = {"ls_s": 0.3, "cli_s": 0.2, "search_s": 0.1, "build_per_s": 200.0, "memory_mb": 200.0}

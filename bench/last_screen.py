@@ -28,21 +28,27 @@ sys.path.insert(0, str(ROOT))
 
 from shellkeep.asciicast.encoder import encode_event, encode_header  # noqa: E402
 from shellkeep.asciicast.model import Header  # noqa: E402
-from shellkeep.terminal import screen as _screen  # noqa: E402
-from shellkeep.vault.recording import open_recording, tail_source  # noqa: E402
+from shellkeep.terminal import replay as _replay  # noqa: E402
+from shellkeep.terminal import tail as _tail  # noqa: E402
+from shellkeep.terminal.snapshot import ScreenSnapshot  # noqa: E402
+from shellkeep.vault.recording import open_recording, open_tail_source  # noqa: E402
 
 
-def last_screen(path: Path) -> _screen.ScreenSnapshot:
+def last_screen(path: Path) -> ScreenSnapshot:
     """The last screen as ``shellkeep resume`` reads it: from the end when the file is plain."""
-    return _screen.last_screen(open_recording(path), mapped=tail_source(path))
+    cast = open_recording(path)
+    with open_tail_source(path) as mapped:
+        return _replay.last_screen(cast, mapped=mapped)
 
 
-def read_tail(path: Path) -> _screen.Tail:
-    return _screen.read_tail(open_recording(path), mapped=tail_source(path))
+def read_tail(path: Path) -> _tail.Tail:
+    cast = open_recording(path)
+    with open_tail_source(path) as mapped:
+        return _tail.read_tail(cast, mapped=mapped)
 
 
-def screen_at(path: Path, time_s: float) -> _screen.ScreenSnapshot:
-    return _screen.screen_at(open_recording(path), time_s)
+def screen_at(path: Path, time_s: float) -> ScreenSnapshot:
+    return _replay.screen_at(open_recording(path), time_s)
 from shellkeep.termsize import TermSize  # noqa: E402
 
 WORDS = (
@@ -227,8 +233,8 @@ def main() -> int:
                 for piece in compressed_frames(compressor, src):
                     dst.write(piece)
             same = last_screen(seekable) == last_screen(folder / name)
-            source = tail_source(seekable)
-            tail = _screen.read_tail(open_recording(seekable), mapped=source)
+            with open_tail_source(seekable) as source:
+                tail = _tail.read_tail(open_recording(seekable), mapped=source)
             frames = getattr(source, "frames_read", 0)
             median = _median_time(lambda p=seekable: last_screen(p), args.runs)
             rows.append((f"{label}, zstd seekable (1 MiB frames, level {LEVEL})", f"{seekable.stat().st_size / 1e6:.0f} MB",

@@ -235,6 +235,7 @@ def render(doc: dict[str, Any]) -> str:
     lines += _shell_section()
     lines += _viewers_section()
     lines += _sync_section()
+    lines += _help_section()
     return "\n".join(lines)
 
 
@@ -259,6 +260,14 @@ def _sync_section() -> list[str]:
     from pathlib import Path
 
     made = Path(__file__).resolve().parent / "RESULTS-sync.md"
+    return [made.read_text().rstrip("\n"), ""] if made.exists() else []
+
+
+def _help_section() -> list[str]:
+    """Return the help start-up section as bench/startup_help.py last wrote it (bench/RESULTS-help.md), if it did."""
+    from pathlib import Path
+
+    made = Path(__file__).resolve().parent / "RESULTS-help.md"
     return [made.read_text().rstrip("\n"), ""] if made.exists() else []
 
 

@@ -13,10 +13,11 @@ from typing import IO
 
 from shellkeep.asciicast.reader import Cast
 from shellkeep.store.paths import resolve_paths
-from shellkeep.terminal import screen, transcript
+from shellkeep.terminal import replay, tail, transcript
+from shellkeep.terminal.snapshot import ScreenSnapshot
 from shellkeep.termsize import TermSize
 from shellkeep.vault.access import Vault
-from shellkeep.vault.recording import tail_source
+from shellkeep.vault.recording import open_tail_source
 
 
 def vault() -> Vault:
@@ -39,24 +40,28 @@ def read_events(path: Path | str) -> Iterator[object]:
     return open_cast(path).events()
 
 
-def last_screen(path: Path | str, size_hint: TermSize | None = None) -> screen.ScreenSnapshot:
+def last_screen(path: Path | str, size_hint: TermSize | None = None) -> ScreenSnapshot:
     """Return the last screen of the recording at ``path`` (read from its end when plain)."""
-    return screen.last_screen(open_cast(path), size_hint, mapped=tail_source(Path(path)))
+    cast = open_cast(path)
+    with open_tail_source(Path(path)) as mapped:
+        return replay.last_screen(cast, size_hint, mapped=mapped)
 
 
-def read_tail(path: Path | str, **kwargs: object) -> screen.Tail:
-    """Return the tail of the recording at ``path`` (see ``terminal.screen.read_tail``)."""
-    return screen.read_tail(open_cast(path), mapped=tail_source(Path(path)), **kwargs)  # type: ignore[arg-type]
+def read_tail(path: Path | str, **kwargs: object) -> tail.Tail:
+    """Return the tail of the recording at ``path`` (see ``terminal.tail.read_tail``)."""
+    cast = open_cast(path)
+    with open_tail_source(Path(path)) as mapped:
+        return tail.read_tail(cast, mapped=mapped, **kwargs)  # type: ignore[arg-type]
 
 
-def screen_at(path: Path | str, time_s: float) -> screen.ScreenSnapshot:
+def screen_at(path: Path | str, time_s: float) -> ScreenSnapshot:
     """Return the screen of the recording at ``path`` at ``time_s``."""
-    return screen.screen_at(open_cast(path), time_s)
+    return replay.screen_at(open_cast(path), time_s)
 
 
-def iter_screens(path: Path | str, times: Iterable[float]) -> Iterator[screen.ScreenSnapshot]:
+def iter_screens(path: Path | str, times: Iterable[float]) -> Iterator[ScreenSnapshot]:
     """Yield the screens of the recording at ``path`` at each of ``times``."""
-    return screen.iter_screens(open_cast(path), times)
+    return replay.iter_screens(open_cast(path), times)
 
 
 def read_transcript(path: Path | str) -> Iterator[transcript.TranscriptLine]:

@@ -27,6 +27,12 @@ __all__ = [
     "adapter_names",
 ]
 
+HISTORY_AGENTS = ("claude", "codex", "gemini", "qwen", "opencode", "copilot")
+"""The agents whose own histories can be listed (``agents.history``), in the order ``all`` takes them.
+
+Here rather than in ``agents.history``, which loads every adapter: ``shellkeep import --help``
+lists them without loading any."""
+
 _HOMES = {"adapter_for": "registry", "adapter_named": "registry", "adapter_names": "registry"}
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from urllib.parse import quote
@@ -105,7 +105,7 @@ def _is_prompt(record: JsonObject) -> bool:
     return record.get("type") == "user.message"
 
 
-def _build(records: list[JsonObject]) -> list[Exchange]:
+def _build(records: Iterable[JsonObject]) -> list[Exchange]:
     """Turn events in file order into exchanges; an event repeated by id counts once (last wins).
 
     Usage comes from ``assistant.usage`` events when the exchange has any, else from the

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 
@@ -150,16 +150,18 @@ def _is_metadata(record: JsonObject) -> bool:
     return "sessionId" in record and "type" not in record
 
 
-def _messages(records: list[JsonObject]) -> list[JsonObject]:
+def _messages(records: Iterable[JsonObject]) -> list[JsonObject]:
     """Return the chat's messages after applying upserts and ``$rewindTo`` (``$set`` is metadata).
 
     A message re-appended with the same id replaces the earlier one in its first position.
     ``$rewindTo: X`` removes X and every message after it; when X is not among the records
     (a window read from the end, where X came earlier) every message so far is removed.
     """
-    partial = not records or not _is_metadata(records[0])
+    partial: bool | None = None  # the window does not start at the file's metadata record
     ordered: dict[str, JsonObject] = {}
-    for record in records:
+    for record in records:  # iterated once: ``build`` may be handed a stream (agents.jsonl)
+        if partial is None:
+            partial = not _is_metadata(record)
         if "$rewindTo" in record:
             target = as_str(record.get("$rewindTo"))
             if target is not None and target in ordered:
@@ -185,7 +187,7 @@ def _content_text(value: object) -> str:
     return "\n".join(texts_of(as_list(value)))
 
 
-def _build(records: list[JsonObject]) -> list[Exchange]:
+def _build(records: Iterable[JsonObject]) -> list[Exchange]:
     """Turn chat records in file order into exchanges (see ``_messages`` for upserts)."""
     builder = ExchangeBuilder()
     for message in _messages(records):

@@ -3,7 +3,7 @@
 ``exchanges_from_recording`` rebuilds exchanges from a recording alone: what the user
 typed up to each Enter is a prompt; what the screen shows after it, until the next prompt,
 is the answer, rendered as plain text by shellkeep's terminal emulator
-(``shellkeep.terminal.screen.Terminal``). An adapter's ``ScreenChrome`` says what else a
+(``shellkeep.terminal.emulator.Terminal``). An adapter's ``ScreenChrome`` says what else a
 full-screen agent draws (its input box, status line, footer), so that answers hold answers.
 """
 
@@ -21,7 +21,7 @@ from typing import Protocol
 
 from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX, AgentSession, Exchange, Launch, ScreenChrome
 from shellkeep.agents.records import ExchangeBuilder, iso_utc, last
-from shellkeep.terminal.screen import Terminal
+from shellkeep.terminal.emulator import Terminal
 from shellkeep.termsize import TermSize
 
 __all__ = ["GenericAdapter", "RecordedEvent", "TypedLine", "exchanges_from_recording", "typed_lines"]
@@ -314,7 +314,7 @@ def exchanges_from_recording(
 
     Each line typed up to Enter (``\\r`` or ``\\n``; backspace/DEL, Ctrl-U and Ctrl-W applied,
     escape sequences dropped, newlines inside a bracketed paste kept) is a prompt. Its
-    answer is what the screen shows, rendered by ``shellkeep.terminal.screen.Terminal``,
+    answer is what the screen shows, rendered by ``shellkeep.terminal.emulator.Terminal``,
     at the moment the next prompt's first key is typed (or at the end), including lines
     that scrolled off the top meanwhile (at most ``MAX_SCROLLBACK_LINES``, the last):
 

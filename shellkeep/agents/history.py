@@ -29,7 +29,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from urllib.parse import quote
 
-from shellkeep.agents import jsonl
+from shellkeep.agents import HISTORY_AGENTS, jsonl
 from shellkeep.agents.base import AgentSession
 from shellkeep.agents.claude import claude_root
 from shellkeep.agents.codex import codex_home
@@ -43,9 +43,6 @@ from shellkeep.logs import get_logger
 __all__ = ["HISTORY_AGENTS", "NativeSession", "agents_named", "native_sessions", "regular_files"]
 
 log = get_logger(__name__)
-
-HISTORY_AGENTS = ("claude", "codex", "gemini", "qwen", "opencode", "copilot")
-"""The agents whose own histories can be listed, in the order ``all`` takes them."""
 
 
 @dataclass(frozen=True, slots=True)

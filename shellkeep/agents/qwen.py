@@ -9,7 +9,7 @@ tool_result|system, cwd``) carrying a Gemini ``Content`` ``message`` (``role``, 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 
@@ -100,7 +100,7 @@ def _is_prompt(record: JsonObject) -> bool:
     return _prompt_text(record) is not None
 
 
-def _build(records: list[JsonObject]) -> list[Exchange]:
+def _build(records: Iterable[JsonObject]) -> list[Exchange]:
     """Turn chat records in file order into exchanges; a record repeated by uuid counts once (last wins)."""
     unique: dict[str, JsonObject] = {}
     for position, record in enumerate(records):

@@ -2,9 +2,9 @@
 
 Every command builds one ``Context`` (``open_context``) and passes it down; nothing below
 ``app`` reads the config file. A broken config never hides stored data: reading commands
-warn once and go on with the defaults (keeping every privacy setting the broken file states,
-``config.load_config_salvaged``), while commands that change settings or keys ask for
-``strict`` loading.
+warn once and go on with the broken file's last good copy, else the defaults with the
+strictest privacy settings (``config.load_config_with_fallback``), while commands that
+change settings or keys ask for ``strict`` loading.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shellkeep.app.remote import fetch_session_files, find_remote_session
-from shellkeep.config import Config, load_config, load_config_salvaged
+from shellkeep.config import Config, load_config, load_config_with_fallback
 from shellkeep.errors import SessionNotFound
 from shellkeep.logs import get_logger
 from shellkeep.store.paths import Paths, project_root_of, resolve_paths
@@ -89,8 +89,9 @@ def open_context(
     """Build the context of one command: resolve paths, the project, the config and the vault.
 
     strict: raise ConfigError for a broken config (commands that change settings, keys or
-    stored data); otherwise the error is passed to ``warn`` and the defaults apply, keeping
-    the privacy settings the broken file states (``config.load_config_salvaged``).
+    stored data); otherwise the error is passed to ``warn`` and the broken file's last good
+    copy applies, else the defaults with the strictest privacy settings
+    (``config.load_config_with_fallback``; only a recording saves the copy).
     """
     env = os.environ if env is None else env
     paths = paths or resolve_paths(dict(env))
@@ -98,13 +99,11 @@ def open_context(
     if strict:
         config = load_config(paths, project_root, env)
     else:
-        config, problems = load_config_salvaged(paths, project_root, env)
-        if problems and warn is not None:
-            warn(f"{problems[0]}; {_BROKEN_CONFIG}")
-            for problem in problems[1:]:
-                warn(str(problem))
+        loaded = load_config_with_fallback(paths, project_root, env)
+        config = loaded.config
+        if warn is not None:
+            for problem in loaded.problems:
+                warn(problem.line("using"))
     vault = Vault(paths, config.encryption.key_file, config.encryption.encrypt)
     return Context(paths, project_root, config, vault, env)
 
-
-_BROKEN_CONFIG = "using the default settings, with the privacy settings it states"

@@ -40,10 +40,10 @@ from shellkeep.capture.redaction import redactor_for
 from shellkeep.errors import ShellkeepError, UserInputError
 from shellkeep.logs import get_logger
 from shellkeep.store.session import SessionMeta, parse_iso, write_meta
-from shellkeep.terminal.screen import last_screen
+from shellkeep.terminal.replay import last_screen
 from shellkeep.vault.access import Vault
 from shellkeep.vault.exchanges import is_collected, read_exchanges, write_exchanges
-from shellkeep.vault.recording import tail_source
+from shellkeep.vault.recording import open_tail_source
 from shellkeep.vault.copies import copy_lines, store_copy
 from shellkeep.vault.scrubber import redact_jsonl_line
 
@@ -243,7 +243,7 @@ def collect(
         meta,
         agent_session_id=agent_session.session_id if agent_session else meta.agent_session_id,
         agent_transcript=str(agent_session.transcript) if agent_session and agent_session.transcript else None,
-        agent_transcript_damage=conversation.damage.to_json() if conversation.damage else None,
+        agent_transcript_damage=dict(conversation.damage.to_json()) if conversation.damage else None,
         exchange_count=len(conversation.exchanges),
         usage=_total_usage(conversation.exchanges),
     )
@@ -335,7 +335,9 @@ def _find_agent_session(
         return None
     screen_text = ""
     try:
-        screen_text = last_screen(vault.open_recording(Path(meta.cast)), mapped=tail_source(Path(meta.cast))).to_text()
+        recording = vault.open_recording(Path(meta.cast))
+        with open_tail_source(Path(meta.cast)) as mapped:
+            screen_text = last_screen(recording, mapped=mapped).to_text()
     except Exception as exc:  # noqa: BLE001 - the screen only helps find an id printed on exit
         log.debug("no last screen for %s: %s", meta.id, exc)
     try:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from shellkeep.agents.registry import builtin_adapters, plugin_adapters
 from shellkeep.app.otlp import MISSING_SDK, has_sdk
-from shellkeep.archive.index import index_health
+from shellkeep.archive.health import index_health
 from shellkeep.config import Config, config_files, load_config
 from shellkeep.errors import ShellkeepError
 from shellkeep.store.paths import DIR_MODE, FILE_MODE, Paths, project_root_of

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shellkeep.app.context import Context
-from shellkeep.config import PROJECT_FILE_NAME, load_config
+from shellkeep.config import load_config
 from shellkeep.errors import ConfigError
 from shellkeep.logs import get_logger
-from shellkeep.store.paths import Paths
+from shellkeep.store.paths import PROJECT_FILE_NAME, Paths
 from shellkeep.store.retention import AUTO_GC_INTERVAL_S, STAMP_FILE, GcResult, RetentionPolicy, collect_garbage
 from shellkeep.store.session import list_sessions, read_meta
 from shellkeep.vault.compress import settle_session

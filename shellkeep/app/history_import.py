@@ -213,14 +213,14 @@ def _import_all(ctx: Context, request: HistoryRequest, env: Mapping[str, str]) -
     recorded: set[tuple[str, str]] = set()
     imported: dict[tuple[str, str], SessionMeta] = {}
     unnoted: list[SessionMeta] = []  # recordings whose agent session is not known yet
-    for meta in list_sessions(ctx.paths, None):
-        if not meta.agent_session_id:
-            if meta.status in (Status.RUNNING.value, Status.INTERRUPTED.value):
-                unnoted.append(meta)
+    for known in list_sessions(ctx.paths, None):
+        if not known.agent_session_id:
+            if known.status in (Status.RUNNING.value, Status.INTERRUPTED.value):
+                unnoted.append(known)
             continue
-        key = (meta.agent, meta.agent_session_id)
-        if imported_from_agent(meta) is not None:
-            imported[key] = meta
+        key = (known.agent, known.agent_session_id)
+        if imported_from_agent(known) is not None:
+            imported[key] = known
         else:
             recorded.add(key)
     roots: dict[str, Path] = {}
@@ -488,7 +488,7 @@ def _meta_for(
         agent_session_id=native.session_id,
         agent_transcript=str(native.transcript),
         agent_transcript_bytes=size,
-        agent_transcript_damage=damage.to_json() if damage is not None else None,
+        agent_transcript_damage=dict(damage.to_json()) if damage is not None else None,
         exchange_count=len(exchanges),
         usage=usage,
         detail="conversation",

@@ -3,7 +3,7 @@ and the daily import of the agents' own histories (``app.history_import.maybe_au
 
 Compression and indexing take seconds on a long session, so ``runner`` starts this module
 as its own detached process (``python -m shellkeep.app.housekeeping``, new session, no
-terminal, stdio on /dev/null) and returns the prompt at once: ``app.record`` spawns it.
+terminal, stdio on /dev/null) and returns the prompt at once: ``app.after_run`` spawns it.
 ``run`` does the work in-process; it never raises.
 """
 

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
     from shellkeep.agents.base import Exchange
     from shellkeep.capture.redaction import Redactor
-    from shellkeep.vault.keys import Key
+    from shellkeep.vault.crypto import Key
     from shellkeep.asciicast.model import Header
     from shellkeep.asciicast.reader import Cast
 

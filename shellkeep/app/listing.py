@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from shellkeep.app.context import Context
-from shellkeep.archive.index import GitProject, ListedSession, git_projects
+from shellkeep.archive.listing import GitProject, ListedSession, git_projects
 from shellkeep.errors import ShellkeepError
 from shellkeep.git.identity import GitIdentity, root_commit
 from shellkeep.git.info import git_root, origin_remote

@@ -35,12 +35,12 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from shellkeep.app.notify import FACTS_ENV, Notification
 from shellkeep.capture.redaction import redactor_for
-from shellkeep.config import Config, NotifyConfig, load_config_salvaged
+from shellkeep.config import Config, NotifyConfig, load_config_with_fallback
 from shellkeep.logs import get_logger
 from shellkeep.store.paths import FILE_MODE, Paths, ensure_dir, resolve_paths
 from shellkeep.store.session import iso, utc_now
@@ -103,12 +103,13 @@ def deliver(paths: Paths, notification: Notification, settings: NotifyConfig, co
         return []
     notification = _redacted(notification, config)
     title = title_of(notification)
-    failures = []
-    for name, on, run in (
+    failures: list[str] = []
+    notifiers: tuple[tuple[str, bool, Callable[[], None]], ...] = (
         ("desktop", settings.desktop, lambda: _desktop(title, message_of(notification))),
         ("url", bool(settings.url), lambda: _post(settings.url, settings.format, title, notification)),
         ("command", bool(settings.command), lambda: _command(settings.command, notification)),
-    ):
+    )
+    for name, on, run in notifiers:
         if not on:
             continue
         try:
@@ -252,7 +253,7 @@ def main(argv: Sequence[str], env: Mapping[str, str] | None = None) -> int:
         return 2
     paths = resolve_paths()
     root = Path(notification.project_root)
-    config, _problems = load_config_salvaged(paths, root if root.is_dir() else None, dict(env), {})
+    config = load_config_with_fallback(paths, root if root.is_dir() else None, dict(env), {}).config
     failures = deliver(paths, notification, config.notify, config)
     return 1 if failures else 0
 

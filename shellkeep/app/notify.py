@@ -30,6 +30,10 @@ from shellkeep.store.live import WORKING_WINDOW_S, LiveStatus, waits_for_user
 from shellkeep.store.paths import Paths
 from shellkeep.store.session import SessionMeta
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the waiting watch runs beside a recording)
+if TYPE_CHECKING:
+    from typing import Any
+
 log = get_logger(__name__)
 
 FACTS_ENV = "SHELLKEEP_NOTIFICATION"
@@ -70,7 +74,7 @@ class Notification:
         if not isinstance(obj, dict):
             raise ValueError("not a JSON object")
         fields = {f.name for f in dataclasses.fields(cls)}
-        values = {key: obj.get(key) for key in fields}
+        values: dict[str, Any] = {key: obj.get(key) for key in fields}  # checked below, key by key
         for key in ("session", "project", "project_root", "agent", "state", "last_line"):
             if not isinstance(values[key], str):
                 raise ValueError(f"{key} is not a string")

@@ -215,7 +215,7 @@ def send_session(meta: SessionMeta, config: Config, vault: Vault) -> bool:
     try:
         result = exporter.export(collected.get_finished_spans())
     finally:
-        exporter.shutdown()
+        exporter.shutdown()  # type: ignore[no-untyped-call]  # opentelemetry-exporter leaves it untyped
         provider.shutdown()
     if result is not SpanExportResult.SUCCESS:
         log.warning("could not send session %s to %s; dropped from the export", meta.id, settings.endpoint)

@@ -17,10 +17,10 @@ from shellkeep.asciicast.reader import Cast
 from shellkeep.errors import ShellkeepError
 from shellkeep.store.audit import record_file_read, record_read
 from shellkeep.store.session import SessionMeta
-from shellkeep.terminal.screen import ScreenSnapshot
-from shellkeep.terminal.screen import last_screen as render_last_screen
+from shellkeep.terminal.replay import last_screen as render_last_screen
+from shellkeep.terminal.snapshot import ScreenSnapshot
 from shellkeep.termsize import TermSize
-from shellkeep.vault.recording import open_recording, tail_source
+from shellkeep.vault.recording import open_recording, open_tail_source
 
 
 class NoRecording(ShellkeepError):
@@ -90,7 +90,8 @@ def last_screen(
     Raises as ``read_session``.
     """
     meta, cast = read_session(ctx, ref, command=command, detail="last screen")
-    return render_last_screen(cast, size_hint, mapped=tail_source(Path(meta.cast)))
+    with open_tail_source(Path(meta.cast)) as mapped:
+        return render_last_screen(cast, size_hint, mapped=mapped)
 
 
 def read_file(ctx: Context, path: Path, *, command: str, detail: str | None = None) -> Cast:

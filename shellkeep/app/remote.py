@@ -6,7 +6,7 @@ metadata plus ``"remote": {"url", "machine", "host"}``) and ``manifest.json`` (a
 bucket). Its recording, exchanges and agent copies are fetched into that folder on first use
 (``fetch_session_files``), each object checked against its sha256 and, when sealed, opened
 with the user's key; the manifest's MAC is checked before any of it is trusted. The bucket
-layout and the manifest format are described in the README ("Sync") and SYNC_LAYOUT.
+layout and the manifest format are described in docs/sync.md and SYNC_LAYOUT.
 """
 
 from __future__ import annotations

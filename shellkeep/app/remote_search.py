@@ -14,7 +14,7 @@ from dataclasses import replace
 from shellkeep.app.context import Context
 from shellkeep.app.remote import pulled_machines, remote_sessions
 from shellkeep.archive.hits import SearchHit
-from shellkeep.archive.index import SearchRequest, search
+from shellkeep.archive.search import SearchRequest, search
 from shellkeep.logs import get_logger
 from shellkeep.store.audit import record_many
 
@@ -31,7 +31,7 @@ def search_remote(ctx: Context, request: SearchRequest, machine: str | None = No
     or a machine pulled from nowhere (``remote_sessions``), ShellkeepError when an index
     cannot be opened.
     """
-    hosts = {}
+    hosts: dict[str, str] = {}
     for meta in remote_sessions(ctx.paths, machine):  # raises for an unknown machine
         remote = meta.extra.get("remote")
         if isinstance(remote, dict):

@@ -43,4 +43,4 @@ def play(cast: Cast, *, speed: float = 1.0, idle_limit: float | None = None, sta
     from asciinema.player import Player
 
     player_cast = _PlayerCast(cast, start_at)
-    Player().play(player_cast, idle_time_limit=idle_limit, speed=speed, key_bindings=KEY_BINDINGS)  # type: ignore[arg-type]
+    Player().play(player_cast, idle_time_limit=idle_limit, speed=speed, key_bindings=KEY_BINDINGS)

@@ -17,7 +17,6 @@ import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from shellkeep.agents.adapter import CommandAdapter
 from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX, AgentAdapter, AgentSession, Exchange
@@ -27,26 +26,18 @@ from shellkeep.app.context import Context
 from shellkeep.app.conversation import adapter_of, collect_for_resume, gather
 from shellkeep.app.moves import project_sessions, relocate_transcript, resume_dir
 from shellkeep.app.native import check_transcript, remove_resume_leftovers
-from shellkeep.app.record import (
-    RecordSettings,
-    RunOutcome,
-    RunRequest,
-    run_session,
-    settings_from_config,
-    start_housekeeping,
-)
+from shellkeep.app.after_run import start_housekeeping
+from shellkeep.app.record import RunOutcome, run_session
+from shellkeep.app.run_request import RecordSettings, RunRequest, settings_from_config
 from shellkeep.app.remote import remote_of
 from shellkeep.app.transplant import checkout_for, is_from_another_machine, transcript_target, transplant_transcript
 from shellkeep.errors import DataError, SessionNotFound, ShellkeepError, UserInputError
 from shellkeep.logs import get_logger
 from shellkeep.store.paths import Paths, project_key
 from shellkeep.store.session import SessionMeta, Status, exact_meta, iter_session_folders, read_meta, write_meta
-from shellkeep.terminal.screen import last_screen
+from shellkeep.terminal.replay import last_screen
 from shellkeep.vault.exchanges import is_collected, read_exchanges
-from shellkeep.vault.recording import tail_source
-
-if TYPE_CHECKING:
-    from shellkeep.app.record import RunOutcome
+from shellkeep.vault.recording import open_tail_source
 
 __all__ = [
     "CUT_SHORT",
@@ -345,7 +336,9 @@ def native_failure(ctx: Context, plan: ResumePlan, run: SessionMeta) -> str | No
     hint = getattr(adapter_of(plan.session), "resume_failure_hint", None)
     if hint:
         try:
-            text = last_screen(ctx.vault.open_recording(Path(run.cast)), mapped=tail_source(Path(run.cast))).to_text()
+            recording = ctx.vault.open_recording(Path(run.cast))
+            with open_tail_source(Path(run.cast)) as mapped:
+                text = last_screen(recording, mapped=mapped).to_text()
         except (OSError, ShellkeepError) as exc:
             log.debug("no last screen for %s: %s", run.id, exc)
             text = ""
@@ -387,7 +380,9 @@ def _resumed_from(meta: SessionMeta) -> tuple[tuple[str, object], ...]:
     remote = remote_of(meta)
     if remote is None:
         return ()
-    return (("resumed_from", {"session": meta.id, **{k: remote[k] for k in ("machine", "host", "url") if k in remote}}),)
+    origin: dict[str, str] = {"session": meta.id}
+    origin.update((k, remote[k]) for k in ("machine", "host", "url") if k in remote)
+    return (("resumed_from", origin),)
 
 
 def session_chain(paths: Paths, meta: SessionMeta) -> list[SessionMeta]:

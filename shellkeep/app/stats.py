@@ -1,6 +1,6 @@
 """Sum up what was recorded: sessions, time, exchanges, tokens and their estimated cost.
 
-The counts come from the derived index (``archive.index.usage_report``: SQL over the
+The counts come from the derived index (``archive.usage.usage_report``: SQL over the
 ``sessions`` and ``usage`` tables, brought up to date first; no session file is written).
 The cost is estimated here from the ``[prices]`` table of the config (``Config.prices``:
 USD per million tokens, shipped with the vendors' public prices, overridable per model).
@@ -17,7 +17,7 @@ from datetime import datetime
 
 from shellkeep.agents.registry import adapter_named
 from shellkeep.app.context import Context
-from shellkeep.archive.index import USAGE_GROUPS, UsageGroup, UsageTokens, usage_report
+from shellkeep.archive.usage import USAGE_GROUPS, UsageGroup, UsageTokens, usage_report
 from shellkeep.config import ModelPrice
 from shellkeep.errors import UserInputError
 

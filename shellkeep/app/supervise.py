@@ -10,7 +10,7 @@ chain shows in ``show``.
 What counts as a crash (``is_crash``): the program was killed by a signal other than SIGINT
 and SIGHUP (SIGSEGV, SIGABRT, SIGKILL, a SIGTERM not sent to shellkeep...), or it exited
 with a non-zero status more than ``EXIT_KEY_WINDOW_S`` seconds after the user's own last
-exit key (Ctrl-C, Ctrl-D or an exit line such as ``/exit``: ``record.ExitKeyWatch``). A
+exit key (Ctrl-C, Ctrl-D or an exit line such as ``/exit``: ``exit_keys.ExitKeyWatch``). A
 terminal that went away, or a signal sent to shellkeep itself, is never a crash.
 
 Only the first run is on the start-up path: the resume machinery (the config, the terminal
@@ -24,7 +24,9 @@ import signal
 import time
 from collections.abc import Callable, Mapping
 
-from shellkeep.app.record import EXIT_KEY_WINDOW_S, RecordSettings, RunOutcome, RunRequest, run_session
+from shellkeep.app.exit_keys import EXIT_KEY_WINDOW_S
+from shellkeep.app.record import RunOutcome, run_session
+from shellkeep.app.run_request import RecordSettings, RunRequest
 from shellkeep.errors import ShellkeepError, UserInputError
 from shellkeep.logs import get_logger
 from shellkeep.store.paths import Paths
@@ -100,20 +102,21 @@ def supervise(
         if outcome.session is None:
             warn(f"{program} crashed ({reason}); it was not recorded, so it cannot be resumed")
             return outcome
+        session_id = outcome.session.id
         pause_s = min(FIRST_PAUSE_S * 2 ** (number - 1), MAX_PAUSE_S)
         try:  # the terminal is cooked again: Ctrl-C raises KeyboardInterrupt, from here on
             warn(
-                f"{program} crashed ({reason}); resuming session {outcome.session.id} in {pause_s:g} s "
+                f"{program} crashed ({reason}); resuming session {session_id} in {pause_s:g} s "
                 f"(restart {number} of {restarts}; Ctrl-C stops)"
             )
             time.sleep(pause_s)
         except KeyboardInterrupt:
-            warn(f"not restarting {program}; resume it later with 'shellkeep resume {outcome.session.id}'")
+            warn(f"not restarting {program}; resume it later with 'shellkeep resume {session_id}'")
             return outcome
         try:
             outcome = _resume(paths, outcome, request.settings, number, warn=warn, env=env)
         except (ShellkeepError, OSError) as exc:  # e.g. its folder removed meanwhile: stop, keep what is stored
-            warn(f"could not resume {program}: {exc}; resume it later with 'shellkeep resume {outcome.session.id}'")
+            warn(f"could not resume {program}: {exc}; resume it later with 'shellkeep resume {session_id}'")
             return outcome
     reason = is_crash(outcome)
     if reason is not None and restarts:

@@ -62,7 +62,7 @@ from shellkeep.vault.copies import copy_names, copy_ref, open_copy
 from shellkeep.vault.objects import SEAL_OVERHEAD, is_sealed_object, manifest_mac, seal_object
 
 if TYPE_CHECKING:
-    from shellkeep.vault.keys import Key
+    from shellkeep.vault.crypto import Key
 
 log = get_logger(__name__)
 
@@ -426,6 +426,14 @@ class RemoteMachine:
     sessions: dict[str, dict[str, object]]
 
 
+def _entry_bytes(entry: dict[str, object]) -> int:
+    """Return the ``bytes`` of a machine index's session entry, 0 when absent; as ``int()`` raises."""
+    value = entry.get("bytes") or 0
+    if not isinstance(value, (int, float, str)):
+        raise TypeError(f"a session's bytes in a machine index is a {type(value).__name__}, not a number")
+    return int(value)
+
+
 def _read_index(bucket: Bucket, machine_id: str, ctx: Context, wanted: str | None = None) -> RemoteMachine | None:
     """Return a machine's index, or None when it has none or (``wanted`` given: a machine id
     prefix or host) it is another machine's that cannot be opened here (never an error then)."""
@@ -641,7 +649,7 @@ def status(ctx: Context, url: str) -> SyncStatus:
         pulled = _load_pulled(paths, index.id)
         new = {sid: e for sid, e in index.sessions.items() if isinstance(e, dict) and pulled.get(sid) != e.get("manifest")}
         machines.append(
-            MachineStatus(index.id, index.host, len(index.sessions), len(new), sum(int(e.get("bytes") or 0) for e in new.values()))
+            MachineStatus(index.id, index.host, len(index.sessions), len(new), sum(_entry_bytes(e) for e in new.values()))
         )
     part_bytes = ctx.config.sync.part_mib << 20
     to_send = sum(_bytes_to_send(f, ctx, part_bytes) for p in todo for f in p.files)

@@ -31,7 +31,7 @@ from shellkeep.app.context import Context
 from shellkeep.app.conversation import adapter_of
 from shellkeep.app.listing import project_identity
 from shellkeep.app.remote import remote_of
-from shellkeep.archive.index import git_projects
+from shellkeep.archive.listing import git_projects
 from shellkeep.errors import ShellkeepError, UserInputError
 from shellkeep.git.identity import GitIdentity
 from shellkeep.git.info import git_root

@@ -1,7 +1,7 @@
 """Follow a live session read-only in this terminal (``shellkeep watch``).
 
 It connects to the session's live socket (``capture.live``), rebuilds the session's current
-screen from the header and backlog with the terminal emulator (``terminal.screen``), draws
+screen from the header and backlog with the terminal emulator (``terminal.emulator``), draws
 it at once, then keeps the emulator fed with the live events and redraws the rows that
 changed (at most ``_FRAME_S`` apart). Drawing from the emulator rather than passing the
 session's bytes on means the viewer's terminal never takes the session's modes (mouse,
@@ -34,7 +34,8 @@ from shellkeep.termsize import TermSize
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from shellkeep.terminal.screen import ScreenSnapshot, Terminal
+    from shellkeep.terminal.emulator import Terminal
+    from shellkeep.terminal.snapshot import ScreenSnapshot
 
 __all__ = ["QUIT_KEYS", "SessionBusy", "SessionEnded", "WatchResult", "watch_session"]
 
@@ -104,7 +105,7 @@ class _Stream:
     """One connection: the emulator rebuilt from header and backlog, then fed live events."""
 
     def __init__(self, sock: socket.socket, session_id: str) -> None:
-        from shellkeep.terminal.screen import Terminal  # pyte: only once connected
+        from shellkeep.terminal.emulator import Terminal  # pyte: only once connected
 
         self.sock = sock
         self.end: LiveEnd | None = None

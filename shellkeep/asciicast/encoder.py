@@ -15,9 +15,13 @@ import json
 
 from shellkeep.asciicast.model import Header
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (shellkeep run's start-up)
+if TYPE_CHECKING:
+    from typing import Any
+
 _json_str = json.JSONEncoder(ensure_ascii=False).encode
 _CODES = {code: f", {_json_str(code)}, ".encode() for code in ("o", "i", "r", "m", "x")}
-_orjson: object = None  # the module once loaded (on the first event: it takes ~5 ms to import), or False
+_orjson: Any = None  # the module once loaded (on the first event: it takes ~5 ms to import), or False
 
 
 def _encode_str(text: str) -> bytes:

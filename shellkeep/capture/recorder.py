@@ -111,14 +111,15 @@ class Recorder:
             input and the header.
         on_error: called once, from the writer thread, with a one-line reason.
         on_activity: called from the writer thread with what it saw of the output, at most
-            once per ``ACTIVITY_INTERVAL_S`` (the live status, ``shellkeep ps``); an error
+            once per ``ACTIVITY_INTERVAL_S`` (the session's outputs, ``capture.output``: the
+            live status of ``shellkeep ps``, the waiting notifier); an error
             it raises stops these calls, never the recording.
         recent: keeps the latest output text (redacted) when given; each ``on_activity``
             report then carries its judgement (the adapter's hint, the last line). Read it
             elsewhere only after ``close``.
         on_events: called from the writer thread with the output, resize and marker events
             of each batch just encoded, as (code, redacted text, asciicast v2 line) tuples
-            (the live socket, ``capture.live``); never input. It must not block; an error it
+            (the session's outputs, ``capture.output``: the live socket); never input. It must not block; an error it
             raises stops these calls, never the recording.
     """
 
@@ -245,41 +246,22 @@ class Recorder:
         except Exception as exc:  # noqa: BLE001
             self._suspend(exc)
         while not closing:
-            deadline = None  # when the writer must wake even if nothing arrives
-            if dirty:
-                deadline = last_flush + self._flush_interval_s
-            if self._replies.held:
-                held_due = last_item + _REPLY_IDLE_FLUSH_S
-                deadline = held_due if deadline is None else min(deadline, held_due)
-            if release_due:
-                release_at = last_output + OUTPUT_IDLE_RELEASE_S
-                deadline = release_at if deadline is None else min(deadline, release_at)
-            if activity_due:
-                settled = max(activity_at, self._output_mono) + ACTIVITY_INTERVAL_S
-                deadline = settled if deadline is None else min(deadline, settled)
+            # When the writer must wake even if nothing arrives (None: only when woken).
+            deadline = self._deadline(
+                last_flush + self._flush_interval_s if dirty else None,
+                last_item + _REPLY_IDLE_FLUSH_S if self._replies.held else None,
+                last_output + OUTPUT_IDLE_RELEASE_S if release_due else None,
+                max(activity_at, self._output_mono) + ACTIVITY_INTERVAL_S if activity_due else None,
+            )
             self._wait_for_items(time.monotonic() - last_item, deadline)
-            batch: list[tuple[float, str, bytes | str]] = []
-            while self._items:
-                item = self._items.popleft()
-                if item is None:
-                    closing = True
-                    break
-                batch.append(item)
+            batch, closing = self._take_batch()
             if batch:
                 last_item = time.monotonic()
                 if any(item[1] == "o" for item in batch):
                     last_output = last_item
             if self._error is not None:
                 if self._on_events is not None and batch and (self._make_filter is None or out_filter is not None):
-                    # The disk failed, not redaction: viewers still see the session. The stats
-                    # stay those of what was written.
-                    written = (self._output_bytes, self._input_bytes, self._events, self._last_time)
-                    try:
-                        self._encode(batch, out_decoder, in_decoder, out_filter, in_filter)
-                    except Exception:  # noqa: BLE001
-                        self._published.clear()
-                    self._output_bytes, self._input_bytes, self._events, self._last_time = written
-                    self._hand_on_events()
+                    self._publish_unwritten(batch, out_decoder, in_decoder, out_filter, in_filter)
                 if self._on_activity is not None:
                     activity_at, activity_due = self._report_activity(batch, activity_at, activity_due)
                 continue  # suspended: keep draining so memory stays flat
@@ -318,6 +300,41 @@ class Recorder:
         except Exception as exc:  # noqa: BLE001
             if self._error is None:
                 self._suspend(exc)
+
+    @staticmethod
+    def _deadline(*due: float | None) -> float | None:
+        """Return the earliest of the monotonic times ``due`` that are set, or None."""
+        times = [t for t in due if t is not None]
+        return min(times) if times else None
+
+    def _take_batch(self) -> tuple[list[tuple[float, str, bytes | str]], bool]:
+        """Take every queued item; return them and whether ``close`` asked to end (its None came)."""
+        batch: list[tuple[float, str, bytes | str]] = []
+        items = self._items
+        while items:
+            item = items.popleft()
+            if item is None:
+                return batch, True
+            batch.append(item)
+        return batch, False
+
+    def _publish_unwritten(
+        self,
+        batch: list[tuple[float, str, bytes | str]],
+        out_decoder: codecs.IncrementalDecoder,
+        in_decoder: codecs.IncrementalDecoder,
+        out_filter: TextFilter | None,
+        in_filter: TextFilter | None,
+    ) -> None:
+        """While suspended by the disk (not by redaction): encode ``batch`` for the viewers
+        only, so they still see the session. The stats stay those of what was written."""
+        written = (self._output_bytes, self._input_bytes, self._events, self._last_time)
+        try:
+            self._encode(batch, out_decoder, in_decoder, out_filter, in_filter)
+        except Exception:  # noqa: BLE001
+            self._published.clear()
+        self._output_bytes, self._input_bytes, self._events, self._last_time = written
+        self._hand_on_events()
 
     def _report_activity(self, batch: list[tuple[float, str, bytes | str]], reported_at: float, due: bool) -> tuple[float, bool]:
         """Call ``on_activity`` if a report is owed and the last one is a second old.

@@ -6,7 +6,6 @@ import click
 
 from shellkeep.cli.options import count, json_option, paths
 from shellkeep.cli.output import format_local_time, print_json
-from shellkeep.store.audit import read_entries, verify as verify_log
 
 
 @click.group(invoke_without_command=True)
@@ -21,6 +20,8 @@ def audit(ctx: click.Context, session: str | None, limit: int | None, as_json: b
 
     Example: shellkeep audit --limit 20
     """
+    from shellkeep.store.audit import read_entries
+
     if ctx.invoked_subcommand is not None:
         return
 
@@ -48,6 +49,8 @@ def verify(as_json: bool) -> None:
 
     Example: shellkeep audit verify
     """
+    from shellkeep.store.audit import verify as verify_log
+
     result = verify_log(paths())
     if as_json:
         print_json(result)

@@ -7,7 +7,6 @@ import click
 from shellkeep.cli.options import context
 from shellkeep.cli.replay import replay
 from shellkeep.cli.resume import resume
-from shellkeep.tui.picker import run_picker
 
 
 @click.command()
@@ -19,6 +18,8 @@ def browse(ctx: click.Context, all_projects: bool, all_sessions: bool) -> int:
 
     Example: shellkeep browse --all
     """
+    from shellkeep.tui.picker import run_picker
+
     choice = run_picker(context(), all_projects=all_projects, allow_replay=True, all_sessions=all_sessions)
     if choice is None:
         return 0

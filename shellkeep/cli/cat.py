@@ -6,8 +6,6 @@ import sys
 
 import click
 
-from shellkeep.app.reads import read_session
-from shellkeep.archive.export.formats import write_output, write_transcript
 from shellkeep.cli.options import context, require_ref, session_argument
 
 
@@ -20,6 +18,9 @@ def cat(ref: str | None, last: bool, as_text: bool) -> None:
 
     Example: shellkeep cat --last --text | grep -i error
     """
+    from shellkeep.app.reads import read_session
+    from shellkeep.archive.export.formats import write_output, write_transcript
+
     require_ref(ref, last)
     ctx = context()
     meta, cast = read_session(ctx, ref, last=last, command="cat", detail="text" if as_text else "raw")

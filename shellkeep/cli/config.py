@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
-from shellkeep import config as settings
 from shellkeep.cli.options import complete_config_key, cwd, json_option, paths, warn
 from shellkeep.cli.output import print_json
 from shellkeep.errors import ConfigError
 from shellkeep.store.paths import project_root_of
+
+if TYPE_CHECKING:
+    from shellkeep import config as settings
 
 
 @click.group(name="config")
@@ -37,6 +40,8 @@ def show(as_json: bool) -> None:
 
     Example: shellkeep config show --json
     """
+    from shellkeep import config as settings
+
     entries = settings.explain_config(paths(), project_root_of(cwd()), os.environ)
     if as_json:
         print_json({e.key: {"value": e.value, "source": e.source} for e in entries})
@@ -56,6 +61,8 @@ def get(key: str) -> None:
 
     Example: shellkeep config get record.flush_interval_ms
     """
+    from shellkeep import config as settings
+
     loaded = settings.load_config(paths(), project_root_of(cwd()), os.environ)
     value = settings.get_config_value(loaded, key)
     if value is not None:
@@ -74,6 +81,8 @@ def set_(key: str, value: str) -> None:
 
     Example: shellkeep config set record.input false
     """
+    from shellkeep import config as settings
+
     file = paths().config_file
     stored = settings.set_config_value(file, key, value)
     click.echo(f"{key} = {_render(stored)} in {file}", err=True)
@@ -89,6 +98,8 @@ def edit() -> None:
 
     Example: EDITOR=nano shellkeep config edit
     """
+    from shellkeep import config as settings
+
     file = paths().config_file
     settings.create_config_file(file)
     while True:
@@ -114,6 +125,8 @@ def validate() -> None:
 
     Example: shellkeep config validate
     """
+    from shellkeep import config as settings
+
     here = paths()
     root = project_root_of(cwd())
     settings.load_config(here, root, os.environ)
@@ -123,4 +136,6 @@ def validate() -> None:
 
 def _render(value: settings.ConfigValue) -> str:
     """Return a setting as written in TOML, or "(unset)"."""
+    from shellkeep import config as settings
+
     return "(unset)" if value is None else settings.format_toml_value(value)

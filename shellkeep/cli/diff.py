@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-from shellkeep.app.checkpoints import diff as checkpoint_diff
 from shellkeep.cli.options import context, count, require_ref, session_argument
 
 
@@ -18,6 +17,8 @@ def diff(ref: str | None, last: bool, from_n: int | None, to_n: int | None) -> N
 
     Example: shellkeep diff --last --from 1 --to 2
     """
+    from shellkeep.app.checkpoints import diff as checkpoint_diff
+
     require_ref(ref, last)
     meta = context().resolve(ref, last=last)
     result = checkpoint_diff(meta, from_n, to_n)

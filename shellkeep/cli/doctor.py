@@ -6,7 +6,6 @@ import os
 
 import click
 
-from shellkeep.app.doctor import run_checks
 from shellkeep.cli.console import printable
 from shellkeep.cli.options import cwd, json_option
 from shellkeep.cli.output import print_json
@@ -24,6 +23,8 @@ def doctor(as_json: bool) -> None:
 
     Example: shellkeep doctor
     """
+    from shellkeep.app.doctor import run_checks
+
     report = run_checks(resolve_paths(), cwd(), os.environ)  # a data folder that is a file is a finding here
     if as_json:
         print_json(report)

@@ -7,10 +7,6 @@ from pathlib import Path
 
 import click
 
-from shellkeep.app.reads import read_kept, read_session
-from shellkeep.app.tables import export_table, export_table_to_file
-from shellkeep.archive.index import parse_time
-from shellkeep.archive.export import export_session, export_to_file
 from shellkeep.cli.options import context, require_ref, session_argument
 
 _FORMATS = ("cast", "txt", "md", "json", "html", "agent")
@@ -34,11 +30,14 @@ def export(
     json (metadata, exchanges, markers), html (a page for audit, viewable offline, with
     the screen at each exchange in colour) or agent (shellkeep's redacted copy of the
     agent's own transcript, as the agent wrote it). With --all, every session as one
-    table for BI tools: jsonl or csv (the README lists the columns); with --all --remote,
+    table for BI tools: jsonl or csv (docs/export.md lists the columns); with --all --remote,
     the sessions pulled from other machines (their host column says which).
 
     Example: shellkeep export --last --format html -o session.html
     """
+    from shellkeep.app.reads import read_kept, read_session
+    from shellkeep.archive.export import export_session, export_to_file
+
     if every or since is not None or fmt in _TABLE_FORMATS or remote or machine is not None:
         _export_all(ref, last, fmt, output, every, since, remote, machine)
         return
@@ -67,6 +66,9 @@ def _export_all(
     machine: str | None,
 ) -> None:
     """``export --all [--remote [--machine M]] [--format jsonl|csv] [--since WHEN] [-o FILE]``: the table of every session."""
+    from shellkeep.app.tables import export_table, export_table_to_file
+    from shellkeep.archive.since import parse_time
+
     if not every:
         if remote or machine is not None:
             raise click.UsageError("--remote and --machine export the table of every pulled session; add --all")

@@ -5,21 +5,9 @@ from __future__ import annotations
 
 import click
 
-from shellkeep.app.gc import retention_limits, run_gc
-from shellkeep.app.sync import gc_remote, remote_url
 from shellkeep.cli.options import context, json_option, warn
-from shellkeep.cli.output import plural, print_json
+from shellkeep.cli.output import format_size, plural, print_json
 from shellkeep.errors import ShellkeepError
-
-
-def format_size(n: int) -> str:
-    """Format a byte count as ``812 B``, ``4.2 KB``, ``12.3 MB`` or ``1.1 GB`` (units of 1024)."""
-    size = float(n)
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} TB"  # pragma: no cover
 
 
 @click.command()
@@ -36,6 +24,9 @@ def gc(dry_run: bool, this_project: bool, remote: bool, as_json: bool) -> None:
 
     Example: shellkeep gc --dry-run
     """
+    from shellkeep.app.gc import retention_limits, run_gc
+    from shellkeep.app.sync import gc_remote, remote_url
+
     ctx = context(strict=True)
     if remote:
         done = gc_remote(ctx, remote_url(ctx, None), dry_run=dry_run)

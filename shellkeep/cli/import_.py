@@ -6,10 +6,7 @@ from pathlib import Path
 
 import click
 
-from shellkeep.agents.history import HISTORY_AGENTS, agents_named
-from shellkeep.app.history_import import HistoryRequest, import_histories
-from shellkeep.app.importer import ImportRequest, import_recording
-from shellkeep.archive.index import parse_time
+from shellkeep.agents import HISTORY_AGENTS
 from shellkeep.cli.options import context, cwd, json_option
 from shellkeep.cli.output import print_json
 
@@ -37,6 +34,8 @@ def import_(file: Path | None, name: str | None, agents: tuple[str, ...], since:
 
     Example: shellkeep import demo.cast --name demo; shellkeep import --agent all --since 30d
     """
+    from shellkeep.app.importer import ImportRequest, import_recording
+
     if file is not None and agents:
         raise click.UsageError("give a recording FILE or --agent NAME, not both")
     if file is None and not agents:
@@ -60,6 +59,10 @@ def import_(file: Path | None, name: str | None, agents: tuple[str, ...], since:
 
 def _import_agents(agents: tuple[str, ...], since: str | None, as_json: bool) -> None:
     """``import --agent NAME...``: import the agents' histories and print what became of them."""
+    from shellkeep.agents.history import agents_named
+    from shellkeep.app.history_import import HistoryRequest, import_histories
+    from shellkeep.archive.since import parse_time
+
     chosen = tuple(agents_named(agents))
     ctx = context()
     report = import_histories(ctx, HistoryRequest(chosen, parse_time(since) if since else None))
@@ -74,7 +77,7 @@ def _import_agents(agents: tuple[str, ...], since: str | None, as_json: bool) ->
             click.echo(f"shellkeep: could not import {result.agent} session {result.agent_session_id}: {result.error}", err=True)
     if not report.results:
         click.echo(f"shellkeep: no session of {', '.join(chosen)} found where {'it keeps' if len(chosen) == 1 else 'they keep'} "
-                   "them (README: 'The agents' own histories'); nothing imported", err=True)
+                   "them (docs/import.md: 'The agents' own histories'); nothing imported", err=True)
         return
     counts = ", ".join(
         f"{report.count(action)} {action}" for action in ("imported", "updated", "unchanged", "recorded", "empty", "failed")

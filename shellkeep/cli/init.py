@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-from shellkeep.app import shellinit
 from shellkeep.cli.options import context
 from shellkeep.store.paths import SHELLS
 
@@ -23,6 +22,8 @@ def init(shell: str, install: bool, uninstall: bool) -> None:
 
     Example: shellkeep init zsh --install
     """
+    from shellkeep.app import shellinit
+
     if install and uninstall:
         raise click.UsageError("give --install or --uninstall, not both")
     ctx = context(strict=install)  # never install from a broken config; printing warns and uses the defaults

@@ -10,9 +10,6 @@ import click
 from shellkeep.cli.options import context, json_option, paths, warn
 from shellkeep.cli.output import plural, print_json
 from shellkeep.errors import ShellkeepError, UserInputError
-from shellkeep.store.atomic import open_output
-from shellkeep.vault.keys import export_keys, import_keys, init_key, key_status, plain_key_notice, plain_key_warning
-from shellkeep.vault.rotation import rotate_key
 
 
 def _key_file() -> str:
@@ -29,6 +26,8 @@ def _print_report(report: object, as_json: bool, verb: str) -> None:
 
 def _notice_plain_key_file() -> None:
     """Warn, once per data folder, that the key is a plain file beside the data."""
+    from shellkeep.vault.keys import plain_key_notice
+
     notice = plain_key_notice(paths(), _key_file())
     if notice:
         warn(notice)
@@ -61,6 +60,8 @@ def init(force: bool, as_json: bool) -> None:
 
     Example: shellkeep key init && shellkeep config set encryption.encrypt true
     """
+    from shellkeep.vault.keys import init_key
+
     report = init_key(paths(), _key_file(), force=force)
     _print_report(report, as_json, "created key")
     if not as_json:
@@ -75,6 +76,8 @@ def status(as_json: bool) -> None:
 
     Example: shellkeep key status
     """
+    from shellkeep.vault.keys import key_status, plain_key_warning
+
     report = key_status(paths(), _key_file())
     if as_json:
         print_json(report)
@@ -103,6 +106,8 @@ def export(file: str | None) -> None:
 
     Example: shellkeep key export ~/shellkeep-keys.json
     """
+    from shellkeep.store.atomic import open_output
+    from shellkeep.vault.keys import export_keys
     import json
 
     key_set, report = export_keys(paths(), _key_file())
@@ -126,6 +131,8 @@ def import_(file: str, make_current: bool, as_json: bool) -> None:
 
     Example: shellkeep key import ~/shellkeep-keys.json
     """
+    from shellkeep.vault.keys import import_keys
+
     try:
         text = sys.stdin.read() if file == "-" else open(os.path.expanduser(file), encoding="utf-8").read()
     except (OSError, UnicodeDecodeError) as exc:
@@ -152,6 +159,8 @@ def rotate(include_plain: bool, as_json: bool) -> None:
 
     Example: shellkeep key rotate
     """
+    from shellkeep.vault.rotation import rotate_key
+
     def progress(session_id: str, done: int, total: int) -> None:
         if not as_json and sys.stderr.isatty():
             sys.stderr.write(f"\rre-encrypting {done}/{total}")

@@ -7,16 +7,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from shellkeep.app.remote import remote_of, remote_sessions
-from shellkeep.app.listing import SUSPENDED_KEY_MISSING, missing_keys, moved_projects
 from shellkeep.cli.options import complete_agent, context, count, json_option
 from shellkeep.store.session import Status
-from shellkeep.archive.index import SessionQuery, find_sessions, parse_time
 from shellkeep.cli.output import format_duration, print_json
 from shellkeep.store.paths import project_key
 
 if TYPE_CHECKING:
-    from shellkeep.archive.index import ListedSession
+    from shellkeep.archive.listing import ListedSession
     from shellkeep.store.session import SessionMeta
 
 
@@ -61,6 +58,11 @@ def ls(
 
     Example: shellkeep ls --agent claude --since 3d --limit 10
     """
+    from shellkeep.app.listing import missing_keys, moved_projects
+    from shellkeep.app.remote import remote_sessions
+    from shellkeep.archive.listing import SessionQuery, find_sessions
+    from shellkeep.archive.since import parse_time
+
     ctx = context()
     if remote or machine:
         _print_remote(remote_sessions(ctx.paths, machine)[:limit], as_json)
@@ -100,6 +102,8 @@ def ls(
 
 def _print_remote(sessions: list[SessionMeta], as_json: bool) -> None:
     """Print pulled sessions with the machine each one was recorded on."""
+    from shellkeep.app.remote import remote_of
+
     if as_json:
         print_json([{**m.to_json(), "machine": (remote_of(m) or {}).get("host", "")} for m in sessions])
         return
@@ -117,6 +121,8 @@ def _print_remote(sessions: list[SessionMeta], as_json: bool) -> None:
 
 
 def _print_table(sessions: list[ListedSession], all_projects: bool, missing: dict[str, str]) -> None:
+    from shellkeep.app.listing import SUSPENDED_KEY_MISSING
+
     import time
     from datetime import datetime
 

@@ -14,20 +14,42 @@ import sys
 from typing import Any
 
 import click
+from click.shell_completion import CompletionItem
 
 from shellkeep import __version__
 from shellkeep.cli.console import warn
-from shellkeep.cli.record import COMMANDS
+from shellkeep.cli.record import COMMANDS, SHORT_HELP
 from shellkeep.logs import configure
 
 __all__ = ["COMMANDS", "main", "run_click"]
 
 
 class ShellkeepGroup(click.Group):
-    """A group that loads subcommands on first use and runs unknown names as programs."""
+    """A group that loads subcommands on first use and runs unknown names as programs.
+
+    The group's ``--help`` and the completion of a command name take each command's short
+    help from ``SHORT_HELP``, so they import no command (click's lazy group pattern).
+    """
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # As click.Group.format_commands (no command is hidden), without loading them.
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(map(len, names))
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, _short_help(name, limit)) for name in names])
+
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list[CompletionItem]:
+        # As click.Group.shell_complete, without loading the commands it names.
+        results = [
+            CompletionItem(name, help=_short_help(name))
+            for name in self.list_commands(ctx)
+            if name.startswith(incomplete)
+        ]
+        results.extend(click.Command.shell_complete(self, ctx, incomplete))
+        return results
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         target = COMMANDS.get(cmd_name)
@@ -75,7 +97,8 @@ def main(ctx: click.Context, verbose: int, quiet: bool) -> int | None:
     configure(verbose, quiet)
     if ctx.invoked_subcommand is None:
         run = ctx.command.get_command(ctx, "run")  # type: ignore[attr-defined]
-        return ctx.invoke(run)
+        code = ctx.invoke(run)
+        return code if isinstance(code, int) else None
     return None
 
 
@@ -90,7 +113,8 @@ def run_click() -> int:
     except click.UsageError as exc:
         if no_args_help is not None and isinstance(exc, no_args_help) and exc.ctx is not None:
             click.echo(exc.ctx.get_help())  # a bare group (shellkeep key): its help, as --help shows it
-            return exc.exit_code
+            shown: int = exc.exit_code
+            return shown
         message = re.sub(r"\.? Did you mean (.*)\?$", r" (did you mean \1?)", " ".join(exc.format_message().split()))
         warn(f"{_lower_first(message)}; see '{_command_path(exc.ctx)} --help'")
         return exc.exit_code
@@ -100,6 +124,15 @@ def run_click() -> int:
     except click.exceptions.Exit as exc:
         return exc.exit_code
     return rv if isinstance(rv, int) else 0
+
+
+def _short_help(name: str, limit: int = 45) -> str:
+    """Return command ``name``'s short help cut to ``limit`` characters, as click cuts its own.
+
+    ``SHORT_HELP`` holds the first sentence of the command's help, so click's shortening of
+    it (on a stand-in command) gives what the loaded command would.
+    """
+    return click.Command(name, help=SHORT_HELP[name]).get_short_help_str(limit)
 
 
 def _command_path(ctx: click.Context | None) -> str:

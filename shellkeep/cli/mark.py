@@ -6,7 +6,6 @@ from pathlib import Path
 
 import click
 
-from shellkeep.app.checkpoints import mark as add_mark
 from shellkeep.cli.options import context
 
 
@@ -21,6 +20,8 @@ def mark(label: str, ref: str | None, last: bool) -> None:
 
     Example: shellkeep mark "before refactor" --last
     """
+    from shellkeep.app.checkpoints import mark as add_mark
+
     if ref == "--last":  # '--session --last': --session took it as its value
         ref, last = None, True
     if ref and last:

@@ -9,19 +9,18 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import click
 
 from click.shell_completion import CompletionItem
 
-from shellkeep.agents.registry import adapter_names
-from shellkeep.app.context import Context, open_context
-from shellkeep.archive.names import session_words
 from shellkeep.cli.console import warn
-from shellkeep.config import config_keys
 from shellkeep.errors import DataError
 from shellkeep.store.paths import Paths, resolve_paths
+
+if TYPE_CHECKING:
+    from shellkeep.app.context import Context
 
 __all__ = [
     "complete_agent",
@@ -75,28 +74,34 @@ def number(*, min: float = 0.0, max: float = MAX_SECONDS) -> click.FloatRange:  
 
 def complete_session(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """Complete a SESSION: the ids and names of every stored session, newest first (``archive.names``)."""
+    from shellkeep.archive.names import session_words
+
     return [CompletionItem(word, help=about or None) for word, about in session_words(resolve_paths(), incomplete)]
 
 
 def complete_config_key(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """Complete a config key (``record.input``...) from the config's key table."""
+    from shellkeep.config import config_keys
+
     return [CompletionItem(key) for key in config_keys() if key.startswith(incomplete)]
 
 
 def complete_agent(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """Complete an agent name from the adapter registry (built-in and plug-in adapters)."""
+    from shellkeep.agents.registry import adapter_names
+
     return [CompletionItem(name) for name in adapter_names() if name.startswith(incomplete)]
 
 
 def session_argument(func: F) -> F:
     """Add ``SESSION`` (id, unique prefix or name; optional; completed) and ``--last``."""
     func = click.option("--last", "last", is_flag=True, help="The newest session of this project.")(func)
-    return click.argument("ref", metavar="SESSION", required=False, shell_complete=complete_session)(func)  # type: ignore[return-value]
+    return click.argument("ref", metavar="SESSION", required=False, shell_complete=complete_session)(func)
 
 
 def json_option(func: F) -> F:
     """Add ``--json``: print the result as JSON and nothing else."""
-    return click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")(func)  # type: ignore[return-value]
+    return click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")(func)
 
 
 def paths() -> Paths:
@@ -117,6 +122,8 @@ def context(*, strict: bool = False) -> Context:
     strict: a broken config is an error (exit 2) rather than a warning and the defaults.
     Raises DataError as ``paths``.
     """
+    from shellkeep.app.context import open_context
+
     return open_context(paths=paths(), cwd=cwd(), strict=strict, warn=warn)
 
 

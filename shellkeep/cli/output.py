@@ -1,4 +1,4 @@
-"""Turn results into output: JSON in one place, durations and times for tables."""
+"""Turn results into output: JSON in one place, durations, times and sizes for tables."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import click
 
 from shellkeep.app.display import format_duration, format_local_time
 
-__all__ = ["format_duration", "format_local_time", "print_json", "to_jsonable"]
+__all__ = ["format_duration", "format_local_time", "format_size", "plural", "print_json", "to_jsonable"]
 
 
 def plural(count: int, noun: str) -> str:
@@ -34,3 +34,13 @@ def to_jsonable(value: object) -> object:
 def print_json(value: object) -> None:
     """Print ``value`` as indented JSON on stdout."""
     click.echo(json.dumps(to_jsonable(value), indent=2, ensure_ascii=False))
+
+
+def format_size(n: int) -> str:
+    """Format a byte count as ``812 B``, ``4.2 KB``, ``12.3 MB`` or ``1.1 GB`` (units of 1024)."""
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} TB"  # pragma: no cover

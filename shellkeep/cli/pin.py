@@ -6,10 +6,11 @@ import click
 
 from shellkeep.cli.options import context, require_ref, session_argument
 from shellkeep.errors import ShellkeepError
-from shellkeep.store.retention import set_pinned
 
 
 def _set(ref: str | None, last: bool, pinned: bool) -> None:
+    from shellkeep.store.retention import set_pinned
+
     require_ref(ref, last)
     meta = context().resolve(ref, last=last)
     try:

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import click
 
-from shellkeep.app.ps import live_sessions
-from shellkeep.cli.gc import format_size
 from shellkeep.cli.options import context, json_option
-from shellkeep.cli.output import format_duration, print_json
+from shellkeep.cli.output import format_duration, format_size, print_json
 
 
 @click.command()
@@ -21,6 +19,8 @@ def ps(as_json: bool) -> None:
 
     Example: shellkeep ps --json
     """
+    from shellkeep.app.ps import live_sessions
+
     sessions = live_sessions(context())
     if as_json:
         print_json(sessions)

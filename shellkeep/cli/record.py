@@ -13,38 +13,85 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-COMMANDS: dict[str, str] = {
-    "run": "shellkeep.cli.run:run",
-    "ls": "shellkeep.cli.ls:ls",
-    "ps": "shellkeep.cli.ps:ps",
-    "show": "shellkeep.cli.show:show",
-    "replay": "shellkeep.cli.replay:replay",
-    "config": "shellkeep.cli.config:config",
-    "resume": "shellkeep.cli.resume:resume",
-    "browse": "shellkeep.cli.browse:browse",
-    "search": "shellkeep.cli.search:search",
-    "serve": "shellkeep.cli.serve:serve",
-    "cat": "shellkeep.cli.cat:cat",
-    "export": "shellkeep.cli.export:export",
-    "import": "shellkeep.cli.import_:import_",
-    "audit": "shellkeep.cli.audit:audit",
-    "reindex": "shellkeep.cli.reindex:reindex",
-    "key": "shellkeep.cli.key:key",
-    "gc": "shellkeep.cli.gc:gc",
-    "sync": "shellkeep.cli.sync:sync",
-    "pin": "shellkeep.cli.pin:pin",
-    "unpin": "shellkeep.cli.pin:unpin",
-    "rm": "shellkeep.cli.rm:rm",
-    "redact": "shellkeep.cli.redact:redact",
-    "init": "shellkeep.cli.init:init",
-    "stats": "shellkeep.cli.stats:stats",
-    "doctor": "shellkeep.cli.doctor:doctor",
-    "mark": "shellkeep.cli.mark:mark",
-    "diff": "shellkeep.cli.diff:diff",
-    "restore-files": "shellkeep.cli.restore_files:restore_files",
-    "watch": "shellkeep.cli.watch:watch",
-}
+_TABLE: tuple[tuple[str, str, str], ...] = (
+    ("run", "shellkeep.cli.run:run",
+     "Record PROGRAM in a pty; with no PROGRAM, record $SHELL."),
+    ("ls", "shellkeep.cli.ls:ls",
+     "List this project's sessions, newest first."),
+    ("ps", "shellkeep.cli.ps:ps",
+     "List the sessions recording now, in every project, newest first."),
+    ("show", "shellkeep.cli.show:show",
+     "Show one session's metadata, its checkpoints, its exchanges and the tokens they used."),
+    ("replay", "shellkeep.cli.replay:replay",
+     "Play a recording in this terminal: space pauses, . steps, ] jumps to the next marker, Ctrl-C stops."),
+    ("config", "shellkeep.cli.config:config",
+     "Show, check and change shellkeep's settings."),
+    ("resume", "shellkeep.cli.resume:resume",
+     "Put a session back: its last screen, then its agent, in the same conversation."),
+    ("browse", "shellkeep.cli.browse:browse",
+     "Pick a session: type to filter, Enter resumes it, Ctrl-R replays it, Ctrl-A shows every project."),
+    ("search", "shellkeep.cli.search:search",
+     "Search what sessions showed and the prompts and answers, best hits first."),
+    ("serve", "shellkeep.cli.serve:serve",
+     "Serve the sessions of every project as a web page: list, search, replay, live view, stats."),
+    ("cat", "shellkeep.cli.cat:cat",
+     "Print a session's output as recorded (escape sequences and all), or with --text as plain text."),
+    ("export", "shellkeep.cli.export:export",
+     "Export a session: cast (asciicast v2), txt (transcript), md (the conversation), json (metadata, "
+     "exchanges, markers), html (a page for audit, viewable offline, with the screen at each exchange in "
+     "colour) or agent (shellkeep's redacted copy of the agent's own transcript, as the agent wrote it)."),
+    ("import", "shellkeep.cli.import_:import_",
+     "Import an asciicast v1, v2 or v3 recording as a session of this project, or, with --agent, the "
+     "sessions an agent CLI keeps of its own that shellkeep did not record."),
+    ("audit", "shellkeep.cli.audit:audit",
+     "List who read which recording, when, and with which command (oldest first)."),
+    ("reindex", "shellkeep.cli.reindex:reindex",
+     "Rebuild the search index from the session folders, with a progress bar."),
+    ("key", "shellkeep.cli.key:key",
+     "Manage the key that encrypts sessions at rest (encryption.encrypt = true)."),
+    ("gc", "shellkeep.cli.gc:gc",
+     "Remove sessions past the retention limits and print what that frees."),
+    ("sync", "shellkeep.cli.sync:sync",
+     "Copy finished sessions to object storage (S3, GCS, Azure, file://) and read other machines'."),
+    ("pin", "shellkeep.cli.pin:pin",
+     "Pin a session: gc and the retention limits never remove it."),
+    ("unpin", "shellkeep.cli.pin:unpin",
+     "Unpin a session: the retention limits apply to it again."),
+    ("rm", "shellkeep.cli.rm:rm",
+     "Remove a session: its folder, its index rows; the audit log records it."),
+    ("redact", "shellkeep.cli.redact:redact",
+     "Redact a stored session again with the current rules (built-in and your own)."),
+    ("init", "shellkeep.cli.init:init",
+     "Print the shell integration: agents recorded when typed, a notice in projects with interrupted sessions."),
+    ("stats", "shellkeep.cli.stats:stats",
+     "Sum up every project's sessions: time recorded, exchanges, tokens and estimated cost."),
+    ("doctor", "shellkeep.cli.doctor:doctor",
+     "Check the data folder, free space, index, keys, config, agents and shell integration."),
+    ("mark", "shellkeep.cli.mark:mark",
+     "Add a checkpoint: a marker in the recording and, in a git work tree, a snapshot of the files "
+     "(tracked and untracked, not ignored) that 'shellkeep diff' and 'shellkeep restore-files' use."),
+    ("diff", "shellkeep.cli.diff:diff",
+     "Show what changed in the session's git work tree, as a patch, between two checkpoints (see "
+     "'shellkeep show' for their numbers)."),
+    ("restore-files", "shellkeep.cli.restore_files:restore_files",
+     "Put the files of the session's git work tree back as they were at checkpoint N, after a checkpoint "
+     "of them as they are now."),
+    ("watch", "shellkeep.cli.watch:watch",
+     "Follow a session that is recording now, read-only: its current screen at once, then live output; q "
+     "or Ctrl-C leaves."),
+)
+"""Each command: its name, ``"module:function"`` of its click command, and its short help.
+
+The short help is the first sentence of the command's help, untruncated, as click takes it
+for the group's ``--help`` and for completions; keeping it here lets both print without
+importing any command. tests/unit/test_contract.py checks each against the real help.
+"""
+
+COMMANDS: dict[str, str] = {name: target for name, target, _ in _TABLE}
 """Command name -> ``"module:function"`` of its click command; any other word is a program."""
+
+SHORT_HELP: dict[str, str] = {name: short for name, _, short in _TABLE}
+"""Command name -> its short help (click shortens it to the screen's width)."""
 
 _VALUE_OPTIONS = ("--name", "--title", "--restart")
 _FLAG_OPTIONS = ("--no-input", "--no-redact", "-q", "--quiet")
@@ -131,7 +178,8 @@ def record(run: RunArgs) -> int:
     from pathlib import Path
 
     from shellkeep.cli.console import warn
-    from shellkeep.app.record import RunRequest, default_argv, load_settings, run_session
+    from shellkeep.app.record import default_argv, run_session
+    from shellkeep.app.run_request import RunRequest, load_settings
     from shellkeep.store.paths import resolve_paths
 
     from shellkeep.errors import AgentNotFound

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import click
 
-from shellkeep.app.redact import redact_stored
 from shellkeep.cli.options import context, json_option, require_ref, session_argument, warn
 from shellkeep.cli.output import print_json
 
@@ -21,6 +20,8 @@ def redact(ref: str | None, last: bool, as_json: bool) -> None:
 
     Example: shellkeep redact --last
     """
+    from shellkeep.app.redact import redact_stored
+
     require_ref(ref, last)
     ctx = context(strict=True)
     meta = ctx.resolve(ref, last=last)

@@ -6,13 +6,12 @@ from typing import TYPE_CHECKING
 
 import click
 
-from shellkeep.app.context import Context
-from shellkeep.archive.index import RebuildResult, index_session, rebuild
 from shellkeep.cli.options import complete_session, context, json_option
 from shellkeep.cli.output import plural, print_json
 
 if TYPE_CHECKING:
-    from shellkeep.archive.index import RebuildResult
+    from shellkeep.app.context import Context
+    from shellkeep.archive.scan import RebuildResult
 
 
 @click.command()
@@ -25,6 +24,9 @@ def reindex(refs: tuple[str, ...], as_json: bool) -> None:
 
     Example: shellkeep reindex
     """
+    from shellkeep.archive.index import index_session
+    from shellkeep.archive.scan import RebuildResult
+
     ctx = context()
     where = ctx.paths
     if refs:
@@ -44,6 +46,8 @@ def reindex(refs: tuple[str, ...], as_json: bool) -> None:
 
 
 def _rebuild_with_progress(ctx: Context) -> RebuildResult:
+    from shellkeep.archive.scan import rebuild
+
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 

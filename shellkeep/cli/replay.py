@@ -6,9 +6,6 @@ from pathlib import Path
 
 import click
 
-from shellkeep.app.reads import read_file, read_session
-from shellkeep.app.replay import play
-from shellkeep.archive.timeline import start_time
 from shellkeep.cli.options import context, count, number, require_ref, session_argument
 
 
@@ -36,6 +33,10 @@ def replay(
 
     Example: shellkeep replay --last --exchange 2 --speed 2 --idle-limit 1
     """
+    from shellkeep.app.reads import read_file, read_session
+    from shellkeep.app.replay import play
+    from shellkeep.archive.timeline import start_time
+
     require_ref(ref, last)
     ctx = context()
     if ref and not last and ("/" in ref or ref.endswith((".cast", ".cast.zst", ".json"))) and Path(ref).is_file():

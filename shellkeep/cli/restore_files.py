@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-from shellkeep.app.checkpoints import plan_restore, restore_files as restore
 from shellkeep.cli.options import context, count, require_ref, session_argument
 
 
@@ -19,6 +18,8 @@ def restore_files(ref: str | None, last: bool, n: int, yes: bool) -> None:
 
     Example: shellkeep restore-files --last --checkpoint 1
     """
+    from shellkeep.app.checkpoints import plan_restore, restore_files as restore
+
     require_ref(ref, last)
     meta = context().resolve(ref, last=last)
     plan = plan_restore(meta, n)

@@ -7,17 +7,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from shellkeep.app.context import Context
-from shellkeep.app.reads import last_screen
-from shellkeep.app.resume import ResumeMode, choose_default, plan_resume, run_resume
 from shellkeep.cli.options import complete_agent, context, count, session_argument, warn
 from shellkeep.cli.output import format_local_time
 from shellkeep.cli.resume_all import resume_all
 from shellkeep.errors import ShellkeepError
 from shellkeep.store.session import readable_text
-from shellkeep.tui.picker import pick_session
 
 if TYPE_CHECKING:
+    from shellkeep.app.context import Context
     from shellkeep.app.resume import ResumePlan
     from shellkeep.store.session import SessionMeta
 
@@ -79,6 +76,9 @@ def resume(
 
     Example: shellkeep resume --last --exchanges 3
     """
+    from shellkeep.app.resume import ResumeMode, choose_default, plan_resume, run_resume
+    from shellkeep.tui.picker import pick_session
+
     if native_only and force_inject:
         raise click.UsageError("give --native-only or --inject, not both")
     if all_sessions:
@@ -170,6 +170,8 @@ def _print_plan(plan: ResumePlan) -> None:
 
 
 def _print_last_screen(ctx: Context, meta: SessionMeta, banner_rows: int = 1) -> None:
+    from shellkeep.app.reads import last_screen
+
     import shutil
 
     if meta.detail != "full":

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import os
 import shlex
 
 import click
 
-from shellkeep.app.resume_all import ResumeAllPlan, open_tmux_windows, plan_resume_all, run_one_by_one
-from shellkeep.archive.index import parse_time
 from shellkeep.cli.options import context, warn
 from shellkeep.cli.output import format_local_time
+
+if TYPE_CHECKING:
+    from shellkeep.app.resume_all import ResumeAllPlan
 
 
 def resume_all(since: str | None, options: tuple[str, ...], *, dry_run: bool, print_only: bool) -> int:
@@ -19,6 +22,9 @@ def resume_all(since: str | None, options: tuple[str, ...], *, dry_run: bool, pr
     options: passed on to each ``shellkeep resume``. dry_run: show the plan. print_only:
     print one ``shellkeep resume ID`` line per session, for a script.
     """
+    from shellkeep.app.resume_all import open_tmux_windows, plan_resume_all, run_one_by_one
+    from shellkeep.archive.since import parse_time
+
     plan = plan_resume_all(context(), since=parse_time(since) if since else None, options=options)
     when = format_local_time(plan.since.isoformat())
     bound = f"since the last boot ({when})" if plan.since_boot else f"since {when}"

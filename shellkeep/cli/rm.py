@@ -6,9 +6,8 @@ import sys
 
 import click
 
-from shellkeep.app.removal import check_removable, remove
-from shellkeep.cli.gc import format_size
 from shellkeep.cli.options import context, require_ref, session_argument
+from shellkeep.cli.output import format_size
 from shellkeep.errors import ShellkeepError
 
 
@@ -23,6 +22,8 @@ def rm(ref: str | None, last: bool, yes: bool) -> None:
 
     Example: shellkeep rm fix-login
     """
+    from shellkeep.app.removal import check_removable, remove
+
     require_ref(ref, last)
     ctx = context()
     meta = ctx.resolve(ref, last=last)

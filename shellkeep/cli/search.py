@@ -6,12 +6,8 @@ import sys
 
 import click
 
-from shellkeep.app.listing import moved_projects
-from shellkeep.app.remote_search import search_remote
 from shellkeep.cli.options import complete_agent, context, count, json_option
-from shellkeep.archive.index import SearchRequest, parse_time, search as run_search
 from shellkeep.cli.output import print_json
-from shellkeep.store.audit import record_many
 from shellkeep.errors import ShellkeepError
 from shellkeep.store.paths import Paths, project_key
 from shellkeep.store.session import read_meta
@@ -57,6 +53,12 @@ def search(
 
     Example: shellkeep search "connection refused" --all
     """
+    from shellkeep.app.listing import moved_projects
+    from shellkeep.app.remote_search import search_remote
+    from shellkeep.archive.search import SearchRequest, search as run_search
+    from shellkeep.archive.since import parse_time
+    from shellkeep.store.audit import record_many
+
     ctx = context()
     where = ctx.paths
     request = SearchRequest(

@@ -7,14 +7,16 @@ import sys
 
 import click
 
-from shellkeep.app.serve import DEFAULT_PORT, ServeRequest, prepare_serve
 from shellkeep.cli.options import cwd, paths, warn
-from shellkeep.web.server import qr_text, run_server
+
+PORT = 8765
+"""The default of --port: ``app.serve.DEFAULT_PORT``, written out so that ``serve --help``
+loads no app module; tests/unit/test_contract.py checks they agree."""
 
 
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (0.0.0.0: the whole network, with the same token rule).")
-@click.option("--port", type=click.IntRange(0, 65535), default=DEFAULT_PORT, show_default=True, help="Port to listen on (0: any free one).")
+@click.option("--port", type=click.IntRange(0, 65535), default=PORT, show_default=True, help="Port to listen on (0: any free one).")
 @click.option("--allow-input", is_flag=True, help="Let a viewer with the token type into live sessions (recorded as input, with a marker).")
 @click.option("--new-token", is_flag=True, help="Replace the stored token first (URLs given out before stop working).")
 @click.option("--open/--no-open", "open_browser", default=None, help="Open the URL in a browser (default: on a desktop, for a local address).")
@@ -25,6 +27,9 @@ def serve(host: str, port: int, allow_input: bool, new_token: bool, open_browser
 
     Example: shellkeep serve --host 0.0.0.0 --port 8765
     """
+    from shellkeep.app.serve import ServeRequest, prepare_serve
+    from shellkeep.web.server import qr_text, run_server
+
     setup = prepare_serve(ServeRequest(host=host, port=port, allow_input=allow_input, new_token=new_token), paths=paths(), cwd=cwd(), warn=warn)
 
     def ready() -> None:

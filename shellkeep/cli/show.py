@@ -6,18 +6,12 @@ from typing import TYPE_CHECKING
 
 import click
 
-from shellkeep.app.listing import SUSPENDED_KEY_MISSING, missing_key
-from shellkeep.app.resume import session_chain
-from shellkeep.archive.export.formats import checkpoint_line, token_line
-from shellkeep.archive.timeline import exchange_offset_s
 from shellkeep.cli.options import context, json_option, require_ref, session_argument
 from shellkeep.cli.output import format_duration, format_local_time, print_json
-from shellkeep.store.audit import record_read
-from shellkeep.store.checkpoints import Checkpoint, read_checkpoints
 from shellkeep.store.session import SessionMeta, Status
-from shellkeep.vault.exchanges import read_exchanges
 
 if TYPE_CHECKING:
+    from shellkeep.store.checkpoints import Checkpoint
     from shellkeep.store.paths import Paths
     from shellkeep.agents.base import Exchange
 
@@ -36,6 +30,11 @@ def show(ref: str | None, last: bool, full: bool, as_json: bool) -> None:
 
     Example: shellkeep show --last
     """
+    from shellkeep.app.listing import missing_key
+    from shellkeep.store.audit import record_read
+    from shellkeep.store.checkpoints import read_checkpoints
+    from shellkeep.vault.exchanges import read_exchanges
+
     require_ref(ref, last)
     ctx = context()
     meta = ctx.resolve(ref, last=last)
@@ -67,6 +66,9 @@ def _duration(meta: SessionMeta) -> str:
 
 
 def _print_meta(meta: SessionMeta, missing_key_id: str | None) -> None:
+    from shellkeep.app.listing import SUSPENDED_KEY_MISSING
+    from shellkeep.archive.export.formats import token_line
+
     git = meta.git_start or {}
     imported = isinstance(meta.extra.get("imported_from_agent"), str)  # app.history_import: no terminal
     rows = [
@@ -109,6 +111,8 @@ def _print_meta(meta: SessionMeta, missing_key_id: str | None) -> None:
 
 def _print_chain(where: Paths, meta: SessionMeta) -> None:
     """Print the resume chain through ``meta`` when it has more than one session."""
+    from shellkeep.app.resume import session_chain
+
     chain = session_chain(where, meta)
     if len(chain) < 2:
         return
@@ -122,6 +126,8 @@ def _print_chain(where: Paths, meta: SessionMeta) -> None:
 
 
 def _print_checkpoints(checkpoints: list[Checkpoint]) -> None:
+    from shellkeep.archive.export.formats import checkpoint_line
+
     if not checkpoints:
         return
     click.echo("")
@@ -131,6 +137,8 @@ def _print_checkpoints(checkpoints: list[Checkpoint]) -> None:
 
 
 def _print_exchanges(meta: SessionMeta, exchanges: list[Exchange], full: bool) -> None:
+    from shellkeep.archive.timeline import exchange_offset_s
+
     if not exchanges:
         return
     click.echo("")

@@ -6,13 +6,15 @@ from typing import TYPE_CHECKING
 
 import click
 
-from shellkeep.app.stats import USAGE_GROUPS, StatsRequest, compute_stats, row_label
-from shellkeep.archive.index import parse_time
 from shellkeep.cli.options import context, json_option
 from shellkeep.cli.output import format_duration, print_json
 
 if TYPE_CHECKING:
     from shellkeep.app.stats import StatsReport, StatsRow
+
+GROUPS = ("agent", "project", "day", "model")
+"""The values of --by: ``app.stats.USAGE_GROUPS``, written out so that ``stats --help`` loads
+no app module (the index with it); tests/unit/test_contract.py checks they agree."""
 
 _BAR_WIDTH = 12
 _MIN_BAR_WIDTH = 4
@@ -23,7 +25,7 @@ _MIN_KEY_WIDTH = 8
 
 @click.command()
 @click.option("--since", metavar="WHEN", help="Sessions started at or after WHEN: 2024-05-01, today, 2h, 3d, 1w.")
-@click.option("--by", type=click.Choice(USAGE_GROUPS), help="One row per agent, project, day or model.")
+@click.option("--by", type=click.Choice(GROUPS), help="One row per agent, project, day or model.")
 @json_option
 def stats(since: str | None, by: str | None, as_json: bool) -> None:
     """Sum up every project's sessions: time recorded, exchanges, tokens and estimated cost.
@@ -33,6 +35,9 @@ def stats(since: str | None, by: str | None, as_json: bool) -> None:
 
     Example: shellkeep stats --since 1w --by model
     """
+    from shellkeep.app.stats import StatsRequest, compute_stats
+    from shellkeep.archive.since import parse_time
+
     ctx = context()
     report = compute_stats(ctx, StatsRequest(since=parse_time(since) if since else None, by=by))
     if as_json:
@@ -44,6 +49,8 @@ def stats(since: str | None, by: str | None, as_json: bool) -> None:
 
 
 def _print_report(report: StatsReport) -> None:
+    from shellkeep.app.stats import row_label
+
     from rich.bar import Bar
     from rich.console import Console
     from rich.table import Table

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import click
 
-from shellkeep.app.sync import gc_remote, pull, push, remote_url, status
-from shellkeep.cli.gc import format_size
 from shellkeep.cli.options import context, json_option, warn
-from shellkeep.cli.output import plural, print_json
+from shellkeep.cli.output import format_size, plural, print_json
 from shellkeep.errors import ShellkeepError
 
 _remote_option = click.option("--remote", "remote", metavar="URL", help="The bucket to use instead of sync.url.")
@@ -30,6 +28,8 @@ def push_command(remote: str | None, again: bool, as_json: bool) -> None:
 
     Example: shellkeep sync push
     """
+    from shellkeep.app.sync import push, remote_url
+
     ctx = context(strict=True)
     url = remote_url(ctx, remote)
     result = push(
@@ -63,6 +63,8 @@ def pull_command(remote: str | None, machine: str | None, all_machines: bool, as
 
     Example: shellkeep sync pull --all-machines && shellkeep ls --remote
     """
+    from shellkeep.app.sync import pull, remote_url
+
     ctx = context(strict=True)
     result = pull(ctx, remote_url(ctx, remote), machine=machine, all_machines=all_machines)
     for line in result.refused:
@@ -84,6 +86,8 @@ def status_command(remote: str | None, as_json: bool) -> None:
 
     Example: shellkeep sync status
     """
+    from shellkeep.app.sync import remote_url, status
+
     ctx = context(strict=True)
     result = status(ctx, remote_url(ctx, remote))
     for line in result.refused:
@@ -108,6 +112,8 @@ def gc_command(remote: str | None, dry_run: bool, as_json: bool) -> None:
 
     Example: shellkeep sync gc --dry-run
     """
+    from shellkeep.app.sync import gc_remote, remote_url
+
     ctx = context(strict=True)
     result = gc_remote(ctx, remote_url(ctx, remote), dry_run=dry_run)
     if as_json:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-from shellkeep.app.watch import watch_session
 from shellkeep.cli.options import context, require_ref, session_argument
 
 
@@ -18,6 +17,8 @@ def watch(ref: str | None, last: bool) -> None:
 
     Example: shellkeep watch --last
     """
+    from shellkeep.app.watch import watch_session
+
     require_ref(ref, last)
     ctx = context()
     meta = ctx.resolve(ref, last=last)  # raises SessionNotFound

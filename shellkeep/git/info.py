@@ -1,7 +1,7 @@
 """Find the git work tree a directory is in and its origin remote, from the file system alone.
 
 git is not run and nothing is built at import, so that recording start-up stays cheap
-(``store.paths`` and ``app.record`` use this before the child runs). The repository's
+(``store.paths`` uses this before the child runs, ``app.session_meta`` just after). The repository's
 identity (remote and root commit) is ``shellkeep.git.identity``'s.
 """
 

@@ -33,6 +33,9 @@ from shellkeep.pty.sink import Sink
 from shellkeep.pty.stdout import MAX_BACKLOG_BYTES, StdoutWriter
 from shellkeep.termsize import TermSize
 
+TermModes = list[int | list[bytes | int]]
+"""A terminal's modes as ``termios.tcgetattr`` gives them: iflag, oflag, cflag, lflag, speeds, cc."""
+
 READ_SIZE = 65536
 _BURST_BYTES = 1 << 20  # output read back to back before stdin and signals are looked at
 _SHORT_READ = 1024  # a read shorter than this took all there was: no second read to find that out
@@ -116,7 +119,7 @@ def spawn(
     cwd: Path,
     env: Mapping[str, str],
     size: TermSize,
-    termios_attrs: list[object] | None = None,
+    termios_attrs: TermModes | None = None,
 ) -> Child:
     """Start ``argv`` in a new pty of ``size``, in its own session, and return it.
 
@@ -390,6 +393,7 @@ class Relay:
         self.sink.on_resize(size, self._now())
 
     def _eof_bytes(self, last: int | None) -> bytes:
+        eof: bytes | int
         try:
             eof = termios.tcgetattr(self.child.fd)[6][termios.VEOF]
         except termios.error:
@@ -408,6 +412,11 @@ class Relay:
         return bool(lflag & termios.ICANON) and not lflag & termios.ECHO
 
     def _loop(self, wake_r: int, on_signal: Callable[[int], None] | None) -> None:
+        # The relay's inner loop, one pass per select(): kept in one function on purpose
+        # (mccabe complexity over 25, allowed by tests/unit/test_quality.py). Its state lives
+        # in locals, which CPython reads far faster than attributes, and a pass calls no
+        # helper it can avoid: each call on this path costs keystroke latency and throughput
+        # (bench/RESULTS.md, sections 1 and 2).
         master = self.child.fd
         os.set_blocking(master, False)
         out = self._out
@@ -683,7 +692,7 @@ class RawMode:
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
-        self.attrs: list[object] | None = None
+        self.attrs: TermModes | None = None
 
     def __enter__(self) -> RawMode:
         try:

@@ -12,6 +12,7 @@ with one line naming the URL, and a missing object as ``FileNotFoundError``.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -44,7 +45,7 @@ class Bucket:
                     found[str(entry["path"])] = int(entry["size"])
         return found
 
-    def list_folders(self, prefix: str) -> list[str]:
+    def list_folders(self, prefix: str) -> builtins.list[str]:  # ``list`` here is the method above
         """Return the names of the folders right under ``prefix`` (one delimited listing)."""
         import obstore
 

@@ -124,6 +124,13 @@ class Paths:
         """Return the folder of what ``sync push`` knows it sent, one file per remote URL."""
         return self.home / "sync"
 
+    def last_good_config(self, project_root: Path | None = None) -> Path:
+        """Return where the last good copy of a config file is kept (0600, ``config.fallback``):
+        the user's config.toml's with no ``project_root``, else that project's ``.shellkeep.toml``'s."""
+        if project_root is None:
+            return self.home / "config.last-good.toml"
+        return self.home / "config.last-good" / f"{project_key(project_root)}.toml"
+
     def project_dir(self, project_root: Path) -> Path:
         """Return the data folder of the project rooted at ``project_root``."""
         return self.projects / project_key(project_root)
@@ -223,7 +230,7 @@ def _sha256() -> Any:
         from _sha2 import sha256  # type: ignore[import-not-found]  # Python 3.12+
     except ImportError:
         try:
-            from _sha256 import sha256  # type: ignore[import-not-found, no-redef]  # Python 3.10, 3.11
+            from _sha256 import sha256  # type: ignore[import-not-found]  # Python 3.10, 3.11
         except ImportError:
             from hashlib import sha256
     return sha256

@@ -1,6 +1,6 @@
 """Turn a recording into a plain-text transcript: what the user saw, each line once.
 
-The recording is rendered with ``shellkeep.terminal.screen.Terminal`` (pyte underneath). A line
+The recording is rendered with ``shellkeep.terminal.emulator.Terminal`` (pyte underneath). A line
 enters the transcript when it leaves the screen: scrolled off the top (or out of a scroll
 region), erased by a clear, pushed out by inserted or deleted lines, dropped by a reset,
 a resize, or by leaving the alternate screen; whatever is still on screen at the end
@@ -20,25 +20,18 @@ import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING
+from operator import attrgetter
+from typing import TYPE_CHECKING, cast
 
 from shellkeep.asciicast.model import Event
 from shellkeep.asciicast.reader import Cast
+from shellkeep.terminal.emulator import HookedScreen, Terminal, pyte_screen_class
 from shellkeep.termsize import TermSize
-from shellkeep.terminal.screen import Terminal, pyte_screen_class
 
 if TYPE_CHECKING:
-    from typing import Protocol
-
-    class _Collector(Protocol):
-        now_s: float
-        lines_out: list[TranscriptLine]
-
-        def feed(self, text: str) -> None: ...
-        def resize(self, size: TermSize) -> None: ...
-        def emit_all(self) -> None: ...
-        def watermark(self) -> float: ...
-        def take(self) -> list[TranscriptLine]: ...
+    _ScreenBase = HookedScreen
+else:
+    _ScreenBase = object  # the hooked pyte screen, joined in by ``_losing_screen_class``
 
 __all__ = ["MAX_DISTINCT_LINES", "REORDER_LINES", "TranscriptLine", "iter_transcript", "read_transcript", "transcript_text"]
 
@@ -68,7 +61,7 @@ def iter_transcript(events: Iterable[Event], size: TermSize) -> Iterator[Transcr
     the output is in order of first appearance, and memory stays bounded whatever the
     length of the recording.
     """
-    terminal = _make_terminal(size)
+    terminal = _Collector(size)
     held: list[tuple[float, int, TranscriptLine]] = []
     seq = 0
     for event in events:
@@ -114,177 +107,172 @@ def transcript_text(cast: Cast) -> Iterator[str]:
         yield line.text
 
 
-def _make_terminal(size: TermSize) -> _Collector:
-    return _build_class()(size)  # type: ignore[no-any-return]
+_DATA = attrgetter("data")
+
+
+class _LosingScreen(_ScreenBase):
+    """The terminal's screen, telling its owner which rows are about to be lost."""
+
+    owner: _Collector
+
+    def index(self) -> None:
+        top, bottom = self.margins or (0, self.lines - 1)
+        if self.cursor.y == bottom:
+            self.owner.lose(range(top, top + 1), shift=(top, bottom, -1))
+        super().index()
+
+    def reverse_index(self) -> None:
+        top, bottom = self.margins or (0, self.lines - 1)
+        if self.cursor.y == top:
+            self.owner.lose(range(bottom, bottom + 1), shift=(top, bottom, 1))
+        super().reverse_index()
+
+    def insert_lines(self, count: int | None = None) -> None:
+        count = count or 1
+        top, bottom = self.margins or (0, self.lines - 1)
+        y = self.cursor.y
+        if top <= y <= bottom:
+            count = min(count, bottom - y + 1)
+            self.owner.lose(range(bottom - count + 1, bottom + 1), shift=(y, bottom, count))
+        super().insert_lines(count)
+
+    def delete_lines(self, count: int | None = None) -> None:
+        count = count or 1
+        top, bottom = self.margins or (0, self.lines - 1)
+        y = self.cursor.y
+        if top <= y <= bottom:
+            count = min(count, bottom - y + 1)
+            self.owner.lose(range(y, y + count), shift=(y, bottom, -count))
+        super().delete_lines(count)
+
+    def erase_in_display(self, how: int = 0, *args: object, **kwargs: object) -> None:
+        y, x = self.cursor.y, self.cursor.x
+        if how == 0:
+            # The cursor row keeps what is left of the cursor (a shell's prompt being
+            # redrawn at each key); it is whole-lost only by a clear from the home position.
+            first = y if (x == 0 and y == 0) else y + 1
+            self.owner.lose(range(first, self.lines))
+        elif how == 1:
+            self.owner.lose(range(0, y))
+        else:
+            self.owner.lose(range(self.lines))
+        super().erase_in_display(how, *args, **kwargs)
+
+    def reset(self) -> None:
+        if getattr(self, "owner", None) is not None:
+            self.owner.lose(range(self.lines))
+        super().reset()
 
 
 @cache
-def _build_class() -> type:
-    """Build the terminal that reports lines leaving the screen (imports pyte on first use)."""
-    from operator import attrgetter
-    from typing import Any
+def _losing_screen_class() -> type[_LosingScreen]:
+    """Return ``_LosingScreen`` joined to the terminal's pyte screen class (pyte loaded on first use)."""
+    return cast("type[_LosingScreen]", type("LosingScreen", (_LosingScreen, pyte_screen_class()), {}))
 
-    _DATA = attrgetter("data")
 
-    class _HookedScreen(pyte_screen_class()):  # type: ignore[misc]
-        """The terminal's screen, telling its owner which rows are about to be lost."""
+class _Collector(Terminal):
+    """A ``Terminal`` that collects the lines leaving its screen (see the module doc)."""
 
-        owner: Any
+    def __init__(self, size: TermSize) -> None:
+        super().__init__(size)
+        screen = self._screen
+        screen.__class__ = _losing_screen_class()
+        cast(_LosingScreen, screen).owner = self
+        self._csi_handlers = self._make_csi_handlers()  # bind the hooked methods
+        self.now_s = 0.0
+        self.lines_out: list[TranscriptLine] = []
+        self._since: list[float | None] = [None] * size.rows
+        self._seen: set[int] = set()
 
-        def index(self) -> None:
-            top, bottom = self.margins or (0, self.lines - 1)
-            if self.cursor.y == bottom:
-                self.owner.lose(range(top, top + 1), shift=(top, bottom, -1))
-            super().index()
+    # -- what the screen reports ------------------------------------------------------
 
-        def reverse_index(self) -> None:
-            top, bottom = self.margins or (0, self.lines - 1)
-            if self.cursor.y == top:
-                self.owner.lose(range(bottom, bottom + 1), shift=(top, bottom, 1))
-            super().reverse_index()
+    def lose(self, rows: range, shift: tuple[int, int, int] | None = None) -> None:
+        """Emit ``rows`` (about to leave the screen), then move the row times along.
 
-        def insert_lines(self, count: int | None = None) -> None:
-            count = count or 1
-            top, bottom = self.margins or (0, self.lines - 1)
-            y = self.cursor.y
-            if top <= y <= bottom:
-                count = min(count, bottom - y + 1)
-                self.owner.lose(range(bottom - count + 1, bottom + 1), shift=(y, bottom, count))
-            super().insert_lines(count)
-
-        def delete_lines(self, count: int | None = None) -> None:
-            count = count or 1
-            top, bottom = self.margins or (0, self.lines - 1)
-            y = self.cursor.y
-            if top <= y <= bottom:
-                count = min(count, bottom - y + 1)
-                self.owner.lose(range(y, y + count), shift=(y, bottom, -count))
-            super().delete_lines(count)
-
-        def erase_in_display(self, how: int = 0, *args: object, **kwargs: object) -> None:
-            y, x = self.cursor.y, self.cursor.x
-            if how == 0:
-                # The cursor row keeps what is left of the cursor (a shell's prompt being
-                # redrawn at each key); it is whole-lost only by a clear from the home position.
-                first = y if (x == 0 and y == 0) else y + 1
-                self.owner.lose(range(first, self.lines))
-            elif how == 1:
-                self.owner.lose(range(0, y))
+        shift: (top, bottom, delta): rows top..bottom move by delta (negative: up).
+        """
+        for y in rows:
+            self._emit_row(y)
+        since = self._since
+        for y in rows:
+            if 0 <= y < len(since):
+                since[y] = None
+        if shift is not None:
+            top, bottom, delta = shift
+            block = since[top : bottom + 1]
+            blank: list[float | None] = [None] * abs(delta)
+            if delta < 0:
+                block = block[-delta:] + blank
             else:
-                self.owner.lose(range(self.lines))
-            super().erase_in_display(how, *args, **kwargs)
+                block = blank + block[: len(block) - delta]
+            since[top : bottom + 1] = block
 
-        def reset(self) -> None:
-            if getattr(self, "owner", None) is not None:
-                self.owner.lose(range(self.lines))
-            super().reset()
+    def emit_all(self) -> None:
+        """Emit every row on screen (the end of the recording), top to bottom."""
+        self.lose(range(self._screen.lines))
 
-    class _Owner(Terminal):
-        """A ``Terminal`` that collects the lines leaving its screen (see the module doc)."""
+    def watermark(self) -> float:
+        """Return the earliest time a row still on screen was drawn (inf: none)."""
+        return min((t for t in self._since if t is not None), default=math.inf)
 
-        def __init__(self, size: TermSize) -> None:
-            super().__init__(size)
-            screen = self._screen
-            screen.__class__ = _HookedScreen
-            screen.owner = self  # type: ignore[attr-defined]
-            self._csi_handlers = self._make_csi_handlers()  # bind the hooked methods
-            self.now_s = 0.0
-            self.lines_out: list[TranscriptLine] = []
-            self._since: list[float | None] = [None] * size.rows
-            self._seen: set[int] = set()
+    def take(self) -> list[TranscriptLine]:
+        """Return and forget the lines emitted so far."""
+        out, self.lines_out = self.lines_out, []
+        return out
 
-        # -- what the screen reports ------------------------------------------------------
+    def _emit_row(self, y: int) -> None:
+        screen = self._screen
+        row = screen.buffer.get(y)
+        if not row:
+            return
+        # Cells past the last one written are blank: stop there (rows are sparse dicts).
+        width = min(max(row) + 1, screen.columns)
+        text = "".join(map(_DATA, map(row.__getitem__, range(width)))).rstrip()
+        if not text:
+            return
+        key = hash(text)
+        if key in self._seen:
+            return
+        if len(self._seen) >= MAX_DISTINCT_LINES:
+            self._seen.clear()
+        self._seen.add(key)
+        since = self._since[y] if y < len(self._since) else None
+        self.lines_out.append(TranscriptLine(self.now_s if since is None else since, text))
 
-        def lose(self, rows: range, shift: tuple[int, int, int] | None = None) -> None:
-            """Emit ``rows`` (about to leave the screen), then move the row times along.
+    # -- Terminal operations that bypass pyte's line methods ----------------------------
 
-            shift: (top, bottom, delta): rows top..bottom move by delta (negative: up).
-            """
-            for y in rows:
-                self._emit_row(y)
-            since = self._since
-            for y in rows:
-                if 0 <= y < len(since):
-                    since[y] = None
-            if shift is not None:
-                top, bottom, delta = shift
-                block = since[top : bottom + 1]
-                blank: list[float | None] = [None] * abs(delta)
-                if delta < 0:
-                    block = block[-delta:] + blank
-                else:
-                    block = blank + block[: len(block) - delta]
-                since[top : bottom + 1] = block
+    def _draw(self, text: str) -> None:
+        since = self._since
+        y = self._screen.cursor.y
+        if y < len(since) and since[y] is None:
+            since[y] = self.now_s
+        super()._draw(text)
+        y = self._screen.cursor.y
+        if y < len(since) and since[y] is None:
+            since[y] = self.now_s
 
-        def emit_all(self) -> None:
-            """Emit every row on screen (the end of the recording), top to bottom."""
+    def _enter_alternate(self, *, save_cursor: bool) -> None:
+        if self._saved_main is None and hasattr(self, "_since"):
             self.lose(range(self._screen.lines))
+        super()._enter_alternate(save_cursor=save_cursor)
 
-        def watermark(self) -> float:
-            """Return the earliest time a row still on screen was drawn (inf: none)."""
-            return min((t for t in self._since if t is not None), default=math.inf)
+    def _leave_alternate(self) -> None:
+        if self._saved_main is not None:
+            self.lose(range(self._screen.lines))
+        super()._leave_alternate()
 
-        def take(self) -> list[TranscriptLine]:
-            """Return and forget the lines emitted so far."""
-            out, self.lines_out = self.lines_out, []
-            return out
+    def _scroll(self, count: int, *, up: bool) -> None:
+        screen = self._screen
+        top, bottom = screen.margins or (0, screen.lines - 1)
+        count = min(max(count, 1), bottom - top + 1)
+        if up:
+            self.lose(range(top, top + count), shift=(top, bottom, -count))
+        else:
+            self.lose(range(bottom - count + 1, bottom + 1), shift=(top, bottom, count))
+        super()._scroll(count, up=up)
 
-        def _emit_row(self, y: int) -> None:
-            screen = self._screen
-            row = screen.buffer.get(y)
-            if not row:
-                return
-            # Cells past the last one written are blank: stop there (rows are sparse dicts).
-            width = min(max(row) + 1, screen.columns)
-            text = "".join(map(_DATA, map(row.__getitem__, range(width)))).rstrip()
-            if not text:
-                return
-            key = hash(text)
-            if key in self._seen:
-                return
-            if len(self._seen) >= MAX_DISTINCT_LINES:
-                self._seen.clear()
-            self._seen.add(key)
-            since = self._since[y] if y < len(self._since) else None
-            self.lines_out.append(TranscriptLine(self.now_s if since is None else since, text))
-
-        # -- Terminal operations that bypass pyte's line methods ----------------------------
-
-        def _draw(self, text: str) -> None:
-            since = self._since
-            y = self._screen.cursor.y
-            if y < len(since) and since[y] is None:
-                since[y] = self.now_s
-            super()._draw(text)
-            y = self._screen.cursor.y
-            if y < len(since) and since[y] is None:
-                since[y] = self.now_s
-
-        def _enter_alternate(self, *, save_cursor: bool) -> None:
-            if self._saved_main is None and hasattr(self, "_since"):
-                self.lose(range(self._screen.lines))
-            super()._enter_alternate(save_cursor=save_cursor)
-
-        def _leave_alternate(self) -> None:
-            if self._saved_main is not None:
-                self.lose(range(self._screen.lines))
-            super()._leave_alternate()
-
-        def _scroll(self, count: int, *, up: bool) -> None:
-            screen = self._screen
-            top, bottom = screen.margins or (0, screen.lines - 1)
-            count = min(max(count, 1), bottom - top + 1)
-            if up:
-                self.lose(range(top, top + count), shift=(top, bottom, -count))
-            else:
-                self.lose(range(bottom - count + 1, bottom + 1), shift=(top, bottom, count))
-            super()._scroll(count, up=up)
-
-        def resize(self, size: TermSize) -> None:
-            if (size.rows, size.cols) != (self._screen.lines, self._screen.columns):
-                self.lose(range(self._screen.lines))
-                self._since = [None] * size.rows
-            super().resize(size)
-
-    return _Owner
-
+    def resize(self, size: TermSize) -> None:
+        if (size.rows, size.cols) != (self._screen.lines, self._screen.columns):
+            self.lose(range(self._screen.lines))
+            self._since = [None] * size.rows
+        super().resize(size)

@@ -17,7 +17,7 @@ from shellkeep.vault import crypto
 
 if TYPE_CHECKING:
     from shellkeep.asciicast.reader import Cast
-    from shellkeep.vault.keys import Key
+    from shellkeep.vault.crypto import Key
 
 # The key stores (vault.keys) and the recording readers (vault.recording) load on first use:
 # a listing of plain sessions (ls, search over an up-to-date index) needs neither.

@@ -31,7 +31,7 @@ from shellkeep.store.paths import ensure_dir
 from shellkeep.store.session import AGENT_FOLDER
 from shellkeep.vault.access import Vault
 from shellkeep.vault.crypto import key_id_of_file, split_records, write_records_atomic
-from shellkeep.vault.keys import Key
+from shellkeep.vault.crypto import Key
 
 __all__ = ["CHUNK_TARGET_BYTES", "copy_lines", "copy_names", "copy_ref", "open_copy", "rewrite_copy", "sealed_with", "store_copy"]
 

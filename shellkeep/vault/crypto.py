@@ -23,6 +23,9 @@ an unknown version raises ``DataError``; a key in no store raises ``KeyUnavailab
 Records of recordings and JSONL files hold whole lines, so a cut file still gives whole
 lines. Encryption is AES-256-GCM from the ``cryptography`` package (imported inside the
 functions that use it, never on ``shellkeep run``'s start-up path).
+
+A ``Key`` is the record this format seals with; where keys are kept, made and found is
+``vault.keys``, which reads the sealed headers here (so the record lives here, below it).
 """
 
 from __future__ import annotations
@@ -32,8 +35,9 @@ import io
 import os
 import struct
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, BinaryIO
+from typing import IO, TYPE_CHECKING, BinaryIO, Protocol
 
 from shellkeep.errors import DataError, KeyUnavailable, ShellkeepError
 from shellkeep.store.atomic import FileIdentity, file_identity, write_bytes_atomic
@@ -43,8 +47,6 @@ from shellkeep.store.session import AGENT_FOLDER, CAST_FILES, EXCHANGES_FILE
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-
-    from shellkeep.vault.keys import Key  # keys reads sealed headers (key_id_of_file): no import at run time
 
 
 log = get_logger(__name__)
@@ -59,6 +61,27 @@ _TAG_BYTES = 16
 MAX_RECORD_BYTES = 64 << 20
 RECORD_TARGET_BYTES = 256 << 10
 """The writer seals a record once this much plaintext is buffered (and on every flush)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Key:
+    """One AES-256 key: ``id`` 16 hex digits, ``secret`` 32 bytes, ``created_at`` ISO 8601 UTC."""
+
+    id: str
+    secret: bytes = field(repr=False)
+    created_at: str = ""
+
+    @property
+    def id_bytes(self) -> bytes:
+        """Return the id as the 8 bytes written into file headers."""
+        return bytes.fromhex(self.id)
+
+
+class KeySource(Protocol):
+    """Anything that finds a key by its id (a ``vault.access.Vault``)."""
+
+    def key(self, key_id: str) -> Key:
+        """Return the key with ``key_id``; raises KeyUnavailable."""
 
 
 def _aesgcm(key: Key) -> AESGCM:
@@ -314,7 +337,7 @@ class DecryptingReader(io.RawIOBase):
         super().close()
 
 
-KeyLookup = Callable[[str], "Key"]
+KeyLookup = Callable[[str], Key]
 """A key id → key function (``Vault.key``); raises KeyUnavailable for an unknown id."""
 
 

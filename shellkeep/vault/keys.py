@@ -47,7 +47,7 @@ from shellkeep.store.atomic import write_bytes_atomic
 from shellkeep.store.paths import Paths, ensure_dir
 from shellkeep.logs import get_logger
 from shellkeep.store.session import iso, iter_session_folders, utc_now
-from shellkeep.vault.crypto import key_id_of_file, private_files
+from shellkeep.vault.crypto import Key, key_id_of_file, private_files
 
 log = get_logger(__name__)
 
@@ -70,20 +70,6 @@ class KeyLost(KeyUnavailable):
             "'shellkeep key import FILE' (no new key was made; if it is lost for good: 'shellkeep key init --force')"
         )
         self.lost = lost
-
-
-@dataclass(frozen=True, slots=True)
-class Key:
-    """One AES-256 key: ``id`` 16 hex digits, ``secret`` 32 bytes, ``created_at`` ISO 8601 UTC."""
-
-    id: str
-    secret: bytes = dataclasses.field(repr=False)
-    created_at: str = ""
-
-    @property
-    def id_bytes(self) -> bytes:
-        """Return the id as the 8 bytes written into file headers."""
-        return bytes.fromhex(self.id)
 
 
 @dataclass(frozen=True, slots=True)

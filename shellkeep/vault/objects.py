@@ -25,7 +25,7 @@ from shellkeep.errors import DataError, KeyUnavailable
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from shellkeep.vault.keys import Key
+    from shellkeep.vault.crypto import Key
 
 MAGIC = b"SKSO1\n"
 _HEAD_BYTES = len(MAGIC) + 8 + 12

@@ -9,26 +9,29 @@ bytes. Audited reads (``app.reads``) call it too.
 from __future__ import annotations
 
 import io
+import mmap
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import IO, TYPE_CHECKING
 
 from shellkeep.asciicast.reader import Cast, read_cast
+from shellkeep.asciicast.tail import Searchable
 from shellkeep.errors import DataError, ShellkeepError
 from shellkeep.store.session import recording_path
-from shellkeep.vault.crypto import MAGIC, open_decrypting, open_plain
+from shellkeep.vault.crypto import MAGIC, KeySource, open_decrypting, open_plain
 from shellkeep.vault.seekable import FrameStream, SeekableFrames, read_seek_table
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
 
-    from shellkeep.vault.access import Vault
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 """The first four bytes of a zstd frame (RFC 8878, section 3.1.1)."""
 
 
-def is_compressed(path: Path, vault: Vault | None = None) -> bool:
+def is_compressed(path: Path, vault: KeySource | None = None) -> bool:
     """Return whether the plaintext of ``path`` starts with a zstd frame.
 
     A sealed file's first record is decrypted with ``vault``'s keys; False when the file
@@ -41,7 +44,7 @@ def is_compressed(path: Path, vault: Vault | None = None) -> bool:
         return False
 
 
-def open_stream(path: Path, vault: Vault | None = None) -> IO[bytes]:
+def open_stream(path: Path, vault: KeySource | None = None) -> IO[bytes]:
     """Open a recording for binary reading, decrypting and decompressing zstd transparently.
 
     A sealed file is decrypted with its key from ``vault`` (None: no key is available); a
@@ -176,7 +179,7 @@ class _ZstdFrames(io.RawIOBase):
         )
 
 
-def open_recording(path: Path, vault: Vault | None = None) -> Cast:
+def open_recording(path: Path, vault: KeySource | None = None) -> Cast:
     """Open a recording file of any asciicast version and container and parse its header.
 
     vault: the keys for a sealed file (None: only plain and zstd files can be read).
@@ -189,7 +192,7 @@ def open_recording(path: Path, vault: Vault | None = None) -> Cast:
 def plain_file(path: Path) -> Path | None:
     """Return ``path`` when it holds plain asciicast (neither sealed nor compressed), else None.
 
-    A plain file can be mapped and read from its end (``terminal.screen.read_tail``).
+    A plain file can be mapped and read from its end (``open_tail_source``).
     """
     try:
         with open(path, "rb") as fh:
@@ -200,9 +203,9 @@ def plain_file(path: Path) -> Path | None:
 
 
 def tail_source(path: Path) -> Path | SeekableFrames | None:
-    """Return what ``terminal.screen.read_tail`` can read ``path`` from its end with, or None.
+    """Return how ``path`` can be read from its end, or None (see ``open_tail_source``).
 
-    The path itself for plain asciicast (it is mapped); the lazily decompressed frames of a
+    The path itself for plain asciicast (to be mapped); the lazily decompressed frames of a
     seekable zstd file (``vault.seekable``: written by the upkeep since frames got a seek
     table); None for a sealed file or a single-frame zstd file, which are streamed instead.
     A renamed recording is found as ``open_stream`` finds it.
@@ -223,6 +226,34 @@ def tail_source(path: Path) -> Path | SeekableFrames | None:
     import zstandard
 
     return SeekableFrames(path, frames, zstandard)
+
+
+@contextmanager
+def open_tail_source(path: Path) -> Iterator[Searchable | None]:
+    """Yield the plain bytes of the recording at ``path`` with random access, or None.
+
+    What ``terminal.tail.read_tail`` reads a recording from its end with: a plain file
+    mapped in memory (unmapped on exit), the frames of a seekable zstd file decoded on
+    demand; None (the recording is to be streamed from its start) for a sealed or a
+    single-frame zstd file, or a file that cannot be opened (opening the recording names why).
+    """
+    source = tail_source(path)
+    if not isinstance(source, Path):
+        yield source
+        return
+    try:
+        fh = open(source, "rb")
+    except OSError:
+        yield None
+        return
+    with fh:
+        try:
+            data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        except ValueError:  # an empty file cannot be mapped
+            yield b""
+            return
+        with data:
+            yield data
 
 
 def _zstd_reason(exc: BaseException) -> str:

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shellkeep.errors import DataError, ShellkeepError
-from shellkeep.vault.keys import Key, KeySet, KeyUnavailable, forget_cached_keys, merge_key_sets, new_key, primary_store
+from shellkeep.vault.crypto import Key
+from shellkeep.vault.keys import KeySet, KeyUnavailable, forget_cached_keys, merge_key_sets, new_key, primary_store
 from shellkeep.store.atomic import FileChanged
 from shellkeep.store.paths import FILE_MODE, Paths, ensure_dir
 from shellkeep.store.session import Status, is_interrupted, iter_session_folders, read_meta, session_lock

@@ -200,7 +200,7 @@ class FrameStream(io.RawIOBase):
 class SeekableFrames:
     """The plaintext of a seekable zstd recording as a read-only byte sequence, decoded lazily.
 
-    Offers what ``terminal.screen``'s backward reader uses of a memory map: ``len``, slices,
+    Offers what ``asciicast.tail.TailReader`` uses of a memory map: ``len``, slices,
     ``find`` and ``rfind`` (with start and end), all in decompressed bytes. Each operation
     decompresses only the frames it touches (the last ``_CACHE_BYTES`` are kept). A frame
     that does not decode (flipped bytes, a wrong size) reads as newlines, which hold no

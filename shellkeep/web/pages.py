@@ -2,7 +2,7 @@
 
 - ``/``: the sessions of every project, newest first, with filters (``project``, ``agent``,
   ``status``: a stored status or a live state, ``since``, ``limit``: at most this many) and
-  ``q``: a search in the query language of ``shellkeep search`` (``archive.index.search``),
+  ``q``: a search in the query language of ``shellkeep search`` (``archive.search.search``),
   best hits first, only in the sessions the filters keep;
 - ``/s/{id}``: one session: its recording in asciinema-player, or, while it runs and
   publishes, its live stream (``/ws/s/{id}``); its exchanges and markers as a timeline that
@@ -43,7 +43,9 @@ from shellkeep.app.reads import NoRecording, read_session
 from shellkeep.app.serve import ServeSetup
 from shellkeep.app.stats import USAGE_GROUPS, StatsReport, StatsRequest, compute_stats, row_label
 from shellkeep.archive.export import export_session
-from shellkeep.archive.index import ListedSession, SearchRequest, SessionQuery, find_sessions, parse_time, search
+from shellkeep.archive.listing import ListedSession, SessionQuery, find_sessions
+from shellkeep.archive.search import SearchRequest, search
+from shellkeep.archive.since import parse_time
 from shellkeep.archive.timeline import exchange_offset_s, read_session_markers
 from shellkeep.errors import KeyUnavailable, SessionNotFound, ShellkeepError, UserInputError
 from shellkeep.logs import get_logger

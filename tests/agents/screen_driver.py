@@ -1,7 +1,7 @@
 """Drive a program in a real pty at a fixed size and read its rendered screen.
 
 ``ScreenDriver`` spawns a program under pexpect and feeds every byte it prints to
-shellkeep's one terminal emulator (``shellkeep.terminal.screen.Terminal``, the one that
+shellkeep's one terminal emulator (``shellkeep.terminal.emulator.Terminal``, the one that
 renders recordings), and lets a test wait for text on the *rendered* screen. TUIs such as
 Claude Code and Codex draw with cursor movement, so text that shows as one line on screen
 is rarely contiguous in the byte stream: tests compare what a terminal would show, never
@@ -28,7 +28,8 @@ from typing import Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 import pexpect
 
 from shellkeep.asciicast.model import Event, TermSize
-from shellkeep.terminal.screen import ScreenSnapshot, Terminal
+from shellkeep.terminal.emulator import Terminal
+from shellkeep.terminal.snapshot import ScreenSnapshot
 
 DEFAULT_SIZE = TermSize(cols=120, rows=40)
 

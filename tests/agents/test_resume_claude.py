@@ -29,7 +29,7 @@ from typing import Callable
 import pytest
 
 from shellkeep.errors import DataError
-from shellkeep.terminal.screen import Terminal
+from shellkeep.terminal.emulator import Terminal
 from tests.recordings import last_screen
 from shellkeep.store.paths import Paths
 from tests.helpers import load_session, meta_of, process_gone, session_folders, SK, stored_copy

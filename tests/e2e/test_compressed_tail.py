@@ -43,10 +43,10 @@ def test_the_last_screen_of_a_compressed_session_is_read_from_its_end(home: Path
 
     source = tail_source(cast)
     assert isinstance(source, SeekableFrames)
-    from shellkeep.terminal import screen
+    from shellkeep.terminal.tail import read_tail as read_tail_of
     from tests.recordings import open_cast
 
-    tail = screen.read_tail(open_cast(cast), mapped=source)
+    tail = read_tail_of(open_cast(cast), mapped=source)
     assert (tail.events, tail.reason) == (read_tail(plain).events, read_tail(plain).reason)
     assert tail.reason == "clear" and tail.bytes_read < len(source) // 4  # events decoded from the end only
     # No resize and no alternate screen in this session: the searches for them go back to the

@@ -482,5 +482,5 @@ def test_no_agent_history_at_all_is_said_plainly(home: Paths, tmp_path: Path) ->
     assert done.returncode == 0 and done.stdout == b""
     assert done.stderr.decode() == (
         "shellkeep: no session of claude, codex, gemini, qwen, opencode, copilot found where they keep them "
-        "(README: 'The agents' own histories'); nothing imported\n"
+        "(docs/import.md: 'The agents' own histories'); nothing imported\n"
     )

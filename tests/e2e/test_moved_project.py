@@ -173,7 +173,7 @@ def test_search_in_the_moved_repository_finds_the_older_session(
 
 def test_the_picker_in_the_moved_repository_offers_the_older_session(home: Paths, moved: dict[str, object]) -> None:
     pytest.importorskip("textual")
-    from shellkeep.tui.picker import Choice
+    from shellkeep.tui.rows import Choice
     from tests.unit.test_browse import _pick
 
     meta, new_repo, tmp = moved["meta"], moved["new_repo"], moved["tmp"]

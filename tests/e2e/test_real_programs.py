@@ -19,7 +19,8 @@ import pytest
 
 from shellkeep.asciicast.model import Event, Header, TermSize
 from shellkeep.store.paths import Paths
-from shellkeep.terminal.screen import Cell, ScreenSnapshot, Terminal
+from shellkeep.terminal.emulator import Terminal
+from shellkeep.terminal.snapshot import Cell, ScreenSnapshot
 from tests.agents.screen_driver import ScreenDriver, replay_screens, screen_text
 from tests.helpers import SK, PtyHarness, only_session, output_text
 

@@ -3,19 +3,36 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from click.testing import CliRunner, Result
 
-from tests.helpers import invoke_sk
 from shellkeep.cli.main import main
 from shellkeep.store.paths import Paths
+from shellkeep.store.session import SessionMeta
 from tests.factory import make_session
+from tests.helpers import invoke_sk
 
 
 def sk(*args: str) -> Result:
     return CliRunner().invoke(main, list(args))
+
+
+def reindex_in_background(meta: SessionMeta) -> subprocess.Popen[bytes]:
+    """Start ``shellkeep reindex --session ID`` detached, as a session's end may hand its indexing off."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "shellkeep", "-q", "reindex", "--session", meta.id],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=meta.project_root if os.path.isdir(meta.project_root) else None,
+        start_new_session=True,
+        close_fds=True,
+    )
 
 
 def test_reindex_rebuilds_from_the_folders(home: Paths) -> None:
@@ -42,7 +59,6 @@ def test_reindex_replaces_a_corrupt_index(home: Paths) -> None:
 
 
 def test_reindex_one_session_and_in_the_background(home: Paths) -> None:
-    from shellkeep.archive.index import index_in_background
     from tests.helpers import wait_until
 
     first = make_session(home, Path.cwd(), 1, events=[(0.1, "o", "alpha text\r\n")])
@@ -50,7 +66,7 @@ def test_reindex_one_session_and_in_the_background(home: Paths) -> None:
     assert result.exit_code == 0 and result.stdout.startswith("indexed 1 session ")
     assert len(json.loads(sk("search", "alpha", "--json").stdout)) == 1
     second = make_session(home, Path.cwd(), 2, events=[(0.1, "o", "omega text\r\n")])
-    index_in_background(second)
+    child = reindex_in_background(second)
 
     def indexed() -> bool:
         import sqlite3
@@ -63,6 +79,7 @@ def test_reindex_one_session_and_in_the_background(home: Paths) -> None:
         return bool(row and row[0])
 
     wait_until(indexed, timeout_s=60)
+    child.wait(timeout=60)
 
 
 def test_a_corrupt_index_is_one_line_and_rebuilt(home: Paths) -> None:

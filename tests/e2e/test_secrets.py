@@ -21,6 +21,7 @@ import json
 import os
 import random
 import re
+import shutil
 import string
 import sys
 import time
@@ -610,7 +611,7 @@ def test_a_token_shown_in_less_with_its_search_highlighted_is_not_stored(home: P
 
 def test_the_last_screen_keeps_its_columns_around_a_marker(home: Paths, tmp_path: Path) -> None:
     """A marker longer or shorter than its secret: the text after it on the line stays in its column."""
-    from shellkeep.terminal.screen import last_screen
+    from shellkeep.terminal.replay import last_screen
     from tests.recordings import open_cast
 
     lines = [f"key {SCREEN_TOKEN} tail-one", "password=FAKEhunter2 tail-two"]
@@ -635,6 +636,16 @@ def test_the_last_screen_keeps_its_columns_around_a_marker(home: Paths, tmp_path
 
 # -- a broken config file -------------------------------------------------------------------
 
+GOOD_CONFIG = (
+    "[redact]\n"
+    "patterns = [\n"
+    "  { name = 'corp', pattern = 'corp_[A-Za-z0-9]{24}' },\n"
+    "  { name = 'ticket', pattern = 'TICKET-(?P<secret>[0-9]{6})' },\n"
+    "]\n"
+    "[record]\n"
+    "input = false\n"
+)
+
 BROKEN_CONFIG = (
     "[redact]\n"
     "enabled = false\n"  # not honoured from a broken file: that would let secrets in
@@ -651,24 +662,38 @@ BROKEN_CONFIG = (
     "title = \n"  # a second syntax error
 )
 
+SECRETS = ["corp_FAKE0123456789abcdefghij", "TICKET-424242", "ghp_FAKE0123456789abcdefghijklmnopqrstuv"]
 
-def test_a_session_recorded_with_a_broken_config_never_stores_what_its_patterns_remove(
+
+def _start_printing_secrets(tmp_path: Path) -> PtyHarness:
+    """Start a recording whose child prints ``SECRETS``, then waits for a line."""
+    data = tmp_path / "secrets.json"
+    data.write_text(json.dumps(SECRETS))
+    child = f"import json\nfor s in json.load(open({str(data)!r})): print('value:', s)\ninput()\n"
+    return PtyHarness.start([*SK, "run", "--", sys.executable, "-c", child])
+
+
+def test_a_session_recorded_with_a_broken_config_uses_its_last_good_copy_and_never_stores_what_its_patterns_remove(
     home: Paths, tmp_path: Path
 ) -> None:
     home.config_file.parent.mkdir(parents=True, exist_ok=True)
+    home.config_file.write_text(GOOD_CONFIG)
+    kept = run_sk("run", "--", "true")  # a recording with the good file keeps its copy
+    assert kept.returncode == 0, kept.stderr
+    wait_for_housekeeping(home)  # its compression is done before its folder goes
+    for folder in session_folders(home):  # leave only the session under test
+        shutil.rmtree(folder.parent)
+    assert home.last_good_config().is_file()
     home.config_file.write_text(BROKEN_CONFIG)
-    secrets = ["corp_FAKE0123456789abcdefghij", "TICKET-424242", "ghp_FAKE0123456789abcdefghijklmnopqrstuv"]
-    data = tmp_path / "secrets.json"
-    data.write_text(json.dumps(secrets))
-    child = f"import json\nfor s in json.load(open({str(data)!r})): print('value:', s)\ninput()\n"
-    harness = PtyHarness.start([*SK, "run", "--", sys.executable, "-c", child])
+    harness = _start_printing_secrets(tmp_path)
     harness.expect(b"invalid toml", 20)  # the one-line warning on the terminal
-    harness.expect(secrets[-1].encode(), 20)  # the child ran and printed all three
+    harness.expect(b"recording with its last good copy from ", 20)
+    harness.expect(SECRETS[-1].encode(), 20)  # the child ran and printed all three
     _assert_the_broken_configs_rules_held(home, harness)
 
 
 def _assert_the_broken_configs_rules_held(home: Paths, harness: PtyHarness) -> None:
-    """Type a line, end the session, then check what the broken config's rules promise:
+    """Type a line, end the session, then check what the good copy's rules promise:
     no secret anywhere in the data folder, each rule's marker in the recording, and no
     'i' event (input = false still applies; the echo is output)."""
     harness.write(b"typed line\r")
@@ -682,29 +707,21 @@ def _assert_the_broken_configs_rules_held(home: Paths, harness: PtyHarness) -> N
     assert recorded_text(home, "i") == ""
 
 
-BROKEN_DOTTED_CONFIG = (
-    "redact.enabled = false\n"  # not honoured from a broken file
-    "redact.patterns = [\n"
-    "  { name = 'corp', pattern = 'corp_[A-Za-z0-9]{24}' },\n"
-    "  { name = 'half-written' pattern = 'x' },\n"  # a syntax error, and the array is never closed
-    "redact.allowlist = ['ghp_.*']\n"  # not honoured either
-    "redact.patterns = [{ name = 'ticket', pattern = 'TICKET-(?P<secret>[0-9]{6})', note = 'ours' }]\n"
-    "record.input = false\n"
-    "record.title = \n"
-)
-
-
-def test_a_broken_config_in_dotted_keys_still_redacts_with_its_patterns_in_a_real_pty(home: Paths, tmp_path: Path) -> None:
-    """The same promise for a file written in dotted keys: an array cut short, a key stated
-    twice, a rule with a key shellkeep does not know; every rule it states still applies."""
+def test_a_broken_config_with_no_good_copy_keeps_nothing_but_metadata_in_a_real_pty(home: Paths, tmp_path: Path) -> None:
+    """With no good copy, the rules the broken file states cannot be known: the strictest
+    privacy settings apply (record.detail = 'metadata', no input), and the one warning says so."""
     home.config_file.parent.mkdir(parents=True, exist_ok=True)
-    home.config_file.write_text(BROKEN_DOTTED_CONFIG)
-    secrets = ["corp_FAKE0123456789abcdefghij", "TICKET-424242", "ghp_FAKE0123456789abcdefghijklmnopqrstuv"]
-    data = tmp_path / "secrets.json"
-    data.write_text(json.dumps(secrets))
-    child = f"import json\nfor s in json.load(open({str(data)!r})): print('value:', s)\ninput()\n"
-    harness = PtyHarness.start([*SK, "run", "--", sys.executable, "-c", child])
+    home.config_file.write_text(BROKEN_CONFIG)
+    harness = _start_printing_secrets(tmp_path)
     harness.expect(b"invalid toml", 20)
-    harness.expect(b"unknown key 'note' in redact.patterns rule 'ticket'", 20)  # said, and applied anyway
-    harness.expect(secrets[-1].encode(), 20)
-    _assert_the_broken_configs_rules_held(home, harness)
+    harness.expect(b"the strictest privacy settings, as no good copy of it is kept", 20)
+    harness.expect(SECRETS[-1].encode(), 20)
+    harness.write(b"typed line\r")
+    assert harness.finish(30) == 0
+    build_index()
+    for path, text in stored_views(home.home):
+        for needle in ("FAKE0123456789", "424242", "typed line"):
+            assert needle not in text, f"{needle!r} stored in {path}"
+    [folder] = [meta.parent for meta in session_folders(home)]
+    assert json.loads((folder / "meta.json").read_text())["detail"] == "metadata"
+    assert not home.last_good_config().exists()  # a broken file is never kept as the good copy

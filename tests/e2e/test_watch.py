@@ -23,7 +23,7 @@ from shellkeep.capture.live import INPUT_MARKER_PREFIX, MAX_CLIENTS, LiveEnd, Li
 from shellkeep.store.audit import read_entries
 from shellkeep.store.paths import Paths
 from shellkeep.store.session import LIVE_SOCKET
-from shellkeep.terminal.screen import Terminal
+from shellkeep.terminal.emulator import Terminal
 from shellkeep.termsize import TermSize
 from tests.e2e.test_disk import small_disk  # noqa: F401 - a fixture: a 256 KiB tmpfs as the data folder
 from tests.helpers import PtyHarness, SK, invoke_sk, only_session, output_text, run_sk, wait_until

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from shellkeep.app.context import open_context
-from shellkeep.tui.picker import Choice, picker_app, run_picker
+from shellkeep.tui.picker import picker_app, run_picker
+from shellkeep.tui.rows import Choice
 from shellkeep.errors import SessionNotFound, UserInputError
 from shellkeep.store.paths import Paths
 from tests.unit.test_resume import exchange, make_session

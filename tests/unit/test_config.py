@@ -1,4 +1,4 @@
-"""Settings, precedence, validation and writing of config.toml: shellkeep/config.py."""
+"""Settings, precedence, validation and writing of config.toml: shellkeep/config/ (a broken file: test_config_fallback.py)."""
 
 from __future__ import annotations
 
@@ -18,18 +18,17 @@ from shellkeep.config import (
     RecordConfig,
     RedactPattern,
     RetentionConfig,
-    _specs,
     check_config_file,
     config_keys,
     create_config_file,
     explain_config,
     get_config_value,
     load_config,
-    load_config_salvaged,
     parse_size,
     render_config_template,
     set_config_value,
 )
+from shellkeep.config.keys import specs as _specs
 from shellkeep.errors import ConfigError
 from shellkeep.store.paths import Paths
 
@@ -379,7 +378,7 @@ def test_a_project_file_sets_retention_limits_for_its_project(home: Paths, proje
 def test_without_any_config_layer_run_uses_the_config_defaults(tmp_path: Path) -> None:
     """run skips loading config when no layer exists; its defaults must be the config's."""
     from shellkeep.config import ENV_VARS, Config
-    from shellkeep.app.record import _CONFIG_ENV_PREFIXES, load_settings, settings_from_config
+    from shellkeep.app.run_request import _CONFIG_ENV_PREFIXES, load_settings, settings_from_config
 
     assert all(name.startswith(_CONFIG_ENV_PREFIXES) for name in ENV_VARS)
     paths = Paths(home=tmp_path / "home", config_file=tmp_path / "none" / "config.toml")
@@ -392,177 +391,6 @@ def test_without_any_config_layer_run_uses_the_config_defaults(tmp_path: Path) -
     assert slow.record_input is False
     (project / PROJECT_FILE_NAME).write_text("[record]\ninput = false\n")
     assert load_settings(paths, project, warn=pytest.fail, env={}).record_input is False
-
-
-# ----------------------------------------------------------------- a broken file
-
-CORP = RedactPattern("corp", "corp_[0-9]{8}")
-
-BROKEN = {
-    "syntax-error-elsewhere": (
-        "[record]\ninput = false\ntitle = \n[redact]\nenabled = false\n"
-        "patterns = [{ name = 'corp', pattern = 'corp_[0-9]{8}' }]\nallowlist = ['.*']\n"
-        "[encryption]\nencrypt = true\nkey_file = \"/keys/k\"\n[retention]\nauto_gc = true\nmax_sessions = 1\n"
-    ),
-    "bad-rule-beside-a-good-one": (
-        "[redact]\npatterns = [\n  { name = 'corp', pattern = 'corp_[0-9]{8}' },\n"
-        "  { name = 'half' pattern = 'x' },\n]\n[record]\ninput = false\n"
-    ),
-    "array-of-tables": (
-        "[[redact.patterns]]\nname = 'corp'\npattern = 'corp_[0-9]{8}'\n[[redact.patterns]]\nname = 'bad'\n"
-        "pattern = '('\n[record]\ninput = false\n[encryption]\nencrypt = true\nkey_file = \"/keys/k\"\n"
-        "title = oops\n"
-    ),
-    "dotted-keys-at-the-top": (
-        "record.input = false\nredact.enabled = false\n"
-        "redact.patterns = [{ name = 'corp', pattern = 'corp_[0-9]{8}' }]\nredact.allowlist = ['.*']\n"
-        "encryption.encrypt = true\nencryption.key_file = \"/keys/k\"\nretention.max_sessions = 1\n"
-        "record.title = \n"
-    ),
-    "dotted-keys-inside-tables": (
-        "[retention]\nmax_sessions = 1\n[redact]\nenabled = false\n"
-        "patterns = [{ name = 'corp', pattern = 'corp_[0-9]{8}' }]\n"
-        "allowlist.x = ['.*']\n"  # redact.allowlist.x: no such key, and never salvaged
-        "[record]\ninput = oops\nredact.patterns = [{ name = 'nested', pattern = 'n_[0-9]{8}' }]\n"  # record.redact
-        "input = false\n"
-    ),
-    "inline-tables": (
-        "record = { input = false, title = 'x' }\n"
-        "redact = { enabled = false, patterns = [{ name = 'corp', pattern = 'corp_[0-9]{8}' }], allowlist = ['.*'] }\n"
-        "encryption = { encrypt = true, key_file = \"/keys/k\" }\nretention = { max_sessions = 1 }\n[record\n"
-    ),
-    "inline-table-with-a-bad-rule": (
-        "redact = { patterns = [{ name = 'half' pattern = 'x' }, { name = 'corp', pattern = 'corp_[0-9]{8}' }] }\n"
-        "record.input = false\n"
-    ),
-    "quoted-keys-spaced-headers": (
-        "[ \"redact\" ]  # custom rules\n'patterns' = [{ name = 'corp', pattern = 'corp_[0-9]{8}' }]\n"
-        "[ record ]\n\"input\" = false\noops\n"
-    ),
-    "one-line-array-with-bad-rules": (
-        "[redact]\npatterns = [{ name = 'corp', pattern = 'corp_[0-9]{8}' }, { name = 'half' pattern = 'x' }, "
-        "{ name = 'bad', pattern = '(' }]\n[record]\ninput = false\n"
-    ),
-    "error-mid-table-and-an-array-cut-short": (
-        "[record]\ntitle = \ninput = false\n[redact]\nenabled = false\npatterns = [\n"
-        "  { name = 'corp', pattern = 'corp_[0-9]{8}' },\n  { name = 'half' pattern = 'x' },\n"
-        "[encryption]\nencrypt = true\nkey_file = \"/keys/k\"\n"
-    ),
-    "header-missing-its-bracket": (
-        "[redact\npatterns = [{ name = 'corp', pattern = 'corp_[0-9]{8}' }]\n[[record\n[record]\ninput = false\n"
-    ),
-    "keys-stated-twice": (
-        "[record]\ninput = false\ninput = true\n[redact]\npatterns = [{ name = 'corp', pattern = 'corp_[0-9]{8}' }]\n"
-        "[redact]\nenabled = false\npatterns = [{ name = 'corp', pattern = 'corp_[0-9]{8}' }]\n"
-        "[encryption]\nencrypt = true\nencrypt = false\nkey_file = \"/keys/k\"\n"
-    ),
-    "valid-toml-rule-with-an-unknown-key": (
-        "[redact]\npatterns = [{ name = 'corp', pattern = 'corp_[0-9]{8}', note = 'ours' }]\n[record]\ninput = false\n"
-    ),
-    "utf-8-bom": "\ufeff[redact]\npatterns = [{ name = 'corp', pattern = 'corp_[0-9]{8}' }]\n[record]\ninput = false\n",
-    "valid-toml-wrong-key": (
-        "[record]\ninput = false\nflush_intervl_ms = 5\n[redact]\nenabled = false\n"
-        "patterns = [{ name = 'corp', pattern = 'corp_[0-9]{8}' }]\n[encryption]\nencrypt = true\n"
-        "key_file = \"/keys/k\"\n"
-    ),
-}
-
-
-@pytest.mark.parametrize("text", BROKEN.values(), ids=BROKEN.keys())
-def test_a_broken_file_keeps_every_privacy_setting_it_states_and_nothing_that_weakens_privacy(
-    home: Paths, text: str
-) -> None:
-    write(home.config_file, text)
-    with pytest.raises(ConfigError):
-        load_config(home, None, {})
-    config, problems = load_config_salvaged(home, None, {})
-    assert len(problems) == 1 and str(home.config_file) in str(problems[0])
-    assert config.redact.patterns == (CORP,)  # the broken entry beside it is dropped
-    assert config.record.input is False
-    assert config.redact.enabled is True and config.redact.allowlist == ()  # never weakened
-    assert config.retention == RetentionConfig()  # nothing is deleted on a misread limit
-    if "encryption" in text:
-        assert config.encryption.encrypt is True and config.encryption.key_file == "/keys/k"
-
-
-def test_a_broken_project_file_adds_its_patterns_and_a_good_user_file_applies_in_full(
-    home: Paths, project: Path
-) -> None:
-    write(home.config_file, "[record]\ncoalesce_ms = 9\n[redact]\npatterns = [{ name = 'a', pattern = 'a_[0-9]{8}' }]\n")
-    write(project / PROJECT_FILE_NAME, "[redact]\npatterns = [{ name = 'corp', pattern = 'corp_[0-9]{8}' }]\n[record\n")
-    config, problems = load_config_salvaged(home, project, {})
-    assert len(problems) == 1 and PROJECT_FILE_NAME in str(problems[0])
-    assert config.record.coalesce_ms == 9
-    assert config.redact.patterns == (RedactPattern("a", "a_[0-9]{8}"), CORP)
-
-
-def test_a_good_config_loads_the_same_salvaged_or_not(home: Paths) -> None:
-    write(home.config_file, "[record]\ncoalesce_ms = 9\n[redact]\nenabled = false\n")
-    assert load_config_salvaged(home, None, {}) == (load_config(home, None, {}), ())
-
-
-@pytest.mark.parametrize(
-    "record",
-    ["input = false\ninput = true\n", "input = true\ninput = false\n", "input = tru\ninput = false\n", "input = false\ninput = \n"],
-    ids=["strict-first", "strict-last", "broken-first", "broken-last"],
-)
-def test_a_key_stated_twice_keeps_the_value_that_adds_privacy(home: Paths, record: str) -> None:
-    write(home.config_file, f"[record]\n{record}[encryption]\nencrypt = true\nencrypt = false\n")
-    config, _ = load_config_salvaged(home, None, {})
-    assert config.record.input is False and config.encryption.encrypt is True
-
-
-def test_a_broken_array_keeps_each_rule_that_parses_however_it_is_cut(home: Paths) -> None:
-    write(
-        home.config_file,
-        "[redact]\npatterns = [ { name = 'a', pattern = 'a_[0-9]{8,12}' }, { name = 'half' pattern = 'x' },\n"
-        "  { name = 'b', pattern = 'b,_[0-9]{8}' }  # no comma after it, a comment, with, commas\n"
-        "  { name = 'c', pattern = '''c_[0-9]{8}''' },\n"
-        "  { name = 'd',\n",  # the file ends mid-rule
-    )
-    config, problems = load_config_salvaged(home, None, {})
-    assert [rule.name for rule in config.redact.patterns] == ["a", "b", "c"] and len(problems) == 1
-    assert config.redact.patterns[0].pattern == "a_[0-9]{8,12}"
-
-
-def test_a_rule_with_an_unknown_key_is_applied_without_it_and_said_once(home: Paths) -> None:
-    write(
-        home.config_file,
-        "[redact]\npatterns = [{ name = 'corp', pattern = 'corp_[0-9]{8}', note = 'ours' },\n"
-        "  { name = 'b', pattern = 'b_[0-9]{8}', note = 'x', owner = 'me' }]\n[record\n",
-    )
-    config, problems = load_config_salvaged(home, None, {})
-    assert config.redact.patterns == (CORP, RedactPattern("b", "b_[0-9]{8}"))
-    assert [str(p).split(": ")[0] for p in problems] == [
-        f"invalid toml in '{home.config_file}' at line 4, column 8",
-        f"unknown key 'note' in redact.patterns rule 'corp' and 2 more in '{home.config_file}'",
-    ]
-    assert str(problems[1]).endswith(": the rules apply without them; fix it with 'shellkeep config edit'")
-    # Once the file is TOML, the unknown key is the error itself: said once, still applied.
-    write(home.config_file, home.config_file.read_text().replace("[record\n", ""))
-    with pytest.raises(ConfigError, match=r"unknown key 'redact.patterns\[0\].note'"):
-        load_config(home, None, {})  # what stays an error: 'config validate' and strict commands
-    config, problems = load_config_salvaged(home, None, {})
-    assert len(problems) == 1 and len(config.redact.patterns) == 2
-
-
-def test_a_recording_warns_once_per_problem_of_a_broken_config(home: Paths, project: Path) -> None:
-    from shellkeep.app.record import load_settings
-
-    write(home.config_file, "[redact]\npatterns = [{ name = 'corp', pattern = 'corp_[0-9]{8}', note = 'x' }]\ntitle = \n")
-    warnings: list[str] = []
-    settings = load_settings(home, project, warn=warnings.append, env={})
-    assert [w.split(" in ")[0] for w in warnings] == ["invalid toml", "unknown key 'note'"], warnings
-    assert warnings[0].endswith("recording with the default settings and the privacy settings it states")
-    assert settings.redact_config is not None and CORP in settings.redact_config.patterns
-
-
-def test_arrays_nested_too_deeply_are_a_config_error_not_a_crash(home: Paths) -> None:
-    write(home.config_file, "[record]\ninput = false\n[redact]\nallowlist = " + "[" * 5000 + "\n")
-    with pytest.raises(ConfigError, match="invalid toml in .*: arrays or tables nested too deeply; fix it"):
-        load_config(home, None, {})
-    config, problems = load_config_salvaged(home, None, {})
-    assert config.record.input is False and len(problems) == 1
 
 
 def test_a_nested_table_loads_sets_and_refuses_like_the_others(tmp_path: Path) -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from shellkeep.app.stats import estimate_cost, price_of
-from shellkeep.archive.index import UsageTokens
-from shellkeep.config import PROJECT_FILE_NAME, Config, ModelPrice, default_prices, load_config, load_config_salvaged
+from shellkeep.archive.usage import UsageTokens
+from shellkeep.config import PROJECT_FILE_NAME, Config, ModelPrice, default_prices, load_config, load_config_with_fallback
 from shellkeep.errors import ConfigError
 from shellkeep.store.paths import Paths
 
@@ -52,8 +52,8 @@ def test_a_bad_price_is_one_line_naming_the_file_and_key(tmp_path: Path, text: s
         load_config(paths, None, {})
     assert message in str(caught.value) and str(paths.config_file) in str(caught.value)
     assert "\n" not in str(caught.value)
-    config, problems = load_config_salvaged(paths, None, {})
-    assert config.prices == default_prices() and len(problems) == 1  # a reading command goes on with the shipped prices
+    loaded = load_config_with_fallback(paths, None, {})
+    assert loaded.config.prices == default_prices() and len(loaded.problems) == 1  # a reading command goes on with the shipped prices
 
 
 def test_a_project_file_cannot_set_prices(tmp_path: Path) -> None:

@@ -7,11 +7,13 @@ import json
 import subprocess
 import sys
 
+import click
 import pytest
 from click.testing import CliRunner
 
 from shellkeep import errors
 from shellkeep.cli.main import COMMANDS, main
+from shellkeep.cli.record import SHORT_HELP
 from shellkeep.store.paths import resolve_paths
 from shellkeep.store.session import SessionMeta
 from tests.helpers import SK, run_sk, wait_for_background
@@ -41,6 +43,27 @@ def test_every_command_has_help_ending_with_an_example(name: str) -> None:
     assert result.exit_code == 0, result.output
     assert "Example:" in result.output
     assert "shellkeep" in result.output.split("Example:")[1]
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS), ids=str)
+def test_each_stored_short_help_is_the_commands_own(name: str) -> None:
+    # The group's --help and completion print SHORT_HELP without importing the command.
+    command = main.get_command(click.Context(main), name)
+    assert command is not None and sorted(SHORT_HELP) == sorted(COMMANDS)
+    assert SHORT_HELP[name] == command.get_short_help_str(limit=10**6)
+    stand_in = click.Command(name, help=SHORT_HELP[name])
+    for limit in (20, 45, 59, 100):  # 45: completion; 59: --help at 80 columns
+        assert stand_in.get_short_help_str(limit) == command.get_short_help_str(limit)
+
+
+def test_what_help_shows_without_loading_app_is_apps_own() -> None:
+    # stats --help and serve --help show these without importing the app layer.
+    from shellkeep.app.serve import DEFAULT_PORT
+    from shellkeep.app.stats import USAGE_GROUPS
+    from shellkeep.cli import serve, stats
+
+    assert stats.GROUPS == USAGE_GROUPS
+    assert serve.PORT == DEFAULT_PORT
 
 
 def test_top_level_help_and_version() -> None:

@@ -8,12 +8,12 @@ import sys
 
 PROGRAM = r"""
 import os, signal, sys
-from shellkeep.app import record
-old = record._shield_from_interrupts()
+from shellkeep.app import after_run
+old = after_run.shield_from_interrupts()
 os.kill(os.getpid(), signal.SIGTERM)     # arrives while the session is being stored
 os.kill(os.getpid(), signal.SIGINT)      # a second Ctrl-C: ignored
 sys.stdout.write("stored\n"); sys.stdout.flush()
-record._restore_signals(old)             # the held SIGTERM is delivered now
+after_run.restore_signals(old)             # the held SIGTERM is delivered now
 sys.stdout.write("not reached\n")
 """
 
@@ -26,8 +26,8 @@ def test_sigterm_while_storing_is_delivered_after_the_session_is_stored() -> Non
 
 def test_no_sigterm_while_storing_leaves_the_default_handler() -> None:
     program = (
-        "import signal; from shellkeep.app import record; old = record._shield_from_interrupts(); "
-        "record._restore_signals(old); print(signal.getsignal(signal.SIGTERM) is signal.SIG_DFL)"
+        "import signal; from shellkeep.app import after_run; old = after_run.shield_from_interrupts(); "
+        "after_run.restore_signals(old); print(signal.getsignal(signal.SIGTERM) is signal.SIG_DFL)"
     )
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, timeout=60)
     assert done.returncode == 0 and done.stdout == b"True\n", done.stderr

@@ -1,4 +1,4 @@
-"""Redaction rules and the stream redactor: shellkeep/capture/redaction.py."""
+"""Redaction rules and the stream redactor: the shellkeep/capture/redaction package."""
 
 from __future__ import annotations
 
@@ -175,6 +175,18 @@ def test_private_key_without_end_is_redacted_anyway_and_hold_is_bounded() -> Non
     assert REDACTOR.redact(text + "$ ") == "[REDACTED:private-key]$ "
 
 
+def test_text_after_a_private_key_block_is_written_once_the_block_cannot_grow() -> None:
+    # Key-shaped text after a closed block may be a second copy interleaved with it, up to a
+    # bound; past it the block is decided and what follows is written, not held or swallowed
+    # (regex's partial match of a lazy repeat before a literal once said it could grow forever).
+    key = next(r.example for r in RULES if r.name == "private-key")
+    tail = "".join(f"line {i}: the quick brown fox, jumps over 12 dogs.\r\n" for i in range(600))
+    text = "$ cat id\r\n" + key + "\r\n" + tail
+    s = StreamRedactor(REDACTOR)
+    out = "".join(s.feed(text[i : i + 4096]) for i in range(0, len(text), 4096)) + s.flush()
+    assert out == REDACTOR.redact(text) == "$ cat id\r\n[REDACTED:private-key]\r\n" + tail
+
+
 def test_hold_is_released_once_a_long_candidate_cannot_be_a_secret() -> None:
     # 'eyJ' followed by more than a JWT header can hold is not a JWT: nothing stays held.
     s = StreamRedactor(REDACTOR)
@@ -251,7 +263,7 @@ def _reference_redact(text: str, rules: tuple[RedactionRule, ...] = RULES) -> st
     """Redact with one plain ``re.finditer`` per rule: the slow, obvious reading of the table."""
     import re
 
-    from shellkeep.capture.redaction import _Engine
+    from shellkeep.capture.redaction.engine import _Engine
 
     engine = _Engine(rules, ())
     hits = []
@@ -411,15 +423,36 @@ def test_a_quoted_secret_followed_by_code_is_still_caught(text: str, secret: str
     assert secret not in stream(REDACTOR, text[:12], text[12:])
 
 
-def test_the_precomputed_rule_facts_are_those_of_the_rules() -> None:
-    """rule_facts.FACTS (written by scripts/update-redaction-facts) equals a fresh analysis of every built-in rule."""
-    from shellkeep.capture.redaction import RULES, RuleFacts, analyse_pattern
-    from shellkeep.capture.rule_facts import FACTS
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.name)
+def test_each_rule_declares_keywords_its_example_holds_where_it_says(rule: RedactionRule) -> None:
+    """The prefilter tries a rule only at its keywords: a wrong table would miss its secrets."""
+    import re
 
-    fresh = {rule.pattern: analyse_pattern(rule.pattern) for rule in RULES}
-    assert set(FACTS) == set(fresh), "stale: run scripts/update-redaction-facts"
-    for pattern, facts in FACTS.items():
-        assert RuleFacts(*facts) == fresh[pattern], f"stale facts for {pattern!r}: run scripts/update-redaction-facts"
+    assert rule.keywords, f"{rule.name}: every built-in rule declares its keywords"
+    m = re.search(rule.pattern, rule.example)
+    assert m is not None
+    ci = rule.pattern.startswith("(?i)")
+    match = m.group(0).lower() if ci else m.group(0)
+    if ci:
+        assert all(k == k.lower() for k in rule.keywords), f"{rule.name}: keywords of a (?i) rule are lower-case"
+    if rule.keyword_within:
+        at = min((match.find(k) for k in rule.keywords if k in match), default=-1)
+        assert 0 <= at <= rule.keyword_within, f"{rule.name}: no keyword within {rule.keyword_within} of {match!r}"
+    else:
+        assert match.startswith(rule.keywords), f"{rule.name}: {match!r} starts with none of {rule.keywords}"
+    if rule.requires:
+        assert any(ch in m.group(0) for ch in rule.requires), f"{rule.name}: {match!r} holds none of {rule.requires!r}"
+
+
+def test_a_user_pattern_is_keyword_free_unless_it_starts_with_plain_characters() -> None:
+    from shellkeep.capture.redaction import user_rule
+
+    assert user_rule("u", r"corp_[A-Za-z0-9]{12}").keywords == ("corp_",)
+    assert user_rule("u", r"PIN: (?P<secret>\d{4})").keywords == ("PIN: ",)
+    assert user_rule("u", r"ab?c").keywords == ()  # "b" is optional: "a" alone is too short
+    assert user_rule("u", r"\.env-\w+").keywords == (".env-",)
+    for free in (r"(?i)zz\d", r"(?<=id=)[a-f0-9]{6}", r"abc|xyz", r"\bkey-\w{5}"):
+        assert user_rule("u", free).keywords == (), free
 
 
 # ----------------------------------------------------------------- what the screen shows
@@ -448,7 +481,7 @@ SCREEN = {
 
 def shown(text: str) -> str:
     """Return what a terminal shows of ``text`` (the redactor's own view, for the checks)."""
-    from shellkeep.capture.redaction import _ScreenView
+    from shellkeep.capture.redaction.screen_view import _ScreenView
 
     return _ScreenView(text).text
 
@@ -569,8 +602,9 @@ def test_release_writes_a_tail_no_starting_literal_begins(text: str, written: st
         (KEY_EXAMPLE[:60], KEY_EXAMPLE[60:] + "\r\n"),
         ("Enter your API token: ", "FAKEpastedTok3n00\r\n"),
         ("password: FAKE", "hunter2\r\n"),
+        ("id pat-", "na1-01234567-89ab-cdef-0123-456789abcdef\r\n"),
     ],
-    ids=["github", "aws", "anthropic", "coloured", "private-key", "prompt", "keyword"],
+    ids=["github", "aws", "anthropic", "coloured", "private-key", "prompt", "keyword", "shared-start"],
 )
 def test_release_keeps_holding_a_token_begun_with_its_literal_then_one_marker(first: str, rest: str) -> None:
     s = StreamRedactor(REDACTOR, keep_columns=True)
@@ -633,7 +667,7 @@ def test_the_quiet_check_of_short_texts_gives_the_full_scans_answers() -> None:
     # The C-only path for short texts without a rule's literal (typed keys: the writer's slice
     # of work holds the GIL while the relay waits) must find what scanning every rule finds
     # and hold back at least as much (a start spelt out, ``dop_``, holds at once).
-    from shellkeep.capture.redaction import _Engine
+    from shellkeep.capture.redaction.engine import _Engine
 
     quick = _Engine(RULES, ())
     full = _Engine(RULES, ())
@@ -647,3 +681,19 @@ def test_the_quiet_check_of_short_texts_gives_the_full_scans_answers() -> None:
             if text.startswith("$ "):
                 assert quick.hold_start(text, first) == full.hold_start(text, first), (text, first)
     assert quiet_seen > 1000  # the path under test is taken
+
+
+@pytest.mark.parametrize(
+    ("pattern", "greedy"),
+    [
+        (r"B.{0,50}?EN", r"B.{0,50}EN"),
+        (r"a*?b+?c??d{2}?e", r"a*b+c?d{2}e"),
+        (r"\*?x[?*]?(?:y)?(?P<n>z)??", r"\*?x[?*]?(?:y)?(?P<n>z)?"),
+        (r"(?i)(?<=k)x{2,}?y", r"(?i)(?<=k)x{2,}y"),
+    ],
+    ids=["bounded", "each-quantifier", "escapes-and-classes", "flags-and-lookbehind"],
+)
+def test_the_partial_match_regex_is_the_pattern_made_greedy(pattern: str, greedy: str) -> None:
+    from shellkeep.capture.redaction.compiled import _greedy
+
+    assert _greedy(pattern) == greedy

@@ -6,7 +6,8 @@ import signal
 
 import pytest
 
-from shellkeep.app.record import EXIT_KEY_WINDOW_S, ExitKeyWatch, RunOutcome
+from shellkeep.app.exit_keys import EXIT_KEY_WINDOW_S, ExitKeyWatch
+from shellkeep.app.record import RunOutcome
 from shellkeep.app.supervise import is_crash, restart_limit
 from shellkeep.errors import UserInputError
 from shellkeep.pty.relay import RelayResult

@@ -3,7 +3,7 @@
 The page holds the session's metadata and, for each exchange, its prompt, its answer (in a
 monospace font when it is terminal output: ``formats.answer_is_output``) and
 the screen as it stood when that exchange ended (just before the next prompt; the last
-one at the end of the recording), rendered in colour by ``shellkeep.terminal.screen``. A session
+one at the end of the recording), rendered in colour by ``shellkeep.terminal``. A session
 without exchanges shows the screen at each marker and at the end.
 """
 
@@ -18,7 +18,7 @@ from shellkeep import __version__
 from shellkeep.archive.export.formats import answer_is_output, summary_rows
 from shellkeep.archive.timeline import exchange_offset_s, read_session_markers
 from shellkeep.store.session import SessionMeta, iso, utc_now
-from shellkeep.terminal.screen import iter_screens
+from shellkeep.terminal.replay import iter_screens
 from shellkeep.vault.access import Vault
 from shellkeep.vault.exchanges import read_exchanges
 

@@ -49,7 +49,7 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("prompt", "string", "exchange rows: the prompt as stored (redacted)"),
     ("answer", "string", "exchange rows: the answer as stored (redacted)"),
 )
-"""(name, type, meaning) of every column, in order: the schema the README documents."""
+"""(name, type, meaning) of every column, in order: the schema docs/export.md documents."""
 
 _NAMES = tuple(name for name, _, _ in COLUMNS)
 

@@ -98,19 +98,21 @@ def test_an_empty_query_is_a_user_error(home: Paths, tmp_path: Path) -> None:
 def test_the_index_keeps_an_encrypted_sessions_row_only_and_search_merges_its_hits(home: Paths, tmp_path: Path) -> None:
     import sqlite3
 
-    from shellkeep.archive import index as ix
+    from shellkeep.archive.index import connect
+    from shellkeep.archive.listing import SessionQuery, list_indexed
+    from shellkeep.archive.search import SearchRequest, search
 
     root = tmp_path / "p"
     meta = make_session(home, root, 1, name="fruit", events=[(0.5, "o", "mango\r\n"), (0.7, "m", "mango mark")])
     cast = Path(meta.cast)
     write_records_atomic(cast, split_records(cast.read_bytes()), current_key(home, create=True))
     plain = make_session(home, root, 2, events=[(0.5, "o", "papaya\r\n")])
-    found = ix.search(home, ix.SearchRequest("mango OR papaya"))
+    found = search(home, SearchRequest("mango OR papaya"))
     assert sorted((h.session_id, h.kind) for h in found) == [
         (meta.id, "marker"), (meta.id, "transcript"), (plain.id, "transcript")
     ]
     assert is_encrypted(meta.folder / SEARCH_FILE)
-    listed = {s.id: s for s in ix.list_indexed(home, ix.SessionQuery())}
+    listed = {s.id: s for s in list_indexed(home, SessionQuery())}
     assert listed[meta.id].meta() == meta and listed[meta.id].to_json()["name"] == "fruit"
     with sqlite3.connect(home.index) as conn:
         counts = {
@@ -120,7 +122,7 @@ def test_the_index_keeps_an_encrypted_sessions_row_only_and_search_merges_its_hi
     assert counts == {"chunks": 0, "markers": 0, "session_json": 0, "sessions": 1}
     for path in home.home.glob("index.sqlite3*"):
         assert b"mango" not in path.read_bytes(), path
-    conn = ix._connect(home.index)
+    conn = connect(home.index)
     try:
         assert conn.execute("PRAGMA secure_delete").fetchone()[0] == 1  # deleted rows are zeroed
     finally:
@@ -153,7 +155,7 @@ def test_a_plain_and_an_encrypted_session_with_the_same_text_give_the_same_hits(
 ) -> None:
     import json
 
-    from shellkeep.archive import index as ix
+    from shellkeep.archive.search import SearchRequest, search
 
     root = tmp_path / "p"
     plain = make_session(home, root, 1, events=SAME_EVENTS, exchanges=SAME_EXCHANGES)
@@ -163,7 +165,7 @@ def test_a_plain_and_an_encrypted_session_with_the_same_text_give_the_same_hits(
         write_records_atomic(path, split_records(path.read_bytes()), key)
     assert json.loads((sealed.folder / "meta.json").read_text())["id"] == sealed.id
 
-    hits = ix.search(home, ix.SearchRequest(query, limit=50))
+    hits = search(home, SearchRequest(query, limit=50))
 
     def of(meta: SessionMeta) -> list[tuple[object, ...]]:
         return sorted(

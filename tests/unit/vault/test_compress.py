@@ -201,7 +201,8 @@ def _state(home: Paths, tmp_path: Path, state: str) -> tuple[SessionMeta, bytes]
 @pytest.mark.parametrize("state", STATES)
 def test_every_reader_reads_every_state_a_crash_or_an_earlier_version_leaves(home: Paths, tmp_path: Path, state: str) -> None:
     from shellkeep.archive.export.formats import write_cast, write_txt
-    from shellkeep.archive.index import SearchRequest, index_session, search
+    from shellkeep.archive.index import index_session
+    from shellkeep.archive.search import SearchRequest, search
     from shellkeep.store.session import list_sessions, recording_path
     from shellkeep.vault.crypto import private_files
     from tests.recordings import last_screen

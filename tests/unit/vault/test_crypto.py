@@ -495,7 +495,8 @@ def test_rotation_can_encrypt_plain_sessions(home: Paths, tmp_path: Path) -> Non
 def test_runner_open_cast_wraps_lazily(home: Paths, tmp_path: Path) -> None:
     import sys
 
-    from shellkeep.app.record import RecordSettings, _open_cast
+    from shellkeep.app.run_request import RecordSettings
+    from shellkeep.app.recording import _open_cast
 
     out = _open_cast(tmp_path / "session.cast", home, RecordSettings(encrypt=True))
     assert isinstance(out, EncryptedWriter)

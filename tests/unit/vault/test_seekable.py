@@ -17,7 +17,8 @@ from shellkeep.termsize import TermSize
 from shellkeep.vault.recording import open_stream, tail_source
 from shellkeep.vault.seekable import FRAME_BYTES, SeekableFrames, compressed_frames, read_seek_table
 from tests.recordings import last_screen, read_tail
-from tests.unit.terminal.test_screen import RECORDINGS, SIZE, full_render, write_cast
+from tests.unit.terminal.helpers import SIZE, full_render, write_cast
+from tests.unit.terminal.test_tail import RECORDINGS
 
 FRAME = 16 << 10  # small frames, so that modest recordings span many
 
@@ -68,10 +69,10 @@ def test_only_the_frames_near_the_end_are_decompressed(tmp_path: Path) -> None:
     source = tail_source(packed)
     assert isinstance(source, SeekableFrames)
     assert last_screen(packed) == last_screen(plain)
-    from shellkeep.terminal import screen
+    from shellkeep.terminal.replay import last_screen as render_last_screen
     from tests.recordings import open_cast
 
-    snap = screen.last_screen(open_cast(packed), mapped=source)
+    snap = render_last_screen(open_cast(packed), mapped=source)
     assert snap.to_text() == "final screen\n$"
     assert 1 <= source.frames_read <= 3
     assert snap.size == TermSize(50, 12)

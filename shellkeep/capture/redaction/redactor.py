@@ -1,0 +1,397 @@
+"""Own the redactors: ``Redactor`` for a whole text, ``StreamRedactor`` for the capture stream.
+
+``Redactor.redact`` works on a whole text. ``StreamRedactor`` works on the capture stream:
+``feed`` returns what is safe to write now and holds back a tail that could be the start of
+a secret still arriving, for as long as it could, so a secret split across two reads however
+far apart is still caught (on output, ``release`` lets a quiet second write a tail that no
+rule's starting keyword begins). The hold is exact: the tail is held from the earliest
+position where the text is a match or could still become one (the engine's partial
+matching). Ordinary output holds back nothing or a few characters; a possible secret at most
+20 KiB, at which bound it is written as its rule's marker.
+
+Text is ``str`` (already UTF-8 decoded), so a hold never splits a character. Escape
+sequences stay as they are: a secret between two of them is replaced and they are kept, and
+the keyword rules skip SGR colour codes between a keyword and its value. A secret with escape
+sequences, backspaces or DELs inside it is matched on what the screen shows (``screen_view``),
+mapped back so its whole raw span becomes the marker. ``keep_columns`` (output streams) makes
+a one-line secret's marker take its screen width.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+from collections.abc import Iterable
+
+from shellkeep.capture.redaction.compiled import CompiledRule, Hit
+from shellkeep.capture.redaction.engine import _HOLD_MAX, _Engine, _settle
+from shellkeep.capture.redaction.rules import MARKER, MARKER_PREFIX, RULES, RedactionRule, user_rule
+from shellkeep.capture.redaction.screen_view import _has_screen_controls
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
+if TYPE_CHECKING:
+    from shellkeep.config import RedactConfig
+
+
+class Redactor:
+    """Replace secrets in text with ``[REDACTED:<name>]``.
+
+    Rules earlier in ``rules`` win where two matches overlap; overlapping matches are
+    replaced together, so no part of either survives. A secret that an ``allowlist``
+    regex matches in full is left alone. Safe to share between threads.
+    """
+
+    def __init__(self, rules: Iterable[RedactionRule] = RULES, allowlist: Iterable[str] = ()) -> None:
+        """Keep the rules; nothing is compiled until the first text arrives."""
+        self._rules = tuple(rules)
+        self._allowlist = tuple(allowlist)
+        self._engine: _Engine | None = None
+        self._specific: _Engine | None = None  # the rules with starting literals
+        self._lock = threading.Lock()  # the writer and metadata threads compile it only once
+
+    @property
+    def rules(self) -> tuple[RedactionRule, ...]:
+        """Return the rules, highest priority first."""
+        return self._rules
+
+    def redact(self, text: str) -> str:
+        """Return ``text`` with every secret replaced.
+
+        A private key's BEGIN line without its END line redacts the key-shaped text
+        after it (up to 16 KiB); a block whose END is followed by more key-shaped text and
+        another END (two copies interleaved) is redacted up to that second END.
+        """
+        if not text:
+            return text
+        engine = self._compiled()
+        if not engine.rules:
+            return text
+        hits = engine.hits(text)
+        if _has_screen_controls(text):
+            hits += engine.screen_hits(text)
+        return engine.apply(text, hits, 0, len(text)) if hits else text
+
+    def _compiled(self) -> _Engine:
+        """Return the compiled rules, compiling them on first use."""
+        engine = self._engine
+        if engine is None:
+            with self._lock:
+                engine = self._engine
+                if engine is None:
+                    engine = self._engine = _Engine(self._rules, self._allowlist)
+        return engine
+
+    def _compiled_specific(self) -> _Engine:
+        """Return the engine of the rules with a starting literal (a token format: ``ghp_``,
+        ``AKIA``, ``-----BEGIN``; a keyword: ``password``), built on first use."""
+        engine = self._specific
+        if engine is None:
+            full = self._compiled()
+            with self._lock:
+                engine = self._specific
+                if engine is None:
+                    keep = [rule for rule, r in zip(self._rules, full.rules) if r.literals]
+                    engine = self._specific = _Engine(tuple(keep), self._allowlist)
+        return engine
+
+
+class StreamRedactor:
+    """Redact a stream of text that arrives in pieces (one per capture read).
+
+    ``feed`` returns the part of everything fed so far that is safe to write now; it holds
+    back the tail from the earliest position where a secret could still be arriving
+    (usually nothing), for as long as it could: no clock releases it, so a secret typed or
+    printed in two parts minutes apart is still caught whole. ``flush`` returns the held
+    tail, redacted as it stands: call it at the end of the stream only.
+
+    ``release`` is the output stream's clock (the writer calls it once output has been quiet
+    for a second): it writes the held tail, redacted as it stands, unless a rule with a
+    starting literal (a token format: ``ghp_``, ``AKIA``, ``sk-ant-``, ``-----BEGIN``; or a
+    keyword: ``password``, ``token``) has seen that literal whole and could still be
+    matching, or the tail is a quoted value its closing quote would make a secret. So a plain
+    last word held only by the rules without a starting literal (``deploy``: the Terraform
+    token's 14 characters before ``.atlasv1.``; ``vim``: an Azure secret's 3 before a digit
+    and ``Q~``), a literal cut short (``s`` of ``s.``, ``gh`` of ``ghp_``) or an unfinished
+    escape sequence is written; ``ghp_`` and half a token, or ``Password: ``, stays held. The
+    released text stays as context: a match that begins in it and goes on in later text
+    still has its later part replaced by the marker.
+
+    The hold is bounded: no hold exceeds ``_HOLD_MAX`` (20 KiB). A possible secret still
+    growing at the bound becomes its rule's marker rather than clear text, and the text that
+    goes on continuing it (checked with the rule's partial match from its first 1 KiB) is
+    swallowed into that marker until it stops.
+
+    On a screen stream, a secret a line editor draws across the right margin (readline and
+    zle write the last column's character, then `` \r`` for a terminal that delays the wrap,
+    xterm's ``xenl``) is cut there for the rules; its part on the next row is blanked with
+    spaces (its columns kept) when the written text ends with a marker and `` \r``, up to the
+    first character no token holds (``_WRAPPED_TAIL``), so no piece of it is left in clear.
+    Not thread-safe: one instance per stream, used by one thread.
+    """
+
+    def __init__(self, redactor: Redactor, *, keep_columns: bool = False) -> None:
+        """Redact with ``redactor``'s rules.
+
+        keep_columns: for a stream drawn on a screen (output): a one-line secret's marker
+        takes the secret's width, padded with spaces or followed by a cursor-back, so the
+        screen rebuilt from the recording keeps its columns. Not for typed input.
+        """
+        self._redactor = redactor
+        self._keep_columns = keep_columns
+        self._held = ""
+        self._context = ""
+        self._released = 0  # characters at the end of _context written by release(): a match may begin there
+        self._open: tuple[CompiledRule, str] | None = None  # (rule, first chars) of a secret cut at the bound
+        self._wrapped = False  # the written text ended with a marker drawn up to a soft wrap
+        self._last_written = ""  # the end of what was written (screen streams), for a marker cut from its wrap
+
+    @property
+    def held(self) -> int:
+        """Return the number of characters held back."""
+        return len(self._held)
+
+    def feed(self, text: str) -> str:
+        """Add ``text`` to the stream; return the redacted text that is safe to write now."""
+        return self._blank_wrapped(self._feed(text))
+
+    def _blank_wrapped(self, written: str) -> str:
+        """Blank what continues a secret past a soft wrap in ``written`` (see the class)."""
+        if not self._keep_columns or not written:
+            return written
+        lead = self._last_written
+        if not self._wrapped and " \r" not in written and not (written[0] == "\r" and lead.endswith(" ")):
+            # The common case: no soft wrap. Keep the end of what was written, cheaply.
+            self._last_written = written[-_LAST_WRITTEN:] if len(written) >= _LAST_WRITTEN else (lead + written)[-_LAST_WRITTEN:]
+            return written
+        buf = lead + written
+        out: list[str] = []
+        pos = len(lead)
+        while True:
+            if not self._wrapped:
+                found = next((m for m in _marker_at_wrap_rx().finditer(buf, max(0, pos - _LAST_WRITTEN)) if m.end() > pos), None)
+                if found is None:
+                    out.append(buf[pos:])
+                    break
+                out.append(buf[pos : found.end()])
+                pos = found.end()
+            # At the start of a row that continues a secret: blank its characters.
+            tail = _wrapped_tail_rx().match(buf, pos)
+            end = tail.end() if tail is not None else pos
+            out.append(" " * (end - pos))
+            pos = end
+            self._wrapped = True
+            if pos == len(buf):
+                break  # it may go on in the next text
+            if buf.startswith(" \r", pos):  # wrapped once more
+                out.append(" \r")
+                pos += 2
+                continue
+            self._wrapped = False
+        result = "".join(out)
+        self._last_written = (lead + result)[-_LAST_WRITTEN:]
+        return result
+
+    def _feed(self, text: str) -> str:
+        engine = self._redactor._compiled()
+        if not engine.rules:
+            return text
+        if self._open is not None:
+            text = self._swallow(engine, text)
+            if self._open is not None or not text:
+                return ""
+        # The last characters already written stay as context (never written again), so a
+        # lookbehind or a \b at the start of a match sees what the whole text would show.
+        base = len(self._context)
+        lo = base - self._released  # a match may begin in text written by release()
+        buf = self._context + self._held + text
+        if len(buf) == base:
+            return ""
+        hits = [h for h in engine.hits(buf) if h[2] >= lo and h[3] > base]
+        cut = engine.hold_start(buf, lo)
+        if _has_screen_controls(buf):  # a secret may be drawn with escape sequences or backspaces inside
+            hits += [h for h in engine.screen_hits(buf, lo) if h[3] > base]
+            cut = min(cut, engine.screen_hold_start(buf, lo))
+        if hits and cut < len(buf):
+            cut = _settle(cut, hits)
+        if cut < base:  # what release() wrote may still be growing into a secret: hold all that is new
+            self._held = buf[base:]
+            return ""
+        # At the bound: a possible secret that would still grow past it is written as its marker.
+        starts = [base] if self._held and cut > base else []
+        if hits:
+            starts += sorted(h[2] for h in hits if h[3] == len(buf) and h[2] < cut)  # a match up to the end
+        for start in starts:
+            rule = engine.still_growing(buf, start)
+            if rule is not None:
+                return self._cut_off(engine, buf, base, hits, start, rule)
+        if len(buf) - cut > _HOLD_MAX:
+            return self._cut_off(engine, buf, base, hits, cut, engine.still_growing(buf, cut) or engine.rules[0])
+        return self._advance(engine, buf, base, hits, cut)
+
+    def flush(self) -> str:
+        """Return the held tail, redacted as it stands, and hold nothing."""
+        return self._blank_wrapped(self._flush())
+
+    def _flush(self) -> str:
+        engine = self._redactor._compiled()
+        self._open = None
+        if not self._held or not engine.rules:
+            held, self._held = self._held, ""
+            return held
+        base = len(self._context)
+        buf = self._context + self._held
+        return self._advance(engine, buf, base, self._hits_at_end(engine, buf, base), len(buf))
+
+    def release(self) -> str:
+        """After a quiet spell on an output stream: return the held tail, redacted as it
+        stands, unless a token format's literal has been seen whole and its match could still
+        be growing (then return "" and go on holding). See the class docstring."""
+        return self._blank_wrapped(self._release())
+
+    def _release(self) -> str:
+        engine = self._redactor._compiled()
+        if not self._held or self._open is not None or not engine.rules:
+            return ""
+        base = len(self._context)
+        lo = base - self._released
+        buf = self._context + self._held
+        n = len(buf)
+        specific = self._redactor._compiled_specific()
+        if specific.rules:
+            cut = specific.hold_start(buf, lo, partials=False)
+            if _has_screen_controls(buf):
+                cut = min(cut, specific.screen_hold_start(buf, lo, escapes=False, partials=False))
+            if cut < n:
+                return ""
+        hits = self._hits_at_end(engine, buf, base)
+        if self._unclosed_quote(engine, buf, lo, hits):
+            return ""
+        # Where a match may still be growing from: it stays context, for the text that follows.
+        start = engine.hold_start(buf, max(lo, n - _HOLD_MAX))
+        if _has_screen_controls(buf):
+            start = min(start, engine.screen_hold_start(buf, max(lo, n - _HOLD_MAX)))
+        written = engine.apply(buf, hits, base, n, keep_columns=self._keep_columns) if hits else buf[base:]
+        self._held = ""
+        self._released = n - start
+        self._context = buf[max(0, start - engine.context_chars) :]
+        return written
+
+    @staticmethod
+    def _unclosed_quote(engine: _Engine, buf: str, lo: int, hits: list[Hit]) -> bool:
+        """Return whether the end of ``buf`` is a quoted value its closing quote would make a
+        secret (``password="hunter2``): as it stands no rule matches it, so it must stay held."""
+        n = len(buf)
+        if '"' not in buf and "'" not in buf:
+            return False
+        for quote in "\"'":
+            for h in engine.hits(buf + quote):
+                if h[2] >= lo and h[0] < n <= h[1] and not any(k[0] <= h[0] and k[1] >= n for k in hits):
+                    return True
+        return False
+
+    def _hits_at_end(self, engine: _Engine, buf: str, base: int) -> list[Hit]:
+        """Return the matches in ``buf`` that end after ``base`` and begin after the context
+        (or in text written by ``release``)."""
+        lo = base - self._released
+        hits = [h for h in engine.hits(buf) if h[2] >= lo and h[3] > base]
+        if _has_screen_controls(buf):
+            hits += [h for h in engine.screen_hits(buf, lo) if h[3] > base]
+        return hits
+
+    def _advance(self, engine: _Engine, buf: str, base: int, hits: list[Hit], cut: int) -> str:
+        """Write ``buf[base:cut]``, hold the rest and keep the context; return what is written."""
+        self._held = buf[cut:]
+        self._released = 0
+        self._context = buf[max(0, cut - engine.context_chars) : cut]
+        return engine.apply(buf, hits, base, cut, keep_columns=self._keep_columns) if hits else buf[base:cut]
+
+    def _cut_off(self, engine: _Engine, buf: str, base: int, hits: list[Hit], start: int, rule: CompiledRule) -> str:
+        """Write ``buf[base:start]``, then ``rule``'s marker for all of ``buf[start:]``."""
+        start = max(start, base)
+        written = engine.apply(buf, hits, base, start, keep_columns=self._keep_columns) if hits else buf[base:start]
+        self._held = ""
+        self._released = 0
+        self._context = buf[-engine.context_chars :]
+        self._open = (rule, buf[start : start + _OPEN_ANCHOR])
+        return written + MARKER.format(name=rule.name)
+
+    def _swallow(self, engine: _Engine, text: str) -> str:
+        """Drop the start of ``text`` that still continues the secret cut off at the bound;
+        return the rest (the secret has ended when it is not empty)."""
+        assert self._open is not None
+        rule, anchor = self._open
+        partial = rule.partial.get()
+        joined = anchor + text
+        if partial.fullmatch(joined, partial=True) is not None:
+            self._context = joined[-engine.context_chars :]
+            return ""
+        # Every prefix of a prefix is a prefix: find the longest one by bisection.
+        lo, hi = len(anchor), len(joined)  # fullmatch holds at lo, fails at hi
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if partial.fullmatch(joined, 0, mid, partial=True) is not None:
+                lo = mid
+            else:
+                hi = mid
+        self._open = None
+        self._context = joined[max(0, lo - engine.context_chars) : lo]
+        return joined[lo:]
+
+
+_OPEN_ANCHOR = 1024
+"""Characters of a secret cut off at the bound kept to check that later text continues it."""
+
+_LAST_WRITTEN = 512
+"""Characters of written text kept to see a marker and its padding before a later `` \r``."""
+
+_WRAPPED_TAIL = r"[A-Za-z0-9_+/=.~-]*"
+"""The characters a secret's part past a soft wrap may hold (those of token formats)."""
+
+
+@functools.cache
+def _wrapped_tail_rx() -> re.Pattern[str]:
+    return re.compile(_WRAPPED_TAIL)
+
+
+@functools.cache
+def _marker_at_wrap_rx() -> re.Pattern[str]:
+    """A marker, its padding, then a soft wrap's `` \r``."""
+    return re.compile(re.escape(MARKER_PREFIX) + r"[^\]\s]*\] * \r")
+
+
+@functools.cache
+def _builtin_redactor() -> Redactor:
+    return Redactor()
+
+
+def default_stream_redactor(screen: bool = False) -> StreamRedactor:
+    """Return a new StreamRedactor with the built-in rules only (compiled once, shared).
+
+    screen: the stream is drawn on a screen (output): markers keep the secrets' columns.
+    Prefer ``StreamRedactor(build_redactor(config.redact))``, which adds the user's
+    patterns and allowlist.
+    """
+    return StreamRedactor(_builtin_redactor(), keep_columns=screen)
+
+
+@functools.lru_cache(maxsize=8)
+def redactor_for(config: RedactConfig | None) -> Redactor:
+    """Return the Redactor of ``config`` (None: the built-in rules), one per config and process.
+
+    Shared so its rules compile once: the writer thread, the metadata of a run and the
+    conversation stored at its end all redact with the same object.
+    """
+    return _builtin_redactor() if config is None else build_redactor(config)
+
+
+def build_redactor(config: RedactConfig) -> Redactor:
+    """Return the Redactor for the ``[redact]`` settings.
+
+    The user's patterns come first, then ``RULES``; with ``enabled = false`` it has no
+    rules and returns text unchanged.
+    """
+    if not config.enabled:
+        return Redactor(rules=(), allowlist=())
+    user = tuple(user_rule(p.name, p.pattern) for p in config.patterns)
+    return Redactor(rules=user + RULES, allowlist=config.allowlist)

@@ -1,0 +1,213 @@
+r"""Own what a terminal shows of a text (``_ScreenView``) and the escape-sequence helpers.
+
+What a terminal shows of a text: escape sequences (ECMA-48 CSI, OSC, DCS/SOS/PM/APC strings,
+two-character escapes) draw nothing, a backspace moves the cursor one column left so that the
+next character overstrikes the one there (``ab\bc`` shows ``ac``; ``\b \b`` erases), and a
+DEL typed as input erases the character before it. A secret drawn with colours or cursor moves
+between its characters, or typed and corrected, is matched on that view; ``_columns_kept``
+fits a marker to the columns its secret took.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import re
+
+_SCREEN_CONTROLS = ("\x1b", "\x08", "\x7f")
+_COMMON_FINALS = ("m", "k", "h")  # SGR, EL and CUP end most escape sequences inside a word (lower-cased)
+_FINALS = frozenset(map(chr, range(0x40, 0x7F)))  # the last character of a CSI sequence
+_WORD_STARTS = tuple(" \t\n=:\"'>(/")  # what a secret's first character usually follows
+_SCREEN_SPREAD = 12
+"""Raw characters a secret may take per character shown (colour and cursor moves between them)."""
+_SCREEN_TAIL = 8192
+"""Raw characters at the end of the stream in which an ESC/BS/DEL makes its screen view checked for a hold."""
+_SCREEN_BACK = 1024
+"""Raw characters before the last ESC/BS/DEL of the stream where a hold across it may start."""
+_REWRITE = 4
+"""Characters after the last backspace at the end of a stream that may still be erased
+(``\b \b`` cut after its space): the hold is also looked for before them."""
+_LITERAL, _JUNCTION, _AFTER, _ALONE = 0, 1, 2, 3
+"""Kinds of junction pattern: a literal; a literal's start, then ESC/BS/DEL; an escape's final
+and a literal without its first character; a literal's first character alone before an escape."""
+
+@functools.cache
+def _escape_rx() -> re.Pattern[str]:
+    """Return the regex of one escape sequence (ECMA-48; a cut one at the end of a text too)."""
+    return re.compile(
+        r"\x1b(?:\[[0-?]*[ -/]*[@-~]?"  # CSI
+        r"|\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC, ended by BEL or ST
+        r"|[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS, SOS, PM, APC
+        r"|[ -/]*[0-~]?)"  # two-character escapes: ESC ( B, ESC 7, ESC =
+    )
+
+
+@functools.cache
+def _controls_rx() -> re.Pattern[str]:
+    """Return the regex of a run of escape sequences, backspaces and DELs."""
+    return re.compile(f"(?:{_escape_rx().pattern}|[\\x08\\x7f])+")
+
+
+@functools.cache
+def _space_rx() -> re.Pattern[str]:
+    """Return the regex of one whitespace character."""
+    return re.compile(r"\s")
+
+
+@functools.cache
+def _control_rx() -> re.Pattern[str]:
+    """Return the regex of one ESC, BS or DEL."""
+    return re.compile("[\\x1b\\x08\\x7f]")
+
+
+def _cut_escape_start(text: str, start: int) -> int:
+    """Return where an escape sequence cut by the end of ``text`` begins (-1: none is cut).
+
+    Only a short one counts (a CSI or two-character escape, an OSC or DCS string up to 256
+    characters): a longer unterminated string is written as it is.
+    """
+    esc = text.rfind("\x1b", start)
+    if esc == -1:
+        return -1
+    m = _escape_rx().match(text, esc)
+    if m is None or m.end() != len(text):
+        return -1
+    body = text[esc + 1 :]
+    if not body:
+        return esc
+    if body[0] == "[":
+        return esc if not ("\x40" <= body[-1] <= "\x7e") or len(body) == 1 else -1
+    if body[0] in "]PX^_":
+        return esc if len(body) <= 256 and not body.endswith(("\x07", "\x1b\\")) else -1
+    return esc if not ("\x30" <= body[-1] <= "\x7e") else -1
+
+
+def _escapes_ending_at(text: str, end: int) -> int:
+    """Return where the run of escape sequences that ends at ``end`` starts (-1: none ends there)."""
+    rx = _escape_rx()
+    start = -1
+    while True:
+        esc = text.rfind("\x1b", max(0, end - 64), end)
+        m = rx.match(text, esc) if esc != -1 else None
+        if m is None or m.end() != end:
+            return start
+        start = end = esc
+
+
+def _after_controls(text: str, pos: int) -> int:
+    """Return the index after the escape sequences, backspaces and DELs starting at ``pos``."""
+    m = _controls_rx().match(text, pos)
+    return pos if m is None else m.end()
+
+
+def _has_screen_controls(text: str, start: int = 0, end: int | None = None) -> bool:
+    """Return whether ``text[start:end]`` holds an ESC, BS or DEL."""
+    if start == 0 and end is None:
+        return "\x1b" in text or "\x08" in text or "\x7f" in text
+    return any(text.find(ch, start, end) != -1 for ch in _SCREEN_CONTROLS)
+
+
+class _ScreenView:
+    """What the screen shows of ``raw``: ``text``, and where each of its characters came from.
+
+    Indices are 0-based; ``span`` maps a view span to the raw span holding all its characters
+    (with what was removed between them), ``first_raw`` the raw index where a view suffix starts.
+    The text is one regex substitution; the map back is built on first use only (most views
+    show no secret).
+    """
+
+    __slots__ = ("_cum", "_index", "_stops", "_stripped", "changed", "raw", "rewritable", "text")
+
+    def __init__(self, raw: str) -> None:
+        self.raw = raw
+        stripped = _escape_rx().sub("", raw) if "\x1b" in raw else raw
+        self._stripped = stripped
+        self._stops: list[int] | None = None  # view positions where removed text was
+        self._cum: list[int] = [0]  # raw characters removed before each stop, cumulated
+        self._index: list[int] | None = None  # view position -> stripped position, after backspaces
+        text = stripped
+        self.rewritable = len(text)  # where the cursor was after the last backspace: text from there may be redrawn
+        if "\x08" in stripped or "\x7f" in stripped:
+            text, self._index, self.rewritable = _overstrike(stripped)
+        self.text = text
+        self.changed = text != raw
+
+    def _raw(self, pos: int) -> int:
+        """Return the raw index of the stripped character at ``pos``."""
+        stops = self._stops
+        if stops is None:
+            stops = self._stops = []
+            removed = 0
+            for m in _escape_rx().finditer(self.raw) if len(self._stripped) != len(self.raw) else ():
+                a, b = m.span()
+                stops.append(a - removed)
+                removed += b - a
+                self._cum.append(removed)
+        return pos + self._cum[bisect.bisect_right(stops, pos)]
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """Return the raw span of the view's characters ``start:end`` (end > start)."""
+        if self._index is None:
+            return self._raw(start), self._raw(end - 1) + 1
+        where = [self._raw(i) for i in self._index[start:end]]
+        return min(where), max(where) + 1
+
+    def first_raw(self, start: int) -> int:
+        """Return the raw index where the view's characters from ``start`` on begin."""
+        if start >= len(self.text):
+            return len(self.raw)
+        return self.span(start, len(self.text))[0]
+
+
+def _overstrike(text: str) -> tuple[str, list[int], int]:
+    """Apply backspaces (cursor one column left, never past a line start; the next character
+    overstrikes) and DELs (erase the character before); return the text shown, for each of its
+    characters its index in ``text``, and the cursor's position after the last of them."""
+    out: list[str] = []
+    index: list[int] = []
+    cursor = line = back = 0
+    for i, ch in enumerate(text):
+        if ch == "\x08":
+            if cursor > line:
+                cursor -= 1
+            back = cursor
+        elif ch == "\x7f":
+            if cursor > line:
+                cursor -= 1
+                del out[cursor], index[cursor]
+            back = cursor
+        elif ch == "\n":
+            out.append(ch)
+            index.append(i)
+            cursor = line = len(out)
+        elif cursor < len(out):
+            out[cursor], index[cursor] = ch, i
+            cursor += 1
+        else:
+            out.append(ch)
+            index.append(i)
+            cursor += 1
+    return "".join(out), index, back
+
+
+def _columns_kept(marker: str, secret: str) -> str:
+    """Return ``marker`` fitted to the columns ``secret`` took on the screen: padded with
+    spaces when the secret was wider, followed by a cursor-back (CUB, ECMA-48 ``CSI n D``)
+    over its extra columns when it was narrower, so the text after it is drawn where it was.
+    The marker itself stays whole in the recording. A secret over several lines, or one
+    whose width is unknown (control characters), gets the bare marker."""
+    if "\n" in secret or "\r" in secret:
+        return marker
+    shown = _ScreenView(secret).text if _has_screen_controls(secret) else secret
+    if shown.isascii():
+        width = len(shown) if shown.isprintable() else -1
+    else:
+        import wcwidth  # pyte's; only for a secret beyond ASCII
+
+        width = wcwidth.wcswidth(shown)
+    if width <= 0 or width == len(marker):
+        return marker
+    if width > len(marker):
+        return marker + " " * (width - len(marker))
+    return f"{marker}\x1b[{len(marker) - width}D"
+
