@@ -81,16 +81,63 @@ def wait_until(condition: Callable[[], object], timeout_s: float = 20.0, interva
         time.sleep(interval_s)
 
 
-def run_sk(*args: str, input_bytes: bytes | None = None, timeout_s: float = 60, **kw: object) -> subprocess.CompletedProcess[bytes]:
+def run_sk(*args: str, input_bytes: bytes | None = None, timeout_s: float = 60, **kw: Any) -> subprocess.CompletedProcess[bytes]:
     """Run ``shellkeep ARGS`` without a terminal (pipes on every side)."""
-    return subprocess.run(
+    result: subprocess.CompletedProcess[bytes] = subprocess.run(
         [*SK, *args],
         input=input_bytes,
         stdin=None if input_bytes is not None else subprocess.DEVNULL,
         capture_output=True,
         timeout=timeout_s,
-        **kw,  # type: ignore[arg-type]
+        **kw,
     )
+    return result
+
+
+def invoke_sk(
+    *args: str,
+    input_bytes: bytes | None = None,
+    env: dict[str, str] | None = None,
+    cwd: Path | str | None = None,
+    timeout_s: float | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    """Run ``shellkeep ARGS`` in this process through click's ``CliRunner``, as ``run_sk`` would.
+
+    For the commands that need no terminal and start nothing that outlives them (ls, show,
+    search, export, config, stats, key, gc, doctor...): no new interpreter, so a test pays
+    milliseconds, not the start-up. Same result shape as ``run_sk``: the exit status the
+    console script would give (errors as one line on stderr), stdout and stderr kept apart,
+    as bytes; ``env`` replaces the environment, as ``subprocess.run`` does. ``timeout_s`` is
+    accepted for ``run_sk``'s callers and not enforced (pytest-timeout ends a stuck test).
+    """
+    from click.testing import CliRunner
+
+    from shellkeep.cli.entry import guarded
+    from shellkeep.cli.main import run_click
+    from shellkeep.vault.keys import forget_cached_keys
+
+    overlay: dict[str, str | None] | None = None
+    if env is not None:
+        overlay = {name: None for name in os.environ if name not in env}
+        overlay.update(env)
+    argv, here = sys.argv, Path.cwd()
+    forget_cached_keys()  # a new process starts with no key found yet, and so does each call
+    with CliRunner().isolation(input=input_bytes, env=overlay) as (stdout, stderr, _):
+        sys.argv = ["shellkeep", *args]
+        try:
+            if cwd is not None:
+                os.chdir(cwd)
+            code = guarded(run_click)
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        finally:
+            sys.argv = argv
+            os.chdir(here)
+            forget_cached_keys()
+            sys.stdout.flush()
+            sys.stderr.flush()
+        out, err = stdout.getvalue(), stderr.getvalue()
+    return subprocess.CompletedProcess(["shellkeep", *args], code, out, err)
 
 
 BANNER = re.compile(rb"shellkeep: recording (\S+) \('shellkeep show \1' later\)\r*\n")
@@ -181,7 +228,15 @@ class PtyHarness:
     def expect(self, needle: bytes, timeout_s: float = 20.0, times: int = 1) -> None:
         """Read until ``needle`` has appeared ``times`` times in the output; raise TimeoutError otherwise."""
         deadline = time.monotonic() + timeout_s
-        while self.output.count(needle) < times:
+        found, start = 0, 0  # searched from ``start`` on only: a flood of output stays linear
+        while True:
+            at = self.output.find(needle, start)
+            while at != -1:
+                found, start = found + 1, at + len(needle)
+                if found >= times:
+                    return
+                at = self.output.find(needle, start)
+            start = max(start, len(self.output) - len(needle) + 1)
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{needle!r} not seen; output so far: {bytes(self.output[-2000:])!r}")
             self.read_some(0.05)
@@ -252,7 +307,16 @@ def wait_for_background(paths: Paths, timeout_s: float = 60.0) -> None:
                 continue
         return True
 
-    wait_until(idle, timeout_s, interval_s=0.05)
+    # Idle on two looks in a row: a process caught in the middle of its exec (the upkeep
+    # posix_spawn starts) can show an empty environment for an instant.
+    seen_idle = [False]
+
+    def idle_twice() -> bool:
+        now = idle()
+        settled, seen_idle[0] = now and seen_idle[0], now
+        return settled
+
+    wait_until(idle_twice, timeout_s, interval_s=0.05)
 
 
 def stored_copy(folder: Path, name: str, paths: Paths | None = None) -> bytes | None:

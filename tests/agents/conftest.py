@@ -29,6 +29,7 @@ from typing import Callable, Iterator, Sequence
 import pytest
 
 from shellkeep.asciicast.model import TermSize
+from tests.home_guard import real_home
 
 from .agent_processes import reap
 from .screen_driver import DEFAULT_SIZE, ScreenDriver
@@ -41,8 +42,11 @@ from .standin_openai import OpenAIStandin
 TEST_API_KEY = "sk-ant-test-shellkeep-standin-0123456789ABCDEFGHIJ"
 TEST_OPENAI_KEY = "sk-test-shellkeep-standin-openai"
 CODEX_KEY_ENV = "SHELLKEEP_STANDIN_OPENAI_KEY"
-CI_NPM_PREFIX = Path("~/.cache/shellkeep-ci/npm")
-CI_NPM_NEWEST_PREFIX = Path("~/.cache/shellkeep-ci/npm-newest")
+CI_CACHE = real_home() / ".cache" / "shellkeep-ci"
+"""Where ``scripts/test`` installs the pinned agent CLIs: under the real home, kept before the
+suite switched HOME to a temporary folder (tests/home_guard.py)."""
+CI_NPM_PREFIX = CI_CACHE / "npm"
+CI_NPM_NEWEST_PREFIX = CI_CACHE / "npm-newest"
 CLAUDE_VERSIONS = {"2.1.197": CI_NPM_PREFIX, "2.1.332": CI_NPM_NEWEST_PREFIX}
 """Claude Code versions the suite runs against (pinned, newest), by the npm prefix holding each."""
 CODEX_PINNED, CODEX_NEWEST = "0.165.0", "0.171.0"
@@ -54,6 +58,18 @@ GEMINI_VERSIONS = {"0.57.0": CI_NPM_PREFIX, "0.61.0": CI_NPM_NEWEST_PREFIX}
 TEST_GEMINI_KEY = "test-gemini-key-shellkeep-standin"
 QWEN_VERSIONS = {"0.23.4": CI_NPM_PREFIX, "0.24.4": CI_NPM_NEWEST_PREFIX}
 """Qwen Code versions the suite runs against (pinned older, newest on 2026-12-03), by npm prefix."""
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    """Return a dotted version as numbers, to order ``2.1.99`` before ``2.1.197``."""
+    return tuple(int(part) for part in version.split("."))
+
+
+def _versions_to_run(env_var: str, versions: dict[str, Path]) -> list[str]:
+    """Return every version in ``versions``, or only the newest when ``env_var`` names one binary
+    (it runs once, under the newest's id)."""
+    ordered = sorted(versions, key=_version_key)
+    return ordered[-1:] if os.environ.get(env_var) else ordered
 
 
 def _find_binary(env_var: str, name: str, package: str, prefix: Path = CI_NPM_PREFIX) -> Path:
@@ -88,12 +104,10 @@ def _search_path(*binaries: Path) -> str:
     return ":".join(dict.fromkeys(f for f in folders if f))
 
 
-@pytest.fixture(scope="session", params=sorted(CLAUDE_VERSIONS), ids=lambda v: f"claude-{v}")
+@pytest.fixture(scope="session", params=_versions_to_run("SHELLKEEP_TEST_CLAUDE", CLAUDE_VERSIONS), ids=lambda v: f"claude-{v}")
 def claude_bin(request: pytest.FixtureRequest) -> Path:
     """Return the Claude Code CLI to test (once per version in ``CLAUDE_VERSIONS``), or skip."""
     version: str = request.param
-    if os.environ.get("SHELLKEEP_TEST_CLAUDE") and version != max(CLAUDE_VERSIONS):
-        pytest.skip("SHELLKEEP_TEST_CLAUDE names one binary: it runs once")
     prefix = CLAUDE_VERSIONS[version]
     return _find_binary("SHELLKEEP_TEST_CLAUDE", "claude", f"@anthropic-ai/claude-code@{version}", prefix)
 
@@ -107,15 +121,13 @@ def claude_version(claude_bin: Path) -> tuple[int, ...]:
     return tuple(int(part) for part in out.split()[0].split("."))
 
 
-@pytest.fixture(scope="session", params=sorted(CODEX_VERSIONS), ids=lambda v: f"codex-{v}")
+@pytest.fixture(scope="session", params=_versions_to_run("SHELLKEEP_TEST_CODEX", CODEX_VERSIONS), ids=lambda v: f"codex-{v}")
 def codex_bin(request: pytest.FixtureRequest) -> Path:
     """Return the Codex CLI to test (once per version in ``CODEX_VERSIONS``), or skip.
 
     Skips also when node, which its launcher (``codex.js``) needs, is missing.
     """
     version: str = request.param
-    if os.environ.get("SHELLKEEP_TEST_CODEX") and version != max(CODEX_VERSIONS):
-        pytest.skip("SHELLKEEP_TEST_CODEX names one binary: it runs once")
     prefix = CODEX_VERSIONS[version]
     found = _find_binary("SHELLKEEP_TEST_CODEX", "codex", f"@openai/codex@{version}", prefix)
     if found.resolve().suffix == ".js" and shutil.which("node") is None:
@@ -123,24 +135,20 @@ def codex_bin(request: pytest.FixtureRequest) -> Path:
     return found
 
 
-@pytest.fixture(scope="session", params=sorted(GEMINI_VERSIONS), ids=lambda v: f"gemini-{v}")
+@pytest.fixture(scope="session", params=_versions_to_run("SHELLKEEP_TEST_GEMINI", GEMINI_VERSIONS), ids=lambda v: f"gemini-{v}")
 def gemini_bin(request: pytest.FixtureRequest) -> Path:
     """Return the Gemini CLI to test (once per version in ``GEMINI_VERSIONS``), or skip."""
     version: str = request.param
-    if os.environ.get("SHELLKEEP_TEST_GEMINI") and version != max(GEMINI_VERSIONS):
-        pytest.skip("SHELLKEEP_TEST_GEMINI names one binary: it runs once")
     found = _find_binary("SHELLKEEP_TEST_GEMINI", "gemini", f"@google/gemini-cli@{version}", GEMINI_VERSIONS[version])
     if shutil.which("node") is None:
         pytest.skip("gemini needs node, which is not on PATH")
     return found
 
 
-@pytest.fixture(scope="session", params=sorted(QWEN_VERSIONS), ids=lambda v: f"qwen-{v}")
+@pytest.fixture(scope="session", params=_versions_to_run("SHELLKEEP_TEST_QWEN", QWEN_VERSIONS), ids=lambda v: f"qwen-{v}")
 def qwen_bin(request: pytest.FixtureRequest) -> Path:
     """Return the Qwen Code CLI to test (once per version in ``QWEN_VERSIONS``), or skip."""
     version: str = request.param
-    if os.environ.get("SHELLKEEP_TEST_QWEN") and version != max(QWEN_VERSIONS):
-        pytest.skip("SHELLKEEP_TEST_QWEN names one binary: it runs once")
     found = _find_binary("SHELLKEEP_TEST_QWEN", "qwen", f"@qwen-code/qwen-code@{version}", QWEN_VERSIONS[version])
     if shutil.which("node") is None:
         pytest.skip("qwen needs node, which is not on PATH")
@@ -417,22 +425,16 @@ COPILOT_VERSIONS = {"1.0.88": CI_NPM_PREFIX, "1.0.102": CI_NPM_NEWEST_PREFIX}
 def _versioned_binary(request: pytest.FixtureRequest, versions: dict[str, Path], env_var: str, name: str, package: str) -> Path:
     """Return the binary of the version ``request.param`` names (see ``_find_binary``)."""
     version: str = request.param
-    if os.environ.get(env_var) and version != max(versions, key=_version_key):
-        pytest.skip(f"{env_var} names one binary: it runs once")
     return _find_binary(env_var, name, f"{package}@{version}", versions[version])
 
 
-def _version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in version.split("."))
-
-
-@pytest.fixture(scope="session", params=sorted(OPENCODE_VERSIONS, key=_version_key), ids=lambda v: f"opencode-{v}")
+@pytest.fixture(scope="session", params=_versions_to_run("SHELLKEEP_TEST_OPENCODE", OPENCODE_VERSIONS), ids=lambda v: f"opencode-{v}")
 def opencode_bin(request: pytest.FixtureRequest) -> Path:
     """Return the OpenCode CLI to test (once per version in ``OPENCODE_VERSIONS``), or skip."""
     return _versioned_binary(request, OPENCODE_VERSIONS, "SHELLKEEP_TEST_OPENCODE", "opencode", "opencode-ai")
 
 
-@pytest.fixture(scope="session", params=sorted(COPILOT_VERSIONS, key=_version_key), ids=lambda v: f"copilot-{v}")
+@pytest.fixture(scope="session", params=_versions_to_run("SHELLKEEP_TEST_COPILOT", COPILOT_VERSIONS), ids=lambda v: f"copilot-{v}")
 def copilot_bin(request: pytest.FixtureRequest) -> Path:
     """Return the Copilot CLI to test (once per version in ``COPILOT_VERSIONS``), or skip (also without node)."""
     found = _versioned_binary(request, COPILOT_VERSIONS, "SHELLKEEP_TEST_COPILOT", "copilot", "@github/copilot")
@@ -450,13 +452,13 @@ def chat_standin() -> Iterator[ChatStandin]:
 
 # -- aider: from PyPI (aider-chat), each version in its own venv that .ci/run makes -------------
 CI_AIDER_VENVS = {
-    "0.85.5": Path("~/.cache/shellkeep-ci/aider-venv-0.85.5"),
-    "0.86.2": Path("~/.cache/shellkeep-ci/aider-venv"),
+    "0.85.5": CI_CACHE / "aider-venv-0.85.5",
+    "0.86.2": CI_CACHE / "aider-venv",
 }
 """aider versions the suite runs against (an older one, the newest on PyPI on 2026-12-03), by venv."""
 
 
-@pytest.fixture(scope="session", params=sorted(CI_AIDER_VENVS), ids=lambda v: f"aider-{v}")
+@pytest.fixture(scope="session", params=_versions_to_run("SHELLKEEP_TEST_AIDER", CI_AIDER_VENVS), ids=lambda v: f"aider-{v}")
 def aider_bin(request: pytest.FixtureRequest) -> Path:
     """Return the aider to test (once per version in ``CI_AIDER_VENVS``), or skip.
 
@@ -466,8 +468,6 @@ def aider_bin(request: pytest.FixtureRequest) -> Path:
     version: str = request.param
     explicit = os.environ.get("SHELLKEEP_TEST_AIDER")
     if explicit:
-        if version != max(CI_AIDER_VENVS):
-            pytest.skip("SHELLKEEP_TEST_AIDER names one binary: it runs once")
         if not Path(explicit).is_file():
             pytest.skip(f"SHELLKEEP_TEST_AIDER={explicit!r} is not a file")
         return Path(explicit)

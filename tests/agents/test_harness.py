@@ -247,7 +247,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _npm_installs(script: Path) -> dict[str, set[str]]:
-    """Return ``{prefix folder suffix: {package@version}}`` for each ``npm install --prefix`` in *script*.
+    """Return ``{prefix folder suffix: {package@version}}`` for each ``npm install --prefix`` (or
+    ``install_agents PREFIX``) in *script*.
 
     The prefix is named by what follows ``$NPM_PREFIX`` (``""`` for the pinned one, ``-newest``).
     """
@@ -255,9 +256,15 @@ def _npm_installs(script: Path) -> dict[str, set[str]]:
     installs: dict[str, set[str]] = {}
     for line in text.splitlines():
         words = line.replace('"', " ").split()
-        if words[:2] != ["npm", "install"] or "--prefix" not in words:
+        if words[:1] == ["install_agents"]:  # scripts/test: install_agents PREFIX PACKAGE@VERSION...
+            prefix = words[1]
+        elif words[:2] == ["npm", "install"] and "--prefix" in words:
+            prefix = words[words.index("--prefix") + 1]
+        else:
             continue
-        prefix = words[words.index("--prefix") + 1].replace("$NPM_PREFIX", "")
+        if not prefix.startswith("$NPM_PREFIX"):
+            continue  # install_agents's own npm install, of the packages it was given
+        prefix = prefix.removeprefix("$NPM_PREFIX")
         installs.setdefault(prefix, set()).update(w for w in words if w[0] not in "-$" and "@" in w[1:])
     return installs
 

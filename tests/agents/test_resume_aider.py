@@ -45,7 +45,7 @@ from tests.helpers import exchanges_of, meta_of, process_gone, session_folders, 
 from tests.recordings import last_screen
 
 from .agent_processes import group_members, reap
-from .conftest import CI_AIDER_VENVS, _search_path
+from .conftest import CI_AIDER_VENVS, CI_CACHE, _search_path
 from .screen_driver import ScreenDriver
 from .standin_chat import ChatRequest, ChatStandin
 from .standin_server import last_word
@@ -287,7 +287,7 @@ def test_the_scripts_install_the_aider_versions_the_tests_name(script: str) -> N
     pairs = re.search(r"for AIDER in ([^;]+); do", script)
     assert pairs is not None
     installed = {
-        version: Path("~/.cache/shellkeep-ci") / folder
+        version: CI_CACHE / folder
         for version, folder in (pair.split(":") for pair in pairs.group(1).split())
     }
     assert installed == CI_AIDER_VENVS

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, PtyHarness, run_sk, session_folders, wait_until
+from tests.helpers import PtyHarness, SK, invoke_sk, run_sk, session_folders, wait_until
 
 PY = sys.executable
 
@@ -146,7 +146,7 @@ def import_claude_session(home: Paths, user_home: Path, prompts: tuple[str, ...]
     transcript = user_home / ".claude" / "projects" / dash_encoded(cwd) / f"{agent_id}.jsonl"
     transcript.parent.mkdir(parents=True)
     transcript.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    done = run_sk("import", "--agent", "claude", "--json")
+    done = invoke_sk("import", "--agent", "claude", "--json")
     assert done.returncode == 0, done.stderr
     imported = [r for r in json.loads(done.stdout) if r["action"] == "imported"]
     assert len(imported) == 1, done.stdout

@@ -9,8 +9,8 @@ from click.testing import CliRunner, Result
 
 from shellkeep.cli.main import main
 from shellkeep.store.paths import Paths
-from tests.helpers import run_sk
-from tests.unit.store.factory import make_session
+from tests.helpers import invoke_sk, run_sk
+from tests.factory import make_session
 
 
 def sk(*args: str) -> Result:
@@ -41,7 +41,7 @@ def test_verify_names_the_line_after_an_edit(home: Paths) -> None:
     lines = home.audit_log.read_text().splitlines(keepends=True)
     lines[1] = lines[1].replace('"command":"show"', '"command":"ls"')
     home.audit_log.write_text("".join(lines))
-    result = run_sk("audit", "verify")
+    result = invoke_sk("audit", "verify")
     assert result.returncode == 3
     assert result.stderr.startswith(b"shellkeep: audit log line 2 was edited") and result.stderr.count(b"\n") == 1
 
@@ -52,7 +52,7 @@ def test_verify_finds_a_removed_line(home: Paths) -> None:
         sk("show", "web")
     lines = home.audit_log.read_text().splitlines(keepends=True)
     home.audit_log.write_text(lines[0] + lines[2])
-    result = run_sk("audit", "verify")
+    result = invoke_sk("audit", "verify")
     assert result.returncode == 3 and b"line 2 does not follow" in result.stderr
 
 

@@ -6,10 +6,11 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from tests.helpers import invoke_sk
 from shellkeep.cli.main import main
 from shellkeep.store import audit
 from shellkeep.store.paths import Paths
-from tests.unit.store.factory import make_session
+from tests.factory import make_session
 
 EVENTS = [(0.1, "o", "\x1b[31mred\x1b[0m line\r\n"), (0.2, "i", "typed"), (0.3, "o", "\x1b[H\x1b[2Jafter clear\r\n")]
 
@@ -35,7 +36,7 @@ def test_cat_of_a_corrupt_recording_is_one_line_exit_3(home: Paths) -> None:
     meta = make_session(home, Path.cwd(), 1)
     with open(meta.cast, "a") as fh:
         fh.write("garbage\n[1.0, \"o\", \"x\"]\n")
-    result = run_sk("cat", meta.id)
+    result = invoke_sk("cat", meta.id)
     assert result.returncode == 3
     assert result.stderr.count(b"\n") == 1 and b"is not a valid asciicast v2 event" in result.stderr
 
@@ -46,7 +47,7 @@ def test_cat_of_a_damaged_compressed_recording_shows_what_came_before_then_one_l
     events = [(0.1 * n, "o", f"line {n}\r\n") for n in range(1, 6)]
     meta = make_session(home, Path.cwd(), 1, events=events)
     at = damage_compressed(Path(meta.cast), keep_lines=5)
-    result = run_sk("cat", meta.id)
+    result = invoke_sk("cat", meta.id)
     assert result.returncode == 3
     assert result.stdout.startswith(b"line 1\r\nline 2\r\nline 3\r\nline 4\r\n")
     assert result.stderr.count(b"\n") == 1

@@ -22,8 +22,8 @@ from shellkeep.store.checkpoints import CHECKPOINTS_FILE, read_checkpoints
 from shellkeep.store.paths import Paths
 from shellkeep.store.retention import remove_session
 from shellkeep.store.session import read_meta
-from tests.helpers import SK, PtyHarness, only_session, run_sk, session_folders
-from tests.unit.store.factory import make_session
+from tests.helpers import PtyHarness, SK, invoke_sk, only_session, run_sk, session_folders
+from tests.factory import make_session
 
 SK_CMD = " ".join(shlex.quote(a) for a in SK)
 
@@ -97,13 +97,13 @@ def test_mark_diff_and_restore_files_leave_the_users_git_state_alone(home: Paths
     listed = _git(repo, "ls-tree", "-r", "--name-only", f"refs/shellkeep/{sid}/1").split()
     assert listed == [".gitignore", "a.txt", "b.txt", "staged.txt"]
 
-    diff = run_sk("diff", sid)
+    diff = invoke_sk("diff", sid)
     assert diff.returncode == 0, diff.stderr
     out = diff.stdout.decode()
     assert "+two" in out and "b/u.txt" in out and "deleted file" in out and "x.log" not in out
     assert b"checkpoint 1 'before edit' -> checkpoint 2 'after'" in diff.stderr
-    assert run_sk("diff", sid, "--from", "1", "--to", "2").stdout.decode() == out
-    assert run_sk("diff", sid, "--from", "2", "--to", "2").stderr.endswith(b": no change\n")
+    assert invoke_sk("diff", sid, "--from", "1", "--to", "2").stdout.decode() == out
+    assert invoke_sk("diff", sid, "--from", "2", "--to", "2").stderr.endswith(b": no change\n")
 
     # git gc keeps the snapshots: they are reachable from refs/shellkeep/...
     _git(repo, "gc", "-q", "--prune=now")
@@ -112,11 +112,11 @@ def test_mark_diff_and_restore_files_leave_the_users_git_state_alone(home: Paths
         _git(repo, "cat-file", "-e", f"{c.snapshot}^{{tree}}")
 
     # Without --yes a "no" changes nothing.
-    refused = run_sk("restore-files", sid, "--checkpoint", "1", input_bytes=b"n\n")
+    refused = invoke_sk("restore-files", sid, "--checkpoint", "1", input_bytes=b"n\n")
     assert refused.returncode != 0 and (repo / "u.txt").exists()
 
     index_before_restore = (repo / ".git" / "index").read_bytes()
-    restored = run_sk("restore-files", sid, "--checkpoint", "1", "--yes")
+    restored = invoke_sk("restore-files", sid, "--checkpoint", "1", "--yes")
     assert restored.returncode == 0, restored.stderr
     assert b"the files before are checkpoint 3" in restored.stdout
     assert (repo / "a.txt").read_text() == "one\n"
@@ -129,7 +129,7 @@ def test_mark_diff_and_restore_files_leave_the_users_git_state_alone(home: Paths
     third = read_checkpoints(session_folders(home)[0].parent)[2]
     assert third.label == "before restore-files --checkpoint 1"
     assert _git(repo, "show", f"{third.snapshot}:u.txt") == "new\n"
-    again = run_sk("diff", sid, "--from", "1", "--to", "3")
+    again = invoke_sk("diff", sid, "--from", "1", "--to", "3")
     assert b"+two" in again.stdout
 
 
@@ -138,21 +138,21 @@ def test_mark_after_the_session_and_in_exports_and_show(home: Paths) -> None:
     _make_repo(repo)
     _record(f"{SK_CMD} mark first")
     meta, _, _ = only_session(home)
-    later = run_sk("mark", "--session", str(meta["id"]), "later")
+    later = invoke_sk("mark", "--session", str(meta["id"]), "later")
     assert later.returncode == 0, later.stderr
     assert b"checkpoint 2 of session" in later.stdout
     for args in (("--last",), ("--session", "--last")):  # as the other commands take --last
-        newest = run_sk("mark", "newest", *args)
+        newest = invoke_sk("mark", "newest", *args)
         assert newest.returncode == 0, newest.stderr
         assert f"of session {meta['id']}".encode() in newest.stdout
-    both = run_sk("mark", "x", "--session", str(meta["id"]), "--last")
+    both = invoke_sk("mark", "x", "--session", str(meta["id"]), "--last")
     assert both.returncode == 2 and b"not both" in both.stderr
-    document = json.loads(run_sk("export", str(meta["id"]), "--format", "json").stdout)
+    document = json.loads(invoke_sk("export", str(meta["id"]), "--format", "json").stdout)
     assert [m["label"] for m in document["markers"]][:2] == ["checkpoint 1: first", "checkpoint 2: later"]
     assert [c["label"] for c in document["checkpoints"]] == ["first", "later", "newest", "newest"]
-    shown = run_sk("show", str(meta["id"])).stdout.decode()
+    shown = invoke_sk("show", str(meta["id"])).stdout.decode()
     assert "1 at " in shown and "'first': main " in shown and "'later'" in shown
-    markdown = run_sk("export", str(meta["id"]), "--format", "md").stdout.decode()
+    markdown = invoke_sk("export", str(meta["id"]), "--format", "md").stdout.decode()
     assert "## Checkpoints" in markdown and "'later'" in markdown
     # replay --marker takes a checkpoint's label, its marker's, or the marker's number.
     ctx = open_context()
@@ -179,7 +179,7 @@ def test_outside_git_checkpoints_are_markers_only(home: Paths, tmp_path: Path) -
 
 
 def test_mark_outside_a_session_says_so(home: Paths) -> None:
-    result = run_sk("mark", "x")
+    result = invoke_sk("mark", "x")
     assert result.returncode == 2
     assert result.stderr.decode().splitlines() == [
         "shellkeep: not inside a recorded session; run 'shellkeep mark' in one, or give --session SESSION or --last"
@@ -191,7 +191,7 @@ def test_unknown_checkpoint_is_one_line(home: Paths) -> None:
     _make_repo(repo)
     _record(f"{SK_CMD} mark one")
     meta, _, _ = only_session(home)
-    result = run_sk("diff", str(meta["id"]), "--from", "7")
+    result = invoke_sk("diff", str(meta["id"]), "--from", "7")
     assert result.returncode == 2
     assert result.stderr.decode().splitlines() == [
         f"shellkeep: session {meta['id']} has no checkpoint 7; checkpoints with files: 1; see 'shellkeep show {meta['id']}'"
@@ -229,7 +229,7 @@ def test_a_cut_last_line_is_skipped_and_numbering_goes_on(home: Paths) -> None:
         fh.write(b'{"n": 2, "time_s": 1.0, "lab')  # a crash mid-line
     assert [c.n for c in read_checkpoints(folder)] == [1]
     meta, _, _ = only_session(home)
-    assert b"checkpoint 2 of session" in run_sk("mark", "--session", str(meta["id"]), "two").stdout
+    assert b"checkpoint 2 of session" in invoke_sk("mark", "--session", str(meta["id"]), "two").stdout
     assert [c.label for c in read_checkpoints(folder)] == ["one", "two"]
 
 
@@ -283,7 +283,7 @@ def test_diff_from_the_last_checkpoint_shows_the_files_now(home: Paths) -> None:
     meta, _, _ = only_session(home)
     (repo / "a.txt").write_text("one\nafter the session\n")
     for args in ([], ["--from", "1"]):
-        result = run_sk("diff", str(meta["id"]), *args)
+        result = invoke_sk("diff", str(meta["id"]), *args)
         assert result.returncode == 0, result.stderr
         assert "+after the session" in result.stdout.decode()
         assert result.stderr == b"checkpoint 1 'only' -> now\n"
@@ -302,13 +302,13 @@ def test_undoing_a_restore_that_dropped_a_gitignore_keeps_the_files_it_ignored(h
     meta, _, _ = only_session(home)
     sid = str(meta["id"])
     # Back to checkpoint 1: .gitignore and c.txt go (added since); ig.log, ignored then, stays.
-    first = run_sk("restore-files", sid, "--checkpoint", "1", "--yes")
+    first = invoke_sk("restore-files", sid, "--checkpoint", "1", "--yes")
     assert first.returncode == 0, first.stderr
     assert not (repo / ".gitignore").exists() and not (repo / "c.txt").exists()
     assert (repo / "ig.log").read_text() == "log\n"
     undo = [c.n for c in read_checkpoints(Path(session_folders(home)[0].parent)) if c.label.startswith("before restore-files")]
     # Undo, to the checkpoint taken before that restore: everything is back, ig.log untouched.
-    second = run_sk("restore-files", sid, "--checkpoint", str(undo[-1]), "--yes")
+    second = invoke_sk("restore-files", sid, "--checkpoint", str(undo[-1]), "--yes")
     assert second.returncode == 0, second.stderr
     assert (repo / ".gitignore").read_text() == "*.log\n" and (repo / "c.txt").read_text() == "c\n"
     assert (repo / "ig.log").read_text() == "log\n"
@@ -319,6 +319,6 @@ def test_declining_a_restore_changes_nothing_and_says_so(home: Paths) -> None:
     _make_repo(repo)
     _record(f'{SK_CMD} mark start; echo two >> b.txt')
     meta, _, _ = only_session(home)
-    declined = run_sk("restore-files", str(meta["id"]), "--checkpoint", "1", input_bytes=b"n\n")
+    declined = invoke_sk("restore-files", str(meta["id"]), "--checkpoint", "1", input_bytes=b"n\n")
     assert declined.returncode == 1 and declined.stderr.endswith(b"not restored; the files are as they were\n"), declined.stderr
     assert (repo / "b.txt").read_text() == "bee\ntwo\n"

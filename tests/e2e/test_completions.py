@@ -11,7 +11,7 @@ import pytest
 
 from shellkeep.store.paths import Paths
 from tests.e2e.test_shell_init import SHELLS, Shell, _install, _start_in, user  # noqa: F401 - user is a fixture
-from tests.helpers import run_sk, session_folders, wait_until
+from tests.helpers import invoke_sk, run_sk, session_folders, wait_until
 
 
 @pytest.fixture
@@ -78,7 +78,7 @@ def test_session_names_agents_and_values_complete_and_a_missing_index_still_give
 ) -> None:
     assert run_sk("run", "--name", "fix-login", "--", "true", env=completing).returncode == 0
     [meta] = session_folders(home)
-    assert run_sk("ls", env=completing).returncode == 0  # builds the index: the name is known
+    assert invoke_sk("ls", env=completing).returncode == 0  # builds the index: the name is known
     assert _complete(completing, "shellkeep show fix") == ["fix-login"]
     assert _complete(completing, "shellkeep export 2") == [meta.parent.name]
     assert "claude" in _complete(completing, "shellkeep ls --agent cl")

@@ -15,7 +15,7 @@ import pytest
 
 from shellkeep.app.doctor import INIT_MARKER
 from shellkeep.store.paths import Paths
-from tests.helpers import run_sk, wait_for_background
+from tests.helpers import invoke_sk, run_sk, wait_for_background
 
 pytestmark = pytest.mark.usefixtures("no_os_keyring")
 
@@ -37,7 +37,7 @@ def user_env(tmp_path: Path) -> dict[str, str]:
 
 def doctor(env: dict[str, str], *args: str) -> tuple[int, dict[str, dict[str, str]], bytes]:
     """Run ``shellkeep doctor --json``; return its status, the checks by name and stderr."""
-    result = run_sk("doctor", "--json", *args, env=env)
+    result = invoke_sk("doctor", "--json", *args, env=env)
     checks = {c["check"]: c for c in json.loads(result.stdout)}
     return result.returncode, checks, result.stderr
 
@@ -59,7 +59,7 @@ def test_a_healthy_install_is_ok_with_the_fixes_for_what_is_missing(home: Paths,
         "check": "shell integration", "status": "warn", "detail": "not installed", "fix": "shellkeep init bash --install",
     }  # fmt: skip
 
-    text = run_sk("doctor", env=user_env)
+    text = invoke_sk("doctor", env=user_env)
     assert text.returncode == 0
     lines = text.stdout.decode().splitlines()
     assert len(lines) == len(checks) and all(line.split()[0] in ("ok", "warn", "fail") for line in lines)
@@ -178,18 +178,18 @@ def test_a_read_only_data_folder_is_named_so_and_ls_and_stats_still_read(
     for _ in range(2):
         assert run_sk("run", "--", "echo", "hi", env=user_env).returncode == 0
     wait_for_background(home)
-    assert run_sk("stats", env=user_env).returncode == 0  # the index is up to date, usage summed
+    assert invoke_sk("stats", env=user_env).returncode == 0  # the index is up to date, usage summed
     env = {**user_env, "SHELLKEEP_HOME": str(read_only_home)}
     code, checks, _ = doctor(env)
     assert code == 1
     assert checks["data folder"]["status"] == "fail" and "the file system is read-only" in checks["data folder"]["detail"]
     assert "chmod" not in checks["data folder"]["fix"] and "remount" in checks["data folder"]["fix"]
     assert checks["index"]["status"] == "ok" and "healthy, 2 sessions" in checks["index"]["detail"]
-    marked = run_sk("mark", "x", "--last", env=env)
+    marked = invoke_sk("mark", "x", "--last", env=env)
     assert marked.returncode == 1 and b"the file system is read-only" in marked.stderr and b"reindex" not in marked.stderr
-    listed = run_sk("ls", "--all-sessions", env=env)
+    listed = invoke_sk("ls", "--all-sessions", env=env)
     assert listed.returncode == 0 and listed.stdout.decode().count("echo") == 2 and listed.stderr == b""
-    assert run_sk("stats", env=env).returncode == 0
+    assert invoke_sk("stats", env=env).returncode == 0
 
     # A session recorded since: the index would need a write; ls reads the folders, saying why once.
     subprocess.run(["umount", str(read_only_home)], check=True)
@@ -198,11 +198,11 @@ def test_a_read_only_data_folder_is_named_so_and_ls_and_stats_still_read(
     home.index.unlink()  # and no index at all: nothing to read it from
     subprocess.run(["mount", "--bind", str(home.home), str(read_only_home)], check=True)
     subprocess.run(["mount", "-o", "remount,bind,ro", str(read_only_home)], check=True)
-    listed = run_sk("ls", "--all-sessions", env=env)
+    listed = invoke_sk("ls", "--all-sessions", env=env)
     assert listed.returncode == 0 and listed.stdout.decode().count("echo") == 3
     [said] = [line for line in listed.stderr.decode().splitlines() if "index" in line]
     assert "the file system is read-only" in said and "reindex" not in said
-    stats = run_sk("stats", env=env)
+    stats = invoke_sk("stats", env=env)
     assert b"reindex" not in stats.stderr and (stats.returncode == 0 or b"the file system is read-only" in stats.stderr)
 
 
@@ -231,7 +231,7 @@ def test_a_key_in_a_plain_file_inside_the_data_folder_is_a_warning_and_one_outsi
     home: Paths, user_env: dict[str, str], tmp_path: Path
 ) -> None:
     # No keyring here: 'key init' puts the key into <data>/keys/keys.json and warns once.
-    assert b"plain file inside the data folder" in run_sk("key", "init", env=user_env).stderr
+    assert b"plain file inside the data folder" in invoke_sk("key", "init", env=user_env).stderr
     code, checks, _ = doctor(user_env)
     assert code == 0
     key = checks["key storage"]
@@ -240,8 +240,8 @@ def test_a_key_in_a_plain_file_inside_the_data_folder_is_a_warning_and_one_outsi
 
     outside = tmp_path / "elsewhere" / "keys.json"
     export = tmp_path / "export.json"
-    assert run_sk("key", "export", str(export), env=user_env).returncode == 0
+    assert invoke_sk("key", "export", str(export), env=user_env).returncode == 0
     env = {**user_env, "SHELLKEEP_ENCRYPTION_KEY_FILE": str(outside)}
-    assert run_sk("key", "import", str(export), env=env).returncode == 0
+    assert invoke_sk("key", "import", str(export), env=env).returncode == 0
     _, checks, _ = doctor(env)
     assert checks["key storage"]["status"] == "ok" and str(outside) in checks["key storage"]["detail"]

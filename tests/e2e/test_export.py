@@ -14,11 +14,12 @@ import zstandard
 from click.testing import CliRunner, Result
 
 from tests.recordings import open_cast
+from tests.helpers import invoke_sk
 from shellkeep.cli.main import main
 from shellkeep.store import audit
 from shellkeep.store.paths import Paths
 from shellkeep.store.session import SessionMeta
-from tests.unit.store.factory import make_session
+from tests.factory import make_session
 
 EXCHANGES = [
     {"prompt": "list the files", "answer": "Here they are.", "time": "2024-05-01T12:01:01.000Z", "tool_calls": [{"name": "Bash", "summary": "ls"}]},
@@ -98,7 +99,7 @@ def home_of(meta: SessionMeta) -> Paths:
 def test_export_to_an_unwritable_place_leaves_nothing(meta: SessionMeta, tmp_path: Path) -> None:
     from tests.helpers import run_sk
 
-    result = run_sk("export", "demo", "-o", str(tmp_path / "missing" / "x.txt"))
+    result = invoke_sk("export", "demo", "-o", str(tmp_path / "missing" / "x.txt"))
     assert result.returncode == 1 and result.stderr.startswith(b"shellkeep: cannot write")
     assert result.stderr.count(b"\n") == 1
     assert not (tmp_path / "missing").exists()
@@ -151,7 +152,7 @@ def test_export_to_dev_fd_writes_into_the_open_pipe(meta: SessionMeta) -> None:
 def test_export_to_dash_writes_to_stdout_and_makes_no_file(meta: SessionMeta) -> None:
     from tests.helpers import run_sk
 
-    result = run_sk("export", "demo", "--format", "txt", "-o", "-")
+    result = invoke_sk("export", "demo", "--format", "txt", "-o", "-")
     assert result.returncode == 0, result.stderr
     assert result.stdout == b"$ ls\nREADME.md  src\ngreen.txt  red.txt\n"
     assert not Path("-").exists()
@@ -160,7 +161,7 @@ def test_export_to_dash_writes_to_stdout_and_makes_no_file(meta: SessionMeta) ->
 def test_export_to_an_empty_name_is_refused_in_one_line(meta: SessionMeta) -> None:
     from tests.helpers import run_sk
 
-    result = run_sk("export", "demo", "-o", "")
+    result = invoke_sk("export", "demo", "-o", "")
     assert result.returncode == 2
     assert result.stderr == b"shellkeep: the output file name is empty; give a file name, or leave the option out to write to stdout\n"
 
@@ -170,7 +171,7 @@ def test_export_of_a_damaged_compressed_recording_is_one_line_exit_3_and_leaves_
 
     at = damage_compressed(Path(meta.cast), keep_lines=2)
     (tmp_path / "out").mkdir()
-    result = run_sk("export", "demo", "-o", str(tmp_path / "out" / "x.txt"))
+    result = invoke_sk("export", "demo", "-o", str(tmp_path / "out" / "x.txt"))
     assert result.returncode == 3 and result.stderr.count(b"\n") == 1
     assert f"in the zstd frame from byte {at})".encode() in result.stderr
     assert list((tmp_path / "out").iterdir()) == []

@@ -16,8 +16,8 @@ from shellkeep.cli.main import main
 from shellkeep.store import audit
 from shellkeep.store.paths import Paths
 from shellkeep.store.session import SessionMeta
-from tests.helpers import run_sk
-from tests.unit.store.factory import make_session
+from tests.helpers import invoke_sk
+from tests.factory import make_session
 
 NAMES = [name for name, _, _ in COLUMNS]
 EXCHANGES = [
@@ -108,7 +108,7 @@ def test_no_session_gives_the_header_only(home: Paths) -> None:
          "csv-suffix-for-one", "md-suffix-for-all", "remote-without-all", "empty-machine", "machine-none-pulled"],
 )
 def test_bad_options_give_one_line_and_exit_2(sessions: list[SessionMeta], args: list[str], needle: str) -> None:
-    result = run_sk("export", *args)
+    result = invoke_sk("export", *args)
     assert result.returncode == 2 and result.stdout == b""
     [line] = result.stderr.decode().splitlines()
     assert needle in line
@@ -116,7 +116,7 @@ def test_bad_options_give_one_line_and_exit_2(sessions: list[SessionMeta], args:
 
 
 def test_the_table_of_pulled_sessions_with_none_pulled_says_so(home: Paths) -> None:
-    result = run_sk("export", "--all", "--remote")
+    result = invoke_sk("export", "--all", "--remote")
     assert result.returncode == 0 and result.stdout == b""
     assert result.stderr.decode() == "shellkeep: no sessions pulled from other machines; run 'shellkeep sync pull' first\n"
 

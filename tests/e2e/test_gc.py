@@ -12,8 +12,8 @@ import pytest
 
 from shellkeep.store.paths import Paths
 from shellkeep.store.session import SessionMeta, list_sessions, write_meta
-from tests.helpers import run_sk
-from tests.unit.store.factory import BASE, make_session
+from tests.helpers import invoke_sk
+from tests.factory import BASE, make_session
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -39,12 +39,12 @@ def population(home: Paths, project: Path) -> dict[str, SessionMeta]:
 
 def test_dry_run_then_real_run_and_the_protected_survive(home: Paths, tmp_path: Path) -> None:
     made = population(home, tmp_path / "project")
-    pinned = run_sk("pin", made["pinned"].id)
+    pinned = invoke_sk("pin", made["pinned"].id)
     assert pinned.returncode == 0 and pinned.stdout.decode().strip() == f"pinned {made['pinned'].id}"
     set_config(home, "[retention]\nmax_age_days = 30\n")
     expected = sorted([*(made[f"old{n}"].id for n in range(10)), made["resumed"].id, made["resumer"].id])
 
-    dry = run_sk("gc", "--dry-run")
+    dry = invoke_sk("gc", "--dry-run")
     assert dry.returncode == 0, dry.stderr
     out = dry.stdout.decode()
     assert out.count("would remove 2") == len(expected)  # ids start with the year
@@ -52,11 +52,11 @@ def test_dry_run_then_real_run_and_the_protected_survive(home: Paths, tmp_path: 
     assert "kept 4, 3 protected" in out  # running, interrupted, pinned; the fresh one is simply young
     assert len(list_sessions(home, None)) == 16  # nothing removed
 
-    dry_json = json.loads(run_sk("gc", "--dry-run", "--json").stdout)
+    dry_json = json.loads(invoke_sk("gc", "--dry-run", "--json").stdout)
     assert sorted(e["session_id"] for e in dry_json["removed"]) == expected
     assert set(dry_json["removed"][0]) == {"session_id", "project", "name", "started_at", "age_days", "size_bytes", "reason"}
 
-    real = run_sk("gc", "--json")
+    real = invoke_sk("gc", "--json")
     assert real.returncode == 0, real.stderr
     result = json.loads(real.stdout)
     assert result["dry_run"] is False
@@ -71,34 +71,34 @@ def test_dry_run_then_real_run_and_the_protected_survive(home: Paths, tmp_path: 
 def test_unpin_lets_gc_remove_it(home: Paths, tmp_path: Path) -> None:
     meta = make_session(home, tmp_path / "project", 1, started=BASE)
     set_config(home, "[retention]\nmax_age_days = 1\n")
-    assert run_sk("pin", "--last").returncode == 0
-    assert run_sk("pin", meta.id).stdout.decode().strip() == f"{meta.id} was already pinned"
-    assert json.loads(run_sk("gc", "--json").stdout)["removed"] == []
-    assert run_sk("unpin", meta.id).returncode == 0
-    assert [e["session_id"] for e in json.loads(run_sk("gc", "--json").stdout)["removed"]] == [meta.id]
+    assert invoke_sk("pin", "--last").returncode == 0
+    assert invoke_sk("pin", meta.id).stdout.decode().strip() == f"{meta.id} was already pinned"
+    assert json.loads(invoke_sk("gc", "--json").stdout)["removed"] == []
+    assert invoke_sk("unpin", meta.id).returncode == 0
+    assert [e["session_id"] for e in json.loads(invoke_sk("gc", "--json").stdout)["removed"]] == [meta.id]
 
 
 def test_max_sessions_and_project_scope(home: Paths, tmp_path: Path) -> None:
     here = [make_session(home, tmp_path / "project", n, started=BASE + timedelta(days=n)) for n in range(4)]
     there = [make_session(home, tmp_path / "other", 10 + n, started=BASE + timedelta(days=n)) for n in range(4)]
     set_config(home, "[retention]\nmax_sessions = 2\n")
-    scoped = json.loads(run_sk("gc", "--project", "--dry-run", "--json").stdout)
+    scoped = json.loads(invoke_sk("gc", "--project", "--dry-run", "--json").stdout)
     assert [e["session_id"] for e in scoped["removed"]] == [here[0].id, here[1].id]
-    everywhere = json.loads(run_sk("gc", "--dry-run", "--json").stdout)
+    everywhere = json.loads(invoke_sk("gc", "--dry-run", "--json").stdout)
     gone = {e["session_id"] for e in everywhere["removed"]}
     assert gone == {m.id for m in [*here, *there]} - {here[3].id, there[3].id}  # the newest two overall stay
 
 
 def test_without_limits_nothing_goes(home: Paths, tmp_path: Path) -> None:
     make_session(home, tmp_path / "project", 1, started=BASE)
-    result = run_sk("gc")
+    result = invoke_sk("gc")
     assert result.returncode == 0
     assert "no retention limits are set" in result.stderr.decode()
     assert "removed 0 sessions" in result.stdout.decode()
 
 
 def test_pin_an_unknown_session_is_exit_2(home: Paths) -> None:
-    result = run_sk("pin", "nope")
+    result = invoke_sk("pin", "nope")
     assert result.returncode == 2 and result.stderr.decode().count("\n") == 1
 
 
@@ -108,7 +108,7 @@ def test_a_project_file_adds_limits_for_its_own_sessions(home: Paths, tmp_path: 
     other_root.mkdir(exist_ok=True)
     there = [make_session(home, other_root, 10 + n, started=BASE + timedelta(days=n)) for n in range(3)]
     (other_root / ".shellkeep.toml").write_text("[retention]\nmax_sessions = 1\n")
-    result = run_sk("gc", "--json")
+    result = invoke_sk("gc", "--json")
     assert result.returncode == 0, result.stderr
     removed = json.loads(result.stdout)["removed"]
     assert {e["session_id"] for e in removed} == {there[0].id, there[1].id}
@@ -134,16 +134,16 @@ def test_a_folder_an_earlier_version_compressed_in_place_reads_and_gc_renames_it
     assert cast.read_bytes()[:4] == b"\x28\xb5\x2f\xfd" and json.loads((cast.parent / "meta.json").read_text())["cast"] == str(cast)
 
     def reads() -> None:
-        assert run_sk("export", "older", "--format", "cast").stdout == plain
-        assert b"from-an-older-version" in run_sk("export", "older", "--format", "txt").stdout
-        assert b"from-an-older-version" in run_sk("cat", "older").stdout
-        found = json.loads(run_sk("search", "older-version", "--json").stdout)
+        assert invoke_sk("export", "older", "--format", "cast").stdout == plain
+        assert b"from-an-older-version" in invoke_sk("export", "older", "--format", "txt").stdout
+        assert b"from-an-older-version" in invoke_sk("cat", "older").stdout
+        found = json.loads(invoke_sk("search", "older-version", "--json").stdout)
         assert [h["session_id"] for h in found] == [meta.id]
 
     reads()
-    assert run_sk("gc", "--dry-run").returncode == 0
+    assert invoke_sk("gc", "--dry-run").returncode == 0
     assert cast.exists()  # a dry run changes nothing
-    result = run_sk("gc")
+    result = invoke_sk("gc")
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in cast.parent.iterdir()) == ["meta.json", "session.cast.zst"]
     assert json.loads((cast.parent / "meta.json").read_text())["cast"] == str(cast.parent / "session.cast.zst")

@@ -17,7 +17,7 @@ from tests.recordings import open_cast
 from shellkeep.cli.main import main
 from shellkeep.store.paths import Paths
 from tests.conftest import REAL_CASTS, needs_shared
-from tests.helpers import CASTS, corpus_recordings, local_recordings, recording_params, run_sk
+from tests.helpers import CASTS, corpus_recordings, invoke_sk, local_recordings, recording_params, run_sk
 
 
 def sk(*args: str) -> Result:
@@ -71,7 +71,7 @@ def test_a_valid_recording_imports_renders_searches_and_replays(home: Paths, sou
 
 @pytest.mark.parametrize("source", recording_params(invalid=True))
 def test_an_invalid_recording_is_refused_and_nothing_is_stored(home: Paths, source: Path) -> None:
-    result = run_sk("import", str(source))
+    result = invoke_sk("import", str(source))
     assert result.returncode == 3
     assert result.stdout == b""
     assert result.stderr.startswith(b"shellkeep: cannot import ") and result.stderr.endswith(b"; nothing was imported\n")
@@ -90,7 +90,7 @@ def test_a_cut_last_line_is_read_up_to_the_last_whole_event(home: Paths, tmp_pat
 
 
 def test_import_of_a_missing_file_is_a_usage_error(home: Paths) -> None:
-    result = run_sk("import", "nowhere.cast")
+    result = invoke_sk("import", "nowhere.cast")
     assert result.returncode == 2 and result.stderr == b"shellkeep: no file 'nowhere.cast'; give the path of an asciicast recording (.cast or .json)\n"
 
 
@@ -110,13 +110,13 @@ def test_secrets_in_an_imported_recording_are_redacted(home, tmp_path) -> None: 
         f'[0.5, "o", "export GITHUB_TOKEN={token}\\r\\n"]\n'
         f'[0.6, "i", "echo {token}\\r"]\n'
     )
-    result = run_sk("import", str(source))
+    result = invoke_sk("import", str(source))
     assert result.returncode == 0, result.stderr
     stored = [p for p in home.home.rglob("*") if p.is_file()]
     assert stored
     for path in stored:
         assert token.encode() not in path.read_bytes(), path
-    assert b"[REDACTED:github-token]" in run_sk("cat", result.stdout.decode().strip().split()[-1]).stdout
+    assert b"[REDACTED:github-token]" in invoke_sk("cat", result.stdout.decode().strip().split()[-1]).stdout
 
 
 @pytest.mark.parametrize(
@@ -139,7 +139,7 @@ def test_an_imported_agent_recording_has_its_answers_without_the_chrome(home: Pa
 def test_an_impossible_event_time_is_a_damaged_recording_exit_3(home: Paths, tmp_path: Path, time: bytes) -> None:
     path = tmp_path / "bad.cast"
     path.write_bytes(b'{"version": 2, "width": 5, "height": 5}\n[1, "o", "a"]\n[' + time + b', "o", "b"]\n[3, "o", "c"]\n')
-    result = run_sk("import", str(path))
+    result = invoke_sk("import", str(path))
     assert result.returncode == 3, result.stderr
     assert result.stderr.count(b"\n") == 1 and b"line 3 is not a valid asciicast v2 event (invalid time" in result.stderr
     assert not home.projects.exists() or not list(home.projects.glob("*/*"))
@@ -148,11 +148,11 @@ def test_an_impossible_event_time_is_a_damaged_recording_exit_3(home: Paths, tmp
 def test_a_lone_surrogate_is_imported_as_the_replacement_character(home: Paths, tmp_path: Path) -> None:
     path = tmp_path / "surrogate.cast"
     path.write_bytes(b'{"version": 2, "width": 5, "height": 5}\n[1, "o", "a\\ud800b"]\n[2, "o", "c"]\n')
-    result = run_sk("import", str(path), "--name", "sur")
+    result = invoke_sk("import", str(path), "--name", "sur")
     assert result.returncode == 0, result.stderr
-    shown = run_sk("cat", "sur")
+    shown = invoke_sk("cat", "sur")
     assert shown.returncode == 0 and shown.stdout == "a\ufffdbc".encode()
-    page = run_sk("export", "sur", "--format", "html")
+    page = invoke_sk("export", "sur", "--format", "html")
     assert page.returncode == 0 and "a\ufffdb".encode() in page.stdout
 
 
@@ -170,7 +170,7 @@ def test_an_imported_recordings_agent_is_read_from_its_command(home: Paths, tmp_
     header = {"version": 2, "width": 80, "height": 24, **({"command": command} if command else {})}
     source = tmp_path / "some.cast"
     source.write_text(json.dumps(header) + '\n[0.5, "o", "hello\\r\\n"]\n')
-    result = run_sk("import", str(source))
+    result = invoke_sk("import", str(source))
     assert result.returncode == 0, result.stderr
     [meta] = home.projects.glob("*/*/meta.json")
     assert json.loads(meta.read_text())["agent"] == agent
@@ -184,7 +184,7 @@ def test_an_import_keeps_its_dates_but_ages_from_the_import_for_gc(home: Paths) 
     header = json.loads((CASTS / "full-v2.cast").read_text().splitlines()[0])
     assert meta["started_at"].startswith(datetime.fromtimestamp(header["timestamp"], timezone.utc).strftime("%Y-%m-%d"))
     assert meta["imported_at"] > meta["started_at"]  # recorded long ago, imported now
-    gc = run_sk("gc", "--json")
+    gc = invoke_sk("gc", "--json")
     assert gc.returncode == 0, gc.stderr
     assert json.loads(gc.stdout)["removed"] == []  # imported today: not 30 days old yet
     assert [s["name"] for s in json.loads(sk("ls", "--json").stdout)] == ["old"]
@@ -195,15 +195,15 @@ def test_bytes_that_are_not_utf8_in_an_import_name_path_filter_or_label_are_kept
     source.write_text('{"version": 2, "width": 80, "height": 24}\n[0.5, "o", "hello\\r\\n"]\n')
     odd = os.fsdecode(bytes(tmp_path) + b"/f\xff.cast")
     Path(odd).write_bytes(source.read_bytes())
-    named = run_sk("import", str(source), "--name", os.fsdecode(b"i\xff"))
+    named = invoke_sk("import", str(source), "--name", os.fsdecode(b"i\xff"))
     assert named.returncode == 0, named.stderr
-    from_odd_path = run_sk("import", odd)
+    from_odd_path = invoke_sk("import", odd)
     assert from_odd_path.returncode == 0, from_odd_path.stderr
-    listed = run_sk("ls", "--name", os.fsdecode(b"i\xff"), "--all-sessions")
+    listed = invoke_sk("ls", "--name", os.fsdecode(b"i\xff"), "--all-sessions")
     assert listed.returncode == 0 and b"i\\xff" in listed.stdout, listed.stderr
     session = named.stdout.decode().strip().split()[-1]
-    marked = run_sk("mark", "--session", session, os.fsdecode(b"\xff label"))
+    marked = invoke_sk("mark", "--session", session, os.fsdecode(b"\xff label"))
     assert marked.returncode == 0, marked.stderr
     metas = [json.loads(p.read_text(encoding="utf-8")) for p in home.projects.glob("*/*/meta.json")]
     assert sorted(m["name"] or "" for m in metas) == ["", "i\\xff"]
-    assert "\\xff label" in run_sk("show", session).stdout.decode()
+    assert "\\xff label" in invoke_sk("show", session).stdout.decode()

@@ -19,7 +19,7 @@ import pytest
 from shellkeep.agents.locations import dash_encoded
 from shellkeep.store.paths import Paths
 from tests.agent_homes import CLAUDE_ID, CODEX_ID, COPILOT_ID, OPENCODE_ID, QWEN_ID, AgentHome, build_agent_home
-from tests.helpers import SK, run_sk, wait_for_background, wait_until
+from tests.helpers import SK, invoke_sk, run_sk, wait_for_background, wait_until
 from tests.transcripts import START, claude_lines, codex_lines
 
 AGENT_VARS = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "QWEN_HOME", "COPILOT_HOME", "OPENCODE_DB", "XDG_DATA_HOME")
@@ -104,14 +104,14 @@ def agent_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AgentHome:
 
 
 def _import(*args: str) -> list[dict[str, object]]:
-    done = run_sk("import", "--agent", *(args or ("all",)), "--json")
+    done = invoke_sk("import", "--agent", *(args or ("all",)), "--json")
     assert done.returncode == 0, done.stderr
     results: list[dict[str, object]] = json.loads(done.stdout)
     return results
 
 
 def _sessions() -> list[dict[str, object]]:
-    listed = run_sk("ls", "--all", "--json")
+    listed = invoke_sk("ls", "--all", "--json")
     assert listed.returncode == 0, listed.stderr
     sessions: list[dict[str, object]] = json.loads(listed.stdout)
     return sessions
@@ -153,12 +153,12 @@ def test_import_all_gives_a_searchable_archive_of_every_agent(home: Paths, agent
         if agent != "opencode":  # its database is shared by every session: not copied
             assert list((folder / "agent").glob("*.ref")), agent
 
-    table = run_sk("ls", "--all").stdout.decode().splitlines()
+    table = invoke_sk("ls", "--all").stdout.decode().splitlines()
     assert table[0].split()[-2:] == ["KEPT", "PROJECT"] and all(line.split()[-2] == "imported" for line in table[1:])
     assert len(table) == 7
-    hits = json.loads(run_sk("search", "divide", "--json").stdout)
+    hits = json.loads(invoke_sk("search", "divide", "--json").stdout)
     assert {h["agent"] for h in hits} == set(imported)
-    shown = run_sk("show", str(sessions["claude"]["id"]))
+    shown = invoke_sk("show", str(sessions["claude"]["id"]))
     assert shown.returncode == 0
     assert "from claude's own history" in shown.stdout.decode() and "Add a divide function" in shown.stdout.decode()
     assert "- (not recorded by shellkeep)" in shown.stdout.decode() and "0 bytes out" not in shown.stdout.decode()
@@ -169,9 +169,9 @@ def test_import_all_gives_a_searchable_archive_of_every_agent(home: Paths, agent
         f"shellkeep: session {sessions['codex']['id']} was imported from codex's own history and has no terminal "
         f"recording; 'shellkeep show {sessions['codex']['id']}' has its exchanges\n"
     )
-    exported = run_sk("export", str(sessions["gemini"]["id"]), "--format", "md")
+    exported = invoke_sk("export", str(sessions["gemini"]["id"]), "--format", "md")
     assert exported.returncode == 0 and b"divide" in exported.stdout
-    stats = run_sk("stats", "--json")
+    stats = invoke_sk("stats", "--json")
     assert stats.returncode == 0, stats.stderr
     assert "claude" in stats.stdout.decode() or json.loads(stats.stdout)
 
@@ -203,7 +203,7 @@ def test_a_second_run_takes_only_new_and_grown_sessions(home: Paths, agent_home:
     assert len(after) == len(before) + 1
     grown = next(r for r in third if r["action"] == "updated")
     assert grown["session_id"] == before["claude"] and grown["exchanges"] == 3
-    hits = json.loads(run_sk("search", "prompt 7", "--json").stdout)
+    hits = json.loads(invoke_sk("search", "prompt 7", "--json").stdout)
     assert before["claude"] in {h["session_id"] for h in hits}
 
 
@@ -222,7 +222,11 @@ def test_a_codex_thread_shellkeep_is_recording_is_left_to_the_recording(home: Pa
     try:
         sessions = agent_home.home / ".codex" / "sessions"
         wait_until(lambda: [p for p in sessions.rglob("rollout-*.jsonl") if p != agent_home.codex])
-        results = _import("codex")
+        # A new process, as the user's would be: the recorder claims the thread just after
+        # codex writes it, and an import in this process can come before that.
+        done = run_sk("import", "--agent", "codex", "--json")
+        assert done.returncode == 0, done.stderr
+        results = json.loads(done.stdout)
         assert [r["action"] for r in results if r["agent_session_id"] != CODEX_ID] == ["recorded"]
         assert [r["action"] for r in results if r["agent_session_id"] == CODEX_ID] == ["imported"]
     finally:
@@ -231,7 +235,7 @@ def test_a_codex_thread_shellkeep_is_recording_is_left_to_the_recording(home: Pa
     wait_for_background(home)
     again = _import("codex")
     assert sorted(r["action"] for r in again) == ["recorded", "unchanged"]
-    hits = json.loads(run_sk("search", "recorded codex prompt", "--json").stdout)
+    hits = json.loads(invoke_sk("search", "recorded codex prompt", "--json").stdout)
     assert len({h["session_id"] for h in hits}) == 1  # only the recording has it
 
 
@@ -268,9 +272,9 @@ def test_it_stays_after_the_agent_deletes_its_files_and_resume_restores_the_copy
 
     shutil.rmtree(store)  # Claude Code prunes transcripts after 30 days; a user cleans up
 
-    shown = run_sk("show", str(session["id"]))
+    shown = invoke_sk("show", str(session["id"]))
     assert shown.returncode == 0 and b"#1" in shown.stdout
-    hits = json.loads(run_sk("search", "divide", "--json").stdout)
+    hits = json.loads(invoke_sk("search", "divide", "--json").stdout)
     assert str(session["id"]) in {h["session_id"] for h in hits}
 
     resumed = run_sk("resume", "--yes", "--no-screen", str(session["id"]))
@@ -284,26 +288,26 @@ def test_it_stays_after_the_agent_deletes_its_files_and_resume_restores_the_copy
 
 def test_encrypted_import_stores_nothing_in_the_clear(home: Paths, agent_home: AgentHome, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
-    assert run_sk("key", "init").returncode == 0
-    assert run_sk("config", "set", "encryption.encrypt", "true").returncode == 0
+    assert invoke_sk("key", "init").returncode == 0
+    assert invoke_sk("config", "set", "encryption.encrypt", "true").returncode == 0
     _import("claude")
     [session] = _sessions()
     for path in home.home.rglob("*"):
         if path.is_file() and path.suffix != ".sqlite3" and "index" not in path.name:
             assert b"divide function" not in path.read_bytes(), path
-    shown = run_sk("show", str(session["id"]))
+    shown = invoke_sk("show", str(session["id"]))
     assert shown.returncode == 0 and b"Add a divide function" in shown.stdout
 
 
 def test_an_encrypted_import_keeps_its_text_out_of_the_index(home: Paths, agent_home: AgentHome, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
-    assert run_sk("key", "init").returncode == 0
-    assert run_sk("config", "set", "encryption.encrypt", "true").returncode == 0
+    assert invoke_sk("key", "init").returncode == 0
+    assert invoke_sk("config", "set", "encryption.encrypt", "true").returncode == 0
     _import("claude")
     for args in ((), ("reindex",)):
         if args:
             assert run_sk(*args).returncode == 0
-        found = run_sk("search", "divide", "--json")
+        found = invoke_sk("search", "divide", "--json")
         assert found.returncode == 0 and b"divide" in found.stdout, found.stderr
         indexes = [p for p in home.home.rglob("*") if p.is_file() and ".sqlite3" in p.name]
         assert indexes
@@ -356,7 +360,7 @@ def test_an_imported_session_in_a_git_repo_keeps_its_git_identity(home: Paths, a
 def test_a_fifo_named_like_a_transcript_is_skipped_with_one_line(home: Paths, agent_home: AgentHome) -> None:
     fifo = agent_home.claude.parent / "00000000-0000-0000-0000-00000000ffff.jsonl"
     os.mkfifo(fifo)
-    done = run_sk("import", "--agent", "claude", "--json", timeout_s=30)
+    done = invoke_sk("import", "--agent", "claude", "--json", timeout_s=30)
     assert done.returncode == 0, done.stderr
     assert [r["action"] for r in json.loads(done.stdout)] == ["imported"]
     assert done.stderr.count(b"not a regular file") == 1 and str(fifo).encode() in done.stderr
@@ -366,10 +370,10 @@ def test_an_imported_session_is_not_offered_as_a_recording(home: Paths, agent_ho
     _import("claude")
     [session] = _sessions()
     sid = str(session["id"])
-    found = run_sk("search", "divide")
+    found = invoke_sk("search", "divide")
     assert found.returncode == 0, found.stderr
     assert f"shellkeep show {sid}".encode() in found.stderr and b"shellkeep replay" not in found.stderr
-    shown = run_sk("show", sid)
+    shown = invoke_sk("show", sid)
     [terminal] = [line for line in shown.stdout.decode().splitlines() if line.split()[:1] == ["terminal"]]
     assert terminal.split() == ["terminal", "-"]
     resumed = run_sk("resume", "--yes", sid)
@@ -383,7 +387,7 @@ def test_a_damaged_transcript_is_warned_about_once_a_state(home: Paths, agent_ho
     damaged.write_bytes(b'\x00\x00garbage\n{"type":"user","tor')
 
     def warnings() -> int:
-        done = run_sk("import", "--agent", "claude")
+        done = invoke_sk("import", "--agent", "claude")
         assert done.returncode == 0, done.stderr
         return sum(1 for line in done.stderr.splitlines() if b"is damaged" in line and damaged.name.encode() in line), done.stderr
 
@@ -406,7 +410,7 @@ def test_a_damaged_transcript_is_warned_about_once_a_state(home: Paths, agent_ho
     ids=["both", "neither", "unknown-agent", "bad-since"],
 )
 def test_bad_input_is_one_line(home: Paths, agent_home: AgentHome, args: tuple[str, ...], message: str) -> None:
-    done = run_sk("import", *args)
+    done = invoke_sk("import", *args)
     assert done.returncode == 2, done.stderr
     err = done.stderr.decode()
     assert err.startswith("shellkeep: ") and message in err and err.count("\n") == 1
@@ -421,7 +425,7 @@ def _stamp_mtime(paths: Paths) -> float | None:
 
 
 def test_the_upkeep_imports_by_itself_at_most_once_a_day(home: Paths, agent_home: AgentHome) -> None:
-    assert run_sk("config", "set", "history.auto_import", "on").returncode == 0
+    assert invoke_sk("config", "set", "history.auto_import", "on").returncode == 0
     assert run_sk("run", "--", "true").returncode == 0
     wait_until(lambda: _stamp_mtime(home) is not None)
     wait_for_background(home)
@@ -466,7 +470,7 @@ def test_a_session_of_less_than_a_second_is_listed(home: Paths, agent_home: Agen
             record["timestamp"] = "2026-11-29T10:15:00.100Z"  # prompt, tool call and answer within the same second
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     _import("claude")
-    listed = run_sk("ls").stdout.decode()  # hides sessions shorter than a second with no input
+    listed = invoke_sk("ls").stdout.decode()  # hides sessions shorter than a second with no input
     assert "claude" in listed and len(listed.splitlines()) == 3, listed
 
 
@@ -474,7 +478,7 @@ def test_no_agent_history_at_all_is_said_plainly(home: Paths, tmp_path: Path) ->
     empty = tmp_path / "nobody"
     empty.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CODEX_", "CLAUDE_", "GEMINI_", "QWEN_", "XDG_", "COPILOT_"))}
-    done = run_sk("import", "--agent", "all", env={**env, "HOME": str(empty)})
+    done = invoke_sk("import", "--agent", "all", env={**env, "HOME": str(empty)})
     assert done.returncode == 0 and done.stdout == b""
     assert done.stderr.decode() == (
         "shellkeep: no session of claude, codex, gemini, qwen, opencode, copilot found where they keep them "

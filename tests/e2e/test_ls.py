@@ -16,8 +16,8 @@ from click.testing import CliRunner, Result
 from shellkeep.cli.main import main
 from shellkeep.store.paths import Paths
 from shellkeep.store.session import write_meta
-from tests.helpers import run_sk
-from tests.unit.store.factory import BASE, make_session
+from tests.helpers import invoke_sk, run_sk
+from tests.factory import BASE, make_session
 
 
 def sk(*args: str) -> Result:
@@ -74,10 +74,10 @@ def test_ls_is_right_after_the_index_is_deleted(home: Paths, sessions: dict[str,
 
 
 def test_ls_rejects_a_bad_time_and_status(sessions: dict[str, str]) -> None:
-    result = run_sk("ls", "--since", "soonish")
+    result = invoke_sk("ls", "--since", "soonish")
     assert result.returncode == 2 and result.stderr.startswith(b"shellkeep: cannot read the time 'soonish'")
     assert result.stderr.count(b"\n") == 1
-    assert run_sk("ls", "--status", "sleeping").returncode == 2
+    assert invoke_sk("ls", "--status", "sleeping").returncode == 2
 
 
 def test_ls_with_an_index_from_a_newer_version_exits_3(home: Paths, sessions: dict[str, str]) -> None:
@@ -85,7 +85,7 @@ def test_ls_with_an_index_from_a_newer_version_exits_3(home: Paths, sessions: di
 
     sk("ls")
     sqlite3.connect(home.index).execute("PRAGMA user_version = 99")
-    result = run_sk("ls")
+    result = invoke_sk("ls")
     assert result.returncode == 3
     assert result.stderr.count(b"\n") == 1 and b"newer shellkeep" in result.stderr
 
@@ -101,7 +101,7 @@ def test_ls_in_a_folder_without_sessions_counts_those_of_other_projects(home: Pa
     make_session(home, tmp_path / "elsewhere", 2, events=[(5.0, "o", "done\r\n")])
     empty = tmp_path / "empty"
     empty.mkdir()
-    result = run_sk("ls", cwd=empty)
+    result = invoke_sk("ls", cwd=empty)
     assert result.returncode == 0 and result.stdout == b""
     assert result.stderr.decode() == "no sessions in this project (2 in other projects: shellkeep ls --all)\n"
 
@@ -120,7 +120,7 @@ def test_ls_in_a_folder_without_sessions_counts_those_of_other_projects(home: Pa
 )
 def test_a_bad_count_or_age_is_one_line_exit_2(home: Paths, args: tuple[str, ...], fragment: str) -> None:
     make_session(home, Path.cwd(), 1)
-    result = run_sk(*args)
+    result = invoke_sk(*args)
     assert result.returncode == 2, result.stderr
     assert result.stderr.startswith(b"shellkeep: ") and result.stderr.count(b"\n") == 1
     assert fragment.encode() in result.stderr
@@ -130,7 +130,7 @@ def test_a_bad_count_or_age_is_one_line_exit_2(home: Paths, args: tuple[str, ...
 def test_the_calendars_ends_are_bounds_not_errors(home: Paths, when: str) -> None:
     make_session(home, Path.cwd(), 1)
     for option in ("--since", "--until"):
-        result = run_sk("ls", option, when, "--json")
+        result = invoke_sk("ls", option, when, "--json")
         assert result.returncode == 0, result.stderr
         assert len(json.loads(result.stdout)) == (1 if (option == "--since") == (when == "0001-01-01") else 0)
 
@@ -142,19 +142,19 @@ def test_ls_hides_sessions_shorter_than_a_second_without_input(home: Paths) -> N
     typed = make_session(home, here, 3, events=[(0.3, "o", "y\r\n")])
     write_meta(dataclasses.replace(typed, input_bytes=2))  # short, but something was typed: kept
 
-    result = run_sk("ls")  # a real process: stderr apart from stdout
+    result = invoke_sk("ls")  # a real process: stderr apart from stdout
     assert result.returncode == 0, result.stderr
     listed = [line.split()[0] for line in result.stdout.decode().splitlines()[1:]]
     assert listed == [typed.id, long.id]
     assert result.stderr.decode() == (
         "1 session shorter than a second with no input hidden; 'shellkeep ls --all-sessions' shows them\n"
     )
-    every = run_sk("ls", "--all-sessions")
+    every = invoke_sk("ls", "--all-sessions")
     assert [line.split()[0] for line in every.stdout.decode().splitlines()[1:]] == [typed.id, blip.id, long.id]
     assert every.stderr == b""
-    assert [s["id"] for s in json.loads(run_sk("ls", "--json").stdout)] == [typed.id, blip.id, long.id]  # scripts see all
+    assert [s["id"] for s in json.loads(invoke_sk("ls", "--json").stdout)] == [typed.id, blip.id, long.id]  # scripts see all
     # A listing of nothing but hidden sessions says only that.
-    only = run_sk("ls", "--since", "2024-05-01T12:01:30+00:00", "--until", "2024-05-01T12:02:30+00:00")
+    only = invoke_sk("ls", "--since", "2024-05-01T12:01:30+00:00", "--until", "2024-05-01T12:02:30+00:00")
     assert only.stdout == b"" and only.stderr.startswith(b"1 session shorter than a second")
 
 
@@ -180,6 +180,6 @@ def test_started_is_the_local_time_across_a_clock_change(home: Paths, tz: str) -
 def test_a_path_that_is_not_utf8_shows_its_byte_as_backslash_x_in_messages(home: Paths, tmp_path: Path) -> None:
     data = Path(os.fsdecode(bytes(tmp_path) + b"/da\xffta"))
     data.write_text("not a folder")
-    result = run_sk("ls", env={**os.environ, "SHELLKEEP_HOME": str(data)})
+    result = invoke_sk("ls", env={**os.environ, "SHELLKEEP_HOME": str(data)})
     assert result.returncode == 3
     assert result.stderr == b"shellkeep: the data folder " + bytes(tmp_path) + b"/da\\xffta is not a folder; point SHELLKEEP_HOME at a folder\n"

@@ -21,7 +21,7 @@ import pytest
 from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX
 from shellkeep.store.paths import Paths
 from tests.e2e.test_resume import NOTES, _runs
-from tests.helpers import SK, PtyHarness, load_session, run_sk, session_folders, wait_for_background, wait_until
+from tests.helpers import PtyHarness, SK, invoke_sk, load_session, run_sk, session_folders, wait_for_background, wait_until
 
 PY = sys.executable
 PROMPTS = ("remember apples", "remember pears")
@@ -137,21 +137,21 @@ def test_ls_in_the_moved_repository_lists_the_older_session(
     meta, new_repo, tmp = moved["meta"], moved["new_repo"], moved["tmp"]
     assert isinstance(meta, dict) and isinstance(new_repo, Path) and isinstance(tmp, Path)
     monkeypatch.chdir(new_repo / "src")
-    listed = json.loads(run_sk("ls", "--json").stdout)
+    listed = json.loads(invoke_sk("ls", "--json").stdout)
     assert [m["id"] for m in listed] == [meta["id"]]
-    assert meta["id"] in run_sk("ls").stdout.decode()
+    assert meta["id"] in invoke_sk("ls").stdout.decode()
 
     # Another repository (its own remote and root commit) does not list it.
     other = tmp / "other"
     _repo(other, "https://github.com/acme/other.git")
     monkeypatch.chdir(other)
-    assert json.loads(run_sk("ls", "--json").stdout) == []
+    assert json.loads(invoke_sk("ls", "--json").stdout) == []
 
     # Nor does a repository of the same remote whose root commit differs (re-created history).
     fork = tmp / "fork"
     _repo(fork, "https://github.com/Acme/web")
     monkeypatch.chdir(fork)
-    assert json.loads(run_sk("ls", "--json").stdout) == []
+    assert json.loads(invoke_sk("ls", "--json").stdout) == []
 
 
 def test_search_in_the_moved_repository_finds_the_older_session(
@@ -160,14 +160,14 @@ def test_search_in_the_moved_repository_finds_the_older_session(
     meta, new_repo, tmp = moved["meta"], moved["new_repo"], moved["tmp"]
     assert isinstance(meta, dict) and isinstance(new_repo, Path) and isinstance(tmp, Path)
     monkeypatch.chdir(new_repo / "src")
-    hits = json.loads(run_sk("search", "apples", "--json").stdout)
+    hits = json.loads(invoke_sk("search", "apples", "--json").stdout)
     assert hits and {h["session_id"] for h in hits} == {meta["id"]}
 
     # A repository of the same remote but another root commit does not search it.
     fork = tmp / "fork"
     _repo(fork, "https://github.com/Acme/web")
     monkeypatch.chdir(fork)
-    result = run_sk("search", "apples", "--json")
+    result = invoke_sk("search", "apples", "--json")
     assert result.returncode == 0 and json.loads(result.stdout) == []
 
 
@@ -178,7 +178,7 @@ def test_the_picker_in_the_moved_repository_offers_the_older_session(home: Paths
 
     meta, new_repo, tmp = moved["meta"], moved["new_repo"], moved["tmp"]
     assert isinstance(meta, dict) and isinstance(new_repo, Path) and isinstance(tmp, Path)
-    from tests.unit.store.factory import make_session
+    from tests.factory import make_session
 
     # The moved repository has a session of its own (older): without the former path's, the
     # picker would open on it (not on every project's, as for a project without sessions).
@@ -194,4 +194,4 @@ def test_a_remote_spelt_in_another_case_is_the_same_github_repository(
     assert isinstance(meta, dict) and isinstance(new_repo, Path)
     _git(new_repo, "remote", "set-url", "origin", "https://GitHub.com/acme/WEB.git")  # recorded as git@github.com:Acme/web.git
     monkeypatch.chdir(new_repo)
-    assert [m["id"] for m in json.loads(run_sk("ls", "--json").stdout)] == [meta["id"]]
+    assert [m["id"] for m in json.loads(invoke_sk("ls", "--json").stdout)] == [meta["id"]]

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, PtyHarness, run_sk, session_folders, wait_for_background, wait_until
+from tests.helpers import PtyHarness, SK, invoke_sk, run_sk, session_folders, wait_for_background, wait_until
 from tests.receiver import Receiver, configure_notify as _configure
 
 PY = sys.executable
@@ -171,7 +171,8 @@ def test_a_failing_url_is_logged_in_one_line_and_the_command_still_runs(home: Pa
     assert run_sk("run", "--", "true").returncode == 0
     wait_until(out.exists, 30)  # "touch" runs with no shell: no shell syntax in it
     log_file = home.logs / "notify.log"
-    wait_until(log_file.exists, 30)
+    # The file appears before its line is written: wait for the whole line, not the file.
+    wait_until(lambda: log_file.exists() and log_file.read_text().endswith("\n"), 30)
     [line] = log_file.read_text().splitlines()
     assert " finished: url: " in line and "refused" in line.lower()
     assert stat.S_IMODE(log_file.stat().st_mode) == 0o600
@@ -247,5 +248,5 @@ def test_a_plain_shell_at_its_prompt_is_not_notified_but_a_question_it_asks_is(h
 
 
 def _states_of(home: Paths) -> dict[str, object]:
-    result = run_sk("ps", "--json")
+    result = invoke_sk("ps", "--json")
     return {s["name"]: s["state"] for s in json.loads(result.stdout)} if result.returncode == 0 else {}

@@ -22,9 +22,9 @@ from shellkeep.app.context import open_context
 from shellkeep.app.otlp import send_session
 from shellkeep.store.paths import Paths
 from shellkeep.store.session import SessionMeta
-from tests.helpers import run_sk, session_folders, wait_for_background, wait_until
+from tests.helpers import invoke_sk, run_sk, session_folders, wait_for_background, wait_until
 from tests.otlp_receiver import OtlpReceiver, configure_otlp as _configure, spans as _spans, value as _value
-from tests.unit.store.factory import make_session
+from tests.factory import make_session
 
 PY = sys.executable
 SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"  # a GitHub token the built-in rules catch
@@ -156,7 +156,7 @@ def test_a_receiver_that_is_down_does_not_touch_the_command_or_the_session(home:
     result = run_sk("run", "--name", "down", "--", PY, "-c", "print('still fine')")
     assert result.returncode == 0
     wait_for_background(home)
-    listed = run_sk("ls", "--json")
+    listed = invoke_sk("ls", "--json")
     assert listed.returncode == 0 and b'"down"' in listed.stdout
 
 
@@ -179,11 +179,11 @@ def test_without_the_sdk_doctor_and_the_upkeep_say_so_in_one_line(home: Paths, r
     [line] = upkeep.stderr.decode().splitlines()
     assert "the OpenTelemetry SDK is not installed" in line and "pip install" in line
     assert receiver.bodies == []
-    assert b'"' + meta.id.encode() + b'"' in run_sk("ls", "--json").stdout  # indexed all the same
+    assert b'"' + meta.id.encode() + b'"' in invoke_sk("ls", "--json").stdout  # indexed all the same
     doctor = run_sk("doctor", "--json", env=env)
     [check] = [c for c in json.loads(doctor.stdout) if c["check"] == "otlp export"]
     assert check["status"] == "fail" and "not installed" in check["detail"] and "pip install" in check["fix"]
-    [ok] = [c for c in json.loads(run_sk("doctor", "--json").stdout) if c["check"] == "otlp export"]
+    [ok] = [c for c in json.loads(invoke_sk("doctor", "--json").stdout) if c["check"] == "otlp export"]
     assert ok["status"] == "ok" and receiver.endpoint in ok["detail"]
 
 

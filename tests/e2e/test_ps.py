@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, PtyHarness, run_sk, session_folders, wait_for_background, wait_until
+from tests.helpers import PtyHarness, SK, invoke_sk, session_folders, wait_for_background, wait_until
 
 PY = sys.executable
 
@@ -36,7 +36,7 @@ FIRST_OUTPUT = {"prompt": b"name? ", "keys": b"press a key", "silent": b"started
 
 
 def _ps() -> list[dict[str, object]]:
-    result = run_sk("ps", "--json")
+    result = invoke_sk("ps", "--json")
     assert result.returncode == 0, result.stderr
     listed = json.loads(result.stdout)
     assert isinstance(listed, list)
@@ -73,7 +73,7 @@ def test_ps_lists_live_sessions_with_what_each_is_doing(home: Paths) -> None:
         cast = Path(str(meta["cast"]))
         assert 0 < int(prompt["size_bytes"]) <= cast.stat().st_size  # the recording only grows
         assert prompt["output_bytes"] == len(b"ready\r\nname? ")
-        table = run_sk("ps")
+        table = invoke_sk("ps")
         assert table.returncode == 0
         lines = table.stdout.decode().splitlines()
         assert lines[0].split() == ["ID", "AGENT", "PROJECT", "PID", "STATE", "DURATION", "SIZE"]
@@ -96,7 +96,7 @@ def test_a_recording_killed_with_kill_9_is_not_live(home: Paths) -> None:
     wait_until(lambda: [s for s in _ps() if s["name"] == "cut"], 20)
     [meta_file] = session_folders(home)
     meta = json.loads(meta_file.read_text())
-    assert (meta_file.parent / "live.json").exists()
+    wait_until((meta_file.parent / "live.json").exists, 20)  # written just after the session shows in ps
     os.kill(int(meta["pid"]), signal.SIGKILL)
     harness.finish()
     assert _ps() == []
@@ -131,15 +131,15 @@ def test_a_reused_pid_is_not_taken_for_the_recorder(home: Paths) -> None:
 
 
 def test_ps_with_no_live_session_says_so_on_stderr(home: Paths) -> None:
-    result = run_sk("ps")
+    result = invoke_sk("ps")
     assert result.returncode == 0 and result.stdout == b""
     assert result.stderr == b"no live sessions; run 'shellkeep ls --all' for past ones\n"
-    assert json.loads(run_sk("ps", "--json").stdout) == []
+    assert json.loads(invoke_sk("ps", "--json").stdout) == []
 
 
 @pytest.mark.parametrize("extra", [["--bogus"], ["SESSION"]], ids=["unknown-option", "extra-argument"])
 def test_ps_refuses_bad_arguments_in_one_line(extra: list[str]) -> None:
-    result = run_sk("ps", *extra)
+    result = invoke_sk("ps", *extra)
     assert result.returncode == 2
     assert result.stderr.startswith(b"shellkeep: ") and result.stderr.count(b"\n") == 1
 

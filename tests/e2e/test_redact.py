@@ -15,8 +15,8 @@ from shellkeep.vault.seekable import SeekableFrames
 from tests.recordings import vault
 from shellkeep.store.paths import Paths
 from tests.e2e.test_secrets import wait_for_housekeeping
-from tests.helpers import only_session, run_sk
-from tests.unit.store.factory import make_session
+from tests.helpers import invoke_sk, only_session, run_sk
+from tests.factory import make_session
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -55,9 +55,9 @@ def test_redact_a_no_redact_session(home: Paths) -> None:
     cast = folder / "session.cast.zst"
     assert str(cast) == meta["cast"] and is_compressed(cast, vault())
     assert GITHUB in all_text(folder)
-    assert run_sk("search", "token").returncode == 0  # the index now holds the transcript
+    assert invoke_sk("search", "token").returncode == 0  # the index now holds the transcript
 
-    result = run_sk("redact", "--last", "--json")
+    result = invoke_sk("redact", "--last", "--json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert set(report["files"]) == {"session.cast.zst", "exchanges.jsonl", "agent/transcript.jsonl"}
@@ -78,7 +78,7 @@ def test_redact_a_no_redact_session(home: Paths) -> None:
     assert header.command is not None and STRIPE not in header.command
     assert not list(folder.rglob("*.tmp"))
 
-    again = run_sk("redact", "--last")
+    again = invoke_sk("redact", "--last")
     assert again.returncode == 0 and "nothing changed" in again.stdout.decode()
 
 
@@ -91,7 +91,7 @@ def test_a_rule_added_later_and_a_secret_split_across_two_events(home: Paths, tm
     )
     home.config_file.parent.mkdir(parents=True)
     home.config_file.write_text(f'[redact]\npatterns = [{{ name = "corp", pattern = "corp_[A-Za-z0-9]{{32}}" }}]\n')
-    result = run_sk("redact", meta.id, "--json")
+    result = invoke_sk("redact", meta.id, "--json")
     assert result.returncode == 0, result.stderr
     events = list(open_cast(Path(meta.cast)).events())
     out = "".join(e.data for e in events if e.code == "o")
@@ -107,8 +107,8 @@ def test_an_encrypted_session_stays_encrypted(home: Paths, tmp_path: Path, monke
     from shellkeep.vault.crypto import is_encrypted, key_id_of_file
 
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
-    assert run_sk("key", "init").returncode == 0
-    assert run_sk("config", "set", "encryption.encrypt", "true").returncode == 0
+    assert invoke_sk("key", "init").returncode == 0
+    assert invoke_sk("config", "set", "encryption.encrypt", "true").returncode == 0
     assert run_sk("run", "--no-redact", "--", sys.executable, "-c", f"print('{GITHUB}')").returncode == 0
     wait_for_housekeeping(home)
     meta, _, _ = only_session(home)
@@ -116,7 +116,7 @@ def test_an_encrypted_session_stays_encrypted(home: Paths, tmp_path: Path, monke
     assert cast.name == "session.cast.zst"  # sealed and compressed inside: named .zst
     key_id = key_id_of_file(cast)
     assert GITHUB in plain_text(cast)
-    assert run_sk("redact", "--last").returncode == 0
+    assert invoke_sk("redact", "--last").returncode == 0
     assert is_encrypted(cast) and key_id_of_file(cast) == key_id and is_compressed(cast, vault())
     assert GITHUB not in plain_text(cast) and "[REDACTED:github-token]" in plain_text(cast)
 
@@ -124,7 +124,7 @@ def test_an_encrypted_session_stays_encrypted(home: Paths, tmp_path: Path, monke
 def test_a_running_session_is_refused(home: Paths, tmp_path: Path) -> None:
     meta = make_session(home, tmp_path / "project", 1, status="running", host="another-host", events=[(0.1, "o", GITHUB)])
     before = Path(meta.cast).read_bytes()
-    result = run_sk("redact", meta.id)
+    result = invoke_sk("redact", meta.id)
     assert result.returncode == 1
     assert "still recording" in result.stderr.decode() and result.stderr.decode().count("\n") == 1
     assert Path(meta.cast).read_bytes() == before
@@ -139,10 +139,10 @@ def test_redact_after_a_cut_compression_cleans_both_files_and_gc_leaves_one(home
     plain = Path(meta.cast).read_bytes()
     assert compress_recording(meta, vault()).compressed
     (meta.folder / "session.cast").write_bytes(plain)  # the leftover of the cut run
-    result = run_sk("redact", "cut", "--json")
+    result = invoke_sk("redact", "cut", "--json")
     assert result.returncode == 0, result.stderr
     assert {"session.cast", "session.cast.zst"} <= set(json.loads(result.stdout)["files"])
     assert GITHUB not in all_text(meta.folder)
-    assert run_sk("gc").returncode == 0
+    assert invoke_sk("gc").returncode == 0
     assert sorted(p.name for p in meta.folder.iterdir() if p.name.startswith("session.cast")) == ["session.cast.zst"]
     assert "[REDACTED:github-token]" in plain_text(meta.folder / "session.cast.zst")

@@ -14,7 +14,8 @@ from click.testing import CliRunner, Result
 from shellkeep.cli.main import main
 from shellkeep.store.paths import Paths
 from shellkeep.store.session import SessionMeta
-from tests.unit.store.factory import make_session
+from tests.factory import make_session
+from tests.helpers import invoke_sk
 
 
 def sk(*args: str) -> Result:
@@ -86,7 +87,7 @@ def test_a_corrupt_index_is_one_line_and_rebuilt(home: Paths) -> None:
 
     make_session(home, Path.cwd(), 1, events=[(0.1, "o", "kept\r\n")])
     home.index.write_bytes(b"garbage" * 1000)
-    result = run_sk("ls", "--all-sessions")
+    result = invoke_sk("ls", "--all-sessions")
     assert result.returncode == 0
     assert result.stderr.count(b"\n") == 1 and b"is corrupt" in result.stderr
 
@@ -96,14 +97,14 @@ def test_reindex_and_search_warn_once_about_a_damaged_recording_and_index_the_ot
 
     metas = [make_session(home, Path.cwd(), n, events=[(0.1, "o", f"unique{n} text\r\n"), (0.2, "o", "bye\r\n")]) for n in range(3)]
     damage_compressed(Path(metas[1].cast), keep_lines=1)
-    result = run_sk("reindex")
+    result = invoke_sk("reindex")
     assert result.returncode == 0, result.stderr
     assert result.stderr.count(b"recording is damaged") == 1
     assert result.stdout.startswith(b"indexed 3 sessions")
     for n in (0, 2):
         assert len(json.loads(sk("search", f"unique{n}", "--json").stdout)) == 1
     home.index.unlink()
-    found = run_sk("search", "unique2", "--json")
+    found = invoke_sk("search", "unique2", "--json")
     assert found.returncode == 0 and len(json.loads(found.stdout)) == 1
     assert found.stderr.count(b"recording is damaged") == 1
 
@@ -113,12 +114,12 @@ def test_the_first_index_build_is_silent_and_a_lost_index_is_announced(home: Pat
 
     make_session(home, Path.cwd(), 1, events=[(0.1, "o", "first\r\n")])
     assert not home.index.exists()
-    first = run_sk("ls", "--all-sessions")
+    first = invoke_sk("ls", "--all-sessions")
     assert first.returncode == 0 and first.stderr == b""
     assert home.index_mark.exists()
     for suffix in ("", "-wal", "-shm"):
         Path(f"{home.index}{suffix}").unlink(missing_ok=True)
-    again = run_sk("search", "first", "--json")
+    again = invoke_sk("search", "first", "--json")
     assert again.returncode == 0 and len(json.loads(again.stdout)) == 1
     assert again.stderr == b"shellkeep: index.sqlite3 was missing; rebuilding it from the session folders\n"
 
@@ -127,8 +128,8 @@ def test_an_index_older_than_the_mark_gets_it_so_its_loss_is_announced(home: Pat
     from tests.helpers import run_sk
 
     make_session(home, Path.cwd(), 1)
-    assert run_sk("ls", "--all-sessions").returncode == 0
+    assert invoke_sk("ls", "--all-sessions").returncode == 0
     home.index_mark.unlink()  # as a data folder from before the mark existed
-    assert run_sk("ls", "--all-sessions").stderr == b"" and home.index_mark.exists()
+    assert invoke_sk("ls", "--all-sessions").stderr == b"" and home.index_mark.exists()
     home.index.unlink()
-    assert b"was missing; rebuilding" in run_sk("ls", "--all-sessions").stderr
+    assert b"was missing; rebuilding" in invoke_sk("ls", "--all-sessions").stderr

@@ -16,7 +16,7 @@ from shellkeep.store import audit
 from shellkeep.store.paths import Paths
 from shellkeep.store.session import SessionMeta
 from tests.helpers import CASTS, SK, PtyHarness, run_sk
-from tests.unit.store.factory import make_session
+from tests.factory import make_session
 
 # A long silence before the interesting part: a replay that started at the wrong place
 # would sit in it far longer than the test's timeout.

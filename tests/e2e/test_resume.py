@@ -332,7 +332,7 @@ def _finished_command_session(home: Paths, project: Path, marker: Path) -> str:
     import dataclasses
 
     from shellkeep.store.session import write_meta
-    from tests.unit.store.factory import make_session
+    from tests.factory import make_session
 
     meta = make_session(home, project, 1, agent="sh", events=[(2.0, "o", "built\r\n")])
     write_meta(dataclasses.replace(meta, command=["sh", "-c", f"echo rerun > {marker}"]))

@@ -17,7 +17,7 @@ import pytest
 
 from tests.recordings import open_binary
 from shellkeep.store.paths import Paths
-from tests.helpers import BANNER, SK, PtyHarness, without_banner, wait_for_background, load_session, only_session, output_text, recording_of, run_sk, session_folders, wait_until
+from tests.helpers import BANNER, PtyHarness, SK, invoke_sk, load_session, only_session, output_text, recording_of, run_sk, session_folders, wait_for_background, wait_until, without_banner
 
 PY = sys.executable
 SK_CMD = " ".join(shlex.quote(a) for a in SK)
@@ -149,7 +149,7 @@ def test_kill_9_keeps_what_was_printed_and_marks_the_session_interrupted(home: P
     assert meta["status"] == "running"
     child = meta["child_pid"]
     wait_until(lambda: not _alive(child))  # the child got SIGHUP when the pty closed
-    listed = json.loads(run_sk("ls", "--json").stdout)
+    listed = json.loads(invoke_sk("ls", "--json").stdout)
     assert listed[0]["status"] == "interrupted"
     assert listed[0]["duration"] > 2
     assert json.loads((folder / "meta.json").read_text())["status"] == "interrupted"
@@ -168,10 +168,10 @@ def test_a_quiet_program_whose_recorder_is_killed_stays_listed_with_a_lower_boun
     started = json.loads(meta_file.read_text())["started_at"]
     later = datetime.fromisoformat(started.replace("Z", "+00:00")).timestamp() + 42
     os.utime(cast, (later, later))  # the recording was last changed 42 s after the start: evidence
-    listed = run_sk("ls")
+    listed = invoke_sk("ls")
     assert listed.returncode == 0, listed.stderr
     assert meta_file.parent.name in listed.stdout.decode() and b"hidden" not in listed.stderr  # never hidden
-    shown = run_sk("show", meta_file.parent.name).stdout.decode()
+    shown = invoke_sk("show", meta_file.parent.name).stdout.decode()
     assert "at least 42.0s (the recorder died; when exactly is not known)" in shown
 
 
@@ -491,7 +491,7 @@ def test_asciinema_play_plays_the_recording(home: Paths, tmp_path: Path, monkeyp
     monkeypatch.delenv("SHELLKEEP_RECORD_COMPRESS")
     assert run_sk("run", "--name", "packed", "--", "printf", "packed text\\n").returncode == 0
     exported = tmp_path / "packed.cast"
-    assert run_sk("export", "packed", "--format", "cast", "-o", str(exported)).returncode == 0
+    assert invoke_sk("export", "packed", "--format", "cast", "-o", str(exported)).returncode == 0
     wait_for_background(home)
     plain, packed = (p.parent for p in session_folders(home))
     assert sorted(p.name for p in plain.iterdir() if "cast" in p.name) == ["session.cast"]
@@ -531,7 +531,7 @@ def test_asciinema_plays_a_recording_with_input_markers_and_resizes(
     assert stored.name == ("session.cast.zst" if compress else "session.cast")
     if compress:
         path = tmp_path / "events.cast"
-        assert run_sk("export", "events", "--format", "cast", "-o", str(path)).returncode == 0
+        assert invoke_sk("export", "events", "--format", "cast", "-o", str(path)).returncode == 0
     else:
         path = stored
     codes = {json.loads(line)[1] for line in path.read_text().splitlines()[1:]}
@@ -552,7 +552,7 @@ def test_a_moved_data_folder_still_reads(home: Paths, tmp_path: Path, monkeypatc
     moved = tmp_path / "restored-home"
     home.home.rename(moved)
     monkeypatch.setenv("SHELLKEEP_HOME", str(moved))
-    result = run_sk("export", "moving", "--format", "txt")
+    result = invoke_sk("export", "moving", "--format", "txt")
     assert result.returncode == 0, result.stderr
     assert b"moved-text" in result.stdout
     assert not home.home.exists()  # nothing written to the old place
@@ -563,7 +563,7 @@ def test_a_corrupt_meta_json_names_the_recording(home: Paths) -> None:
     wait_for_background(home)  # the upkeep writes meta.json when it compresses
     folder = session_folders(home)[0].parent
     (folder / "meta.json").write_text('{"id": broken')
-    result = run_sk("show", folder.name)
+    result = invoke_sk("show", folder.name)
     assert result.returncode == 3
     last = result.stderr.strip().splitlines()[-1]
     assert b"is not valid JSON" in last and str(folder / "session.cast.zst").encode() in last
@@ -593,7 +593,7 @@ def test_argv_cwd_and_name_that_are_not_utf8_are_recorded_readably_and_resumed_e
     assert [base64.b64decode(c) for c in raw["command"]] == [prog, b"arg\xfd"]
     assert base64.b64decode(raw["cwd"]) == odd_dir
     assert header.command == shlex.join(meta["command"]) and "done" in output_text(events)
-    assert run_sk("show", os.fsdecode(b"n\xff"), "--json").returncode == 0  # found by the name as typed
+    assert invoke_sk("show", os.fsdecode(b"n\xff"), "--json").returncode == 0  # found by the name as typed
     wait_for_background(home)
     resumed = run_sk("resume", "--last", cwd=odd_dir)
     assert resumed.returncode == 0, resumed.stderr

@@ -11,8 +11,8 @@ from click.testing import CliRunner, Result
 from shellkeep.cli.main import main
 from shellkeep.store import audit
 from shellkeep.store.paths import Paths
-from tests.helpers import run_sk
-from tests.unit.store.factory import make_session
+from tests.helpers import invoke_sk, run_sk
+from tests.factory import make_session
 
 
 def sk(*args: str) -> Result:
@@ -69,7 +69,7 @@ def test_search_agent_and_since_filters(home: Paths) -> None:
 def test_search_a_query_of_odd_characters_is_no_error(home: Paths) -> None:
     make_session(home, Path.cwd(), 1, events=[(0.1, "o", "a (weird) \"quoted\" -line\r\n")])
     assert sk("search", '"quoted', "(weird", "--json").exit_code == 0
-    result = run_sk("search", "--", "-")
+    result = invoke_sk("search", "--", "-")
     assert result.returncode == 2 and b"nothing to search for" in result.stderr
 
 
@@ -117,8 +117,8 @@ def recorded_twice(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[
         for var in ("SHELLKEEP_SESSION", "SHELLKEEP_SESSION_DIR", "SHELLKEEP_PROJECT", "SHELLKEEP_DEBUG"):
             env.pop(var, None)
         if kind == "encrypted":
-            assert run_sk("key", "init", env=env, cwd=project).returncode == 0
-            assert run_sk("config", "set", "encryption.encrypt", "true", env=env, cwd=project).returncode == 0
+            assert invoke_sk("key", "init", env=env, cwd=project).returncode == 0
+            assert invoke_sk("config", "set", "encryption.encrypt", "true", env=env, cwd=project).returncode == 0
         for name, line in LANGUAGE_SESSIONS.items():
             done = run_sk("run", "--name", name, "--", sys.executable, "-c", f"print({line!r})", env=env, cwd=project)
             assert done.returncode == 0, done.stderr
@@ -152,7 +152,7 @@ def test_the_query_language_gives_the_same_hits_in_plain_and_encrypted_sessions(
 ) -> None:
     found = {}
     for kind, (env, project) in recorded_twice.items():
-        result = run_sk("search", query, "--json", env=env, cwd=project)
+        result = invoke_sk("search", query, "--json", env=env, cwd=project)
         assert result.returncode == 0, result.stderr
         hits = json.loads(result.stdout)
         assert {h["session_name"] for h in hits} == sessions, (kind, hits)

@@ -21,7 +21,7 @@ import websockets
 from shellkeep.store.audit import read_entries
 from shellkeep.store.paths import Paths
 from tests.e2e.serving import import_claude_session, record_session, serve
-from tests.helpers import run_sk, wait_for_background, wait_until
+from tests.helpers import invoke_sk, run_sk, wait_for_background, wait_until
 from tests.live_stand_in import LivePublisher
 
 pytestmark = pytest.mark.timeout(120)
@@ -175,8 +175,8 @@ def test_an_encrypted_session_whose_key_is_missing_says_so(home: Paths, tmp_path
     from tests.helpers import run_sk
 
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
-    assert run_sk("key", "init").returncode == 0
-    assert run_sk("config", "set", "encryption.encrypt", "true").returncode == 0
+    assert invoke_sk("key", "init").returncode == 0
+    assert invoke_sk("config", "set", "encryption.encrypt", "true").returncode == 0
     folder, session_id, _ = record_session(home, "print('sealed ' + 'words')")
     wait_for_housekeeping(home)
     with serve() as served:
@@ -401,7 +401,7 @@ def test_an_imported_session_shows_its_exchanges_and_has_no_cast(home: Paths, tm
 
 
 def test_a_session_kept_without_a_recording_gives_the_setting_and_no_cast(home: Paths) -> None:
-    assert run_sk("config", "set", "record.detail", "conversation").returncode == 0
+    assert invoke_sk("config", "set", "record.detail", "conversation").returncode == 0
     folder, session_id, _ = record_session(home, "print('unkept words')")
     wait_for_background(home)  # the upkeep after the session drops its recording
     assert not (folder / "session.cast").exists()

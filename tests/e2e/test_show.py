@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from shellkeep.cli.main import main
 from shellkeep.store import audit
 from shellkeep.store.paths import Paths
-from tests.unit.store.factory import make_session
+from tests.factory import make_session
 
 EXCHANGES = [
     {

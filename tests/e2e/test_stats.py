@@ -18,7 +18,7 @@ import pexpect
 import pytest
 
 from shellkeep.store.paths import Paths
-from tests.helpers import run_sk, session_folders, wait_for_background, wait_until
+from tests.helpers import invoke_sk, session_folders, wait_for_background, wait_until
 from tests.transcripts import FAKE_CLAUDE, claude_lines
 
 SONNET = "claude-sonnet-4-5-20250929"
@@ -57,7 +57,7 @@ def record_claude(home: Paths, tmp_path: Path, exchanges: int, model: str, tag: 
 
 
 def stats_json(*args: str) -> dict[str, object]:
-    result = run_sk("stats", "--json", *args)
+    result = invoke_sk("stats", "--json", *args)
     assert result.returncode == 0, result.stderr
     report: dict[str, object] = json.loads(result.stdout)
     return report
@@ -90,7 +90,7 @@ def test_stats_sums_real_sessions_prices_known_models_and_marks_unknown_ones(hom
     assert groups["x"]["cost_usd"] == 0 and groups["x"]["input_tokens"] == 0  # no tokens spent: nothing to price
     assert groups["x"]["sessions"] == 2
 
-    text = run_sk("stats", "--by", "agent")
+    text = invoke_sk("stats", "--by", "agent")
     assert text.returncode == 0 and text.stderr == b""
     lines = text.stdout.decode().splitlines()
     assert lines[0].split()[:3] == ["AGENT", "SESSIONS", "TIME"]
@@ -99,7 +99,7 @@ def test_stats_sums_real_sessions_prices_known_models_and_marks_unknown_ones(hom
     assert lines[-1].startswith("total")
 
     for columns in ("80", "70"):  # narrow: the bar shrinks or goes, no number nor name is cut
-        narrow = run_sk("stats", "--by", "model", env={**os.environ, "COLUMNS": columns})
+        narrow = invoke_sk("stats", "--by", "model", env={**os.environ, "COLUMNS": columns})
         assert narrow.returncode == 0 and "…" not in narrow.stdout.decode()
         shown = narrow.stdout.decode().splitlines()
         assert all(len(line) <= int(columns) for line in shown)
@@ -128,10 +128,10 @@ def test_since_by_day_and_bad_input(home: Paths, tmp_path: Path) -> None:
     assert [g["key"] for g in by_day["groups"]] == [today]  # type: ignore[union-attr, index]
     later = (datetime.now() + timedelta(days=2)).strftime("%Y-%m-%d")
     assert stats_json("--since", later)["total"]["sessions"] == 0  # type: ignore[index]
-    empty = run_sk("stats", "--since", later)
+    empty = invoke_sk("stats", "--since", later)
     assert empty.returncode == 0 and empty.stdout == b"" and b"no sessions match" in empty.stderr
     for args, text in ((["--by", "week"], b"invalid value for '--by'"), (["--since", "soon"], b"cannot read the time 'soon'")):
-        bad = run_sk("stats", *args)
+        bad = invoke_sk("stats", *args)
         assert bad.returncode == 2 and text in bad.stderr
         assert bad.stderr.count(b"\n") == 1 and b"Traceback" not in bad.stderr
 
@@ -139,7 +139,7 @@ def test_since_by_day_and_bad_input(home: Paths, tmp_path: Path) -> None:
 def test_a_broken_price_in_the_config_is_one_line(home: Paths) -> None:
     home.config_file.parent.mkdir(parents=True, exist_ok=True)
     home.config_file.write_text('[prices."my-model"]\ninput = "cheap"\n')
-    result = run_sk("stats")
+    result = invoke_sk("stats")
     assert result.returncode == 0  # a reading command warns and goes on with the shipped prices
     assert b"prices.\"my-model\".input must be a number >= 0" in result.stderr
     assert result.stderr.count(b"\n") == 2 and b"Traceback" not in result.stderr  # the warning, then 'no sessions yet'
@@ -150,7 +150,7 @@ def test_an_encrypted_session_is_summed_with_its_key_and_from_its_totals_without
 ) -> None:
     pytest.importorskip("cryptography")
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
-    assert run_sk("key", "init").returncode == 0
+    assert invoke_sk("key", "init").returncode == 0
     monkeypatch.setenv("SHELLKEEP_ENCRYPTION_ENCRYPT", "true")
     folder = record_claude(home, tmp_path, 2, SONNET, "a")
     assert (folder / "exchanges.jsonl").read_bytes()[:4] != b'{"in'  # sealed

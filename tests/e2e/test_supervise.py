@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, PtyHarness, load_session, run_sk, session_folders, wait_for_background, wait_until
+from tests.helpers import PtyHarness, SK, invoke_sk, load_session, run_sk, session_folders, wait_for_background, wait_until
 
 PY = sys.executable
 
@@ -56,7 +56,7 @@ def test_a_program_that_crashes_twice_is_resumed_twice_and_show_has_the_chain(ho
     assert (second["exit_code"], second["parent"], second["restart"]) == (3, first["id"], 1)
     assert (third["exit_code"], third["parent"], third["restart"]) == (0, second["id"], 2)
     wait_for_background(home)
-    shown = run_sk("show", str(third["id"]))
+    shown = invoke_sk("show", str(third["id"]))
     assert shown.returncode == 0, shown.stderr
     text = shown.stdout.decode()
     assert re.search(rf"^resumes +{second['id']} \(supervised restart 2\)$", text, re.M)
@@ -165,16 +165,16 @@ def test_detail_levels_store_what_they_say(home: Paths, tmp_path: Path, detail: 
     assert files <= kept and not ({"session.cast", "session.cast.zst", "exchanges.jsonl"} - files) & kept, kept
     meta = json.loads((folder / "meta.json").read_text())
     assert meta["detail"] == detail and meta["output_bytes"] > 0
-    show = run_sk("show", "--last")
+    show = invoke_sk("show", "--last")
     assert show.returncode == 0, show.stderr
     assert re.search(rf"^kept +{re.escape(shown)}$", show.stdout.decode(), re.M)
     if detail != "metadata":
         assert "remember apples" in show.stdout.decode()  # the exchange, kept without the recording
-    listed = run_sk("ls").stdout.decode().splitlines()
+    listed = invoke_sk("ls").stdout.decode().splitlines()
     assert listed[0].split()[7] == "KEPT" and listed[1].split()[-1] == detail
-    as_json = json.loads(run_sk("ls", "--json").stdout)
+    as_json = json.loads(invoke_sk("ls", "--json").stdout)
     assert as_json[0]["detail"] == detail
-    replay = run_sk("cat", "--last")
+    replay = invoke_sk("cat", "--last")
     if detail == "full":
         assert replay.returncode == 0 and b"heard: remember apples" in replay.stdout
     else:

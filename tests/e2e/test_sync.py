@@ -29,7 +29,7 @@ pytest.importorskip("moto")
 from shellkeep.store.audit import read_entries  # noqa: E402
 from shellkeep.store.paths import Paths  # noqa: E402
 from tests.e2e.test_secrets import wait_for_housekeeping  # noqa: E402
-from tests.helpers import SK, run_sk, wait_for_background, wait_until  # noqa: E402
+from tests.helpers import SK, invoke_sk, run_sk, wait_for_background, wait_until  # noqa: E402
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -110,7 +110,9 @@ def machine(tmp_path: Path, name: str) -> dict[str, str]:
 
 
 def sk(*args: str, env: dict[str, str] | None = None, ok: bool = True) -> subprocess.CompletedProcess[bytes]:
-    result = run_sk(*args, env=env or dict(os.environ), timeout_s=120)
+    """Run ``shellkeep ARGS``: in this process, but ``run`` (it records) in a new one."""
+    call = run_sk if args[0] == "run" else invoke_sk
+    result = call(*args, env=env or dict(os.environ), timeout_s=120)
     if ok:
         assert result.returncode == 0, (args, result.stderr.decode())
     return result
@@ -189,7 +191,7 @@ def test_a_push_killed_halfway_resumes_without_sending_again_the_parts_that_arri
         fh.write(json.dumps({"version": 2, "width": 80, "height": 24}) + "\n")
         for i in range(96):
             fh.write(json.dumps([i * 0.01, "o", base64.b64encode(os.urandom(3 << 16)).decode() + "\r\n"]) + "\n")
-    sk("import", str(big))
+    assert run_sk("import", str(big)).returncode == 0
     sk("config", "set", "sync.part_mib", "1")
     s3_server.put_delay_s = 0.2
     proc = subprocess.Popen([*SK, "sync", "push", "--remote", bucket_url], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -206,7 +208,8 @@ def test_a_push_killed_halfway_resumes_without_sending_again_the_parts_that_arri
     assert bucket.list("machines/") == {}  # no manifest: the push was cut before the end
     s3_server.put_delay_s = 0.0
     s3_server.requests.clear()
-    resumed = json.loads(sk("sync", "push", "--remote", bucket_url, "--json").stdout)
+    # In a process of its own: 20 MiB through the S3 stand-in, which serves from this process.
+    resumed = json.loads(run_sk("sync", "push", "--remote", bucket_url, "--json", timeout_s=120).stdout)
     total = set(bucket.list("objects/"))
     assert resumed["sessions_pushed"] == 1 and len(total) > len(arrived) >= 3
     assert resumed["parts_skipped"] >= len(arrived)
@@ -436,7 +439,7 @@ def test_the_plaintext_warning_comes_once_and_only_when_something_is_sent(home: 
 
 def _pulled_pair(home: Paths, url: str, tmp_path: Path) -> tuple[str, dict[str, str], Path]:
     """A session with a prompt on this machine, pushed to ``url`` and pulled by a laptop: (id, laptop env, its folder there)."""
-    from tests.unit.store.factory import make_session
+    from tests.factory import make_session
 
     meta = make_session(
         home, Path.cwd(), 1, events=((0.5, "o", "screenword-77 on the screen\r\n"),), exchanges=[{"prompt": "fix the promptword-42 bug", "answer": "fixed"}]
@@ -485,7 +488,7 @@ def test_every_read_of_a_pulled_session_is_audited_with_its_machine(home: Paths,
 
 
 def test_three_machines_on_one_bucket_give_a_team_view(home: Paths, bucket_url: str, tmp_path: Path) -> None:
-    from tests.unit.store.factory import make_session
+    from tests.factory import make_session
 
     envs = {"desk-1": dict(os.environ), "laptop-2": machine(tmp_path, "laptop"), "ci-3": machine(tmp_path, "ci")}
     ids: dict[str, str] = {}
@@ -607,7 +610,7 @@ def test_a_remote_pushed_without_encryption_is_refused_naming_the_machine_and_an
 def test_status_counts_the_bytes_push_then_sends_agent_copies_too(home: Paths, tmp_path: Path, sealed: bool) -> None:
     from shellkeep.vault.access import Vault
     from shellkeep.vault.copies import store_copy
-    from tests.unit.store.factory import make_session
+    from tests.factory import make_session
 
     if sealed:
         sk("key", "init")

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from shellkeep.store.paths import Paths
-from tests.helpers import run_sk, wait_for_background
+from tests.helpers import invoke_sk, run_sk, wait_for_background
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -30,7 +30,8 @@ def _git(cwd: Path, *args: str) -> None:
 
 
 def _sk(*args: str, env: dict[str, str], cwd: Path, ok: bool = True) -> subprocess.CompletedProcess[bytes]:
-    result = run_sk(*args, env=env, cwd=cwd, timeout_s=120)
+    call = run_sk if args[0] == "run" else invoke_sk  # only run records: the rest in this process
+    result = call(*args, env=env, cwd=cwd, timeout_s=120)
     if ok:
         assert result.returncode == 0, (args, result.stderr.decode())
     return result

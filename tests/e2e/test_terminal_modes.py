@@ -15,7 +15,7 @@ import pytest
 
 from shellkeep.store.paths import Paths
 from tests.helpers import SK, PtyHarness
-from tests.unit.pty.test_modes import CASES
+from tests.mode_cases import CASES
 
 SK_CMD = " ".join(shlex.quote(a) for a in SK)
 _DONE = b"CHILD-DONE"

@@ -26,7 +26,7 @@ from shellkeep.store.session import LIVE_SOCKET
 from shellkeep.terminal.emulator import Terminal
 from shellkeep.termsize import TermSize
 from tests.e2e.test_disk import small_disk  # noqa: F401 - a fixture: a 256 KiB tmpfs as the data folder
-from tests.helpers import SK, PtyHarness, only_session, output_text, run_sk, wait_until
+from tests.helpers import PtyHarness, SK, invoke_sk, only_session, output_text, run_sk, wait_until
 
 BASH = ["bash", "--norc", "--noprofile"]
 SECRET = "ghp_FAKE0123456789abcdefghijklmnopqrstuv"
@@ -137,7 +137,7 @@ def test_watch_says_when_the_session_ends(home: Paths) -> None:
     _finish(session)
     assert viewer.finish() == 0
     assert b"has ended (finished, exit code 0); replay it with: shellkeep replay " in viewer.output
-    meta = json.loads(run_sk("show", "ending", "--json").stdout)
+    meta = json.loads(invoke_sk("show", "ending", "--json").stdout)
     watched = [(e.command, e.detail) for e in read_entries(home) if e.session == meta["id"] and e.command != "show"]
     assert watched == [("watch", "live")]  # one entry, as serve's live view leaves
 
@@ -159,7 +159,7 @@ def test_watch_crops_a_session_bigger_than_the_terminal_and_says_so(home: Paths)
 
 def test_watch_an_ended_session_offers_replay(home: Paths) -> None:
     assert run_sk("run", "--name", "gone", "--", "true").returncode == 0
-    meta = json.loads(run_sk("show", "gone", "--json").stdout)
+    meta = json.loads(invoke_sk("show", "gone", "--json").stdout)
     result = run_sk("watch", "gone")
     assert result.returncode == 1
     assert result.stderr == f"shellkeep: session {meta['id']} has ended; replay it with: shellkeep replay {meta['id']}\n".encode()

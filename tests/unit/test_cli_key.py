@@ -24,7 +24,7 @@ from shellkeep.vault.keys import (  # noqa: E402
     forget_cached_keys,
     plain_key_notice,
 )
-from tests.unit.store.factory import make_session  # noqa: E402
+from tests.factory import make_session  # noqa: E402
 from tests.unit.test_cli_config import _entry  # noqa: E402
 
 

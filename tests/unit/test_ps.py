@@ -39,7 +39,7 @@ from shellkeep.store.session import (
 )
 from shellkeep.termsize import TermSize
 from tests.helpers import wait_until
-from tests.unit.store.factory import make_session
+from tests.factory import make_session
 
 NOW = 2_000_000_000.0
 

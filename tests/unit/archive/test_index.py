@@ -20,7 +20,7 @@ from shellkeep.git.identity import GitIdentity
 from shellkeep.store.paths import Paths
 from shellkeep.store.session import read_meta, write_meta
 from tests.unit.archive.helpers import query
-from tests.unit.store.factory import make_session
+from tests.factory import make_session
 
 
 

@@ -12,7 +12,7 @@ from shellkeep.git.identity import GitIdentity
 from shellkeep.store.paths import Paths, project_key
 from shellkeep.store.session import read_meta, write_meta
 from tests.unit.archive.helpers import ids, query
-from tests.unit.store.factory import BASE, make_session
+from tests.factory import BASE, make_session
 
 
 

@@ -16,7 +16,7 @@ from shellkeep.vault.access import Vault  # noqa: E402
 from shellkeep.archive.private_search import load_content, save_content, search_private  # noqa: E402
 from shellkeep.store.session import SessionMeta  # noqa: E402
 
-from tests.unit.store.factory import make_session  # noqa: E402
+from tests.factory import make_session  # noqa: E402
 
 CHUNKS = [
     ("transcript", None, 1.0, "1.00 1.50 2.00", "$ pytest\nFAILED test_login - pineapple error\nexit 1"),

@@ -15,7 +15,7 @@ from shellkeep.vault.recovery import recover
 from shellkeep.store.paths import Paths, project_key
 from shellkeep.store.session import read_meta, write_meta
 from tests.unit.archive.helpers import ids, query
-from tests.unit.store.factory import make_session
+from tests.factory import make_session
 
 
 

@@ -12,7 +12,7 @@ from shellkeep.errors import UserInputError
 from shellkeep.archive.fts import fts_query
 from shellkeep.archive.search import SearchRequest, search
 from shellkeep.store.paths import Paths, project_key
-from tests.unit.store.factory import BASE, make_session
+from tests.factory import BASE, make_session
 
 
 

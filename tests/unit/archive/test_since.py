@@ -8,7 +8,7 @@ import pytest
 
 from shellkeep.archive.since import parse_time
 from shellkeep.errors import UserInputError
-from tests.unit.store.factory import BASE
+from tests.factory import BASE
 
 
 @pytest.mark.parametrize(

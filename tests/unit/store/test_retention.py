@@ -21,7 +21,7 @@ from shellkeep.store.retention import (
 from shellkeep.store.session import SessionMeta, list_sessions, write_meta
 from shellkeep.store.space import low_disk_warning, release_space, reserve_space
 
-from tests.unit.store.factory import BASE, make_session
+from tests.factory import BASE, make_session
 
 NOW = BASE + timedelta(days=100)
 

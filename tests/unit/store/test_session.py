@@ -12,7 +12,7 @@ import pytest
 
 from shellkeep.store.paths import Paths
 from shellkeep.store.session import RAW_KEY, exact_meta, raw_values, read_meta, readable_text, write_meta
-from tests.unit.store.factory import make_session
+from tests.factory import make_session
 
 
 @pytest.mark.parametrize(

@@ -52,7 +52,7 @@ from shellkeep.store.paths import Paths  # noqa: E402
 from shellkeep.vault.rotation import journal_path, rotate_key  # noqa: E402
 from shellkeep.store.session import SessionMeta  # noqa: E402
 
-from tests.unit.store.factory import make_session  # noqa: E402
+from tests.factory import make_session  # noqa: E402
 
 HEADER_LINE = b'{"version": 2, "width": 80, "height": 24}\n'
 

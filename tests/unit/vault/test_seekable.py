@@ -177,7 +177,7 @@ def test_a_sealed_compressed_recording_is_streamed_through_its_encryption(home: 
     from shellkeep.vault.crypto import is_encrypted, split_records, write_records_atomic
     from shellkeep.vault.keys import current_key
     from tests.recordings import open_binary, vault
-    from tests.unit.store.factory import make_session
+    from tests.factory import make_session
 
     assert isinstance(home, Paths)
     events = [(0.01 * n, "o", f"row {n} {'y' * (n % 90)}\r\n") for n in range(30_000)]
