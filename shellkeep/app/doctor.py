@@ -203,7 +203,7 @@ def _session_meta(paths: Paths) -> Check:
         more = f" and {len(damaged) - 1} more" if len(damaged) > 1 else ""
         return _warn(
             name,
-            f"{_plural(len(damaged), 'session')} cannot be read and are left out of every listing: {folder}{more} ({why})",
+            f"{_plural(len(damaged), 'session')} cannot be read and {'is' if len(damaged) == 1 else 'are'} left out of every listing: {folder}{more} ({why})",
             f"restore {folder / META_FILE} from a backup, or move {folder} out of the data folder",
         )
     return _ok(name, f"{_plural(count, 'session')}, every meta.json readable")

@@ -6,6 +6,7 @@ Format: TOML 1.0 (toml.io/en/v1.0.0).
 from __future__ import annotations
 
 import re
+import stat
 import sys
 import typing
 from pathlib import Path
@@ -73,10 +74,14 @@ def parse_document(data: bytes, path: Path, fix: str) -> dict[str, typing.Any]:
 def read_bytes(path: Path, fix: str) -> bytes | None:
     """Return the bytes of a config file, or None when it does not exist.
 
+    A FIFO, socket or device in the file's place is refused rather than read (a read would block).
+
     Raises:
         ConfigError: the file exists but cannot be read; ``fix`` says what to do.
     """
     try:
+        if not stat.S_ISREG(path.stat().st_mode) and not path.is_dir():  # a FIFO or device would block the read
+            raise ConfigError(f"config file '{path}' is not a regular file; {fix}")
         return path.read_bytes()
     except FileNotFoundError:
         return None

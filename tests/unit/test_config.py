@@ -418,3 +418,13 @@ def test_a_nested_table_loads_sets_and_refuses_like_the_others(tmp_path: Path) -
     path.write_text("")
     with pytest.raises(ConfigError, match="cannot be set in a project file"):
         load_config(Paths(home=tmp_path, config_file=path), project, {})
+
+
+def test_a_fifo_in_place_of_the_config_file_is_refused_not_read(tmp_path: Path) -> None:
+    """A FIFO (or a device) where config.toml should be would block every command on its read."""
+    from shellkeep.config.toml import read_document
+
+    fifo = tmp_path / "config.toml"
+    os.mkfifo(fifo)
+    with pytest.raises(ConfigError, match=r"config file '.*config\.toml' is not a regular file; fix it"):
+        read_document(fifo, "fix it")
