@@ -28,8 +28,8 @@ _ESCAPES = re.compile(rb"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07]*\x07|[()][0-9A-Za-z]
 """Colour, cursor and title sequences: fish and zsh draw a candidate's typed part in bold."""
 
 
-def _tab(sh: Shell, typed: str, wanted: str) -> str:
-    """Type ``typed`` and TAB twice (bash lists on the second), wait for ``wanted`` on screen; clear the line."""
+def _tab(sh: Shell, typed: str, *wanted: str) -> str:
+    """Type ``typed`` and TAB twice (bash lists on the second), wait for each ``wanted`` on screen; clear the line."""
     start = len(sh.harness.output)
     sh.harness.write(typed.encode() + b"\t\t")
 
@@ -38,7 +38,7 @@ def _tab(sh: Shell, typed: str, wanted: str) -> str:
         return _ESCAPES.sub(b"", bytes(sh.harness.output[start:])).decode("utf-8", "replace")
 
     try:
-        wait_until(lambda: wanted in shown(), timeout_s=30)
+        wait_until(lambda: all(w in shown() for w in wanted), timeout_s=30)
     finally:
         sh.harness.write(b"\x05\x15")  # Ctrl-E, Ctrl-U: the end of the line, then delete it all
     text = shown()
@@ -121,6 +121,6 @@ def test_fish_lists_sessions_newest_first(completing: dict[str, str], home: Path
     project = tmp_path / "proj"
     project.mkdir()
     sh = _start_in("fish", completing, project)
-    shown = _tab(sh, "shellkeep show 2", f"{older[-5:]}  (")  # fish elides the common start: '…-7708d  (true finished)'
+    shown = _tab(sh, "shellkeep show 2", f"{newer[-5:]}  (", f"{older[-5:]}  (")  # fish elides the common start: '…-7708d  (true finished)'
     assert shown.index(f"{newer[-5:]}  (") < shown.index(f"{older[-5:]}  (")
     sh.close()
