@@ -9,10 +9,12 @@ no config module).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from shellkeep.errors import UserInputError
 from shellkeep.logs import get_logger
 from shellkeep.store.paths import PROJECT_FILE_NAME, Paths, project_root_of
 
@@ -20,7 +22,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up
 if TYPE_CHECKING:
     from shellkeep.config import Config, NotifyConfig, RedactConfig
 
-__all__ = ["RecordSettings", "RunRequest", "load_settings", "settings_from_config"]
+__all__ = ["RecordSettings", "RunRequest", "check_name", "load_settings", "settings_from_config"]
 
 log = get_logger(__name__)
 
@@ -132,3 +134,22 @@ class RunRequest:
     banner: bool = False  # say the session id on stderr before the child starts (unless record.banner = false)
     restart: int = 0  # the how-manieth supervised restart this run is (0: not one; app.supervise)
     extra: tuple[tuple[str, object], ...] = ()  # more meta.json fields (``resumed_from`` of a session from another machine)
+
+
+_SESSION_ID_SHAPE = re.compile(r"\d{8}-\d{6}(-[0-9a-f]*)?")
+"""What a session id (``store.session.new_session_id``) or the start of one looks like."""
+
+
+def check_name(name: str | None) -> None:
+    """Refuse a ``--name`` that no command could find the session by.
+
+    Raises:
+        UserInputError: the name is empty, or shaped like a session id (a reference to it
+            finds the session with that id, or none).
+    """
+    if name is None:
+        return
+    if not name.strip():
+        raise UserInputError("a session name cannot be empty; give --name a word, e.g. --name fix-login")
+    if _SESSION_ID_SHAPE.fullmatch(name):
+        raise UserInputError(f"session name '{name}' looks like a session id, which it would be taken for; choose another, e.g. --name fix-login")

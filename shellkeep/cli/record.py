@@ -179,11 +179,12 @@ def record(run: RunArgs) -> int:
 
     from shellkeep.cli.console import warn
     from shellkeep.app.record import default_argv, run_session
-    from shellkeep.app.run_request import RunRequest, load_settings
+    from shellkeep.app.run_request import RunRequest, check_name, load_settings
     from shellkeep.store.paths import resolve_paths
 
     from shellkeep.errors import AgentNotFound
 
+    check_name(run.name)  # a new session only: a resumed one keeps the name it had
     here = Path.cwd()
     paths = resolve_paths()
     settings = load_settings(paths, here, warn=warn, no_input=run.no_input, no_redact=run.no_redact)

@@ -630,3 +630,27 @@ def test_no_start_line_with_q_or_record_banner_false(home: Paths, args: list[str
 def test_no_start_line_when_stdout_is_not_a_terminal(home: Paths) -> None:
     result = run_sk("run", "--", "sh", "-c", "echo child-started")
     assert result.returncode == 0 and b"shellkeep: recording" not in result.stderr + result.stdout
+
+
+@pytest.mark.parametrize(
+    "name, said",
+    [
+        ("", "a session name cannot be empty; give --name a word, e.g. --name fix-login"),
+        ("  ", "a session name cannot be empty; give --name a word, e.g. --name fix-login"),
+        ("20261206-031505-0886a", "session name '20261206-031505-0886a' looks like a session id"),
+        ("20261206-031505", "session name '20261206-031505' looks like a session id"),
+    ],
+    ids=["empty", "blank", "an-id", "an-id-prefix"],
+)
+def test_a_name_no_command_could_find_the_session_by_is_refused(home: Paths, name: str, said: str) -> None:
+    """``--name ''`` or an id-shaped name was stored, and 'show NAME' never found it (trial)."""
+    done = run_sk("run", "--name", name, "--", "true")
+    assert done.returncode == 2
+    assert done.stderr.decode().startswith(f"shellkeep: {said}") and done.stderr.count(b"\n") == 1
+    assert session_folders(home) == []  # refused before anything is stored
+
+
+def test_a_name_made_of_an_id_and_a_word_is_kept(home: Paths) -> None:
+    assert run_sk("run", "--name", "20261206-fix", "--", "true").returncode == 0
+    meta, _, _ = only_session(home)
+    assert meta["name"] == "20261206-fix"
