@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from shellkeep.cli.console import warn
 from shellkeep.cli.options import context, count, number, require_ref, session_argument
 
 
@@ -49,6 +50,8 @@ def replay(
         raise click.UsageError(f"no such file: {ref}; give a recording's path, or a session id or name")
     meta = ctx.resolve(ref, last=last)
     start = start_time(meta, ctx.vault, at=at_s, marker=marker, exchange=exchange)
+    if at_s is not None and meta.duration is not None and at_s > meta.duration:
+        warn(f"session {meta.id} is {meta.duration:.1f}s long; --at {at_s:g} is past its end, so its last screen is shown")
     _, cast = read_session(ctx, meta, command="replay", detail=f"at={start:.2f}" if start else None)
     play(cast, speed=speed, idle_limit=idle_limit, start_at=start)
 

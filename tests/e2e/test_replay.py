@@ -59,6 +59,14 @@ def test_replay_starts_where_asked(meta: SessionMeta, how: list[str]) -> None:
     assert result.stdout == b"before\r\nafter\r\n"
 
 
+def test_replay_past_the_end_says_so_and_shows_the_last_screen(meta: SessionMeta) -> None:
+    """``--at`` beyond the recording jumped to the end in silence (trial)."""
+    result = run_sk("replay", "long", "--at", "99999", start_new_session=True, timeout_s=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b"before\r\nafter\r\n"
+    assert result.stderr == f"shellkeep: session {meta.id} is 900.5s long; --at 99999 is past its end, so its last screen is shown\n".encode()
+
+
 def test_replay_is_audited_with_its_start(home: Paths, meta: SessionMeta) -> None:
     result = CliRunner().invoke(main, ["replay", "long", "--speed", "100", "--idle-limit", "0.01", "--at", "2"])
     assert result.exit_code == 0, result.stderr
