@@ -31,6 +31,7 @@ from shellkeep.config import (
 from shellkeep.config.keys import specs as _specs
 from shellkeep.errors import ConfigError
 from shellkeep.store.paths import Paths
+from tests.config_files import project, tree, write  # noqa: F401 (project: a fixture)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -38,23 +39,6 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "config.example.toml"
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir(exist_ok=True)
-    return root
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
-
-
-def tree(root: Path) -> list[str]:
-    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
 
 
 # ----------------------------------------------------------------- defaults and the example

@@ -25,6 +25,7 @@ from shellkeep.config import (
 from shellkeep.config.keys import specs
 from shellkeep.errors import ConfigError
 from shellkeep.store.paths import Paths
+from tests.config_files import project, tree, write  # noqa: F401 (project: a fixture)
 
 CORP = RedactPattern("corp", "corp_[0-9]{8}")
 GOOD = (
@@ -32,23 +33,6 @@ GOOD = (
     "allowlist = ['ok_.*']\n[encryption]\nkey_file = \"/keys/k\"\n"
 )
 STRICTEST = {"record.input": False, "record.detail": "metadata"}
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir(exist_ok=True)
-    return root
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
-
-
-def tree(root: Path) -> list[str]:
-    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
 
 
 def record_once(paths: Paths, project_root: Path | None = None) -> None:
