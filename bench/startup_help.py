@@ -27,6 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from sections import put_section  # bench/ is the script's folder, first on sys.path
+
 BENCH_DIR = Path(__file__).resolve().parent
 REPO = BENCH_DIR.parent
 HEADING = "## Start-up of help and completion (bench/startup_help.py)"
@@ -145,15 +147,7 @@ def render(times: dict[str, dict[str, list[float]]], runs: int, baseline: str) -
 def write(section: str) -> None:
     """Write bench/RESULTS-help.md and put the section into bench/RESULTS.md, replacing an older one."""
     (BENCH_DIR / "RESULTS-help.md").write_text(section + "\n")
-    results = BENCH_DIR / "RESULTS.md"
-    text = results.read_text() if results.exists() else "# shellkeep benchmarks\n"
-    start = text.find(HEADING)
-    if start < 0:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    else:
-        end = text.find("\n## ", start + len(HEADING))
-        text = text[:start] + section + ("\n" + text[end:] if end >= 0 else "\n")
-    results.write_text(text)
+    put_section(BENCH_DIR / "RESULTS.md", HEADING, section)
 
 
 def main() -> int:

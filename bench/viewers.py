@@ -41,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import outer  # noqa: E402
 from recorders import Recorder, install_shellkeep, shellkeep_home, tool_versions  # noqa: E402
 from run import Bench, Plan, _check_exit, _pct, machine_facts  # noqa: E402
+from sections import put_section  # noqa: E402
 
 BENCH_DIR = Path(__file__).resolve().parent
 HEADING = "## 8. Live viewers (bench/viewers.py, run apart)"
@@ -322,15 +323,7 @@ def render(doc: dict[str, Any]) -> str:
 def _write(section: str) -> None:
     """Write bench/RESULTS-viewers.md and put the section into bench/RESULTS.md, replacing an older one."""
     (BENCH_DIR / "RESULTS-viewers.md").write_text(section)
-    results = BENCH_DIR / "RESULTS.md"
-    text = results.read_text() if results.exists() else ""
-    start = text.find(HEADING)
-    if start < 0:
-        text = text.rstrip("\n") + "\n\n" + section
-    else:
-        end = text.find("\n## ", start + len(HEADING))
-        text = text[:start] + section.rstrip("\n") + ("\n" + text[end:] if end >= 0 else "\n")
-    results.write_text(text)
+    put_section(BENCH_DIR / "RESULTS.md", HEADING, section)
 
 
 def main() -> int:
