@@ -96,6 +96,12 @@ class CommandAdapter:
     inject_paste_mode: ClassVar[bool] = False
     """Type re-injected context only once the agent switched bracketed paste on (its input
     box takes fast typing for a paste, and an Enter inside a paste for a new line)."""
+    env_names: ClassVar[tuple[str, ...]] = ()
+    """Environment variables that shape how the agent runs (its config and data folders, base
+    URLs, provider switches, model and profile names, its API keys), recorded at the session's
+    start under ``record.env = "agent"`` and given back on resume (``app.environment``)."""
+    env_prefixes: ClassVar[tuple[str, ...]] = ()
+    """Prefixes of more such variables (``CLAUDE_CODE_``)."""
     cwd_fields: ClassVar[tuple[tuple[str, ...], ...]] = ()
     """Where a transcript record names the directory the agent ran in, as key paths into the
     record (Claude Code: ``("cwd",)``). A transcript taken to another machine has these

@@ -197,6 +197,10 @@ class AiderAdapter(CommandAdapter):
 
     name = "aider"
     title = "Aider"
+    # aider.chat/docs/config/dotenv.html: AIDER_* options and the provider keys and endpoints.
+    env_names = ("OPENAI_API_KEY", "OPENAI_API_BASE", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "GEMINI_API_KEY",
+                 "OPENROUTER_API_KEY", "DEEPSEEK_API_KEY", "OLLAMA_API_BASE")  # fmt: skip
+    env_prefixes = ("AIDER_",)
     executables = ("aider",)
     tested_versions = ("0.85.5", "0.86.2")
     """The aider versions this adapter was tested with, end to end (tests/agents/test_resume_aider.py)."""

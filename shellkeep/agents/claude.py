@@ -343,6 +343,15 @@ class ClaudeAdapter(CommandAdapter):
 
     name = "claude"
     title = "Claude Code"
+    # code.claude.com/docs/en/env-vars: its folder, endpoints, providers (Bedrock, Vertex,
+    # Foundry) with their AWS and Google settings, model names and keys.
+    env_names = (
+        "CLAUDE_CONFIG_DIR", "AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK", "CLOUD_ML_REGION",
+        "GOOGLE_CLOUD_PROJECT", "GOOGLE_APPLICATION_CREDENTIALS", "DISABLE_AUTOUPDATER", "DISABLE_TELEMETRY",
+        "MAX_THINKING_TOKENS", "API_TIMEOUT_MS", "BASH_DEFAULT_TIMEOUT_MS", "BASH_MAX_TIMEOUT_MS", "MCP_TIMEOUT",
+    )
+    env_prefixes = ("ANTHROPIC_", "CLAUDE_CODE_", "VERTEX_REGION_")
     executables = ("claude",)
     tested_versions = ("2.1.197", "2.1.332")
     packages = ("@anthropic-ai/claude-code",)

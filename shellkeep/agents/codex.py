@@ -303,6 +303,10 @@ class CodexAdapter(CommandAdapter):
 
     name = "codex"
     title = "Codex"
+    # Its home (config, sessions, logs), its sqlite folder, the OpenAI endpoint, key and model.
+    env_names = ("CODEX_HOME", "CODEX_SQLITE_HOME", "CODEX_API_KEY", "AZURE_OPENAI_API_KEY", "OPENAI_API_KEY",
+                 "OPENAI_BASE_URL", "OPENAI_ORGANIZATION", "OPENAI_PROJECT", "OPENAI_MODEL")  # fmt: skip
+    env_prefixes = ("CODEX_",)
     executables = ("codex",)
     tested_versions = ("0.165.0", "0.171.0")
     input_includes_cache_read = True

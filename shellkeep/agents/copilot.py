@@ -241,6 +241,9 @@ class CopilotAdapter(CommandAdapter):
 
     name = "copilot"
     title = "GitHub Copilot CLI"
+    # Its home, its provider switches and the GitHub tokens it signs in with.
+    env_names = ("GH_TOKEN", "GITHUB_TOKEN", "GH_HOST", "XDG_CONFIG_HOME", "XDG_STATE_HOME")
+    env_prefixes = ("COPILOT_",)
     executables = ("copilot",)
     tested_versions = ("1.0.88", "1.0.102")
     """The Copilot CLI versions this adapter was tested with, end to end (tests/agents/test_resume_copilot.py)."""

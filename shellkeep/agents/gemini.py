@@ -319,6 +319,10 @@ class GeminiAdapter(CommandAdapter):
 
     name = "gemini"
     title = "Gemini CLI"
+    # geminicli.com docs (configuration, authentication): its home, model, key, Vertex settings.
+    env_names = ("GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION",
+                 "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA", "GOOGLE_APPLICATION_CREDENTIALS")  # fmt: skip
+    env_prefixes = ("GEMINI_",)
     executables = ("gemini",)
     tested_versions = ("0.57.0", "0.61.0")
     input_includes_cache_read = True

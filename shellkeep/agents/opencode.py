@@ -132,6 +132,10 @@ class OpenCodeAdapter(CommandAdapter):
 
     name = "opencode"
     title = "OpenCode"
+    # Its config and database (under the XDG folders unless OPENCODE_* says), and provider keys.
+    env_names = ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL",
+                 "OPENAI_API_KEY", "OPENAI_BASE_URL", "GEMINI_API_KEY", "OPENROUTER_API_KEY")  # fmt: skip
+    env_prefixes = ("OPENCODE_",)
     executables = ("opencode",)
     tested_versions = ("1.17.19", "1.18.33")
     """The OpenCode versions this adapter was tested with, end to end (tests/agents/test_resume_opencode.py)."""

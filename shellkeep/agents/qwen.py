@@ -171,6 +171,9 @@ class QwenAdapter(CommandAdapter):
 
     name = "qwen"
     title = "Qwen Code"
+    # Its home and runtime folder, and the OpenAI-compatible endpoint, key and model it talks to.
+    env_names = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "DASHSCOPE_API_KEY")
+    env_prefixes = ("QWEN_",)
     executables = ("qwen",)
     tested_versions = ("0.23.4", "0.24.4")
     answers_written_late = True

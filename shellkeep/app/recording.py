@@ -167,7 +167,7 @@ class Recording:
             pipeline.add(output)
         self._starter = threading.Thread(
             target=write_started_meta,
-            args=(self.paths, self.meta, child.pid, self._request.cwd, self._settings, self._found, self._ended),
+            args=(self.paths, self.meta, child.pid, self._request.cwd, self._settings, self._found, self._ended, self._env),
             daemon=True,
         )
         self._starter.start()

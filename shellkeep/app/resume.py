@@ -309,6 +309,7 @@ def run_resume(
         warn(f"the agent's own resume failed ({reason}); not re-injecting (--native-only)")
         return outcome
     fallback = _fresh_plan(plan.session, adapter_of(plan.session), plan.cwd, plan.exchanges, plan.settle_s, None)
+    fallback = dataclasses.replace(fallback, env_updates=plan.env_updates)  # the recorded environment too
     how = (
         f"re-injecting the last {len(plan.exchanges)} exchange{'s' if len(plan.exchanges) != 1 else ''}"
         if fallback.mode is ResumeMode.INJECT

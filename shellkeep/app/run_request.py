@@ -52,6 +52,9 @@ class RecordSettings:
     restart: str = "no"  # record.restart: 'no', 'on-failure' or 'on-failure:N' (app.supervise)
     detail: str = "full"  # record.detail: 'full', 'conversation' or 'metadata'
     notify: NotifyConfig | None = None  # [notify] when a notifier is on for some event (None: none is)
+    env: str = "agent"  # record.env: which environment variables to keep ('agent', 'all', 'none')
+    env_include: tuple[str, ...] = ()  # record.env_include: more names, or prefixes ending in '*'
+    env_exclude: tuple[str, ...] = ()  # record.env_exclude: names or prefixes never kept
 
 
 def settings_from_config(config: Config, *, no_input: bool = False, no_redact: bool = False) -> RecordSettings:
@@ -73,6 +76,9 @@ def settings_from_config(config: Config, *, no_input: bool = False, no_redact: b
         restart=config.record.restart,
         detail=config.record.detail,
         notify=config.notify if config.notify.enabled else None,
+        env=config.record.env,
+        env_include=config.record.env_include,
+        env_exclude=config.record.env_exclude,
     )
 
 

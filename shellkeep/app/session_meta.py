@@ -117,14 +117,19 @@ def write_started_meta(
     settings: RecordSettings,
     found: dict[str, SessionMeta],
     ended: threading.Event,
+    env: Mapping[str, str] | None = None,
 ) -> None:
-    """Write the first ``meta.json`` once the child runs: its pid, the git state, redacted argv.
+    """Write the first ``meta.json`` once the child runs: its pid, the git state, redacted argv,
+    the environment ``env`` it was started in (``app.environment``: secrets never in clear).
 
     Runs on its own thread so the relay starts at once; ``found["meta"]`` gets the metadata.
     Once ``ended`` is set (a program that has already exited) the write is left to the final
     ``meta.json``, which follows at once.
     """
-    found["meta"] = started = started_meta(meta, child_pid, cwd, settings)
+    from shellkeep.app.environment import record_environment  # after the child runs
+
+    started = started_meta(meta, child_pid, cwd, settings)
+    found["meta"] = started = record_environment(paths, started, env, settings)
     if ended.is_set():
         return
     try:

@@ -34,6 +34,10 @@ if TYPE_CHECKING:
     "--cwd", "cwd", type=click.Path(file_okay=False, path_type=Path), default=None,
     help="Resume in this directory (a moved or renamed project folder, or a folder on this machine for a session pulled from another) instead of the session's own.",
 )  # fmt: skip
+@click.option(
+    "--env", "env_choice", type=click.Choice(["recorded", "current"]), default="recorded", show_default=True,
+    help="Give the agent the environment its session recorded (secrets by name; another machine's code-running variables never), or keep today's.",
+)  # fmt: skip
 @click.option("--dry-run", is_flag=True, help="Print what would be run and typed; change nothing.")
 @click.option("--all", "all_sessions", is_flag=True, help="Every session cut short since the last boot, in every project.")
 @click.option("--since", metavar="WHEN", help="With --all: those that ended since WHEN (2024-05-01, today, 2h, 3d) instead.")
@@ -49,6 +53,7 @@ def resume(
     native_only: bool,
     force_inject: bool,
     cwd: Path | None,
+    env_choice: str,
     dry_run: bool,
     all_sessions: bool,
     since: str | None,
@@ -76,6 +81,7 @@ def resume(
 
     Example: shellkeep resume --last --exchanges 3
     """
+    from shellkeep.app.env_restore import apply_recorded_env
     from shellkeep.app.resume import ResumeMode, choose_default, plan_resume, run_resume
     from shellkeep.tui.picker import pick_session
 
@@ -87,7 +93,7 @@ def resume(
             raise click.UsageError(f"give --all or {given[0]}, not both")
         passed = (*(("--exchanges", str(exchanges_n)) if exchanges_n is not None else ()),
                   *(("--no-screen",) if no_screen else ()), *(("--native-only",) if native_only else ()),
-                  *(("--inject",) if force_inject else ()))  # fmt: skip
+                  *(("--inject",) if force_inject else ()), *(("--env", env_choice) if env_choice != "recorded" else ()))  # fmt: skip
         return resume_all(since, passed, dry_run=dry_run, print_only=print_only)
     if since or print_only:
         raise click.UsageError(f"{'--since' if since else '--print'} goes with --all")
@@ -101,8 +107,11 @@ def resume(
     plan = plan_resume(
         ctx, meta, exchanges=exchanges_n, agent=agent, dry_run=dry_run, warn=warn, force_inject=force_inject, cwd=cwd
     )
+    plan, env_line = apply_recorded_env(ctx, plan, keep_current=env_choice == "current")
     if plan.note:
         warn(plan.note)
+    if env_line:
+        warn(env_line)
     # Nothing was cut short and the newest session is a plain command (no agent conversation to
     # go on with): running it again may not be what a habitual 'resume' meant, so ask.
     rerun = fallback and plan.mode is not ResumeMode.NATIVE and not meta.agent_session_id and agent is None
@@ -161,8 +170,10 @@ def _print_plan(plan: ResumePlan) -> None:
     click.echo(f"mode: {plan.mode.value}")
     click.echo(f"would run: {readable_text(_shell_words(plan.argv))}")
     click.echo(f"in: {readable_text(str(plan.cwd))}")
+    from shellkeep.app.environment import shown_value
+
     for key, value in plan.env_updates:
-        click.echo(f"with: {key}={value}")
+        click.echo(f"with: {key}={shown_value(plan.session, key, value)}")
     click.echo(f"parent: {plan.session.id}")
     if plan.inject_text:
         click.echo(f"would type, once its output settles for {plan.settle_s:g}s:")

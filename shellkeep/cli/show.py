@@ -46,6 +46,7 @@ def show(ref: str | None, last: bool, full: bool, as_json: bool) -> None:
     _print_meta(meta, key_id)
     _print_chain(ctx.paths, meta)
     _print_checkpoints(read_checkpoints(meta.folder))
+    _print_environment(meta)
     if key_id is None:  # else its exchanges are sealed with the same missing key
         _print_exchanges(meta, read_exchanges(meta, ctx.vault), full)
 
@@ -134,6 +135,19 @@ def _print_checkpoints(checkpoints: list[Checkpoint]) -> None:
     click.echo("checkpoints ('shellkeep diff', 'shellkeep restore-files --checkpoint N'):")
     for checkpoint in checkpoints:
         click.echo(f"  {checkpoint_line(checkpoint)}")
+
+
+def _print_environment(meta: SessionMeta) -> None:
+    """Print the environment the session recorded (``app.environment``; secrets by name only)."""
+    from shellkeep.app.environment import environment_lines
+
+    lines = environment_lines(meta)
+    if not lines:
+        return
+    click.echo("")
+    click.echo("environment ('shellkeep resume' gives it back; --env current keeps today's):")
+    for line in lines:
+        click.echo(f"  {line}")
 
 
 def _print_exchanges(meta: SessionMeta, exchanges: list[Exchange], full: bool) -> None:

@@ -99,6 +99,26 @@ def _valid_restart(value: object) -> None:
         raise ValueError("'no', 'on-failure' or 'on-failure:N' (N a number of restarts, 0-999)")
 
 
+ENV_SCOPES = ("all", "agent", "none")
+"""The values of ``record.env``, from the most recorded to the least."""
+
+
+def _valid_env_scope(value: object) -> None:
+    assert isinstance(value, str)
+    if value not in ENV_SCOPES:
+        raise ValueError(f"one of {', '.join(map(repr, ENV_SCOPES))}")
+
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\*?")
+
+
+def _valid_env_names(value: object) -> None:
+    assert isinstance(value, tuple)
+    for entry in value:
+        if not _ENV_NAME.fullmatch(entry):
+            raise ValueError(f"a list of variable names, or prefixes ending in '*'; {entry!r} is neither")
+
+
 def _valid_detail(value: object) -> None:
     assert isinstance(value, str)
     if value not in DETAIL_LEVELS:
@@ -199,6 +219,28 @@ class RecordConfig:
         expect="'full', 'conversation' or 'metadata'",
         check=_valid_detail,
         private=DETAIL_LEVELS,  # keeping less adds privacy
+    )
+    env: str = _setting(
+        "agent",
+        "Which environment variables to keep at a session's start, for resume to give back: "
+        "'agent' (those the agent's adapter names, plus PATH, virtualenv, proxies, certificate "
+        "bundles, locale, TERM), 'all' or 'none'. Secret ones are sealed (encryption on) or "
+        "kept as a keyed fingerprint only; SHELLKEEP_* never.",
+        expect="'agent', 'all' or 'none'",
+        check=_valid_env_scope,
+        private=ENV_SCOPES,  # keeping less adds privacy
+    )
+    env_include: tuple[str, ...] = _setting(
+        (),
+        "More variables to keep with record.env = 'agent': names, or prefixes ending in '*' "
+        "(\"MYTOOL_*\").",
+        check=_valid_env_names,
+        project=False,
+    )
+    env_exclude: tuple[str, ...] = _setting(
+        (),
+        "Variables never kept, whatever record.env says: names, or prefixes ending in '*'.",
+        check=_valid_env_names,
     )
 
 
@@ -557,6 +599,7 @@ ENV_VARS: Mapping[str, str] = types.MappingProxyType(
         "SHELLKEEP_RECORD_BANNER": "record.banner",
         "SHELLKEEP_RECORD_RESTART": "record.restart",
         "SHELLKEEP_RECORD_DETAIL": "record.detail",
+        "SHELLKEEP_RECORD_ENV": "record.env",
         "SHELLKEEP_REDACT_ENABLED": "redact.enabled",
         "SHELLKEEP_RESUME_EXCHANGES": "resume.exchanges",
         "SHELLKEEP_RETENTION_AUTO_GC": "retention.auto_gc",

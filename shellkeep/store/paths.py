@@ -120,6 +120,11 @@ class Paths:
         return self.home / "otlp-queue"
 
     @property
+    def env_fingerprint_key(self) -> Path:
+        """Return the key of the recorded environment's secret fingerprints (32 random bytes, 0600; ``vault.env_secrets``)."""
+        return self.home / "env-fingerprint.key"
+
+    @property
     def sync_state(self) -> Path:
         """Return the folder of what ``sync push`` knows it sent, one file per remote URL."""
         return self.home / "sync"

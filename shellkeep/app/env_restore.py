@@ -1,0 +1,268 @@
+"""Give a resumed agent the environment its session recorded (``app.environment``), safely.
+
+``--env recorded`` (the default): each recorded variable whose value differs from today's is
+set for the resumed program; a secret missing today is set from its sealed value (encryption
+on), else named as missing; a secret set today to another value keeps today's and is named
+as differing (a rotated key must not be replaced by the old one). Variables recorded but not
+set today are set; variables set today but not recorded are left as they are.
+
+A session pulled from another machine (``app.remote``) is not trusted to run code here:
+``VARIABLES_THAT_RUN_CODE`` from it are never applied, only shown, name and value. Its paths
+are mapped as its directory is: the recorded directory and project root to where it resumes,
+the recorded home to this one; a path that does not exist here, or that lies inside
+shellkeep's data folder (where the pulled files are), is left out with a note.
+
+``--env current`` keeps today's environment and applies nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from shellkeep.app.context import Context
+from shellkeep.app.environment import runs_code, stored_env
+from shellkeep.app.remote import remote_of
+from shellkeep.app.resume import ResumePlan
+from shellkeep.errors import ShellkeepError
+from shellkeep.logs import get_logger
+from shellkeep.store.session import SessionMeta
+
+__all__ = ["EnvRestore", "apply_recorded_env", "is_pulled", "restore_env"]
+
+log = get_logger(__name__)
+
+ENV_CHOICES = ("recorded", "current")
+"""The values of ``resume --env``."""
+
+
+@dataclass(frozen=True, slots=True)
+class EnvRestore:
+    """What resume does with a session's recorded environment.
+
+    updates: (name, value) pairs set for the resumed program, sorted by name.
+    restored: names set because they differ from today (or are not set today), sorted.
+    unchanged: how many recorded variables already have their value today.
+    secrets_restored / secrets_missing / secrets_differ: secret names (never values).
+    not_applied: ``NAME=value`` of variables that run code, from a session of another machine.
+    left_out: ``NAME=value`` of paths that do not exist here (or lie in shellkeep's data folder).
+    kept_current: ``--env current`` was given: nothing applied; ``differs`` names what would have been.
+    """
+
+    updates: tuple[tuple[str, str], ...] = ()
+    restored: tuple[str, ...] = ()
+    unchanged: int = 0
+    secrets_restored: tuple[str, ...] = ()
+    secrets_missing: tuple[str, ...] = ()
+    secrets_differ: tuple[str, ...] = ()
+    not_applied: tuple[str, ...] = ()
+    left_out: tuple[str, ...] = ()
+    kept_current: bool = False
+    differs: tuple[str, ...] = field(default=())
+    recorded: bool = True
+    """False when the session kept no environment (older sessions, ``record.env = "none"``)."""
+
+    def line(self) -> str | None:
+        """Return the one line for the user (stderr), None when the session kept no environment."""
+        if not self.recorded:
+            return None
+        if self.kept_current:
+            differ = f"; recorded differs in {', '.join(self.differs)}" if self.differs else ""
+            return f"environment: today's kept (--env current){differ}"
+        parts = []
+        if self.restored:
+            same = f" ({self.unchanged} more as today)" if self.unchanged else ""
+            parts.append(f"restored {', '.join(self.restored)}{same}")
+        else:
+            parts.append(f"as recorded ({self.unchanged} variable{'s' if self.unchanged != 1 else ''})")
+        if self.secrets_restored:
+            parts.append(f"secrets restored: {', '.join(self.secrets_restored)}")
+        if self.secrets_missing:
+            parts.append(f"secrets missing: {', '.join(self.secrets_missing)}")
+        if self.secrets_differ:
+            parts.append(f"secrets differ today (today's kept): {', '.join(self.secrets_differ)}")
+        if self.not_applied:
+            parts.append(f"not applied (recorded on another machine, could run code): {' '.join(self.not_applied)}")
+        if self.left_out:
+            parts.append(f"left out (no such path here): {' '.join(self.left_out)}")
+        return "environment: " + "; ".join(parts)
+
+
+def is_pulled(ctx: Context, meta: SessionMeta) -> bool:
+    """Return whether ``meta`` came from another machine: marked pulled (``remote`` in its
+    ``meta.json``) or kept under the data folder's ``remotes/`` (a mark can be edited away)."""
+    if remote_of(meta) is not None:
+        return True
+    try:
+        meta.folder.resolve().relative_to(ctx.paths.remotes.resolve())
+    except (ValueError, OSError):
+        return False
+    return True
+
+
+def apply_recorded_env(
+    ctx: Context, plan: ResumePlan, *, keep_current: bool = False, env: Mapping[str, str] | None = None
+) -> tuple[ResumePlan, str | None]:
+    """Return ``plan`` with its session's recorded environment in ``env_updates``, and the line
+    saying so (None when the session kept none).
+
+    The plan's own updates (the adapter's ``resume_env``) win over recorded values.
+    env: today's environment (default ``os.environ``). Never raises for a damaged record: what
+    cannot be read is left out (logged).
+    """
+    today = os.environ if env is None else env
+    restore = restore_env(ctx, plan.session, plan.cwd, today, keep_current=keep_current)
+    if not restore.updates:
+        return plan, restore.line()
+    merged = dict(restore.updates)
+    merged.update(dict(plan.env_updates))
+    return dataclasses.replace(plan, env_updates=tuple(sorted(merged.items()))), restore.line()
+
+
+def restore_env(ctx: Context, meta: SessionMeta, cwd: Path, today: Mapping[str, str], *, keep_current: bool) -> EnvRestore:
+    """Return what resuming ``meta`` in ``cwd`` does with its recorded environment (see the module)."""
+    values, fingerprints, sealed, home = stored_env(meta)
+    if not values and not fingerprints:
+        return EnvRestore(recorded=False)
+    if keep_current:
+        differs = sorted(n for n, v in values.items() if today.get(n) != v)
+        return EnvRestore(kept_current=True, differs=tuple(differs))
+    pulled = is_pulled(ctx, meta)
+    remap = _path_mapper(ctx, meta, cwd, home, today) if pulled else None
+    updates: dict[str, str] = {}
+    restored, not_applied, left_out = [], [], []
+    unchanged = 0
+    for name, value in sorted(values.items()):
+        if pulled and runs_code(name):
+            not_applied.append(f"{name}={value}")
+            continue
+        if remap is not None and value.startswith("/"):
+            mapped = remap(value)
+            if mapped is None:
+                left_out.append(f"{name}={value}")
+                continue
+            value = mapped
+        if today.get(name) == value:
+            unchanged += 1
+        else:
+            updates[name] = value
+            restored.append(name)
+    secret_values = _open_sealed(ctx, meta, sealed)
+    restored_secrets, missing, differ = [], [], []
+    for name, fp in sorted(fingerprints.items()):
+        now = today.get(name)
+        if now is None:
+            if name in secret_values and not (pulled and runs_code(name)):
+                updates[name] = secret_values[name]
+                restored_secrets.append(name)
+            else:
+                missing.append(name)
+        elif _differs(ctx, name, now, fp, secret_values):
+            differ.append(name)
+    return EnvRestore(
+        updates=tuple(sorted(updates.items())),
+        restored=tuple(restored),
+        unchanged=unchanged,
+        secrets_restored=tuple(restored_secrets),
+        secrets_missing=tuple(missing),
+        secrets_differ=tuple(differ),
+        not_applied=tuple(not_applied),
+        left_out=tuple(left_out),
+    )
+
+
+def _open_sealed(ctx: Context, meta: SessionMeta, sealed: str | None) -> dict[str, str]:
+    """Return the sealed secret values of ``meta`` ({} without them, or without their key here)."""
+    if not sealed:
+        return {}
+    from shellkeep.vault.env_secrets import open_sealed
+
+    try:
+        found = json.loads(open_sealed(sealed, ctx.vault.key).decode("utf-8", "surrogateescape"))
+    except (ShellkeepError, ValueError, OSError) as exc:
+        log.warning("cannot open the sealed environment of %s: %s", meta.id, exc)
+        return {}
+    if not isinstance(found, dict):
+        return {}
+    return {str(k): v for k, v in found.items() if isinstance(v, str)}
+
+
+def _differs(ctx: Context, name: str, now: str, fp: str, secret_values: Mapping[str, str]) -> bool:
+    """Return whether today's ``now`` is not the recorded secret ``name`` (False when that cannot
+    be told: a fingerprint made with another machine's key)."""
+    if name in secret_values:
+        return secret_values[name] != now
+    from shellkeep.vault.env_secrets import fingerprint, fingerprint_id, fingerprint_key
+
+    try:
+        key = fingerprint_key(ctx.paths, create=False)
+    except OSError as exc:
+        log.warning("cannot read the fingerprint key: %s", exc)
+        return False
+    if key is None or fingerprint_id(fp) != key.id:
+        return False
+    return fingerprint(key, name, now) != fp
+
+
+def _path_mapper(ctx: Context, meta: SessionMeta, cwd: Path, home: str, today: Mapping[str, str]) -> _PathMapper:
+    """Return the mapping of a pulled session's recorded paths to this machine's."""
+    from shellkeep.git.info import git_root
+
+    try:
+        new_root = git_root(cwd) or cwd
+    except OSError:
+        new_root = cwd
+    return _PathMapper(
+        old_cwd=meta.cwd.rstrip("/") or "/",
+        old_root=meta.project_root.rstrip("/") or "/",
+        old_home=home.rstrip("/"),
+        new_cwd=cwd,
+        new_root=Path(new_root),
+        new_home=today.get("HOME", ""),
+        data=ctx.paths.home,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _PathMapper:
+    old_cwd: str
+    old_root: str
+    old_home: str
+    new_cwd: Path
+    new_root: Path
+    new_home: str
+    data: Path
+
+    def __call__(self, value: str) -> str | None:
+        """Return ``value`` (a path, or a ``:``-separated list of them) with this machine's paths;
+        None when no part of it exists here outside shellkeep's data folder."""
+        kept = [p for p in (self._one(part) for part in value.split(":")) if p is not None]
+        return ":".join(kept) if kept else None
+
+    def _one(self, path: str) -> str | None:
+        mapped = self._mapped(path)
+        if not mapped:
+            return None
+        try:
+            where = Path(mapped).resolve()
+            if not where.exists():
+                return None
+            where.relative_to(self.data.resolve())
+        except ValueError:
+            return mapped  # outside the data folder: kept
+        except OSError:
+            return None
+        return None  # inside shellkeep's data folder: the pulled files are there
+
+    def _mapped(self, path: str) -> str:
+        stripped = path.rstrip("/") or "/"
+        if stripped == self.old_cwd:
+            return str(self.new_cwd)
+        for old, new in ((self.old_root, str(self.new_root)), (self.old_home, self.new_home)):
+            if old not in ("", "/") and new and (stripped == old or stripped.startswith(old.rstrip("/") + "/")):
+                return new + stripped[len(old):]
+        return path
