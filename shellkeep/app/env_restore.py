@@ -32,7 +32,7 @@ from shellkeep.errors import ShellkeepError
 from shellkeep.logs import get_logger
 from shellkeep.store.session import SessionMeta
 
-__all__ = ["EnvRestore", "apply_recorded_env", "is_pulled", "restore_env"]
+__all__ = ["ENV_CHOICES", "EnvRestore", "environment_for", "is_pulled", "restore_env", "with_environment"]
 
 log = get_logger(__name__)
 
@@ -104,23 +104,36 @@ def is_pulled(ctx: Context, meta: SessionMeta) -> bool:
     return True
 
 
-def apply_recorded_env(
-    ctx: Context, plan: ResumePlan, *, keep_current: bool = False, env: Mapping[str, str] | None = None
-) -> tuple[ResumePlan, str | None]:
-    """Return ``plan`` with its session's recorded environment in ``env_updates``, and the line
-    saying so (None when the session kept none).
+def environment_for(
+    ctx: Context, meta: SessionMeta, *, cwd: Path | None = None, keep_current: bool = False, env: Mapping[str, str] | None = None
+) -> EnvRestore:
+    """Return what resuming ``meta`` does with its recorded environment, before it is planned.
 
-    The plan's own updates (the adapter's ``resume_env``) win over recorded values.
-    env: today's environment (default ``os.environ``). Never raises for a damaged record: what
-    cannot be read is left out (logged).
+    Called before ``app.resume.plan_resume`` so that the plan looks for the agent's transcript
+    with the recorded variables (``CLAUDE_CONFIG_DIR``): pass it
+    ``env={**os.environ, **dict(restore.updates)}``, then ``with_environment`` the plan.
+    cwd: ``--cwd``; a pulled session's paths are mapped to where it will resume (its
+    checkout here, ``app.transplant.checkout_for``). env: today's (default ``os.environ``).
+    Raises UserInputError as ``plan_resume`` does for a pulled session with no checkout here.
     """
     today = os.environ if env is None else env
-    restore = restore_env(ctx, plan.session, plan.cwd, today, keep_current=keep_current)
+    where = Path(meta.cwd) if cwd is None else cwd
+    if is_pulled(ctx, meta) and not keep_current and stored_env(meta) != ({}, {}, None, ""):
+        from shellkeep.app.transplant import checkout_for
+        from shellkeep.store.session import exact_meta
+
+        where = checkout_for(ctx, exact_meta(meta), cwd)[0]
+    return restore_env(ctx, meta, where, today, keep_current=keep_current)
+
+
+def with_environment(plan: ResumePlan, restore: EnvRestore) -> ResumePlan:
+    """Return ``plan`` with ``restore``'s updates in its ``env_updates`` (the plan's own, the
+    adapter's ``resume_env``, win)."""
     if not restore.updates:
-        return plan, restore.line()
+        return plan
     merged = dict(restore.updates)
     merged.update(dict(plan.env_updates))
-    return dataclasses.replace(plan, env_updates=tuple(sorted(merged.items()))), restore.line()
+    return dataclasses.replace(plan, env_updates=tuple(sorted(merged.items())))
 
 
 def restore_env(ctx: Context, meta: SessionMeta, cwd: Path, today: Mapping[str, str], *, keep_current: bool) -> EnvRestore:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -81,7 +82,7 @@ def resume(
 
     Example: shellkeep resume --last --exchanges 3
     """
-    from shellkeep.app.env_restore import apply_recorded_env
+    from shellkeep.app.env_restore import environment_for, with_environment
     from shellkeep.app.resume import ResumeMode, choose_default, plan_resume, run_resume
     from shellkeep.tui.picker import pick_session
 
@@ -104,14 +105,16 @@ def resume(
             return 0
         ref, last = chosen, False
     meta, fallback = choose_default(ctx, ref, last=last)
+    restore = environment_for(ctx, meta, cwd=cwd, keep_current=env_choice == "current")
+    env = {**os.environ, **dict(restore.updates)}  # the transcript is looked for where the agent will look
     plan = plan_resume(
-        ctx, meta, exchanges=exchanges_n, agent=agent, dry_run=dry_run, warn=warn, force_inject=force_inject, cwd=cwd
+        ctx, meta, exchanges=exchanges_n, agent=agent, env=env, dry_run=dry_run, warn=warn, force_inject=force_inject, cwd=cwd
     )
-    plan, env_line = apply_recorded_env(ctx, plan, keep_current=env_choice == "current")
+    plan = with_environment(plan, restore)
     if plan.note:
         warn(plan.note)
-    if env_line:
-        warn(env_line)
+    if restore.line():
+        warn(str(restore.line()))
     # Nothing was cut short and the newest session is a plain command (no agent conversation to
     # go on with): running it again may not be what a habitual 'resume' meant, so ask.
     rerun = fallback and plan.mode is not ResumeMode.NATIVE and not meta.agent_session_id and agent is None
