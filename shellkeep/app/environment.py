@@ -11,7 +11,7 @@ process (``NEVER_NAMES``: ``TMUX``, ``SSH_AUTH_SOCK``, ``CLAUDE_CODE_SESSION_ID`
 Secrets: a variable whose name holds one of ``SECRET_WORDS`` or whose value the redaction
 rules change is never stored in clear. Each keeps a keyed fingerprint
 (``vault.env_secrets``); with encryption on, the values are also sealed together with the
-encryption key. The stored shape (``meta.json``, key ``env``)::
+encryption key. The stored shape (``meta.json``'s ``env``, ``SessionMeta.env``)::
 
     {"scope": "agent", "home": "/home/me",
      "values": {"ANTHROPIC_BASE_URL": "http://...", ...},
@@ -38,7 +38,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COMMON_NAMES",
-    "ENV_KEY",
     "NEVER_NAMES",
     "SECRET_WORDS",
     "VARIABLES_THAT_RUN_CODE",
@@ -53,9 +52,6 @@ __all__ = [
 ]
 
 log = get_logger(__name__)
-
-ENV_KEY = "env"
-"""The ``meta.json`` key holding the recorded environment."""
 
 COMMON_NAMES = frozenset(
     {
@@ -161,16 +157,20 @@ def kept_names(
 def _agent_names(argv: list[str]) -> tuple[frozenset[str], tuple[str, ...]]:
     """Return the variable names and prefixes the agent of ``argv`` declares.
 
-    A program no adapter knows (a shell, where any agent may be started) gets those of every
-    built-in adapter.
+    A shell, where any agent may be started, gets those of every built-in adapter; a program
+    no built-in adapter knows gets none (only the common ones and ``record.env_include``).
     """
-    from shellkeep.agents.registry import adapter_for, builtin_adapters
+    from shellkeep.agents.launchers import SHELLS
+    from shellkeep.agents.registry import adapter_for, builtin_adapters, builtin_may_match
 
-    adapter = adapter_for(argv, plugins=True)
-    names = tuple(getattr(adapter, "env_names", ()))
-    prefixes = tuple(getattr(adapter, "env_prefixes", ()))
-    if names or prefixes:
-        return frozenset(names), prefixes
+    if builtin_may_match(argv):
+        adapter = adapter_for(argv, plugins=False)
+        names = tuple(getattr(adapter, "env_names", ()))
+        prefixes = tuple(getattr(adapter, "env_prefixes", ()))
+        if names or prefixes:
+            return frozenset(names), prefixes
+    if not argv or os.path.basename(argv[0]).lstrip("-") not in SHELLS:
+        return frozenset(), ()  # a plain program: no adapter is even imported (start-up cost)
     every = builtin_adapters()
     all_names = frozenset(n for a in every for n in getattr(a, "env_names", ()))
     all_prefixes = tuple(sorted({p for a in every for p in getattr(a, "env_prefixes", ())}))
@@ -230,7 +230,7 @@ def _secret_test(settings: RecordSettings) -> Callable[[str, str], bool]:
 
 
 def record_environment(paths: Paths, meta: SessionMeta, env: Mapping[str, str] | None, settings: RecordSettings) -> SessionMeta:
-    """Return ``meta`` with its recorded environment (``extra["env"]``); ``meta`` unchanged
+    """Return ``meta`` with its recorded environment (``env``); ``meta`` unchanged
     when none is kept or it cannot be (said once in the log: the recording goes on)."""
     import dataclasses
 
@@ -243,7 +243,7 @@ def record_environment(paths: Paths, meta: SessionMeta, env: Mapping[str, str] |
         return meta
     if record is None:
         return meta
-    return dataclasses.replace(meta, extra={**meta.extra, ENV_KEY: record})
+    return dataclasses.replace(meta, env=record)
 
 
 def stored_env(meta: SessionMeta) -> tuple[dict[str, str], dict[str, str], str | None, str]:
@@ -252,8 +252,8 @@ def stored_env(meta: SessionMeta) -> tuple[dict[str, str], dict[str, str], str |
     Entries that are not strings (a hand-edited ``meta.json``) are left out; all empty for a
     session that kept none.
     """
-    record = meta.extra.get(ENV_KEY)
-    if not isinstance(record, dict):
+    record = meta.env
+    if not isinstance(record, dict):  # also a hand-edited meta.json's
         return {}, {}, None, ""
     values, secrets = record.get("values"), record.get("secrets")
     sealed, home = record.get("sealed"), record.get("home")

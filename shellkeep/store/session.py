@@ -119,6 +119,9 @@ class SessionMeta:
     restart: int = 0
     """Which supervised restart of ``parent`` this run is (``run --restart``), 1-based; 0: none."""
     shellkeep_version: str = ""
+    env: dict[str, object] | None = None
+    """The environment recorded at start (``app.environment``): ``{"scope", "home", "values",
+    "secrets", "sealed"}``, secret values never in clear; None when none was kept."""
     extra: dict[str, object] = field(default_factory=dict)
 
     @property

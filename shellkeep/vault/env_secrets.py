@@ -21,7 +21,10 @@ import secrets
 from dataclasses import dataclass, field
 
 from shellkeep.store.paths import Paths, ensure_dir
-from shellkeep.vault.crypto import Key, KeyLookup, open_decrypting
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a recording's thread)
+if TYPE_CHECKING:
+    from shellkeep.vault.crypto import Key, KeyLookup
 
 __all__ = ["FingerprintKey", "fingerprint", "fingerprint_id", "fingerprint_key", "fingerprint_key_id", "open_sealed", "seal"]
 
@@ -100,6 +103,8 @@ def open_sealed(text: str, keys: KeyLookup) -> bytes:
     Raises KeyUnavailable when its key is not here, DataError when it is damaged, ValueError
     when ``text`` is not base64.
     """
+    from shellkeep.vault.crypto import open_decrypting
+
     raw = base64.b64decode(text.encode("ascii"), validate=True)
     with open_decrypting(io.BytesIO(raw), "the sealed environment in meta.json", keys) as fh:
         return fh.read()

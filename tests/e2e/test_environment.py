@@ -28,6 +28,8 @@ from tests.helpers import invoke_sk, meta_of, run_sk, session_folders, wait_for_
 pytestmark = pytest.mark.timeout(240)
 
 PY_QUIET = (sys.executable, "-c", "print('ran')")
+SHELL_QUIET = ("bash", "-c", "echo ran")
+"""A shell, where any agent may be started: the variables of every adapter are kept."""
 
 
 def _config(paths: Paths, text: str) -> None:
@@ -68,7 +70,7 @@ def test_agent_scope_keeps_the_agents_variables_and_the_common_ones_never_shellk
         "UNRELATED_VARIABLE": "x",
         "SHELLKEEP_RECORD_TITLE": "titled",
     }
-    meta = _record(*PY_QUIET, env=env)
+    meta = _record(*SHELL_QUIET, env=env)
     recorded = meta["env"]
     assert isinstance(recorded, dict) and recorded["scope"] == "agent"
     values = recorded["values"]
@@ -76,11 +78,15 @@ def test_agent_scope_keeps_the_agents_variables_and_the_common_ones_never_shellk
         assert values[name] == env[name], name
     assert "UNRELATED_VARIABLE" not in values
     assert not any(name.startswith("SHELLKEEP_") for name in values)  # neither its settings nor its session
+    # A program no adapter knows keeps the common ones only.
+    plain = _record(*PY_QUIET, env=env)["env"]
+    assert isinstance(plain, dict)
+    assert plain["values"]["HTTPS_PROXY"] == env["HTTPS_PROXY"] and "CLAUDE_CONFIG_DIR" not in plain["values"]
 
 
 def test_none_all_include_and_exclude(home: Paths) -> None:
     env = {**_base_env(), "CODEX_HOME": "/srv/codex", "MYTOOL_MODE": "fast", "MYTOOL_LEVEL": "3", "OTHER": "o"}
-    assert "env" not in _record(*PY_QUIET, env={**env, "SHELLKEEP_RECORD_ENV": "none"})
+    assert _record(*PY_QUIET, env={**env, "SHELLKEEP_RECORD_ENV": "none"})["env"] is None
 
     every = _record(*PY_QUIET, env={**env, "SHELLKEEP_RECORD_ENV": "all"})["env"]
     assert isinstance(every, dict) and every["scope"] == "all"
@@ -104,9 +110,9 @@ def test_none_all_include_and_exclude(home: Paths) -> None:
 def test_resume_gives_the_program_its_recorded_variables_unless_env_current(home: Paths, tmp_path: Path) -> None:
     config_dir = tmp_path / "claude-work"
     config_dir.mkdir()
-    probe = "import os; print('seen:' + os.environ.get('CLAUDE_CONFIG_DIR', '-') + ':' + os.environ.get('LC_TIME', '-'))"
+    probe = 'echo "seen:${CLAUDE_CONFIG_DIR:--}:${LC_TIME:--}"'
     env = {**_base_env(), "CLAUDE_CONFIG_DIR": str(config_dir), "LC_TIME": "C"}
-    meta = _record(sys.executable, "-c", probe, env=env)
+    meta = _record("bash", "-c", probe, env=env)
     today = _base_env()  # a new terminal without them
 
     planned = run_sk("resume", str(meta["id"]), "--dry-run", env=today)
@@ -143,7 +149,7 @@ def test_secret_values_never_reach_the_disk_and_resume_names_the_missing_and_the
     password = secrets.token_hex(12)
     token_value = "ghp_" + secrets.token_hex(18)  # a secret by its content, as the redaction rules see it
     config = home.config_file.read_text() if home.config_file.exists() else ""
-    _config(home, config.replace("[record]\n", "") + '\n[record]\nenv_include = ["DEPLOY_NOTE", "SERVICE_PASSWORD"]\n')
+    _config(home, config.replace("[record]\n", "") + '\n[record]\nenv_include = ["DEPLOY_NOTE", "SERVICE_PASSWORD", "ANTHROPIC_*"]\n')
     env = {
         **_base_env(),
         "PYTHON_KEYRING_BACKEND": os.environ.get("PYTHON_KEYRING_BACKEND", ""),
@@ -252,7 +258,7 @@ def test_a_pulled_session_maps_its_paths_and_never_runs_code_from_its_environmen
     share = (tmp_path / "share").as_uri()
     marker, injection = _node_injection(tmp_path)
 
-    meta = _record("node", "-e", "console.log('orchard node ran')", env=env_a, cwd=checkout)
+    meta = _record("bash", "-c", "node -e \"console.log('orchard node ran')\"", env=env_a, cwd=checkout)
     wait_for_background(home)  # the upkeep adds the root commit
     assert invoke_sk("sync", "push", "--remote", share, env=env_a, cwd=checkout).returncode == 0
     assert invoke_sk("sync", "pull", "--remote", share, env=env_b, cwd=clone).returncode == 0
