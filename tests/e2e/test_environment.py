@@ -286,3 +286,24 @@ def test_a_pulled_session_maps_its_paths_and_never_runs_code_from_its_environmen
     local = run_sk("resume", str(meta["id"]), "--no-screen", env=env_a, cwd=checkout)
     assert local.returncode == 0, local.stderr.decode()
     assert marker.read_text() == "ran"
+
+
+def test_resume_all_gives_each_session_its_environment_and_passes_env_current_on(home: Paths, tmp_path: Path) -> None:
+    config_dir = tmp_path / "claude-work"
+    config_dir.mkdir()
+    crash = 'echo "seen:${CLAUDE_CONFIG_DIR:--}"; kill -9 $$'  # the program dies by a signal: cut short
+    env = {**_base_env(), "CLAUDE_CONFIG_DIR": str(config_dir)}
+    result = run_sk("run", "--", "bash", "-c", crash, env=env)
+    assert b"seen:" + str(config_dir).encode() in result.stdout
+    today = _base_env()  # after the reboot: a terminal without it, and outside tmux
+
+    printed = run_sk("resume", "--all", "--print", "--env", "current", env=today)
+    assert printed.returncode == 0 and printed.stdout.decode().rstrip().endswith("--env current"), printed.stdout
+
+    first = run_sk("resume", "--all", "--no-screen", env=today)
+    assert b"seen:" + str(config_dir).encode() in first.stdout, first.stderr.decode()
+    assert b"environment: restored CLAUDE_CONFIG_DIR" in first.stderr
+    # The resumed run was cut short too; --all with --env current resumes it in today's environment.
+    second = run_sk("resume", "--all", "--no-screen", "--env", "current", env=today)
+    assert b"seen:-" in second.stdout, second.stderr.decode()
+    assert b"environment: today's kept (--env current); recorded differs in CLAUDE_CONFIG_DIR" in second.stderr
