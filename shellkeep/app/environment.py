@@ -71,7 +71,7 @@ already, and its settings are the config's business."""
 NEVER_NAMES = frozenset(
     {
         # one terminal, login or process
-        "PWD", "OLDPWD", "SHLVL", "_", "COLUMNS", "LINES", "TMUX", "TMUX_PANE", "STY", "WINDOW", "WINDOWID",
+        "HOME", "USER", "LOGNAME", "HOSTNAME", "MAIL", "SUDO_USER", "SUDO_UID", "SUDO_GID", "SUDO_COMMAND", "PWD", "OLDPWD", "SHLVL", "_", "COLUMNS", "LINES", "TMUX", "TMUX_PANE", "STY", "WINDOW", "WINDOWID",
         "TERM_SESSION_ID", "KITTY_WINDOW_ID", "WEZTERM_PANE", "ALACRITTY_WINDOW_ID", "VTE_VERSION", "SSH_AUTH_SOCK",
         "SSH_AGENT_PID", "SSH_CONNECTION", "SSH_CLIENT", "SSH_TTY", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS",
         "XDG_RUNTIME_DIR", "XDG_SESSION_ID", "DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY", "INVOCATION_ID",

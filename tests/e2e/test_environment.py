@@ -275,6 +275,15 @@ def test_a_pulled_session_maps_its_paths_and_never_runs_code_from_its_environmen
     assert f"not applied (recorded on another machine, could run code): LD_PRELOAD=/tmp/evil.so NODE_OPTIONS={injection} PATH=/tmp/evil-bin:" in line
     assert f"left out (no such path here): CODEX_HOME={checkout / 'codex-state'}" in line
 
+    # The mark of a pulled session edited away does not make it this machine's: it is refused.
+    marked = (pulled / "meta.json").read_text()
+    unmarked = json.loads(marked)
+    del unmarked["remote"]
+    (pulled / "meta.json").write_text(json.dumps(unmarked))
+    refused = run_sk("resume", str(meta["id"]), "--no-screen", env=env_b, cwd=clone)
+    assert refused.returncode == 2 and refused.stderr.count(b"\n") == 1 and not marker.exists(), refused.stderr
+    (pulled / "meta.json").write_text(marked)
+
     resumed = run_sk("resume", str(meta["id"]), "--no-screen", env=env_b, cwd=clone)
     assert resumed.returncode == 0, resumed.stderr.decode()
     assert b"orchard node ran" in resumed.stdout  # node did run, in B's clone
