@@ -1,7 +1,8 @@
 """Give a resumed agent the environment its session recorded (``app.environment``), safely.
 
 ``--env recorded`` (the default): each recorded variable whose value differs from today's is
-set for the resumed program; a secret missing today is set from its sealed value (encryption
+set for the resumed program (``TERM`` and ``COLORTERM`` only when not set today: they
+describe the terminal in use now); a secret missing today is set from its sealed value (encryption
 on), else named as missing; a secret set today to another value keeps today's and is named
 as differing (a rotated key must not be replaced by the old one). Variables recorded but not
 set today are set; variables set today but not recorded are left as they are.
@@ -35,6 +36,9 @@ from shellkeep.store.session import SessionMeta
 __all__ = ["ENV_CHOICES", "EnvRestore", "environment_for", "is_pulled", "restore_env", "with_environment"]
 
 log = get_logger(__name__)
+
+_THIS_TERMINAL = frozenset({"TERM", "COLORTERM"})
+"""Recorded, but today's value wins when there is one: it names the terminal in use now."""
 
 ENV_CHOICES = ("recorded", "current")
 """The values of ``resume --env``."""
@@ -150,6 +154,9 @@ def restore_env(ctx: Context, meta: SessionMeta, cwd: Path, today: Mapping[str, 
     restored, not_applied, left_out = [], [], []
     unchanged = 0
     for name, value in sorted(values.items()):
+        if name in _THIS_TERMINAL and today.get(name):
+            unchanged += 1  # it describes the terminal the agent is drawn on now
+            continue
         if pulled and runs_code(name):
             not_applied.append(f"{name}={value}")
             continue

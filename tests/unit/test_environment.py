@@ -128,3 +128,19 @@ def test_sealed_values_open_only_with_their_key() -> None:
         open_sealed(text, missing)  # type: ignore[arg-type]
     with pytest.raises(DataError):
         open_sealed(text, lambda key_id: other)  # another key under its id: refused, never garbage
+
+
+def test_the_terminal_in_use_now_keeps_its_term(home: Paths, tmp_path: Path) -> None:
+    from shellkeep.app.context import open_context
+    from shellkeep.app.env_restore import restore_env
+    from shellkeep.store.session import SessionMeta
+
+    meta = SessionMeta(
+        id="20261206-000000-00", project="p", project_root=str(tmp_path), cwd=str(tmp_path), command=["bash"],
+        agent="bash", started_at="2026-12-06T00:00:00Z", cast=str(tmp_path / "s" / "session.cast"),
+        env={"scope": "agent", "home": "", "values": {"TERM": "xterm", "COLORTERM": "truecolor", "LANG": "C.UTF-8"}},
+    )  # fmt: skip
+    ctx = open_context(paths=home, cwd=tmp_path, strict=False, warn=lambda line: None)
+    now = restore_env(ctx, meta, tmp_path, {"TERM": "tmux-256color", "LANG": "de_DE.UTF-8"}, keep_current=False)
+    assert now.updates == (("COLORTERM", "truecolor"), ("LANG", "C.UTF-8"))  # TERM: today's
+    assert now.line() == "environment: restored COLORTERM, LANG (1 more as today)"
