@@ -19,14 +19,26 @@ import io
 import os
 import secrets
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from shellkeep.errors import DataError
 from shellkeep.store.paths import Paths, ensure_dir
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a recording's thread)
 if TYPE_CHECKING:
     from shellkeep.vault.crypto import Key, KeyLookup
 
-__all__ = ["FingerprintKey", "fingerprint", "fingerprint_id", "fingerprint_key", "fingerprint_key_id", "open_sealed", "seal"]
+__all__ = [
+    "FingerprintKey",
+    "fingerprint",
+    "fingerprint_id",
+    "fingerprint_key",
+    "fingerprint_key_id",
+    "open_sealed",
+    "reseal_env",
+    "seal",
+    "sealed_key_id",
+]
 
 _PREFIX = "hmac-sha256"
 _KEY_BYTES = 32
@@ -109,3 +121,40 @@ def open_sealed(text: str, keys: KeyLookup) -> bytes:
     with open_decrypting(io.BytesIO(raw), "the sealed environment in meta.json", keys) as fh:
         return fh.read()
 
+
+
+def sealed_key_id(text: str) -> str | None:
+    """Return the id of the key ``seal``'s output is sealed with (None when it is not one)."""
+    from shellkeep.vault.crypto import HEADER_BYTES, MAGIC
+
+    try:
+        raw = base64.b64decode(text.encode("ascii"), validate=True)
+    except ValueError:
+        return None
+    if len(raw) < HEADER_BYTES or not raw.startswith(MAGIC):
+        return None
+    return raw[12:20].hex()  # the header's key id, as ``crypto.key_id_of_file`` reads it
+
+
+def reseal_env(folder: Path, key: Key, keys: KeyLookup) -> int:
+    """Seal the recorded environment's secrets in ``folder``'s ``meta.json`` with ``key``
+    (``key rotate``); return 1 when it was rewritten, 0 when there was nothing to do.
+
+    Raises DataError or KeyUnavailable when the sealed values cannot be opened, OSError when
+    ``meta.json`` cannot be written.
+    """
+    import dataclasses
+
+    from shellkeep.store.session import read_meta, write_meta
+
+    meta = read_meta(folder)
+    env = meta.env
+    sealed = env.get("sealed") if isinstance(env, dict) else None
+    if not isinstance(env, dict) or not isinstance(sealed, str) or sealed_key_id(sealed) in (None, key.id):
+        return 0
+    try:
+        plain = open_sealed(sealed, keys)
+    except ValueError as exc:
+        raise DataError(f"{folder / 'meta.json'}: its sealed environment is damaged ({exc})") from exc
+    write_meta(dataclasses.replace(meta, env={**env, "sealed": seal(plain, key)}))
+    return 1

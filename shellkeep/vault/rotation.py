@@ -29,6 +29,7 @@ from shellkeep.store.chunks import REF_SUFFIX, ref_files, sweep
 from shellkeep.vault.access import Vault
 from shellkeep.vault.copies import copy_ref, rewrite_copy, sealed_with
 from shellkeep.vault.crypto import is_encrypted, private_files, reencrypt
+from shellkeep.vault.env_secrets import reseal_env
 from shellkeep.logs import get_logger
 
 log = get_logger(__name__)
@@ -148,6 +149,7 @@ def rotate_key(
                     if is_encrypted(path) or include_plain:
                         changed += _reencrypt_retrying(path, new, vault)
             changed += _reseal_copies(vault, folder, new, include_plain=include_plain)
+            changed += reseal_env(folder, new, vault.key)  # the recorded environment's secrets, in meta.json
         except (OSError, ShellkeepError) as exc:
             errors.append(f"{meta.id}: {getattr(exc, 'strerror', None) or exc}")
             continue

@@ -206,6 +206,14 @@ def test_secret_values_never_reach_the_disk_and_resume_names_the_missing_and_the
             assert needle not in text, f"secret {needle!r} stored in {path}"
     assert looked > 10 and any(p.name == "index.sqlite3" for p in home.home.iterdir())
 
+    if encrypt:  # a key rotation drops the old key: the sealed values are sealed anew first
+        before = meta_of(Path(str(meta["cast"])).parent)["env"]["sealed"]
+        rotated = invoke_sk("key", "rotate", "--json")
+        assert rotated.returncode == 0 and json.loads(rotated.stdout)["dropped_keys"], rotated.stderr
+        assert meta_of(Path(str(meta["cast"])).parent)["env"]["sealed"] != before
+        again = run_sk("resume", str(meta["id"]), "--dry-run", env=today)
+        assert "secrets restored: ANTHROPIC_API_KEY, DEPLOY_NOTE" in again.stderr.decode(), again.stderr
+
 
 # -- a session pulled from another machine ----------------------------------------------------------
 
