@@ -22,7 +22,7 @@ import dataclasses
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from shellkeep.app.context import Context
@@ -33,16 +33,12 @@ from shellkeep.errors import ShellkeepError
 from shellkeep.logs import get_logger
 from shellkeep.store.session import SessionMeta
 
-__all__ = ["ENV_CHOICES", "EnvRestore", "environment_for", "is_pulled", "restore_env", "with_environment"]
+__all__ = ["EnvRestore", "environment_for", "is_pulled", "restore_env", "with_environment"]
 
 log = get_logger(__name__)
 
 _THIS_TERMINAL = frozenset({"TERM", "COLORTERM"})
 """Recorded, but today's value wins when there is one: it names the terminal in use now."""
-
-ENV_CHOICES = ("recorded", "current")
-"""The values of ``resume --env``."""
-
 
 @dataclass(frozen=True, slots=True)
 class EnvRestore:
@@ -66,7 +62,7 @@ class EnvRestore:
     not_applied: tuple[str, ...] = ()
     left_out: tuple[str, ...] = ()
     kept_current: bool = False
-    differs: tuple[str, ...] = field(default=())
+    differs: tuple[str, ...] = ()
     recorded: bool = True
     """False when the session kept no environment (older sessions, ``record.env = "none"``)."""
 

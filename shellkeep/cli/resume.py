@@ -113,8 +113,9 @@ def resume(
     plan = with_environment(plan, restore)
     if plan.note:
         warn(plan.note)
-    if restore.line():
-        warn(str(restore.line()))
+    env_line = restore.line()
+    if env_line:
+        warn(env_line)
     # Nothing was cut short and the newest session is a plain command (no agent conversation to
     # go on with): running it again may not be what a habitual 'resume' meant, so ask.
     rerun = fallback and plan.mode is not ResumeMode.NATIVE and not meta.agent_session_id and agent is None
@@ -170,11 +171,11 @@ def _rows(text: str) -> int:
 
 
 def _print_plan(plan: ResumePlan) -> None:
+    from shellkeep.app.environment import shown_value
+
     click.echo(f"mode: {plan.mode.value}")
     click.echo(f"would run: {readable_text(_shell_words(plan.argv))}")
     click.echo(f"in: {readable_text(str(plan.cwd))}")
-    from shellkeep.app.environment import shown_value
-
     for key, value in plan.env_updates:
         click.echo(f"with: {key}={shown_value(plan.session, key, value)}")
     click.echo(f"parent: {plan.session.id}")
