@@ -23,6 +23,7 @@ import pytest
 
 from shellkeep.store.paths import Paths
 from tests.e2e.test_secrets import stored_views, wait_for_housekeeping
+from tests.helpers import SK as SK_ARGV
 from tests.helpers import invoke_sk, meta_of, run_sk, session_folders, wait_for_background
 
 pytestmark = pytest.mark.timeout(240)
@@ -324,3 +325,24 @@ def test_resume_all_gives_each_session_its_environment_and_passes_env_current_on
     second = run_sk("resume", "--all", "--no-screen", "--env", "current", env=today)
     assert b"seen:-" in second.stdout, second.stderr.decode()
     assert b"environment: today's kept (--env current); recorded differs in CLAUDE_CONFIG_DIR" in second.stderr
+
+
+def test_the_picker_resumes_with_the_recorded_environment(home: Paths, tmp_path: Path) -> None:
+    pytest.importorskip("textual")
+    from shellkeep.termsize import TermSize
+    from tests.agents.screen_driver import ScreenDriver
+
+    config_dir = tmp_path / "picked-claude-dir"
+    config_dir.mkdir()
+    env = {**_base_env(), "CLAUDE_CONFIG_DIR": str(config_dir)}
+    # Lasting over a second: the picker leaves out sessions shorter than that with no input.
+    _record("bash", "-c", 'echo "seen:${CLAUDE_CONFIG_DIR:--}"; exec sleep 1.2', env=env)
+    today = {**_base_env(), "TERM": "xterm-256color"}  # the picker takes its size from the pty
+    with ScreenDriver([*SK_ARGV, "resume", "--pick"], env=today, cwd=Path.cwd(), echo=True, size=TermSize(140, 30)) as picker:
+        picker.wait_for_screen("seen:", 30)  # the session's last screen, in the preview
+        picker.press("enter")
+        picker.wait_for_screen("environment: restored CLAUDE_CONFIG_DIR", 30)
+        assert picker.wait_exit(30) == 0
+        assert picker.text().count(f"seen:{config_dir}") >= 1
+    resumed = [meta_of(f.parent) for f in session_folders(home) if meta_of(f.parent).get("parent")]
+    assert len(resumed) == 1 and resumed[0]["env"]["values"]["CLAUDE_CONFIG_DIR"] == str(config_dir)
