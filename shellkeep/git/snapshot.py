@@ -7,6 +7,11 @@ stat cache, else ``git read-tree HEAD``; then ``git add -A``, ``git write-tree``
 ``git commit-tree``), so the user's index, branches, stash and files are never written; a
 ref under ``refs/shellkeep/`` keeps it from ``git gc``. Every function runs git and blocks
 until it is done.
+
+A ``SnapshotSeries`` takes the snapshots of one running session: its temporary index lives
+as long as the series, so each snapshot after the first hashes only the files changed since
+the one before (git's stat cache), and a work tree unchanged since (same tree, same HEAD)
+makes no new commit.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from pathlib import Path
 
 from shellkeep.errors import ShellkeepError
 
-__all__ = ["GitFailed", "Snapshot", "changed_paths", "diff_text", "drop_refs", "keep_ref", "restore", "take_snapshot", "work_tree"]
+__all__ = ["GitFailed", "Snapshot", "SnapshotSeries", "changed_paths", "diff_text", "drop_refs", "keep_ref", "restore", "take_snapshot", "work_tree"]
 
 _IDENTITY = {
     "GIT_AUTHOR_NAME": "shellkeep",
@@ -72,6 +77,57 @@ def take_snapshot(root: Path, message: str) -> Snapshot:
     parents = ["-p", head] if head else []
     commit = _git(root, "commit-tree", "--no-gpg-sign", *parents, "-m", message, tree, env=_IDENTITY).stdout.strip()
     return Snapshot(head=head, branch=branch, commit=commit)
+
+
+class SnapshotSeries:
+    """Take snapshots of the work tree at ``root`` one after another, reusing one index.
+
+    The index is a file in a temporary folder made on the first ``take`` (seeded from the
+    user's index for its stat cache, else from HEAD) and removed by ``close``; a series
+    killed with its process leaves that folder in the temporary directory. Not thread-safe:
+    one thread takes the snapshots.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._folder: str | None = None
+        self._last: Snapshot | None = None
+        self._last_tree: str | None = None
+
+    def take(self, message: str) -> tuple[Snapshot, bool]:
+        """Snapshot the work tree; return it and whether it is new.
+
+        Not new: the tree and HEAD are those of the previous snapshot of the series, whose
+        commit is returned again (no commit is made). Raises GitFailed.
+        """
+        head = _rev(self.root, "HEAD")
+        index = self._index(head)
+        env = {"GIT_INDEX_FILE": index}
+        _git(self.root, "add", "-A", "--", ".", env=env)
+        tree = _git(self.root, "write-tree", env=env).stdout.strip()
+        if self._last is not None and tree == self._last_tree and head == self._last.head:
+            return self._last, False
+        branch_out = _git(self.root, "symbolic-ref", "-q", "--short", "HEAD", check=False)
+        branch = branch_out.stdout.strip() or None if branch_out.returncode == 0 else None
+        parents = ["-p", head] if head else []
+        commit = _git(self.root, "commit-tree", "--no-gpg-sign", *parents, "-m", message, tree, env=_IDENTITY).stdout.strip()
+        self._last, self._last_tree = Snapshot(head=head, branch=branch, commit=commit), tree
+        return self._last, True
+
+    def close(self) -> None:
+        """Remove the series' index; never raises; safe to repeat."""
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+            self._folder = None
+
+    def _index(self, head: str | None) -> str:
+        if self._folder is not None:
+            return os.path.join(self._folder, "index")
+        self._folder = tempfile.mkdtemp(prefix="shellkeep-series-")
+        index = os.path.join(self._folder, "index")
+        if head is not None:
+            _seed_index(self.root, head, index)
+        return index
 
 
 def keep_ref(root: Path, ref: str, commit: str) -> None:
@@ -147,14 +203,19 @@ def _temp_index(root: Path, head: str | None) -> Iterator[dict[str, str]]:
     env = {"GIT_INDEX_FILE": index}
     try:
         if head is not None:
-            user_index = _git(root, "rev-parse", "--git-path", "index").stdout.strip()
-            try:
-                shutil.copyfile(os.path.join(root, user_index), index)
-            except OSError:
-                _git(root, "read-tree", head, env=env)
+            _seed_index(root, head, index)
         yield env
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _seed_index(root: Path, head: str, index: str) -> None:
+    """Write a starting index at ``index``: a copy of the user's, else HEAD's tree."""
+    user_index = _git(root, "rev-parse", "--git-path", "index").stdout.strip()
+    try:
+        shutil.copyfile(os.path.join(root, user_index), index)
+    except OSError:
+        _git(root, "read-tree", head, env={"GIT_INDEX_FILE": index})
 
 
 def _rev(root: Path, name: str) -> str | None:
