@@ -3,10 +3,11 @@
 ``watch_snapshots`` runs on a thread of its own (``app.outputs.snapshots``), never on the
 relay's path. Inside a git work tree it snapshots the files once at the start (checkpoint
 ``session start``, exchange 0: the files before exchange 1), then polls the agent's own
-transcript every ``POLL_S``. Exchange K (1-based, as ``show`` numbers them) is complete
-once a later prompt is in the transcript, or once its answer is written, the transcript has
-been quiet for ``SETTLE_S`` and the agent waits for its user's input (the waiting state the
-recorder's activity reports give, ``WaitingState``). Its checkpoint is ``exchange K``, as
+transcript every ``POLL_S`` (one ``stat``). The transcript is read only when it has changed,
+has been quiet for ``SETTLE_S`` and the agent waits for its user's input (the waiting state
+the recorder's activity reports give, ``WaitingState``): never while it streams. Then
+exchange K (1-based, as ``show`` numbers them) is complete when a later prompt is in the
+transcript, or when its answer is written and none of its tool calls waits for a result. Its checkpoint is ``exchange K``, as
 ``app.checkpoints.add_exchange_checkpoints`` labels them after the run (it skips the
 exchanges that have one already), so the numbers ``show``, ``diff`` and ``restore-files``
 print are the same, and a checkpoint of exchange K holds the files before exchange K+1.
@@ -147,7 +148,7 @@ def _follow(
     meta: SessionMeta, env: Mapping[str, str], adapter: AgentAdapter, series: _Series, waiting: WaitingState, stop: threading.Event
 ) -> None:
     session: AgentSession | None = None
-    seen: tuple[int, float, bool, bool] | None = None
+    seen: tuple[int, float] | None = None
     done = 0
     while not stop.wait(POLL_S):
         if session is None:
@@ -159,24 +160,25 @@ def _follow(
             stat = os.stat(session.transcript)
         except FileNotFoundError:
             continue
-        quiet = time.time() - stat.st_mtime >= SETTLE_S
-        now = (stat.st_size, stat.st_mtime, quiet, waiting.waiting)
-        if now == seen:
-            continue
+        now = (stat.st_size, stat.st_mtime)
+        settled = waiting.waiting and time.time() - stat.st_mtime >= SETTLE_S
+        if now == seen or not settled:
+            continue  # the transcript is read once per settled change, never while it streams
         seen = now
-        exchanges = _own(meta, adapter.read_exchanges(session))
-        complete = _complete(exchanges, quiet and now[3])
+        complete = _complete(_own(meta, adapter.read_exchanges(session)))
         if complete > done:
             done = complete
             series.checkpoint(complete, f"exchange {complete}")
 
 
-def _complete(exchanges: list[Exchange], settled: bool) -> int:
-    """Return how many exchanges are complete: all but the last, and the last too once it
-    has an answer and the agent, its transcript quiet, waits for input."""
+def _complete(exchanges: list[Exchange]) -> int:
+    """Return how many exchanges are complete, the agent waiting and its transcript quiet:
+    all but the last, and the last too once it has an answer and no tool call waits for
+    its result (a command still running)."""
     if not exchanges:
         return 0
-    last_done = settled and bool(exchanges[-1].answer.strip())
+    last = exchanges[-1]
+    last_done = bool(last.answer.strip()) and len(last.tool_results) >= len(last.tool_calls)
     return len(exchanges) if last_done else len(exchanges) - 1
 
 
