@@ -38,6 +38,7 @@ __all__ = [
     "RestorePlan",
     "add_checkpoint",
     "add_exchange_checkpoints",
+    "before_exchange",
     "diff",
     "mark",
     "plan_restore",
@@ -169,6 +170,21 @@ def diff(meta: SessionMeta, from_n: int | None, to_n: int | None) -> DiffResult:
         return DiffResult(diff_text(root, _commit(start), _commit(latest)), _name(start), _name(latest))
     now = take_snapshot(_existing(root), "shellkeep: the files now (for diff)")
     return DiffResult(diff_text(root, _commit(start), now.commit), _name(start), "now")
+
+
+def before_exchange(meta: SessionMeta, k: int) -> int:
+    """Return the number of the checkpoint holding the files before exchange ``k`` (1-based):
+    that of exchange ``k - 1`` (0: the session's start, ``app.live_snapshots``), the last one
+    when there are several. Raises NoSnapshot, UserInputError (none with files)."""
+    snaps = _snapshots(meta)
+    found = [c for c in snaps if c.auto and c.exchange == k - 1]
+    if not found:
+        shown = ", ".join(str(c.exchange) for c in snaps if c.auto and c.exchange is not None) or "none"
+        raise UserInputError(
+            f"session {meta.id} has no snapshot of the files before exchange {k}; exchanges with one after them: {shown}"
+            f" (0: the session's start); see 'shellkeep show {meta.id}'"
+        )
+    return found[-1].n
 
 
 def plan_restore(meta: SessionMeta, n: int) -> RestorePlan:

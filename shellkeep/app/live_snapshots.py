@@ -31,7 +31,7 @@ from shellkeep.logs import get_logger
 from shellkeep.store.checkpoints import Checkpoint, append_checkpoint
 from shellkeep.store.session import SessionMeta, parse_iso
 
-__all__ = ["POLL_S", "SETTLE_S", "START_LABEL", "WaitingState", "watch_snapshots"]
+__all__ = ["POLL_S", "SETTLE_S", "START_LABEL", "WaitingState", "completed", "watch_snapshots"]
 
 log = get_logger(__name__)
 
@@ -165,13 +165,13 @@ def _follow(
         if now == seen or not settled:
             continue  # the transcript is read once per settled change, never while it streams
         seen = now
-        complete = _complete(_own(meta, adapter.read_exchanges(session)))
+        complete = completed(_own(meta, adapter.read_exchanges(session)))
         if complete > done:
             done = complete
             series.checkpoint(complete, f"exchange {complete}")
 
 
-def _complete(exchanges: list[Exchange]) -> int:
+def completed(exchanges: list[Exchange]) -> int:
     """Return how many exchanges are complete, the agent waiting and its transcript quiet:
     all but the last, and the last too once it has an answer and no tool call waits for
     its result (a command still running)."""

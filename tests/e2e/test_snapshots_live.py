@@ -158,12 +158,19 @@ def test_snapshots_while_running_survive_a_kill_9_and_restore_files_puts_back_an
     assert "files in flight: a.txt (1 changed since the last answer)" in resumed.stderr.decode().splitlines()
 
     # Before exchange 2 is the checkpoint of exchange 1; before exchange 1, the session's start.
-    back = run_sk("restore-files", folder.name, "--checkpoint", str(first.n), "--yes")
+    back = run_sk("restore-files", folder.name, "--before-exchange", "2", "--yes")
     assert back.returncode == 0, back.stderr
+    assert f"to checkpoint {first.n};".encode() in back.stdout
     assert (repo / "a.txt").read_text() == "one\nfirst edit\n" and not (repo / "b.txt").exists()
     back = run_sk("restore-files", folder.name, "--checkpoint", str(start.n), "--yes")
     assert back.returncode == 0, back.stderr
     assert (repo / "a.txt").read_text() == "one\n"
+    # Exchange 3 was cut short: no snapshot after it; an unknown exchange is one line, exit 2.
+    missing = run_sk("restore-files", folder.name, "--before-exchange", "9", "--yes")
+    assert missing.returncode == 2 and len(missing.stderr.splitlines()) == 1
+    assert b"no snapshot of the files before exchange 9; exchanges with one after them: 0, 1, 2 (0: the session" in missing.stderr
+    both = run_sk("restore-files", folder.name, "--before-exchange", "2", "--checkpoint", "1")
+    assert both.returncode == 2 and b"give --checkpoint N or --before-exchange K" in both.stderr
 
 
 def test_a_snapshot_is_skipped_when_nothing_changed(home: Paths, tmp_path: Path) -> None:
