@@ -27,7 +27,8 @@ def show(ref: str | None, last: bool, full: bool, as_json: bool) -> None:
     """Show one session's metadata, its checkpoints, its exchanges and the tokens they used.
 
     SESSION is an id, a unique prefix of one, a name, or --last. Exchanges are numbered
-    from 1, as 'shellkeep replay --exchange N' takes them.
+    from 1, as 'shellkeep replay --exchange N' takes them. The files changed since the
+    agent's last finished answer are listed as in flight (--json: in_flight).
 
     Example: shellkeep show --last
     """
