@@ -10,8 +10,9 @@ until it is done.
 
 A ``SnapshotSeries`` takes the snapshots of one running session: its temporary index lives
 as long as the series, so each snapshot after the first hashes only the files changed since
-the one before (git's stat cache), and a work tree unchanged since (same tree, same HEAD)
-makes no new commit.
+the one before (git's stat cache; its untracked cache spares reading unchanged folders), and a
+work tree unchanged since (same tree, same HEAD) makes no new commit: when ``git add -A``
+leaves the index file as it was, not even ``write-tree`` runs.
 """
 
 from __future__ import annotations
@@ -93,6 +94,7 @@ class SnapshotSeries:
         self._folder: str | None = None
         self._last: Snapshot | None = None
         self._last_tree: str | None = None
+        self._index_signature: tuple[int, ...] | None = None
 
     def take(self, message: str) -> tuple[Snapshot, bool]:
         """Snapshot the work tree; return it and whether it is new.
@@ -102,9 +104,12 @@ class SnapshotSeries:
         """
         head = _rev(self.root, "HEAD")
         index = self._index(head)
-        env = {"GIT_INDEX_FILE": index}
+        env = {"GIT_INDEX_FILE": index, **_UNTRACKED_CACHE}
         _git(self.root, "add", "-A", "--", ".", env=env)
+        if self._last is not None and head == self._last.head and _signature(index) == self._index_signature:
+            return self._last, False  # git add left the index as write-tree did: the same tree
         tree = _git(self.root, "write-tree", env=env).stdout.strip()
+        self._index_signature = _signature(index)  # write-tree may store its cache-tree in it
         if self._last is not None and tree == self._last_tree and head == self._last.head:
             return self._last, False
         branch_out = _git(self.root, "symbolic-ref", "-q", "--short", "HEAD", check=False)
@@ -207,6 +212,20 @@ def _temp_index(root: Path, head: str | None) -> Iterator[dict[str, str]]:
         yield env
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+_UNTRACKED_CACHE = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.untrackedCache", "GIT_CONFIG_VALUE_0": "true"}
+"""git's untracked cache, kept in the series' index: the next ``add -A`` reads again only the
+folders whose mtime changed (git 2.31 reads config from these variables; older ones ignore them)."""
+
+
+def _signature(index: str) -> tuple[int, ...] | None:
+    """Return what changes when git writes the file ``index`` (it writes a new file and renames it)."""
+    try:
+        st = os.stat(index)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def _seed_index(root: Path, head: str, index: str) -> None:
