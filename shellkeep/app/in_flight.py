@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from shellkeep.agents.base import Exchange, ToolCall
@@ -21,9 +22,9 @@ from shellkeep.errors import ShellkeepError, UserInputError
 from shellkeep.git.snapshot import changed_paths, diff_text, take_snapshot, work_tree
 from shellkeep.logs import get_logger
 from shellkeep.store.checkpoints import Checkpoint, read_checkpoints
-from shellkeep.store.session import SessionMeta
+from shellkeep.store.session import SessionMeta, parse_iso
 
-__all__ = ["EDIT_TOOLS", "InFlight", "InFlightFile", "edited_paths", "files_in_flight", "in_flight", "in_flight_diff", "in_flight_line"]
+__all__ = ["EDIT_TOOLS", "InFlight", "InFlightFile", "TAIL_EXCHANGES", "edited_paths", "files_in_flight", "in_flight", "in_flight_diff", "in_flight_line"]
 
 log = get_logger(__name__)
 
@@ -38,6 +39,9 @@ EDIT_TOOLS = frozenset(
 """The tools that write files, by name in lower case, as the agents call them."""
 
 _PATCH_FILE: re.Pattern[str] | None = None  # compiled on first use
+
+TAIL_EXCHANGES = 20
+"""How many exchanges are read from the end of a transcript not collected yet."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,12 +74,14 @@ class InFlight:
         }
 
 
-def in_flight(meta: SessionMeta, exchanges: Sequence[Exchange]) -> InFlight | None:
+def in_flight(meta: SessionMeta, exchanges: Sequence[Exchange], *, tail: bool = False) -> InFlight | None:
     """Return the files in flight of ``meta``, or None when no exchange boundary has a snapshot.
 
     exchanges: the session's own exchanges in order (``index`` 0-based; exchange K is
-    ``index`` K-1). A work tree that git cannot read now leaves the tool calls alone as
-    the source (logged). Raises OSError when ``checkpoints.jsonl`` cannot be read.
+    ``index`` K-1); tail: they are the last few only, their indexes not the conversation's,
+    so those sent after the boundary's snapshot count (and undated ones). A work tree that
+    git cannot read now leaves the tool calls alone as the source (logged). Raises OSError
+    when ``checkpoints.jsonl`` cannot be read.
     """
     boundary = _last_boundary(read_checkpoints(meta.folder))
     if boundary is None:
@@ -84,7 +90,7 @@ def in_flight(meta: SessionMeta, exchanges: Sequence[Exchange]) -> InFlight | No
     root = Path(boundary.git_root or meta.cwd)
     tools: dict[str, list[str]] = {}
     for exchange in exchanges:
-        if exchange.index + 1 > since:
+        if _after(exchange, since, _at(meta, boundary) if tail else None):
             for call in exchange.tool_calls:
                 for path in edited_paths(call):
                     names = tools.setdefault(_relative(path, root), [])
@@ -101,23 +107,25 @@ def in_flight(meta: SessionMeta, exchanges: Sequence[Exchange]) -> InFlight | No
 
 
 def files_in_flight(ctx: Context, meta: SessionMeta) -> InFlight | None:
-    """Return ``in_flight`` of ``meta`` with its exchanges (stored, else read from the agent's
-    transcript, as after a crash before the upkeep collected them); never raises: exchanges
+    """Return ``in_flight`` of ``meta`` with its exchanges (stored, else the last
+    ``TAIL_EXCHANGES`` read from the end of the agent's transcript, quick whatever its size,
+    as after a crash before the upkeep collected them); never raises: exchanges
     that cannot be read (a missing key) leave git alone as the source, and a session whose
     checkpoints cannot be read has none in flight (both logged)."""
     from shellkeep.app.conversation import gather
     from shellkeep.vault.exchanges import is_collected, read_exchanges
 
+    tail = not is_collected(meta)
     try:
-        if is_collected(meta):
+        if not tail:
             exchanges = read_exchanges(meta, ctx.vault)
-        else:  # cut short, not collected yet: from the agent's own transcript (nothing written)
-            exchanges = list(gather(meta, ctx.vault, from_recording=False).exchanges)
+        else:  # cut short, not collected yet: the end of the agent's own transcript (nothing written)
+            exchanges = list(gather(meta, ctx.vault, from_recording=False, limit=TAIL_EXCHANGES).exchanges)
     except ShellkeepError as exc:
         log.info("the exchanges of %s are not readable for the files in flight: %s", meta.id, exc)
         exchanges = []
     try:
-        return in_flight(meta, exchanges)
+        return in_flight(meta, exchanges, tail=tail)
     except OSError as exc:
         log.warning("cannot read the checkpoints of %s: %s", meta.id, exc)
         return None
@@ -171,6 +179,25 @@ def _last_boundary(checkpoints: Sequence[Checkpoint]) -> Checkpoint | None:
     """Return the checkpoint of the last exchange boundary with a snapshot, or None."""
     boundaries = [c for c in checkpoints if c.auto and c.exchange is not None and c.has_snapshot]
     return max(boundaries, key=lambda c: (c.exchange or 0, c.n), default=None)
+
+
+def _at(meta: SessionMeta, checkpoint: Checkpoint) -> datetime | None:
+    """Return when ``checkpoint`` was taken (UTC), or None when the start is unreadable."""
+    try:
+        return parse_iso(meta.started_at) + timedelta(seconds=checkpoint.time_s)
+    except ValueError:
+        return None
+
+
+def _after(exchange: Exchange, since: int, taken_at: datetime | None) -> bool:
+    """Return whether ``exchange`` came after exchange ``since``: by its number, or when
+    ``taken_at`` is given (a tail of the conversation) by its time (undated: yes)."""
+    if taken_at is None:
+        return exchange.index + 1 > since
+    try:
+        return exchange.time is None or parse_iso(exchange.time) >= taken_at
+    except ValueError:
+        return True
 
 
 def _relative(path: str, root: Path) -> str:
