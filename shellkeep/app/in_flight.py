@@ -115,6 +115,12 @@ def files_in_flight(ctx: Context, meta: SessionMeta) -> InFlight | None:
     from shellkeep.app.conversation import gather
     from shellkeep.vault.exchanges import is_collected, read_exchanges
 
+    try:
+        if _last_boundary(read_checkpoints(meta.folder)) is None:
+            return None  # no snapshot: no exchange to read (most sessions outside git)
+    except OSError as exc:
+        log.warning("cannot read the checkpoints of %s: %s", meta.id, exc)
+        return None
     tail = not is_collected(meta)
     try:
         if not tail:
