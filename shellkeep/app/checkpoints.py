@@ -6,10 +6,11 @@ inside a git work tree, a snapshot commit of its files (``git.snapshot``) kept b
 recorder writes each new checkpoint into the recording as a marker ``checkpoint N: LABEL``
 (``app.live_marks``).
 
-Exchanges: their checkpoints are made when the conversation is collected, after the
-exchanges happened, so the tree of each exchange cannot be known; only the last exchange
-of a run that has just ended gets a snapshot (the files as the session left them), the
-others are markers at the exchange's time.
+Exchanges: while an agent runs, ``app.live_snapshots`` checkpoints each exchange as it
+completes, with a snapshot (``record.snapshots``). The exchanges it did not see get theirs
+when the conversation is collected, after they happened, so their trees cannot be known:
+the last exchange of a run that has just ended gets a snapshot (the files as the session
+left them), the others are markers at the exchange's time.
 """
 
 from __future__ import annotations
