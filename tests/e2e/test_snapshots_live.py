@@ -207,3 +207,20 @@ def test_record_snapshots_off_takes_none(home: Paths, tmp_path: Path) -> None:
     assert h.finish() == 0
     # Only the checkpoint the end of the run adds for its last exchange.
     assert [(c.label, c.exchange) for c in read_checkpoints(folder)] == [("exchange 1", 1)]
+
+
+def test_a_snapshot_that_fails_never_harms_the_session(home: Paths, tmp_path: Path) -> None:
+    repo = Path.cwd()
+    _repo(repo)
+    (repo / ".git" / "refs" / "shellkeep").write_text("a file where git wants a folder\n")  # update-ref fails
+    h = _start(tmp_path)
+    folder = _folder(home)
+    _ask(h, "write a.txt edit", b"answer 1")
+    _ask(h, "say more", b"answer 2")
+    h.write(b"quit\r")
+    assert h.finish() == 0
+    assert b"Traceback" not in h.output
+    meta = json.loads((folder / "meta.json").read_text())
+    assert meta["status"] == "finished" and meta["exchange_count"] == 2
+    assert (repo / "a.txt").read_text() == "one\nedit\n"
+    assert not [c for c in read_checkpoints(folder) if c.has_snapshot]
