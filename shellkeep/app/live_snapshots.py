@@ -129,19 +129,21 @@ def watch_snapshots(
     the session's start. Blocks; run it on a daemon thread. Never raises: a failure is
     logged once and ends the watch (the session and its recording go on).
     """
-    root = work_tree(Path(meta.cwd))
-    adapter = _adapter(meta)
-    if root is None or adapter is None or stop.is_set():
-        return
-    series = _Series(meta, root, clock)
+    series: _Series | None = None
     try:
+        adapter = _adapter(meta)
+        root = work_tree(Path(meta.cwd)) if adapter is not None else None
+        if root is None or adapter is None or stop.is_set():
+            return
+        series = _Series(meta, root, clock)
         series.checkpoint(0, START_LABEL)
         _follow(meta, env, adapter, series, waiting, stop)
     except Exception as exc:  # noqa: BLE001 - snapshots are extra; the recording goes on
         log.warning("stopped snapshotting the files of %s: %s", meta.id, exc)
     finally:
-        log.info("snapshots of %s: %d taken, %d skipped (nothing changed)", meta.id, series.taken, series.skipped)
-        series.close()
+        if series is not None:
+            log.info("snapshots of %s: %d taken, %d skipped (nothing changed)", meta.id, series.taken, series.skipped)
+            series.close()
 
 
 def _follow(
