@@ -144,7 +144,7 @@ def drop_refs(root: Path, refs: Sequence[str]) -> bool:
     """Delete ``refs`` (a session's ``refs/shellkeep/...``) in one git call; return whether
     they went (git deletes all or none). Never raises."""
     try:
-        commands = "".join(f"delete {ref}\n" for ref in refs)
+        commands = "".join(f"delete {ref}\n" for ref in dict.fromkeys(refs))  # once each: checkpoints may share one
         return _git(root, "update-ref", "--stdin", check=False, stdin=commands).returncode == 0
     except GitFailed:
         return False

@@ -19,6 +19,8 @@ from pathlib import Path
 
 from shellkeep.store.checkpoints import Checkpoint, read_checkpoints
 from shellkeep.store.paths import Paths
+from shellkeep.store.retention import remove_session
+from shellkeep.store.session import read_meta
 from tests.helpers import SK, PtyHarness, process_gone, run_sk, session_folders, wait_until
 
 EDITING_CLAUDE = r'''#!/usr/bin/env python3
@@ -195,6 +197,9 @@ def test_a_snapshot_is_skipped_when_nothing_changed(home: Paths, tmp_path: Path)
     assert sorted(refs) == sorted({str(start.ref), str(second.ref)})
     # The checkpoints after the run found every exchange done: none added twice.
     assert [c.exchange for c in read_checkpoints(folder)] == [0, 1, 2, 3]
+    # Removing the session drops its refs, those its checkpoints share included.
+    remove_session(home, read_meta(folder))
+    assert _git(repo, "for-each-ref", "refs/shellkeep") == ""
 
 
 def test_record_snapshots_off_takes_none(home: Paths, tmp_path: Path) -> None:
