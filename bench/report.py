@@ -236,6 +236,7 @@ def render(doc: dict[str, Any]) -> str:
     lines += _viewers_section()
     lines += _sync_section()
     lines += _help_section()
+    lines += _snapshots_section()
     return "\n".join(lines)
 
 
@@ -268,6 +269,14 @@ def _help_section() -> list[str]:
     from pathlib import Path
 
     made = Path(__file__).resolve().parent / "RESULTS-help.md"
+    return [made.read_text().rstrip("\n"), ""] if made.exists() else []
+
+
+def _snapshots_section() -> list[str]:
+    """Return the snapshot section as bench/snapshot_cost.py last wrote it (bench/RESULTS-snapshots.md), if it did."""
+    from pathlib import Path
+
+    made = Path(__file__).resolve().parent / "RESULTS-snapshots.md"
     return [made.read_text().rstrip("\n"), ""] if made.exists() else []
 
 

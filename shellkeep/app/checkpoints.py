@@ -6,10 +6,11 @@ inside a git work tree, a snapshot commit of its files (``git.snapshot``) kept b
 recorder writes each new checkpoint into the recording as a marker ``checkpoint N: LABEL``
 (``app.live_marks``).
 
-Exchanges: their checkpoints are made when the conversation is collected, after the
-exchanges happened, so the tree of each exchange cannot be known; only the last exchange
-of a run that has just ended gets a snapshot (the files as the session left them), the
-others are markers at the exchange's time.
+Exchanges: while an agent runs, ``app.live_snapshots`` checkpoints each exchange as it
+completes, with a snapshot (``record.snapshots``). The exchanges it did not see get theirs
+when the conversation is collected, after they happened, so their trees cannot be known:
+the last exchange of a run that has just ended gets a snapshot (the files as the session
+left them), the others are markers at the exchange's time.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ __all__ = [
     "RestorePlan",
     "add_checkpoint",
     "add_exchange_checkpoints",
+    "before_exchange",
     "diff",
     "mark",
     "plan_restore",
@@ -169,6 +171,21 @@ def diff(meta: SessionMeta, from_n: int | None, to_n: int | None) -> DiffResult:
         return DiffResult(diff_text(root, _commit(start), _commit(latest)), _name(start), _name(latest))
     now = take_snapshot(_existing(root), "shellkeep: the files now (for diff)")
     return DiffResult(diff_text(root, _commit(start), now.commit), _name(start), "now")
+
+
+def before_exchange(meta: SessionMeta, k: int) -> int:
+    """Return the number of the checkpoint holding the files before exchange ``k`` (1-based):
+    that of exchange ``k - 1`` (0: the session's start, ``app.live_snapshots``), the last one
+    when there are several. Raises NoSnapshot, UserInputError (none with files)."""
+    snaps = _snapshots(meta)
+    found = [c for c in snaps if c.auto and c.exchange == k - 1]
+    if not found:
+        shown = ", ".join(str(c.exchange) for c in snaps if c.auto and c.exchange is not None) or "none"
+        raise UserInputError(
+            f"session {meta.id} has no snapshot of the files before exchange {k}; exchanges with one after them: {shown}"
+            f" (0: the session's start); see 'shellkeep show {meta.id}'"
+        )
+    return found[-1].n
 
 
 def plan_restore(meta: SessionMeta, n: int) -> RestorePlan:

@@ -60,6 +60,7 @@ __all__ = [
     "gather",
     "is_collected",
     "note_agent_session",
+    "own_exchanges",
     "read_exchanges",
     "transcript_bytes",
     "write_exchanges",
@@ -131,13 +132,13 @@ def gather(
             else:
                 reading = _read_transcript(adapter, agent_session, meta.agent_transcript_bytes)
                 found, damage = list(reading.exchanges), reading.damage
-            exchanges = _own_exchanges(found, meta)
+            exchanges = own_exchanges(found, meta)
             structured = bool(exchanges)
         except Exception as exc:  # noqa: BLE001 - an adapter bug falls back to the recording
             log.warning("could not read the %s transcript of %s: %s", adapter.name, meta.id, exc)
     if not exchanges and from_recording:
         # No agent transcript found or readable: the generic way, from the recording.
-        exchanges = _own_exchanges(_from_recording(meta, vault, adapter), meta)
+        exchanges = own_exchanges(_from_recording(meta, vault, adapter), meta)
     elif exchanges and not exchanges[-1].answer and getattr(adapter, "answers_written_late", False):
         exchanges[-1] = _answer_from_screen(exchanges[-1], meta, vault, adapter)
     if limit is not None:
@@ -297,7 +298,7 @@ def collect_for_resume(
     return meta, list(conversation.exchanges)[-limit:] if limit > 0 else [], big and not dry_run
 
 
-def _own_exchanges(exchanges: list[Exchange], meta: SessionMeta) -> list[Exchange]:
+def own_exchanges(exchanges: list[Exchange], meta: SessionMeta) -> list[Exchange]:
     """Keep the exchanges sent during ``meta``'s session, renumbered from 0.
 
     Dropped: exchanges dated before the session started (a natively resumed conversation's

@@ -157,7 +157,7 @@ class Recording:
         self._child_pid = child.pid
         self._header = header = _header(self.meta, size, self._started.timestamp(), self._env, self._settings)
         self._pipeline = pipeline = OutputPipeline(self._warn)
-        self.recent, with_relay, after_recording = _side_outputs(self.paths, self.meta, self._settings)
+        self.recent, with_relay, after_recording = _side_outputs(self.paths, self.meta, self._settings, self._env)
         recorder = _make_recorder(self._out, header, self._settings, self._warn, pipeline, self.recent)
         self._recorder = recorder
         self._recorder_output = _RecorderOutput(recorder)
@@ -254,12 +254,13 @@ class _RecorderOutput:
 
 
 def _side_outputs(
-    paths: Paths, meta: SessionMeta, settings: RecordSettings
+    paths: Paths, meta: SessionMeta, settings: RecordSettings, env: Mapping[str, str]
 ) -> tuple[RecentOutput | None, list[SessionOutput], list[SessionOutput]]:
     """Return what keeps the latest output for judging, the outputs that stop with the relay
     and those that close after the recording (``app.outputs``)."""
     from shellkeep.app.outputs.checkpoints import CheckpointOutput
     from shellkeep.app.outputs.live_socket import LiveSocketOutput
+    from shellkeep.app.outputs.snapshots import snapshot_output
     from shellkeep.app.outputs.status_file import StatusFileOutput
     from shellkeep.app.outputs.waiting import recent_output, waiting_output
 
@@ -267,6 +268,8 @@ def _side_outputs(
     waiting = waiting_output(paths, meta, settings.notify)
     with_relay: list[SessionOutput] = [waiting] if waiting is not None else []
     with_relay += [StatusFileOutput(), CheckpointOutput()]
+    snapshots = snapshot_output(meta, settings, env)  # before the checkpoints after the run (close order)
+    with_relay += [snapshots] if snapshots is not None else []
     return recent, with_relay, [LiveSocketOutput()]
 
 

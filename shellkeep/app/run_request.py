@@ -46,6 +46,7 @@ class RecordSettings:
     encrypt: bool = False  # encryption.encrypt: seal the recording (store/crypto.py)
     key_file: str = ""  # encryption.key_file ("" = the keyring, else the default key file)
     compress: bool = True  # record.compress: zstd the recording once the session ends
+    snapshots: bool = True  # record.snapshots: snapshot the files at each exchange boundary (app.outputs.snapshots)
     banner: bool = True  # record.banner: the start line, when the request asks for it
     min_free_mb: int = 500  # record.min_free_mb: warn at start below this much free space
     auto_gc: bool = False  # retention.auto_gc: apply the retention limits at most once a day
@@ -70,6 +71,7 @@ def settings_from_config(config: Config, *, no_input: bool = False, no_redact: b
         encrypt=config.encryption.encrypt,
         key_file=config.encryption.key_file,
         compress=config.record.compress,
+        snapshots=config.record.snapshots,
         banner=config.record.banner,
         min_free_mb=config.record.min_free_mb,
         auto_gc=config.retention.auto_gc,

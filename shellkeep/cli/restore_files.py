@@ -9,19 +9,24 @@ from shellkeep.cli.options import context, count, require_ref, session_argument
 
 @click.command("restore-files")
 @session_argument
-@click.option("--checkpoint", "n", type=count(), required=True, metavar="N", help="The checkpoint to go back to.")
+@click.option("--checkpoint", "n", type=count(), default=None, metavar="N", help="The checkpoint to go back to.")
+@click.option("--before-exchange", "k", type=count(), default=None, metavar="K", help="Go back to the files before exchange K (as 'show' numbers them).")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
-def restore_files(ref: str | None, last: bool, n: int, yes: bool) -> None:
+def restore_files(ref: str | None, last: bool, n: int | None, k: int | None, yes: bool) -> None:
     """Put the files of the session's git work tree back as they were at checkpoint N,
     after a checkpoint of them as they are now. Files added since are removed; ignored
-    files, the index, HEAD, branches and the stash are left alone.
+    files, the index, HEAD, branches and the stash are left alone. --before-exchange K
+    takes the checkpoint of the files before exchange K.
 
     Example: shellkeep restore-files --last --checkpoint 1
     """
-    from shellkeep.app.checkpoints import plan_restore, restore_files as restore
+    from shellkeep.app.checkpoints import before_exchange, plan_restore, restore_files as restore
 
     require_ref(ref, last)
+    if (n is None) == (k is None):
+        raise click.UsageError("give --checkpoint N or --before-exchange K")
     meta = context().resolve(ref, last=last)
+    n = n if n is not None else before_exchange(meta, k or 0)
     plan = plan_restore(meta, n)
     if not plan.changes:
         click.echo(f"the files of {plan.root} are as at checkpoint {n} already", err=True)

@@ -122,6 +122,10 @@ def resume(
     if rerun and not (yes or dry_run) and not _confirm_rerun(plan):
         return 1
     banner = _banner(plan)
+    from shellkeep.app.in_flight import files_in_flight, in_flight_line
+
+    flying = in_flight_line(files_in_flight(ctx, plan.session))
+    banner += f"\n{flying}" if flying else ""
     click.echo(banner, err=True)
     if dry_run:
         _print_plan(plan)

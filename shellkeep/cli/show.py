@@ -11,6 +11,7 @@ from shellkeep.cli.output import format_duration, format_local_time, print_json
 from shellkeep.store.session import SessionMeta, Status
 
 if TYPE_CHECKING:
+    from shellkeep.app.in_flight import InFlight
     from shellkeep.store.checkpoints import Checkpoint
     from shellkeep.store.paths import Paths
     from shellkeep.agents.base import Exchange
@@ -26,7 +27,8 @@ def show(ref: str | None, last: bool, full: bool, as_json: bool) -> None:
     """Show one session's metadata, its checkpoints, its exchanges and the tokens they used.
 
     SESSION is an id, a unique prefix of one, a name, or --last. Exchanges are numbered
-    from 1, as 'shellkeep replay --exchange N' takes them.
+    from 1, as 'shellkeep replay --exchange N' takes them. The files changed since the
+    agent's last finished answer are listed as in flight (--json: in_flight).
 
     Example: shellkeep show --last
     """
@@ -39,14 +41,18 @@ def show(ref: str | None, last: bool, full: bool, as_json: bool) -> None:
     ctx = context()
     meta = ctx.resolve(ref, last=last)
     record_read(ctx.paths, "show", meta)
+    from shellkeep.app.in_flight import files_in_flight
+
+    flying = files_in_flight(ctx, meta)
     if as_json:
-        print_json(meta)
+        print_json({**meta.to_json(), "in_flight": None if flying is None else flying.to_json()})
         return
     key_id = missing_key(ctx, meta)
     _print_meta(meta, key_id)
     _print_chain(ctx.paths, meta)
     _print_checkpoints(read_checkpoints(meta.folder))
     _print_environment(meta)
+    _print_in_flight(flying)
     if key_id is None:  # else its exchanges are sealed with the same missing key
         _print_exchanges(meta, read_exchanges(meta, ctx.vault), full)
 
@@ -148,6 +154,17 @@ def _print_environment(meta: SessionMeta) -> None:
     click.echo("environment ('shellkeep resume' gives it back; --env current keeps today's):")
     for line in lines:
         click.echo(f"  {line}")
+
+
+def _print_in_flight(flying: InFlight | None) -> None:
+    if flying is None or not flying.files:
+        return
+    since = f"exchange {flying.since_exchange}" if flying.since_exchange else "the session's start"
+    click.echo("")
+    click.echo(f"files in flight (changed since {since}, checkpoint {flying.checkpoint}; 'shellkeep diff --in-flight'):")
+    for f in flying.files:
+        tools = f"  ({', '.join(f.tools)})" if f.tools else ""
+        click.echo(f"  {f.status or '-'} {f.path}{tools}")
 
 
 def _print_exchanges(meta: SessionMeta, exchanges: list[Exchange], full: bool) -> None:

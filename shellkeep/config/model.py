@@ -195,6 +195,11 @@ class RecordConfig:
         None, "Title written into each recording's header; unset uses none.", example="my session"
     )
     compress: bool = _setting(True, "Compress a recording once its session has ended.")
+    snapshots: bool = _setting(
+        True,
+        "While an agent runs in a git work tree, snapshot its files each time it finishes an answer "
+        "(skipped when nothing changed), for 'shellkeep diff' and 'shellkeep restore-files'.",
+    )
     banner: bool = _setting(
         True, "Print one line with the session id on stderr when recording starts in a terminal (-q: never)."
     )
@@ -596,6 +601,7 @@ ENV_VARS: Mapping[str, str] = types.MappingProxyType(
         "SHELLKEEP_RECORD_IDLE_TIME_LIMIT": "record.idle_time_limit",
         "SHELLKEEP_RECORD_TITLE": "record.title",
         "SHELLKEEP_RECORD_COMPRESS": "record.compress",
+        "SHELLKEEP_RECORD_SNAPSHOTS": "record.snapshots",
         "SHELLKEEP_RECORD_BANNER": "record.banner",
         "SHELLKEEP_RECORD_RESTART": "record.restart",
         "SHELLKEEP_RECORD_DETAIL": "record.detail",

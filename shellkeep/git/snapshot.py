@@ -7,6 +7,12 @@ stat cache, else ``git read-tree HEAD``; then ``git add -A``, ``git write-tree``
 ``git commit-tree``), so the user's index, branches, stash and files are never written; a
 ref under ``refs/shellkeep/`` keeps it from ``git gc``. Every function runs git and blocks
 until it is done.
+
+A ``SnapshotSeries`` takes the snapshots of one running session: its temporary index lives
+as long as the series, so each snapshot after the first hashes only the files changed since
+the one before (git's stat cache; its untracked cache spares reading unchanged folders), and a
+work tree unchanged since (same tree, same HEAD) makes no new commit: when ``git add -A``
+leaves the index file as it was, not even ``write-tree`` runs.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from pathlib import Path
 
 from shellkeep.errors import ShellkeepError
 
-__all__ = ["GitFailed", "Snapshot", "changed_paths", "diff_text", "drop_refs", "keep_ref", "restore", "take_snapshot", "work_tree"]
+__all__ = ["GitFailed", "Snapshot", "SnapshotSeries", "changed_paths", "diff_text", "drop_refs", "keep_ref", "restore", "take_snapshot", "work_tree"]
 
 _IDENTITY = {
     "GIT_AUTHOR_NAME": "shellkeep",
@@ -74,6 +80,61 @@ def take_snapshot(root: Path, message: str) -> Snapshot:
     return Snapshot(head=head, branch=branch, commit=commit)
 
 
+class SnapshotSeries:
+    """Take snapshots of the work tree at ``root`` one after another, reusing one index.
+
+    The index is a file in a temporary folder made on the first ``take`` (seeded from the
+    user's index for its stat cache, else from HEAD) and removed by ``close``; a series
+    killed with its process leaves that folder in the temporary directory. Not thread-safe:
+    one thread takes the snapshots.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._folder: str | None = None
+        self._last: Snapshot | None = None
+        self._last_tree: str | None = None
+        self._index_signature: tuple[int, ...] | None = None
+
+    def take(self, message: str) -> tuple[Snapshot, bool]:
+        """Snapshot the work tree; return it and whether it is new.
+
+        Not new: the tree and HEAD are those of the previous snapshot of the series, whose
+        commit is returned again (no commit is made). Raises GitFailed.
+        """
+        head = _rev(self.root, "HEAD")
+        index = self._index(head)
+        env = {"GIT_INDEX_FILE": index, **_UNTRACKED_CACHE}
+        _git(self.root, "add", "-A", "--", ".", env=env)
+        if self._last is not None and head == self._last.head and _signature(index) == self._index_signature:
+            return self._last, False  # git add left the index as write-tree did: the same tree
+        tree = _git(self.root, "write-tree", env=env).stdout.strip()
+        self._index_signature = _signature(index)  # write-tree may store its cache-tree in it
+        if self._last is not None and tree == self._last_tree and head == self._last.head:
+            return self._last, False
+        branch_out = _git(self.root, "symbolic-ref", "-q", "--short", "HEAD", check=False)
+        branch = branch_out.stdout.strip() or None if branch_out.returncode == 0 else None
+        parents = ["-p", head] if head else []
+        commit = _git(self.root, "commit-tree", "--no-gpg-sign", *parents, "-m", message, tree, env=_IDENTITY).stdout.strip()
+        self._last, self._last_tree = Snapshot(head=head, branch=branch, commit=commit), tree
+        return self._last, True
+
+    def close(self) -> None:
+        """Remove the series' index; never raises; safe to repeat."""
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+            self._folder = None
+
+    def _index(self, head: str | None) -> str:
+        if self._folder is not None:
+            return os.path.join(self._folder, "index")
+        self._folder = tempfile.mkdtemp(prefix="shellkeep-series-")
+        index = os.path.join(self._folder, "index")
+        if head is not None:
+            _seed_index(self.root, head, index)
+        return index
+
+
 def keep_ref(root: Path, ref: str, commit: str) -> None:
     """Point ``ref`` (``refs/shellkeep/...``) at ``commit`` so git gc keeps it; raises GitFailed."""
     _git(root, "update-ref", ref, commit)
@@ -83,7 +144,7 @@ def drop_refs(root: Path, refs: Sequence[str]) -> bool:
     """Delete ``refs`` (a session's ``refs/shellkeep/...``) in one git call; return whether
     they went (git deletes all or none). Never raises."""
     try:
-        commands = "".join(f"delete {ref}\n" for ref in refs)
+        commands = "".join(f"delete {ref}\n" for ref in dict.fromkeys(refs))  # once each: checkpoints may share one
         return _git(root, "update-ref", "--stdin", check=False, stdin=commands).returncode == 0
     except GitFailed:
         return False
@@ -147,14 +208,33 @@ def _temp_index(root: Path, head: str | None) -> Iterator[dict[str, str]]:
     env = {"GIT_INDEX_FILE": index}
     try:
         if head is not None:
-            user_index = _git(root, "rev-parse", "--git-path", "index").stdout.strip()
-            try:
-                shutil.copyfile(os.path.join(root, user_index), index)
-            except OSError:
-                _git(root, "read-tree", head, env=env)
+            _seed_index(root, head, index)
         yield env
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+_UNTRACKED_CACHE = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.untrackedCache", "GIT_CONFIG_VALUE_0": "true"}
+"""git's untracked cache, kept in the series' index: the next ``add -A`` reads again only the
+folders whose mtime changed (git 2.31 reads config from these variables; older ones ignore them)."""
+
+
+def _signature(index: str) -> tuple[int, ...] | None:
+    """Return what changes when git writes the file ``index`` (it writes a new file and renames it)."""
+    try:
+        st = os.stat(index)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _seed_index(root: Path, head: str, index: str) -> None:
+    """Write a starting index at ``index``: a copy of the user's, else HEAD's tree."""
+    user_index = _git(root, "rev-parse", "--git-path", "index").stdout.strip()
+    try:
+        shutil.copyfile(os.path.join(root, user_index), index)
+    except OSError:
+        _git(root, "read-tree", head, env={"GIT_INDEX_FILE": index})
 
 
 def _rev(root: Path, name: str) -> str | None:

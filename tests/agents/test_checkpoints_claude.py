@@ -1,32 +1,37 @@
-"""Each exchange of the real Claude Code CLI under ``shellkeep claude`` adds a checkpoint.
+"""The real Claude Code CLI under ``shellkeep claude``: its files are snapshotted at each answer, while it runs.
 
-The exchanges are read from Claude's own transcript when the run ends; the last one gets a
-snapshot of the project's files (here with an untracked file written during the session).
+Claude answers from the loopback stand-in; the test writes files between the answers, as
+an agent's edits would land (the stand-in answers with text, not tool calls). Each
+checkpoint ``exchange K`` appears while Claude still runs; after a kill -9 of shellkeep and
+Claude together, the files changed since the last answer are in flight and
+``restore-files`` puts back the files of any exchange.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import subprocess
 from pathlib import Path
 from typing import Callable
 
 import pytest
 
-from shellkeep.store.checkpoints import read_checkpoints
+from shellkeep.store.checkpoints import Checkpoint, read_checkpoints
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, session_folders
+from tests.helpers import SK, meta_of, process_gone, run_sk, session_folders
 
 from .screen_driver import ScreenDriver
 from .standin_anthropic import AnthropicStandin
-from .test_claude_standin_direct import READY, WAIT_S, ask, quit_claude
+from .test_claude_standin_direct import READY, WAIT_S, ask
 
-pytestmark = [pytest.mark.agent, pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.agent, pytest.mark.timeout(240)]
 
 Drive = Callable[..., ScreenDriver]
 
 
-def test_claude_exchange_adds_a_checkpoint_with_a_snapshot(
+def test_claude_exchanges_are_snapshotted_while_it_runs_and_survive_a_kill_9(
     home: Paths,
     drive: Drive,
     agent_env: dict[str, str],
@@ -39,14 +44,40 @@ def test_claude_exchange_adds_a_checkpoint_with_a_snapshot(
     env = {**agent_env, "SHELLKEEP_CONFIG": os.environ["SHELLKEEP_CONFIG"]}
     driver = drive([*SK, "claude"], env=env, cwd=project_dir)
     driver.wait_for_screen(READY, WAIT_S)
-    ask(driver, "please remember the word pineapple", "STANDIN-ANSWER-1: pineapple")
-    (project_dir / "notes.txt").write_text("written while the agent ran\n")
-    quit_claude(driver)
+    driver.wait_until(lambda: len(session_folders(home)) == 1, WAIT_S, "the session folder")
+    folder = session_folders(home)[0].parent
 
-    (folder,) = [p.parent for p in session_folders(home)]
-    checkpoints = read_checkpoints(folder)
-    assert [(c.label, c.auto, c.exchange) for c in checkpoints] == [("exchange 1", True, 1)]
-    (checkpoint,) = checkpoints
-    assert checkpoint.has_snapshot and checkpoint.branch == "main" and checkpoint.ref is not None
-    listed = subprocess.run([*git, "ls-tree", "-r", "--name-only", checkpoint.ref], check=True, capture_output=True, text=True)
+    def boundary(exchange: int) -> Checkpoint:
+        def found() -> Checkpoint | None:
+            return next((c for c in read_checkpoints(folder) if c.auto and c.exchange == exchange), None)
+
+        driver.wait_until(found, WAIT_S, f"the checkpoint of exchange {exchange}")
+        checkpoint = found()
+        assert checkpoint is not None and checkpoint.has_snapshot
+        return checkpoint
+
+    boundary(0)
+    ask(driver, "please remember the word pineapple", "STANDIN-ANSWER-1: pineapple")
+    first = boundary(1)
+    (project_dir / "notes.txt").write_text("written after the first answer\n")
+    ask(driver, "and the word mango", "STANDIN-ANSWER-2: mango")
+    second = boundary(2)
+    assert driver.is_alive()  # both were taken while Claude ran
+    listed = subprocess.run([*git, "ls-tree", "-r", "--name-only", str(second.snapshot)], check=True, capture_output=True, text=True)
     assert listed.stdout.split() == ["notes.txt"]
+    assert first.snapshot != second.snapshot and first.branch == "main"
+
+    (project_dir / "draft.txt").write_text("half written when everything died\n")
+    meta = meta_of(folder)
+    for pid in (meta["pid"], meta["child_pid"]):
+        os.kill(pid, signal.SIGKILL)
+    driver.wait_exit(WAIT_S)
+    driver.wait_until(lambda: process_gone(meta["child_pid"]), WAIT_S, "claude gone")
+
+    shown = run_sk("show", folder.name, "--json", env=env, cwd=project_dir)
+    assert shown.returncode == 0, shown.stderr
+    in_flight = json.loads(shown.stdout)["in_flight"]
+    assert in_flight == {"since_exchange": 2, "checkpoint": second.n, "files": [{"path": "draft.txt", "status": "A", "tools": []}]}
+    back = run_sk("restore-files", folder.name, "--checkpoint", str(first.n), "--yes", env=env, cwd=project_dir)
+    assert back.returncode == 0, back.stderr
+    assert not (project_dir / "notes.txt").exists() and not (project_dir / "draft.txt").exists()

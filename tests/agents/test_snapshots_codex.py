@@ -1,0 +1,71 @@
+"""The real Codex CLI under ``shellkeep codex``: its files are snapshotted at each answer, while it runs.
+
+Codex answers from the loopback stand-in (text only); the test writes a file between the
+answers, as an edit would land. The checkpoints ``exchange 1`` and ``exchange 2`` appear
+while Codex runs (the rollout read live, the composer's ``input`` hint as the waiting state),
+and ``diff --in-flight`` after the run shows what changed since the last answer.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from shellkeep.store.checkpoints import Checkpoint, read_checkpoints
+from shellkeep.store.paths import Paths
+from tests.helpers import SK, run_sk, session_folders
+
+from .screen_driver import ScreenDriver
+from .standin_openai import OpenAIStandin
+from .test_codex_standin_direct import READY, WAIT_S, ask, quit_codex
+
+pytestmark = [pytest.mark.agent, pytest.mark.timeout(240)]
+
+Drive = Callable[..., ScreenDriver]
+
+
+def test_codex_exchanges_are_snapshotted_while_it_runs(
+    home: Paths,
+    drive: Drive,
+    codex_env: dict[str, str],
+    openai_standin: OpenAIStandin,
+    project_dir: Path,
+) -> None:
+    git = ["git", "-C", str(project_dir), "-c", "user.email=t@example.com", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "start"], check=True)
+    env = {**codex_env, "SHELLKEEP_CONFIG": os.environ["SHELLKEEP_CONFIG"]}
+    driver = drive([*SK, "codex"], env=env, cwd=project_dir)
+    driver.wait_for_screen(READY, WAIT_S)
+    driver.wait_until(lambda: len(session_folders(home)) == 1, WAIT_S, "the session folder")
+    folder = session_folders(home)[0].parent
+
+    def boundary(exchange: int) -> Checkpoint:
+        def found() -> Checkpoint | None:
+            return next((c for c in read_checkpoints(folder) if c.auto and c.exchange == exchange), None)
+
+        driver.wait_until(found, WAIT_S, f"the checkpoint of exchange {exchange}")
+        checkpoint = found()
+        assert checkpoint is not None and checkpoint.has_snapshot
+        return checkpoint
+
+    boundary(0)
+    ask(driver, "say the word kiwi", "STANDIN-ANSWER-1: kiwi")
+    first = boundary(1)
+    (project_dir / "notes.txt").write_text("written after the first answer\n")
+    ask(driver, "say the word plum", "STANDIN-ANSWER-2: plum")
+    second = boundary(2)
+    assert driver.is_alive()  # both were taken while Codex ran
+    changed = subprocess.run([*git, "diff", "--name-only", str(first.snapshot), str(second.snapshot)], check=True, capture_output=True, text=True)
+    assert changed.stdout.split() == ["notes.txt"]
+    (project_dir / "draft.txt").write_text("after the last answer\n")
+    quit_codex(driver)
+
+    patch = run_sk("diff", folder.name, "--in-flight", env=env, cwd=project_dir)
+    assert patch.returncode == 0, patch.stderr
+    # In flight: what changed since exchange 2, whose snapshot was taken live.
+    assert "+after the last answer" in patch.stdout.decode() and "notes.txt" not in patch.stdout.decode()
