@@ -146,7 +146,11 @@ def test_two_panes_killed_with_their_server_come_back_as_one_window_in_the_same_
     assert steps[1].startswith("split-window -c " + str(folders["beta"])) and steps[1].endswith(f"resume {old['beta']['id']} --no-screen")  # type: ignore[index]
     assert steps[2] == f"select-layout {layout}" and len(steps) == 3
     assert alone[:4] == ["tmux", "new-window", "-n", alone[3]] and alone[3].startswith("gamma-") and ";" not in alone
-    assert not [m for m in _metas(home) if m.get("parent")]  # --print ran nothing
+    outside = run_sk("resume", "--all", "--dry-run", "--no-screen", env=tmux.env)  # no $TMUX: one after another
+    assert b"2 of them sat in tmux; run 'shellkeep resume --all' inside tmux" in outside.stderr
+    one_by_one = [line.split()[-2] for line in outside.stdout.decode().splitlines()]  # oldest first: either pane's may be
+    assert set(one_by_one[:2]) == {old["alpha"]["id"], old["beta"]["id"]} and one_by_one[2] == gamma["id"]  # type: ignore[index]
+    assert not [m for m in _metas(home) if m.get("parent")]  # --print and --dry-run ran nothing
 
     result = run_sk("resume", "--all", "--no-screen", env=env)
     assert result.returncode == 0, result.stderr
