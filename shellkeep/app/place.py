@@ -23,10 +23,11 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 
 from shellkeep.logs import get_logger
-from shellkeep.store.session import iso
+from shellkeep.errors import DataError
+from shellkeep.store.session import SessionMeta, iso, read_meta
 from shellkeep.termsize import TermSize
 
-__all__ = ["place_from_env", "place_line", "probe_place", "refresh_place"]
+__all__ = ["latest_place", "place_from_env", "place_line", "probe_place", "refresh_place"]
 
 log = get_logger(__name__)
 
@@ -100,6 +101,24 @@ def refresh_place(place: dict[str, object] | None, *, timeout_s: float = _TIMEOU
     if now["window_layout"] == place.get("window_layout"):
         return place
     return {**place, **{k: now[k] for k in ("window_layout", "window_panes", "window_name", "layout_at")}}
+
+
+def latest_place(meta: SessionMeta) -> dict[str, object] | None:
+    """Return the newer (by ``layout_at``) of ``meta.place`` and the place in its ``meta.json``.
+
+    The layout watcher (``app.outputs.place_watch``) may have stored a newer layout since
+    ``meta`` was read; an unreadable ``meta.json`` leaves ``meta.place``.
+    """
+    place = meta.place
+    if not place or place.get("kind") != "tmux":
+        return place
+    try:
+        stored = read_meta(meta.folder).place
+    except (OSError, DataError):
+        return place
+    if not stored or stored.get("kind") != "tmux":
+        return place
+    return stored if str(stored.get("layout_at") or "") > str(place.get("layout_at") or "") else place
 
 
 def place_line(place: dict[str, object] | None) -> str:

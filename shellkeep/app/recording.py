@@ -260,6 +260,7 @@ def _side_outputs(
     and those that close after the recording (``app.outputs``)."""
     from shellkeep.app.outputs.checkpoints import CheckpointOutput
     from shellkeep.app.outputs.live_socket import LiveSocketOutput
+    from shellkeep.app.outputs.place_watch import PlaceOutput
     from shellkeep.app.outputs.status_file import StatusFileOutput
     from shellkeep.app.outputs.waiting import recent_output, waiting_output
 
@@ -267,6 +268,7 @@ def _side_outputs(
     waiting = waiting_output(paths, meta, settings.notify)
     with_relay: list[SessionOutput] = [waiting] if waiting is not None else []
     with_relay += [StatusFileOutput(), CheckpointOutput()]
+    with_relay.append(PlaceOutput(meta.place))  # the tmux layout while it runs
     return recent, with_relay, [LiveSocketOutput()]
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from shellkeep import __version__
-from shellkeep.app.place import place_from_env, probe_place, refresh_place
+from shellkeep.app.place import latest_place, place_from_env, probe_place, refresh_place
 from shellkeep.git.info import origin_remote
 from shellkeep.logs import get_logger
 from shellkeep.pty.relay import RelayResult
@@ -234,6 +234,6 @@ def final_meta(meta: SessionMeta, result: RelayResult, stats: RecordingStats, cw
         hidden_input=stats.hidden_input,
         recording_error=stats.error,
         git_end=git_state(cwd) if meta.git_start is not None else None,
-        place=refresh_place(meta.place, timeout_s=1.0),  # the window may have been split since
+        place=refresh_place(latest_place(meta), timeout_s=1.0),  # the window may have been split since
     )
 

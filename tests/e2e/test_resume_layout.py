@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from shellkeep.app.tmux_layout import layout_panes
 from shellkeep.store.paths import Paths
 from tests.helpers import SK, PtyHarness, process_gone, run_sk, session_folders, wait_for_background, wait_until
 
@@ -185,4 +186,26 @@ def test_the_layout_is_stored_again_at_the_end_when_the_window_was_split_later(h
     assert ended["place"]["window_layout"] == layout and ended["place"]["window_panes"] == 2  # type: ignore[index]
     assert ended["place"]["layout_at"] > first["place"]["layout_at"]  # type: ignore[index]
     tmux("kill-server")  # it and the other pane carry SHELLKEEP_HOME: wait_for_background would wait on them
+    wait_for_background(home)
+
+
+def test_a_split_while_it_runs_is_stored_before_a_kill_9(home: Paths, tmp_path: Path, tmux: Tmux) -> None:
+    """The layout a crash leaves behind is the last one seen: the pane's resize wakes the watcher."""
+    tmux.start("work", *_run(tmp_path, "alpha"))
+    first: dict[str, object] = wait_until(lambda: _recorded(home, "alpha"), 20)  # type: ignore[assignment]
+    assert first["place"]["window_panes"] == 1  # type: ignore[index]
+    tmux("split-window", "-h", "-t", "work", "-c", str(tmp_path), shlex.join([PY, "-c", "import sys; sys.stdin.readline()"]))
+    tmux("resize-pane", "-t", str(first["place"]["pane_id"]), "-x", "70")  # type: ignore[index]
+    layout = tmux("display-message", "-p", "-t", "work", "#{window_layout}").strip()
+    assert layout_panes(layout) == [first["place"]["pane_id"], layout_panes(layout)[1]]  # type: ignore[index]
+
+    def stored() -> dict[str, object] | None:
+        meta: dict[str, object] = json.loads((Path(str(first["cast"])).parent / "meta.json").read_text())
+        return meta if meta["place"]["window_layout"] == layout else None  # type: ignore[index]
+
+    meta = wait_until(stored, 20)
+    assert meta["status"] == "running" and meta["place"]["window_panes"] == 2  # type: ignore[index]
+    _kill_9(int(str(first["pid"])), int(str(first["child_pid"])))
+    assert json.loads((Path(str(first["cast"])).parent / "meta.json").read_text())["place"]["window_layout"] == layout
+    tmux("kill-server")
     wait_for_background(home)
