@@ -29,17 +29,31 @@ __all__ = ["TmuxWindow", "layout_panes", "open_tmux_windows", "tmux_windows"]
 _CELL = re.compile(r"(\d+)x(\d+),(\d+),(\d+)(?:,(\d+))?")
 """One cell of a tmux layout string, ``WxH,X,Y`` then ``,ID`` for a pane (tmux's layout-custom.c)."""
 
+_LAYOUT = re.compile(r"[0-9a-f]{4},[0-9x,{}\[\]]+")
+"""A whole layout string: its checksum, then cells (digits, ``x``, commas and brackets only)."""
+
 _TIMEOUT_S = 30.0
 
 
 def layout_panes(layout: str) -> list[str]:
-    """Return the pane ids of a tmux layout string's cells in order (``%N``), or [] if unreadable.
+    """Return the pane ids of a tmux layout string's cells in order (``%N``), or [] if it is not one.
 
-    Format (tmux ``#{window_layout}``): ``CSUM,WxH,X,Y`` then ``,ID`` for a single pane, or
-    ``{cells}`` (side by side) / ``[cells]`` (stacked), cells separated by commas.
+    Format (tmux ``#{window_layout}``, layout-custom.c): ``CSUM,WxH,X,Y`` then ``,ID`` for a
+    single pane, or ``{cells}`` (side by side) / ``[cells]`` (stacked), cells separated by
+    commas; CSUM is 4 hex digits of tmux's checksum of the rest, which tmux checks too.
     """
-    _, _, body = layout.partition(",")
+    checksum, _, body = layout.partition(",")
+    if not _LAYOUT.fullmatch(layout) or int(checksum, 16) != _checksum(body):
+        return []
     return [f"%{found.group(5)}" for found in _CELL.finditer(body) if found.group(5) is not None]
+
+
+def _checksum(body: str) -> int:
+    """Return tmux's layout checksum of ``body`` (layout-custom.c ``layout_checksum``)."""
+    value = 0
+    for char in body.encode("ascii", "replace"):
+        value = ((value >> 1) + ((value & 1) << 15) + char) & 0xFFFF
+    return value
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,12 +23,14 @@ ONE = "a87d,100x30,0,0,0"
     [
         pytest.param(ONE, ["%0"], id="one-pane"),
         pytest.param(THREE, ["%0", "%1", "%2"], id="side-by-side-then-stacked"),
-        pytest.param("7d5b,100x30,0,0{69x30,0,0,12,30x30,70,0,3}", ["%12", "%3"], id="ids-out-of-order"),
+        pytest.param("f2d6,100x30,0,0{69x30,0,0,12,30x30,70,0,3}", ["%12", "%3"], id="ids-out-of-order"),
+        pytest.param("7d5b,100x30,0,0{69x30,0,0,12,30x30,70,0,3}", [], id="wrong-checksum"),
+        pytest.param("a87d,100x30,0,0,0;rm -rf", [], id="not-only-cells"),
         pytest.param("", [], id="empty"),
         pytest.param("not a layout", [], id="garbage"),
     ],
 )
-def test_layout_panes_lists_the_cells_pane_ids_in_order(layout: str, panes: list[str]) -> None:
+def test_layout_panes_lists_the_cells_pane_ids_in_order_of_a_checked_layout(layout: str, panes: list[str]) -> None:
     assert layout_panes(layout) == panes
 
 
@@ -103,3 +105,9 @@ def test_a_tmux_that_cannot_answer_leaves_the_place_as_it_was(tmp_path: Path) ->
     assert refresh_place(recorded) == recorded
     terminal: dict[str, object] = {"kind": "terminal", "cols": 80, "rows": 24}
     assert probe_place(terminal) is terminal and refresh_place(None) is None
+
+
+def test_a_layout_tmux_would_refuse_opens_each_session_alone() -> None:
+    broken = "0000,100x30,0,0{43x30,0,0,0,56x30,44,0,1}"  # an edited meta.json: the checksum is wrong
+    first, second = _comeback(1, _tmux("%0", broken, "1")), _comeback(2, _tmux("%1", broken, "2"))
+    assert tmux_windows(_plan(first, second)) == (TmuxWindow((first,)), TmuxWindow((second,)))
