@@ -68,7 +68,7 @@ def probe_place(place: dict[str, object] | None, *, timeout_s: float = _TIMEOUT_
     argv = ["tmux", *(("-S", socket) if socket else ()), "display-message", "-p", "-t", pane, _FORMAT]
     try:
         done = subprocess.run(argv, capture_output=True, stdin=subprocess.DEVNULL, timeout=timeout_s, check=False)
-    except (OSError, subprocess.SubprocessError) as exc:
+    except (OSError, ValueError, subprocess.SubprocessError) as exc:
         log.debug("tmux did not say where pane %s is: %s", pane, exc)
         return place
     lines = done.stdout.decode("utf-8", "replace").split("\n")
