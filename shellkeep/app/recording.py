@@ -261,6 +261,7 @@ def _side_outputs(
     from shellkeep.app.outputs.checkpoints import CheckpointOutput
     from shellkeep.app.outputs.live_socket import LiveSocketOutput
     from shellkeep.app.outputs.snapshots import snapshot_output
+    from shellkeep.app.outputs.place_watch import PlaceOutput
     from shellkeep.app.outputs.status_file import StatusFileOutput
     from shellkeep.app.outputs.waiting import recent_output, waiting_output
 
@@ -270,6 +271,7 @@ def _side_outputs(
     with_relay += [StatusFileOutput(), CheckpointOutput()]
     snapshots = snapshot_output(meta, settings, env)  # before the checkpoints after the run (close order)
     with_relay += [snapshots] if snapshots is not None else []
+    with_relay.append(PlaceOutput(meta.place))  # the tmux layout while it runs
     return recent, with_relay, [LiveSocketOutput()]
 
 

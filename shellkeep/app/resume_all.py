@@ -11,7 +11,9 @@ are not a failed native resume, and have not been resumed yet
   That is what a reboot cuts short: sessions that ended just before it.
 
 How: inside tmux, each in a new window (``tmux new-window -n NAME -c CWD 'shellkeep resume
-ID'``); otherwise one after another in this terminal, each a ``shellkeep resume ID`` process.
+ID'``), those that shared a tmux window as the panes of one window in its layout
+(``app.tmux_layout``); otherwise one after another in this terminal, each a ``shellkeep
+resume ID`` process.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from shellkeep.app.resume import CUT_SHORT
 from shellkeep.errors import ShellkeepError
 from shellkeep.store.session import SessionMeta, boot_id, boot_time, host_name, parse_iso
 
-__all__ = ["Comeback", "ResumeAllPlan", "TmuxError", "open_tmux_windows", "plan_resume_all", "run_one_by_one", "shellkeep_argv"]
+__all__ = ["Comeback", "ResumeAllPlan", "TmuxError", "plan_resume_all", "run_one_by_one", "shellkeep_argv"]
 
 Warn = Callable[[str], None]
 
@@ -119,23 +121,6 @@ def plan_resume_all(
     base = (*shellkeep_argv(), "resume")
     comebacks = tuple(Comeback(m, (*base, m.id, *options), _where(m), _window_name(m)) for m in chosen)
     return ResumeAllPlan(comebacks, since, since_boot, bool(env.get("TMUX")))
-
-
-def open_tmux_windows(plan: ResumeAllPlan, *, env: Mapping[str, str] | None = None) -> None:
-    """Open one tmux window per comeback (in the tmux session $TMUX names); blocks briefly.
-
-    Raises TmuxError naming the session when tmux is missing or refuses a window (the
-    windows opened before it stay open).
-    """
-    env = dict(os.environ if env is None else env)
-    for comeback in plan.comebacks:
-        try:
-            result = subprocess.run(comeback.tmux_argv(env), env=env, capture_output=True, stdin=subprocess.DEVNULL)
-        except OSError as exc:
-            raise TmuxError(f"cannot run tmux ({exc.strerror or exc}); resume without tmux, or install it") from exc
-        if result.returncode != 0:
-            why = result.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit status {result.returncode}"]
-            raise TmuxError(f"tmux did not open a window for {comeback.session.id}: {why[0]}")
 
 
 def run_one_by_one(plan: ResumeAllPlan, *, warn: Warn) -> int:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from shellkeep import __version__
+from shellkeep.app.place import latest_place, place_from_env, probe_place, refresh_place
 from shellkeep.git.info import origin_remote
 from shellkeep.logs import get_logger
 from shellkeep.pty.relay import RelayResult
@@ -81,6 +82,7 @@ def initial_meta(
         lang=env.get("LANG") or env.get("LC_ALL"),
         cols=size.cols,
         rows=size.rows,
+        place=place_from_env(env, size),
         cast=str(folder / CAST_FILE),
         record_input=request.settings.record_input,
         parent=request.parent,
@@ -160,7 +162,7 @@ def note_ended(paths: Paths, meta: SessionMeta) -> None:
 
 
 def started_meta(meta: SessionMeta, child_pid: int, cwd: Path, settings: RecordSettings) -> SessionMeta:
-    """Return ``meta`` once the child runs: its pid, the git state and identity, argv, name
+    """Return ``meta`` once the child runs: its pid, the git state and identity, its tmux place, argv, name
     and title redacted (an argument redaction changed keeps no exact bytes)."""
     redact = _text_redactor(settings)
     git_start = git_state(cwd)
@@ -176,6 +178,7 @@ def started_meta(meta: SessionMeta, child_pid: int, cwd: Path, settings: RecordS
         child_pid=child_pid,
         git_start=git_start,
         git_identity=_git_identity(Path(meta.project_root)) if git_start is not None else None,
+        place=probe_place(meta.place),  # the tmux window and its layout (app.place)
         extra=extra,
         command=command,
         name=redact(meta.name) if meta.name else None,
@@ -216,7 +219,8 @@ def status_of(result: RelayResult) -> Status:
 
 
 def final_meta(meta: SessionMeta, result: RelayResult, stats: RecordingStats, cwd: Path) -> SessionMeta:
-    """Return ``meta`` at the session's end: status, exit, duration, sizes, the git state at the end."""
+    """Return ``meta`` at the session's end: status, exit, duration, sizes, the git state and
+    the tmux layout at the end."""
     from datetime import timedelta
 
     from shellkeep.store.session import parse_iso
@@ -235,5 +239,6 @@ def final_meta(meta: SessionMeta, result: RelayResult, stats: RecordingStats, cw
         hidden_input=stats.hidden_input,
         recording_error=stats.error,
         git_end=git_state(cwd) if meta.git_start is not None else None,
+        place=refresh_place(latest_place(meta), timeout_s=1.0),  # the window may have been split since
     )
 

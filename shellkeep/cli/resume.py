@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 @click.option("--dry-run", is_flag=True, help="Print what would be run and typed; change nothing.")
 @click.option("--all", "all_sessions", is_flag=True, help="Every session cut short since the last boot, in every project.")
 @click.option("--since", metavar="WHEN", help="With --all: those that ended since WHEN (2024-05-01, today, 2h, 3d) instead.")
-@click.option("--print", "print_only", is_flag=True, help="With --all: print the resume commands, for a script; run nothing.")
+@click.option("--print", "print_only", is_flag=True, help="With --all: print the commands it would run (inside tmux, the tmux commands), for a script; run nothing.")
 @click.option("-y", "--yes", is_flag=True, help="Start a finished session's command again without asking.")
 def resume(
     ref: str | None,
@@ -77,8 +77,8 @@ def resume(
     --cwd DIR), its agent's transcript put where the agent looks here.
 
     With --all: every session of this machine cut short since the last boot (or --since)
-    and not resumed yet, in every project; inside tmux each in a new window, otherwise one
-    after another here.
+    and not resumed yet, in every project; inside tmux each in a new window (those that
+    shared a tmux window as its panes, in its layout), otherwise one after another here.
 
     Example: shellkeep resume --last --exchanges 3
     """

@@ -20,9 +20,11 @@ def resume_all(since: str | None, options: tuple[str, ...], *, dry_run: bool, pr
     """Bring back every session cut short (``app.resume_all``); return the exit status.
 
     options: passed on to each ``shellkeep resume``. dry_run: show the plan. print_only:
-    print one ``shellkeep resume ID`` line per session, for a script.
+    print the commands it would run, for a script: inside tmux one ``tmux`` command per
+    window (``app.tmux_layout``), otherwise one ``shellkeep resume ID`` line per session.
     """
-    from shellkeep.app.resume_all import open_tmux_windows, plan_resume_all, run_one_by_one
+    from shellkeep.app.resume_all import plan_resume_all, run_one_by_one
+    from shellkeep.app.tmux_layout import open_tmux_windows, tmux_windows
     from shellkeep.archive.since import parse_time
 
     plan = plan_resume_all(context(), since=parse_time(since) if since else None, options=options)
@@ -31,20 +33,24 @@ def resume_all(since: str | None, options: tuple[str, ...], *, dry_run: bool, pr
     if not plan.comebacks:
         warn(f"no session cut short {bound} is waiting to be resumed; run 'shellkeep ls --all' for the others")
         return 0
+    commands = [w.tmux_argv(os.environ) for w in tmux_windows(plan)] if plan.in_tmux else [c.argv for c in plan.comebacks]
     if print_only:
-        for comeback in plan.comebacks:
-            click.echo(shlex.join(comeback.argv))
+        for argv in commands:
+            click.echo(shlex.join(argv))
         return 0
     count = len(plan.comebacks)
     warn(f"{count} session{'s' if count != 1 else ''} cut short {bound}:")
     _list(plan)
+    in_panes = sum(1 for c in plan.comebacks if (c.session.place or {}).get("kind") == "tmux")
+    if in_panes and not plan.in_tmux:
+        warn(f"{in_panes} of them sat in tmux; run 'shellkeep resume --all' inside tmux to get their windows and layout back")
     if dry_run:
-        for comeback in plan.comebacks:
-            click.echo(shlex.join(comeback.tmux_argv(os.environ)) if plan.in_tmux else shlex.join(comeback.argv))
+        for argv in commands:
+            click.echo(shlex.join(argv))
         return 0
     if plan.in_tmux:
-        open_tmux_windows(plan)
-        warn(f"opened {count} tmux window{'s' if count != 1 else ''}")
+        opened = open_tmux_windows(plan, env=os.environ)
+        warn(f"opened {opened} tmux window{'s' if opened != 1 else ''} for {count} session{'s' if count != 1 else ''}")
         return 0
     return run_one_by_one(plan, warn=warn)
 

@@ -74,6 +74,7 @@ def _duration(meta: SessionMeta) -> str:
 
 def _print_meta(meta: SessionMeta, missing_key_id: str | None) -> None:
     from shellkeep.app.listing import SUSPENDED_KEY_MISSING
+    from shellkeep.app.place import place_line
     from shellkeep.archive.export.formats import token_line
 
     git = meta.git_start or {}
@@ -91,6 +92,7 @@ def _print_meta(meta: SessionMeta, missing_key_id: str | None) -> None:
         ("project", f"{meta.project} ({meta.project_root})"),
         ("git", f"{git.get('branch') or '-'} {str(git.get('commit') or '')[:10]}{' dirty' if git.get('dirty') else ''}".rstrip()),
         ("terminal", f"{meta.cols}x{meta.rows} {meta.term or ''}" if not imported else "-"),
+        ("place", place_line(meta.place)),
         ("recorded", f"{meta.output_bytes} bytes out, {meta.input_bytes} bytes in" if not imported else "- (not recorded by shellkeep)"),
         ("kept", _KEPT.get(meta.detail, meta.detail)),
         ("recording", meta.cast if meta.detail == "full" else "- (not kept)" if not imported else "-"),

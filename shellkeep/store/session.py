@@ -99,6 +99,9 @@ class SessionMeta:
     """Which repository the project is, wherever it is on disk: ``{"remote", "root_commit"}``
     (``git.identity.GitIdentity``), or None outside git. The remote is read at start, the root
     commit in the upkeep after the session."""
+    place: dict[str, object] | None = None
+    """Where the session ran on screen: its tmux pane and window layout, or a plain terminal's
+    size (``app.place`` documents the object); None for sessions recorded before it was kept."""
     parent: str | None = None
     agent_session_id: str | None = None
     agent_transcript: str | None = None

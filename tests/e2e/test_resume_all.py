@@ -56,12 +56,13 @@ def two_cut(home: Paths, tmp_path: Path) -> list[dict[str, object]]:
 def test_print_and_dry_run_list_every_session_cut_short_and_change_nothing(
     home: Paths, two_cut: list[dict[str, object]]
 ) -> None:
-    printed = run_sk("resume", "--all", "--print")
+    outside_tmux = {k: v for k, v in os.environ.items() if k != "TMUX"}  # inside tmux, --print shows tmux commands
+    printed = run_sk("resume", "--all", "--print", env=outside_tmux)
     assert printed.returncode == 0, printed.stderr
     lines = printed.stdout.decode().splitlines()
     assert [line.split()[-1] for line in lines] == [m["id"] for m in two_cut]  # oldest first
     assert all(line.split()[-2] == "resume" for line in lines)
-    planned = run_sk("resume", "--all", "--dry-run", "--no-screen", env={k: v for k, v in os.environ.items() if k != "TMUX"})
+    planned = run_sk("resume", "--all", "--dry-run", "--no-screen", env=outside_tmux)
     assert planned.returncode == 0, planned.stderr
     assert [line.split()[-2:] for line in planned.stdout.decode().splitlines()] == [
         [str(m["id"]), "--no-screen"] for m in two_cut
