@@ -65,7 +65,8 @@ def _killed_mid_turn(
     first.wait_until(
         lambda: HELD_PROMPT in [line.text for line in typed_lines(load_session(folder)[2])], WAIT_S, "prompt on disk"
     )
-    meta = first.wait_until(lambda: (m := meta_of(folder)).get("child_pid") and m, WAIT_S, "child_pid")
+    first.wait_until(lambda: meta_of(folder).get("child_pid"), WAIT_S, "child_pid")
+    meta = meta_of(folder)
     os.kill(meta["pid"], signal.SIGKILL)
     os.kill(meta["child_pid"], signal.SIGKILL)
     first.wait_exit(WAIT_S)
