@@ -29,17 +29,14 @@ message a ``<system-reminder>`` text block followed by the typed prompt). Both c
 headers ``x-api-key``, ``anthropic-version``, ``anthropic-beta`` and
 ``x-claude-code-session-id`` (the session id that names the transcript file).
 
-Held answers. ``hold(predicate)`` makes the stand-in keep a matching conversation request
-open, answering nothing, until ``release()`` (or ``stop()``); it is recorded on arrival, so a
-test can wait for it and kill the agent while its turn is unanswered. Released, it gets a 529
-``overloaded_error`` and never an answer (neither the script nor the count move). Requests
-arriving after ``release()`` are answered at once (a prompt sent again is not held again).
+Held answers (``StandinServer.hold``): a conversation request matching the predicate is kept
+open, answering nothing, until ``release()``; released, it gets a 529 ``overloaded_error`` and
+never an answer (neither the script nor the count move).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import threading
 from typing import Any, Callable
 
 from .standin_server import (
@@ -158,28 +155,6 @@ class AnthropicStandin(StandinServer[AnthropicRequest]):
         super().__init__(answer)
         self._side_answer = side_answer
         self._model = model
-        self._hold: Callable[[AnthropicRequest], bool] | None = None
-        self._released = threading.Event()
-
-    def hold(self, predicate: Callable[[AnthropicRequest], bool]) -> None:
-        """Keep conversation requests matching *predicate* unanswered until ``release()``."""
-        self._released.clear()
-        self._hold = predicate
-
-    def release(self) -> None:
-        """Let held requests go (each gets a 529 error, if its client is still there); hold no more."""
-        self._hold = None
-        self._released.set()
-
-    def held(self, request: AnthropicRequest) -> bool:
-        """Tell whether the stand-in holds *request* now: a conversation request matching ``hold``."""
-        hold = self._hold
-        return hold is not None and request.is_conversation and hold(request)
-
-    def stop(self) -> None:
-        """Release held requests, then stop serving (see ``StandinServer.stop``)."""
-        self.release()
-        super().stop()
 
     def default_answer(self, n: int, request: AnthropicRequest) -> str:
         """Return ``STANDIN-ANSWER-<n>: <last word of the last prompt>``."""
@@ -206,8 +181,7 @@ class AnthropicStandin(StandinServer[AnthropicRequest]):
                  "error": {"type": "not_found_error", "message": f"no {path} here"}},
                 status=404,
             )
-        if self.held(request):
-            self._released.wait()
+        if request.is_conversation and self.wait_if_held(request):
             return Reply.json(
                 {"type": "error", "error": {"type": "overloaded_error", "message": "released by the test"}},
                 status=529,
