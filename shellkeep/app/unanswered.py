@@ -11,7 +11,9 @@ An agent may not have written the prompt to its transcript yet when it died (Cla
 2.1 writes it with the answer): then the recording has it, as the last line the user typed
 (``agents.generic.typed_lines``) after the line that sent the transcript's last prompt; it
 is added as an exchange without an answer (``with_typed_prompt``). Only for sessions that
-were cut short (not ``finished``): reading a long recording's input takes time.
+were cut short (not ``finished``). A plain or seekable recording is read from its end, input
+events only (``asciicast.tail``), so the cost grows with the output since that prompt, not
+with the recording; a sealed one is streamed from its start.
 
 ``meta.json`` keeps only where it is (``unanswered_prompt``: ``{"index", "time", "chars"}``);
 its text stays in ``exchanges.jsonl``, redacted and sealed like every exchange. A prompt
@@ -31,12 +33,15 @@ from dataclasses import dataclass
 from shellkeep.agents.base import Exchange
 from shellkeep.agents.generic import TypedLine, typed_lines
 from shellkeep.agents.records import one_line, shorten
+from shellkeep.asciicast.model import Event
+from shellkeep.asciicast.tail import TailReader, decode_line
 from shellkeep.capture.redaction import MARKER_PREFIX
 from shellkeep.errors import DataError
 from shellkeep.logs import get_logger
 from shellkeep.store.session import SessionMeta, Status, parse_iso
 from shellkeep.vault.access import Vault
 from shellkeep.vault.exchanges import read_exchanges
+from shellkeep.vault.recording import open_tail_source
 
 __all__ = [
     "RESEND_INTRO",
@@ -59,6 +64,12 @@ null, "chars": int (the prompt's length)}``; absent when the last exchange was a
 
 RESEND_INTRO = "The session was cut short before this last prompt was answered; answer it now:"
 """The line that puts the unanswered prompt at the end of a re-injected block."""
+
+MAX_INPUT_EVENTS_BACK = 20_000
+"""Input events read back from a recording's end looking for the line that sent the last prompt."""
+
+_INPUT_NEEDLES = (b', "i", ', b',"i",')
+"""How an input event line holds its code (``asciicast.encoder`` writes the first)."""
 
 BANNER_PROMPT_CHARS = 60
 """Longest prompt text the banner shows, in characters (one line, ``…`` when cut)."""
@@ -127,12 +138,13 @@ def with_typed_prompt(exchanges: list[Exchange], meta: SessionMeta, vault: Vault
     """
     if meta.status == Status.FINISHED.value or not meta.record_input or last_unanswered(exchanges) is not None:
         return exchanges
+    prompt = exchanges[-1].prompt if exchanges else None
     try:
-        typed = typed_lines(e for e in vault.open_recording(Path(meta.cast)).events() if e.code == "i")
+        typed = _typed_since(meta, vault, prompt)
     except Exception as exc:  # noqa: BLE001 - the transcript's exchanges stand
         log.debug("cannot read the typed input of %s: %s", meta.id, exc)
         return exchanges
-    line = _typed_after(typed, exchanges[-1].prompt if exchanges else None)
+    line = _typed_after(typed, prompt)
     if line is None:
         return exchanges
     try:
@@ -141,6 +153,35 @@ def with_typed_prompt(exchanges: list[Exchange], meta: SessionMeta, vault: Vault
     except ValueError:
         time = None
     return [*exchanges, Exchange(index=len(exchanges), time=time, prompt=line.text.strip(), answer="")]
+
+
+def _typed_since(meta: SessionMeta, vault: Vault, prompt: str | None) -> list[TypedLine]:
+    """Return the lines typed in ``meta``'s recording, from the one that sent ``prompt`` on where it can.
+
+    A plain or seekable asciicast v2 recording is read backwards, input lines only, until a
+    line typed whole is ``prompt`` (or ``MAX_INPUT_EVENTS_BACK`` input events were read): what
+    comes before it does not count. Otherwise (sealed, v1/v3, no ``prompt``) the whole input,
+    streamed. Raises OSError, DataError (``ShellkeepError``) for an unreadable recording.
+    """
+    cast = vault.open_recording(Path(meta.cast))
+    with open_tail_source(Path(meta.cast)) as mapped:
+        if mapped is not None and prompt is not None and cast.header.version == 2:
+            wanted = one_line(prompt)
+            reader = TailReader(mapped, 2, cast.name)
+            events: list[Event] = []
+            for _, raw in reader.lines_holding(_INPUT_NEEDLES, len(mapped)):
+                event = decode_line(raw)
+                if event is None or event.code != "i":
+                    continue
+                events.append(event)
+                if len(events) >= MAX_INPUT_EVENTS_BACK:
+                    break
+                if "\r" in event.data or "\n" in event.data:
+                    lines = typed_lines(reversed(events))
+                    if any(one_line(line.text) == wanted for line in lines[1:]):  # the first may be cut
+                        return lines
+            return typed_lines(reversed(events))
+    return typed_lines(e for e in cast.events() if e.code == "i")
 
 
 def _typed_after(typed: Sequence[TypedLine], prompt: str | None) -> TypedLine | None:

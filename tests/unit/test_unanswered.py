@@ -20,6 +20,7 @@ from shellkeep.app.unanswered import (
     UNANSWERED_KEY,
     UnansweredPrompt,
     _typed_after,
+    _typed_since,
     last_unanswered,
     with_typed_prompt,
     with_unanswered,
@@ -120,3 +121,17 @@ def test_a_prompt_answered_by_a_later_resume_is_not_offered(home: Paths, project
     assert plan_resume(_ctx(home, project), meta).unanswered is not None
     make_session(home, project, 2, status="finished", command=CHAT, parent=meta.id, exchanges=[exchange(0, "fix it", "fixed")])
     assert plan_resume(_ctx(home, project), meta).unanswered is None
+
+
+def test_the_typed_input_is_read_from_the_recording_end_back_to_the_last_prompt(home: Paths, project: Path) -> None:
+    meta = make_session(home, project, 1, status="hangup")
+    events = [[0.1, "i", "old\r"], [0.2, "i", "first\r"], [0.3, "o", "x" * 100], [0.4, "i", "first\r"],
+              [0.5, "o", "answer"], [0.6, "i", "sec"], [0.7, "i", "ond\r"], [0.8, "o", "…"]]  # fmt: skip
+    Path(meta.cast).write_text(
+        json.dumps({"version": 2, "width": 80, "height": 24}) + "\n" + "".join(json.dumps(e) + "\n" for e in events)
+    )
+    typed = _typed_since(meta, Vault(home), "first")
+    # Read back until a line typed whole (after an earlier Enter) is the prompt: "old" is not read.
+    assert [line.text for line in typed] == ["first", "first", "second"]
+    assert _typed_after(typed, "first") == typed[-1]
+    assert [line.text for line in _typed_since(meta, Vault(home), "never typed")] == ["old", "first", "first", "second"]
