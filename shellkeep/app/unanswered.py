@@ -251,6 +251,7 @@ def resend_block(block: str | None, prompt: str) -> str:
     return f"{block}\n{RESEND_INTRO}\nUser: {prompt.strip()}"
 
 
-def banner_line(unanswered: UnansweredPrompt, decision: str) -> str:
-    """Return the resume banner's line: ``prompt never answered: "…" (<decision>)``."""
-    return f'prompt never answered: "{unanswered.short()}" ({decision})'
+def banner_line(unanswered: UnansweredPrompt, decision: str | None = None) -> str:
+    """Return the resume banner's line: ``prompt never answered: "…" (<decision>)``, shortened."""
+    line = f'prompt never answered: "{unanswered.short()}"'
+    return f"{line} ({decision})" if decision else line

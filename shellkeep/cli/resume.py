@@ -166,7 +166,7 @@ def _resend_choice(plan: ResumePlan, resend: bool | None, *, dry_run: bool) -> t
     if resend is None:
         if not (sys.stdin.isatty() and sys.stderr.isatty()):
             return plan, banner_line(unanswered, "not sent again; pass --resend to send it")
-        click.echo(banner_line(unanswered, "the agent's own resume drops it"), err=True)
+        click.echo(banner_line(unanswered), err=True)
         if not click.confirm("send it again once the agent is ready?", default=False, err=True):
             return plan, "not sending it again"
         return sent, "sending it again once the agent is ready"
