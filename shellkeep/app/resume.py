@@ -274,7 +274,8 @@ def plan_resume(
         native = adapter.resume_argv_in(native, cwd)  # the agent must not ask for the old directory
     if native:
         return ResumePlan(
-            meta, ResumeMode.NATIVE, tuple(native), cwd, meta.agent, recent, None, settle_s, note, env_updates, unanswered
+            meta, ResumeMode.NATIVE, tuple(native), cwd, meta.agent, recent, None, settle_s, note, env_updates,
+            unanswered=unanswered,
         )
     return dataclasses.replace(_fresh_plan(meta, adapter, cwd, recent, settle_s, note), unanswered=unanswered)
 
