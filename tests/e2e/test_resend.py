@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -162,3 +163,14 @@ def test_a_held_prompt_with_a_secret_is_never_sent_again(home: Paths, hold: Path
     assert "not sent again: it holds a redacted secret; type it again yourself" in out
     [typed] = _runs(log)[1]
     assert "hold this token" not in typed and SECRET not in typed
+
+
+def test_without_a_terminal_or_a_flag_it_is_not_sent_and_the_banner_says_how(
+    home: Paths, hold: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "hold.jsonl"
+    _killed_mid_turn(home, hold, log, HELD)
+    done = subprocess.run([*SK, "resume"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert f'prompt never answered: "{HELD}" (not sent again; pass --resend to send it)' in done.stderr
+    assert "send it again once the agent is ready?" not in done.stderr  # nothing asked
+    assert all(HELD not in line for line in _runs(log)[1])
