@@ -1,7 +1,7 @@
 """The prompt an agent never answered: found when a session's exchanges are collected, offered again on resume.
 
 An agent killed mid-turn (a prompt sent, no answer yet) loses that turn: its own resume
-shows the conversation up to the prompt and waits. shellkeep knows the prompt: it is the
+shows the conversation without it (or with the prompt and no answer) and waits. shellkeep knows the prompt: it is the
 session's last exchange when that exchange has no answer text (from the agent's transcript,
 ``agents.*`` exchange parsers, or for agents without one from the recording,
 ``agents.generic.exchanges_from_recording``). A turn cut after some tool calls but before any
@@ -18,17 +18,17 @@ with the recording; a sealed one is streamed from its start.
 ``meta.json`` keeps only where it is (``unanswered_prompt``: ``{"index", "time", "chars"}``);
 its text stays in ``exchanges.jsonl``, redacted and sealed like every exchange. A prompt
 holding a redaction marker (``[REDACTED:<name>]``) is never sent again: the agent would get
-the marker, not the secret.
+the marker, not the secret. Nor is one that a later resume of the session sent again and got
+an answer to (``find_unanswered``).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import enum
-from datetime import timedelta
-from pathlib import Path
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
 
 from shellkeep.agents.base import Exchange
 from shellkeep.agents.generic import TypedLine, typed_lines
@@ -45,14 +45,13 @@ from shellkeep.vault.recording import open_tail_source
 
 __all__ = [
     "RESEND_INTRO",
-    "with_typed_prompt",
     "UNANSWERED_KEY",
-    "Resend",
     "UnansweredPrompt",
     "banner_line",
     "find_unanswered",
     "last_unanswered",
     "resend_block",
+    "with_typed_prompt",
     "with_unanswered",
 ]
 
@@ -73,17 +72,6 @@ _INPUT_NEEDLES = (b', "i", ', b',"i",')
 
 BANNER_PROMPT_CHARS = 60
 """Longest prompt text the banner shows, in characters (one line, ``…`` when cut)."""
-
-
-class Resend(str, enum.Enum):
-    """Whether resume sends the unanswered prompt again."""
-
-    ASK = "ask"
-    """Ask y/N on the terminal (not resent without one)."""
-    YES = "yes"
-    """Send it once the agent is ready (``--resend``)."""
-    NO = "no"
-    """Never (``--no-resend``)."""
 
 
 @dataclass(frozen=True, slots=True)
