@@ -10,7 +10,9 @@ in a new terminal collects the interrupted session, names the prompt in its bann
   the stand-in gets a new conversation request whose last user text is that prompt, and
   its answer is recorded in the new session; resuming the old session again offers nothing;
 - ``no-resend``: with ``--no-resend``, sends nothing: the next request is the user's own;
-- ``ask-yes``: with neither, asks y/N on the terminal; "y" sends it as ``--resend`` does.
+- ``ask-yes``: with neither, asks y/N on the terminal; "y" sends it as ``--resend`` does;
+- ``resend-claude-killed``: only Claude is killed; shellkeep records the prompt at the end of
+  the run, and ``--resend`` sends it as above.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from tests.helpers import SK, load_session, meta_of, process_gone, session_folde
 
 from .screen_driver import ScreenDriver
 from .standin_anthropic import AnthropicRequest, AnthropicStandin
-from .test_claude_standin_direct import READY, WAIT_S, ask, quit_claude
+from .test_claude_standin_direct import READY, WAIT_S, ask, quit_claude, transcript_texts
 
 pytestmark = [pytest.mark.agent, pytest.mark.timeout(180)]
 
@@ -48,35 +50,49 @@ def _asks_held(request: AnthropicRequest) -> bool:
 
 
 def _killed_mid_turn(
-    home: Paths, drive: Drive, env: dict[str, str], standin: AnthropicStandin, project_dir: Path
+    home: Paths, drive: Drive, env: dict[str, str], standin: AnthropicStandin, project_dir: Path, *, both: bool = True
 ) -> Path:
-    """Record one answered exchange and one held prompt, then kill -9 shellkeep and Claude; return the folder."""
+    """Record one answered exchange and one held prompt, then kill -9 shellkeep and Claude; return the folder.
+
+    both False: kill -9 of Claude only; shellkeep lives on and collects the conversation at the end.
+    """
     standin.hold(_asks_held)
     first = drive([*SK, "claude"], env=env, cwd=project_dir)
     first.wait_for_screen(READY, WAIT_S)
     ask(first, FIRST_PROMPT, FIRST_ANSWER)
+    [meta_path] = session_folders(home)
+    folder = meta_path.parent
+    claude_id = meta_of(folder)["command"][2]  # claude --session-id <id>
+    transcripts = Path(env["HOME"]) / ".claude" / "projects"
+    first.wait_until(  # Claude writes its transcript after the screen: the answered exchange is in it
+        lambda: any(("assistant", FIRST_ANSWER) in transcript_texts(p) for p in transcripts.glob(f"*/{claude_id}.jsonl")),
+        WAIT_S,
+        "answer 1 stored",
+    )
     first.type(HELD_PROMPT)
     first.wait_for_screen(HELD_PROMPT, WAIT_S)
     first.press("enter")
     standin.wait_for_request(_asks_held, WAIT_S)  # Claude sent it; no answer will come
-    [meta_path] = session_folders(home)
-    folder = meta_path.parent
     # What was typed reaches the disk within about a second (Claude writes the prompt to its transcript later).
     first.wait_until(
         lambda: HELD_PROMPT in [line.text for line in typed_lines(load_session(folder)[2])], WAIT_S, "prompt on disk"
     )
     first.wait_until(lambda: meta_of(folder).get("child_pid"), WAIT_S, "child_pid")
     meta = meta_of(folder)
-    os.kill(meta["pid"], signal.SIGKILL)
+    if both:
+        os.kill(meta["pid"], signal.SIGKILL)
     os.kill(meta["child_pid"], signal.SIGKILL)
     first.wait_exit(WAIT_S)
     first.wait_until(lambda: process_gone(meta["child_pid"]), WAIT_S, "claude gone")
     standin.release()  # its answer goes to a closed connection
-    assert meta_of(folder)["status"] == "running" and not (folder / "exchanges.jsonl").exists()
+    if both:  # the next command finds it interrupted and collects it
+        assert meta_of(folder)["status"] == "running" and not (folder / "exchanges.jsonl").exists()
+    else:  # collected at the end of the run
+        assert meta_of(folder)["status"] == "killed" and meta_of(folder)["unanswered_prompt"]["index"] == 1
     return folder
 
 
-@pytest.mark.parametrize("how", ["resend", "no-resend", "ask-yes"])
+@pytest.mark.parametrize("how", ["resend", "no-resend", "ask-yes", "resend-claude-killed"])
 def test_resume_sends_the_unanswered_prompt_again(
     home: Paths,
     drive: Drive,
@@ -86,8 +102,8 @@ def test_resume_sends_the_unanswered_prompt_again(
     how: str,
 ) -> None:
     env = {**agent_env, "SHELLKEEP_CONFIG": os.environ["SHELLKEEP_CONFIG"]}
-    folder = _killed_mid_turn(home, drive, env, anthropic_standin, project_dir)
-    flags = {"resend": ["--resend"], "no-resend": ["--no-resend"], "ask-yes": []}[how]
+    folder = _killed_mid_turn(home, drive, env, anthropic_standin, project_dir, both=how != "resend-claude-killed")
+    flags = {"resend": ["--resend"], "no-resend": ["--no-resend"], "ask-yes": [], "resend-claude-killed": ["--resend"]}[how]
 
     second = drive([*SK, "resume", *flags], env=env, cwd=project_dir)
     second.wait_for_screen(f'prompt never answered: "{HELD_PROMPT}"', WAIT_S)
@@ -99,7 +115,7 @@ def test_resume_sends_the_unanswered_prompt_again(
 
     # The interrupted session was collected: its answered exchange, and where its unanswered prompt is.
     old = meta_of(folder)
-    assert old["status"] == "interrupted" and old["exchange_count"] == 2
+    assert old["status"] == ("killed" if how == "resend-claude-killed" else "interrupted") and old["exchange_count"] == 2
     assert old["unanswered_prompt"]["index"] == 1 and old["unanswered_prompt"]["chars"] == len(HELD_PROMPT)
     assert "plum" not in (folder / "meta.json").read_text()  # the text stays in exchanges.jsonl
     stored = [json.loads(line) for line in (folder / "exchanges.jsonl").read_text().splitlines()]

@@ -26,7 +26,7 @@ from tests.helpers import SK, exchanges_of, load_session, meta_of, process_gone,
 from .screen_driver import ScreenDriver
 from .agent_processes import processes_using
 from .standin_openai import OpenAIRequest, OpenAIStandin
-from .test_codex_standin_direct import READY, WAIT_S, ask
+from .test_codex_standin_direct import READY, WAIT_S, ask, find_rollout, request_with_prompt, rollout_texts
 from .test_resume_codex import _quit_codex
 
 pytestmark = [pytest.mark.agent, pytest.mark.timeout(180)]
@@ -57,6 +57,13 @@ def test_resume_sends_the_prompt_codex_never_answered_again(
     first = drive([*SK, "codex"], env=env, cwd=project_dir)
     first.wait_for_screen(READY, WAIT_S)
     ask(first, FIRST_PROMPT, FIRST_ANSWER)
+    thread_id = request_with_prompt(openai_standin, FIRST_PROMPT).headers["session-id"]
+    first.wait_until(  # the answered exchange is in Codex's rollout
+        lambda: (rollout := find_rollout(Path(codex_env["CODEX_HOME"]), thread_id)) is not None
+        and ("assistant", FIRST_ANSWER) in rollout_texts(rollout),
+        WAIT_S,
+        "answer 1 stored",
+    )
     first.type(HELD_PROMPT)
     first.wait_for_screen(HELD_PROMPT, WAIT_S)
     first.press("enter")
@@ -81,7 +88,7 @@ def test_resume_sends_the_prompt_codex_never_answered_again(
     second = drive([*SK, "resume", "--resend"], env=env, cwd=project_dir)
     second.wait_for_screen(f'prompt never answered: "{HELD_PROMPT}"', WAIT_S)
     resent = openai_standin.wait_for_request(lambda r: _asks_held(r) and r.seq > held.seq, WAIT_S)
-    assert resent.headers["session-id"] == held.headers["session-id"]  # the same thread, resumed
+    assert resent.headers["session-id"] == held.headers["session-id"] == thread_id  # the same thread, resumed
     second.wait_for_screen(RESENT_ANSWER, WAIT_S)
     second.wait_for_screen(READY, WAIT_S)
     _quit_codex(second)
