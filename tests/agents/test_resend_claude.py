@@ -13,6 +13,9 @@ in a new terminal collects the interrupted session, names the prompt in its bann
 - ``ask-yes``: with neither, asks y/N on the terminal; "y" sends it as ``--resend`` does;
 - ``resend-claude-killed``: only Claude is killed; shellkeep records the prompt at the end of
   the run, and ``--resend`` sends it as above.
+
+A prompt sent again and cut short again (the run that sent it killed in turn) is that run's
+unanswered prompt, offered by the next resume.
 """
 
 from __future__ import annotations
@@ -148,3 +151,33 @@ def test_resume_sends_the_unanswered_prompt_again(
     assert again.returncode == 0, again.stderr
     assert "never answered" not in again.stderr and "would send again" not in again.stdout
     assert "mode: native" in again.stdout
+
+
+def test_a_prompt_sent_again_and_cut_short_again_is_offered_again(
+    home: Paths, drive: Drive, agent_env: dict[str, str], anthropic_standin: AnthropicStandin, project_dir: Path
+) -> None:
+    env = {**agent_env, "SHELLKEEP_CONFIG": os.environ["SHELLKEEP_CONFIG"]}
+    folder = _killed_mid_turn(home, drive, env, anthropic_standin, project_dir)
+    held = anthropic_standin.wait_for_request(_asks_held, 0)
+    anthropic_standin.hold(_asks_held)  # the prompt sent again is held too
+
+    second = drive([*SK, "resume", "--resend"], env=env, cwd=project_dir)
+    again = anthropic_standin.wait_for_request(lambda r: _asks_held(r) and r.seq > held.seq, WAIT_S)
+    new_folder = next(f.parent for f in session_folders(home) if f.parent != folder)
+    # What shellkeep typed is recorded as input, and reaches the disk within about a second.
+    second.wait_until(lambda: HELD_PROMPT in [line.text for line in typed_lines(load_session(new_folder)[2])], WAIT_S, "typed")
+    meta = meta_of(new_folder)
+    os.kill(meta["pid"], signal.SIGKILL)
+    os.kill(meta["child_pid"], signal.SIGKILL)
+    second.wait_exit(WAIT_S)
+    second.wait_until(lambda: process_gone(meta["child_pid"]), WAIT_S, "claude gone")
+    anthropic_standin.release()
+
+    third = drive([*SK, "resume", "--resend"], env=env, cwd=project_dir)  # the newest session cut short
+    third.wait_for_screen(f'prompt never answered: "{HELD_PROMPT}" (sending it again once the agent is ready)', WAIT_S)
+    anthropic_standin.wait_for_request(lambda r: _asks_held(r) and r.seq > again.seq, WAIT_S)
+    third.wait_for_screen(RESENT_ANSWER, WAIT_S)
+    quit_claude(third)
+    assert meta_of(new_folder)["unanswered_prompt"]["index"] == 0  # the run that sent it again
+    newest = [f.parent for f in session_folders(home)][-1]
+    assert meta_of(newest)["parent"] == meta["id"] and "unanswered_prompt" not in meta_of(newest)
