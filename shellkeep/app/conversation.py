@@ -36,6 +36,7 @@ from shellkeep.agents.generic import exchanges_from_recording
 from shellkeep.agents.registry import adapter_for, adapter_named
 from shellkeep.app.checkpoints import add_exchange_checkpoints
 from shellkeep.app.native import remove_resume_leftovers
+from shellkeep.app.unanswered import with_typed_prompt, with_unanswered
 from shellkeep.capture.redaction import redactor_for
 from shellkeep.errors import ShellkeepError, UserInputError
 from shellkeep.logs import get_logger
@@ -141,6 +142,8 @@ def gather(
         exchanges = own_exchanges(_from_recording(meta, vault, adapter), meta)
     elif exchanges and not exchanges[-1].answer and getattr(adapter, "answers_written_late", False):
         exchanges[-1] = _answer_from_screen(exchanges[-1], meta, vault, adapter)
+    if agent_session is not None and (structured or not from_recording):
+        exchanges = with_typed_prompt(exchanges, meta, vault)  # a prompt the agent died before writing
     if limit is not None:
         exchanges = exchanges[-limit:] if limit > 0 else []
     return Conversation(agent_session, tuple(exchanges), damage, structured)
@@ -209,7 +212,8 @@ def collect(
     """Read ``meta``'s conversation, store it with the session, and return updated metadata.
 
     Stores ``exchanges.jsonl`` and ``meta.json`` (``agent_session_id``, ``agent_transcript``,
-    ``agent_transcript_bytes``, ``agent_transcript_damage``, ``exchange_count``, ``usage``)
+    ``agent_transcript_bytes``, ``agent_transcript_damage``, ``exchange_count``, ``usage``,
+    ``unanswered_prompt`` (``app.unanswered``))
     first, then the copy of the agent's transcript (``agent/``, through the chunk store,
     ``vault.copies``): a run cut short while copying keeps its exchanges. Both are
     redacted and, when encryption is on, encrypted (see the module doc); the transcript is
@@ -248,6 +252,7 @@ def collect(
         exchange_count=len(conversation.exchanges),
         usage=_total_usage(conversation.exchanges),
     )
+    updated = with_unanswered(updated, conversation.exchanges)  # a prompt cut short, for resume
     write_meta(updated)
     if conversation.structured:
         try:

@@ -31,6 +31,7 @@ from shellkeep.app.record import RunOutcome, run_session
 from shellkeep.app.run_request import RecordSettings, RunRequest, settings_from_config
 from shellkeep.app.remote import remote_of
 from shellkeep.app.transplant import checkout_for, is_from_another_machine, transcript_target, transplant_transcript
+from shellkeep.app.unanswered import UnansweredPrompt, find_unanswered, resend_block
 from shellkeep.errors import DataError, SessionNotFound, ShellkeepError, UserInputError
 from shellkeep.logs import get_logger
 from shellkeep.store.paths import Paths, project_key
@@ -50,6 +51,7 @@ __all__ = [
     "plan_resume",
     "run_resume",
     "session_chain",
+    "with_resend",
 ]
 
 log = get_logger(__name__)
@@ -107,6 +109,12 @@ class ResumePlan:
     env_updates: tuple[tuple[str, str], ...] = ()
     """Environment variables set for the resumed program (``native`` plans: the adapter's
     ``resume_env``, e.g. the OpenCode database the session was found in)."""
+    unanswered: UnansweredPrompt | None = None
+    """The session's last prompt that got no answer (``app.unanswered``); it is not among
+    ``exchanges``, and is typed only when ``with_resend`` made the plan send it."""
+    resend_text: str | None = None
+    """The unanswered prompt, typed once the agent is ready (native and restart plans that
+    send it again; an ``inject`` plan carries it at the end of ``inject_text`` instead)."""
 
 
 def choose_session(ctx: Context, ref: str | None, *, last: bool = False) -> SessionMeta:
@@ -214,11 +222,15 @@ def plan_resume(
     if own is None:
         own = read_exchanges(meta, ctx.vault)
     recent = tuple(conversation_tail(ctx, meta, n, own=own))
+    unanswered = find_unanswered(meta, ctx.vault, own, lambda: _later_sessions(ctx.paths, meta))
+    if unanswered is not None and recent and not recent[-1].answer.strip():
+        recent = recent[:-1]  # typed only if it is sent again (with_resend), never twice
 
     if agent is not None:
         argv, name = _agent_argv(agent)
         mode = ResumeMode.INJECT if recent else ResumeMode.RESTART
-        return ResumePlan(meta, mode, argv, cwd, name, recent, inject_text(meta, recent), settle_s, moved_note)
+        plan = ResumePlan(meta, mode, argv, cwd, name, recent, inject_text(meta, recent), settle_s, moved_note)
+        return dataclasses.replace(plan, unanswered=unanswered)
 
     adapter = adapter_of(meta)
     native: list[str] | None = None
@@ -262,9 +274,26 @@ def plan_resume(
         native = adapter.resume_argv_in(native, cwd)  # the agent must not ask for the old directory
     if native:
         return ResumePlan(
-            meta, ResumeMode.NATIVE, tuple(native), cwd, meta.agent, recent, None, settle_s, note, env_updates
+            meta, ResumeMode.NATIVE, tuple(native), cwd, meta.agent, recent, None, settle_s, note, env_updates,
+            unanswered=unanswered,
         )
-    return _fresh_plan(meta, adapter, cwd, recent, settle_s, note)
+    return dataclasses.replace(_fresh_plan(meta, adapter, cwd, recent, settle_s, note), unanswered=unanswered)
+
+
+def with_resend(plan: ResumePlan) -> ResumePlan:
+    """Return ``plan`` made to send its unanswered prompt again once the agent is ready.
+
+    ``inject``: the prompt is the last item of the block typed in. ``native`` and ``restart``:
+    it is typed alone, once the agent's output settled (as a block is), then Enter. Unchanged
+    when there is no prompt to send, it is refused (``UnansweredPrompt.refusal``), or the
+    program takes no typed context (a shell, an editor: it would run the text).
+    """
+    unanswered = plan.unanswered
+    if unanswered is None or unanswered.refusal is not None or not _takes_context(plan.argv):
+        return plan
+    if plan.mode is ResumeMode.INJECT:
+        return dataclasses.replace(plan, inject_text=resend_block(plan.inject_text, unanswered.prompt))
+    return dataclasses.replace(plan, resend_text=unanswered.prompt.strip())
 
 
 def _fresh_plan(
@@ -310,6 +339,8 @@ def run_resume(
         return outcome
     fallback = _fresh_plan(plan.session, adapter_of(plan.session), plan.cwd, plan.exchanges, plan.settle_s, None)
     fallback = dataclasses.replace(fallback, env_updates=plan.env_updates)  # the recorded environment too
+    if plan.resend_text:  # the prompt to send again goes with the re-injected block
+        fallback = with_resend(dataclasses.replace(fallback, unanswered=plan.unanswered))
     how = (
         f"re-injecting the last {len(plan.exchanges)} exchange{'s' if len(plan.exchanges) != 1 else ''}"
         if fallback.mode is ResumeMode.INJECT
@@ -362,7 +393,7 @@ def _run_plan(
         settings=settings,
         parent=plan.session.id,
         restart=restart,
-        inject=plan.inject_text.encode("utf-8") if plan.inject_text else None,
+        inject=(plan.inject_text or plan.resend_text or "").encode("utf-8") or None,
         inject_settle_s=plan.settle_s,
         inject_paste_mode=bool(getattr(adapter_for(plan.argv), "inject_paste_mode", False)),
         extra=_resumed_from(plan.session),
@@ -526,6 +557,13 @@ def _renumbered(exchange: Exchange, index: int) -> Exchange:
     import dataclasses
 
     return exchange if exchange.index == index else dataclasses.replace(exchange, index=index)
+
+
+def _later_sessions(paths: Paths, meta: SessionMeta) -> list[SessionMeta]:
+    """Return the sessions that resumed ``meta`` (and those that resumed them), oldest first."""
+    chain = session_chain(paths, meta)
+    ids = [m.id for m in chain]
+    return chain[ids.index(meta.id) + 1 :] if meta.id in ids else []
 
 
 def _sibling_folders(project_folder: Path) -> list[Path]:

@@ -43,6 +43,10 @@ if TYPE_CHECKING:
 @click.option("--all", "all_sessions", is_flag=True, help="Every session cut short since the last boot, in every project.")
 @click.option("--since", metavar="WHEN", help="With --all: those that ended since WHEN (2024-05-01, today, 2h, 3d) instead.")
 @click.option("--print", "print_only", is_flag=True, help="With --all: print the commands it would run (inside tmux, the tmux commands), for a script; run nothing.")
+@click.option(
+    "--resend/--no-resend", "resend", default=None,
+    help="Send the prompt the agent never answered (it was cut short mid-turn) again once it is ready, or never; default: ask.",
+)  # fmt: skip
 @click.option("-y", "--yes", is_flag=True, help="Start a finished session's command again without asking.")
 def resume(
     ref: str | None,
@@ -59,6 +63,7 @@ def resume(
     all_sessions: bool,
     since: str | None,
     print_only: bool,
+    resend: bool | None,
     yes: bool,
 ) -> int:
     """Put a session back: its last screen, then its agent, in the same conversation.
@@ -67,6 +72,10 @@ def resume(
     terminal closed, killed) and not resumed yet, else the newest one; starting that one's
     command again (a command, not an agent's conversation) is asked first (y/N), or,
     without a terminal, needs --yes.
+
+    A prompt the agent never answered (it died mid-turn) is named in the banner and, once
+    the agent is ready, typed again: asked (y/N) on a terminal, always with --resend, never
+    with --no-resend. A prompt holding a redacted secret is never sent again.
 
     When the agent's own resume fails (it exits with an error at once, or says the session
     is unknown), the agent is started anew with the last exchanges re-injected.
@@ -94,7 +103,8 @@ def resume(
             raise click.UsageError(f"give --all or {given[0]}, not both")
         passed = (*(("--exchanges", str(exchanges_n)) if exchanges_n is not None else ()),
                   *(("--no-screen",) if no_screen else ()), *(("--native-only",) if native_only else ()),
-                  *(("--inject",) if force_inject else ()), *(("--env", env_choice) if env_choice != "recorded" else ()))  # fmt: skip
+                  *(("--inject",) if force_inject else ()), *(("--env", env_choice) if env_choice != "recorded" else ()),
+                  *(() if resend is None else ("--resend" if resend else "--no-resend",)))  # fmt: skip
         return resume_all(since, passed, dry_run=dry_run, print_only=print_only)
     if since or print_only:
         raise click.UsageError(f"{'--since' if since else '--print'} goes with --all")
@@ -127,6 +137,10 @@ def resume(
     flying = in_flight_line(files_in_flight(ctx, plan.session))
     banner += f"\n{flying}" if flying else ""
     click.echo(banner, err=True)
+    if plan.unanswered is not None:
+        plan, said = _resend_choice(plan, resend, dry_run=dry_run)
+        click.echo(said, err=True)
+        banner += "\n" + said
     if dry_run:
         _print_plan(plan)
         return 0
@@ -146,6 +160,34 @@ def _confirm_rerun(plan: ResumePlan) -> bool:
         warn(f"no session was cut short; resuming would run '{command}' again ({what}); pass --yes to do so")
         return False
     return click.confirm(f"no session was cut short; run '{command}' again ({what})?", default=False, err=True)
+
+
+def _resend_choice(plan: ResumePlan, resend: bool | None, *, dry_run: bool) -> tuple[ResumePlan, str]:
+    """Decide whether the unanswered prompt is sent again (asking on a terminal); return the plan and its banner line."""
+    import sys
+
+    from shellkeep.app.resume import with_resend
+    from shellkeep.app.unanswered import banner_line
+
+    unanswered = plan.unanswered
+    assert unanswered is not None
+    sent = with_resend(plan)
+    if unanswered.refusal is not None:
+        return plan, banner_line(unanswered, f"not sent again: {unanswered.refusal}")
+    if sent is plan:
+        return plan, banner_line(unanswered, f"not sent again: {plan.agent} would run it")
+    if resend is False:
+        return plan, banner_line(unanswered, "not sent again: --no-resend")
+    if resend is None and dry_run:
+        return sent, banner_line(unanswered, "would ask to send it again; --resend sends it, --no-resend never")
+    if resend is None:
+        if not (sys.stdin.isatty() and sys.stderr.isatty()):
+            return plan, banner_line(unanswered, "not sent again; pass --resend to send it")
+        click.echo(banner_line(unanswered), err=True)
+        if not click.confirm("send it again once the agent is ready?", default=False, err=True):
+            return plan, "not sending it again"
+        return sent, "sending it again once the agent is ready"
+    return sent, banner_line(unanswered, "would send it again" if dry_run else "sending it again once the agent is ready")
 
 
 def _banner(plan: ResumePlan) -> str:
@@ -186,6 +228,8 @@ def _print_plan(plan: ResumePlan) -> None:
     if plan.inject_text:
         click.echo(f"would type, once its output settles for {plan.settle_s:g}s:")
         click.echo(plan.inject_text)
+    elif plan.resend_text:
+        click.echo(f"would send again, once its output settles for {plan.settle_s:g}s: {plan.resend_text}")
 
 
 def _print_last_screen(ctx: Context, meta: SessionMeta, banner_rows: int = 1) -> None:

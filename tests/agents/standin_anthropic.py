@@ -28,6 +28,10 @@ prompt wrapped in ``<session>...</session>``) racing the conversation request (2
 message a ``<system-reminder>`` text block followed by the typed prompt). Both carry the
 headers ``x-api-key``, ``anthropic-version``, ``anthropic-beta`` and
 ``x-claude-code-session-id`` (the session id that names the transcript file).
+
+Held answers (``StandinServer.hold``): a conversation request matching the predicate is kept
+open, answering nothing, until ``release()``; released, it gets a 529 ``overloaded_error`` and
+never an answer (neither the script nor the count move).
 """
 
 from __future__ import annotations
@@ -176,6 +180,11 @@ class AnthropicStandin(StandinServer[AnthropicRequest]):
                 {"type": "error",
                  "error": {"type": "not_found_error", "message": f"no {path} here"}},
                 status=404,
+            )
+        if request.is_conversation and self.wait_if_held(request):
+            return Reply.json(
+                {"type": "error", "error": {"type": "overloaded_error", "message": "released by the test"}},
+                status=529,
             )
         if request.is_conversation:
             text = self.next_answer(request)

@@ -24,6 +24,10 @@ Answers: a *conversation* request (one that offers ``tools``) takes the next scr
 0.171.0 asks for a thread title with ``tools: []`` and ``text.format`` of type ``json_schema``
 ``{"title": string}``) get ``side_answer``'s text, else a JSON object fitting the schema, else
 a fixed text; they never consume the script nor the count.
+
+Held answers (``StandinServer.hold``): a conversation Responses request matching the predicate
+is kept open, answering nothing, until ``release()``; released, it gets a 500 ``server_error``
+and never an answer (neither the script nor the count move).
 """
 
 from __future__ import annotations
@@ -168,6 +172,11 @@ class OpenAIStandin(StandinServer[OpenAIRequest]):
                 {"error": {"message": f"no {request.path} here", "type": "invalid_request_error",
                            "code": "not_found"}},
                 status=404,
+            )
+        if request.is_conversation and self.wait_if_held(request):
+            return Reply.json(
+                {"error": {"message": "released by the test", "type": "server_error", "code": "server_error"}},
+                status=500,
             )
         if request.is_conversation:
             text = self.next_answer(request)

@@ -140,6 +140,8 @@ class StandinServer(Generic[RequestT]):
         self._ids = itertools.count(1)
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._hold: Callable[[RequestT], bool] | None = None
+        self._released = threading.Event()
 
     # -- life cycle -------------------------------------------------------------------------
 
@@ -158,7 +160,8 @@ class StandinServer(Generic[RequestT]):
         return self
 
     def stop(self) -> None:
-        """Stop serving and close the socket (idempotent)."""
+        """Release held requests, stop serving and close the socket (idempotent)."""
+        self.release()
         server, self._server = self._server, None
         if server is None:
             return
@@ -218,6 +221,34 @@ class StandinServer(Generic[RequestT]):
     def new_id(self, prefix: str) -> str:
         """Return a fresh id like ``msg_standin000001``."""
         return f"{prefix}_standin{next(self._ids):06d}"
+
+    # -- held requests --------------------------------------------------------------------
+
+    def hold(self, predicate: Callable[[RequestT], bool]) -> None:
+        """Keep requests matching *predicate* unanswered until ``release()`` (see ``wait_if_held``).
+
+        A held request is recorded on arrival, so a test can wait for it and kill the agent
+        while its turn is unanswered. Requests arriving after ``release()`` are not held.
+        """
+        self._released.clear()
+        self._hold = predicate
+
+    def release(self) -> None:
+        """Let held requests go (each gets the subclass's error reply); hold no more."""
+        self._hold = None
+        self._released.set()
+
+    def wait_if_held(self, request: RequestT) -> bool:
+        """Block while *request* is held (it matches ``hold``); return whether it was.
+
+        Subclasses call it from ``handle`` for the requests that may be held, and answer a
+        held one with an error once it returns, never with an answer.
+        """
+        hold = self._hold
+        if hold is None or not hold(request):
+            return False
+        self._released.wait()
+        return True
 
     # -- recorded requests ------------------------------------------------------------------
 
