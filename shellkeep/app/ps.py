@@ -64,6 +64,8 @@ class LiveSession:
     echo: bool | None
     prompt: bool
     hint: str | None
+    plan: str | None = None
+    """Where the agent's task list stands, ``1 of 3 done; in progress: ...`` (``app.plan``), or None."""
 
 
 def judge_state(status: LiveStatus | None, now: float, recording_mtime: float | None = None) -> LiveState:
@@ -130,5 +132,14 @@ def _live_session(meta: SessionMeta, now: float) -> LiveSession:
         echo=status.echo if status is not None else None,
         prompt=status.prompt if status is not None else False,
         hint=status.hint if status is not None else None,
+        plan=_plan_summary(meta),
     )
+
+
+def _plan_summary(meta: SessionMeta) -> str | None:
+    """Return the live plan's summary, read from the agent's transcript (``app.plan.session_plan``)."""
+    from shellkeep.app.plan import session_plan
+
+    plan = session_plan(meta)
+    return None if plan is None else plan.summary()
 

@@ -26,6 +26,7 @@ from shellkeep.app.context import Context
 from shellkeep.app.conversation import adapter_of, collect_for_resume, gather
 from shellkeep.app.moves import project_sessions, relocate_transcript, resume_dir
 from shellkeep.app.native import check_transcript, remove_resume_leftovers
+from shellkeep.app.plan import plan_block
 from shellkeep.app.after_run import start_housekeeping
 from shellkeep.app.record import RunOutcome, run_session
 from shellkeep.app.run_request import RecordSettings, RunRequest, settings_from_config
@@ -464,6 +465,7 @@ def inject_text(meta: SessionMeta, exchanges: tuple[Exchange, ...] | list[Exchan
             lines.append("Tools: " + "; ".join(f"{c.name} {c.summary}".strip() for c in exchange.tool_calls))
         if exchange.answer.strip():
             lines.append(f"Assistant: {exchange.answer.strip()}")
+    lines.extend(plan_block(meta.plan))  # the agent's task list where it stopped (app.plan)
     return "\n".join(lines)
 
 

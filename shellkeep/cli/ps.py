@@ -28,9 +28,9 @@ def ps(as_json: bool) -> None:
     if not sessions:
         click.echo("no live sessions; run 'shellkeep ls --all' for past ones", err=True)
         return
-    header = ("ID", "AGENT", "PROJECT", "PID", "STATE", "DURATION", "SIZE")
+    header = ("ID", "AGENT", "PROJECT", "PID", "STATE", "DURATION", "SIZE", "PLAN")
     rows = [
-        (s.id, s.agent, s.project, str(s.pid), s.state, format_duration(s.duration), format_size(s.size_bytes))
+        (s.id, s.agent, s.project, str(s.pid), s.state, format_duration(s.duration), format_size(s.size_bytes), s.plan or "-")
         for s in sessions
     ]
     widths = [max(map(len, column)) for column in zip(header, *rows)]

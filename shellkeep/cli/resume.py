@@ -134,6 +134,8 @@ def _confirm_rerun(plan: ResumePlan) -> bool:
 def _banner(plan: ResumePlan) -> str:
     import shutil
 
+    from shellkeep.app.plan import plan_summary
+
     meta = plan.session
     how = {
         "native": "native resume",
@@ -144,9 +146,11 @@ def _banner(plan: ResumePlan) -> str:
     head = f"── shellkeep: {meta.id} · {meta.agent} · {meta.status} {when}"
     command = _shell_words(plan.argv)
     line = f"{head} · {how}: {command} ──"
+    stopped = plan_summary(meta.plan)  # the agent's task list where it stopped (app.plan)
+    tail = f"\nplan: {stopped}" if stopped else ""
     if len(line) < shutil.get_terminal_size().columns:
-        return line
-    return f"{head} ──\n{how}: {command}"  # too narrow for one line: the command on a line of its own, whole
+        return line + tail
+    return f"{head} ──\n{how}: {command}{tail}"  # too narrow for one line: the command on a line of its own, whole
 
 
 def _rows(text: str) -> int:

@@ -31,6 +31,7 @@ def show(ref: str | None, last: bool, full: bool, as_json: bool) -> None:
     Example: shellkeep show --last
     """
     from shellkeep.app.listing import missing_key
+    from shellkeep.app.plan import live_plan
     from shellkeep.store.audit import record_read
     from shellkeep.store.checkpoints import read_checkpoints
     from shellkeep.vault.exchanges import read_exchanges
@@ -39,11 +40,13 @@ def show(ref: str | None, last: bool, full: bool, as_json: bool) -> None:
     ctx = context()
     meta = ctx.resolve(ref, last=last)
     record_read(ctx.paths, "show", meta)
+    meta = live_plan(meta)
     if as_json:
         print_json(meta)
         return
     key_id = missing_key(ctx, meta)
     _print_meta(meta, key_id)
+    _print_plan(meta)
     _print_chain(ctx.paths, meta)
     _print_checkpoints(read_checkpoints(meta.folder))
     if key_id is None:  # else its exchanges are sealed with the same missing key
@@ -107,6 +110,18 @@ def _print_meta(meta: SessionMeta, missing_key_id: str | None) -> None:
     width = max(len(k) for k, _ in rows)
     for key, value in rows:
         click.echo(f"{key:<{width}}  {value}")
+
+
+def _print_plan(meta: SessionMeta) -> None:
+    """Print the agent's task list where it stopped (``app.plan``), when it kept one."""
+    from shellkeep.agents.plan import Plan
+
+    plan = Plan.from_json(meta.plan)
+    if plan is None:
+        return
+    click.echo(f"\nplan: {plan.summary()}")
+    for line in plan.lines():
+        click.echo(f"  {line}")
 
 
 def _print_chain(where: Paths, meta: SessionMeta) -> None:

@@ -110,6 +110,10 @@ class SessionMeta:
     ``spans``: see ``agents.jsonl.TranscriptDamage``); None when it was intact."""
     exchange_count: int = 0
     usage: dict[str, int] | None = None
+    plan: dict[str, object] | None = None
+    """The agent's task list where it stopped (``agents.plan.Plan.to_json``: ``items`` of
+    ``{text, state, active, id}``, ``tool``, ``explanation``, ``done``, ``total``, ``summary``);
+    None when it kept none. Written with the exchanges (``app.plan``)."""
     resume_failed: str | None = None
     """Why this run, a native resume of ``parent``, failed (None: it did not); such a run is
     never chosen by a bare ``resume``, and its parent stays the session to resume."""

@@ -1,0 +1,121 @@
+"""Read the agent's task list for a session: stored in ``meta.json``, or live from its transcript.
+
+The plan is read through the session's adapter (``CommandAdapter.read_plan``, one parser per
+agent's plan tools, ``agents.plan``) where exchanges are collected (``app.conversation``: after
+the run, on recovery, on resume) and kept as ``meta.plan``. A running session, or one cut short
+and not collected yet, has its plan read from the transcript when asked (``ps``, ``show``, the
+web page): one pass over the lines that mention a plan tool.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from shellkeep.agents.adapter import CommandAdapter
+from shellkeep.agents.base import AgentAdapter, AgentSession
+from shellkeep.agents.plan import Plan
+from shellkeep.agents.registry import adapter_for, adapter_named
+from shellkeep.errors import UserInputError
+from shellkeep.logs import get_logger
+from shellkeep.store.session import SessionMeta
+
+__all__ = ["live_plan", "plan_block", "plan_json", "plan_lines", "plan_summary", "redacted", "session_plan", "with_plan"]
+
+log = get_logger(__name__)
+
+
+def plan_json(
+    adapter: AgentAdapter, session: AgentSession | None, redact: Callable[[str], str] | None = None
+) -> dict[str, object] | None:
+    """Return the ``meta.json`` ``plan`` of the agent session, or None; never raises (a failure is logged).
+
+    redact: applied to every item's text and label and to the explanation (the user's
+    redaction rules, as for the exchanges), or None.
+    """
+    if session is None or not isinstance(adapter, CommandAdapter):
+        return None
+    try:
+        plan = adapter.read_plan(session)
+    except Exception as exc:  # noqa: BLE001 - another program's files: the plan is extra
+        log.warning("could not read the %s plan of %s: %s", adapter.name, session.session_id, exc)
+        return None
+    if plan is None:
+        return None
+    if redact is not None:
+        plan = redacted(plan, redact)
+    return plan.to_json()
+
+
+def redacted(plan: Plan, redact: Callable[[str], str]) -> Plan:
+    """Return ``plan`` with ``redact`` applied to its texts."""
+    items = tuple(
+        dataclasses.replace(item, text=redact(item.text), active=redact(item.active) if item.active else None)
+        for item in plan.items
+    )
+    return dataclasses.replace(plan, items=items, explanation=redact(plan.explanation) if plan.explanation else None)
+
+
+def with_plan(
+    meta: SessionMeta, adapter: AgentAdapter, session: AgentSession | None, redact: Callable[[str], str] | None = None
+) -> SessionMeta:
+    """Return ``meta`` with the plan read from ``session`` (the stored one kept when none is read)."""
+    found = plan_json(adapter, session, redact)
+    return meta if found is None else dataclasses.replace(meta, plan=found)
+
+
+def session_plan(meta: SessionMeta, env: Mapping[str, str] | None = None) -> Plan | None:
+    """Return the session's plan: ``meta.plan`` once collected, else read live from its transcript.
+
+    Live: the agent's transcript named in ``meta.json``, else where the adapter keeps the
+    transcript of ``agent_session_id`` for the session's cwd (``env``: the agent's
+    environment, default ``os.environ``). None when there is none; never raises.
+    """
+    stored = Plan.from_json(meta.plan)
+    if stored is not None or meta.plan is not None:
+        return stored
+    if not meta.agent_session_id:
+        return None
+    try:
+        adapter: AgentAdapter = adapter_named(meta.agent)
+    except UserInputError:
+        adapter = adapter_for(meta.command)
+    if not isinstance(adapter, CommandAdapter):
+        return None
+    transcript = Path(meta.agent_transcript) if meta.agent_transcript else None
+    try:
+        if transcript is None or not transcript.is_file():
+            layout = adapter.transcript_layout(Path(meta.cwd), dict(os.environ if env is None else env))
+            transcript = layout.path_of(meta.agent_session_id) if layout is not None else transcript
+    except Exception as exc:  # noqa: BLE001 - an adapter bug leaves the plan out
+        log.debug("no transcript for the plan of %s: %s", meta.id, exc)
+    return Plan.from_json(plan_json(adapter, AgentSession(adapter.name, meta.agent_session_id, transcript)))
+
+
+def live_plan(meta: SessionMeta, env: Mapping[str, str] | None = None) -> SessionMeta:
+    """Return ``meta`` with ``plan`` filled in from the transcript when it is not stored yet (``session_plan``)."""
+    if meta.plan is not None:
+        return meta
+    plan = session_plan(meta, env)
+    return meta if plan is None else dataclasses.replace(meta, plan=plan.to_json())
+
+
+def plan_summary(value: object) -> str | None:
+    """Return where a stored plan (``meta.plan``) stopped, ``3 of 7 done; in progress: ...``, or None."""
+    plan = Plan.from_json(value)
+    return None if plan is None else plan.summary()
+
+
+def plan_block(value: object) -> list[str]:
+    """Return the lines of a stored plan for the re-injected block: ``Plan (3 of 7 done; ...):``, then the items; [] when none."""
+    plan = Plan.from_json(value)
+    if plan is None:
+        return []
+    return [f"Plan ({plan.summary()}):", *plan.lines()]
+
+
+def plan_lines(plan: Plan) -> list[str]:
+    """Return the plan as text lines: the summary, then one line per item (``[x] ...``)."""
+    return [plan.summary(), *plan.lines()]
