@@ -15,12 +15,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from shellkeep.agents.adapter import CommandAdapter
-from shellkeep.agents.base import AgentAdapter, AgentSession
+from shellkeep.agents.base import AgentAdapter, AgentSession, Launch
 from shellkeep.agents.plan import Plan
 from shellkeep.agents.registry import adapter_for, adapter_named
 from shellkeep.errors import UserInputError
 from shellkeep.logs import get_logger
-from shellkeep.store.session import SessionMeta
+from shellkeep.store.session import SessionMeta, parse_iso
 
 __all__ = ["live_plan", "plan_block", "plan_json", "plan_lines", "plan_summary", "redacted", "session_plan", "with_plan"]
 
@@ -76,22 +76,38 @@ def session_plan(meta: SessionMeta, env: Mapping[str, str] | None = None) -> Pla
     stored = Plan.from_json(meta.plan)
     if stored is not None or meta.plan is not None:
         return stored
-    if not meta.agent_session_id:
-        return None
     try:
         adapter: AgentAdapter = adapter_named(meta.agent)
     except UserInputError:
         adapter = adapter_for(meta.command)
     if not isinstance(adapter, CommandAdapter):
         return None
+    session = _agent_session(meta, adapter, dict(os.environ if env is None else env))
+    return None if session is None else Plan.from_json(plan_json(adapter, session))
+
+
+def _agent_session(meta: SessionMeta, adapter: CommandAdapter, env: Mapping[str, str]) -> AgentSession | None:
+    """Return the agent session of ``meta`` as far as known now, without the recording.
+
+    Its noted transcript; else the transcript of its noted id; else what the adapter finds for
+    a launch of its command in its cwd since it started (an agent that takes no id up front,
+    Codex). None when there is none; never raises.
+    """
     transcript = Path(meta.agent_transcript) if meta.agent_transcript else None
     try:
-        if transcript is None or not transcript.is_file():
-            layout = adapter.transcript_layout(Path(meta.cwd), dict(os.environ if env is None else env))
-            transcript = layout.path_of(meta.agent_session_id) if layout is not None else transcript
-    except Exception as exc:  # noqa: BLE001 - an adapter bug leaves the plan out
-        log.debug("no transcript for the plan of %s: %s", meta.id, exc)
-    return Plan.from_json(plan_json(adapter, AgentSession(adapter.name, meta.agent_session_id, transcript)))
+        if meta.agent_session_id and transcript is not None and transcript.is_file():
+            return AgentSession(adapter.name, meta.agent_session_id, transcript)
+        if meta.agent_session_id:
+            layout = adapter.transcript_layout(Path(meta.cwd), env)
+            found = layout.path_of(meta.agent_session_id) if layout is not None else None
+            return AgentSession(adapter.name, meta.agent_session_id, found or transcript)
+        if not adapter.has_native_transcript:
+            return None
+        launch = Launch(argv=tuple(meta.command), agent_session_id=None)
+        return adapter.find_session(launch, Path(meta.cwd), env, parse_iso(meta.started_at), "")
+    except Exception as exc:  # noqa: BLE001 - an adapter bug or a bad date leaves the plan out
+        log.debug("no agent session for the plan of %s: %s", meta.id, exc)
+        return None
 
 
 def live_plan(meta: SessionMeta, env: Mapping[str, str] | None = None) -> SessionMeta:
