@@ -31,7 +31,7 @@ from tests.helpers import SK, meta_of, process_gone, session_folders
 
 from .screen_driver import ScreenDriver
 from .standin_anthropic import AnthropicStandin, ToolUse, tool_results
-from .test_claude_standin_direct import READY, WAIT_S
+from .test_claude_standin_direct import READY, WAIT_S, quit_claude
 
 pytestmark = [pytest.mark.agent, pytest.mark.timeout(180)]
 
@@ -134,3 +134,38 @@ def test_claude_plan_survives_a_kill_of_shellkeep_and_claude(
     collected = collect(read_meta(folder), ctx.vault, None, env)
     assert collected.plan is not None and collected.plan["summary"] == SUMMARY
     assert meta_of(folder)["plan"]["summary"] == SUMMARY
+
+
+SECRET = "github_pat_11FAKE0000000000000000_FAKEexampleFineGrainedToken00000000000000000000000000000000"
+
+
+def test_claude_plan_is_stored_redacted_when_the_run_ends(
+    home: Paths,
+    drive: Drive,
+    agent_env: dict[str, str],
+    anthropic_standin: AnthropicStandin,
+    project_dir: Path,
+) -> None:
+    env = {**agent_env, "SHELLKEEP_CONFIG": os.environ["SHELLKEEP_CONFIG"], "CLAUDE_CODE_ENABLE_TODO_TOOLS": "true"}
+    anthropic_standin.script_tool_uses([
+        ToolUse("TaskCreate", {"subject": f"rotate the token {SECRET}", "description": "d"}),
+        ToolUse("TaskCreate", {"subject": ITEMS[1], "description": "d"}),
+        ToolUse("TaskUpdate", {"taskId": "2", "status": "in_progress", "activeForm": "Migrating the index"}),
+    ])
+    anthropic_standin.script([ANSWER])
+    driver = drive([*SK, "claude"], env=env, cwd=project_dir)
+    driver.wait_for_screen(READY, WAIT_S)
+    driver.type("plan it")
+    driver.wait_for_screen("plan it", WAIT_S)
+    driver.press("enter")
+    driver.wait_for_screen(ANSWER, WAIT_S)
+    quit_claude(driver)  # a normal end: the conversation is collected before shellkeep exits
+
+    [meta_path] = session_folders(home)
+    plan = meta_of(meta_path.parent)["plan"]
+    assert plan["summary"] == f"0 of 2 done; in progress: {ITEMS[1]}"
+    assert [(i["text"], i["state"], i["active"]) for i in plan["items"]] == [
+        ("rotate the token [REDACTED:github-fine-grained]", "pending", None),
+        (ITEMS[1], "in_progress", "Migrating the index"),
+    ]
+    assert SECRET not in meta_path.read_text()
