@@ -330,7 +330,7 @@ class OpenCodeAdapter(CommandAdapter):
         """Return the todo list the session stopped at: its last ``todowrite`` tool part, or None.
 
         A ``part`` row of the session whose data is ``{type: tool, tool: todowrite, state:
-        {input: {todos: [{content, status, priority, id}]}}}``, status ``pending``,
+        {input: {todos: [{content, status, priority}]}}}``, status ``pending``,
         ``in_progress``, ``completed`` or ``cancelled`` (OpenCode 1.18 ``tool/todo.ts``), read
         from the session's database in part order. Raises OSError when it cannot be read.
         """
