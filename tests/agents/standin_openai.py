@@ -43,7 +43,7 @@ import threading
 import time
 from typing import Any, Callable
 
-from .standin_chat import chat_reply, content_texts, usage_of
+from .standin_chat import ToolCall, ToolCallQueue, chat_reply, content_texts, tool_call_reply, usage_of
 from .standin_server import (
     Reply,
     StandinRequest,
@@ -158,6 +158,11 @@ class OpenAIStandin(StandinServer[OpenAIRequest]):
         self.model = model
         self._call_lock = threading.Lock()
         self._calls: collections.deque[FunctionCall] = collections.deque()
+        self.chat_tool_calls = ToolCallQueue()
+
+    def script_chat_tool_calls(self, calls: list[ToolCall]) -> None:
+        """Queue tool calls for the next chat-completions conversation answers (Qwen Code), one each."""
+        self.chat_tool_calls.extend(calls)
 
     def script_function_calls(self, calls: list[FunctionCall]) -> None:
         """Queue function calls for the next Responses conversation answers, one each, before any text."""
@@ -191,6 +196,11 @@ class OpenAIStandin(StandinServer[OpenAIRequest]):
                      "models": []}
                 )
             return Reply.json({})
+        chat_call = self.chat_tool_calls.pop() if request.is_chat and request.is_conversation else None
+        if chat_call is not None:
+            model = str(request.body_dict().get("model") or self.model)
+            return tool_call_reply(self.new_id("chatcmpl"), self.new_id("call"), model, chat_call,
+                                   usage_of(request, chat_call.name), stream=bool(request.body_dict().get("stream")))
         if request.is_chat:
             text = self.next_answer(request) if request.is_conversation else (
                 self._side_answer(request) if self._side_answer is not None else SIDE_ANSWER_TEXT
