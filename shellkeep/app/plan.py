@@ -13,14 +13,19 @@ import dataclasses
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from shellkeep.agents.adapter import CommandAdapter
 from shellkeep.agents.base import AgentAdapter, AgentSession, Launch
 from shellkeep.agents.plan import Plan
 from shellkeep.agents.registry import adapter_for, adapter_named
+from shellkeep.capture.redaction import redactor_for
 from shellkeep.errors import UserInputError
 from shellkeep.logs import get_logger
 from shellkeep.store.session import SessionMeta, parse_iso
+
+if TYPE_CHECKING:
+    from shellkeep.config import RedactConfig
 
 __all__ = ["live_plan", "plan_block", "plan_json", "plan_lines", "plan_summary", "redacted", "session_plan", "with_plan"]
 
@@ -66,12 +71,16 @@ def with_plan(
     return meta if found is None else dataclasses.replace(meta, plan=found)
 
 
-def session_plan(meta: SessionMeta, env: Mapping[str, str] | None = None) -> Plan | None:
+def session_plan(
+    meta: SessionMeta, redact_config: RedactConfig | None = None, env: Mapping[str, str] | None = None
+) -> Plan | None:
     """Return the session's plan: ``meta.plan`` once collected, else read live from its transcript.
 
     Live: the agent's transcript named in ``meta.json``, else where the adapter keeps the
-    transcript of ``agent_session_id`` for the session's cwd (``env``: the agent's
-    environment, default ``os.environ``). None when there is none; never raises.
+    transcript of ``agent_session_id`` for the session's cwd, else the one the adapter finds
+    (``env``: the agent's environment, default ``os.environ``). A plan read live is redacted
+    as it would be stored: with ``redact_config``'s rules (None: the built-in ones), unless
+    the session was recorded with ``--no-redact``. None when there is none; never raises.
     """
     stored = Plan.from_json(meta.plan)
     if stored is not None or meta.plan is not None:
@@ -83,7 +92,10 @@ def session_plan(meta: SessionMeta, env: Mapping[str, str] | None = None) -> Pla
     if not isinstance(adapter, CommandAdapter):
         return None
     session = _agent_session(meta, adapter, dict(os.environ if env is None else env))
-    return None if session is None else Plan.from_json(plan_json(adapter, session))
+    if session is None:
+        return None
+    redact = redactor_for(redact_config).redact if meta.redacted else None
+    return Plan.from_json(plan_json(adapter, session, redact))
 
 
 def _agent_session(meta: SessionMeta, adapter: CommandAdapter, env: Mapping[str, str]) -> AgentSession | None:
@@ -110,11 +122,11 @@ def _agent_session(meta: SessionMeta, adapter: CommandAdapter, env: Mapping[str,
         return None
 
 
-def live_plan(meta: SessionMeta, env: Mapping[str, str] | None = None) -> SessionMeta:
+def live_plan(meta: SessionMeta, redact_config: RedactConfig | None = None) -> SessionMeta:
     """Return ``meta`` with ``plan`` filled in from the transcript when it is not stored yet (``session_plan``)."""
     if meta.plan is not None:
         return meta
-    plan = session_plan(meta, env)
+    plan = session_plan(meta, redact_config)
     return meta if plan is None else dataclasses.replace(meta, plan=plan.to_json())
 
 
