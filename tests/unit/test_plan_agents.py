@@ -101,6 +101,27 @@ def test_opencode_reads_its_last_todowrite_part(tmp_path: Path) -> None:
     assert _read("opencode", db, "ses_none") is None
 
 
+def test_copilot_reads_the_todos_table_of_its_session_database(tmp_path: Path) -> None:
+    events = tmp_path / "session-state" / "s" / "events.jsonl"
+    events.parent.mkdir(parents=True)
+    events.write_text("")
+    assert _read("copilot", events) is None  # no session.db
+    with sqlite3.connect(events.parent / "session.db") as connection:
+        connection.execute("CREATE TABLE other (x)")
+    assert _read("copilot", events) is None  # no todos table: the model never tracked any
+    with sqlite3.connect(events.parent / "session.db") as connection:  # Copilot CLI 1.0.102's schema
+        connection.execute(
+            "CREATE TABLE todos (id TEXT PRIMARY KEY, title TEXT NOT NULL, description TEXT, status TEXT DEFAULT 'pending' "
+            "CHECK(status IN ('pending', 'in_progress', 'done', 'blocked')), created_at TEXT DEFAULT (datetime('now')), "
+            "updated_at TEXT DEFAULT (datetime('now')))"
+        )
+        connection.execute("INSERT INTO todos (id, title, status, created_at) VALUES ('b', 'second', 'blocked', '2026-01-01 10:00:01')")
+        connection.execute("INSERT INTO todos (id, title, status, created_at) VALUES ('a', 'first', 'done', '2026-01-01 10:00:00')")
+    plan = _read("copilot", events)
+    assert _states(plan) == [("first", "completed"), ("second", "blocked")]
+    assert plan is not None and [i.id for i in plan.items] == ["a", "b"]
+
+
 @pytest.mark.parametrize("agent", ["claude", "codex", "gemini", "qwen"])
 def test_a_transcript_without_plan_tools_gives_none(agent: str, tmp_path: Path) -> None:
     transcript = tmp_path / "t.jsonl"
