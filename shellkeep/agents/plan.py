@@ -244,6 +244,40 @@ def scan_records(path: Path, needles: Sequence[bytes]) -> Iterator[JsonObject]:
     if fh is None:
         return
     with fh:
-        for line in fh:
-            if any(needle in line for needle in needles):
+        rest = b""
+        while True:
+            block = fh.read(_SCAN_BLOCK_BYTES)
+            if not block:
+                break
+            data = rest + block
+            cut = data.rfind(b"\n") + 1  # whole lines only; the rest waits for the next block
+            for line in _lines_with(data[:cut], needles):
                 yield from parse_line(line)
+            rest = data[cut:]
+        for line in _lines_with(rest, needles):  # a last line without its newline
+            yield from parse_line(line)
+
+
+_SCAN_BLOCK_BYTES = 4 << 20
+"""How much of a transcript ``scan_records`` reads at a time."""
+
+
+def _lines_with(data: bytes, needles: Sequence[bytes]) -> list[bytes]:
+    """Return the lines of ``data`` that hold one of ``needles``, in order, each once.
+
+    The needles are found with ``bytes.find`` over the whole block (the lines that hold none,
+    nearly all of a transcript, are never split apart or looked at one by one).
+    """
+    starts: set[int] = set()
+    for needle in needles:
+        at = data.find(needle)
+        while at >= 0:
+            start = data.rfind(b"\n", 0, at) + 1
+            starts.add(start)
+            end = data.find(b"\n", at)
+            at = data.find(needle, len(data) if end < 0 else end)
+    lines = []
+    for start in sorted(starts):
+        end = data.find(b"\n", start)
+        lines.append(data[start : len(data) if end < 0 else end])
+    return lines

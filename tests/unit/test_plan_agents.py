@@ -155,3 +155,15 @@ def test_the_json_round_trip_drops_what_it_cannot_read() -> None:
     assert Plan.from_json(json.loads(json.dumps(obj))) == plan
     assert Plan.from_json({"items": [{"text": "a", "state": "weird"}]}) is None
     assert Plan.from_json("nonsense") is None and Plan.from_json(None) is None
+
+
+@pytest.mark.parametrize("block_bytes", [7, 64, 4096, 1 << 20])
+def test_scanning_finds_the_same_records_whatever_the_block_size(block_bytes: int, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from shellkeep.agents import plan as plan_module
+
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_bytes((DATA / "claude-todowrite.jsonl").read_bytes().rstrip(b"\n"))  # a last line without newline
+    monkeypatch.setattr(plan_module, "_SCAN_BLOCK_BYTES", block_bytes)
+    found = list(plan_module.scan_records(transcript, (b'"TodoWrite"', b"toolUseResult")))
+    expected = [json.loads(line) for line in transcript.read_bytes().splitlines() if b'"TodoWrite"' in line or b"toolUseResult" in line]
+    assert found == expected and len(found) >= 2
