@@ -344,8 +344,9 @@ def read_claude_plan(transcript: Path) -> Plan | None:
                 if started is not None and task_id is not None:
                     builder.create("TaskCreate", as_str(started.get("subject")) or "?", task_id, as_str(started.get("activeForm")))
     plan = builder.plan()
-    if plan is None or plan.tool == "TodoWrite":
+    if plan is not None and plan.tool == "TodoWrite":
         return plan
+    # The task files also hold a task whose TaskCreate result never reached the transcript (a crash).
     return read_task_files(transcript.parent.parent.parent / "tasks" / transcript.stem) or plan
 
 

@@ -60,6 +60,10 @@ def test_claude_task_tools_follow_creates_and_updates_by_the_id_claude_gave(tmp_
     task.write_text(json.dumps({**json.loads(task.read_text()), "status": "completed"}))
     plan = _read("claude", copied / "projects" / "p" / transcript.name, TASKS_ID)
     assert _states(plan) == [("write the parser", "completed"), ("migrate the index", "completed")]
+    # A transcript cut before any TaskCreate result (a crash mid-tool): the task files still tell.
+    cut = copied / "projects" / "p" / transcript.name
+    cut.write_text("".join(line for line in transcript.read_text().splitlines(keepends=True) if "toolUseResult" not in line))
+    assert _states(_read("claude", cut, TASKS_ID)) == [("write the parser", "completed"), ("migrate the index", "completed")]
 
 
 def test_codex_update_plan_keeps_the_last_call_and_skips_a_cut_line() -> None:
