@@ -9,10 +9,12 @@ plan tool calls (``ToolUse``), then a text once the last tool result came back:
 - ``tasks``: the default 2.1 tools: three ``TaskCreate`` calls (ids 1, 2, 3 given back by
   Claude Code), then ``TaskUpdate`` 1 -> completed and 2 -> in_progress.
 
-Then shellkeep is killed with SIGKILL, and Claude with it (its own kill -9: a crash of both).
-The next commands find the session interrupted and show the plan: ``show`` (text and
-``--json``) reads it from the transcript, ``ps --all`` lists it, and ``resume --dry-run
---inject`` prints it in the banner and in the block it would type.
+While it runs, ``ps`` shows the plan read live. Then shellkeep is killed with SIGKILL, and
+Claude with it (its own kill -9: a crash of both). The next commands find the session
+interrupted and show the plan: ``show`` (text and ``--json``) reads it from the transcript,
+``resume --dry-run --inject`` prints it in the banner and in the block it would type, and a real
+``resume`` shows it in its banner and stores it in the session's ``meta.json`` (collected before
+Claude Code starts again). A last test ends a run normally: the plan is stored, redacted.
 """
 
 from __future__ import annotations
@@ -125,15 +127,13 @@ def test_claude_plan_survives_a_kill_of_shellkeep_and_claude(
     assert f"Plan ({SUMMARY}):\n[x] {ITEMS[0]}\n[>] {ITEMS[1]}\n[ ] {ITEMS[2]}" in typed
     assert meta_of(folder).get("plan") is None  # a dry run writes nothing
 
-    # Collecting the session (as a resume or the upkeep does) keeps the plan in its meta.json.
-    from shellkeep.app.context import open_context
-    from shellkeep.app.conversation import collect
-    from shellkeep.store.session import read_meta
-
-    ctx = open_context(paths=home)
-    collected = collect(read_meta(folder), ctx.vault, None, env)
-    assert collected.plan is not None and collected.plan["summary"] == SUMMARY
+    # A real resume collects the session first: the plan is kept in its meta.json, and Claude
+    # Code, resumed natively, still has its own task list.
+    second = drive([*SK, "resume", meta["id"]], env=env, cwd=project_dir)
+    second.wait_for_screen(f"plan: {SUMMARY}", WAIT_S)  # the banner, above the redrawn screen
+    second.wait_until(lambda: len(session_folders(home)) == 2, WAIT_S, "the resumed session")  # collected before
     assert meta_of(folder)["plan"]["summary"] == SUMMARY
+    assert meta_of(folder)["status"] == "interrupted"
 
 
 SECRET = "github_pat_11FAKE0000000000000000_FAKEexampleFineGrainedToken00000000000000000000000000000000"
