@@ -248,7 +248,7 @@ def collect(
         exchange_count=len(conversation.exchanges),
         usage=_total_usage(conversation.exchanges),
     )
-    updated = with_plan(updated, adapter, agent_session, redactor.redact if redactor else None)  # its task list (app.plan)
+    updated = with_plan(updated, adapter, agent_session, redactor.redact if redactor else None, vault)  # its task list (app.plan)
     write_meta(updated)
     if conversation.structured:
         try:
@@ -296,7 +296,7 @@ def collect_for_resume(
             agent_transcript=str(found.transcript) if found.transcript else meta.agent_transcript,
         )
     redactor = redactor_for(redact_config) if meta.redacted else None
-    meta = with_plan(meta, adapter, found, redactor.redact if redactor else None)
+    meta = with_plan(meta, adapter, found, redactor.redact if redactor else None, None if dry_run else vault)
     if big and not dry_run:
         write_meta(meta)
     conversation = gather(meta, vault, env, limit=max(limit, 1), agent_session=found)

@@ -5,11 +5,16 @@ agent's plan tools, ``agents.plan``) where exchanges are collected (``app.conver
 the run, on recovery, on resume) and kept as ``meta.plan``. A running session, or one cut short
 and not collected yet, has its plan read from the transcript when asked (``ps``, ``show``, the
 web page): one pass over the lines that mention a plan tool.
+
+With ``encryption.encrypt`` on, the items are content like the exchanges: they are kept sealed
+in ``plan.json`` beside them, and ``meta.json`` (never encrypted) only says ``{"sealed": true,
+"done", "total"}``; readers with the keys use ``stored_plan``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -20,14 +25,15 @@ from shellkeep.agents.base import AgentAdapter, AgentSession, Launch
 from shellkeep.agents.plan import Plan
 from shellkeep.agents.registry import adapter_for, adapter_named
 from shellkeep.capture.redaction import redactor_for
-from shellkeep.errors import UserInputError
+from shellkeep.errors import ShellkeepError, UserInputError
 from shellkeep.logs import get_logger
-from shellkeep.store.session import SessionMeta, parse_iso
+from shellkeep.store.session import PLAN_FILE, SessionMeta, parse_iso
 
 if TYPE_CHECKING:
     from shellkeep.config import RedactConfig
+    from shellkeep.vault.access import Vault
 
-__all__ = ["live_plan", "plan_block", "plan_json", "plan_lines", "plan_summary", "redacted", "session_plan", "with_plan"]
+__all__ = ["PLAN_FILE", "live_plan", "plan_block", "plan_json", "plan_lines", "redacted", "session_plan", "stored_plan", "with_plan"]
 
 log = get_logger(__name__)
 
@@ -64,15 +70,49 @@ def redacted(plan: Plan, redact: Callable[[str], str]) -> Plan:
 
 
 def with_plan(
-    meta: SessionMeta, adapter: AgentAdapter, session: AgentSession | None, redact: Callable[[str], str] | None = None
+    meta: SessionMeta,
+    adapter: AgentAdapter,
+    session: AgentSession | None,
+    redact: Callable[[str], str] | None = None,
+    vault: Vault | None = None,
 ) -> SessionMeta:
-    """Return ``meta`` with the plan read from ``session`` (the stored one kept when none is read)."""
+    """Return ``meta`` with the plan read from ``session`` (the stored one kept when none is read).
+
+    vault: where the plan is being stored; with ``encrypt`` on the plan is written sealed to
+    ``plan.json`` and ``meta.plan`` only counts it (see the module doc). None: the plan goes in
+    ``meta.plan`` whole (a dry run that writes nothing keeps it in memory so). Raises OSError
+    and KeyUnavailable as ``Vault.write_private``.
+    """
     found = plan_json(adapter, session, redact)
-    return meta if found is None else dataclasses.replace(meta, plan=found)
+    if found is None:
+        return meta
+    if vault is not None and vault.encrypt:
+        vault.write_private(meta.folder / PLAN_FILE, json.dumps(found, ensure_ascii=False).encode("utf-8"))
+        found = {"sealed": True, "done": found["done"], "total": found["total"]}
+    return dataclasses.replace(meta, plan=found)
+
+
+def stored_plan(meta: SessionMeta, vault: Vault | None) -> Plan | None:
+    """Return the plan kept with ``meta``: ``meta.plan``, or the sealed ``plan.json`` it points to.
+
+    None when there is none or it cannot be read (no key, damaged: logged). vault: the keys.
+    """
+    if not (isinstance(meta.plan, dict) and meta.plan.get("sealed") is True):
+        return Plan.from_json(meta.plan)
+    if vault is None:
+        return None
+    try:
+        return Plan.from_json(json.loads(vault.read_private(meta.folder / PLAN_FILE)))
+    except (OSError, ValueError, ShellkeepError) as exc:
+        log.warning("could not read the sealed plan of %s: %s", meta.id, exc)
+        return None
 
 
 def session_plan(
-    meta: SessionMeta, redact_config: RedactConfig | None = None, env: Mapping[str, str] | None = None
+    meta: SessionMeta,
+    redact_config: RedactConfig | None = None,
+    env: Mapping[str, str] | None = None,
+    vault: Vault | None = None,
 ) -> Plan | None:
     """Return the session's plan: ``meta.plan`` once collected, else read live from its transcript.
 
@@ -80,11 +120,11 @@ def session_plan(
     transcript of ``agent_session_id`` for the session's cwd, else the one the adapter finds
     (``env``: the agent's environment, default ``os.environ``). A plan read live is redacted
     as it would be stored: with ``redact_config``'s rules (None: the built-in ones), unless
-    the session was recorded with ``--no-redact``. None when there is none; never raises.
+    the session was recorded with ``--no-redact``. vault: the keys of a sealed stored plan.
+    None when there is none; never raises.
     """
-    stored = Plan.from_json(meta.plan)
-    if stored is not None or meta.plan is not None:
-        return stored
+    if meta.plan is not None:
+        return stored_plan(meta, vault)
     try:
         adapter: AgentAdapter = adapter_named(meta.agent)
     except UserInputError:
@@ -122,23 +162,19 @@ def _agent_session(meta: SessionMeta, adapter: CommandAdapter, env: Mapping[str,
         return None
 
 
-def live_plan(meta: SessionMeta, redact_config: RedactConfig | None = None) -> SessionMeta:
-    """Return ``meta`` with ``plan`` filled in from the transcript when it is not stored yet (``session_plan``)."""
-    if meta.plan is not None:
+def live_plan(meta: SessionMeta, redact_config: RedactConfig | None = None, vault: Vault | None = None) -> SessionMeta:
+    """Return ``meta`` with its whole plan, for showing (never for writing back): read live from
+    the transcript when it is not stored yet, unsealed when it is sealed (``session_plan``)."""
+    if meta.plan is not None and not meta.plan.get("sealed"):
         return meta
-    plan = session_plan(meta, redact_config)
+    plan = session_plan(meta, redact_config, vault=vault)
     return meta if plan is None else dataclasses.replace(meta, plan=plan.to_json())
 
 
-def plan_summary(value: object) -> str | None:
-    """Return where a stored plan (``meta.plan``) stopped, ``3 of 7 done; in progress: ...``, or None."""
-    plan = Plan.from_json(value)
-    return None if plan is None else plan.summary()
-
-
-def plan_block(value: object) -> list[str]:
-    """Return the lines of a stored plan for the re-injected block: ``Plan (3 of 7 done; ...):``, then the items; [] when none."""
-    plan = Plan.from_json(value)
+def plan_block(meta: SessionMeta, vault: Vault | None) -> list[str]:
+    """Return the lines of ``meta``'s stored plan (``stored_plan``) for the re-injected block:
+    ``Plan (3 of 7 done; ...):``, then the items; [] when none."""
+    plan = stored_plan(meta, vault)
     if plan is None:
         return []
     return [f"Plan ({plan.summary()}):", *plan.lines()]

@@ -37,6 +37,7 @@ from shellkeep.logs import get_logger
 from shellkeep.store.paths import Paths, project_key
 from shellkeep.store.session import SessionMeta, Status, exact_meta, iter_session_folders, read_meta, write_meta
 from shellkeep.terminal.replay import last_screen
+from shellkeep.vault.access import Vault
 from shellkeep.vault.exchanges import is_collected, read_exchanges
 from shellkeep.vault.recording import open_tail_source
 
@@ -219,7 +220,7 @@ def plan_resume(
     if agent is not None:
         argv, name = _agent_argv(agent)
         mode = ResumeMode.INJECT if recent else ResumeMode.RESTART
-        return ResumePlan(meta, mode, argv, cwd, name, recent, inject_text(meta, recent), settle_s, moved_note)
+        return ResumePlan(meta, mode, argv, cwd, name, recent, inject_text(meta, recent, ctx.vault), settle_s, moved_note)
 
     adapter = adapter_of(meta)
     native: list[str] | None = None
@@ -265,16 +266,23 @@ def plan_resume(
         return ResumePlan(
             meta, ResumeMode.NATIVE, tuple(native), cwd, meta.agent, recent, None, settle_s, note, env_updates
         )
-    return _fresh_plan(meta, adapter, cwd, recent, settle_s, note)
+    return _fresh_plan(meta, adapter, cwd, recent, settle_s, note, ctx.vault)
 
 
 def _fresh_plan(
-    meta: SessionMeta, adapter: AgentAdapter, cwd: Path, recent: tuple[Exchange, ...], settle_s: float, note: str | None
+    meta: SessionMeta,
+    adapter: AgentAdapter,
+    cwd: Path,
+    recent: tuple[Exchange, ...],
+    settle_s: float,
+    note: str | None,
+    vault: Vault | None = None,
 ) -> ResumePlan:
-    """Return the plan that starts the agent anew: with the exchanges typed in where it takes them."""
+    """Return the plan that starts the agent anew: with the exchanges typed in where it takes them
+    (and the agent's task list, unsealed with ``vault``'s keys when sealed)."""
     fresh = _fresh_argv(adapter, exact_meta(meta).command)
     if recent and _takes_context(fresh):
-        return ResumePlan(meta, ResumeMode.INJECT, fresh, cwd, meta.agent, recent, inject_text(meta, recent), settle_s, note)
+        return ResumePlan(meta, ResumeMode.INJECT, fresh, cwd, meta.agent, recent, inject_text(meta, recent, vault), settle_s, note)
     return ResumePlan(meta, ResumeMode.RESTART, fresh, cwd, meta.agent, recent, None, settle_s, note)
 
 
@@ -309,7 +317,7 @@ def run_resume(
     if native_only:  # marked all the same: a bare resume must not pick the failed run
         warn(f"the agent's own resume failed ({reason}); not re-injecting (--native-only)")
         return outcome
-    fallback = _fresh_plan(plan.session, adapter_of(plan.session), plan.cwd, plan.exchanges, plan.settle_s, None)
+    fallback = _fresh_plan(plan.session, adapter_of(plan.session), plan.cwd, plan.exchanges, plan.settle_s, None, ctx.vault)
     how = (
         f"re-injecting the last {len(plan.exchanges)} exchange{'s' if len(plan.exchanges) != 1 else ''}"
         if fallback.mode is ResumeMode.INJECT
@@ -445,11 +453,12 @@ def conversation_tail(ctx: Context, meta: SessionMeta, limit: int, *, own: list[
     return [_renumbered(e, i) for i, e in enumerate(found)]
 
 
-def inject_text(meta: SessionMeta, exchanges: tuple[Exchange, ...] | list[Exchange]) -> str | None:
+def inject_text(meta: SessionMeta, exchanges: tuple[Exchange, ...] | list[Exchange], vault: Vault | None = None) -> str | None:
     """Return the block typed into a restarted program: a header line, then each exchange.
 
     Lines are ``User: <prompt>``, ``Tools: <name summary>; ...`` and ``Assistant: <answer>``,
-    joined by ``\\n``. None when there is no exchange.
+    then the agent's task list where it stopped (``app.plan.plan_block``; vault: the keys of a
+    sealed one), joined by ``\\n``. None when there is no exchange.
     """
     if not exchanges:
         return None
@@ -465,7 +474,7 @@ def inject_text(meta: SessionMeta, exchanges: tuple[Exchange, ...] | list[Exchan
             lines.append("Tools: " + "; ".join(f"{c.name} {c.summary}".strip() for c in exchange.tool_calls))
         if exchange.answer.strip():
             lines.append(f"Assistant: {exchange.answer.strip()}")
-    lines.extend(plan_block(meta.plan))  # the agent's task list where it stopped (app.plan)
+    lines.extend(plan_block(meta, vault))  # the agent's task list where it stopped (app.plan)
     return "\n".join(lines)
 
 

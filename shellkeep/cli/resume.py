@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from shellkeep.app.context import Context
     from shellkeep.app.resume import ResumePlan
     from shellkeep.store.session import SessionMeta
+    from shellkeep.vault.access import Vault
 
 
 @click.command()
@@ -108,7 +109,7 @@ def resume(
     rerun = fallback and plan.mode is not ResumeMode.NATIVE and not meta.agent_session_id and agent is None
     if rerun and not (yes or dry_run) and not _confirm_rerun(plan):
         return 1
-    banner = _banner(plan)
+    banner = _banner(plan, ctx.vault)
     click.echo(banner, err=True)
     if dry_run:
         _print_plan(plan)
@@ -131,10 +132,10 @@ def _confirm_rerun(plan: ResumePlan) -> bool:
     return click.confirm(f"no session was cut short; run '{command}' again ({what})?", default=False, err=True)
 
 
-def _banner(plan: ResumePlan) -> str:
+def _banner(plan: ResumePlan, vault: Vault | None = None) -> str:
     import shutil
 
-    from shellkeep.app.plan import plan_summary
+    from shellkeep.app.plan import stored_plan
 
     meta = plan.session
     how = {
@@ -146,8 +147,8 @@ def _banner(plan: ResumePlan) -> str:
     head = f"── shellkeep: {meta.id} · {meta.agent} · {meta.status} {when}"
     command = _shell_words(plan.argv)
     line = f"{head} · {how}: {command} ──"
-    stopped = plan_summary(meta.plan)  # the agent's task list where it stopped (app.plan)
-    tail = f"\nplan: {stopped}" if stopped else ""
+    stopped = stored_plan(meta, vault)  # the agent's task list where it stopped (app.plan)
+    tail = f"\nplan: {stopped.summary()}" if stopped else ""
     if len(line) < shutil.get_terminal_size().columns:
         return line + tail
     return f"{head} ──\n{how}: {command}{tail}"  # too narrow for one line: the command on a line of its own, whole

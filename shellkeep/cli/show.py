@@ -40,7 +40,7 @@ def show(ref: str | None, last: bool, full: bool, as_json: bool) -> None:
     ctx = context()
     meta = ctx.resolve(ref, last=last)
     record_read(ctx.paths, "show", meta)
-    meta = live_plan(meta, ctx.config.redact)
+    meta = live_plan(meta, ctx.config.redact, ctx.vault)
     if as_json:
         print_json(meta)
         return

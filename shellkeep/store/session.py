@@ -35,6 +35,8 @@ COMPRESSED_CAST_FILE = "session.cast.zst"
 """A recording compressed at rest (zstd, sealed or not): never mistaken for plain asciicast."""
 CAST_FILES = (CAST_FILE, COMPRESSED_CAST_FILE)
 EXCHANGES_FILE = "exchanges.jsonl"
+PLAN_FILE = "plan.json"
+"""The agent's task list, sealed, when encryption is on (``app.plan``); else it is in ``meta.json``."""
 AGENT_FOLDER = "agent"
 LIVE_SOCKET = "live.sock"
 """The running session's live socket (``capture.live``: the protocol and its server)."""

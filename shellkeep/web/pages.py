@@ -267,7 +267,7 @@ class Pages:
         no_recording = _no_recording(meta)
         values["no_recording"] = no_recording
         record_read(self.ctx.paths, "serve", meta, detail="page")
-        values["plan"] = session_plan(meta, self.ctx.config.redact)  # the agent's task list: stored, or live from its transcript
+        values["plan"] = session_plan(meta, self.ctx.config.redact, vault=self.ctx.vault)  # the agent's task list: stored, or live from its transcript
         try:
             exchanges = read_exchanges(meta, self.ctx.vault)
             markers = read_session_markers(meta, self.ctx.vault) if no_recording is None else []

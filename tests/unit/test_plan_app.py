@@ -10,9 +10,18 @@ import dataclasses
 import json
 from pathlib import Path
 
+import pytest
+
+from shellkeep.agents.base import AgentSession
 from shellkeep.agents.plan import Plan, PlanItem, PlanState
-from shellkeep.app.plan import live_plan, plan_block, plan_summary, session_plan
-from shellkeep.store.session import SessionMeta
+from shellkeep.agents.registry import adapter_named
+from shellkeep.app.plan import live_plan, plan_block, session_plan, stored_plan, with_plan
+from shellkeep.capture.redaction import redactor_for
+from shellkeep.store.paths import Paths
+from shellkeep.store.session import PLAN_FILE, SessionMeta
+from shellkeep.vault.access import Vault
+from shellkeep.vault.crypto import is_encrypted, private_files
+from shellkeep.vault.scrubber import redact_meta
 
 DATA = Path(__file__).parent.parent / "data" / "agents" / "plan"
 SECRET = "github_pat_11FAKE0000000000000000_FAKEexampleFineGrainedToken00000000000000000000000000000000"
@@ -53,8 +62,36 @@ def test_a_stored_plan_wins_and_a_missing_transcript_gives_none(tmp_path: Path) 
     assert session_plan(_meta(tmp_path, None, agent="python3", command=["python3"], agent_session_id=None)) is None
 
 
-def test_summary_and_block_of_a_stored_plan() -> None:
+def test_the_block_of_a_stored_plan(tmp_path: Path) -> None:
     stored = Plan((PlanItem("a", PlanState.COMPLETED), PlanItem("b", PlanState.IN_PROGRESS), PlanItem("c", PlanState.PENDING)), "x")
-    assert plan_summary(stored.to_json()) == "1 of 3 done; in progress: b"
-    assert plan_block(stored.to_json()) == ["Plan (1 of 3 done; in progress: b):", "[x] a", "[>] b", "[ ] c"]
-    assert plan_summary(None) is None and plan_block({"items": []}) == []
+    assert plan_block(_meta(tmp_path, None, plan=stored.to_json()), None) == ["Plan (1 of 3 done; in progress: b):", "[x] a", "[>] b", "[ ] c"]
+    assert plan_block(_meta(tmp_path, None, plan={"items": []}), None) == [] and plan_block(_meta(tmp_path, None), None) == []
+
+
+def test_with_encryption_on_the_plan_is_sealed_beside_the_exchanges(home: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    meta = _meta(tmp_path, _with_secret(tmp_path), status="killed")
+    meta.folder.mkdir(parents=True)
+    adapter, session = adapter_named("claude"), AgentSession("claude", meta.agent_session_id, Path(str(meta.agent_transcript)))
+    sealed = with_plan(meta, adapter, session, redactor_for(None).redact, Vault(home, encrypt=True))
+    assert sealed.plan == {"sealed": True, "done": 1, "total": 3}  # meta.json is never encrypted: counts only
+    stored = (meta.folder / PLAN_FILE).read_bytes()
+    assert is_encrypted(meta.folder / PLAN_FILE) and b"migrate the index" not in stored and SECRET.encode() not in stored
+    assert meta.folder / PLAN_FILE in private_files(meta.folder)  # rotated, scrubbed and checked like the exchanges
+    plan = stored_plan(sealed, Vault(home))
+    assert plan is not None and plan.summary() == "1 of 3 done; in progress: migrate the index"
+    assert plan.items[2].text == "ship it with [REDACTED:github-fine-grained]"
+    assert plan_block(sealed, Vault(home))[0] == "Plan (1 of 3 done; in progress: migrate the index):"
+    assert stored_plan(sealed, None) is None and plan_block(sealed, None) == []  # no keys: nothing shown
+    assert Plan.from_json(sealed.plan) is None
+    assert live_plan(sealed, None, Vault(home)).plan == plan.to_json()  # shown unsealed (show, the web page)
+    plain = with_plan(meta, adapter, session, None, Vault(home))  # encryption off: the plan is in meta.json
+    assert plain.plan is not None and plain.plan["summary"] == plan.summary()
+
+
+def test_shellkeep_redact_redacts_the_plan_in_meta_json(tmp_path: Path) -> None:
+    meta = live_plan(_meta(tmp_path, _with_secret(tmp_path), redacted=False))
+    assert SECRET in json.dumps(meta.plan)
+    cleaned = redact_meta(meta, redactor_for(None))
+    assert SECRET not in json.dumps(cleaned.plan) and "[REDACTED:github-fine-grained]" in json.dumps(cleaned.plan)
+    assert Plan.from_json(cleaned.plan) is not None
