@@ -14,7 +14,8 @@ Claude with it (its own kill -9: a crash of both). The next commands find the se
 interrupted and show the plan: ``show`` (text and ``--json``) reads it from the transcript,
 ``resume --dry-run --inject`` prints it in the banner and in the block it would type, and a real
 ``resume`` shows it in its banner and stores it in the session's ``meta.json`` (collected before
-Claude Code starts again). A last test ends a run normally: the plan is stored, redacted.
+Claude Code starts again). Two last tests end a run normally: the plan is stored, redacted; and
+with encryption on it is sealed in ``plan.json``, ``meta.json`` counting it only, ``show`` unsealing it.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from typing import Callable
 import pytest
 
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, meta_of, process_gone, session_folders
+from shellkeep.vault.crypto import is_encrypted
+from tests.helpers import SK, invoke_sk, meta_of, process_gone, session_folders
 
 from .screen_driver import ScreenDriver
 from .standin_anthropic import AnthropicStandin, ToolUse, tool_results
@@ -169,3 +171,35 @@ def test_claude_plan_is_stored_redacted_when_the_run_ends(
         (ITEMS[1], "in_progress", "Migrating the index"),
     ]
     assert SECRET not in meta_path.read_text()
+
+
+def test_claude_plan_is_sealed_with_encryption_on(
+    home: Paths,
+    drive: Drive,
+    agent_env: dict[str, str],
+    anthropic_standin: AnthropicStandin,
+    project_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")  # keys in the 0600 key file
+    assert invoke_sk("key", "init").returncode == 0
+    assert invoke_sk("config", "set", "encryption.encrypt", "true").returncode == 0
+    env = {**agent_env, "SHELLKEEP_CONFIG": os.environ["SHELLKEEP_CONFIG"], "CLAUDE_CODE_ENABLE_TODO_TOOLS": "true",
+           "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"}
+    anthropic_standin.script_tool_uses(TASKS)
+    anthropic_standin.script([ANSWER])
+    driver = drive([*SK, "claude"], env=env, cwd=project_dir)
+    driver.wait_for_screen(READY, WAIT_S)
+    driver.type("plan it")
+    driver.wait_for_screen("plan it", WAIT_S)
+    driver.press("enter")
+    driver.wait_for_screen(ANSWER, WAIT_S)
+    quit_claude(driver)
+
+    [meta_path] = session_folders(home)
+    assert meta_of(meta_path.parent)["plan"] == {"sealed": True, "done": 1, "total": 3}
+    assert ITEMS[1] not in meta_path.read_text()
+    sealed = meta_path.parent / "plan.json"
+    assert is_encrypted(sealed) and ITEMS[1].encode() not in sealed.read_bytes()
+    shown = _sk("show", "--last", env=env, cwd=project_dir)
+    assert f"plan: {SUMMARY}\n  [x] {ITEMS[0]}\n  [>] {ITEMS[1]}\n  [ ] {ITEMS[2]}" in shown.stdout, shown.stderr
