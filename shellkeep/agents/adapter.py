@@ -30,6 +30,7 @@ from shellkeep.agents.argv import (
 )
 from shellkeep.agents.base import AgentSession, Exchange, Launch, ScreenChrome, WaitingHints
 from shellkeep.agents.locations import find_in_screen, is_new, mtime_at, newest, same_dir
+from shellkeep.agents.plan import Plan
 
 __all__ = ["HELP", "VERSION", "CommandAdapter", "TranscriptLayout", "jsonl_per_id", "locate_transcript"]
 
@@ -319,6 +320,14 @@ class CommandAdapter:
         if path is None or self.transcript_format is None or not path.name.endswith((".jsonl", ".jsonl.zst")):
             return jsonl.TranscriptReading(tuple(self.read_exchanges(session)))
         return jsonl.read_transcript(path, self.transcript_format, self.name, upto_bytes=upto_bytes, warn_damage=warn_damage)
+
+    def read_plan(self, session: AgentSession) -> Plan | None:
+        """Return the task list the agent stopped at, read from its transcript (``agents.plan``).
+
+        None when this agent keeps no task list, or none was written. Raises OSError when
+        the transcript cannot be read; subclasses that know the agent's plan tools override it.
+        """
+        return None
 
     def remove_resume_leftovers(self, session: AgentSession) -> list[Path]:
         """Delete files the agent's resume left beside ``session``'s transcript that would make it

@@ -19,6 +19,7 @@ from shellkeep.agents.adapter import HELP, VERSION, CommandAdapter, TranscriptLa
 from shellkeep.agents.argv import Arity, Grammar, Option
 from shellkeep.agents.base import AgentSession, Exchange, ScreenChrome, Usage, WaitingHints
 from shellkeep.agents.locations import UUID_PATTERN, dash_encoded, home_dir
+from shellkeep.agents.plan import Plan, PlanBuilder, items_from, scan_records
 from shellkeep.agents.records import (
     ExchangeBuilder,
     JsonObject,
@@ -311,6 +312,75 @@ def _transcript_start(path: Path) -> tuple[datetime | None, str | None]:
     return jsonl.head_start(path, max_records=16)
 
 
+_PLAN_NEEDLES = (b'"TodoWrite"', b'"TaskCreate"', b'"TaskUpdate"', b'"task":{"id"')
+
+
+def read_claude_plan(transcript: Path) -> Plan | None:
+    """Return the task list of a Claude Code transcript as it last stood, or None.
+
+    Two sets of tools write it (Claude Code 2.1 ``sdk-tools.d.ts``): ``TodoWrite`` (input
+    ``{todos: [{content, status, activeForm}]}``, the whole list; offered when
+    ``CLAUDE_CODE_ENABLE_TASKS=false``) and the task tools, offered by default: ``TaskCreate``
+    (``{subject, description, activeForm?}``; its id comes back in the ``user`` record's
+    ``toolUseResult.task.id``) and ``TaskUpdate`` (``{taskId, status?, subject?, activeForm?}``,
+    status ``deleted`` removes). The task tools also keep one file per task,
+    ``tasks/<session id>/<task id>.json`` under the config folder: when that folder exists
+    beside the transcript's ``projects/`` it is the truth for them (``read_task_files``).
+    Sidechain (subagent) records are left out.
+    """
+    builder = PlanBuilder()
+    creating: dict[str, JsonObject] = {}  # TaskCreate tool_use id -> its input, until its result names the task id
+    for record in scan_records(transcript, _PLAN_NEEDLES):
+        if record.get("isSidechain") is True:
+            continue
+        for block in (as_dict(item) for item in as_list(dig(record, "message", "content"))):
+            if block is None:
+                continue
+            if block.get("type") == "tool_use":
+                _plan_call(builder, creating, as_str(block.get("name")) or "", as_dict(block.get("input")) or {}, as_str(block.get("id")))
+            elif block.get("type") == "tool_result":
+                started = creating.pop(as_str(block.get("tool_use_id")) or "", None)
+                task_id = as_str(dig(record, "toolUseResult", "task", "id"))
+                if started is not None and task_id is not None:
+                    builder.create("TaskCreate", as_str(started.get("subject")) or "?", task_id, as_str(started.get("activeForm")))
+    plan = builder.plan()
+    if plan is not None and plan.tool == "TodoWrite":
+        return plan
+    # The task files also hold a task whose TaskCreate result never reached the transcript (a crash).
+    return read_task_files(transcript.parent.parent.parent / "tasks" / transcript.stem) or plan
+
+
+def _plan_call(builder: PlanBuilder, creating: dict[str, JsonObject], name: str, args: JsonObject, use_id: str | None) -> None:
+    """Apply one plan tool call of Claude Code to ``builder`` (see ``read_claude_plan``)."""
+    if name == "TodoWrite":
+        builder.replace(name, items_from(args.get("todos"), ("content",)))
+    elif name == "TaskCreate" and use_id is not None:
+        creating[use_id] = args
+    elif name == "TaskUpdate":
+        task_id = args.get("taskId")
+        if isinstance(task_id, (str, int)):
+            builder.update(name, str(task_id), args.get("status"), as_str(args.get("subject")), as_str(args.get("activeForm")))
+
+
+def read_task_files(folder: Path) -> Plan | None:
+    """Return the tasks Claude Code keeps in ``folder`` (``<task id>.json``: ``{id, subject,
+    activeForm, status, ...}``), ordered by numeric id; None when there are none."""
+    import json
+
+    entries: list[JsonObject] = []
+    for path in folder.glob("*.json"):
+        try:
+            entry = as_dict(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            continue
+        if entry is not None:
+            entries.append(entry)
+    entries.sort(key=lambda e: (0, int(str(e.get("id")))) if str(e.get("id")).isdigit() else (1, 0))
+    builder = PlanBuilder()
+    builder.replace("TaskUpdate", items_from(entries, ("subject",)))
+    return builder.plan()
+
+
 CLAUDE_SCREEN = ScreenChrome(
     input_box=r"─{20,}",
     lines=(r"[·✢✳✶✻✽*] \S+(?: for| …|…).*",),  # status line: "✻ Brewed for 0s", "✶ Thinking… (esc to interrupt)"
@@ -383,6 +453,12 @@ class ClaudeAdapter(CommandAdapter):
         return jsonl_per_id(
             project_dirs(root, cwd), _transcript_start, also_in=lambda: sorted((root / "projects").glob("*"))
         )
+
+    def read_plan(self, session: AgentSession) -> Plan | None:
+        """Return the task list the conversation stopped at (``read_claude_plan``)."""
+        if session.transcript is None or not session.transcript.is_file():
+            return None
+        return read_claude_plan(session.transcript)
 
     def transcript_files(self, session: AgentSession) -> list[Path]:
         """Return the transcript and its subagents' transcripts (``<id>/subagents/*.jsonl``)."""

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from shellkeep.agents import jsonl
 from shellkeep.agents.adapter import HELP, VERSION, CommandAdapter
+from shellkeep.agents.plan import Plan, PlanBuilder, items_from, scan_records
 from shellkeep.agents.argv import Arity, Grammar, Option, Token, find_option, first_positional, rebuild, tokenize
 from shellkeep.agents.base import AgentSession, Exchange, Launch, ScreenChrome, Usage, WaitingHints
 from shellkeep.agents.locations import (
@@ -298,6 +299,32 @@ against a stand-in that asks for a command needing escalated permissions): its a
 ``Press enter to confirm or esc to cancel``; its ready composer ``› Ask Codex to do anything``."""
 
 
+
+def read_codex_plan(rollout: Path) -> Plan | None:
+    """Return the plan of a Codex rollout as its last ``update_plan`` call left it, or None.
+
+    The call is a ``response_item`` whose payload is ``{type: function_call, name: update_plan,
+    arguments}``, ``arguments`` a JSON string ``{explanation?, plan: [{step, status}]}`` with
+    status ``pending``, ``in_progress`` or ``completed`` (codex-rs ``UpdatePlanArgs``).
+    """
+    builder = PlanBuilder()
+    for record in scan_records(rollout, (b"update_plan",)):
+        payload = as_dict(record.get("payload"))
+        if record.get("type") != "response_item" or payload is None:
+            continue
+        if payload.get("type") != "function_call" or payload.get("name") != "update_plan":
+            continue
+        arguments: object = payload.get("arguments")
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except ValueError:
+                continue
+        args = as_dict(arguments) or {}
+        builder.replace("update_plan", items_from(args.get("plan"), ("step",)), as_str(args.get("explanation")))
+    return builder.plan()
+
+
 class CodexAdapter(CommandAdapter):
     """Adapter for Codex CLI (``codex``, ``npx @openai/codex``)."""
 
@@ -429,6 +456,12 @@ class CodexAdapter(CommandAdapter):
         if date is None:
             return None
         return home / "sessions" / date.group(1) / date.group(2) / date.group(3) / name
+
+    def read_plan(self, session: AgentSession) -> Plan | None:
+        """Return the task list the conversation stopped at (``read_codex_plan``)."""
+        if session.transcript is None or not session.transcript.is_file():
+            return None
+        return read_codex_plan(session.transcript)
 
     def resume_words(self, session: AgentSession) -> list[str]:
         """Return ``["resume", <thread id>]``."""

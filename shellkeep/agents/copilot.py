@@ -13,6 +13,8 @@ outputTokens, ...}}`` events; 1.0.88 writes none, only rows of ``assistant_usage
 created_at``) in ``~/.copilot/session-store.db`` (SQLite, opened read-only), taken when the
 event log has no usage: each row counts for the exchange whose prompt came last before it.
 ``--session-id <uuid>`` sets a new session's id; resume with ``copilot --resume <id>``.
+Task list: rows of the ``todos`` table of ``session.db`` beside ``events.jsonl``, written by the
+model through the ``sql`` tool (``read_copilot_plan``).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from shellkeep.agents.adapter import HELP, VERSION, CommandAdapter, TranscriptLa
 from shellkeep.agents.argv import Arity, Grammar, Option
 from shellkeep.agents.base import AgentSession, Exchange, Usage
 from shellkeep.agents.locations import UUID_PATTERN, home_dir
+from shellkeep.agents.plan import Plan, PlanBuilder, items_from
 from shellkeep.agents.records import ExchangeBuilder, JsonObject, as_dict, as_int, as_list, as_str, dig, parse_time
 from shellkeep.logs import get_logger
 
@@ -170,6 +173,38 @@ def _build(records: Iterable[JsonObject]) -> list[Exchange]:
 
 COPILOT_FORMAT = jsonl.TranscriptFormat(is_prompt=_is_prompt, build=_build)
 """How Copilot CLI event logs are read."""
+
+
+def read_copilot_plan(events: Path) -> Plan | None:
+    """Return the todo list of a Copilot CLI session, or None when it kept none.
+
+    Copilot CLI (1.0.88, 1.0.102) has no todo tool: its system prompt has the model keep todos
+    with its ``sql`` tool in the session's own SQLite database, ``session.db`` beside
+    ``events.jsonl``, table ``todos(id, title, description, status, created_at, updated_at)``,
+    status ``pending``, ``in_progress``, ``done`` or ``blocked`` (seen in the request it sends
+    and the database it made). Rows in the order they were made; opened read-only. Raises
+    OSError when the database cannot be read.
+    """
+    import sqlite3
+
+    database = events.parent / "session.db"
+    if not database.is_file():
+        return None
+    try:
+        connection = sqlite3.connect(f"file:{quote(str(database))}?mode=ro", uri=True, timeout=2.0)
+        try:
+            rows = connection.execute("SELECT id, title, status FROM todos ORDER BY created_at, rowid").fetchall()
+        finally:
+            connection.close()
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return None
+        raise OSError(f"cannot read copilot todos from {database}: {exc}") from exc
+    except sqlite3.Error as exc:
+        raise OSError(f"cannot read copilot todos from {database}: {exc}") from exc
+    builder = PlanBuilder()
+    builder.replace("sql", items_from([{"id": i, "title": t, "status": s} for i, t, s in rows], ("title",)))
+    return builder.plan()
 
 
 def _stored_usage(session: AgentSession) -> list[tuple[datetime, Usage, str | None]]:
@@ -318,6 +353,12 @@ class CopilotAdapter(CommandAdapter):
                 continue
             removed.append(path)
         return removed
+
+    def read_plan(self, session: AgentSession) -> Plan | None:
+        """Return the todo list the session stopped at (``read_copilot_plan``)."""
+        if session.transcript is None:
+            return None
+        return read_copilot_plan(session.transcript)
 
     def transcript_files(self, session: AgentSession) -> list[Path]:
         """Return ``events.jsonl`` and ``workspace.yaml`` of the session folder."""

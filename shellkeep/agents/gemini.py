@@ -25,6 +25,7 @@ from shellkeep.agents.adapter import HELP, VERSION, CommandAdapter, TranscriptLa
 from shellkeep.agents.argv import Arity, Grammar, Option
 from shellkeep.agents.base import AgentSession, Exchange, Usage
 from shellkeep.agents.locations import UUID_PATTERN, home_dir, newest
+from shellkeep.agents.plan import Plan, PlanBuilder, items_from, scan_records
 from shellkeep.agents.records import (
     ExchangeBuilder,
     JsonObject,
@@ -32,6 +33,7 @@ from shellkeep.agents.records import (
     as_int,
     as_list,
     as_str,
+    dig,
     last,
     parse_time,
     texts_of,
@@ -314,6 +316,27 @@ def _is_leftover(path: Path, transcript: Path, max_bytes: int = 1 << 20) -> bool
     return kept is not None and found[0] <= kept[0]
 
 
+
+def read_gemini_plan(chat: Path) -> Plan | None:
+    """Return the todo list of a Gemini CLI chat as its last ``write_todos`` call left it, or None.
+
+    A ``gemini`` message's ``toolCalls`` entry ``{name: write_todos, args: {todos: [{description,
+    status}]}}``, status one of ``pending``, ``in_progress``, ``completed``, ``cancelled``,
+    ``blocked`` (Gemini CLI 0.61 ``tools/write-todos.js``). A legacy ``.json`` chat is read whole.
+    """
+    builder = PlanBuilder()
+    if chat.suffix == ".json":
+        document = as_dict(json.loads(chat.read_text(encoding="utf-8"))) or {}
+        records: Iterable[JsonObject] = [m for m in (as_dict(item) for item in as_list(document.get("messages"))) if m is not None]
+    else:
+        records = scan_records(chat, (b'"write_todos"',))
+    for message in records:
+        for call in (as_dict(item) for item in as_list(message.get("toolCalls"))):
+            if call is not None and call.get("name") == "write_todos":
+                builder.replace("write_todos", items_from(dig(call, "args", "todos"), ("description",)))
+    return builder.plan()
+
+
 class GeminiAdapter(CommandAdapter):
     """Adapter for Gemini CLI (``gemini``, ``npx @google/gemini-cli``)."""
 
@@ -428,6 +451,12 @@ class GeminiAdapter(CommandAdapter):
             messages = [m for m in (as_dict(item) for item in as_list(document.get("messages"))) if m is not None]
             return last(_build([{"sessionId": document.get("sessionId")}, *messages]), limit)
         return super().read_exchanges(session, limit)
+
+    def read_plan(self, session: AgentSession) -> Plan | None:
+        """Return the task list the conversation stopped at (``read_gemini_plan``)."""
+        if session.transcript is None or not session.transcript.is_file():
+            return None
+        return read_gemini_plan(session.transcript)
 
     def transcript_files(self, session: AgentSession) -> list[Path]:
         """Return the chat file and its subagents' chats (``chats/<session id>/*.jsonl``)."""

@@ -23,6 +23,7 @@ from shellkeep.agents.adapter import HELP, VERSION, CommandAdapter
 from shellkeep.agents.argv import Arity, Grammar, Option
 from shellkeep.agents.base import AgentSession, Exchange, Launch, Usage
 from shellkeep.agents.locations import CLOCK_SLACK, find_in_screen, shown_on_screen, xdg_data_home
+from shellkeep.agents.plan import Plan, PlanBuilder, items_from
 from shellkeep.agents.records import ExchangeBuilder, JsonObject, as_dict, as_int, as_str, dig, last
 from shellkeep.logs import get_logger
 
@@ -328,6 +329,35 @@ class OpenCodeAdapter(CommandAdapter):
                     )
                 )
         return last(builder.exchanges(), limit)
+
+    def read_plan(self, session: AgentSession) -> Plan | None:
+        """Return the todo list the session stopped at: its last ``todowrite`` tool part, or None.
+
+        A ``part`` row of the session whose data is ``{type: tool, tool: todowrite, state:
+        {input: {todos: [{content, status, priority}]}}}``, status ``pending``,
+        ``in_progress``, ``completed`` or ``cancelled`` (OpenCode 1.18 ``tool/todo.ts``), read
+        from the session's database in part order. Raises OSError when it cannot be read.
+        """
+        import sqlite3
+
+        if session.transcript is None or session.session_id is None or not session.transcript.is_file():
+            return None
+        builder = PlanBuilder()
+        try:
+            connection = _connect(session.transcript)
+            try:
+                rows = connection.execute(
+                    "SELECT data FROM part WHERE session_id = ? AND data LIKE '%todowrite%' ORDER BY id", (session.session_id,)
+                ).fetchall()
+            finally:
+                connection.close()
+        except sqlite3.Error as exc:
+            raise OSError(f"cannot read opencode database {session.transcript}: {exc}") from exc
+        for row in rows:
+            part = _json(row["data"])
+            if part.get("type") == "tool" and part.get("tool") == "todowrite":
+                builder.replace("todowrite", items_from(dig(part, "state", "input", "todos"), ("content",)))
+        return builder.plan()
 
     def transcript_files(self, session: AgentSession) -> list[Path]:
         """Return nothing: the database is shared by every OpenCode session of the user."""

@@ -18,6 +18,7 @@ from shellkeep.agents.adapter import HELP, VERSION, CommandAdapter, TranscriptLa
 from shellkeep.agents.argv import Arity, Grammar, Option
 from shellkeep.agents.base import AgentSession, Exchange, ScreenChrome, Usage
 from shellkeep.agents.locations import UUID_PATTERN, dash_encoded, home_dir
+from shellkeep.agents.plan import Plan, PlanBuilder, items_from, scan_records
 from shellkeep.agents.records import (
     ExchangeBuilder,
     JsonObject,
@@ -166,6 +167,22 @@ input box (a rule, ``>   Type your message or @path/to/file``, a rule) and its f
 (``➜ <folder> · <model>``, ``Auto mode (shift + tab to cycle)``)."""
 
 
+
+def read_qwen_plan(chat: Path) -> Plan | None:
+    """Return the todo list of a Qwen Code chat as its last ``todo_write`` call left it, or None.
+
+    An ``assistant`` record's part ``{functionCall: {name: todo_write, args: {todos: [{id,
+    content, status}]}}}``, status ``pending``, ``in_progress`` or ``completed`` (Qwen Code 0.24).
+    """
+    builder = PlanBuilder()
+    for record in scan_records(chat, (b'"todo_write"',)):
+        for part in (as_dict(item) for item in _parts(record)):
+            call = as_dict(part.get("functionCall")) if part is not None else None
+            if call is not None and call.get("name") == "todo_write":
+                builder.replace("todo_write", items_from(dig(call, "args", "todos"), ("content",)))
+    return builder.plan()
+
+
 class QwenAdapter(CommandAdapter):
     """Adapter for Qwen Code (``qwen``, ``npx @qwen-code/qwen-code``)."""
 
@@ -194,6 +211,12 @@ class QwenAdapter(CommandAdapter):
         projects = qwen_root(env) / "projects"
         folders = list(dict.fromkeys(projects / dash_encoded(d) / "chats" for d in (cwd, cwd.resolve())))
         return jsonl_per_id(folders, _head)
+
+    def read_plan(self, session: AgentSession) -> Plan | None:
+        """Return the task list the conversation stopped at (``read_qwen_plan``)."""
+        if session.transcript is None or not session.transcript.is_file():
+            return None
+        return read_qwen_plan(session.transcript)
 
     def resume_words(self, session: AgentSession) -> list[str]:
         """Return ``["-r", <id>]``."""

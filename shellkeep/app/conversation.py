@@ -37,6 +37,7 @@ from shellkeep.agents.registry import adapter_for, adapter_named
 from shellkeep.app.checkpoints import add_exchange_checkpoints
 from shellkeep.app.native import remove_resume_leftovers
 from shellkeep.app.unanswered import with_typed_prompt, with_unanswered
+from shellkeep.app.plan import with_plan
 from shellkeep.capture.redaction import redactor_for
 from shellkeep.errors import ShellkeepError, UserInputError
 from shellkeep.logs import get_logger
@@ -253,6 +254,7 @@ def collect(
         usage=_total_usage(conversation.exchanges),
     )
     updated = with_unanswered(updated, conversation.exchanges)  # a prompt cut short, for resume
+    updated = with_plan(updated, adapter, agent_session, redactor.redact if redactor else None, vault)  # its task list (app.plan)
     write_meta(updated)
     if conversation.structured:
         try:
@@ -299,6 +301,10 @@ def collect_for_resume(
             agent_session_id=found.session_id,
             agent_transcript=str(found.transcript) if found.transcript else meta.agent_transcript,
         )
+    redactor = redactor_for(redact_config) if meta.redacted else None
+    meta = with_plan(meta, adapter, found, redactor.redact if redactor else None, None if dry_run else vault)
+    if big and not dry_run:
+        write_meta(meta)
     conversation = gather(meta, vault, env, limit=max(limit, 1), agent_session=found)
     return meta, list(conversation.exchanges)[-limit:] if limit > 0 else [], big and not dry_run
 

@@ -22,10 +22,15 @@ import os
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
 from shellkeep.app.context import Context
+from shellkeep.app.plan import session_plan
 from shellkeep.store.live import WORKING_WINDOW_S, LiveStatus, read_live_status, waits_for_user
 from shellkeep.store.session import SessionMeta, Status, host_name, iso, parse_iso
+
+if TYPE_CHECKING:
+    from shellkeep.config import RedactConfig
 
 __all__ = ["WORKING_WINDOW_S", "LiveSession", "LiveState", "judge_state", "live_sessions"]
 
@@ -64,6 +69,8 @@ class LiveSession:
     echo: bool | None
     prompt: bool
     hint: str | None
+    plan: str | None = None
+    """Where the agent's task list stands, ``1 of 3 done; in progress: ...`` (``app.plan``), or None."""
 
 
 def judge_state(status: LiveStatus | None, now: float, recording_mtime: float | None = None) -> LiveState:
@@ -95,11 +102,11 @@ def live_sessions(ctx: Context, *, now: float | None = None) -> list[LiveSession
     for meta in ctx.sessions(all_projects=True):
         if meta.status != Status.RUNNING.value or meta.host != host:
             continue
-        found.append(_live_session(meta, now))
+        found.append(_live_session(meta, now, ctx.config.redact))
     return found
 
 
-def _live_session(meta: SessionMeta, now: float) -> LiveSession:
+def _live_session(meta: SessionMeta, now: float, redact_config: RedactConfig | None = None) -> LiveSession:
     status = read_live_status(meta.folder)
     try:
         st = os.stat(meta.cast)
@@ -130,5 +137,11 @@ def _live_session(meta: SessionMeta, now: float) -> LiveSession:
         echo=status.echo if status is not None else None,
         prompt=status.prompt if status is not None else False,
         hint=status.hint if status is not None else None,
+        plan=_plan_summary(meta, redact_config),
     )
 
+
+def _plan_summary(meta: SessionMeta, redact_config: RedactConfig | None) -> str | None:
+    """Return the live plan's summary, read from the agent's transcript (``app.plan.session_plan``)."""
+    plan = session_plan(meta, redact_config)
+    return None if plan is None else plan.summary()

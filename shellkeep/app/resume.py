@@ -26,6 +26,7 @@ from shellkeep.app.context import Context
 from shellkeep.app.conversation import adapter_of, collect_for_resume, gather
 from shellkeep.app.moves import project_sessions, relocate_transcript, resume_dir
 from shellkeep.app.native import check_transcript, remove_resume_leftovers
+from shellkeep.app.plan import plan_block
 from shellkeep.app.after_run import start_housekeeping
 from shellkeep.app.record import RunOutcome, run_session
 from shellkeep.app.run_request import RecordSettings, RunRequest, settings_from_config
@@ -37,6 +38,7 @@ from shellkeep.logs import get_logger
 from shellkeep.store.paths import Paths, project_key
 from shellkeep.store.session import SessionMeta, Status, exact_meta, iter_session_folders, read_meta, write_meta
 from shellkeep.terminal.replay import last_screen
+from shellkeep.vault.access import Vault
 from shellkeep.vault.exchanges import is_collected, read_exchanges
 from shellkeep.vault.recording import open_tail_source
 
@@ -229,7 +231,7 @@ def plan_resume(
     if agent is not None:
         argv, name = _agent_argv(agent)
         mode = ResumeMode.INJECT if recent else ResumeMode.RESTART
-        plan = ResumePlan(meta, mode, argv, cwd, name, recent, inject_text(meta, recent), settle_s, moved_note)
+        plan = ResumePlan(meta, mode, argv, cwd, name, recent, inject_text(meta, recent, ctx.vault), settle_s, moved_note)
         return dataclasses.replace(plan, unanswered=unanswered)
 
     adapter = adapter_of(meta)
@@ -277,7 +279,7 @@ def plan_resume(
             meta, ResumeMode.NATIVE, tuple(native), cwd, meta.agent, recent, None, settle_s, note, env_updates,
             unanswered=unanswered,
         )
-    return dataclasses.replace(_fresh_plan(meta, adapter, cwd, recent, settle_s, note), unanswered=unanswered)
+    return dataclasses.replace(_fresh_plan(meta, adapter, cwd, recent, settle_s, note, ctx.vault), unanswered=unanswered)
 
 
 def with_resend(plan: ResumePlan) -> ResumePlan:
@@ -297,12 +299,19 @@ def with_resend(plan: ResumePlan) -> ResumePlan:
 
 
 def _fresh_plan(
-    meta: SessionMeta, adapter: AgentAdapter, cwd: Path, recent: tuple[Exchange, ...], settle_s: float, note: str | None
+    meta: SessionMeta,
+    adapter: AgentAdapter,
+    cwd: Path,
+    recent: tuple[Exchange, ...],
+    settle_s: float,
+    note: str | None,
+    vault: Vault | None = None,
 ) -> ResumePlan:
-    """Return the plan that starts the agent anew: with the exchanges typed in where it takes them."""
+    """Return the plan that starts the agent anew: with the exchanges typed in where it takes them
+    (and the agent's task list, unsealed with ``vault``'s keys when sealed)."""
     fresh = _fresh_argv(adapter, exact_meta(meta).command)
     if recent and _takes_context(fresh):
-        return ResumePlan(meta, ResumeMode.INJECT, fresh, cwd, meta.agent, recent, inject_text(meta, recent), settle_s, note)
+        return ResumePlan(meta, ResumeMode.INJECT, fresh, cwd, meta.agent, recent, inject_text(meta, recent, vault), settle_s, note)
     return ResumePlan(meta, ResumeMode.RESTART, fresh, cwd, meta.agent, recent, None, settle_s, note)
 
 
@@ -337,7 +346,7 @@ def run_resume(
     if native_only:  # marked all the same: a bare resume must not pick the failed run
         warn(f"the agent's own resume failed ({reason}); not re-injecting (--native-only)")
         return outcome
-    fallback = _fresh_plan(plan.session, adapter_of(plan.session), plan.cwd, plan.exchanges, plan.settle_s, None)
+    fallback = _fresh_plan(plan.session, adapter_of(plan.session), plan.cwd, plan.exchanges, plan.settle_s, None, ctx.vault)
     fallback = dataclasses.replace(fallback, env_updates=plan.env_updates)  # the recorded environment too
     if plan.resend_text:  # the prompt to send again goes with the re-injected block
         fallback = with_resend(dataclasses.replace(fallback, unanswered=plan.unanswered))
@@ -476,11 +485,12 @@ def conversation_tail(ctx: Context, meta: SessionMeta, limit: int, *, own: list[
     return [_renumbered(e, i) for i, e in enumerate(found)]
 
 
-def inject_text(meta: SessionMeta, exchanges: tuple[Exchange, ...] | list[Exchange]) -> str | None:
+def inject_text(meta: SessionMeta, exchanges: tuple[Exchange, ...] | list[Exchange], vault: Vault | None = None) -> str | None:
     """Return the block typed into a restarted program: a header line, then each exchange.
 
     Lines are ``User: <prompt>``, ``Tools: <name summary>; ...`` and ``Assistant: <answer>``,
-    joined by ``\\n``. None when there is no exchange.
+    then the agent's task list where it stopped (``app.plan.plan_block``; vault: the keys of a
+    sealed one), joined by ``\\n``. None when there is no exchange.
     """
     if not exchanges:
         return None
@@ -496,6 +506,7 @@ def inject_text(meta: SessionMeta, exchanges: tuple[Exchange, ...] | list[Exchan
             lines.append("Tools: " + "; ".join(f"{c.name} {c.summary}".strip() for c in exchange.tool_calls))
         if exchange.answer.strip():
             lines.append(f"Assistant: {exchange.answer.strip()}")
+    lines.extend(plan_block(meta, vault))  # the agent's task list where it stopped (app.plan)
     return "\n".join(lines)
 
 

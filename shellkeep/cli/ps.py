@@ -28,11 +28,20 @@ def ps(as_json: bool) -> None:
     if not sessions:
         click.echo("no live sessions; run 'shellkeep ls --all' for past ones", err=True)
         return
-    header = ("ID", "AGENT", "PROJECT", "PID", "STATE", "DURATION", "SIZE")
+    header = ("ID", "AGENT", "PROJECT", "PID", "STATE", "DURATION", "SIZE", "PLAN")
     rows = [
-        (s.id, s.agent, s.project, str(s.pid), s.state, format_duration(s.duration), format_size(s.size_bytes))
+        (s.id, s.agent, s.project, str(s.pid), s.state, format_duration(s.duration), format_size(s.size_bytes), _cut(s.plan or "-"))
         for s in sessions
     ]
-    widths = [max(map(len, column)) for column in zip(header, *rows)]
+    widths = [max(map(len, column)) for column in zip(header, *rows)]  # PLAN last: a long one only runs on
     template = "  ".join(f"{{:<{w}}}" for w in widths)
     click.echo("\n".join(template.format(*row).rstrip() for row in (header, *rows)))
+
+
+_PLAN_CHARS = 60
+"""Most characters of the PLAN column (``--json`` has the whole summary)."""
+
+
+def _cut(text: str) -> str:
+    """Return ``text`` cut to ``_PLAN_CHARS`` characters, ending in ``…`` when cut."""
+    return text if len(text) <= _PLAN_CHARS else text[: _PLAN_CHARS - 1] + "…"

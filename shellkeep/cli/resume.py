@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from shellkeep.app.context import Context
     from shellkeep.app.resume import ResumePlan
     from shellkeep.store.session import SessionMeta
+    from shellkeep.vault.access import Vault
 
 
 @click.command()
@@ -131,7 +132,7 @@ def resume(
     rerun = fallback and plan.mode is not ResumeMode.NATIVE and not meta.agent_session_id and agent is None
     if rerun and not (yes or dry_run) and not _confirm_rerun(plan):
         return 1
-    banner = _banner(plan)
+    banner = _banner(plan, ctx.vault)
     from shellkeep.app.in_flight import files_in_flight, in_flight_line
 
     flying = in_flight_line(files_in_flight(ctx, plan.session))
@@ -190,8 +191,10 @@ def _resend_choice(plan: ResumePlan, resend: bool | None, *, dry_run: bool) -> t
     return sent, banner_line(unanswered, "would send it again" if dry_run else "sending it again once the agent is ready")
 
 
-def _banner(plan: ResumePlan) -> str:
+def _banner(plan: ResumePlan, vault: Vault | None = None) -> str:
     import shutil
+
+    from shellkeep.app.plan import stored_plan
 
     meta = plan.session
     how = {
@@ -203,9 +206,11 @@ def _banner(plan: ResumePlan) -> str:
     head = f"── shellkeep: {meta.id} · {meta.agent} · {meta.status} {when}"
     command = _shell_words(plan.argv)
     line = f"{head} · {how}: {command} ──"
+    stopped = stored_plan(meta, vault)  # the agent's task list where it stopped (app.plan)
+    tail = f"\nplan: {stopped.summary()}" if stopped else ""
     if len(line) < shutil.get_terminal_size().columns:
-        return line
-    return f"{head} ──\n{how}: {command}"  # too narrow for one line: the command on a line of its own, whole
+        return line + tail
+    return f"{head} ──\n{how}: {command}{tail}"  # too narrow for one line: the command on a line of its own, whole
 
 
 def _rows(text: str) -> int:

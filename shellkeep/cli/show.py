@@ -33,6 +33,7 @@ def show(ref: str | None, last: bool, full: bool, as_json: bool) -> None:
     Example: shellkeep show --last
     """
     from shellkeep.app.listing import missing_key
+    from shellkeep.app.plan import live_plan
     from shellkeep.store.audit import record_read
     from shellkeep.store.checkpoints import read_checkpoints
     from shellkeep.vault.exchanges import read_exchanges
@@ -41,6 +42,7 @@ def show(ref: str | None, last: bool, full: bool, as_json: bool) -> None:
     ctx = context()
     meta = ctx.resolve(ref, last=last)
     record_read(ctx.paths, "show", meta)
+    meta = live_plan(meta, ctx.config.redact, ctx.vault)
     from shellkeep.app.in_flight import files_in_flight
 
     flying = files_in_flight(ctx, meta)
@@ -49,6 +51,7 @@ def show(ref: str | None, last: bool, full: bool, as_json: bool) -> None:
         return
     key_id = missing_key(ctx, meta)
     _print_meta(meta, key_id)
+    _print_plan(meta)
     _print_chain(ctx.paths, meta)
     _print_checkpoints(read_checkpoints(meta.folder))
     _print_environment(meta)
@@ -116,6 +119,18 @@ def _print_meta(meta: SessionMeta, missing_key_id: str | None) -> None:
     width = max(len(k) for k, _ in rows)
     for key, value in rows:
         click.echo(f"{key:<{width}}  {value}")
+
+
+def _print_plan(meta: SessionMeta) -> None:
+    """Print the agent's task list where it stopped (``app.plan``), when it kept one."""
+    from shellkeep.agents.plan import Plan
+
+    plan = Plan.from_json(meta.plan)
+    if plan is None:
+        return
+    click.echo(f"\nplan: {plan.summary()}")
+    for line in plan.lines():
+        click.echo(f"  {line}")
 
 
 def _print_chain(where: Paths, meta: SessionMeta) -> None:

@@ -35,6 +35,8 @@ COMPRESSED_CAST_FILE = "session.cast.zst"
 """A recording compressed at rest (zstd, sealed or not): never mistaken for plain asciicast."""
 CAST_FILES = (CAST_FILE, COMPRESSED_CAST_FILE)
 EXCHANGES_FILE = "exchanges.jsonl"
+PLAN_FILE = "plan.json"
+"""The agent's task list, sealed, when encryption is on (``app.plan``); else it is in ``meta.json``."""
 AGENT_FOLDER = "agent"
 LIVE_SOCKET = "live.sock"
 """The running session's live socket (``capture.live``: the protocol and its server)."""
@@ -113,6 +115,10 @@ class SessionMeta:
     ``spans``: see ``agents.jsonl.TranscriptDamage``); None when it was intact."""
     exchange_count: int = 0
     usage: dict[str, int] | None = None
+    plan: dict[str, object] | None = None
+    """The agent's task list where it stopped (``agents.plan.Plan.to_json``: ``items`` of
+    ``{text, state, active, id}``, ``tool``, ``explanation``, ``done``, ``total``, ``summary``);
+    None when it kept none. Written with the exchanges (``app.plan``)."""
     resume_failed: str | None = None
     """Why this run, a native resume of ``parent``, failed (None: it did not); such a run is
     never chosen by a bare ``resume``, and its parent stays the session to resume."""

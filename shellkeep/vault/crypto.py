@@ -43,7 +43,7 @@ from shellkeep.errors import DataError, KeyUnavailable, ShellkeepError
 from shellkeep.store.atomic import FileIdentity, file_identity, write_bytes_atomic
 from shellkeep.logs import get_logger
 from shellkeep.store.chunks import REF_SUFFIX
-from shellkeep.store.session import AGENT_FOLDER, CAST_FILES, EXCHANGES_FILE
+from shellkeep.store.session import AGENT_FOLDER, CAST_FILES, EXCHANGES_FILE, PLAN_FILE
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -500,11 +500,11 @@ SEARCH_FILE = "search.jsonl"
 def private_files(folder: Path) -> list[Path]:
     """Return the files of a session folder that hold recorded content (and are encrypted
     when encryption is on): ``session.cast`` and ``session.cast.zst`` (both, while a cut
-    compression left both), ``exchanges.jsonl``, ``search.jsonl`` and
+    compression left both), ``exchanges.jsonl``, ``plan.json``, ``search.jsonl`` and
     everything under ``agent/`` but the references to stored copies (``*.ref``: their
     content is in the chunk store, see ``vault.copies``). Existing files only; ``meta.json``
     is never one of them."""
-    found = [folder / name for name in (*CAST_FILES, EXCHANGES_FILE, SEARCH_FILE) if (folder / name).is_file()]
+    found = [folder / name for name in (*CAST_FILES, EXCHANGES_FILE, PLAN_FILE, SEARCH_FILE) if (folder / name).is_file()]
     agent = folder / AGENT_FOLDER
     if agent.is_dir():
         found += sorted(

@@ -144,7 +144,7 @@ def _count(text: str) -> int:
 
 
 def redact_meta(meta: SessionMeta, redactor: Redactor) -> SessionMeta:
-    """Return ``meta`` with its command, name and title redacted, marked ``redacted``."""
+    """Return ``meta`` with its command, name, title and plan (``app.plan``) redacted, marked ``redacted``."""
 
     def clean(text: str | None) -> str | None:
         return None if text is None else redactor.redact(text)
@@ -154,6 +154,7 @@ def redact_meta(meta: SessionMeta, redactor: Redactor) -> SessionMeta:
         command=[redactor.redact(arg) for arg in meta.command],
         name=clean(meta.name),
         title=clean(meta.title),
+        plan=None if meta.plan is None else json.loads(redact_jsonl_text(json.dumps(meta.plan, ensure_ascii=False), redactor)),
         redacted=True,
     )
 

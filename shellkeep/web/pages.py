@@ -38,6 +38,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from shellkeep.app.display import format_duration, format_local_time
 from shellkeep.app.history_import import agent_title, imported_from_agent
 from shellkeep.app.listing import SUSPENDED_KEY_MISSING, missing_key, missing_keys
+from shellkeep.app.plan import session_plan
 from shellkeep.app.ps import LiveSession, LiveState, live_sessions
 from shellkeep.app.reads import NoRecording, read_session
 from shellkeep.app.serve import ServeSetup
@@ -254,6 +255,7 @@ class Pages:
             "no_recording": None,
             "exchanges": [],
             "markers": [],
+            "plan": None,
         }
         key_id = missing_key(self.ctx, meta)
         if key_id is not None:
@@ -265,6 +267,7 @@ class Pages:
         no_recording = _no_recording(meta)
         values["no_recording"] = no_recording
         record_read(self.ctx.paths, "serve", meta, detail="page")
+        values["plan"] = session_plan(meta, self.ctx.config.redact, vault=self.ctx.vault)  # the agent's task list: stored, or live from its transcript
         try:
             exchanges = read_exchanges(meta, self.ctx.vault)
             markers = read_session_markers(meta, self.ctx.vault) if no_recording is None else []

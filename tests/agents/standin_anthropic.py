@@ -13,6 +13,12 @@
 - ``POST /v1/messages/count_tokens``: ``{"input_tokens": N}``, N estimated from the body size.
 - Any other ``POST``: 404 with an Anthropic-shaped error.
 
+Tool calls (``script_tool_uses``): queued ``ToolUse`` answers are given first, one per
+conversation request, as an assistant message holding one ``tool_use`` block (``stop_reason:
+tool_use``; streamed as ``input_json_delta`` pieces); Claude Code runs the tool and sends its
+``tool_result`` in the next request, which takes the next queued tool use or else a text answer
+as below. A tool-use answer does not consume the text script nor the count.
+
 Answers. A *conversation* request (one that offers ``tools``, as Claude Code's main loop
 does) takes the next scripted answer (``script()``), else the ``answer`` callable's text, else
 ``STANDIN-ANSWER-<n>: <last word of the prompt>`` with n counting conversation answers from 1.
@@ -36,7 +42,10 @@ never an answer (neither the script nor the count move).
 
 from __future__ import annotations
 
+import collections
 import dataclasses
+import json
+import threading
 from typing import Any, Callable
 
 from .standin_server import (
@@ -108,6 +117,25 @@ class AnthropicRequest(StandinRequest):
         return "\n".join(content_texts(system))
 
 
+@dataclasses.dataclass(frozen=True)
+class ToolUse:
+    """A scripted answer that calls a tool: ``name`` (``TodoWrite``, ``TaskCreate``...) with ``input``."""
+
+    name: str
+    input: dict[str, Any]
+
+
+def tool_results(request: AnthropicRequest) -> list[dict[str, Any]]:
+    """Return every ``tool_result`` block of the request's user messages, in order."""
+    return [
+        block
+        for message in request.messages
+        if message.get("role") == "user" and isinstance(message.get("content"), list)
+        for block in message["content"]
+        if isinstance(block, dict) and block.get("type") == "tool_result"
+    ]
+
+
 def content_texts(content: Any) -> list[str]:
     """Return the texts of a Messages API ``content`` value (a string or a list of blocks)."""
     if isinstance(content, str):
@@ -155,6 +183,17 @@ class AnthropicStandin(StandinServer[AnthropicRequest]):
         super().__init__(answer)
         self._side_answer = side_answer
         self._model = model
+        self._tool_lock = threading.Lock()
+        self._tool_uses: collections.deque[ToolUse] = collections.deque()
+
+    def script_tool_uses(self, uses: list[ToolUse]) -> None:
+        """Queue tool calls for the next conversation answers, one each, before any text answer."""
+        with self._tool_lock:
+            self._tool_uses.extend(uses)
+
+    def _next_tool_use(self) -> ToolUse | None:
+        with self._tool_lock:
+            return self._tool_uses.popleft() if self._tool_uses else None
 
     def default_answer(self, n: int, request: AnthropicRequest) -> str:
         """Return ``STANDIN-ANSWER-<n>: <last word of the last prompt>``."""
@@ -186,6 +225,12 @@ class AnthropicStandin(StandinServer[AnthropicRequest]):
                 {"type": "error", "error": {"type": "overloaded_error", "message": "released by the test"}},
                 status=529,
             )
+        use = self._next_tool_use() if request.is_conversation else None
+        if use is not None:
+            message = self._tool_message(request, use)
+            if request.body_dict().get("stream"):
+                return Reply.sse(_tool_stream_events(message, use))
+            return Reply.json(message)
         if request.is_conversation:
             text = self.next_answer(request)
         elif self._side_answer is not None:
@@ -213,6 +258,38 @@ class AnthropicStandin(StandinServer[AnthropicRequest]):
                 "cache_creation_input_tokens": 0,
             },
         }
+
+
+    def _tool_message(self, request: AnthropicRequest, use: ToolUse) -> dict[str, Any]:
+        message = self._message(request, "")
+        message["content"] = [{"type": "tool_use", "id": self.new_id("toolu"), "name": use.name, "input": use.input}]
+        message["stop_reason"] = "tool_use"
+        return message
+
+
+def _tool_stream_events(message: dict[str, Any], use: ToolUse) -> list[tuple[str, dict[str, Any]]]:
+    """Return the Messages API stream events that deliver *message* (one tool_use block)."""
+    start = dict(message, content=[], stop_reason=None)
+    start["usage"] = dict(message["usage"], output_tokens=1)
+    block = dict(message["content"][0], input={})
+    arguments = json.dumps(use.input)
+    half = len(arguments) // 2
+    return [
+        ("message_start", {"type": "message_start", "message": start}),
+        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}),
+        *(
+            ("content_block_delta",
+             {"type": "content_block_delta", "index": 0,
+              "delta": {"type": "input_json_delta", "partial_json": piece}})
+            for piece in (arguments[:half], arguments[half:])
+        ),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ("message_delta",
+         {"type": "message_delta",
+          "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+          "usage": message["usage"]}),
+        ("message_stop", {"type": "message_stop"}),
+    ]
 
 
 def _input_tokens(request: StandinRequest) -> int:

@@ -12,6 +12,13 @@
   otherwise one ``chat.completion`` object.
 - Any other ``POST``: 404 with an OpenAI-shaped error.
 
+Tool calls (``script_tool_calls``): queued ``ToolCall`` answers are given first, one per
+conversation request, as an assistant message with one ``tool_calls`` entry (``finish_reason:
+"tool_calls"``; streamed as a role chunk, the call with its arguments in two pieces, the finish
+chunk); the agent runs the tool and sends a ``role: tool`` message in the next request, which
+takes the next queued call or else a text answer. A tool-call answer does not consume the text
+script nor the count.
+
 Usage is deterministic: ``prompt_tokens`` is the request body's length in bytes // 4 (at
 least 1), ``completion_tokens`` the answer's word count (``usage_of`` computes both).
 
@@ -23,9 +30,11 @@ never consume the script nor the count.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import json
 import re
+import threading
 import time
 from typing import Any, Callable
 
@@ -92,6 +101,59 @@ def content_texts(content: Any) -> list[str]:
     ]
 
 
+@dataclasses.dataclass(frozen=True)
+class ToolCall:
+    """A scripted answer that calls a tool: ``name`` (``todo_write``, ``todowrite``...) with ``arguments``."""
+
+    name: str
+    arguments: dict[str, Any]
+
+
+class ToolCallQueue:
+    """Scripted tool calls, first in first out, safe across the server's threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._calls: collections.deque[ToolCall] = collections.deque()
+
+    def extend(self, calls: list[ToolCall]) -> None:
+        """Queue *calls*."""
+        with self._lock:
+            self._calls.extend(calls)
+
+    def pop(self) -> ToolCall | None:
+        """Return the next queued call, or None."""
+        with self._lock:
+            return self._calls.popleft() if self._calls else None
+
+
+def tool_messages(request: StandinRequest) -> list[dict[str, Any]]:
+    """Return the ``role: tool`` messages of a chat request (the tools' results), in order."""
+    messages = request.body_dict().get("messages")
+    return [m for m in (messages if isinstance(messages, list) else []) if isinstance(m, dict) and m.get("role") == "tool"]
+
+
+def tool_call_reply(completion_id: str, call_id: str, model: str, call: ToolCall, usage: dict[str, int], *, stream: bool) -> Reply:
+    """Return a chat completion whose message calls *call* (``finish_reason: "tool_calls"``)."""
+    base = {"id": completion_id, "created": int(time.time()), "model": model}
+    arguments = json.dumps(call.arguments)
+    full = {"id": call_id, "type": "function", "function": {"name": call.name, "arguments": arguments}}
+    if not stream:
+        return Reply.json({**base, "object": "chat.completion", "usage": usage, "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": None, "tool_calls": [full]}, "finish_reason": "tool_calls"}]})
+
+    def chunk(choices: list[dict[str, Any]], **extra: Any) -> bytes:
+        return f"data: {json.dumps({**base, 'object': 'chat.completion.chunk', 'choices': choices, **extra})}\n\n".encode()
+
+    half = len(arguments) // 2
+    payload = chunk([{"index": 0, "delta": {"role": "assistant", "content": None, "tool_calls": [
+        {"index": 0, "id": call_id, "type": "function", "function": {"name": call.name, "arguments": arguments[:half]}}]},
+        "finish_reason": None}])
+    payload += chunk([{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": arguments[half:]}}]}, "finish_reason": None}])
+    payload += chunk([{"index": 0, "delta": {}, "finish_reason": "tool_calls"}], usage=usage)
+    return Reply(200, "text/event-stream", payload + b"data: [DONE]\n\n")
+
+
 def usage_of(request: StandinRequest, text: str) -> dict[str, int]:
     """Return the ``usage`` the stand-in reports for answering *request* with *text*."""
     prompt = max(1, len(request.raw_body) // 4)
@@ -123,6 +185,11 @@ class ChatStandin(StandinServer[ChatRequest]):
         self._side_answer = side_answer
         self.model = model
         self._answers: dict[int, str] = {}
+        self.tool_calls = ToolCallQueue()
+
+    def script_tool_calls(self, calls: list[ToolCall]) -> None:
+        """Queue tool calls for the next conversation answers, one each, before any text answer."""
+        self.tool_calls.extend(calls)
 
     @property
     def api_base(self) -> str:
@@ -155,6 +222,11 @@ class ChatStandin(StandinServer[ChatRequest]):
                 {"error": {"message": f"no {request.path} here", "type": "invalid_request_error", "code": "not_found"}},
                 status=404,
             )
+        call = self.tool_calls.pop() if request.is_conversation else None
+        if call is not None:
+            body = request.body_dict()
+            return tool_call_reply(self.new_id("chatcmpl"), self.new_id("call"), str(body.get("model") or self.model), call,
+                                   usage_of(request, call.name), stream=bool(body.get("stream")))
         if request.is_conversation:
             text = self.next_answer(request)
         elif self._side_answer is not None:

@@ -14,6 +14,12 @@
   the script nor the count.
 - ``HEAD``/``GET`` anything: 200 ``{}``; any other ``POST``: 404 with a Google-shaped error.
 
+Function calls (``script_function_calls``): queued ``FunctionCall`` answers are given first, one
+per main-turn request, as one chunk whose part is ``{functionCall: {name, args}}`` (``STOP``);
+Gemini CLI runs the tool and sends a ``functionResponse`` part in the next request, which takes
+the next queued call or else a text answer. A function-call answer does not consume the text
+script nor the count.
+
 Answers: the next scripted answer (``script()``), else the ``answer`` callable's text, else
 ``STANDIN-ANSWER-<n>: <last word of the prompt>``. Usage: ``promptTokenCount`` is the request
 body's length / 4, ``candidatesTokenCount`` the answer's word count (``usage_of``).
@@ -21,8 +27,10 @@ body's length / 4, ``candidatesTokenCount`` the answer's word count (``usage_of`
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import json
+import threading
 from typing import Any, Callable
 
 from .standin_server import Reply, StandinRequest, StandinServer, last_word, split_pieces
@@ -90,6 +98,26 @@ class GeminiRequest(StandinRequest):
         return ""
 
 
+@dataclasses.dataclass(frozen=True)
+class FunctionCall:
+    """A scripted answer that calls a tool: ``name`` (``write_todos``...) with ``args``."""
+
+    name: str
+    args: dict[str, Any]
+
+
+def function_responses(request: GeminiRequest) -> list[dict[str, Any]]:
+    """Return every ``functionResponse`` part of the request's contents, in order."""
+    contents = request.body_dict().get("contents")
+    return [
+        part["functionResponse"]
+        for content in (contents if isinstance(contents, list) else [])
+        if isinstance(content, dict)
+        for part in content.get("parts") or []
+        if isinstance(part, dict) and isinstance(part.get("functionResponse"), dict)
+    ]
+
+
 def usage_of(request: GeminiRequest, answer: str) -> dict[str, int]:
     """Return the ``usageMetadata`` counts the stand-in reports for *answer* to *request*."""
     prompt = max(1, len(request.raw_body) // 4)
@@ -117,6 +145,17 @@ class GeminiStandin(StandinServer[GeminiRequest]):
     ) -> None:
         super().__init__(answer)
         self._side_answer = side_answer
+        self._call_lock = threading.Lock()
+        self._calls: collections.deque[FunctionCall] = collections.deque()
+
+    def script_function_calls(self, calls: list[FunctionCall]) -> None:
+        """Queue tool calls for the next main-turn answers, one each, before any text answer."""
+        with self._call_lock:
+            self._calls.extend(calls)
+
+    def _next_call(self) -> FunctionCall | None:
+        with self._call_lock:
+            return self._calls.popleft() if self._calls else None
 
     def default_answer(self, n: int, request: GeminiRequest) -> str:
         """Return ``STANDIN-ANSWER-<n>: <last word of the last prompt>``."""
@@ -134,6 +173,11 @@ class GeminiStandin(StandinServer[GeminiRequest]):
             return Reply.json(
                 {"error": {"code": 404, "message": f"no {request.path} here", "status": "NOT_FOUND"}}, status=404
             )
+        call = self._next_call() if request.is_conversation else None
+        if call is not None:
+            chunk = _chunk("", request.model or DEFAULT_MODEL, finished=True, usage=usage_of(request, call.name))
+            chunk["candidates"][0]["content"]["parts"] = [{"functionCall": {"name": call.name, "args": call.args}}]
+            return Reply(200, "text/event-stream", f"data: {json.dumps(chunk)}\r\n\r\n".encode())
         if request.is_conversation:
             text = self.next_answer(request)
         elif request.wants_json:

@@ -18,6 +18,14 @@
   ``chat.completion`` object.
 - Any other ``POST``: 404 with an OpenAI-shaped error.
 
+Function calls (``script_function_calls``): queued ``FunctionCall`` answers are given first,
+one per Responses conversation request, as a response whose one output item is ``{type:
+function_call, name, arguments, call_id}`` (streamed as ``response.output_item.added``,
+``response.function_call_arguments.delta``/``.done``, ``response.output_item.done``,
+``response.completed``); Codex runs the function and sends its ``function_call_output`` in the
+next request, which takes the next queued call or else a text answer as below. A function-call
+answer does not consume the text script nor the count.
+
 Answers: a *conversation* request (one that offers ``tools``) takes the next scripted answer
 (``script()``), else the ``answer`` callable's text, else
 ``STANDIN-ANSWER-<n>: <last word of the prompt>``. Other Responses requests (side calls; Codex
@@ -32,11 +40,14 @@ and never an answer (neither the script nor the count move).
 
 from __future__ import annotations
 
+import collections
 import dataclasses
+import json
+import threading
 import time
 from typing import Any, Callable
 
-from .standin_chat import chat_reply, content_texts, usage_of
+from .standin_chat import ToolCall, ToolCallQueue, chat_reply, content_texts, tool_call_reply, usage_of
 from .standin_server import (
     Reply,
     StandinRequest,
@@ -106,6 +117,19 @@ class OpenAIRequest(StandinRequest):
         return ""
 
 
+@dataclasses.dataclass(frozen=True)
+class FunctionCall:
+    """A scripted answer that calls a function: ``name`` (``update_plan``...) with ``arguments``."""
+
+    name: str
+    arguments: dict[str, Any]
+
+
+def function_outputs(request: OpenAIRequest) -> list[dict[str, Any]]:
+    """Return every ``function_call_output`` input item of the request, in order."""
+    return [item for item in request.input_items if item.get("type") == "function_call_output"]
+
+
 def _default_side_text(request: OpenAIRequest) -> str:
     """Answer a side request: a JSON object when it asks for structured output, else a text."""
     text_config = request.body_dict().get("text")
@@ -136,6 +160,22 @@ class OpenAIStandin(StandinServer[OpenAIRequest]):
         super().__init__(answer)
         self._side_answer = side_answer
         self.model = model
+        self._call_lock = threading.Lock()
+        self._calls: collections.deque[FunctionCall] = collections.deque()
+        self.chat_tool_calls = ToolCallQueue()
+
+    def script_chat_tool_calls(self, calls: list[ToolCall]) -> None:
+        """Queue tool calls for the next chat-completions conversation answers (Qwen Code), one each."""
+        self.chat_tool_calls.extend(calls)
+
+    def script_function_calls(self, calls: list[FunctionCall]) -> None:
+        """Queue function calls for the next Responses conversation answers, one each, before any text."""
+        with self._call_lock:
+            self._calls.extend(calls)
+
+    def _next_call(self) -> FunctionCall | None:
+        with self._call_lock:
+            return self._calls.popleft() if self._calls else None
 
     @property
     def api_base(self) -> str:
@@ -160,6 +200,11 @@ class OpenAIStandin(StandinServer[OpenAIRequest]):
                      "models": []}
                 )
             return Reply.json({})
+        chat_call = self.chat_tool_calls.pop() if request.is_chat and request.is_conversation else None
+        if chat_call is not None:
+            model = str(request.body_dict().get("model") or self.model)
+            return tool_call_reply(self.new_id("chatcmpl"), self.new_id("call"), model, chat_call,
+                                   usage_of(request, chat_call.name), stream=bool(request.body_dict().get("stream")))
         if request.is_chat:
             text = self.next_answer(request) if request.is_conversation else (
                 self._side_answer(request) if self._side_answer is not None else SIDE_ANSWER_TEXT
@@ -178,6 +223,15 @@ class OpenAIStandin(StandinServer[OpenAIRequest]):
                 {"error": {"message": "released by the test", "type": "server_error", "code": "server_error"}},
                 status=500,
             )
+        call = self._next_call() if request.is_conversation else None
+        if call is not None:
+            response, item = self._response(request, "")
+            item = {"id": self.new_id("fc"), "type": "function_call", "status": "completed",
+                    "name": call.name, "arguments": json.dumps(call.arguments), "call_id": self.new_id("call")}
+            response["output"] = [item]
+            if request.body_dict().get("stream"):
+                return Reply.sse(_call_stream_events(response, item))
+            return Reply.json(response)
         if request.is_conversation:
             text = self.next_answer(request)
         elif self._side_answer is not None:
@@ -244,6 +298,25 @@ def _stream_events(
           "part": {"type": "output_text", "text": text, "annotations": []}}),
         ("response.output_item.done",
          {"type": "response.output_item.done", "output_index": 0, "item": item}),
+        ("response.completed", {"type": "response.completed", "response": response}),
+    ]
+    return [(name, dict(data, sequence_number=i)) for i, (name, data) in enumerate(events)]
+
+
+def _call_stream_events(response: dict[str, Any], item: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Return the Responses API stream events that deliver *response* (one function_call item)."""
+    pending = dict(response, status="in_progress", output=[], usage=None)
+    ids = {"item_id": item["id"], "output_index": 0}
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("response.created", {"type": "response.created", "response": pending}),
+        ("response.in_progress", {"type": "response.in_progress", "response": pending}),
+        ("response.output_item.added",
+         {"type": "response.output_item.added", "output_index": 0, "item": dict(item, status="in_progress", arguments="")}),
+        ("response.function_call_arguments.delta",
+         {"type": "response.function_call_arguments.delta", **ids, "delta": item["arguments"]}),
+        ("response.function_call_arguments.done",
+         {"type": "response.function_call_arguments.done", **ids, "arguments": item["arguments"]}),
+        ("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}),
         ("response.completed", {"type": "response.completed", "response": response}),
     ]
     return [(name, dict(data, sequence_number=i)) for i, (name, data) in enumerate(events)]

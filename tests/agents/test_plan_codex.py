@@ -1,0 +1,105 @@
+"""Keep the real Codex CLI's plan (``update_plan``) through a kill -9 of shellkeep and Codex together.
+
+``shellkeep codex`` runs against the OpenAI Responses stand-in, which answers the prompt with
+two ``update_plan`` function calls (``FunctionCall``: a first plan, then the same plan one step
+further), then a text once Codex sent back the second call's output. Codex takes no id up
+front: the live ``ps`` finds its rollout as the resume does (the newest one of this directory
+since the session started). Then shellkeep and Codex are killed with SIGKILL; ``show`` reads the
+plan from the rollout, and ``resume --dry-run --inject`` prints it in its banner and in the
+block it would type.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from shellkeep.store.paths import Paths
+from tests.helpers import SK, meta_of, process_gone, session_folders
+
+from .screen_driver import ScreenDriver
+from .standin_openai import FunctionCall, OpenAIStandin, function_outputs
+from .test_codex_standin_direct import READY, WAIT_S, find_rollout, request_with_prompt
+
+pytestmark = [pytest.mark.agent, pytest.mark.timeout(180)]
+
+Drive = Callable[..., ScreenDriver]
+
+PROMPT = "guard divide against zero"
+ANSWER = "PLAN-IS-SET"
+STEPS = ("read calc.py", "guard divide()", "run the tests")
+SUMMARY = "1 of 3 done; in progress: guard divide()"
+UPDATE_PLAN_CONFIG = "\n[tools.update_plan]\nenabled = true\n"
+"""Codex 0.165.0 and 0.171.0 offer ``update_plan`` only when their ``config.toml`` enables it
+(``tools.update_plan`` is a struct; without it a call gets ``unsupported call: update_plan``)."""
+CALLS = [
+    FunctionCall("update_plan", {"explanation": "three steps", "plan": [
+        {"step": STEPS[0], "status": "in_progress"}, {"step": STEPS[1], "status": "pending"}, {"step": STEPS[2], "status": "pending"},
+    ]}),
+    FunctionCall("update_plan", {"plan": [
+        {"step": STEPS[0], "status": "completed"}, {"step": STEPS[1], "status": "in_progress"}, {"step": STEPS[2], "status": "pending"},
+    ]}),
+]
+
+
+def _sk(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*SK, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+
+
+def test_codex_plan_survives_a_kill_of_shellkeep_and_codex(
+    home: Paths,
+    drive: Drive,
+    codex_env: dict[str, str],
+    openai_standin: OpenAIStandin,
+    project_dir: Path,
+) -> None:
+    env = {**codex_env, "SHELLKEEP_CONFIG": os.environ["SHELLKEEP_CONFIG"], "COLUMNS": "200"}
+    config = Path(codex_env["CODEX_HOME"]) / "config.toml"
+    config.write_text(config.read_text() + UPDATE_PLAN_CONFIG)
+    openai_standin.script_function_calls(CALLS)
+    openai_standin.script([ANSWER])
+    first = drive([*SK, "codex"], env=env, cwd=project_dir)
+    first.wait_for_screen(READY, WAIT_S)
+    first.type(PROMPT)
+    first.wait_for_screen(PROMPT, WAIT_S)
+    first.press("enter")
+    first.wait_for_screen(ANSWER, WAIT_S)
+    # Codex ran both calls itself and sent their outputs back.
+    last = openai_standin.wait_for_request(lambda r: r.is_conversation and len(function_outputs(r)) == len(CALLS), WAIT_S)
+    offered = [t.get("name") for t in last.body_dict()["tools"]]
+    assert "update_plan" in offered, json.dumps([offered, function_outputs(last)])
+    thread_id = request_with_prompt(openai_standin, PROMPT).headers["session-id"]
+    rollout = first.wait_until(lambda: find_rollout(Path(codex_env["CODEX_HOME"]), thread_id), WAIT_S, "rollout")
+    assert rollout is not None
+    first.wait_until(lambda: ANSWER in rollout.read_text(), WAIT_S, "the answer in the rollout")
+    [meta_path] = session_folders(home)
+    folder = meta_path.parent
+    first.wait_until(lambda: meta_of(folder).get("child_pid"), WAIT_S, "child_pid")
+    meta = meta_of(folder)
+    assert meta["agent_session_id"] is None  # Codex takes no id up front
+
+    listed = json.loads(_sk("ps", "--json", env=env, cwd=project_dir).stdout)
+    assert [s["plan"] for s in listed] == [SUMMARY]
+
+    os.kill(meta["pid"], signal.SIGKILL)
+    os.kill(meta["child_pid"], signal.SIGKILL)
+    assert first.wait_exit(WAIT_S) == 128 + signal.SIGKILL
+    first.wait_until(lambda: process_gone(meta["child_pid"]), WAIT_S, "codex gone")
+
+    shown = _sk("show", meta["id"], env=env, cwd=project_dir)
+    assert shown.returncode == 0, shown.stderr
+    assert f"plan: {SUMMARY}\n  [x] {STEPS[0]}\n  [>] {STEPS[1]}\n  [ ] {STEPS[2]}" in shown.stdout
+    plan = json.loads(_sk("show", meta["id"], "--json", env=env, cwd=project_dir).stdout)["plan"]
+    assert (plan["tool"], plan["done"], plan["total"], plan["explanation"]) == ("update_plan", 1, 3, None)
+
+    resumed = _sk("resume", meta["id"], "--dry-run", "--inject", env=env, cwd=project_dir)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"plan: {SUMMARY}" in resumed.stderr
+    typed = resumed.stdout.split("would type", 1)[1]
+    assert f"Plan ({SUMMARY}):\n[x] {STEPS[0]}\n[>] {STEPS[1]}\n[ ] {STEPS[2]}" in typed

@@ -1,0 +1,99 @@
+"""Keep the real OpenCode's todo list (``todowrite``) through a kill -9 of shellkeep and OpenCode.
+
+``shellkeep opencode`` runs against the chat-completions stand-in, which answers the prompt with
+two ``todowrite`` tool calls (``ToolCall``), then a text. OpenCode takes no id up front: the live
+``ps`` finds its session in ``opencode.db`` as the resume does. Then shellkeep and OpenCode's
+process group are killed with SIGKILL; ``show`` reads the list from the database's tool parts,
+and ``resume --dry-run --inject`` prints it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from shellkeep.store.paths import Paths
+from tests.helpers import SK, meta_of, process_gone, session_folders
+
+from .screen_driver import ScreenDriver
+from .standin_chat import ChatStandin, ToolCall, tool_messages
+from .test_resume_opencode import READY, WAIT_S, ask, database, latest_session, opencode_env, opencode_home, stored_answers
+
+__all__ = ["opencode_env", "opencode_home"]  # fixtures used by name
+
+pytestmark = [pytest.mark.agent, pytest.mark.timeout(240)]
+
+Drive = Callable[..., ScreenDriver]
+
+PROMPT = "guard divide against zero"
+ANSWER = "TODOS-ARE-SET"
+STEPS = ("read calc.py", "guard divide()", "run the tests")
+SUMMARY = "1 of 3 done; in progress: guard divide()"
+CALLS = [
+    ToolCall("todowrite", {"todos": [
+        {"content": STEPS[0], "status": "in_progress", "priority": "high"},
+        {"content": STEPS[1], "status": "pending", "priority": "high"},
+        {"content": STEPS[2], "status": "pending", "priority": "low"},
+    ]}),
+    ToolCall("todowrite", {"todos": [
+        {"content": STEPS[0], "status": "completed", "priority": "high"},
+        {"content": STEPS[1], "status": "in_progress", "priority": "high"},
+        {"content": STEPS[2], "status": "pending", "priority": "low"},
+    ]}),
+]
+
+
+def _sk(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*SK, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+
+
+def test_opencode_todos_survive_a_kill_of_shellkeep_and_opencode(
+    home: Paths,
+    drive: Drive,
+    opencode_env: dict[str, str],
+    opencode_home: Path,
+    chat_standin: ChatStandin,
+    project_dir: Path,
+) -> None:
+    env = {**opencode_env, "COLUMNS": "200"}
+    chat_standin.script_tool_calls(CALLS)
+    chat_standin.script([ANSWER])
+    first = drive([*SK, "opencode"], env=env, cwd=project_dir)
+    first.wait_for_screen(READY, WAIT_S)
+    ask(first, PROMPT, ANSWER, chat_standin)
+    last = chat_standin.wait_for_request(lambda r: r.is_conversation and len(tool_messages(r)) == len(CALLS), WAIT_S)
+    offered = [t.get("function", {}).get("name") for t in last.body_dict()["tools"]]
+    assert "todowrite" in offered, json.dumps([offered, tool_messages(last)])
+    db = database(opencode_home)
+    session_id = latest_session(db, project_dir)
+    assert session_id is not None
+    first.wait_until(lambda: ANSWER in stored_answers(db, session_id), WAIT_S, "the answer in the database")
+    [meta_path] = session_folders(home)
+    folder = meta_path.parent
+    first.wait_until(lambda: meta_of(folder).get("child_pid"), WAIT_S, "child_pid")
+    meta = meta_of(folder)
+
+    listed = json.loads(_sk("ps", "--json", env=env, cwd=project_dir).stdout)
+    assert [s["plan"] for s in listed] == [SUMMARY]
+
+    os.kill(meta["pid"], signal.SIGKILL)
+    os.killpg(meta["child_pid"], signal.SIGKILL)
+    assert first.wait_exit(WAIT_S) == 128 + signal.SIGKILL
+    first.wait_until(lambda: process_gone(meta["child_pid"]), WAIT_S, "opencode gone")
+
+    shown = _sk("show", meta["id"], env=env, cwd=project_dir)
+    assert shown.returncode == 0, shown.stderr
+    assert f"plan: {SUMMARY}\n  [x] {STEPS[0]}\n  [>] {STEPS[1]}\n  [ ] {STEPS[2]}" in shown.stdout
+    plan = json.loads(_sk("show", meta["id"], "--json", env=env, cwd=project_dir).stdout)["plan"]
+    assert plan["tool"] == "todowrite"
+
+    resumed = _sk("resume", meta["id"], "--dry-run", "--inject", env=env, cwd=project_dir)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"plan: {SUMMARY}" in resumed.stderr
+    assert f"Plan ({SUMMARY}):\n[x] {STEPS[0]}\n[>] {STEPS[1]}\n[ ] {STEPS[2]}" in resumed.stdout
