@@ -32,7 +32,7 @@ GOOD = (
     "[record]\ncoalesce_ms = 9\n[redact]\npatterns = [{ name = 'corp', pattern = 'corp_[0-9]{8}' }]\n"
     "allowlist = ['ok_.*']\n[encryption]\nkey_file = \"/keys/k\"\n"
 )
-STRICTEST = {"record.input": False, "record.detail": "metadata"}
+STRICTEST = {"record.input": False, "record.detail": "metadata", "record.env": "none"}
 
 
 def record_once(paths: Paths, project_root: Path | None = None) -> None:
@@ -205,7 +205,7 @@ def test_a_broken_project_file_falls_back_alone_and_a_good_user_file_applies_in_
     assert loaded.config.redact.patterns == (CORP, RedactPattern("p", "p_[0-9]{8}"))
     home.last_good_config(project).unlink()
     loaded = load_config_with_fallback(home, project, {})
-    assert loaded.config.record == RecordConfig(input=False, coalesce_ms=9, detail="metadata")
+    assert loaded.config.record == RecordConfig(input=False, coalesce_ms=9, detail="metadata", env="none")
     assert loaded.config.redact.patterns == (CORP,) and "your own settings and the strictest" in loaded.problems[0].stand_in
 
 
