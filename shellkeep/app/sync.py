@@ -46,6 +46,7 @@ from shellkeep.store.session import (
     AGENT_FOLDER,
     CAST_FILES,
     EXCHANGES_FILE,
+    PLAN_FILE,
     META_FILE,
     SessionMeta,
     Status,
@@ -142,7 +143,7 @@ class _LocalFile:
 
 def _local_files(folder: Path) -> list[_LocalFile]:
     found: list[_LocalFile] = []
-    for name in (META_FILE, *CAST_FILES, EXCHANGES_FILE):
+    for name in (META_FILE, *CAST_FILES, EXCHANGES_FILE, PLAN_FILE):  # plan.json: the plan, sealed with encryption on
         try:
             st = os.stat(folder / name)
         except FileNotFoundError:
@@ -566,10 +567,10 @@ def pull(ctx: Context, url: str, *, machine: str | None = None, all_machines: bo
             pulled_count += 1
             files = manifest["files"]
             if isinstance(files, dict) and EXCHANGES_FILE in files:
-                # The exchanges are small and what ``search --remote`` and the picker read:
-                # fetched now; recordings wait until they are replayed.
+                # The exchanges (and the sealed plan) are small and what ``search --remote``, ``show``
+                # and the picker read: fetched now; recordings wait until they are replayed.
                 fetched = read_meta(folder)
-                remote.fetch_session_files(paths, ctx.vault, fetched, [EXCHANGES_FILE], bucket=bucket, audit=False)
+                remote.fetch_session_files(paths, ctx.vault, fetched, [EXCHANGES_FILE, PLAN_FILE], bucket=bucket, audit=False)
                 reads.append((fetched.id, fetched.project, remote_detail(fetched, f"exchanges from {url}")))
             if searched.index.exists():  # else it is built whole by the first search --remote
                 # A session pulled again changed files inside its folder, which the index's scan

@@ -667,3 +667,29 @@ def test_a_push_waits_for_a_compression_under_way_and_pushes_what_it_left(home: 
     assert b"could not push" not in err
     [manifest] = [json.loads(data) for p, data in bucket_objects(bucket_url).items() if p.endswith(f"{session_id}/manifest.json")]
     assert "session.cast.zst" in manifest["files"] and "session.cast" not in manifest["files"]  # what compression left
+
+
+def test_a_sealed_plan_travels_with_its_session_and_shows_on_the_other_machine(home: Paths, bucket_url: str, tmp_path: Path) -> None:
+    import dataclasses
+
+    from shellkeep.agents.plan import Plan, PlanItem, PlanState
+    from shellkeep.store.session import PLAN_FILE, read_meta, write_meta
+    from shellkeep.vault.access import Vault
+
+    sk("key", "init")
+    encrypt()
+    session_id = record(home)
+    [folder] = [p for p in home.projects.glob(f"*/{session_id}")]
+    plan = Plan((PlanItem("write the parser", PlanState.COMPLETED), PlanItem("migrate the index", PlanState.IN_PROGRESS)), "TodoWrite")
+    Vault(home, encrypt=True).write_private(folder / PLAN_FILE, json.dumps(plan.to_json()).encode())  # as app.plan seals it
+    write_meta(dataclasses.replace(read_meta(folder), plan={"sealed": True, "done": 1, "total": 2}))
+    sk("sync", "push", "--remote", bucket_url)
+    assert not any(b"migrate the index" in data for data in bucket_objects(bucket_url).values())  # sealed in the bucket
+    laptop = machine(tmp_path, "laptop")
+    Path(laptop["SHELLKEEP_HOME"]).mkdir(parents=True)
+    encrypt(laptop)
+    share_key(None, laptop, tmp_path)
+    sk("sync", "pull", "--remote", bucket_url, env=laptop)
+    shown = json.loads(sk("show", session_id, "--json", env=laptop).stdout)
+    assert [item["text"] for item in shown["plan"]["items"]] == ["write the parser", "migrate the index"]
+    assert "1 of 2 done; in progress: migrate the index" in sk("show", session_id, env=laptop).stdout.decode()
