@@ -74,7 +74,7 @@ class SnapshotOutput:
 def snapshot_output(meta: SessionMeta, settings: RecordSettings, env: Mapping[str, str]) -> SnapshotOutput | None:
     """Return the session's snapshot output, or None when ``record.snapshots`` is off or
     ``record.detail`` is ``metadata`` (no exchange is collected then), or the command cannot
-be an agent's (``agents.registry.builtin_may_match``). The watcher itself
+    be an agent's (``agents.registry.builtin_may_match``). The watcher itself
     gives up at once for a program with no transcript of its own or outside a git work tree."""
     from shellkeep.agents.registry import builtin_may_match  # dependency-free first look
 
