@@ -8,10 +8,10 @@ TERM) and ``record.env_include``; ``"all"`` keeps every variable; ``"none"`` non
 kept: ``record.env_exclude``, ``SHELLKEEP_*`` and what belongs to one terminal or one agent
 process (``NEVER_NAMES``: ``TMUX``, ``SSH_AUTH_SOCK``, ``CLAUDE_CODE_SESSION_ID``, ...).
 
-Secrets: a variable whose name holds one of ``SECRET_WORDS`` or whose value the redaction
-rules change is never stored in clear. Each keeps a keyed fingerprint
-(``vault.env_secrets``); with encryption on, the values are also sealed together with the
-encryption key. The stored shape (``meta.json``'s ``env``, ``SessionMeta.env``)::
+Secrets: a variable whose name holds one of ``SECRET_WORDS`` (or one of ``SECRET_PARTS`` as a
+whole ``_``-separated part) or whose value the redaction rules change is never stored in
+clear. Each keeps a keyed fingerprint (``vault.env_secrets``); with encryption on, the values
+are also sealed together with the encryption key. The stored shape (``meta.json``'s ``env``, ``SessionMeta.env``)::
 
     {"scope": "agent", "home": "/home/me",
      "values": {"ANTHROPIC_BASE_URL": "http://...", ...},
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 __all__ = [
     "COMMON_NAMES",
     "NEVER_NAMES",
+    "SECRET_PARTS",
     "SECRET_WORDS",
     "VARIABLES_THAT_RUN_CODE",
     "environment_lines",
@@ -83,8 +84,16 @@ NEVER_NAMES = frozenset(
     }
 )  # fmt: skip
 
-SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH")
-"""A variable whose name holds one of these (any case) is a secret."""
+SECRET_WORDS = (
+    "KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "PASSCODE", "CREDENTIAL", "AUTH", "PRIVATE",
+    "COOKIE", "SIGNATURE",
+)  # fmt: skip
+"""A variable whose name holds one of these anywhere (any case) is a secret."""
+SECRET_PARTS = frozenset({"PWD", "PASS", "PAT", "PIN", "SALT", "DSN"})
+"""A variable one of whose ``_``-separated parts is one of these short words (any case) is a
+secret: ``MYSQL_PWD``, ``GITHUB_PAT_X``, ``SMTP_PASS``; ``PATH``, ``SPINNER`` and ``PASSENGER_X``
+are not (the word is only part of a part). ``PWD`` alone is the working directory, no secret."""
+_NOT_SECRETS = frozenset({"PWD", "OLDPWD"})
 
 VARIABLES_THAT_RUN_CODE = frozenset(
     {
@@ -114,9 +123,12 @@ def runs_code(name: str) -> bool:
 
 
 def is_secret_name(name: str) -> bool:
-    """Return whether ``name`` holds one of ``SECRET_WORDS`` (case-insensitive)."""
+    """Return whether ``name`` holds one of ``SECRET_WORDS``, or has one of ``SECRET_PARTS`` as
+    a whole ``_``-separated part (case-insensitive); never ``PWD``/``OLDPWD`` (the working directory)."""
     upper = name.upper()
-    return any(word in upper for word in SECRET_WORDS)
+    if upper in _NOT_SECRETS:
+        return False
+    return any(word in upper for word in SECRET_WORDS) or not SECRET_PARTS.isdisjoint(upper.split("_"))
 
 
 def _matches(name: str, patterns: Iterable[str]) -> bool:

@@ -346,3 +346,25 @@ def test_the_picker_resumes_with_the_recorded_environment(home: Paths, tmp_path:
         assert picker.text().count(f"seen:{config_dir}") >= 1
     resumed = [meta_of(f.parent) for f in session_folders(home) if meta_of(f.parent).get("parent")]
     assert len(resumed) == 1 and resumed[0]["env"]["values"]["CLAUDE_CONFIG_DIR"] == str(config_dir)
+
+
+def test_short_secret_words_keep_their_values_off_the_disk_with_encryption_off(home: Paths) -> None:
+    mysql_pwd, github_pat = "mysql" + secrets.token_hex(10), "pat" + secrets.token_hex(10)
+    env = {**_base_env(), "SHELLKEEP_RECORD_ENV": "all", "MYSQL_PWD": mysql_pwd, "GITHUB_PAT_X": github_pat, "SPINNER": "dots"}
+    meta = _record("sh", "-c", "echo ran", env=env)
+    recorded = meta["env"]
+    assert isinstance(recorded, dict) and "sealed" not in recorded  # encryption off: a fingerprint only
+    assert {"MYSQL_PWD", "GITHUB_PAT_X"} <= set(recorded["secrets"])
+    assert recorded["values"]["SPINNER"] == "dots" and "PATH" in recorded["values"]  # only whole parts count
+    planned = run_sk("resume", str(meta["id"]), "--dry-run", env={**env, "MYSQL_PWD": mysql_pwd + "x"})
+    assert planned.returncode == 0, planned.stderr.decode()
+    assert "secrets differ today (today's kept): MYSQL_PWD" in planned.stderr.decode()
+    wait_for_background(home)
+    looked = 0
+    for path, text in stored_views(home.home):
+        looked += 1
+        for needle in (mysql_pwd, github_pat):
+            assert needle not in text, f"secret {needle!r} stored in {path}"
+    for output in (planned.stdout, planned.stderr):
+        assert mysql_pwd.encode() not in output and github_pat.encode() not in output
+    assert looked > 3

@@ -61,7 +61,16 @@ def test_every_adapter_declares_its_variables() -> None:
     ("name", "secret"),
     [("ANTHROPIC_API_KEY", True), ("GH_TOKEN", True), ("db_password", True), ("AWS_SECRET_ACCESS_KEY", True),
      ("GOOGLE_APPLICATION_CREDENTIALS", True), ("ANTHROPIC_AUTH_TOKEN", True), ("ANTHROPIC_BASE_URL", False),
-     ("PATH", False), ("CLAUDE_CONFIG_DIR", False)],
+     ("PATH", False), ("CLAUDE_CONFIG_DIR", False),
+     # short words count as a whole _-separated part only
+     ("MYSQL_PWD", True), ("mysql_pwd", True), ("GITHUB_PAT_X", True), ("GITHUB_PAT", True), ("SMTP_PASS", True),
+     ("SIM_PIN", True), ("HASH_SALT", True), ("SENTRY_DSN", True),
+     ("PWD", False), ("OLDPWD", False), ("MANPATH", False), ("PATHEXT", False),
+     ("SPINNER", False), ("PINENTRY_USER_DATA", False), ("PASSENGER_APP_ENV", False), ("COMPASS_MODE", False),
+     ("PATTERN", False), ("SALTSTACK_DIR", False),
+     # longer words anywhere in the name
+     ("GPG_PASSPHRASE", True), ("VAULT_PASSCODE", True), ("SSH_PRIVATE_KEYFILE", True), ("APP_PRIVATE_PEM", True),
+     ("SESSION_COOKIE", True), ("WEBHOOK_SIGNATURE", True), ("XDG_SESSION_TYPE", False), ("SSL_CERT_FILE", False)],
     ids=lambda v: str(v),
 )  # fmt: skip
 def test_secret_names(name: str, secret: bool) -> None:
