@@ -48,7 +48,10 @@ if TYPE_CHECKING:
     "--resend/--no-resend", "resend", default=None,
     help="Send the prompt the agent never answered (it was cut short mid-turn) again once it is ready, or never; default: ask.",
 )  # fmt: skip
-@click.option("-y", "--yes", is_flag=True, help="Start a finished session's command again without asking.")
+@click.option(
+    "-y", "--yes", is_flag=True,
+    help="Run without asking: a finished session's command started again, or a session pulled from another machine.",
+)  # fmt: skip
 def resume(
     ref: str | None,
     last: bool,
@@ -74,6 +77,11 @@ def resume(
     command again (a command, not an agent's conversation) is asked first (y/N), or,
     without a terminal, needs --yes.
 
+    A session pulled from another machine ('sync pull') is not trusted to run here: anyone
+    who can write the remote can change its command. Resume shows the exact command line,
+    the directory, the variables it sets and those it will not apply (they could run code),
+    and asks (y/N); without a terminal it needs --yes. --dry-run says it would ask.
+
     A prompt the agent never answered (it died mid-turn) is named in the banner and, once
     the agent is ready, typed again: asked (y/N) on a terminal, always with --resend, never
     with --no-resend. A prompt holding a redacted secret is never sent again.
@@ -92,7 +100,7 @@ def resume(
 
     Example: shellkeep resume --last --exchanges 3
     """
-    from shellkeep.app.env_restore import environment_for, with_environment
+    from shellkeep.app.env_restore import environment_for, is_pulled, with_environment
     from shellkeep.app.resume import ResumeMode, choose_default, plan_resume, run_resume
     from shellkeep.tui.picker import pick_session
 
@@ -105,7 +113,7 @@ def resume(
         passed = (*(("--exchanges", str(exchanges_n)) if exchanges_n is not None else ()),
                   *(("--no-screen",) if no_screen else ()), *(("--native-only",) if native_only else ()),
                   *(("--inject",) if force_inject else ()), *(("--env", env_choice) if env_choice != "recorded" else ()),
-                  *(() if resend is None else ("--resend" if resend else "--no-resend",)))  # fmt: skip
+                  *(() if resend is None else ("--resend" if resend else "--no-resend",)), *(("--yes",) if yes else ()))  # fmt: skip
         return resume_all(since, passed, dry_run=dry_run, print_only=print_only)
     if since or print_only:
         raise click.UsageError(f"{'--since' if since else '--print'} goes with --all")
@@ -127,10 +135,16 @@ def resume(
     env_line = restore.line()
     if env_line:
         warn(env_line)
+    # Anyone who can write the remote wrote this session's command and environment: ask first.
+    pulled = is_pulled(ctx, meta)
+    if pulled and dry_run and not yes:
+        warn(f"session {meta.id} was pulled from another machine: running it would ask first (y/N), or need --yes")
+    elif pulled and not yes and not _confirm_pulled(plan, restore.not_applied):
+        return 1
     # Nothing was cut short and the newest session is a plain command (no agent conversation to
     # go on with): running it again may not be what a habitual 'resume' meant, so ask.
     rerun = fallback and plan.mode is not ResumeMode.NATIVE and not meta.agent_session_id and agent is None
-    if rerun and not (yes or dry_run) and not _confirm_rerun(plan):
+    if rerun and not (yes or dry_run or pulled) and not _confirm_rerun(plan):
         return 1
     banner = _banner(plan, ctx.vault)
     from shellkeep.app.in_flight import files_in_flight, in_flight_line
@@ -161,6 +175,39 @@ def _confirm_rerun(plan: ResumePlan) -> bool:
         warn(f"no session was cut short; resuming would run '{command}' again ({what}); pass --yes to do so")
         return False
     return click.confirm(f"no session was cut short; run '{command}' again ({what})?", default=False, err=True)
+
+
+def _confirm_pulled(plan: ResumePlan, not_applied: tuple[str, ...]) -> bool:
+    """Ask before running a session pulled from another machine: its exact command line, where,
+    with which variables, and those not applied; without a terminal, refuse in one line."""
+    import sys
+
+    from shellkeep.app.environment import shown_value
+    from shellkeep.app.remote import remote_of
+
+    meta = plan.session
+    origin = remote_of(meta) or {}
+    machine = origin.get("host") or meta.host or "another machine"
+    command = _visible(_shell_words(plan.argv))
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        warn(f"session {meta.id} was pulled from {_visible(machine)}; pass --yes to run what it would run: {command}")
+        return False
+    lines = [
+        f"session {meta.id} was recorded on {_visible(machine)} and pulled from {_visible(origin.get('url', 'a remote'))};"
+        " whoever can write there can change what it runs",
+        f"  it would run: {command}",
+        f"  in: {_visible(str(plan.cwd))}",
+        *(f"  with: {_visible(f'{k}={shown_value(meta, k, v)}')}" for k, v in plan.env_updates),
+        *(f"  not applied (could run code): {_visible(v)}" for v in not_applied),
+    ]
+    click.echo("\n".join(lines), err=True)
+    return click.confirm("run it?", default=False, err=True)
+
+
+def _visible(text: str) -> str:
+    """Return ``text`` with every control character (an escape sequence could hide the rest) as ``\\xNN``."""
+    text = readable_text(text)
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def _resend_choice(plan: ResumePlan, resend: bool | None, *, dry_run: bool) -> tuple[ResumePlan, str]:

@@ -187,7 +187,7 @@ def test_a_session_pushed_from_machine_a_resumes_natively_in_machine_bs_clone(
     assert "github.com/acme/orchard" in said and "--cwd" in said and "Traceback" not in said
     assert not b_transcript.exists() and not session_folders(m.data_b)
 
-    second = drive([*SK, "resume", m.session_id], env=m.env_b, cwd=m.clone_b)
+    second = drive([*SK, "resume", "--yes", m.session_id], env=m.env_b, cwd=m.clone_b)
     second.wait_for_screen(READY, WAIT_S)
     ask(second, THIRD_PROMPT, THIRD_ANSWER)
     request = request_with_prompt(anthropic_standin, THIRD_PROMPT)
@@ -235,7 +235,7 @@ def test_cwd_encryption_and_an_existing_transcript_on_machine_b(
     taken.parent.mkdir(parents=True)
     mine = json.dumps({"type": "user", "cwd": str(other), "message": {"role": "user", "content": "mine"}}) + "\n"
     taken.write_text(mine)
-    third = drive([*SK, "resume", "--cwd", str(other), m.session_id], env=m.env_b, cwd=tmp_path)
+    third = drive([*SK, "resume", "--yes", "--cwd", str(other), m.session_id], env=m.env_b, cwd=tmp_path)
     injected = anthropic_standin.wait_for_request(
         lambda r: r.is_conversation and INJECTED_CONTEXT_PREFIX in (r.last_user_text() or ""), timeout_s=WAIT_S
     )
@@ -248,7 +248,7 @@ def test_cwd_encryption_and_an_existing_transcript_on_machine_b(
     assert taken.read_text() == mine  # never overwritten
 
     scratch.mkdir()
-    second = drive([*SK, "resume", "--cwd", str(scratch), m.session_id], env=m.env_b, cwd=tmp_path)
+    second = drive([*SK, "resume", "--yes", "--cwd", str(scratch), m.session_id], env=m.env_b, cwd=tmp_path)
     second.wait_for_screen(READY, WAIT_S)
     ask(second, THIRD_PROMPT, re.compile(r"STANDIN-ANSWER-\d+: quince"))  # type: ignore[arg-type] - numbered by the stand-in's count
     request = request_with_prompt(anthropic_standin, THIRD_PROMPT)

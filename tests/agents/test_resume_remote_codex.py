@@ -102,7 +102,7 @@ def test_a_codex_thread_pushed_from_machine_a_resumes_natively_in_machine_bs_clo
     assert json.loads(_sk("sync", "pull", "--remote", share, "--json", env=env_b).stdout)["sessions_pulled"] == 1
     project_dir.rename(project_dir.with_name("machine-a-only"))  # B has no folder at A's path
 
-    second = drive([*SK, "resume", meta["id"]], env=env_b, cwd=clone)
+    second = drive([*SK, "resume", "--yes", meta["id"]], env=env_b, cwd=clone)
     second.wait_for_screen(ANSWER, WAIT_S)  # the thread is redrawn
     second.wait_for_screen(READY, WAIT_S)
     assert "Working directory" not in second.text()

@@ -293,7 +293,7 @@ def test_a_pulled_session_maps_its_paths_and_never_runs_code_from_its_environmen
     assert refused.returncode == 2 and refused.stderr.count(b"\n") == 1 and not marker.exists(), refused.stderr
     (pulled / "meta.json").write_text(marked)
 
-    resumed = run_sk("resume", str(meta["id"]), "--no-screen", env=env_b, cwd=clone)
+    resumed = run_sk("resume", str(meta["id"]), "--no-screen", "--yes", env=env_b, cwd=clone)  # a pulled one: confirmed
     assert resumed.returncode == 0, resumed.stderr.decode()
     assert b"orchard node ran" in resumed.stdout  # node did run, in B's clone
     assert not marker.exists()  # and the archive's NODE_OPTIONS did not run in it
