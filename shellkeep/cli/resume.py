@@ -201,7 +201,10 @@ def _confirm_pulled(plan: ResumePlan, not_applied: tuple[str, ...]) -> bool:
         *(f"  not applied (could run code): {_visible(v)}" for v in not_applied),
     ]
     click.echo("\n".join(lines), err=True)
-    return click.confirm("run it?", default=False, err=True)
+    if click.confirm("run it?", default=False, err=True):
+        return True
+    warn(f"session {meta.id} not resumed")
+    return False
 
 
 def _visible(text: str) -> str:
@@ -251,7 +254,7 @@ def _banner(plan: ResumePlan, vault: Vault | None = None) -> str:
     }[plan.mode.value]
     when = format_local_time(meta.ended_at or meta.started_at)
     head = f"── shellkeep: {meta.id} · {meta.agent} · {meta.status} {when}"
-    command = _shell_words(plan.argv)
+    command = _visible(_shell_words(plan.argv))  # an escape sequence in it could hide the rest
     line = f"{head} · {how}: {command} ──"
     stopped = stored_plan(meta, vault)  # the agent's task list where it stopped (app.plan)
     tail = f"\nplan: {stopped.summary()}" if stopped else ""
@@ -272,7 +275,7 @@ def _print_plan(plan: ResumePlan) -> None:
     from shellkeep.app.environment import shown_value
 
     click.echo(f"mode: {plan.mode.value}")
-    click.echo(f"would run: {readable_text(_shell_words(plan.argv))}")
+    click.echo(f"would run: {_visible(_shell_words(plan.argv))}")
     click.echo(f"in: {readable_text(str(plan.cwd))}")
     for key, value in plan.env_updates:
         click.echo(f"with: {key}={shown_value(plan.session, key, value)}")

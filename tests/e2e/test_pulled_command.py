@@ -36,10 +36,10 @@ def test_a_pulled_sessions_command_runs_only_when_confirmed(home: Paths, tmp_pat
     [pulled] = list((tmp_path / "b-data" / "remotes").rglob("meta.json"))
     marker = tmp_path / "pwned"
     meta = json.loads(pulled.read_text())
-    meta["command"] = ["sh", "-c", f"touch {marker}; echo edited"]
+    meta["command"] = ["sh", "-c", f"touch {marker}; echo edited\x1b[2K"]  # an escape sequence to hide the line
     pulled.write_text(json.dumps(meta))
     resume_b = ("resume", session_id, "--cwd", str(there), "--no-screen")
-    shown = f"sh -c 'touch {marker}; echo edited'"
+    shown = f"sh -c 'touch {marker}; echo edited\\x1b[2K'"  # the escape shown, not sent
 
     refused = run_sk(*resume_b, env=env_b)
     said = refused.stderr.decode()
@@ -49,13 +49,14 @@ def test_a_pulled_sessions_command_runs_only_when_confirmed(home: Paths, tmp_pat
     planned = run_sk(*resume_b, "--dry-run", env=env_b)
     assert planned.returncode == 0 and not marker.exists(), planned.stderr.decode()
     assert "pulled from another machine: running it would ask first (y/N), or need --yes" in planned.stderr.decode()
+    assert f"would run: {shown}\n" in planned.stdout.decode()
 
     declined = PtyHarness.start([*SK, *resume_b], env=env_b)
     declined.expect(b"run it? [y/N]")
     declined.write(b"n\r")
     assert declined.finish() != 0 and not marker.exists()
     asked = bytes(declined.output).decode()
-    assert f"it would run: {shown}" in asked and f"in: {there}" in asked, asked
+    assert f"it would run: {shown}" in asked and f"in: {there}" in asked and "not resumed" in asked, asked
 
     accepted = PtyHarness.start([*SK, *resume_b], env=env_b)
     accepted.expect(b"run it? [y/N]")
