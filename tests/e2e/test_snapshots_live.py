@@ -167,10 +167,18 @@ def test_snapshots_while_running_survive_a_kill_9_and_restore_files_puts_back_an
     back = run_sk("restore-files", folder.name, "--checkpoint", str(start.n), "--yes")
     assert back.returncode == 0, back.stderr
     assert (repo / "a.txt").read_text() == "one\n"
-    # Exchange 3 was cut short: no snapshot after it; an unknown exchange is one line, exit 2.
+    # Exchange 3 was cut short: no checkpoint of its own (its files are in flight), so no
+    # snapshot after it; an unknown exchange is one line naming the values the option takes, exit 2.
+    assert [c.exchange for c in read_checkpoints(folder) if c.auto] == [0, 1, 2]
     missing = run_sk("restore-files", folder.name, "--before-exchange", "9", "--yes")
-    assert missing.returncode == 2 and len(missing.stderr.splitlines()) == 1
-    assert b"no snapshot of the files before exchange 9; exchanges with one after them: 0, 1, 2 (0: the session" in missing.stderr
+    assert missing.returncode == 2 and missing.stderr.decode().splitlines() == [
+        f"shellkeep: session {folder.name} has no snapshot of the files before exchange 9; --before-exchange takes 1-3 here;"
+        f" see 'shellkeep show {folder.name}'"
+    ]
+    for wrong, says in (("abc", "'abc' is not a whole number; it takes one from 1 to"), ("0", "0 is not in the range")):
+        refused = run_sk("restore-files", folder.name, "--before-exchange", wrong, "--yes")
+        assert refused.returncode == 2 and len(refused.stderr.splitlines()) == 1, refused.stderr
+        assert f"invalid value for '--before-exchange': {says}".encode() in refused.stderr
     both = run_sk("restore-files", folder.name, "--before-exchange", "2", "--checkpoint", "1")
     assert both.returncode == 2 and b"give --checkpoint N or --before-exchange K" in both.stderr
 
