@@ -224,17 +224,18 @@ def plan_restore(meta: SessionMeta, n: int) -> RestorePlan:
     return RestorePlan(checkpoint, root, tuple(changed_paths(root, _commit(checkpoint), now.commit)), now.head)
 
 
-def restore_files(meta: SessionMeta, n: int) -> tuple[RestorePlan, Checkpoint]:
+def restore_files(meta: SessionMeta, n: int, asked: str | None = None) -> tuple[RestorePlan, Checkpoint]:
     """Put back the files of checkpoint ``n``, after a checkpoint of the files as they are.
 
-    Returns the plan carried out (computed again, the files may have changed since a
-    ``plan_restore``) and the checkpoint made first. Ignored files, the index, HEAD,
+    asked: what the user asked for, for that checkpoint's label (``--before-exchange 2``;
+    None: ``--checkpoint N``). Returns the plan carried out (computed again, the files may
+    have changed since a ``plan_restore``) and the checkpoint made first. Ignored files, the index, HEAD,
     branches and the stash are left as they are. Raises NoSnapshot, UserInputError,
     GitFailed, OSError.
     """
     checkpoint = _pick(meta, _snapshots(meta), n)
     root = _existing(Path(checkpoint.git_root or "."))
-    before = add_checkpoint(meta.folder, meta.id, root, f"before restore-files --checkpoint {n}")
+    before = add_checkpoint(meta.folder, meta.id, root, f"before restore-files {asked or f'--checkpoint {n}'}")
     plan = RestorePlan(checkpoint, root, tuple(changed_paths(root, _commit(checkpoint), _commit(before))), before.head)
     restore(root, _commit(checkpoint), plan.changes)
     return plan, before

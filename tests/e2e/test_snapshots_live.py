@@ -183,6 +183,36 @@ def test_snapshots_while_running_survive_a_kill_9_and_restore_files_puts_back_an
     assert both.returncode == 2 and b"give --checkpoint N or --before-exchange K" in both.stderr
 
 
+def test_restore_files_while_the_agent_runs_warns_and_asks(home: Paths, tmp_path: Path) -> None:
+    repo = Path.cwd()
+    _repo(repo)
+    h = _start(tmp_path)
+    folder = _folder(home)
+    _boundary(folder, 0)
+    _ask(h, "write b.txt the agent's file", b"answer 1")
+    _boundary(folder, 1)
+    warning = f"shellkeep: session {folder.name} is still running: its agent may write these files again after the restore"
+
+    declined = run_sk("restore-files", "--last", "--before-exchange", "1", input_bytes=b"n\n")
+    assert declined.returncode == 1
+    said = declined.stderr.decode().splitlines()
+    assert said[0] == warning and "to checkpoint 1? [y/N]: shellkeep: not restored; the files are as they were" in said[1]
+    assert (repo / "b.txt").read_text() == "the agent's file\n"
+
+    done = run_sk("restore-files", "--last", "--before-exchange", "1", "--yes")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.decode().splitlines() == [warning]
+    assert not (repo / "b.txt").exists()
+    [safety] = [c for c in read_checkpoints(folder) if c.label.startswith("before restore-files")]
+    assert safety.label == "before restore-files --before-exchange 1" and safety.has_snapshot
+
+    h.write(b"quit\r")
+    assert h.finish() == 0
+    undo = run_sk("restore-files", "--last", "--checkpoint", str(safety.n), "--yes")  # ended: no warning
+    assert undo.returncode == 0 and undo.stderr == b"", undo.stderr
+    assert (repo / "b.txt").read_text() == "the agent's file\n"
+
+
 def test_a_snapshot_is_skipped_when_nothing_changed(home: Paths, tmp_path: Path) -> None:
     repo = Path.cwd()
     _repo(repo)
