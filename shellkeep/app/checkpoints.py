@@ -10,7 +10,9 @@ Exchanges: while an agent runs, ``app.live_snapshots`` checkpoints each exchange
 completes, with a snapshot (``record.snapshots``). The exchanges it did not see get theirs
 when the conversation is collected, after they happened, so their trees cannot be known:
 the last exchange of a run that has just ended gets a snapshot (the files as the session
-left them), the others are markers at the exchange's time.
+left them), the others are markers at the exchange's time (``git_root`` set, no snapshot:
+``show`` says they were added after the session). An exchange without an answer
+(``app.unanswered``) gets none: its files are in flight, not an exchange's.
 """
 
 from __future__ import annotations
@@ -84,18 +86,22 @@ def add_checkpoint(
     auto: bool = False,
     exchange: int | None = None,
     snapshot: bool = True,
+    root: Path | None = None,
 ) -> Checkpoint:
     """Add a checkpoint to the session in ``folder``; return it.
 
     cwd: where the files are (its git work tree is snapshotted, when it is in one and
-    ``snapshot``). time_s: seconds since the session's start (None: now). Raises OSError
-    (the session folder cannot be written) and GitFailed (a git command failed).
+    ``snapshot``). root: that work tree when the caller knows it (without ``snapshot`` it is
+    noted, so a marker in a work tree is not taken for one outside git). time_s: seconds
+    since the session's start (None: now). Raises OSError (the session folder cannot be
+    written) and GitFailed (a git command failed).
     """
     if time_s is None:
         time_s = _seconds_since_start(folder, session_id)
-    root = work_tree(cwd) if snapshot else None
+    if root is None and snapshot:
+        root = work_tree(cwd)
     snap: Snapshot | None = None
-    if root is not None:
+    if root is not None and snapshot:
         snap = take_snapshot(root, f"shellkeep checkpoint of session {session_id}: {label}".rstrip(": "))
 
     def make(n: int) -> Checkpoint:
@@ -122,16 +128,24 @@ def add_checkpoint(
 
 
 def add_exchange_checkpoints(meta: SessionMeta, exchanges: Sequence[Exchange], *, snapshot_last: bool) -> int:
-    """Add a checkpoint for each exchange that has none yet; return how many were added.
+    """Add a checkpoint for each answered exchange that has none yet; return how many were added.
 
     Labels are ``exchange K`` (1-based; no prompt text: ``checkpoints.jsonl`` is never
     sealed). snapshot_last: snapshot the files for the last exchange (the run has just
-    ended, so its files are the last exchange's). Raises OSError, GitFailed.
+    ended, so its files are the last exchange's). A last exchange without an answer
+    (``app.unanswered.last_unanswered``) gets no checkpoint, and then no exchange a
+    snapshot (the files hold its work in flight). Raises OSError, GitFailed.
     """
+    from shellkeep.app.unanswered import last_unanswered  # deferred: only when collecting
+
     done = {c.exchange for c in read_checkpoints(meta.folder) if c.auto}
+    answered = list(exchanges[:-1]) if last_unanswered(exchanges) is not None else list(exchanges)
+    if all(position in done for position in range(1, len(answered) + 1)):
+        return 0
+    root = work_tree(Path(meta.cwd))
     added = 0
     previous_s = 0.0
-    for position, exchange in enumerate(exchanges, 1):
+    for position, exchange in enumerate(answered, 1):
         offset = exchange_offset_s(meta, exchange)
         previous_s = offset if offset is not None else previous_s
         if position in done:
@@ -146,6 +160,7 @@ def add_exchange_checkpoints(meta: SessionMeta, exchanges: Sequence[Exchange], *
             auto=True,
             exchange=position,
             snapshot=snapshot_last and last,
+            root=root,
         )
         added += 1
     return added
@@ -180,12 +195,24 @@ def before_exchange(meta: SessionMeta, k: int) -> int:
     snaps = _snapshots(meta)
     found = [c for c in snaps if c.auto and c.exchange == k - 1]
     if not found:
-        shown = ", ".join(str(c.exchange) for c in snaps if c.auto and c.exchange is not None) or "none"
+        takes = sorted({c.exchange + 1 for c in snaps if c.auto and c.exchange is not None})
+        choices = f"--before-exchange takes {_values(takes)} here" if takes else "give --checkpoint N"
         raise UserInputError(
-            f"session {meta.id} has no snapshot of the files before exchange {k}; exchanges with one after them: {shown}"
-            f" (0: the session's start); see 'shellkeep show {meta.id}'"
+            f"session {meta.id} has no snapshot of the files before exchange {k}; {choices}; see 'shellkeep show {meta.id}'"
         )
     return found[-1].n
+
+
+def _values(numbers: Sequence[int]) -> str:
+    """Return ``1, 2, 3`` (runs of three or more as ``1-5``)."""
+    parts: list[str] = []
+    start = 0
+    for i in range(1, len(numbers) + 1):
+        if i == len(numbers) or numbers[i] != numbers[i - 1] + 1:
+            run = numbers[start:i]
+            parts += [f"{run[0]}-{run[-1]}"] if len(run) >= 3 else [str(n) for n in run]
+            start = i
+    return ", ".join(parts)
 
 
 def plan_restore(meta: SessionMeta, n: int) -> RestorePlan:
@@ -197,17 +224,18 @@ def plan_restore(meta: SessionMeta, n: int) -> RestorePlan:
     return RestorePlan(checkpoint, root, tuple(changed_paths(root, _commit(checkpoint), now.commit)), now.head)
 
 
-def restore_files(meta: SessionMeta, n: int) -> tuple[RestorePlan, Checkpoint]:
+def restore_files(meta: SessionMeta, n: int, asked: str | None = None) -> tuple[RestorePlan, Checkpoint]:
     """Put back the files of checkpoint ``n``, after a checkpoint of the files as they are.
 
-    Returns the plan carried out (computed again, the files may have changed since a
-    ``plan_restore``) and the checkpoint made first. Ignored files, the index, HEAD,
+    asked: what the user asked for, for that checkpoint's label (``--before-exchange 2``;
+    None: ``--checkpoint N``). Returns the plan carried out (computed again, the files may
+    have changed since a ``plan_restore``) and the checkpoint made first. Ignored files, the index, HEAD,
     branches and the stash are left as they are. Raises NoSnapshot, UserInputError,
     GitFailed, OSError.
     """
     checkpoint = _pick(meta, _snapshots(meta), n)
     root = _existing(Path(checkpoint.git_root or "."))
-    before = add_checkpoint(meta.folder, meta.id, root, f"before restore-files --checkpoint {n}")
+    before = add_checkpoint(meta.folder, meta.id, root, f"before restore-files {asked or f'--checkpoint {n}'}")
     plan = RestorePlan(checkpoint, root, tuple(changed_paths(root, _commit(checkpoint), _commit(before))), before.head)
     restore(root, _commit(checkpoint), plan.changes)
     return plan, before
@@ -217,6 +245,10 @@ def _snapshots(meta: SessionMeta) -> list[Checkpoint]:
     checkpoints = read_checkpoints(meta.folder)
     snaps = [c for c in checkpoints if c.has_snapshot]
     if not snaps:
+        if any(c.git_root for c in checkpoints):
+            raise NoSnapshot(
+                f"session {meta.id} has no snapshot of its files: its checkpoints are markers only, added after the session had ended"
+            )
         if checkpoints:
             raise NoSnapshot(
                 f"session {meta.id} was not in a git work tree: its {len(checkpoints)} checkpoints are markers only, with no files to compare"

@@ -46,12 +46,24 @@ MAX_SECONDS = 1e10
 """The longest duration an option takes, in seconds (about 317 years), as the asciicast reader."""
 
 
+class _Count(click.IntRange):
+    """An ``IntRange`` whose error for a value that is no integer (a str from the command line) says what it takes."""
+
+    def convert(self, value: int, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, str):
+            try:
+                int(value)
+            except ValueError:
+                self.fail(f"{value!r} is not a whole number; it takes one from {self.min} to {self.max}", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 def count(*, min: int = 1) -> click.IntRange:  # noqa: A002 - click's own word
     """Return the type of a count option: an integer from ``min`` to ``MAX_COUNT``.
 
     A negative, an overflowing or a non-integer value is a usage error (one line, exit 2).
     """
-    return click.IntRange(min=min, max=MAX_COUNT)
+    return _Count(min=min, max=MAX_COUNT)
 
 
 class _FiniteFloatRange(click.FloatRange):

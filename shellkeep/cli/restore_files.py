@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from shellkeep.cli.options import context, count, require_ref, session_argument
+from shellkeep.cli.options import context, count, require_ref, session_argument, warn
 
 
 @click.command("restore-files")
@@ -16,21 +16,26 @@ def restore_files(ref: str | None, last: bool, n: int | None, k: int | None, yes
     """Put the files of the session's git work tree back as they were at checkpoint N,
     after a checkpoint of them as they are now. Files added since are removed; ignored
     files, the index, HEAD, branches and the stash are left alone. --before-exchange K
-    takes the checkpoint of the files before exchange K.
+    takes the checkpoint of the files before exchange K. A session still running is named
+    in a warning (its agent may write the files again).
 
     Example: shellkeep restore-files --last --checkpoint 1
     """
     from shellkeep.app.checkpoints import before_exchange, plan_restore, restore_files as restore
+    from shellkeep.store.session import Status
 
     require_ref(ref, last)
     if (n is None) == (k is None):
         raise click.UsageError("give --checkpoint N or --before-exchange K")
     meta = context().resolve(ref, last=last)
+    asked = f"--before-exchange {k}" if k is not None else None
     n = n if n is not None else before_exchange(meta, k or 0)
     plan = plan_restore(meta, n)
     if not plan.changes:
         click.echo(f"the files of {plan.root} are as at checkpoint {n} already", err=True)
         return
+    if meta.status == Status.RUNNING.value:  # resolve marks a session whose recorder is gone interrupted
+        warn(f"session {meta.id} is still running: its agent may write these files again after the restore")
     removed = sum(1 for status, _ in plan.changes if status == "A")
     if not yes:
         question = f"restore {_files(len(plan.changes) - removed)} and remove {removed} in {plan.root} to checkpoint {n}?"
@@ -41,7 +46,7 @@ def restore_files(ref: str | None, last: bool, n: int | None, k: int | None, yes
         if not confirmed:
             click.echo("shellkeep: not restored; the files are as they were", err=True)
             raise SystemExit(1)
-    done, before = restore(meta, n)
+    done, before = restore(meta, n, asked)
     click.echo(f"restored {_files(len(done.changes))} of {done.root} to checkpoint {n}; the files before are checkpoint {before.n}")
     if done.checkpoint.head != done.head_now:
         now, then = (done.head_now or "unborn")[:10], (done.checkpoint.head or "unborn")[:10]

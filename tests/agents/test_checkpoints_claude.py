@@ -4,7 +4,8 @@ Claude answers from the loopback stand-in; the test writes files between the ans
 an agent's edits would land (the stand-in answers with text, not tool calls). Each
 checkpoint ``exchange K`` appears while Claude still runs; after a kill -9 of shellkeep and
 Claude together, the files changed since the last answer are in flight and
-``restore-files`` puts back the files of any exchange.
+``restore-files`` puts back the files of any exchange. A prompt Claude never answered (the
+stand-in holds it) gets no checkpoint of its own.
 """
 
 from __future__ import annotations
@@ -18,13 +19,14 @@ from typing import Callable
 
 import pytest
 
+from shellkeep.agents.generic import typed_lines
 from shellkeep.store.checkpoints import Checkpoint, read_checkpoints
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, meta_of, process_gone, run_sk, session_folders
+from tests.helpers import SK, load_session, meta_of, process_gone, run_sk, session_folders
 
 from .screen_driver import ScreenDriver
 from .standin_anthropic import AnthropicStandin
-from .test_claude_standin_direct import READY, WAIT_S, ask
+from .test_claude_standin_direct import READY, WAIT_S, ask, quit_claude
 
 pytestmark = [pytest.mark.agent, pytest.mark.timeout(240)]
 
@@ -81,3 +83,59 @@ def test_claude_exchanges_are_snapshotted_while_it_runs_and_survive_a_kill_9(
     back = run_sk("restore-files", folder.name, "--checkpoint", str(first.n), "--yes", env=env, cwd=project_dir)
     assert back.returncode == 0, back.stderr
     assert not (project_dir / "notes.txt").exists() and not (project_dir / "draft.txt").exists()
+
+
+def test_a_prompt_claude_never_answered_gets_no_exchange_checkpoint(
+    home: Paths,
+    drive: Drive,
+    agent_env: dict[str, str],
+    anthropic_standin: AnthropicStandin,
+    project_dir: Path,
+) -> None:
+    """kill -9 while Claude's answer to prompt 2 is pending: exchange 2 has no checkpoint (its
+    files are in flight), none is said to be outside git, and --before-exchange names 1 and 2."""
+    git = ["git", "-C", str(project_dir), "-c", "user.email=t@example.com", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "start"], check=True)
+    env = {**agent_env, "SHELLKEEP_CONFIG": os.environ["SHELLKEEP_CONFIG"]}
+    held = "the held word is plum"
+    anthropic_standin.hold(lambda r: r.is_conversation and r.last_user_text() == held)
+    driver = drive([*SK, "claude"], env=env, cwd=project_dir)
+    driver.wait_for_screen(READY, WAIT_S)
+    driver.wait_until(lambda: len(session_folders(home)) == 1, WAIT_S, "the session folder")
+    folder = session_folders(home)[0].parent
+    ask(driver, "the first word is kiwi", "STANDIN-ANSWER-1: kiwi")
+    driver.wait_until(lambda: [c.exchange for c in read_checkpoints(folder) if c.auto] == [0, 1], WAIT_S, "exchange 1's snapshot")
+    (project_dir / "plum.txt").write_text("written while prompt 2 was pending\n")
+    driver.type(held)
+    driver.wait_for_screen(held, WAIT_S)
+    driver.press("enter")
+    anthropic_standin.wait_for_request(lambda r: r.is_conversation and r.last_user_text() == held, WAIT_S)
+    driver.wait_until(lambda: held in [line.text for line in typed_lines(load_session(folder)[2])], WAIT_S, "prompt on disk")
+    meta = meta_of(folder)
+    for pid in (meta["pid"], meta["child_pid"]):
+        os.kill(pid, signal.SIGKILL)
+    driver.wait_exit(WAIT_S)
+    driver.wait_until(lambda: process_gone(meta["child_pid"]), WAIT_S, "claude gone")
+    anthropic_standin.release()
+    resumed = drive([*SK, "resume", folder.name, "--no-resend"], env=env, cwd=project_dir)  # collects the session
+    resumed.wait_for_screen(READY, WAIT_S)
+    ask(resumed, "the next word is fig", "STANDIN-ANSWER-2: fig")
+    quit_claude(resumed)
+
+    shown = run_sk("show", folder.name, env=env, cwd=project_dir)
+    assert shown.returncode == 0, shown.stderr
+    text = shown.stdout.decode()
+    assert meta_of(folder)["unanswered_prompt"]["index"] == 1 and meta_of(folder)["exchange_count"] == 2
+    assert [(c.exchange, c.has_snapshot) for c in read_checkpoints(folder) if c.auto] == [(0, True), (1, True)]
+    assert "'exchange 2'" not in text and "marker only" not in text
+    assert "files in flight (changed since exchange 1" in text and "plum.txt" in text
+
+    missing = run_sk("restore-files", folder.name, "--before-exchange", "3", "--yes", env=env, cwd=project_dir)
+    assert missing.returncode == 2 and missing.stderr.decode().splitlines() == [
+        f"shellkeep: session {folder.name} has no snapshot of the files before exchange 3; --before-exchange takes 1, 2 here;"
+        f" see 'shellkeep show {folder.name}'"
+    ]
+    back = run_sk("restore-files", folder.name, "--before-exchange", "2", "--yes", env=env, cwd=project_dir)
+    assert back.returncode == 0 and back.stderr == b"", back.stderr  # ended: no warning
+    assert not (project_dir / "plum.txt").exists()

@@ -218,6 +218,38 @@ def test_each_exchange_gets_a_checkpoint_once_and_only_the_last_a_snapshot(home:
     assert "prompt" not in (meta.folder / CHECKPOINTS_FILE).read_text()
     result = CliRunner().invoke(main, ["show", meta.id])
     assert result.exit_code == 0 and "exchange 2" in result.stdout
+    # In a git work tree, a marker added after the exchange is not said to be outside one.
+    assert "'exchange 1': marker only (no snapshot: added after the session had ended)" in result.stdout
+    assert "not in a git work tree" not in result.stdout
+
+
+def test_an_unanswered_exchange_gets_no_checkpoint_and_no_exchange_a_snapshot(home: Paths) -> None:
+    repo = Path.cwd()
+    _make_repo(repo)
+    meta = read_meta(make_session(home, repo, 1, agent="claude").folder)
+    exchanges = [
+        Exchange(index=0, time=meta.started_at, prompt="first", answer="a"),
+        Exchange(index=1, time=None, prompt="second, cut short", answer=""),
+    ]
+    # The run has just ended, its last prompt unanswered: the files hold that turn's work in flight.
+    assert add_exchange_checkpoints(meta, exchanges, snapshot_last=True) == 1
+    [only] = read_checkpoints(meta.folder)
+    assert (only.label, only.exchange, only.has_snapshot, only.git_root) == ("exchange 1", 1, False, str(repo))
+    listed = invoke_sk("show", meta.id)
+    assert "1 at 0.0 s 'exchange 1': marker only (no snapshot: added after the session had ended)" in listed.stdout.decode()
+    refused = invoke_sk("restore-files", meta.id, "--before-exchange", "2", "--yes")
+    assert refused.returncode == 1 and refused.stderr.decode().splitlines() == [
+        f"shellkeep: session {meta.id} has no snapshot of its files: its checkpoints are markers only, added after the session had ended"
+    ]
+    answered = [exchanges[0], Exchange(index=1, time=None, prompt="second, cut short", answer="b")]
+    assert add_exchange_checkpoints(meta, answered, snapshot_last=True) == 1  # answered later: its own now
+    assert [(c.exchange, c.has_snapshot) for c in read_checkpoints(meta.folder)] == [(1, False), (2, True)]
+
+
+def test_outside_git_an_exchange_marker_says_so(home: Paths, tmp_path: Path) -> None:
+    meta = read_meta(make_session(home, tmp_path, 1, agent="claude").folder)
+    assert add_exchange_checkpoints(meta, [Exchange(index=0, time=None, prompt="p", answer="a")], snapshot_last=True) == 1
+    assert "'exchange 1': marker only (not in a git work tree)" in invoke_sk("show", meta.id).stdout.decode()
 
 
 def test_a_cut_last_line_is_skipped_and_numbering_goes_on(home: Paths) -> None:

@@ -167,12 +167,50 @@ def test_snapshots_while_running_survive_a_kill_9_and_restore_files_puts_back_an
     back = run_sk("restore-files", folder.name, "--checkpoint", str(start.n), "--yes")
     assert back.returncode == 0, back.stderr
     assert (repo / "a.txt").read_text() == "one\n"
-    # Exchange 3 was cut short: no snapshot after it; an unknown exchange is one line, exit 2.
+    # Exchange 3 was cut short: no checkpoint of its own (its files are in flight), so no
+    # snapshot after it; an unknown exchange is one line naming the values the option takes, exit 2.
+    assert [c.exchange for c in read_checkpoints(folder) if c.auto] == [0, 1, 2]
     missing = run_sk("restore-files", folder.name, "--before-exchange", "9", "--yes")
-    assert missing.returncode == 2 and len(missing.stderr.splitlines()) == 1
-    assert b"no snapshot of the files before exchange 9; exchanges with one after them: 0, 1, 2 (0: the session" in missing.stderr
+    assert missing.returncode == 2 and missing.stderr.decode().splitlines() == [
+        f"shellkeep: session {folder.name} has no snapshot of the files before exchange 9; --before-exchange takes 1-3 here;"
+        f" see 'shellkeep show {folder.name}'"
+    ]
+    for wrong, says in (("abc", "'abc' is not a whole number; it takes one from 1 to"), ("0", "0 is not in the range")):
+        refused = run_sk("restore-files", folder.name, "--before-exchange", wrong, "--yes")
+        assert refused.returncode == 2 and len(refused.stderr.splitlines()) == 1, refused.stderr
+        assert f"invalid value for '--before-exchange': {says}".encode() in refused.stderr
     both = run_sk("restore-files", folder.name, "--before-exchange", "2", "--checkpoint", "1")
     assert both.returncode == 2 and b"give --checkpoint N or --before-exchange K" in both.stderr
+
+
+def test_restore_files_while_the_agent_runs_warns_and_asks(home: Paths, tmp_path: Path) -> None:
+    repo = Path.cwd()
+    _repo(repo)
+    h = _start(tmp_path)
+    folder = _folder(home)
+    _boundary(folder, 0)
+    _ask(h, "write b.txt the agent's file", b"answer 1")
+    _boundary(folder, 1)
+    warning = f"shellkeep: session {folder.name} is still running: its agent may write these files again after the restore"
+
+    declined = run_sk("restore-files", "--last", "--before-exchange", "1", input_bytes=b"n\n")
+    assert declined.returncode == 1
+    said = declined.stderr.decode().splitlines()
+    assert said[0] == warning and "to checkpoint 1? [y/N]: shellkeep: not restored; the files are as they were" in said[1]
+    assert (repo / "b.txt").read_text() == "the agent's file\n"
+
+    done = run_sk("restore-files", "--last", "--before-exchange", "1", "--yes")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.decode().splitlines() == [warning]
+    assert not (repo / "b.txt").exists()
+    [safety] = [c for c in read_checkpoints(folder) if c.label.startswith("before restore-files")]
+    assert safety.label == "before restore-files --before-exchange 1" and safety.has_snapshot
+
+    h.write(b"quit\r")
+    assert h.finish() == 0
+    undo = run_sk("restore-files", "--last", "--checkpoint", str(safety.n), "--yes")  # ended: no warning
+    assert undo.returncode == 0 and undo.stderr == b"", undo.stderr
+    assert (repo / "b.txt").read_text() == "the agent's file\n"
 
 
 def test_a_snapshot_is_skipped_when_nothing_changed(home: Paths, tmp_path: Path) -> None:

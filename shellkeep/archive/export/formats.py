@@ -179,6 +179,8 @@ def checkpoint_line(checkpoint: Checkpoint) -> str:
     label = f" '{checkpoint.label}'" if checkpoint.label else ""
     if checkpoint.has_snapshot:
         git = f"{checkpoint.branch or 'detached'} {(checkpoint.head or 'no commit')[:10]}, files {(checkpoint.snapshot or '')[:10]}"
+    elif checkpoint.git_root:  # an exchange's, added when the conversation was collected (app.checkpoints)
+        git = "marker only (no snapshot: added after the session had ended)"
     else:
         git = "marker only (not in a git work tree)"
     return f"{checkpoint.n} at {checkpoint.time_s:.1f} s{label}: {git}"
