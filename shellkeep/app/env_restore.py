@@ -18,7 +18,6 @@ shellkeep's data folder (where the pulled files are), is left out with a note.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 from collections.abc import Mapping
@@ -28,12 +27,11 @@ from pathlib import Path
 from shellkeep.app.context import Context
 from shellkeep.app.environment import runs_code, stored_env
 from shellkeep.app.remote import remote_of
-from shellkeep.app.resume import ResumePlan
 from shellkeep.errors import ShellkeepError
 from shellkeep.logs import get_logger
 from shellkeep.store.session import SessionMeta
 
-__all__ = ["EnvRestore", "environment_for", "is_pulled", "restore_env", "with_environment"]
+__all__ = ["EnvRestore", "environment_for", "is_pulled", "restore_env"]
 
 log = get_logger(__name__)
 
@@ -111,7 +109,7 @@ def environment_for(
 
     Called before ``app.resume.plan_resume`` so that the plan looks for the agent's transcript
     with the recorded variables (``CLAUDE_CONFIG_DIR``): pass it
-    ``env={**os.environ, **dict(restore.updates)}``, then ``with_environment`` the plan.
+    ``env={**os.environ, **dict(restore.updates)}``, then ``app.resume.with_environment`` the plan.
     cwd: ``--cwd``; a pulled session's paths are mapped to where it will resume (its
     checkout here, ``app.transplant.checkout_for``). env: today's (default ``os.environ``).
     Raises UserInputError as ``plan_resume`` does for a pulled session with no checkout here.
@@ -124,16 +122,6 @@ def environment_for(
 
         where = checkout_for(ctx, exact_meta(meta), cwd)[0]
     return restore_env(ctx, meta, where, today, keep_current=keep_current)
-
-
-def with_environment(plan: ResumePlan, restore: EnvRestore) -> ResumePlan:
-    """Return ``plan`` with ``restore``'s updates in its ``env_updates`` (the plan's own, the
-    adapter's ``resume_env``, win)."""
-    if not restore.updates:
-        return plan
-    merged = dict(restore.updates)
-    merged.update(dict(plan.env_updates))
-    return dataclasses.replace(plan, env_updates=tuple(sorted(merged.items())))
 
 
 def restore_env(ctx: Context, meta: SessionMeta, cwd: Path, today: Mapping[str, str], *, keep_current: bool) -> EnvRestore:
