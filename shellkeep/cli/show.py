@@ -32,6 +32,7 @@ def show(ref: str | None, last: bool, full: bool, as_json: bool) -> None:
 
     Example: shellkeep show --last
     """
+    from shellkeep.app.env_restore import agent_files_env
     from shellkeep.app.listing import missing_key
     from shellkeep.app.plan import live_plan
     from shellkeep.store.audit import record_read
@@ -42,7 +43,8 @@ def show(ref: str | None, last: bool, full: bool, as_json: bool) -> None:
     ctx = context()
     meta = ctx.resolve(ref, last=last)
     record_read(ctx.paths, "show", meta)
-    meta = live_plan(meta, ctx.config.redact, ctx.vault)
+    env = agent_files_env(ctx, meta)  # the agent's files are where its session had them, not this terminal
+    meta = live_plan(meta, ctx.config.redact, ctx.vault, env)
     from shellkeep.app.in_flight import files_in_flight
 
     flying = files_in_flight(ctx, meta)
