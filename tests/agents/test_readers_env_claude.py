@@ -4,7 +4,8 @@
 ``ANTHROPIC_BASE_URL`` (the stand-in) exported; the stand-in answers with a ``TodoWrite`` call,
 then a text. From a terminal without those variables, ``ps`` shows the plan while it runs
 (read live from the transcript in ``CLAUDE_CONFIG_DIR``). Then shellkeep and Claude are killed
-together with kill -9, and ``show`` (text and ``--json``) from that terminal has the plan, read from the transcript where the session had it (``app.env_restore.agent_files_env``),
+together with kill -9, and ``show`` (text and ``--json``) from that terminal has the exchange
+and the plan, read from the transcript where the session had it (``app.env_restore.agent_files_env``),
 and writes nothing: the session is collected later (the upkeep, a resume).
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 from pathlib import Path
@@ -92,10 +94,14 @@ def test_ps_and_show_find_claude_files_with_the_recorded_environment(
     assert shown.returncode == 0, shown.stderr
     assert "does not exist" not in shown.stderr, shown.stderr
     assert f"plan: {SUMMARY}\n  [x] {ITEMS[0]}\n  [>] {ITEMS[1]}\n  [ ] {ITEMS[2]}" in shown.stdout, shown.stdout
+    assert re.search(r"^exchanges +1$", shown.stdout, re.M), shown.stdout
+    assert "#1" in shown.stdout and f"  > {PROMPT}" in shown.stdout and f"  < {ANSWER}" in shown.stdout
     as_json = json.loads(_sk("show", "--last", "--json", env=plain, cwd=project_dir).stdout)
-    assert as_json["status"] == "interrupted"
+    assert as_json["exchange_count"] == 1 and as_json["status"] == "interrupted"
+    assert as_json["agent_transcript"] == str(transcript)
     assert [(i["text"], i["state"]) for i in as_json["plan"]["items"]] == [
         (ITEMS[0], "completed"), (ITEMS[1], "in_progress"), (ITEMS[2], "pending")
     ]
+    assert "unanswered_prompt" not in as_json  # answered
     # show writes nothing of the conversation: it is collected later, as before
     assert not (folder / "exchanges.jsonl").exists() and meta_of(folder).get("plan") is None
