@@ -21,6 +21,7 @@ types into a program on resume (``INJECTED_CONTEXT_PREFIX``) is not an exchange 
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from functools import partial
 from collections.abc import Mapping
@@ -41,13 +42,13 @@ from shellkeep.app.plan import with_plan
 from shellkeep.capture.redaction import redactor_for
 from shellkeep.errors import ShellkeepError, UserInputError
 from shellkeep.logs import get_logger
-from shellkeep.store.session import SessionMeta, parse_iso, write_meta
+from shellkeep.store.session import SessionMeta, Status, parse_iso, write_meta
 from shellkeep.terminal.replay import last_screen
 from shellkeep.vault.access import Vault
 from shellkeep.vault.exchanges import is_collected, read_exchanges, write_exchanges
 from shellkeep.vault.recording import open_tail_source
 from shellkeep.vault.copies import copy_lines, store_copy
-from shellkeep.vault.scrubber import redact_jsonl_line
+from shellkeep.vault.scrubber import redact_jsonl_line, redact_jsonl_text
 
 if TYPE_CHECKING:
     from shellkeep.capture.redaction import Redactor
@@ -61,6 +62,7 @@ __all__ = [
     "collect_for_resume",
     "gather",
     "is_collected",
+    "live_exchanges",
     "note_agent_session",
     "own_exchanges",
     "read_exchanges",
@@ -307,6 +309,42 @@ def collect_for_resume(
         write_meta(meta)
     conversation = gather(meta, vault, env, limit=max(limit, 1), agent_session=found)
     return meta, list(conversation.exchanges)[-limit:] if limit > 0 else [], big and not dry_run
+
+
+def live_exchanges(
+    meta: SessionMeta, vault: Vault, redact_config: RedactConfig | None, env: Mapping[str, str] | None = None
+) -> tuple[SessionMeta, list[Exchange]]:
+    """Return ``meta`` and its exchanges for showing; writes nothing.
+
+    Collected: the stored ones. Cut short and not collected yet (its recorder died, the
+    upkeep or a resume collects it later): read from the agent's own transcript now, as
+    ``collect`` would store them (redacted, ``exchange_count``, ``usage``, the agent session,
+    ``unanswered_prompt``). env: the environment the agent's files are looked for with
+    (``app.env_restore.agent_files_env``). A running session, one that keeps no exchanges
+    (``record.detail = "metadata"``) or an agent without a transcript: the stored ones.
+    Raises KeyUnavailable and DataError as ``read_exchanges``.
+    """
+    adapter = adapter_of(meta)
+    live = not is_collected(meta) and meta.status != Status.RUNNING.value and meta.detail != "metadata"
+    if not live or not adapter.has_native_transcript:
+        return meta, read_exchanges(meta, vault)
+    conversation = gather(meta, vault, env, from_recording=False)
+    exchanges = list(conversation.exchanges)
+    if not exchanges:
+        return meta, []
+    if meta.redacted:
+        text = "".join(json.dumps(e.to_json(), ensure_ascii=False) + "\n" for e in exchanges)
+        redactor = redactor_for(redact_config)
+        exchanges = [Exchange.from_json(json.loads(line)) for line in redact_jsonl_text(text, redactor).splitlines()]
+    found = conversation.agent_session
+    updated = dataclasses.replace(
+        meta,
+        agent_session_id=found.session_id if found and found.session_id else meta.agent_session_id,
+        agent_transcript=str(found.transcript) if found and found.transcript else meta.agent_transcript,
+        exchange_count=len(exchanges),
+        usage=_total_usage(tuple(exchanges)),
+    )
+    return with_unanswered(updated, exchanges), exchanges
 
 
 def own_exchanges(exchanges: list[Exchange], meta: SessionMeta) -> list[Exchange]:

@@ -14,11 +14,16 @@ the recorded home to this one; a path that does not exist here, or that lies ins
 shellkeep's data folder (where the pulled files are), is left out with a note.
 
 ``--env current`` keeps today's environment and applies nothing.
+
+``agent_files_env`` is the environment the agent's own files (its transcript, its plan) are
+looked for with, by every reader of a session not collected yet (``show``, ``ps``, the web
+page, the files in flight, the upkeep): today's with the recorded values resume would apply
+(``CLAUDE_CONFIG_DIR``, ``CODEX_HOME``...), so a session started with them is found from a
+terminal without them. It only locates files: no code runs with it, no secret is opened.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 from collections.abc import Mapping
@@ -28,12 +33,11 @@ from pathlib import Path
 from shellkeep.app.context import Context
 from shellkeep.app.environment import runs_code, stored_env
 from shellkeep.app.remote import remote_of
-from shellkeep.app.resume import ResumePlan
 from shellkeep.errors import ShellkeepError
 from shellkeep.logs import get_logger
 from shellkeep.store.session import SessionMeta
 
-__all__ = ["EnvRestore", "environment_for", "is_pulled", "restore_env", "with_environment"]
+__all__ = ["EnvRestore", "agent_files_env", "environment_for", "is_pulled", "restore_env"]
 
 log = get_logger(__name__)
 
@@ -105,15 +109,22 @@ def is_pulled(ctx: Context, meta: SessionMeta) -> bool:
 
 
 def environment_for(
-    ctx: Context, meta: SessionMeta, *, cwd: Path | None = None, keep_current: bool = False, env: Mapping[str, str] | None = None
+    ctx: Context,
+    meta: SessionMeta,
+    *,
+    cwd: Path | None = None,
+    keep_current: bool = False,
+    env: Mapping[str, str] | None = None,
+    secrets: bool = True,
 ) -> EnvRestore:
     """Return what resuming ``meta`` does with its recorded environment, before it is planned.
 
     Called before ``app.resume.plan_resume`` so that the plan looks for the agent's transcript
     with the recorded variables (``CLAUDE_CONFIG_DIR``): pass it
-    ``env={**os.environ, **dict(restore.updates)}``, then ``with_environment`` the plan.
+    ``env={**os.environ, **dict(restore.updates)}``, then ``app.resume.with_environment`` the plan.
     cwd: ``--cwd``; a pulled session's paths are mapped to where it will resume (its
     checkout here, ``app.transplant.checkout_for``). env: today's (default ``os.environ``).
+    secrets: False leaves the sealed secrets closed (``restore_env``).
     Raises UserInputError as ``plan_resume`` does for a pulled session with no checkout here.
     """
     today = os.environ if env is None else env
@@ -123,21 +134,34 @@ def environment_for(
         from shellkeep.store.session import exact_meta
 
         where = checkout_for(ctx, exact_meta(meta), cwd)[0]
-    return restore_env(ctx, meta, where, today, keep_current=keep_current)
+    return restore_env(ctx, meta, where, today, keep_current=keep_current, secrets=secrets)
 
 
-def with_environment(plan: ResumePlan, restore: EnvRestore) -> ResumePlan:
-    """Return ``plan`` with ``restore``'s updates in its ``env_updates`` (the plan's own, the
-    adapter's ``resume_env``, win)."""
-    if not restore.updates:
-        return plan
-    merged = dict(restore.updates)
-    merged.update(dict(plan.env_updates))
-    return dataclasses.replace(plan, env_updates=tuple(sorted(merged.items())))
+def agent_files_env(ctx: Context, meta: SessionMeta, today: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Return the environment ``meta``'s agent files are looked for with (see the module).
+
+    today: today's environment (default ``os.environ``), overlaid with what resuming ``meta``
+    would set (``environment_for``: a pulled session's paths mapped, its variables that run
+    code left out; sealed secrets are not opened). Never raises.
+    """
+    now = os.environ if today is None else today
+    try:
+        restore = environment_for(ctx, meta, env=now, secrets=False)
+    except ShellkeepError:  # a pulled session with no checkout here: its paths mapped to its cwd
+        restore = restore_env(ctx, meta, Path(meta.cwd), now, keep_current=False, secrets=False)
+    except Exception as exc:  # noqa: BLE001 - today's environment still finds most sessions
+        log.debug("no recorded environment for the files of %s: %s", meta.id, exc)
+        return dict(now)
+    return {**now, **dict(restore.updates)}
 
 
-def restore_env(ctx: Context, meta: SessionMeta, cwd: Path, today: Mapping[str, str], *, keep_current: bool) -> EnvRestore:
-    """Return what resuming ``meta`` in ``cwd`` does with its recorded environment (see the module)."""
+def restore_env(
+    ctx: Context, meta: SessionMeta, cwd: Path, today: Mapping[str, str], *, keep_current: bool, secrets: bool = True
+) -> EnvRestore:
+    """Return what resuming ``meta`` in ``cwd`` does with its recorded environment (see the module).
+
+    secrets: False leaves the secrets alone (none opened, compared or named).
+    """
     values, fingerprints, sealed, home = stored_env(meta)
     if not values and not fingerprints:
         return EnvRestore(recorded=False)
@@ -167,9 +191,9 @@ def restore_env(ctx: Context, meta: SessionMeta, cwd: Path, today: Mapping[str, 
         else:
             updates[name] = value
             restored.append(name)
-    secret_values = _open_sealed(ctx, meta, sealed)
+    secret_values = _open_sealed(ctx, meta, sealed) if secrets else {}
     restored_secrets, missing, differ = [], [], []
-    for name, fp in sorted(fingerprints.items()):
+    for name, fp in sorted(fingerprints.items() if secrets else ()):
         now = today.get(name)
         if now is None:
             if name in secret_values and not (pulled and runs_code(name)):

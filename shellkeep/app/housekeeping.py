@@ -16,6 +16,7 @@ from pathlib import Path
 
 from shellkeep.app.context import open_context
 from shellkeep.app.conversation import collect
+from shellkeep.app.env_restore import agent_files_env
 from shellkeep.app.gc import maybe_auto_gc
 from shellkeep.app.history_import import maybe_auto_import
 from shellkeep.app.moves import complete_git_identity
@@ -49,7 +50,8 @@ def run(paths: Paths, folder: Path, *, compress: bool, auto_gc: bool) -> None:
         wanted = meta.detail != "metadata"  # record.detail = "metadata" keeps no exchanges
         if wanted and (meta.input_bytes or meta.agent_transcript) and not is_collected(meta):
             try:
-                meta = collect(meta, ctx.vault, ctx.config.redact if meta.redacted else None)
+                env = agent_files_env(ctx, meta)  # the agent's files where its session had them
+                meta = collect(meta, ctx.vault, ctx.config.redact if meta.redacted else None, env)
             except Exception as exc:  # noqa: BLE001 - the recording is safe; exchanges can be rebuilt
                 log.warning("could not build the exchanges of %s: %s", meta.id, exc)
         if meta.detail != "full":  # record.detail: the recording served the exchanges only

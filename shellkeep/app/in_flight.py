@@ -113,6 +113,7 @@ def files_in_flight(ctx: Context, meta: SessionMeta) -> InFlight | None:
     that cannot be read (a missing key) leave git alone as the source, and a session whose
     checkpoints cannot be read has none in flight (both logged)."""
     from shellkeep.app.conversation import gather
+    from shellkeep.app.env_restore import agent_files_env
     from shellkeep.vault.exchanges import is_collected, read_exchanges
 
     try:
@@ -126,7 +127,8 @@ def files_in_flight(ctx: Context, meta: SessionMeta) -> InFlight | None:
         if not tail:
             exchanges = read_exchanges(meta, ctx.vault)
         else:  # cut short, not collected yet: the end of the agent's own transcript (nothing written)
-            exchanges = list(gather(meta, ctx.vault, from_recording=False, limit=TAIL_EXCHANGES).exchanges)
+            env = agent_files_env(ctx, meta)  # where the agent's transcript is: the session's environment
+            exchanges = list(gather(meta, ctx.vault, env, from_recording=False, limit=TAIL_EXCHANGES).exchanges)
     except ShellkeepError as exc:
         log.info("the exchanges of %s are not readable for the files in flight: %s", meta.id, exc)
         exchanges = []

@@ -118,7 +118,8 @@ def session_plan(
 
     Live: the agent's transcript named in ``meta.json``, else where the adapter keeps the
     transcript of ``agent_session_id`` for the session's cwd, else the one the adapter finds
-    (``env``: the agent's environment, default ``os.environ``). A plan read live is redacted
+    (``env``: the environment the agent's files are looked for with,
+    ``app.env_restore.agent_files_env``; default ``os.environ``). A plan read live is redacted
     as it would be stored: with ``redact_config``'s rules (None: the built-in ones), unless
     the session was recorded with ``--no-redact``. vault: the keys of a sealed stored plan.
     None when there is none; never raises.
@@ -162,12 +163,18 @@ def _agent_session(meta: SessionMeta, adapter: CommandAdapter, env: Mapping[str,
         return None
 
 
-def live_plan(meta: SessionMeta, redact_config: RedactConfig | None = None, vault: Vault | None = None) -> SessionMeta:
+def live_plan(
+    meta: SessionMeta,
+    redact_config: RedactConfig | None = None,
+    vault: Vault | None = None,
+    env: Mapping[str, str] | None = None,
+) -> SessionMeta:
     """Return ``meta`` with its whole plan, for showing (never for writing back): read live from
-    the transcript when it is not stored yet, unsealed when it is sealed (``session_plan``)."""
+    the transcript when it is not stored yet, unsealed when it is sealed (``session_plan``).
+    env: the environment the agent's files are looked for with (``app.env_restore.agent_files_env``)."""
     if meta.plan is not None and not meta.plan.get("sealed"):
         return meta
-    plan = session_plan(meta, redact_config, vault=vault)
+    plan = session_plan(meta, redact_config, env, vault)
     return meta if plan is None else dataclasses.replace(meta, plan=plan.to_json())
 
 

@@ -20,11 +20,13 @@ from __future__ import annotations
 import enum
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from shellkeep.app.context import Context
+from shellkeep.app.env_restore import agent_files_env
 from shellkeep.app.plan import session_plan
 from shellkeep.store.live import WORKING_WINDOW_S, LiveStatus, read_live_status, waits_for_user
 from shellkeep.store.session import SessionMeta, Status, host_name, iso, parse_iso
@@ -102,11 +104,13 @@ def live_sessions(ctx: Context, *, now: float | None = None) -> list[LiveSession
     for meta in ctx.sessions(all_projects=True):
         if meta.status != Status.RUNNING.value or meta.host != host:
             continue
-        found.append(_live_session(meta, now, ctx.config.redact))
+        found.append(_live_session(meta, now, ctx.config.redact, agent_files_env(ctx, meta)))
     return found
 
 
-def _live_session(meta: SessionMeta, now: float, redact_config: RedactConfig | None = None) -> LiveSession:
+def _live_session(
+    meta: SessionMeta, now: float, redact_config: RedactConfig | None = None, env: Mapping[str, str] | None = None
+) -> LiveSession:
     status = read_live_status(meta.folder)
     try:
         st = os.stat(meta.cast)
@@ -137,11 +141,12 @@ def _live_session(meta: SessionMeta, now: float, redact_config: RedactConfig | N
         echo=status.echo if status is not None else None,
         prompt=status.prompt if status is not None else False,
         hint=status.hint if status is not None else None,
-        plan=_plan_summary(meta, redact_config),
+        plan=_plan_summary(meta, redact_config, env),
     )
 
 
-def _plan_summary(meta: SessionMeta, redact_config: RedactConfig | None) -> str | None:
-    """Return the live plan's summary, read from the agent's transcript (``app.plan.session_plan``)."""
-    plan = session_plan(meta, redact_config)
+def _plan_summary(meta: SessionMeta, redact_config: RedactConfig | None, env: Mapping[str, str] | None) -> str | None:
+    """Return the live plan's summary, read from the agent's transcript (``app.plan.session_plan``),
+    looked for with ``env`` (``app.env_restore.agent_files_env``: the session's, not this terminal's)."""
+    plan = session_plan(meta, redact_config, env)
     return None if plan is None else plan.summary()

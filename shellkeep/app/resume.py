@@ -23,6 +23,7 @@ from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX, AgentAdapter, AgentSe
 from shellkeep.agents.launchers import SHELLS
 from shellkeep.agents.registry import adapter_for, adapter_named, adapter_names
 from shellkeep.app.context import Context
+from shellkeep.app.env_restore import EnvRestore
 from shellkeep.app.conversation import adapter_of, collect_for_resume, gather
 from shellkeep.app.moves import project_sessions, relocate_transcript, resume_dir
 from shellkeep.app.native import check_transcript, remove_resume_leftovers
@@ -53,6 +54,7 @@ __all__ = [
     "plan_resume",
     "run_resume",
     "session_chain",
+    "with_environment",
     "with_resend",
 ]
 
@@ -280,6 +282,16 @@ def plan_resume(
             unanswered=unanswered,
         )
     return dataclasses.replace(_fresh_plan(meta, adapter, cwd, recent, settle_s, note, ctx.vault), unanswered=unanswered)
+
+
+def with_environment(plan: ResumePlan, restore: EnvRestore) -> ResumePlan:
+    """Return ``plan`` with ``restore``'s updates (``app.env_restore``) in its ``env_updates``
+    (the plan's own, the adapter's ``resume_env``, win)."""
+    if not restore.updates:
+        return plan
+    merged = dict(restore.updates)
+    merged.update(dict(plan.env_updates))
+    return dataclasses.replace(plan, env_updates=tuple(sorted(merged.items())))
 
 
 def with_resend(plan: ResumePlan) -> ResumePlan:

@@ -100,8 +100,8 @@ def resume(
 
     Example: shellkeep resume --last --exchanges 3
     """
-    from shellkeep.app.env_restore import environment_for, is_pulled, with_environment
-    from shellkeep.app.resume import ResumeMode, choose_default, plan_resume, run_resume
+    from shellkeep.app.env_restore import environment_for, is_pulled
+    from shellkeep.app.resume import ResumeMode, choose_default, plan_resume, run_resume, with_environment
     from shellkeep.tui.picker import pick_session
 
     if native_only and force_inject:

@@ -32,32 +32,38 @@ def show(ref: str | None, last: bool, full: bool, as_json: bool) -> None:
 
     Example: shellkeep show --last
     """
+    from shellkeep.app.conversation import live_exchanges
+    from shellkeep.app.env_restore import agent_files_env
     from shellkeep.app.listing import missing_key
     from shellkeep.app.plan import live_plan
     from shellkeep.store.audit import record_read
     from shellkeep.store.checkpoints import read_checkpoints
-    from shellkeep.vault.exchanges import read_exchanges
+    from shellkeep.vault.exchanges import is_collected
 
     require_ref(ref, last)
     ctx = context()
     meta = ctx.resolve(ref, last=last)
     record_read(ctx.paths, "show", meta)
-    meta = live_plan(meta, ctx.config.redact, ctx.vault)
+    key_id = missing_key(ctx, meta)
+    env = agent_files_env(ctx, meta)  # the agent's files are where its session had them, not this terminal
+    exchanges: list[Exchange] = []
+    if key_id is None and not (as_json and is_collected(meta)):  # missing: sealed with the same key
+        meta, exchanges = live_exchanges(meta, ctx.vault, ctx.config.redact, env)  # cut short: read live
+    meta = live_plan(meta, ctx.config.redact, ctx.vault, env)
     from shellkeep.app.in_flight import files_in_flight
 
     flying = files_in_flight(ctx, meta)
     if as_json:
         print_json({**meta.to_json(), "in_flight": None if flying is None else flying.to_json()})
         return
-    key_id = missing_key(ctx, meta)
     _print_meta(meta, key_id)
+    _print_unanswered(meta, exchanges)
     _print_plan(meta)
     _print_chain(ctx.paths, meta)
     _print_checkpoints(read_checkpoints(meta.folder))
     _print_environment(meta)
     _print_in_flight(flying)
-    if key_id is None:  # else its exchanges are sealed with the same missing key
-        _print_exchanges(meta, read_exchanges(meta, ctx.vault), full)
+    _print_exchanges(meta, exchanges, full)
 
 
 _KEPT = {
@@ -119,6 +125,16 @@ def _print_meta(meta: SessionMeta, missing_key_id: str | None) -> None:
     width = max(len(k) for k, _ in rows)
     for key, value in rows:
         click.echo(f"{key:<{width}}  {value}")
+
+
+def _print_unanswered(meta: SessionMeta, exchanges: list[Exchange]) -> None:
+    """Print the prompt the agent never answered (``app.unanswered``), when the session has one."""
+    from shellkeep.app.unanswered import UNANSWERED_KEY, UnansweredPrompt, banner_line, last_unanswered
+
+    last = last_unanswered(exchanges)
+    if last is None or not isinstance(meta.extra.get(UNANSWERED_KEY), dict):
+        return
+    click.echo(banner_line(UnansweredPrompt(last.prompt, last.index, last.time)))
 
 
 def _print_plan(meta: SessionMeta) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from shellkeep.app.context import Context
 from shellkeep.app.moves import project_sessions
 from shellkeep.app.conversation import gather
+from shellkeep.app.env_restore import agent_files_env
 from shellkeep.app.remote import remote_of, remote_sessions
 from shellkeep.store.checkpoints import read_checkpoints
 from shellkeep.store.session import SessionMeta, is_trivial
@@ -169,7 +170,7 @@ def preview_exchanges(ctx: Context, meta: SessionMeta) -> str:
             small = False
         if not small:
             return "(exchanges are read when the session is resumed)"
-        exchanges = list(gather(meta, ctx.vault).exchanges)[-PREVIEW_EXCHANGES:]
+        exchanges = list(gather(meta, ctx.vault, agent_files_env(ctx, meta)).exchanges)[-PREVIEW_EXCHANGES:]
     if not exchanges:
         return "(no exchanges)"
     parts = []

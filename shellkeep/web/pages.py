@@ -35,6 +35,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from shellkeep.app.conversation import live_exchanges
+from shellkeep.app.env_restore import agent_files_env
 from shellkeep.app.display import format_duration, format_local_time
 from shellkeep.app.history_import import agent_title, imported_from_agent
 from shellkeep.app.listing import SUSPENDED_KEY_MISSING, missing_key, missing_keys
@@ -267,9 +269,10 @@ class Pages:
         no_recording = _no_recording(meta)
         values["no_recording"] = no_recording
         record_read(self.ctx.paths, "serve", meta, detail="page")
-        values["plan"] = session_plan(meta, self.ctx.config.redact, vault=self.ctx.vault)  # the agent's task list: stored, or live from its transcript
+        files_env = agent_files_env(self.ctx, meta)  # the agent's files are where its session had them
+        values["plan"] = session_plan(meta, self.ctx.config.redact, files_env, self.ctx.vault)  # the agent's task list: stored, or live from its transcript
         try:
-            exchanges = read_exchanges(meta, self.ctx.vault)
+            exchanges = live_exchanges(meta, self.ctx.vault, self.ctx.config.redact, files_env)[1]  # cut short: read live
             markers = read_session_markers(meta, self.ctx.vault) if no_recording is None else []
         except KeyUnavailable as exc:
             values["problem"] = f"{exc}; import the key with 'shellkeep key import' and reload"

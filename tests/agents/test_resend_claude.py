@@ -181,3 +181,24 @@ def test_a_prompt_sent_again_and_cut_short_again_is_offered_again(
     assert meta_of(new_folder)["unanswered_prompt"]["index"] == 0  # the run that sent it again
     newest = [f.parent for f in session_folders(home)][-1]
     assert meta_of(newest)["parent"] == meta["id"] and "unanswered_prompt" not in meta_of(newest)
+
+
+def test_show_names_the_unanswered_prompt_before_any_resume(
+    home: Paths, drive: Drive, agent_env: dict[str, str], anthropic_standin: AnthropicStandin, project_dir: Path
+) -> None:
+    env = {**agent_env, "SHELLKEEP_CONFIG": os.environ["SHELLKEEP_CONFIG"]}
+    folder = _killed_mid_turn(home, drive, env, anthropic_standin, project_dir)
+
+    def sk(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*SK, *args], env=env, cwd=project_dir, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+
+    as_json = json.loads(sk("show", "--last", "--json").stdout)  # read live: nobody collected it yet
+    assert as_json["status"] == "interrupted" and as_json["exchange_count"] == 2
+    assert as_json["unanswered_prompt"]["index"] == 1 and as_json["unanswered_prompt"]["chars"] == len(HELD_PROMPT)
+    shown = sk("show", "--last")
+    assert shown.returncode == 0, shown.stderr
+    assert f'prompt never answered: "{HELD_PROMPT}"' in shown.stdout, shown.stdout
+    assert f"  > {FIRST_PROMPT}\n  < {FIRST_ANSWER}" in shown.stdout and "#2" in shown.stdout
+    dry = sk("resume", "--last", "--dry-run")
+    assert f'prompt never answered: "{HELD_PROMPT}"' in dry.stderr, dry.stderr  # the same prompt
+    assert not (folder / "exchanges.jsonl").exists() and "unanswered_prompt" not in meta_of(folder)  # nothing written

@@ -153,3 +153,29 @@ def test_the_terminal_in_use_now_keeps_its_term(home: Paths, tmp_path: Path) -> 
     now = restore_env(ctx, meta, tmp_path, {"TERM": "tmux-256color", "LANG": "de_DE.UTF-8"}, keep_current=False)
     assert now.updates == (("COLORTERM", "truecolor"), ("LANG", "C.UTF-8"))  # TERM: today's
     assert now.line() == "environment: restored COLORTERM, LANG (1 more as today)"
+
+
+def test_the_agent_files_are_looked_for_with_the_recorded_environment(home: Paths, tmp_path: Path) -> None:
+    import dataclasses
+
+    from shellkeep.app.context import open_context
+    from shellkeep.app.env_restore import agent_files_env
+    from shellkeep.store.session import SessionMeta
+
+    config_dir = tmp_path / "claudecfg"
+    config_dir.mkdir()
+    recorded = {"CLAUDE_CONFIG_DIR": str(config_dir), "NODE_OPTIONS": "--require /x.js", "LANG": "C.UTF-8"}
+    meta = SessionMeta(
+        id="20261206-000000-01", project="p", project_root=str(tmp_path), cwd=str(tmp_path), command=["claude"],
+        agent="claude", started_at="2026-12-06T00:00:00Z", cast=str(tmp_path / "s" / "session.cast"),
+        env={"scope": "agent", "home": str(tmp_path), "values": recorded, "secrets": {"ANTHROPIC_API_KEY": "hmac-sha256:k:00"}},
+    )  # fmt: skip
+    ctx = open_context(paths=home, cwd=tmp_path, strict=False, warn=lambda line: None)
+    today = {"HOME": str(tmp_path), "LANG": "de_DE.UTF-8", "PATH": "/usr/bin"}
+    # A session of this machine: its recorded values over today's; no secret opened or set.
+    assert agent_files_env(ctx, meta, today) == {**today, **recorded}
+    # Pulled from another machine: what could run code is left out, paths that exist are kept.
+    pulled = dataclasses.replace(meta, extra={"remote": {"url": "file:///elsewhere", "machine": "m1", "host": "laptop"}})
+    assert agent_files_env(ctx, pulled, today) == {**today, "CLAUDE_CONFIG_DIR": str(config_dir), "LANG": "C.UTF-8"}
+    # Nothing recorded: today's as it is.
+    assert agent_files_env(ctx, dataclasses.replace(meta, env=None), today) == today
