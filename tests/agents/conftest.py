@@ -481,3 +481,31 @@ def aider_bin(request: pytest.FixtureRequest) -> Path:
             f"{CI_AIDER_VENVS[version]}/bin/pip install aider-chat=={version}' (.ci/run does), or put aider on PATH"
         )
     return Path(found)
+
+
+_VERSIONED = {
+    "claude_bin": CLAUDE_VERSIONS,
+    "codex_bin": CODEX_VERSIONS,
+    "gemini_bin": GEMINI_VERSIONS,
+    "qwen_bin": QWEN_VERSIONS,
+    "opencode_bin": OPENCODE_VERSIONS,
+    "copilot_bin": COPILOT_VERSIONS,
+}
+"""The fixtures that run a test once per agent version, with the versions they take."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Run a test marked ``newest_only`` with each agent's newest version alone (the older one
+    deselected, not skipped): a variant of a behaviour that a sibling test already proves on
+    every version, kept off the suite's time."""
+    older: list[pytest.Item] = []
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if item.get_closest_marker("newest_only") is None:
+            continue
+        if any(name in params and params[name] != max(versions, key=_version_key) for name, versions in _VERSIONED.items()):
+            older.append(item)
+    if older:
+        config.hook.pytest_deselected(items=older)
+        dropped = {id(item) for item in older}
+        items[:] = [item for item in items if id(item) not in dropped]

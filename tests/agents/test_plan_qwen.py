@@ -50,6 +50,7 @@ def _sk(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProce
     return subprocess.run([*SK, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
 
 
+@pytest.mark.newest_only
 def test_qwen_todos_survive_a_kill_of_shellkeep_and_qwen(
     home: Paths,
     drive: Drive,

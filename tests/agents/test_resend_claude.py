@@ -95,7 +95,10 @@ def _killed_mid_turn(
     return folder
 
 
-@pytest.mark.parametrize("how", ["resend", "no-resend", "ask-yes", "resend-claude-killed"])
+@pytest.mark.parametrize(
+    "how",
+    ["resend", *(pytest.param(how, marks=pytest.mark.newest_only) for how in ("no-resend", "ask-yes", "resend-claude-killed"))],
+)
 def test_resume_sends_the_unanswered_prompt_again(
     home: Paths,
     drive: Drive,
@@ -153,6 +156,7 @@ def test_resume_sends_the_unanswered_prompt_again(
     assert "mode: native" in again.stdout
 
 
+@pytest.mark.newest_only
 def test_a_prompt_sent_again_and_cut_short_again_is_offered_again(
     home: Paths, drive: Drive, agent_env: dict[str, str], anthropic_standin: AnthropicStandin, project_dir: Path
 ) -> None:
