@@ -143,6 +143,8 @@ def resume(
         plan, said, would_ask = _resend_choice(plan, resend, dry_run=dry_run)
         click.echo(said, err=True)
         banner += "\n" + said
+    elif resend:
+        warn(f"nothing to send again: session {plan.session.id} has no unanswered prompt")
     if dry_run:
         _print_plan(plan, would_ask=would_ask)
         return 0

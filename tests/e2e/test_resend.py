@@ -10,6 +10,7 @@ exchanges from the recording, names the prompt, and re-injects the answered exch
 - with ``--no-resend`` it is not in the block at all;
 - ``--dry-run`` shows what would be typed and changes nothing, deciding as the run would
   (no terminal and no flag: not sent; a terminal and no flag: it would ask);
+- ``--resend`` with nothing unanswered says so and resumes;
 - a held prompt holding a secret is stored redacted and never sent again.
 """
 
@@ -198,3 +199,15 @@ def test_dry_run_says_what_the_run_would_do_with_no_flag_with_and_without_a_term
     assert "would send again" not in out and RESEND_INTRO not in out
     assert len(_runs(log)) == 1  # not started again
 
+
+def test_resend_on_a_session_with_nothing_unanswered_says_so_and_resumes(home: Paths, hold: Path, tmp_path: Path) -> None:
+    log = tmp_path / "hold.jsonl"
+    folder = _killed_mid_turn(home, hold, log, None)
+    harness = _resume("--resend")
+    harness.expect(f"nothing to send again: session {folder.name} has no unanswered prompt".encode(), timeout_s=30)
+    harness.expect(b"heard: " + INJECTED_CONTEXT_PREFIX.encode(), timeout_s=30)
+    harness.write(b"\x04")
+    assert harness.finish() == 0
+    assert "prompt never answered" not in bytes(harness.output).decode(errors="replace")
+    [typed] = _runs(log)[1]
+    assert f"User: {ANSWERED} | Assistant: heard: {ANSWERED}" in typed and RESEND_INTRO not in typed
