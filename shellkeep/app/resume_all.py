@@ -10,10 +10,13 @@ are not a failed native resume, and have not been resumed yet
   the boot id of the newest session recorded before this boot (``meta.json`` ``boot_id``).
   That is what a reboot cuts short: sessions that ended just before it.
 
-How: inside tmux, each in a new window (``tmux new-window -n NAME -c CWD 'shellkeep resume
-ID'``), those that shared a tmux window as the panes of one window in its layout
-(``app.tmux_layout``); otherwise one after another in this terminal, each a ``shellkeep
-resume ID`` process.
+How: inside tmux, each in a new window (``tmux new-window -n NAME -c CWD -e SHELLKEEP_HOME=...
+-e SHELLKEEP_CONFIG=... 'sh -c HOLD sh shellkeep resume ID'``), those that shared a tmux window
+as the panes of one window in its layout (``app.tmux_layout``); otherwise one after another in
+this terminal, each a ``shellkeep resume ID`` process. A pane runs in the tmux server's
+environment, not this one: it is given this command's data folder and config file whatever
+decided them (``XDG_DATA_HOME``, ``XDG_CONFIG_HOME``...), and a resume that fails there keeps
+its pane open with its error on screen until Enter (``_HOLD``) instead of closing it.
 """
 
 from __future__ import annotations
@@ -38,8 +41,11 @@ __all__ = ["Comeback", "ResumeAllPlan", "TmuxError", "plan_resume_all", "run_one
 
 Warn = Callable[[str], None]
 
-_PASSED_ENV = ("SHELLKEEP_HOME", "SHELLKEEP_CONFIG")
-"""Variables a tmux window is given from this environment (the server's may lack them)."""
+_HOLD = '"$@" || { code=$?; echo; echo "shellkeep: resume exited with status $code; press Enter to close this pane"; read -r _; exit "$code"; }'
+"""The ``sh`` script a pane runs its ``shellkeep resume ID`` in (its words after the script's
+``$0``): a pane whose command exits closes at once, and its error with it, so one that fails
+waits for Enter. No ``'`` or ``\\`` in it (fish's single quotes read those) and no ``;`` at its
+end (tmux would take that for the end of a command)."""
 
 
 class TmuxError(ShellkeepError):
@@ -61,15 +67,22 @@ class Comeback:
     cwd: Path | None
     window: str
 
-    def tmux_argv(self, env: Mapping[str, str]) -> tuple[str, ...]:
-        """Return the ``tmux new-window`` command that opens this comeback in a new window."""
+    @property
+    def pane_command(self) -> str:
+        """Return the shell command a tmux pane runs: ``argv`` in ``sh -c _HOLD``."""
+        return shlex.join(("sh", "-c", _HOLD, "sh", *self.argv))
+
+    def tmux_argv(self, pane_env: Mapping[str, str]) -> tuple[str, ...]:
+        """Return the ``tmux new-window`` command that opens this comeback in a new window.
+
+        pane_env: the variables the window is given (``-e``), as ``Paths.as_env`` returns them.
+        """
         args = ["tmux", "new-window", "-n", self.window]
         if self.cwd is not None:
             args += ["-c", str(self.cwd)]
-        for name in _PASSED_ENV:
-            if env.get(name):
-                args += ["-e", f"{name}={env[name]}"]
-        return (*args, shlex.join(self.argv))
+        for name, value in pane_env.items():
+            args += ["-e", f"{name}={value}"]
+        return (*args, self.pane_command)
 
 
 @dataclass(frozen=True, slots=True)

@@ -71,19 +71,20 @@ class TmuxWindow:
         """Return the comebacks of this window, in cell order."""
         return tuple(cell for cell in self.cells if cell is not None)
 
-    def tmux_argv(self, env: Mapping[str, str]) -> tuple[str, ...]:
+    def tmux_argv(self, pane_env: Mapping[str, str]) -> tuple[str, ...]:
         """Return the one ``tmux`` command that opens this window, its panes and its layout.
 
-        Steps are separate tmux commands joined by a ``;`` argument, run in order by one client:
-        ``split-window`` splits the pane made just before it, ``select-layout`` the new window.
+        pane_env: the variables each pane is given (``Comeback.tmux_argv``). Steps are separate
+        tmux commands joined by a ``;`` argument, run in order by one client: ``split-window``
+        splits the pane made just before it, ``select-layout`` the new window.
         """
         first = self.comebacks[0]
         if self.layout is None:
-            return first.tmux_argv(env)
+            return first.tmux_argv(pane_env)
         # Comeback.tmux_argv is ``tmux new-window -n NAME [-c CWD] [-e NAME=VALUE]... COMMAND``:
         # a pane takes the options after the name; a shell cell, the first one's without its command.
-        shell = first.tmux_argv(env)[4:-1]
-        panes = [cell.tmux_argv(env)[4:] if cell is not None else shell for cell in self.cells]
+        shell = first.tmux_argv(pane_env)[4:-1]
+        panes = [cell.tmux_argv(pane_env)[4:] if cell is not None else shell for cell in self.cells]
         argv = ["tmux", "new-window", "-n", first.window, *panes[0]]
         for options in panes[1:]:
             argv += [";", "split-window", *options]
@@ -110,10 +111,11 @@ def tmux_windows(plan: ResumeAllPlan) -> tuple[TmuxWindow, ...]:
     return tuple(windows)
 
 
-def open_tmux_windows(plan: ResumeAllPlan, *, env: Mapping[str, str]) -> int:
+def open_tmux_windows(plan: ResumeAllPlan, *, env: Mapping[str, str], pane_env: Mapping[str, str]) -> int:
     """Open ``plan``'s windows in the tmux session $TMUX names; return how many were opened.
 
-    Blocks while tmux runs each command. Raises TmuxError naming the session when tmux is
+    env: tmux's own environment (its $TMUX names the session). pane_env: the variables each
+    pane is given (``Paths.as_env``). Blocks while tmux runs each command. Raises TmuxError naming the session when tmux is
     missing, refuses a window or does not answer (the windows opened before it stay open).
     """
     windows = tmux_windows(plan)
@@ -121,7 +123,7 @@ def open_tmux_windows(plan: ResumeAllPlan, *, env: Mapping[str, str]) -> int:
         first = window.comebacks[0].session.id
         try:
             done = subprocess.run(
-                window.tmux_argv(env), env=dict(env), capture_output=True, stdin=subprocess.DEVNULL, timeout=_TIMEOUT_S
+                window.tmux_argv(pane_env), env=dict(env), capture_output=True, stdin=subprocess.DEVNULL, timeout=_TIMEOUT_S
             )
         except OSError as exc:
             raise TmuxError(f"cannot run tmux ({exc.strerror or exc}); resume without tmux, or install it") from exc

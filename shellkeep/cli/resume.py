@@ -152,12 +152,15 @@ def resume(
     flying = in_flight_line(files_in_flight(ctx, plan.session))
     banner += f"\n{flying}" if flying else ""
     click.echo(banner, err=True)
+    would_ask = False
     if plan.unanswered is not None:
-        plan, said = _resend_choice(plan, resend, dry_run=dry_run)
+        plan, said, would_ask = _resend_choice(plan, resend, dry_run=dry_run)
         click.echo(said, err=True)
         banner += "\n" + said
+    elif resend:
+        warn(f"nothing to send again: session {plan.session.id} has no unanswered prompt")
     if dry_run:
-        _print_plan(plan)
+        _print_plan(plan, would_ask=would_ask)
         return 0
     if not no_screen:
         _print_last_screen(ctx, plan.session, _rows(banner))
@@ -213,8 +216,13 @@ def _visible(text: str) -> str:
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
-def _resend_choice(plan: ResumePlan, resend: bool | None, *, dry_run: bool) -> tuple[ResumePlan, str]:
-    """Decide whether the unanswered prompt is sent again (asking on a terminal); return the plan and its banner line."""
+def _resend_choice(plan: ResumePlan, resend: bool | None, *, dry_run: bool) -> tuple[ResumePlan, str, bool]:
+    """Decide whether the unanswered prompt is sent again (asking on a terminal).
+
+    Returns the plan, its banner line, and whether the run would ask (``dry_run`` on a
+    terminal without a flag: the plan shown is the one without it). A dry run decides as the
+    run would in the same place: without a terminal and a flag, it is not sent.
+    """
     import sys
 
     from shellkeep.app.resume import with_resend
@@ -224,21 +232,21 @@ def _resend_choice(plan: ResumePlan, resend: bool | None, *, dry_run: bool) -> t
     assert unanswered is not None
     sent = with_resend(plan)
     if unanswered.refusal is not None:
-        return plan, banner_line(unanswered, f"not sent again: {unanswered.refusal}")
+        return plan, banner_line(unanswered, f"not sent again: {unanswered.refusal}"), False
     if sent is plan:
-        return plan, banner_line(unanswered, f"not sent again: {plan.agent} would run it")
+        return plan, banner_line(unanswered, f"not sent again: {plan.agent} would run it"), False
     if resend is False:
-        return plan, banner_line(unanswered, "not sent again: --no-resend")
-    if resend is None and dry_run:
-        return sent, banner_line(unanswered, "would ask to send it again; --resend sends it, --no-resend never")
+        return plan, banner_line(unanswered, "not sent again: --no-resend"), False
     if resend is None:
         if not (sys.stdin.isatty() and sys.stderr.isatty()):
-            return plan, banner_line(unanswered, "not sent again; pass --resend to send it")
+            return plan, banner_line(unanswered, "not sent again; pass --resend to send it"), False
+        if dry_run:
+            return plan, banner_line(unanswered, "would ask to send it again; --resend sends it, --no-resend never"), True
         click.echo(banner_line(unanswered), err=True)
         if not click.confirm("send it again once the agent is ready?", default=False, err=True):
-            return plan, "not sending it again"
-        return sent, "sending it again once the agent is ready"
-    return sent, banner_line(unanswered, "would send it again" if dry_run else "sending it again once the agent is ready")
+            return plan, "not sending it again", False
+        return sent, "sending it again once the agent is ready", False
+    return sent, banner_line(unanswered, "would send it again" if dry_run else "sending it again once the agent is ready"), False
 
 
 def _banner(plan: ResumePlan, vault: Vault | None = None) -> str:
@@ -271,7 +279,8 @@ def _rows(text: str) -> int:
     return sum(max(1, -(-len(line) // width)) for line in text.split("\n"))
 
 
-def _print_plan(plan: ResumePlan) -> None:
+def _print_plan(plan: ResumePlan, *, would_ask: bool = False) -> None:
+    """Print what a dry run would do; would_ask: the unanswered prompt would be asked about first."""
     from shellkeep.app.environment import shown_value
 
     click.echo(f"mode: {plan.mode.value}")
@@ -285,6 +294,8 @@ def _print_plan(plan: ResumePlan) -> None:
         click.echo(plan.inject_text)
     elif plan.resend_text:
         click.echo(f"would send again, once its output settles for {plan.settle_s:g}s: {plan.resend_text}")
+    if would_ask and plan.unanswered is not None:
+        click.echo(f"would ask first whether to send again: {plan.unanswered.prompt.strip()}")
 
 
 def _print_last_screen(ctx: Context, meta: SessionMeta, banner_rows: int = 1) -> None:

@@ -27,13 +27,15 @@ def resume_all(since: str | None, options: tuple[str, ...], *, dry_run: bool, pr
     from shellkeep.app.tmux_layout import open_tmux_windows, tmux_windows
     from shellkeep.archive.since import parse_time
 
-    plan = plan_resume_all(context(), since=parse_time(since) if since else None, options=options)
+    ctx = context()
+    plan = plan_resume_all(ctx, since=parse_time(since) if since else None, options=options)
     when = format_local_time(plan.since.isoformat())
     bound = f"since the last boot ({when})" if plan.since_boot else f"since {when}"
     if not plan.comebacks:
         warn(f"no session cut short {bound} is waiting to be resumed; run 'shellkeep ls --all' for the others")
         return 0
-    commands = [w.tmux_argv(os.environ) for w in tmux_windows(plan)] if plan.in_tmux else [c.argv for c in plan.comebacks]
+    pane_env = ctx.paths.as_env()  # a pane runs in the tmux server's environment, not this one
+    commands = [w.tmux_argv(pane_env) for w in tmux_windows(plan)] if plan.in_tmux else [c.argv for c in plan.comebacks]
     if print_only:
         for argv in commands:
             click.echo(shlex.join(argv))
@@ -49,7 +51,7 @@ def resume_all(since: str | None, options: tuple[str, ...], *, dry_run: bool, pr
             click.echo(shlex.join(argv))
         return 0
     if plan.in_tmux:
-        opened = open_tmux_windows(plan, env=os.environ)
+        opened = open_tmux_windows(plan, env=os.environ, pane_env=pane_env)
         warn(f"opened {opened} tmux window{'s' if opened != 1 else ''} for {count} session{'s' if count != 1 else ''}")
         return 0
     return run_one_by_one(plan, warn=warn)

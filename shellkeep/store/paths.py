@@ -34,6 +34,12 @@ class Paths:
     home: Path
     config_file: Path
 
+    def as_env(self) -> dict[str, str]:
+        """Return the variables that make another shellkeep process use these paths, whatever
+        decided them here (``SHELLKEEP_HOME``, ``XDG_DATA_HOME``...): ``SHELLKEEP_HOME`` and
+        ``SHELLKEEP_CONFIG``, absolute."""
+        return {"SHELLKEEP_HOME": str(self.home), "SHELLKEEP_CONFIG": str(self.config_file)}
+
     @property
     def projects(self) -> Path:
         """Return the folder holding one folder per project."""

@@ -8,7 +8,9 @@ exchanges from the recording, names the prompt, and re-injects the answered exch
 
 - with ``--resend`` the held prompt is the last item of the block, typed once;
 - with ``--no-resend`` it is not in the block at all;
-- ``--dry-run`` shows what would be typed and changes nothing;
+- ``--dry-run`` shows what would be typed and changes nothing, deciding as the run would
+  (no terminal and no flag: not sent; a terminal and no flag: it would ask);
+- ``--resend`` with nothing unanswered says so and resumes;
 - a held prompt holding a secret is stored redacted and never sent again.
 """
 
@@ -80,18 +82,21 @@ def _runs(log: Path) -> list[list[str]]:
     return runs
 
 
-def _killed_mid_turn(home: Paths, hold: Path, log: Path, held: str) -> Path:
-    """Record one answered prompt and one held one, then kill -9 shellkeep and the program; return the folder."""
+def _killed_mid_turn(home: Paths, hold: Path, log: Path, held: str | None) -> Path:
+    """Record one answered prompt and one held one (None: none), then kill -9 shellkeep and the
+    program; return the folder."""
     harness = PtyHarness.start([*SK, "run", "--", PY, str(hold), str(log)], cols=100, rows=30)
     harness.expect(b"> ")
     harness.write(ANSWERED.encode() + b"\r")
     harness.expect(f"heard: {ANSWERED}\r\n> ".encode())
-    harness.write(held.encode() + b"\r")
-    wait_until(lambda: _runs(log)[-1][-1:] == [held], 20)  # the program has it
+    if held is not None:
+        harness.write(held.encode() + b"\r")
+    wait_until(lambda: _runs(log)[-1][-1:] == [held or ANSWERED], 20)  # the program has it
     wait_until(lambda: session_folders(home), 20)
     folder = session_folders(home)[0].parent
     # What was typed reaches the disk within about a second (redacted where it holds a secret).
-    wait_until(lambda: any(line.text.startswith("hold") for line in _typed(folder)), 20)
+    last = "hold" if held is not None else ANSWERED
+    wait_until(lambda: any(line.text.startswith(last) for line in _typed(folder)), 20)
     wait_until(lambda: meta_of(folder).get("child_pid"), 20)
     meta = meta_of(folder)
     os.kill(meta["pid"], signal.SIGKILL)
@@ -174,3 +179,35 @@ def test_without_a_terminal_or_a_flag_it_is_not_sent_and_the_banner_says_how(
     assert f'prompt never answered: "{HELD}" (not sent again; pass --resend to send it)' in done.stderr
     assert "send it again once the agent is ready?" not in done.stderr  # nothing asked
     assert all(HELD not in line for line in _runs(log)[1])
+
+
+def test_dry_run_says_what_the_run_would_do_with_no_flag_with_and_without_a_terminal(
+    home: Paths, hold: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "hold.jsonl"
+    _killed_mid_turn(home, hold, log, HELD)
+    piped = subprocess.run([*SK, "resume", "--dry-run"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert piped.returncode == 0, piped.stderr
+    assert f'prompt never answered: "{HELD}" (not sent again; pass --resend to send it)' in piped.stderr
+    assert "mode: inject" in piped.stdout and HELD not in piped.stdout and "send again" not in piped.stdout
+
+    harness = _resume("--dry-run")  # on a terminal the run asks first
+    assert harness.finish() == 0
+    out = bytes(harness.output).decode(errors="replace")
+    assert f'prompt never answered: "{HELD}" (would ask to send it again; --resend sends it, --no-resend never)' in out
+    assert out.rstrip().endswith(f"would ask first whether to send again: {HELD}") and out.count(HELD) == 2
+    assert "would send again" not in out and RESEND_INTRO not in out
+    assert len(_runs(log)) == 1  # not started again
+
+
+def test_resend_on_a_session_with_nothing_unanswered_says_so_and_resumes(home: Paths, hold: Path, tmp_path: Path) -> None:
+    log = tmp_path / "hold.jsonl"
+    folder = _killed_mid_turn(home, hold, log, None)
+    harness = _resume("--resend")
+    harness.expect(f"nothing to send again: session {folder.name} has no unanswered prompt".encode(), timeout_s=30)
+    harness.expect(b"heard: " + INJECTED_CONTEXT_PREFIX.encode(), timeout_s=30)
+    harness.write(b"\x04")
+    assert harness.finish() == 0
+    assert "prompt never answered" not in bytes(harness.output).decode(errors="replace")
+    [typed] = _runs(log)[1]
+    assert f"User: {ANSWERED} | Assistant: heard: {ANSWERED}" in typed and RESEND_INTRO not in typed

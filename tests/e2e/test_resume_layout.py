@@ -209,3 +209,65 @@ def test_a_split_while_it_runs_is_stored_before_a_kill_9(home: Paths, tmp_path: 
     assert json.loads((Path(str(first["cast"])).parent / "meta.json").read_text())["place"]["window_layout"] == layout
     tmux("kill-server")
     wait_for_background(home)
+
+
+def test_panes_get_the_data_folder_xdg_variables_chose_and_a_pane_whose_resume_fails_stays_open(
+    home: Paths, tmp_path: Path, tmux: Tmux
+) -> None:
+    """The user's shell sets XDG_DATA_HOME and XDG_CONFIG_HOME, the tmux server's environment
+    has neither (nor SHELLKEEP_HOME): each pane is given the data folder and config file they
+    chose. A pane whose resume fails keeps its error on screen until Enter."""
+    xdg = {"XDG_DATA_HOME": str(tmp_path / "xdg-data"), "XDG_CONFIG_HOME": str(tmp_path / "xdg-config")}
+    paths = Paths(home=tmp_path / "xdg-data" / "shellkeep", config_file=tmp_path / "xdg-config" / "shellkeep" / "config.toml")
+    bare = {k: v for k, v in tmux.env.items() if not k.startswith(("SHELLKEEP_", "XDG_"))}
+    folders = {label: tmp_path / label for label in ("alpha", "beta")}
+    for folder in folders.values():
+        folder.mkdir()
+    tmux.start("work", *_run(folders["alpha"], "alpha"), env={**bare, **xdg})  # recorded under the XDG folders
+    tmux("split-window", "-h", "-t", "work", *_run(folders["beta"], "beta"))
+    wait_until(lambda: (_recorded(paths, "beta") or {}).get("place", {}).get("window_panes") == 2, 20)  # type: ignore[union-attr]
+    old = {label: wait_until(lambda label=label: _recorded(paths, label), 20) for label in ("alpha", "beta")}
+    recorders = [int(str(m["pid"])) for m in old.values()]  # type: ignore[index]
+    _kill_9(*recorders, *(int(str(m["child_pid"])) for m in old.values()))  # type: ignore[index]
+    # Reaped by their parent, the tmux server, before it goes: a zombie still counts as running.
+    wait_until(lambda: not any(Path(f"/proc/{pid}").exists() for pid in recorders), 10)
+    gone = ["tmux", "-L", tmux.name, "has-session"]  # its panes closed, the server ends
+    wait_until(lambda: subprocess.run(gone, env=bare, capture_output=True, timeout=30).returncode != 0, 10)
+    tmux.start("main", env=bare)
+    env = {**{k: v for k, v in tmux.client_env("main").items() if not k.startswith(("SHELLKEEP_", "XDG_"))}, **xdg}
+
+    printed = run_sk("resume", "--all", "--print", "--no-screen", env=env)
+    assert printed.returncode == 0, printed.stderr
+    [line] = printed.stdout.decode().splitlines()  # one window: the sessions shared one
+    argv = shlex.split(line)
+    assert argv.count(f"SHELLKEEP_HOME={paths.home}") == 2 and argv.count(f"SHELLKEEP_CONFIG={paths.config_file}") == 2
+
+    # The printed command, run when the sessions cannot be found: each pane shows why and waits.
+    away = tmp_path / "away"
+    paths.projects.rename(away)
+    done = subprocess.run(["tmux", "-L", tmux.name, *argv[1:]], env=env, capture_output=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    failed = tmux("list-windows", "-t", "main", "-F", "#{window_index}").split()[1]
+    for pane in (0, 1):
+        wait_until(lambda pane=pane: "press Enter to close this pane" in tmux("capture-pane", "-pJ", "-t", f"main:{failed}.{pane}"), 30)
+        screen = tmux("capture-pane", "-pJ", "-t", f"main:{failed}.{pane}")
+        assert "no session matches" in screen and "resume exited with status 2" in screen
+    assert tmux("display-message", "-p", "-t", f"main:{failed}", "#{window_panes}").strip() == "2"
+    for pane in tmux("list-panes", "-t", f"main:{failed}", "-F", "#{pane_id}").split():
+        tmux("send-keys", "-t", pane, "Enter")
+    wait_until(lambda: len(tmux("list-windows", "-t", "main", "-F", "#{window_index}").split()) == 1, 10)
+    shutil.rmtree(paths.projects, ignore_errors=True)
+    away.rename(paths.projects)
+
+    result = run_sk("resume", "--all", "--no-screen", env=env)
+    assert result.returncode == 0, result.stderr
+    assert b"opened 1 tmux window for 2 sessions" in result.stderr
+    rebuilt = "main:" + tmux("list-windows", "-t", "main", "-F", "#{window_index}").split()[1]
+    for pane, label in enumerate(("alpha", "beta")):
+        wait_until(lambda pane=pane, label=label: f"ready {label}" in tmux("capture-pane", "-p", "-t", f"{rebuilt}.{pane}"), 30)
+    children = wait_until(lambda: len(kids := {m["parent"]: m for m in _metas(paths) if m.get("parent")}) == 2 and kids, 20)
+    assert set(children) == {old["alpha"]["id"], old["beta"]["id"]}  # type: ignore[arg-type,index]
+    for pane in tmux("list-panes", "-t", rebuilt, "-F", "#{pane_id}").split():
+        tmux("send-keys", "-t", pane, "done", "Enter")
+    wait_until(lambda: all(m.get("status") != "running" for m in _metas(paths) if m.get("parent")), 30)
+    wait_for_background(paths)

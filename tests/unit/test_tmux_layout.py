@@ -66,13 +66,15 @@ def test_sessions_of_one_window_share_a_window_in_its_newest_layout_and_the_rest
         TmuxWindow((other_server,)),
         TmuxWindow((unknown_layout,)),
     )
-    env = {"SHELLKEEP_HOME": "/h"}
+    env = {"SHELLKEEP_HOME": "/h", "SHELLKEEP_CONFIG": "/c.toml"}
+    passed = ("-e", "SHELLKEEP_HOME=/h", "-e", "SHELLKEEP_CONFIG=/c.toml")
     assert windows[0].tmux_argv(env) == (
-        "tmux", "new-window", "-n", "p1-claude", "-c", "/w/p1", "-e", "SHELLKEEP_HOME=/h", "shellkeep resume s1",
-        ";", "split-window", "-c", "/w/p1", "-e", "SHELLKEEP_HOME=/h",
-        ";", "split-window", "-c", "/w/p2", "-e", "SHELLKEEP_HOME=/h", "shellkeep resume s2",
+        "tmux", "new-window", "-n", "p1-claude", "-c", "/w/p1", *passed, left.pane_command,
+        ";", "split-window", "-c", "/w/p1", *passed,
+        ";", "split-window", "-c", "/w/p2", *passed, right_bottom.pane_command,
         ";", "select-layout", THREE,
     )  # fmt: skip
+    assert right_bottom.pane_command.startswith("sh -c ") and right_bottom.pane_command.endswith(" sh shellkeep resume s2")
     assert windows[2].tmux_argv(env) == plain.tmux_argv(env)  # as before: one window of its own
 
 
@@ -81,7 +83,7 @@ def test_a_window_whose_first_cell_held_no_session_opens_with_a_shell_and_takes_
     [window] = tmux_windows(_plan(bottom))
     argv = window.tmux_argv({})
     assert argv[:6] == ("tmux", "new-window", "-n", "p1-claude", "-c", "/w/p1")
-    assert argv[6:9] == (";", "split-window", "-c") and argv.count("shellkeep resume s1") == 1
+    assert argv[6:9] == (";", "split-window", "-c") and argv.count(bottom.pane_command) == 1
     assert argv[-3:] == (";", "select-layout", THREE) and argv.count("split-window") == 2
 
 
