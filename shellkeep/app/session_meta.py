@@ -125,20 +125,30 @@ def write_started_meta(
     the environment ``env`` it was started in (``app.environment``: secrets never in clear).
 
     Runs on its own thread so the relay starts at once; ``found["meta"]`` gets the metadata.
-    Once ``ended`` is set (a program that has already exited) the write is left to the final
-    ``meta.json``, which follows at once.
+    It is written twice: at once without the environment (so the session is found by name
+    while the environment is read), then with it. Once ``ended`` is set (a program that has
+    already exited) the writes are left to the final ``meta.json``, which follows at once.
     """
-    from shellkeep.app.environment import record_environment  # after the child runs
+    found["meta"] = started = started_meta(meta, child_pid, cwd, settings)
+    if not ended.is_set():
+        try:
+            write_meta(started)  # at once: the session is found by its name while the environment is read
+        except OSError as exc:
+            log.warning("could not write meta.json: %s", exc)
+            return
+    from shellkeep.app.environment import record_environment  # after the child runs (the redaction rules compile)
 
-    started = started_meta(meta, child_pid, cwd, settings)
-    found["meta"] = started = record_environment(paths, started, env, settings)
+    recorded = record_environment(paths, started, env, settings)
+    found["meta"] = recorded  # the final meta.json starts from it (``Recording.finish`` joins this thread first)
     if ended.is_set():
         return
-    try:
-        write_meta(started)
-    except OSError as exc:
-        log.warning("could not write meta.json: %s", exc)
-        return
+    if recorded is not started:
+        started = recorded
+        try:
+            write_meta(started)
+        except OSError as exc:
+            log.warning("could not write meta.json: %s", exc)
+            return
     from shellkeep.store import notices  # the shell's notice file: after the child runs
 
     try:
