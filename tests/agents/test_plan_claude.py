@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
 from pathlib import Path
 from typing import Callable
 
@@ -31,8 +29,9 @@ import pytest
 
 from shellkeep.store.paths import Paths
 from shellkeep.vault.crypto import is_encrypted
-from tests.helpers import SK, invoke_sk, meta_of, process_gone, session_folders
+from tests.helpers import SK, invoke_sk, meta_of, session_folders
 
+from .plan_checks import assert_plan_carried, assert_ps_plan, kill_shellkeep_and_agent, running_meta, sk
 from .screen_driver import ScreenDriver
 from .standin_anthropic import AnthropicStandin, ToolUse, tool_results
 from .test_claude_standin_direct import READY, WAIT_S, quit_claude
@@ -57,10 +56,6 @@ TASKS = [
     ToolUse("TaskUpdate", {"taskId": "1", "status": "completed"}),
     ToolUse("TaskUpdate", {"taskId": "2", "status": "in_progress"}),
 ]
-
-
-def _sk(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*SK, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
 
 
 @pytest.mark.parametrize("tools", ["todowrite", "tasks"])
@@ -91,42 +86,27 @@ def test_claude_plan_survives_a_kill_of_shellkeep_and_claude(
     last = anthropic_standin.wait_for_request(lambda r: r.is_conversation and len(tool_results(r)) == len(uses), WAIT_S)
     offered = [t["name"] for t in last.body_dict()["tools"]]
     assert not any(block.get("is_error") for block in tool_results(last)), (offered, json.dumps(tool_results(last)))
-    [meta_path] = session_folders(home)
-    folder = meta_path.parent
-    meta = meta_of(folder)
+    folder, meta = running_meta(first, home, WAIT_S)
     claude_id = meta["agent_session_id"]
     transcript = next((Path(env["HOME"]) / ".claude" / "projects").glob(f"*/{claude_id}.jsonl"))
     first.wait_until(lambda: ANSWER in transcript.read_text(), WAIT_S, "the answer in the transcript")
 
-    listed = _sk("ps", env=env, cwd=project_dir)  # live: read from the transcript as it runs
+    listed = sk("ps", env=env, cwd=project_dir)  # live: read from the transcript as it runs
     assert listed.returncode == 0, listed.stderr
     assert SUMMARY in listed.stdout, listed.stdout
-    assert json.loads(_sk("ps", "--json", env=env, cwd=project_dir).stdout)[0]["plan"] == SUMMARY
+    assert_ps_plan(SUMMARY, env=env, cwd=project_dir)
 
     # -- a crash of both: kill -9 of shellkeep, then of Claude -------------------------------
-    os.kill(meta["pid"], signal.SIGKILL)
-    os.kill(meta["child_pid"], signal.SIGKILL)
-    assert first.wait_exit(WAIT_S) == 128 + signal.SIGKILL
-    first.wait_until(lambda: process_gone(meta["child_pid"]) and process_gone(meta["pid"]), WAIT_S, "both gone")
+    kill_shellkeep_and_agent(first, meta, WAIT_S, group=False)
     assert meta_of(folder)["status"] == "running" and meta_of(folder).get("plan") is None
 
-    shown = _sk("show", meta["id"], env=env, cwd=project_dir)
-    assert shown.returncode == 0, shown.stderr
-    assert f"plan: {SUMMARY}" in shown.stdout
-    assert f"[x] {ITEMS[0]}\n  [>] {ITEMS[1]}\n  [ ] {ITEMS[2]}" in shown.stdout
-    as_json = json.loads(_sk("show", meta["id"], "--json", env=env, cwd=project_dir).stdout)
-    assert [(i["text"], i["state"]) for i in as_json["plan"]["items"]] == [
+    plan = assert_plan_carried(meta["id"], SUMMARY, [("x", ITEMS[0]), (">", ITEMS[1]), (" ", ITEMS[2])], env=env, cwd=project_dir)
+    assert [(i["text"], i["state"]) for i in plan["items"]] == [
         (ITEMS[0], "completed"), (ITEMS[1], "in_progress"), (ITEMS[2], "pending")
     ]
-    assert as_json["plan"]["tool"] == ("TodoWrite" if tools == "todowrite" else "TaskUpdate")
+    assert plan["tool"] == ("TodoWrite" if tools == "todowrite" else "TaskUpdate")
     if tools == "tasks":
-        assert [i["id"] for i in as_json["plan"]["items"]] == ["1", "2", "3"]
-
-    resumed = _sk("resume", meta["id"], "--dry-run", "--inject", env=env, cwd=project_dir)
-    assert resumed.returncode == 0, resumed.stderr
-    assert f"plan: {SUMMARY}" in resumed.stderr  # the banner
-    typed = resumed.stdout.split("would type", 1)[1]
-    assert f"Plan ({SUMMARY}):\n[x] {ITEMS[0]}\n[>] {ITEMS[1]}\n[ ] {ITEMS[2]}" in typed
+        assert [i["id"] for i in plan["items"]] == ["1", "2", "3"]
     assert meta_of(folder).get("plan") is None  # a dry run writes nothing
 
     # A real resume collects the session first: the plan is kept in its meta.json, and Claude
@@ -201,5 +181,5 @@ def test_claude_plan_is_sealed_with_encryption_on(
     assert ITEMS[1] not in meta_path.read_text()
     sealed = meta_path.parent / "plan.json"
     assert is_encrypted(sealed) and ITEMS[1].encode() not in sealed.read_bytes()
-    shown = _sk("show", "--last", env=env, cwd=project_dir)
+    shown = sk("show", "--last", env=env, cwd=project_dir)
     assert f"plan: {SUMMARY}\n  [x] {ITEMS[0]}\n  [>] {ITEMS[1]}\n  [ ] {ITEMS[2]}" in shown.stdout, shown.stderr

@@ -13,16 +13,15 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
 from pathlib import Path
 from typing import Callable
 
 import pytest
 
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, meta_of, process_gone, session_folders
+from tests.helpers import SK
 
+from .plan_checks import assert_plan_carried, assert_ps_plan, kill_shellkeep_and_agent, running_meta
 from .screen_driver import ScreenDriver
 from .standin_openai import FunctionCall, OpenAIStandin, function_outputs
 from .test_codex_standin_direct import READY, WAIT_S, find_rollout, request_with_prompt
@@ -46,10 +45,6 @@ CALLS = [
         {"step": STEPS[0], "status": "completed"}, {"step": STEPS[1], "status": "in_progress"}, {"step": STEPS[2], "status": "pending"},
     ]}),
 ]
-
-
-def _sk(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*SK, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
 
 
 def test_codex_plan_survives_a_kill_of_shellkeep_and_codex(
@@ -78,28 +73,12 @@ def test_codex_plan_survives_a_kill_of_shellkeep_and_codex(
     rollout = first.wait_until(lambda: find_rollout(Path(codex_env["CODEX_HOME"]), thread_id), WAIT_S, "rollout")
     assert rollout is not None
     first.wait_until(lambda: ANSWER in rollout.read_text(), WAIT_S, "the answer in the rollout")
-    [meta_path] = session_folders(home)
-    folder = meta_path.parent
-    first.wait_until(lambda: meta_of(folder).get("child_pid"), WAIT_S, "child_pid")
-    meta = meta_of(folder)
+    _, meta = running_meta(first, home, WAIT_S)
     assert meta["agent_session_id"] is None  # Codex takes no id up front
 
-    listed = json.loads(_sk("ps", "--json", env=env, cwd=project_dir).stdout)
-    assert [s["plan"] for s in listed] == [SUMMARY]
+    assert_ps_plan(SUMMARY, env=env, cwd=project_dir)
 
-    os.kill(meta["pid"], signal.SIGKILL)
-    os.kill(meta["child_pid"], signal.SIGKILL)
-    assert first.wait_exit(WAIT_S) == 128 + signal.SIGKILL
-    first.wait_until(lambda: process_gone(meta["child_pid"]), WAIT_S, "codex gone")
+    kill_shellkeep_and_agent(first, meta, WAIT_S, group=False)
 
-    shown = _sk("show", meta["id"], env=env, cwd=project_dir)
-    assert shown.returncode == 0, shown.stderr
-    assert f"plan: {SUMMARY}\n  [x] {STEPS[0]}\n  [>] {STEPS[1]}\n  [ ] {STEPS[2]}" in shown.stdout
-    plan = json.loads(_sk("show", meta["id"], "--json", env=env, cwd=project_dir).stdout)["plan"]
+    plan = assert_plan_carried(meta["id"], SUMMARY, [("x", STEPS[0]), (">", STEPS[1]), (" ", STEPS[2])], env=env, cwd=project_dir)
     assert (plan["tool"], plan["done"], plan["total"], plan["explanation"]) == ("update_plan", 1, 3, None)
-
-    resumed = _sk("resume", meta["id"], "--dry-run", "--inject", env=env, cwd=project_dir)
-    assert resumed.returncode == 0, resumed.stderr
-    assert f"plan: {SUMMARY}" in resumed.stderr
-    typed = resumed.stdout.split("would type", 1)[1]
-    assert f"Plan ({SUMMARY}):\n[x] {STEPS[0]}\n[>] {STEPS[1]}\n[ ] {STEPS[2]}" in typed

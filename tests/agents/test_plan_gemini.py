@@ -9,18 +9,16 @@ the list from the chat file, and ``resume --dry-run --inject`` prints it.
 
 from __future__ import annotations
 
-import json
 import os
-import signal
-import subprocess
 from pathlib import Path
 from typing import Callable
 
 import pytest
 
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, meta_of, process_gone, session_folders
+from tests.helpers import SK
 
+from .plan_checks import assert_plan_carried, kill_shellkeep_and_agent, running_meta
 from .screen_driver import ScreenDriver
 from .standin_gemini import FunctionCall, GeminiStandin, function_responses
 from .test_resume_gemini import READY, WAIT_S, ask, chat_file
@@ -45,10 +43,6 @@ CALLS = [
 ]
 
 
-def _sk(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*SK, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
-
-
 def test_gemini_todos_survive_a_kill_of_shellkeep_and_gemini(
     home: Paths,
     drive: Drive,
@@ -65,26 +59,12 @@ def test_gemini_todos_survive_a_kill_of_shellkeep_and_gemini(
     last = gemini_standin.wait_for_request(lambda r: r.is_conversation and len(function_responses(r)) == len(CALLS), WAIT_S)
     offered = [d.get("name") for t in last.body_dict()["tools"] for d in t.get("functionDeclarations", [])]
     assert "write_todos" in offered, offered
-    [meta_path] = session_folders(home)
-    folder = meta_path.parent
-    first.wait_until(lambda: meta_of(folder).get("child_pid"), WAIT_S, "child_pid")
-    meta = meta_of(folder)
+    _, meta = running_meta(first, home, WAIT_S)
     chat = first.wait_until(lambda: chat_file(Path(gemini_env["HOME"]), meta["agent_session_id"]), WAIT_S, "chat file")
     assert chat is not None
     first.wait_until(lambda: ANSWER in chat.read_text(), WAIT_S, "the answer in the chat file")
 
-    os.kill(meta["pid"], signal.SIGKILL)
-    os.killpg(os.getpgid(meta["child_pid"]), signal.SIGKILL)  # Gemini CLI relaunches itself: its whole group
-    assert first.wait_exit(WAIT_S) == 128 + signal.SIGKILL
-    first.wait_until(lambda: process_gone(meta["child_pid"]), WAIT_S, "gemini gone")
+    kill_shellkeep_and_agent(first, meta, WAIT_S, group=True)  # Gemini CLI relaunches itself: its whole group
 
-    shown = _sk("show", meta["id"], env=env, cwd=project_dir)
-    assert shown.returncode == 0, shown.stderr
-    assert f"plan: {SUMMARY}\n  [x] {STEPS[0]}\n  [>] {STEPS[1]}\n  [-] {STEPS[2]}" in shown.stdout
-    plan = json.loads(_sk("show", meta["id"], "--json", env=env, cwd=project_dir).stdout)["plan"]
+    plan = assert_plan_carried(meta["id"], SUMMARY, [("x", STEPS[0]), (">", STEPS[1]), ("-", STEPS[2])], env=env, cwd=project_dir)
     assert plan["tool"] == "write_todos" and [i["state"] for i in plan["items"]] == ["completed", "in_progress", "cancelled"]
-
-    resumed = _sk("resume", meta["id"], "--dry-run", "--inject", env=env, cwd=project_dir)
-    assert resumed.returncode == 0, resumed.stderr
-    assert f"plan: {SUMMARY}" in resumed.stderr
-    assert f"Plan ({SUMMARY}):\n[x] {STEPS[0]}\n[>] {STEPS[1]}\n[-] {STEPS[2]}" in resumed.stdout

@@ -10,17 +10,15 @@ and ``resume --dry-run --inject`` prints it.
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
 from pathlib import Path
 from typing import Callable
 
 import pytest
 
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, meta_of, process_gone, session_folders
+from tests.helpers import SK
 
+from .plan_checks import assert_plan_carried, assert_ps_plan, kill_shellkeep_and_agent, running_meta
 from .screen_driver import ScreenDriver
 from .standin_chat import ChatStandin, ToolCall, tool_messages
 from .test_resume_opencode import READY, WAIT_S, ask, database, latest_session, opencode_env, opencode_home, stored_answers
@@ -49,10 +47,6 @@ CALLS = [
 ]
 
 
-def _sk(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*SK, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
-
-
 @pytest.mark.newest_only
 def test_opencode_todos_survive_a_kill_of_shellkeep_and_opencode(
     home: Paths,
@@ -75,26 +69,11 @@ def test_opencode_todos_survive_a_kill_of_shellkeep_and_opencode(
     session_id = latest_session(db, project_dir)
     assert session_id is not None
     first.wait_until(lambda: ANSWER in stored_answers(db, session_id), WAIT_S, "the answer in the database")
-    [meta_path] = session_folders(home)
-    folder = meta_path.parent
-    first.wait_until(lambda: meta_of(folder).get("child_pid"), WAIT_S, "child_pid")
-    meta = meta_of(folder)
+    _, meta = running_meta(first, home, WAIT_S)
 
-    listed = json.loads(_sk("ps", "--json", env=env, cwd=project_dir).stdout)
-    assert [s["plan"] for s in listed] == [SUMMARY]
+    assert_ps_plan(SUMMARY, env=env, cwd=project_dir)
 
-    os.kill(meta["pid"], signal.SIGKILL)
-    os.killpg(meta["child_pid"], signal.SIGKILL)
-    assert first.wait_exit(WAIT_S) == 128 + signal.SIGKILL
-    first.wait_until(lambda: process_gone(meta["child_pid"]), WAIT_S, "opencode gone")
+    kill_shellkeep_and_agent(first, meta, WAIT_S, group=True)
 
-    shown = _sk("show", meta["id"], env=env, cwd=project_dir)
-    assert shown.returncode == 0, shown.stderr
-    assert f"plan: {SUMMARY}\n  [x] {STEPS[0]}\n  [>] {STEPS[1]}\n  [ ] {STEPS[2]}" in shown.stdout
-    plan = json.loads(_sk("show", meta["id"], "--json", env=env, cwd=project_dir).stdout)["plan"]
+    plan = assert_plan_carried(meta["id"], SUMMARY, [("x", STEPS[0]), (">", STEPS[1]), (" ", STEPS[2])], env=env, cwd=project_dir)
     assert plan["tool"] == "todowrite"
-
-    resumed = _sk("resume", meta["id"], "--dry-run", "--inject", env=env, cwd=project_dir)
-    assert resumed.returncode == 0, resumed.stderr
-    assert f"plan: {SUMMARY}" in resumed.stderr
-    assert f"Plan ({SUMMARY}):\n[x] {STEPS[0]}\n[>] {STEPS[1]}\n[ ] {STEPS[2]}" in resumed.stdout

@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
 from pathlib import Path
 from typing import Callable
 
 import pytest
 
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, meta_of, process_gone, session_folders
+from tests.helpers import SK
 
+from .plan_checks import assert_plan_carried, kill_shellkeep_and_agent, running_meta
 from .screen_driver import ScreenDriver
 from .standin_chat import ToolCall, tool_messages
 from .standin_openai import OpenAIStandin
@@ -46,10 +45,6 @@ CALLS = [
 ]
 
 
-def _sk(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*SK, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
-
-
 @pytest.mark.newest_only
 def test_qwen_todos_survive_a_kill_of_shellkeep_and_qwen(
     home: Paths,
@@ -69,27 +64,13 @@ def test_qwen_todos_survive_a_kill_of_shellkeep_and_qwen(
     last = openai_standin.wait_for_request(lambda r: r.is_chat and r.is_conversation and len(tool_messages(r)) == len(CALLS), WAIT_S)
     offered = [t.get("function", {}).get("name") for t in last.body_dict()["tools"]]
     assert "todo_write" in offered, json.dumps([offered, tool_messages(last)])
-    [meta_path] = session_folders(home)
-    folder = meta_path.parent
-    first.wait_until(lambda: meta_of(folder).get("child_pid"), WAIT_S, "child_pid")
-    meta = meta_of(folder)
+    _, meta = running_meta(first, home, WAIT_S)
     chats = Path(env["HOME"]) / ".qwen" / "projects"
     chat = first.wait_until(lambda: next(chats.glob(f"*/chats/{meta['agent_session_id']}.jsonl"), None), WAIT_S, "chat file")
     assert chat is not None
     first.wait_until(lambda: ANSWER in chat.read_text(), WAIT_S, "the answer in the chat file")
 
-    os.kill(meta["pid"], signal.SIGKILL)
-    os.killpg(os.getpgid(meta["child_pid"]), signal.SIGKILL)
-    assert first.wait_exit(WAIT_S) == 128 + signal.SIGKILL
-    first.wait_until(lambda: process_gone(meta["child_pid"]), WAIT_S, "qwen gone")
+    kill_shellkeep_and_agent(first, meta, WAIT_S, group=True)
 
-    shown = _sk("show", meta["id"], env=env, cwd=project_dir)
-    assert shown.returncode == 0, shown.stderr
-    assert f"plan: {SUMMARY}\n  [x] {STEPS[0]}\n  [>] {STEPS[1]}\n  [ ] {STEPS[2]}" in shown.stdout
-    plan = json.loads(_sk("show", meta["id"], "--json", env=env, cwd=project_dir).stdout)["plan"]
+    plan = assert_plan_carried(meta["id"], SUMMARY, [("x", STEPS[0]), (">", STEPS[1]), (" ", STEPS[2])], env=env, cwd=project_dir)
     assert plan["tool"] == "todo_write" and [i["id"] for i in plan["items"]] == ["1", "2", "3"]
-
-    resumed = _sk("resume", meta["id"], "--dry-run", "--inject", env=env, cwd=project_dir)
-    assert resumed.returncode == 0, resumed.stderr
-    assert f"plan: {SUMMARY}" in resumed.stderr
-    assert f"Plan ({SUMMARY}):\n[x] {STEPS[0]}\n[>] {STEPS[1]}\n[ ] {STEPS[2]}" in resumed.stdout

@@ -1,0 +1,72 @@
+"""Check that a real agent's plan outlives a kill -9 of shellkeep and the agent together.
+
+Shared by the ``test_plan_*`` tests: each drives its own agent until the plan is written, then
+calls ``running_meta``, ``assert_ps_plan``, ``kill_shellkeep_and_agent`` and ``assert_plan_carried``.
+A plan is given as ``(mark, text)`` rows, the mark as ``show`` prints it (``x``, ``>``, `` ``, ``-``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from shellkeep.store.paths import Paths
+from tests.helpers import SK, meta_of, process_gone, session_folders
+
+from .screen_driver import ScreenDriver
+
+
+def sk(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run one shellkeep command to its end (blocks up to 120 s), with no stdin."""
+    return subprocess.run([*SK, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+
+
+def running_meta(driver: ScreenDriver, home: Paths, wait_s: float) -> tuple[Path, dict[str, Any]]:
+    """Return the only session's folder and its ``meta.json`` once it names the agent's pid."""
+    [meta_path] = session_folders(home)
+    folder = meta_path.parent
+    driver.wait_until(lambda: meta_of(folder).get("child_pid"), wait_s, "child_pid")
+    return folder, meta_of(folder)
+
+
+def assert_ps_plan(summary: str, *, env: dict[str, str], cwd: Path) -> None:
+    """Assert that ``ps --json`` lists one session, with the plan ``summary`` read live."""
+    listed = json.loads(sk("ps", "--json", env=env, cwd=cwd).stdout)
+    assert [s["plan"] for s in listed] == [summary]
+
+
+def kill_shellkeep_and_agent(driver: ScreenDriver, meta: dict[str, Any], wait_s: float, *, group: bool) -> None:
+    """Kill shellkeep, then the agent (its whole process group if ``group``), with SIGKILL.
+
+    Returns once shellkeep's pty closed with 128 + SIGKILL and both processes are gone.
+    """
+    os.kill(meta["pid"], signal.SIGKILL)
+    if group:
+        os.killpg(os.getpgid(meta["child_pid"]), signal.SIGKILL)
+    else:
+        os.kill(meta["child_pid"], signal.SIGKILL)
+    assert driver.wait_exit(wait_s) == 128 + signal.SIGKILL
+    driver.wait_until(lambda: process_gone(meta["child_pid"]) and process_gone(meta["pid"]), wait_s, "both gone")
+
+
+def assert_plan_carried(session_id: str, summary: str, rows: list[tuple[str, str]], *, env: dict[str, str], cwd: Path) -> dict[str, Any]:
+    """Assert that ``show`` and ``resume --dry-run --inject`` carry the plan; return ``show --json``'s.
+
+    ``show`` prints the summary and every row indented; the dry run prints the summary in its
+    banner (stderr) and the rows in the block it would type (stdout, after "would type").
+    """
+    shown = sk("show", session_id, env=env, cwd=cwd)
+    assert shown.returncode == 0, shown.stderr
+    assert "".join([f"plan: {summary}", *(f"\n  [{mark}] {text}" for mark, text in rows)]) in shown.stdout
+    plan: dict[str, Any] = json.loads(sk("show", session_id, "--json", env=env, cwd=cwd).stdout)["plan"]
+
+    resumed = sk("resume", session_id, "--dry-run", "--inject", env=env, cwd=cwd)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"plan: {summary}" in resumed.stderr  # the banner
+    typed = resumed.stdout.split("would type", 1)[1]
+    assert "\n".join([f"Plan ({summary}):", *(f"[{mark}] {text}" for mark, text in rows)]) in typed
+    return plan
