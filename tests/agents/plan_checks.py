@@ -1,21 +1,19 @@
 """Check that a real agent's plan outlives a kill -9 of shellkeep and the agent together.
 
 Shared by the ``test_plan_*`` tests: each drives its own agent until the plan is written, then
-calls ``running_meta``, ``assert_ps_plan``, ``kill_shellkeep_and_agent`` and ``assert_plan_carried``.
+calls ``running_meta`` and ``assert_ps_plan``, kills both (``crash.py``), then ``assert_plan_carried``.
 A plan is given as ``(mark, text)`` rows, the mark as ``show`` prints it (``x``, ``>``, `` ``, ``-``).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 from pathlib import Path
 from typing import Any
 
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, meta_of, process_gone, session_folders
+from tests.helpers import SK, meta_of, session_folders
 
 from .screen_driver import ScreenDriver
 
@@ -37,20 +35,6 @@ def assert_ps_plan(summary: str, *, env: dict[str, str], cwd: Path) -> None:
     """Assert that ``ps --json`` lists one session, with the plan ``summary`` read live."""
     listed = json.loads(sk("ps", "--json", env=env, cwd=cwd).stdout)
     assert [s["plan"] for s in listed] == [summary]
-
-
-def kill_shellkeep_and_agent(driver: ScreenDriver, meta: dict[str, Any], wait_s: float, *, group: bool) -> None:
-    """Kill shellkeep, then the agent (its whole process group if ``group``), with SIGKILL.
-
-    Returns once shellkeep's pty closed with 128 + SIGKILL and both processes are gone.
-    """
-    os.kill(meta["pid"], signal.SIGKILL)
-    if group:
-        os.killpg(os.getpgid(meta["child_pid"]), signal.SIGKILL)
-    else:
-        os.kill(meta["child_pid"], signal.SIGKILL)
-    assert driver.wait_exit(wait_s) == 128 + signal.SIGKILL
-    driver.wait_until(lambda: process_gone(meta["child_pid"]) and process_gone(meta["pid"]), wait_s, "both gone")
 
 
 def assert_plan_carried(session_id: str, summary: str, rows: list[tuple[str, str]], *, env: dict[str, str], cwd: Path) -> dict[str, Any]:

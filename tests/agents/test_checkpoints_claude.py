@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 from pathlib import Path
 from typing import Callable
@@ -20,10 +19,12 @@ from typing import Callable
 import pytest
 
 from shellkeep.agents.generic import typed_lines
-from shellkeep.store.checkpoints import Checkpoint, read_checkpoints
+from shellkeep.store.checkpoints import read_checkpoints
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, load_session, meta_of, process_gone, run_sk, session_folders
+from tests.helpers import SK, load_session, meta_of, run_sk
 
+from .checkpoint_checks import exchange_checkpoint, git_project, session_folder
+from .crash import kill_shellkeep_and_agent
 from .screen_driver import ScreenDriver
 from .standin_anthropic import AnthropicStandin
 from .test_claude_standin_direct import READY, WAIT_S, ask, quit_claude
@@ -40,30 +41,18 @@ def test_claude_exchanges_are_snapshotted_while_it_runs_and_survive_a_kill_9(
     anthropic_standin: AnthropicStandin,
     project_dir: Path,
 ) -> None:
-    git = ["git", "-C", str(project_dir), "-c", "user.email=t@example.com", "-c", "user.name=t"]
-    subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
-    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "start"], check=True)
+    git = git_project(project_dir)
     env = {**agent_env, "SHELLKEEP_CONFIG": os.environ["SHELLKEEP_CONFIG"]}
     driver = drive([*SK, "claude"], env=env, cwd=project_dir)
     driver.wait_for_screen(READY, WAIT_S)
-    driver.wait_until(lambda: len(session_folders(home)) == 1, WAIT_S, "the session folder")
-    folder = session_folders(home)[0].parent
+    folder = session_folder(driver, home, WAIT_S)
 
-    def boundary(exchange: int) -> Checkpoint:
-        def found() -> Checkpoint | None:
-            return next((c for c in read_checkpoints(folder) if c.auto and c.exchange == exchange), None)
-
-        driver.wait_until(found, WAIT_S, f"the checkpoint of exchange {exchange}")
-        checkpoint = found()
-        assert checkpoint is not None and checkpoint.has_snapshot
-        return checkpoint
-
-    boundary(0)
+    exchange_checkpoint(driver, folder, 0, WAIT_S)
     ask(driver, "please remember the word pineapple", "STANDIN-ANSWER-1: pineapple")
-    first = boundary(1)
+    first = exchange_checkpoint(driver, folder, 1, WAIT_S)
     (project_dir / "notes.txt").write_text("written after the first answer\n")
     ask(driver, "and the word mango", "STANDIN-ANSWER-2: mango")
-    second = boundary(2)
+    second = exchange_checkpoint(driver, folder, 2, WAIT_S)
     assert driver.is_alive()  # both were taken while Claude ran
     listed = subprocess.run([*git, "ls-tree", "-r", "--name-only", str(second.snapshot)], check=True, capture_output=True, text=True)
     assert listed.stdout.split() == ["notes.txt"]
@@ -71,10 +60,7 @@ def test_claude_exchanges_are_snapshotted_while_it_runs_and_survive_a_kill_9(
 
     (project_dir / "draft.txt").write_text("half written when everything died\n")
     meta = meta_of(folder)
-    for pid in (meta["pid"], meta["child_pid"]):
-        os.kill(pid, signal.SIGKILL)
-    driver.wait_exit(WAIT_S)
-    driver.wait_until(lambda: process_gone(meta["child_pid"]), WAIT_S, "claude gone")
+    kill_shellkeep_and_agent(driver, meta, WAIT_S, group=False)
 
     shown = run_sk("show", folder.name, "--json", env=env, cwd=project_dir)
     assert shown.returncode == 0, shown.stderr
@@ -94,16 +80,13 @@ def test_a_prompt_claude_never_answered_gets_no_exchange_checkpoint(
 ) -> None:
     """kill -9 while Claude's answer to prompt 2 is pending: exchange 2 has no checkpoint (its
     files are in flight), none is said to be outside git, and --before-exchange names 1 and 2."""
-    git = ["git", "-C", str(project_dir), "-c", "user.email=t@example.com", "-c", "user.name=t"]
-    subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
-    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "start"], check=True)
+    git_project(project_dir)
     env = {**agent_env, "SHELLKEEP_CONFIG": os.environ["SHELLKEEP_CONFIG"]}
     held = "the held word is plum"
     anthropic_standin.hold(lambda r: r.is_conversation and r.last_user_text() == held)
     driver = drive([*SK, "claude"], env=env, cwd=project_dir)
     driver.wait_for_screen(READY, WAIT_S)
-    driver.wait_until(lambda: len(session_folders(home)) == 1, WAIT_S, "the session folder")
-    folder = session_folders(home)[0].parent
+    folder = session_folder(driver, home, WAIT_S)
     ask(driver, "the first word is kiwi", "STANDIN-ANSWER-1: kiwi")
     driver.wait_until(lambda: [c.exchange for c in read_checkpoints(folder) if c.auto] == [0, 1], WAIT_S, "exchange 1's snapshot")
     (project_dir / "plum.txt").write_text("written while prompt 2 was pending\n")
@@ -113,10 +96,7 @@ def test_a_prompt_claude_never_answered_gets_no_exchange_checkpoint(
     anthropic_standin.wait_for_request(lambda r: r.is_conversation and r.last_user_text() == held, WAIT_S)
     driver.wait_until(lambda: held in [line.text for line in typed_lines(load_session(folder)[2])], WAIT_S, "prompt on disk")
     meta = meta_of(folder)
-    for pid in (meta["pid"], meta["child_pid"]):
-        os.kill(pid, signal.SIGKILL)
-    driver.wait_exit(WAIT_S)
-    driver.wait_until(lambda: process_gone(meta["child_pid"]), WAIT_S, "claude gone")
+    kill_shellkeep_and_agent(driver, meta, WAIT_S, group=False)
     anthropic_standin.release()
     resumed = drive([*SK, "resume", folder.name, "--no-resend"], env=env, cwd=project_dir)  # collects the session
     resumed.wait_for_screen(READY, WAIT_S)

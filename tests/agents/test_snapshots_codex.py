@@ -15,10 +15,10 @@ from typing import Callable
 
 import pytest
 
-from shellkeep.store.checkpoints import Checkpoint, read_checkpoints
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, run_sk, session_folders
+from tests.helpers import SK, run_sk
 
+from .checkpoint_checks import exchange_checkpoint, git_project, session_folder
 from .screen_driver import ScreenDriver
 from .standin_openai import OpenAIStandin
 from .test_codex_standin_direct import READY, WAIT_S, ask, quit_codex
@@ -35,30 +35,18 @@ def test_codex_exchanges_are_snapshotted_while_it_runs(
     openai_standin: OpenAIStandin,
     project_dir: Path,
 ) -> None:
-    git = ["git", "-C", str(project_dir), "-c", "user.email=t@example.com", "-c", "user.name=t"]
-    subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
-    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "start"], check=True)
+    git = git_project(project_dir)
     env = {**codex_env, "SHELLKEEP_CONFIG": os.environ["SHELLKEEP_CONFIG"]}
     driver = drive([*SK, "codex"], env=env, cwd=project_dir)
     driver.wait_for_screen(READY, WAIT_S)
-    driver.wait_until(lambda: len(session_folders(home)) == 1, WAIT_S, "the session folder")
-    folder = session_folders(home)[0].parent
+    folder = session_folder(driver, home, WAIT_S)
 
-    def boundary(exchange: int) -> Checkpoint:
-        def found() -> Checkpoint | None:
-            return next((c for c in read_checkpoints(folder) if c.auto and c.exchange == exchange), None)
-
-        driver.wait_until(found, WAIT_S, f"the checkpoint of exchange {exchange}")
-        checkpoint = found()
-        assert checkpoint is not None and checkpoint.has_snapshot
-        return checkpoint
-
-    boundary(0)
+    exchange_checkpoint(driver, folder, 0, WAIT_S)
     ask(driver, "say the word kiwi", "STANDIN-ANSWER-1: kiwi")
-    first = boundary(1)
+    first = exchange_checkpoint(driver, folder, 1, WAIT_S)
     (project_dir / "notes.txt").write_text("written after the first answer\n")
     ask(driver, "say the word plum", "STANDIN-ANSWER-2: plum")
-    second = boundary(2)
+    second = exchange_checkpoint(driver, folder, 2, WAIT_S)
     assert driver.is_alive()  # both were taken while Codex ran
     changed = subprocess.run([*git, "diff", "--name-only", str(first.snapshot), str(second.snapshot)], check=True, capture_output=True, text=True)
     assert changed.stdout.split() == ["notes.txt"]
