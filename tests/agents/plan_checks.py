@@ -1,7 +1,7 @@
 """Check that a real agent's plan outlives a kill -9 of shellkeep and the agent together.
 
 Shared by the ``test_plan_*`` tests: each drives its own agent until the plan is written, then
-calls ``running_meta`` and ``assert_ps_plan``, kills both (``crash.py``), then ``assert_plan_carried``.
+calls ``assert_ps_plan``, kills both (``crash.py``), then ``assert_plan_carried``.
 A plan is given as ``(mark, text)`` rows, the mark as ``show`` prints it (``x``, ``>``, `` ``, ``-``).
 """
 
@@ -12,23 +12,12 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from shellkeep.store.paths import Paths
-from tests.helpers import SK, meta_of, session_folders
-
-from .screen_driver import ScreenDriver
+from tests.helpers import SK
 
 
 def sk(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
     """Run one shellkeep command to its end (blocks up to 120 s), with no stdin."""
     return subprocess.run([*SK, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
-
-
-def running_meta(driver: ScreenDriver, home: Paths, wait_s: float) -> tuple[Path, dict[str, Any]]:
-    """Return the only session's folder and its ``meta.json`` once it names the agent's pid."""
-    [meta_path] = session_folders(home)
-    folder = meta_path.parent
-    driver.wait_until(lambda: meta_of(folder).get("child_pid"), wait_s, "child_pid")
-    return folder, meta_of(folder)
 
 
 def assert_ps_plan(summary: str, *, env: dict[str, str], cwd: Path) -> None:

@@ -13,16 +13,16 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 from pathlib import Path
 from typing import Callable
 
 import pytest
 
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, meta_of, process_gone, session_folders
+from tests.helpers import SK, meta_of, session_folders
 
 from .conftest import claude_state
+from .crash import kill_shellkeep_and_agent, running_meta
 from .screen_driver import ScreenDriver
 from .standin_anthropic import AnthropicStandin
 from .test_claude_standin_direct import READY, WAIT_S, ask, quit_claude, request_with_prompt, transcript_texts, turns
@@ -58,9 +58,7 @@ def test_claude_resumes_with_its_config_dir_and_base_url_from_a_terminal_without
     first.wait_for_screen(READY, WAIT_S)
     for prompt, answer in zip(PROMPTS, ANSWERS):
         ask(first, prompt, answer)
-    [meta_path] = session_folders(home)
-    folder = meta_path.parent
-    meta = first.wait_until(lambda: meta_of(folder) if meta_of(folder).get("child_pid") else None, WAIT_S, "child_pid")
+    folder, meta = running_meta(first, home, WAIT_S)
     claude_id = meta["agent_session_id"]
     transcript = next((config_dir / "projects").glob(f"*/{claude_id}.jsonl"))
     assert not (Path(agent_env["HOME"]) / ".claude" / "projects").exists()  # only in CLAUDE_CONFIG_DIR
@@ -71,10 +69,7 @@ def test_claude_resumes_with_its_config_dir_and_base_url_from_a_terminal_without
     assert "ANTHROPIC_API_KEY" in recorded["secrets"] and "ANTHROPIC_API_KEY" not in recorded["values"]
 
     # kill -9 of shellkeep and Claude together
-    os.kill(meta["pid"], signal.SIGKILL)
-    os.kill(meta["child_pid"], signal.SIGKILL)
-    first.wait_exit(WAIT_S)
-    first.wait_until(lambda: process_gone(meta["child_pid"]), WAIT_S, "claude gone")
+    kill_shellkeep_and_agent(first, meta, WAIT_S, group=False)
     assert meta_of(folder)["status"] == "running"  # nobody wrote the end: found interrupted next
 
     # -- a new terminal without CLAUDE_CONFIG_DIR and ANTHROPIC_BASE_URL ------------------------

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Callable
@@ -20,9 +19,10 @@ from typing import Callable
 import pytest
 
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, meta_of, process_gone, session_folders
+from tests.helpers import SK, meta_of, session_folders
 
 from .agent_processes import reap
+from .crash import kill_shellkeep_and_agent, running_meta
 from .screen_driver import ScreenDriver
 from .standin_openai import OpenAIStandin
 from .test_codex_standin_direct import READY, WAIT_S, ask, find_rollout, request_with_prompt, rollout_texts
@@ -61,19 +61,14 @@ def test_codex_resumes_its_thread_from_its_codex_home_from_a_terminal_without_it
     first.wait_for_screen(READY, WAIT_S)
     for prompt, answer in zip(PROMPTS, ANSWERS):
         ask(first, prompt, answer)
-    [meta_path] = session_folders(home)
-    folder = meta_path.parent
-    meta = first.wait_until(lambda: meta_of(folder) if meta_of(folder).get("child_pid") else None, WAIT_S, "child_pid")
+    folder, meta = running_meta(first, home, WAIT_S)
     thread_id = request_with_prompt(openai_standin, PROMPTS[0]).headers["session-id"]
     rollout = first.wait_until(lambda: find_rollout(codex_work, thread_id), WAIT_S, "rollout")
     assert rollout is not None and find_rollout(Path(codex_env["CODEX_HOME"]), thread_id) is None
     first.wait_until(lambda: ("assistant", ANSWERS[1]) in rollout_texts(rollout), WAIT_S, "answer 2 stored")
     assert meta["env"]["values"]["CODEX_HOME"] == str(codex_work)
 
-    os.kill(meta["pid"], signal.SIGKILL)
-    os.kill(meta["child_pid"], signal.SIGKILL)
-    first.wait_exit(WAIT_S)
-    first.wait_until(lambda: process_gone(meta["child_pid"]), WAIT_S, "codex gone")
+    kill_shellkeep_and_agent(first, meta, WAIT_S, group=False)
 
     second_env = {k: v for k, v in first_env.items() if k != "CODEX_HOME"}  # ~/.codex: no such thread there
     second = drive([*SK, "resume"], env=second_env, cwd=project_dir)

@@ -31,8 +31,8 @@ from shellkeep.store.paths import Paths
 from shellkeep.vault.crypto import is_encrypted
 from tests.helpers import SK, invoke_sk, meta_of, session_folders
 
-from .crash import kill_shellkeep_and_agent
-from .plan_checks import assert_plan_carried, assert_ps_plan, running_meta, sk
+from .crash import kill_shellkeep_and_agent, running_meta
+from .plan_checks import assert_plan_carried, assert_ps_plan, sk
 from .screen_driver import ScreenDriver
 from .standin_anthropic import AnthropicStandin, ToolUse, tool_results
 from .test_claude_standin_direct import READY, WAIT_S, quit_claude

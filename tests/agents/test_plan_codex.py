@@ -21,8 +21,8 @@ import pytest
 from shellkeep.store.paths import Paths
 from tests.helpers import SK
 
-from .crash import kill_shellkeep_and_agent
-from .plan_checks import assert_plan_carried, assert_ps_plan, running_meta
+from .crash import kill_shellkeep_and_agent, running_meta
+from .plan_checks import assert_plan_carried, assert_ps_plan
 from .screen_driver import ScreenDriver
 from .standin_openai import FunctionCall, OpenAIStandin, function_outputs
 from .test_codex_standin_direct import READY, WAIT_S, find_rollout, request_with_prompt

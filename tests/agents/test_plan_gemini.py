@@ -18,8 +18,8 @@ import pytest
 from shellkeep.store.paths import Paths
 from tests.helpers import SK
 
-from .crash import kill_shellkeep_and_agent
-from .plan_checks import assert_plan_carried, running_meta
+from .crash import kill_shellkeep_and_agent, running_meta
+from .plan_checks import assert_plan_carried
 from .screen_driver import ScreenDriver
 from .standin_gemini import FunctionCall, GeminiStandin, function_responses
 from .test_resume_gemini import READY, WAIT_S, ask, chat_file

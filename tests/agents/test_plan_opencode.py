@@ -18,8 +18,8 @@ import pytest
 from shellkeep.store.paths import Paths
 from tests.helpers import SK
 
-from .crash import kill_shellkeep_and_agent
-from .plan_checks import assert_plan_carried, assert_ps_plan, running_meta
+from .crash import kill_shellkeep_and_agent, running_meta
+from .plan_checks import assert_plan_carried, assert_ps_plan
 from .screen_driver import ScreenDriver
 from .standin_chat import ChatStandin, ToolCall, tool_messages
 from .test_resume_opencode import READY, WAIT_S, ask, database, latest_session, opencode_env, opencode_home, stored_answers

@@ -19,8 +19,8 @@ import pytest
 from shellkeep.store.paths import Paths
 from tests.helpers import SK
 
-from .crash import kill_shellkeep_and_agent
-from .plan_checks import assert_plan_carried, running_meta
+from .crash import kill_shellkeep_and_agent, running_meta
+from .plan_checks import assert_plan_carried
 from .screen_driver import ScreenDriver
 from .standin_chat import ToolCall, tool_messages
 from .standin_openai import OpenAIStandin

@@ -14,17 +14,17 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
-import subprocess
 from pathlib import Path
 from typing import Callable
 
 import pytest
 
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, meta_of, process_gone, session_folders
+from tests.helpers import SK, meta_of
 
 from .conftest import claude_state
+from .crash import kill_shellkeep_and_agent, running_meta
+from .plan_checks import sk
 from .screen_driver import ScreenDriver
 from .standin_anthropic import AnthropicStandin, tool_results
 from .test_claude_standin_direct import READY, WAIT_S
@@ -35,10 +35,6 @@ pytestmark = [pytest.mark.agent, pytest.mark.timeout(180)]
 Drive = Callable[..., ScreenDriver]
 
 PROMPT = "make a plan and start on it"
-
-
-def _sk(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*SK, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
 
 
 def test_ps_and_show_find_claude_files_with_the_recorded_environment(
@@ -71,32 +67,27 @@ def test_ps_and_show_find_claude_files_with_the_recorded_environment(
     first.press("enter")
     first.wait_for_screen(ANSWER, WAIT_S)
     anthropic_standin.wait_for_request(lambda r: r.is_conversation and len(tool_results(r)) == len(TODOWRITE), WAIT_S)
-    [meta_path] = session_folders(home)
-    folder = meta_path.parent
-    meta = first.wait_until(lambda: meta_of(folder) if meta_of(folder).get("child_pid") else None, WAIT_S, "child_pid")
+    folder, meta = running_meta(first, home, WAIT_S)
     transcript = next((config_dir / "projects").glob(f"*/{meta['agent_session_id']}.jsonl"))
     assert not (Path(agent_env["HOME"]) / ".claude" / "projects").exists()  # only in CLAUDE_CONFIG_DIR
     first.wait_until(lambda: ANSWER in transcript.read_text(), WAIT_S, "the answer in the transcript")
 
-    listed = _sk("ps", "--json", env=plain, cwd=project_dir)  # a terminal without the variables
+    listed = sk("ps", "--json", env=plain, cwd=project_dir)  # a terminal without the variables
     assert listed.returncode == 0, listed.stderr
     assert json.loads(listed.stdout)[0]["plan"] == SUMMARY
-    assert SUMMARY in _sk("ps", env=plain, cwd=project_dir).stdout
+    assert SUMMARY in sk("ps", env=plain, cwd=project_dir).stdout
 
     # -- a crash of both: kill -9 of shellkeep, then of Claude -------------------------------
-    os.kill(meta["pid"], signal.SIGKILL)
-    os.kill(meta["child_pid"], signal.SIGKILL)
-    first.wait_exit(WAIT_S)
-    first.wait_until(lambda: process_gone(meta["child_pid"]) and process_gone(meta["pid"]), WAIT_S, "both gone")
+    kill_shellkeep_and_agent(first, meta, WAIT_S, group=False)
     assert meta_of(folder)["status"] == "running" and not (folder / "exchanges.jsonl").exists()
 
-    shown = _sk("show", "--last", env=plain, cwd=project_dir)
+    shown = sk("show", "--last", env=plain, cwd=project_dir)
     assert shown.returncode == 0, shown.stderr
     assert "does not exist" not in shown.stderr, shown.stderr
     assert f"plan: {SUMMARY}\n  [x] {ITEMS[0]}\n  [>] {ITEMS[1]}\n  [ ] {ITEMS[2]}" in shown.stdout, shown.stdout
     assert re.search(r"^exchanges +1$", shown.stdout, re.M), shown.stdout
     assert "#1" in shown.stdout and f"  > {PROMPT}" in shown.stdout and f"  < {ANSWER}" in shown.stdout
-    as_json = json.loads(_sk("show", "--last", "--json", env=plain, cwd=project_dir).stdout)
+    as_json = json.loads(sk("show", "--last", "--json", env=plain, cwd=project_dir).stdout)
     assert as_json["exchange_count"] == 1 and as_json["status"] == "interrupted"
     assert as_json["agent_transcript"] == str(transcript)
     assert [(i["text"], i["state"]) for i in as_json["plan"]["items"]] == [
