@@ -168,23 +168,22 @@ def _print_chain(where: Paths, meta: SessionMeta) -> None:
 def _print_checkpoints(checkpoints: list[Checkpoint]) -> None:
     from shellkeep.archive.export.formats import checkpoint_line
 
-    if not checkpoints:
-        return
-    click.echo("")
-    click.echo("checkpoints ('shellkeep diff', 'shellkeep restore-files --checkpoint N'):")
-    for checkpoint in checkpoints:
-        click.echo(f"  {checkpoint_line(checkpoint)}")
+    _print_section("checkpoints ('shellkeep diff', 'shellkeep restore-files --checkpoint N'):", [checkpoint_line(c) for c in checkpoints])
 
 
 def _print_environment(meta: SessionMeta) -> None:
     """Print the environment the session recorded (``app.environment``; secrets by name only)."""
     from shellkeep.app.environment import environment_lines
 
-    lines = environment_lines(meta)
+    _print_section("environment ('shellkeep resume' gives it back; --env current keeps today's):", environment_lines(meta))
+
+
+def _print_section(heading: str, lines: list[str]) -> None:
+    """Print a blank line, ``heading`` and ``lines`` indented by two spaces; nothing if ``lines`` is empty."""
     if not lines:
         return
     click.echo("")
-    click.echo("environment ('shellkeep resume' gives it back; --env current keeps today's):")
+    click.echo(heading)
     for line in lines:
         click.echo(f"  {line}")
 
