@@ -35,7 +35,7 @@ from .crash import kill_shellkeep_and_agent, running_meta
 from .plan_checks import assert_plan_carried, assert_ps_plan, sk
 from .screen_driver import ScreenDriver
 from .standin_anthropic import AnthropicStandin, ToolUse, tool_results
-from .test_claude_standin_direct import READY, WAIT_S, quit_claude
+from .test_claude_standin_direct import READY, WAIT_S, ask, quit_claude
 
 pytestmark = [pytest.mark.agent, pytest.mark.timeout(180)]
 
@@ -79,10 +79,7 @@ def test_claude_plan_survives_a_kill_of_shellkeep_and_claude(
 
     first = drive([*SK, "claude"], env=env, cwd=project_dir)
     first.wait_for_screen(READY, WAIT_S)
-    first.type("make a plan and start on it")
-    first.wait_for_screen("make a plan and start on it", WAIT_S)
-    first.press("enter")
-    first.wait_for_screen(ANSWER, WAIT_S)
+    ask(first, "make a plan and start on it", ANSWER)
     # Every tool call was run by Claude Code itself: each came back as a tool_result, none an error.
     last = anthropic_standin.wait_for_request(lambda r: r.is_conversation and len(tool_results(r)) == len(uses), WAIT_S)
     offered = [t["name"] for t in last.body_dict()["tools"]]
@@ -138,10 +135,7 @@ def test_claude_plan_is_stored_redacted_when_the_run_ends(
     anthropic_standin.script([ANSWER])
     driver = drive([*SK, "claude"], env=env, cwd=project_dir)
     driver.wait_for_screen(READY, WAIT_S)
-    driver.type("plan it")
-    driver.wait_for_screen("plan it", WAIT_S)
-    driver.press("enter")
-    driver.wait_for_screen(ANSWER, WAIT_S)
+    ask(driver, "plan it", ANSWER)
     quit_claude(driver)  # a normal end: the conversation is collected before shellkeep exits
 
     [meta_path] = session_folders(home)
@@ -171,10 +165,7 @@ def test_claude_plan_is_sealed_with_encryption_on(
     anthropic_standin.script([ANSWER])
     driver = drive([*SK, "claude"], env=env, cwd=project_dir)
     driver.wait_for_screen(READY, WAIT_S)
-    driver.type("plan it")
-    driver.wait_for_screen("plan it", WAIT_S)
-    driver.press("enter")
-    driver.wait_for_screen(ANSWER, WAIT_S)
+    ask(driver, "plan it", ANSWER)
     quit_claude(driver)
 
     [meta_path] = session_folders(home)

@@ -27,7 +27,7 @@ from .crash import kill_shellkeep_and_agent, running_meta
 from .plan_checks import sk
 from .screen_driver import ScreenDriver
 from .standin_anthropic import AnthropicStandin, tool_results
-from .test_claude_standin_direct import READY, WAIT_S
+from .test_claude_standin_direct import READY, WAIT_S, ask
 from .test_plan_claude import ANSWER, ITEMS, SUMMARY, TODOWRITE
 
 pytestmark = [pytest.mark.agent, pytest.mark.timeout(180)]
@@ -62,10 +62,7 @@ def test_ps_and_show_find_claude_files_with_the_recorded_environment(
 
     first = drive([*SK, "claude"], env=env, cwd=project_dir)
     first.wait_for_screen(READY, WAIT_S)
-    first.type(PROMPT)
-    first.wait_for_screen(PROMPT, WAIT_S)
-    first.press("enter")
-    first.wait_for_screen(ANSWER, WAIT_S)
+    ask(first, PROMPT, ANSWER)
     anthropic_standin.wait_for_request(lambda r: r.is_conversation and len(tool_results(r)) == len(TODOWRITE), WAIT_S)
     folder, meta = running_meta(first, home, WAIT_S)
     transcript = next((config_dir / "projects").glob(f"*/{meta['agent_session_id']}.jsonl"))
