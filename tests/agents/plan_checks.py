@@ -14,6 +14,10 @@ from typing import Any
 
 from tests.helpers import SK
 
+PROMPT = "guard divide against zero"
+STEPS = ("read calc.py", "guard divide()", "run the tests")
+"""The plan most stand-ins script: one step done, one in progress, one pending."""
+SUMMARY = "1 of 3 done; in progress: guard divide()"
 
 def sk(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
     """Run one shellkeep command to its end (blocks up to 120 s), with no stdin."""

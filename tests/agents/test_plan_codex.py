@@ -22,7 +22,7 @@ from shellkeep.store.paths import Paths
 from tests.helpers import SK
 
 from .crash import kill_shellkeep_and_agent, running_meta
-from .plan_checks import assert_plan_carried, assert_ps_plan
+from .plan_checks import PROMPT, STEPS, SUMMARY, assert_plan_carried, assert_ps_plan
 from .screen_driver import ScreenDriver
 from .standin_openai import FunctionCall, OpenAIStandin, function_outputs
 from .test_codex_standin_direct import READY, WAIT_S, find_rollout, request_with_prompt
@@ -31,10 +31,7 @@ pytestmark = [pytest.mark.agent, pytest.mark.timeout(180)]
 
 Drive = Callable[..., ScreenDriver]
 
-PROMPT = "guard divide against zero"
 ANSWER = "PLAN-IS-SET"
-STEPS = ("read calc.py", "guard divide()", "run the tests")
-SUMMARY = "1 of 3 done; in progress: guard divide()"
 UPDATE_PLAN_CONFIG = "\n[tools.update_plan]\nenabled = true\n"
 """Codex 0.165.0 and 0.171.0 offer ``update_plan`` only when their ``config.toml`` enables it
 (``tools.update_plan`` is a struct; without it a call gets ``unsupported call: update_plan``)."""

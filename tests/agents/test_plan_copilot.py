@@ -21,7 +21,7 @@ from shellkeep.store.paths import Paths
 from tests.helpers import SK
 
 from .crash import kill_shellkeep_and_agent, running_meta
-from .plan_checks import assert_plan_carried, assert_ps_plan
+from .plan_checks import PROMPT, assert_plan_carried, assert_ps_plan
 from .screen_driver import ScreenDriver
 from .standin_chat import ChatStandin, ToolCall, tool_messages
 from .test_resume_copilot import READY, WAIT_S, copilot_cache, copilot_env, copilot_home
@@ -32,7 +32,6 @@ pytestmark = [pytest.mark.agent, pytest.mark.timeout(240)]
 
 Drive = Callable[..., ScreenDriver]
 
-PROMPT = "guard divide against zero"
 ANSWER = "TODOS-ARE-SET"
 STEPS = ("Reading calc.py", "Guarding divide()", "Running the tests")
 SUMMARY = "1 of 3 done; in progress: Guarding divide()"

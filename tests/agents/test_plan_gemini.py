@@ -19,7 +19,7 @@ from shellkeep.store.paths import Paths
 from tests.helpers import SK
 
 from .crash import kill_shellkeep_and_agent, running_meta
-from .plan_checks import assert_plan_carried
+from .plan_checks import PROMPT, assert_plan_carried
 from .screen_driver import ScreenDriver
 from .standin_gemini import FunctionCall, GeminiStandin, function_responses
 from .test_resume_gemini import READY, WAIT_S, ask, chat_file
@@ -28,7 +28,6 @@ pytestmark = [pytest.mark.agent, pytest.mark.timeout(240)]
 
 Drive = Callable[..., ScreenDriver]
 
-PROMPT = "guard divide against zero"
 ANSWER = "TODOS-ARE-SET"
 STEPS = ("read calc.py", "guard divide()", "add a changelog entry")
 SUMMARY = "1 of 3 done; in progress: guard divide()"

@@ -19,7 +19,7 @@ from shellkeep.store.paths import Paths
 from tests.helpers import SK
 
 from .crash import kill_shellkeep_and_agent, running_meta
-from .plan_checks import assert_plan_carried, assert_ps_plan
+from .plan_checks import PROMPT, STEPS, SUMMARY, assert_plan_carried, assert_ps_plan
 from .screen_driver import ScreenDriver
 from .standin_chat import ChatStandin, ToolCall, tool_messages
 from .test_resume_opencode import READY, WAIT_S, ask, database, latest_session, opencode_env, opencode_home, stored_answers
@@ -30,10 +30,7 @@ pytestmark = [pytest.mark.agent, pytest.mark.timeout(240)]
 
 Drive = Callable[..., ScreenDriver]
 
-PROMPT = "guard divide against zero"
 ANSWER = "TODOS-ARE-SET"
-STEPS = ("read calc.py", "guard divide()", "run the tests")
-SUMMARY = "1 of 3 done; in progress: guard divide()"
 CALLS = [
     ToolCall("todowrite", {"todos": [
         {"content": STEPS[0], "status": "in_progress", "priority": "high"},

@@ -20,7 +20,7 @@ from shellkeep.store.paths import Paths
 from tests.helpers import SK
 
 from .crash import kill_shellkeep_and_agent, running_meta
-from .plan_checks import assert_plan_carried
+from .plan_checks import PROMPT, STEPS, SUMMARY, assert_plan_carried
 from .screen_driver import ScreenDriver
 from .standin_chat import ToolCall, tool_messages
 from .standin_openai import OpenAIStandin
@@ -30,10 +30,7 @@ pytestmark = [pytest.mark.agent, pytest.mark.timeout(240)]
 
 Drive = Callable[..., ScreenDriver]
 
-PROMPT = "guard divide against zero"
 ANSWER = "TODOS-ARE-SET"
-STEPS = ("read calc.py", "guard divide()", "run the tests")
-SUMMARY = "1 of 3 done; in progress: guard divide()"
 CALLS = [
     ToolCall("todo_write", {"todos": [
         {"id": "1", "content": STEPS[0], "status": "in_progress"}, {"id": "2", "content": STEPS[1], "status": "pending"},
