@@ -42,13 +42,12 @@ never an answer (neither the script nor the count move).
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import json
-import threading
 from typing import Any, Callable
 
 from .standin_server import (
+    CallQueue,
     Reply,
     StandinRequest,
     StandinServer,
@@ -183,17 +182,11 @@ class AnthropicStandin(StandinServer[AnthropicRequest]):
         super().__init__(answer)
         self._side_answer = side_answer
         self._model = model
-        self._tool_lock = threading.Lock()
-        self._tool_uses: collections.deque[ToolUse] = collections.deque()
+        self._tool_uses: CallQueue[ToolUse] = CallQueue()
 
     def script_tool_uses(self, uses: list[ToolUse]) -> None:
         """Queue tool calls for the next conversation answers, one each, before any text answer."""
-        with self._tool_lock:
-            self._tool_uses.extend(uses)
-
-    def _next_tool_use(self) -> ToolUse | None:
-        with self._tool_lock:
-            return self._tool_uses.popleft() if self._tool_uses else None
+        self._tool_uses.extend(uses)
 
     def default_answer(self, n: int, request: AnthropicRequest) -> str:
         """Return ``STANDIN-ANSWER-<n>: <last word of the last prompt>``."""
@@ -225,7 +218,7 @@ class AnthropicStandin(StandinServer[AnthropicRequest]):
                 {"type": "error", "error": {"type": "overloaded_error", "message": "released by the test"}},
                 status=529,
             )
-        use = self._next_tool_use() if request.is_conversation else None
+        use = self._tool_uses.pop() if request.is_conversation else None
         if use is not None:
             message = self._tool_message(request, use)
             if request.body_dict().get("stream"):

@@ -30,15 +30,13 @@ never consume the script nor the count.
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import json
 import re
-import threading
 import time
 from typing import Any, Callable
 
-from .standin_server import Reply, StandinRequest, StandinServer, split_pieces
+from .standin_server import CallQueue, Reply, StandinRequest, StandinServer, split_pieces
 
 DEFAULT_MODEL = "mock-model"
 SIDE_ANSWER_TEXT = "Standin title"
@@ -109,24 +107,6 @@ class ToolCall:
     arguments: dict[str, Any]
 
 
-class ToolCallQueue:
-    """Scripted tool calls, first in first out, safe across the server's threads."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._calls: collections.deque[ToolCall] = collections.deque()
-
-    def extend(self, calls: list[ToolCall]) -> None:
-        """Queue *calls*."""
-        with self._lock:
-            self._calls.extend(calls)
-
-    def pop(self) -> ToolCall | None:
-        """Return the next queued call, or None."""
-        with self._lock:
-            return self._calls.popleft() if self._calls else None
-
-
 def tool_messages(request: StandinRequest) -> list[dict[str, Any]]:
     """Return the ``role: tool`` messages of a chat request (the tools' results), in order."""
     messages = request.body_dict().get("messages")
@@ -185,7 +165,7 @@ class ChatStandin(StandinServer[ChatRequest]):
         self._side_answer = side_answer
         self.model = model
         self._answers: dict[int, str] = {}
-        self.tool_calls = ToolCallQueue()
+        self.tool_calls: CallQueue[ToolCall] = CallQueue()
 
     def script_tool_calls(self, calls: list[ToolCall]) -> None:
         """Queue tool calls for the next conversation answers, one each, before any text answer."""

@@ -27,13 +27,11 @@ body's length / 4, ``candidatesTokenCount`` the answer's word count (``usage_of`
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import json
-import threading
 from typing import Any, Callable
 
-from .standin_server import Reply, StandinRequest, StandinServer, last_word, split_pieces
+from .standin_server import CallQueue, Reply, StandinRequest, StandinServer, last_word, split_pieces
 
 DEFAULT_MODEL = "gemini-standin"
 SIDE_ANSWER_TEXT = "Standin side answer"
@@ -145,17 +143,11 @@ class GeminiStandin(StandinServer[GeminiRequest]):
     ) -> None:
         super().__init__(answer)
         self._side_answer = side_answer
-        self._call_lock = threading.Lock()
-        self._calls: collections.deque[FunctionCall] = collections.deque()
+        self._calls: CallQueue[FunctionCall] = CallQueue()
 
     def script_function_calls(self, calls: list[FunctionCall]) -> None:
         """Queue tool calls for the next main-turn answers, one each, before any text answer."""
-        with self._call_lock:
-            self._calls.extend(calls)
-
-    def _next_call(self) -> FunctionCall | None:
-        with self._call_lock:
-            return self._calls.popleft() if self._calls else None
+        self._calls.extend(calls)
 
     def default_answer(self, n: int, request: GeminiRequest) -> str:
         """Return ``STANDIN-ANSWER-<n>: <last word of the last prompt>``."""
@@ -173,7 +165,7 @@ class GeminiStandin(StandinServer[GeminiRequest]):
             return Reply.json(
                 {"error": {"code": 404, "message": f"no {request.path} here", "status": "NOT_FOUND"}}, status=404
             )
-        call = self._next_call() if request.is_conversation else None
+        call = self._calls.pop() if request.is_conversation else None
         if call is not None:
             chunk = _chunk("", request.model or DEFAULT_MODEL, finished=True, usage=usage_of(request, call.name))
             chunk["candidates"][0]["content"]["parts"] = [{"functionCall": {"name": call.name, "args": call.args}}]

@@ -40,15 +40,14 @@ and never an answer (neither the script nor the count move).
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import json
-import threading
 import time
 from typing import Any, Callable
 
-from .standin_chat import ToolCall, ToolCallQueue, chat_reply, content_texts, tool_call_reply, usage_of
+from .standin_chat import ToolCall, chat_reply, content_texts, tool_call_reply, usage_of
 from .standin_server import (
+    CallQueue,
     Reply,
     StandinRequest,
     StandinServer,
@@ -160,9 +159,8 @@ class OpenAIStandin(StandinServer[OpenAIRequest]):
         super().__init__(answer)
         self._side_answer = side_answer
         self.model = model
-        self._call_lock = threading.Lock()
-        self._calls: collections.deque[FunctionCall] = collections.deque()
-        self.chat_tool_calls = ToolCallQueue()
+        self._calls: CallQueue[FunctionCall] = CallQueue()
+        self.chat_tool_calls: CallQueue[ToolCall] = CallQueue()
 
     def script_chat_tool_calls(self, calls: list[ToolCall]) -> None:
         """Queue tool calls for the next chat-completions conversation answers (Qwen Code), one each."""
@@ -170,12 +168,7 @@ class OpenAIStandin(StandinServer[OpenAIRequest]):
 
     def script_function_calls(self, calls: list[FunctionCall]) -> None:
         """Queue function calls for the next Responses conversation answers, one each, before any text."""
-        with self._call_lock:
-            self._calls.extend(calls)
-
-    def _next_call(self) -> FunctionCall | None:
-        with self._call_lock:
-            return self._calls.popleft() if self._calls else None
+        self._calls.extend(calls)
 
     @property
     def api_base(self) -> str:
@@ -223,7 +216,7 @@ class OpenAIStandin(StandinServer[OpenAIRequest]):
                 {"error": {"message": "released by the test", "type": "server_error", "code": "server_error"}},
                 status=500,
             )
-        call = self._next_call() if request.is_conversation else None
+        call = self._calls.pop() if request.is_conversation else None
         if call is not None:
             response, item = self._response(request, "")
             item = {"id": self.new_id("fc"), "type": "function_call", "status": "completed",

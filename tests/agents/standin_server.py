@@ -71,6 +71,25 @@ class Reply:
 
 
 RequestT = TypeVar("RequestT", bound=StandinRequest)
+CallT = TypeVar("CallT")
+
+
+class CallQueue(Generic[CallT]):
+    """Scripted tool calls, first in first out, safe across the server's threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._calls: collections.deque[CallT] = collections.deque()
+
+    def extend(self, calls: list[CallT]) -> None:
+        """Queue *calls*."""
+        with self._lock:
+            self._calls.extend(calls)
+
+    def pop(self) -> CallT | None:
+        """Return the next queued call, or None."""
+        with self._lock:
+            return self._calls.popleft() if self._calls else None
 AnswerFn = Callable[[Any], str]
 
 
