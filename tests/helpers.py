@@ -282,6 +282,23 @@ def exchanges_of(folder: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (folder / "exchanges.jsonl").read_text().splitlines()]
 
 
+def program_runs(log: Path) -> list[list[str]]:
+    """Return the lines a test program logged, one list per start (none while *log* does not exist).
+
+    *log* is JSON lines: ``{"start": true}`` when the program starts, ``{"line": text}`` per line read.
+    """
+    runs: list[list[str]] = []
+    if not log.exists():
+        return runs
+    for line in log.read_text(encoding="utf-8").splitlines():
+        entry = json.loads(line)
+        if "start" in entry:
+            runs.append([])
+        else:
+            runs[-1].append(entry["line"])
+    return runs
+
+
 def process_gone(pid: int) -> bool:
     """Tell whether process ``pid`` has exited: no ``/proc`` entry, or a zombie (``Z``, ``X``)."""
     try:

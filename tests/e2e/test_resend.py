@@ -16,7 +16,6 @@ exchanges from the recording, names the prompt, and re-injects the answered exch
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -30,7 +29,7 @@ from shellkeep.agents.generic import TypedLine, typed_lines
 from shellkeep.app.unanswered import RESEND_INTRO
 from shellkeep.errors import DataError
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, PtyHarness, load_session, meta_of, process_gone, session_folders, wait_until
+from tests.helpers import SK, PtyHarness, load_session, meta_of, process_gone, program_runs, session_folders, wait_until
 
 PY = sys.executable
 
@@ -70,18 +69,6 @@ def hold(tmp_path: Path) -> Path:
     return path
 
 
-def _runs(log: Path) -> list[list[str]]:
-    """Return the lines the program received, one list per start."""
-    runs: list[list[str]] = []
-    for line in log.read_text(encoding="utf-8").splitlines():
-        entry = json.loads(line)
-        if "start" in entry:
-            runs.append([])
-        else:
-            runs[-1].append(entry["line"])
-    return runs
-
-
 def _killed_mid_turn(home: Paths, hold: Path, log: Path, held: str | None) -> Path:
     """Record one answered prompt and one held one (None: none), then kill -9 shellkeep and the
     program; return the folder."""
@@ -91,7 +78,7 @@ def _killed_mid_turn(home: Paths, hold: Path, log: Path, held: str | None) -> Pa
     harness.expect(f"heard: {ANSWERED}\r\n> ".encode())
     if held is not None:
         harness.write(held.encode() + b"\r")
-    wait_until(lambda: _runs(log)[-1][-1:] == [held or ANSWERED], 20)  # the program has it
+    wait_until(lambda: program_runs(log)[-1][-1:] == [held or ANSWERED], 20)  # the program has it
     wait_until(lambda: session_folders(home), 20)
     folder = session_folders(home)[0].parent
     # What was typed reaches the disk within about a second (redacted where it holds a secret).
@@ -134,7 +121,7 @@ def test_the_held_prompt_is_the_last_item_of_the_block_only_with_resend(
     assert ("sending it again once the agent is ready" in out) is resend
     assert ("not sent again: --no-resend" in out) is not resend
 
-    [typed] = _runs(log)[1]  # the block, typed as one line
+    [typed] = program_runs(log)[1]  # the block, typed as one line
     assert f"User: {ANSWERED} | Assistant: heard: {ANSWERED}" in typed
     if resend:
         assert typed.endswith(f" | {RESEND_INTRO} | User: {HELD}") and typed.count(HELD) == 1
@@ -153,7 +140,7 @@ def test_dry_run_says_it_would_send_it_and_changes_nothing(home: Paths, hold: Pa
     assert f'prompt never answered: "{HELD}" (would send it again)' in out
     assert "mode: inject" in out and out.rstrip().endswith(f"{RESEND_INTRO}\r\nUser: {HELD}")
     assert [p.parent for p in session_folders(home)] == [folder]
-    assert len(_runs(log)) == 1  # not started again
+    assert len(program_runs(log)) == 1  # not started again
 
 
 def test_a_held_prompt_with_a_secret_is_never_sent_again(home: Paths, hold: Path, tmp_path: Path) -> None:
@@ -166,7 +153,7 @@ def test_a_held_prompt_with_a_secret_is_never_sent_again(home: Paths, hold: Path
     out = bytes(harness.output).decode(errors="replace")
     assert 'prompt never answered: "hold this token [REDACTED:github-token]"' in out
     assert "not sent again: it holds a redacted secret; type it again yourself" in out
-    [typed] = _runs(log)[1]
+    [typed] = program_runs(log)[1]
     assert "hold this token" not in typed and SECRET not in typed
 
 
@@ -178,7 +165,7 @@ def test_without_a_terminal_or_a_flag_it_is_not_sent_and_the_banner_says_how(
     done = subprocess.run([*SK, "resume"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
     assert f'prompt never answered: "{HELD}" (not sent again; pass --resend to send it)' in done.stderr
     assert "send it again once the agent is ready?" not in done.stderr  # nothing asked
-    assert all(HELD not in line for line in _runs(log)[1])
+    assert all(HELD not in line for line in program_runs(log)[1])
 
 
 def test_dry_run_says_what_the_run_would_do_with_no_flag_with_and_without_a_terminal(
@@ -197,7 +184,7 @@ def test_dry_run_says_what_the_run_would_do_with_no_flag_with_and_without_a_term
     assert f'prompt never answered: "{HELD}" (would ask to send it again; --resend sends it, --no-resend never)' in out
     assert out.rstrip().endswith(f"would ask first whether to send again: {HELD}") and out.count(HELD) == 2
     assert "would send again" not in out and RESEND_INTRO not in out
-    assert len(_runs(log)) == 1  # not started again
+    assert len(program_runs(log)) == 1  # not started again
 
 
 def test_resend_on_a_session_with_nothing_unanswered_says_so_and_resumes(home: Paths, hold: Path, tmp_path: Path) -> None:
@@ -209,5 +196,5 @@ def test_resend_on_a_session_with_nothing_unanswered_says_so_and_resumes(home: P
     harness.write(b"\x04")
     assert harness.finish() == 0
     assert "prompt never answered" not in bytes(harness.output).decode(errors="replace")
-    [typed] = _runs(log)[1]
+    [typed] = program_runs(log)[1]
     assert f"User: {ANSWERED} | Assistant: heard: {ANSWERED}" in typed and RESEND_INTRO not in typed

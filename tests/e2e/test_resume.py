@@ -23,7 +23,7 @@ from shellkeep.app.conversation import gather
 from shellkeep.store.paths import Paths
 from shellkeep.termsize import TermSize
 from shellkeep.store.session import read_meta
-from tests.helpers import SK, PtyHarness, load_session, output_text, process_gone, session_folders, wait_for_background, wait_until
+from tests.helpers import SK, PtyHarness, load_session, output_text, process_gone, program_runs, session_folders, wait_for_background, wait_until
 
 PY = sys.executable
 
@@ -65,20 +65,6 @@ def notes(tmp_path: Path) -> Path:
     path = tmp_path / "notes.py"
     path.write_text(NOTES)
     return path
-
-
-def _runs(log: Path) -> list[list[str]]:
-    """Return the lines the program received, one list per start."""
-    runs: list[list[str]] = []
-    if not log.exists():
-        return runs
-    for line in log.read_text(encoding="utf-8").splitlines():
-        entry = json.loads(line)
-        if "start" in entry:
-            runs.append([])
-        else:
-            runs[-1].append(entry["line"])
-    return runs
 
 
 def _record(notes: Path, log: Path, mode: str = "plain", prompts: tuple[str, ...] = PROMPTS) -> PtyHarness:
@@ -126,7 +112,7 @@ def test_resume_types_the_last_exchanges_into_the_program(home: Paths, notes: Pa
     assert old["exchange_count"] == 3  # built from the recording: the program has no transcript
 
     harness = _resume()
-    wait_until(lambda: len(_runs(log)) == 2 and _runs(log)[1], 20)
+    wait_until(lambda: len(program_runs(log)) == 2 and program_runs(log)[1], 20)
     harness.expect(b"heard: [shellkeep]")
     harness.expect(b"\r\n> ")
     harness.write(b"remember figs\r")
@@ -134,7 +120,7 @@ def test_resume_types_the_last_exchanges_into_the_program(home: Paths, notes: Pa
     harness.write(b"\x04")
     assert harness.finish() == 0
 
-    [block, figs] = _runs(log)[1]
+    [block, figs] = program_runs(log)[1]
     assert block.startswith(f"{INJECTED_CONTEXT_PREFIX} {old['id']} ")
     assert "its last 3 exchanges follow" in block
     # Outside a paste the block's lines are joined, so it is submitted once, as one line.
@@ -172,12 +158,12 @@ def test_resume_wraps_the_block_in_bracketed_paste_when_the_program_asks(
     old = _recorded(notes, log, home, mode="paste")
 
     harness = _resume("--exchanges", "2")
-    wait_until(lambda: len(_runs(log)) == 2 and _runs(log)[1], 20)
+    wait_until(lambda: len(program_runs(log)) == 2 and program_runs(log)[1], 20)
     harness.expect(b"\r\n> ")
     harness.write(b"\x04")
     assert harness.finish() == 0
 
-    [block] = _runs(log)[1]
+    [block] = program_runs(log)[1]
     assert block.startswith("\x1b[200~" + INJECTED_CONTEXT_PREFIX)
     assert block.endswith("\x1b[201~")
     lines = block.removeprefix("\x1b[200~").removesuffix("\x1b[201~").split("\n")
@@ -208,7 +194,7 @@ def test_dry_run_prints_the_plan_and_changes_nothing(home: Paths, notes: Path, t
 
     assert [p.parent.name for p in session_folders(home)] == [old["id"]]
     assert {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in folder.iterdir()} == before
-    assert len(_runs(log)) == 1  # the program was not started again
+    assert len(program_runs(log)) == 1  # the program was not started again
 
 
 def test_in_a_narrow_terminal_the_banner_puts_the_whole_command_on_its_own_line(
@@ -230,15 +216,15 @@ def test_agent_hands_the_conversation_to_another_program(home: Paths, notes: Pat
 
     other = f"{PY} {notes} {second_log} plain"
     harness = _resume("--agent", other, "--exchanges", "1")
-    wait_until(lambda: _runs(second_log) and _runs(second_log)[0], 20)
+    wait_until(lambda: program_runs(second_log) and program_runs(second_log)[0], 20)
     harness.expect(b"\r\n> ")
     harness.write(b"\x04")
     assert harness.finish() == 0
 
-    [[block]] = _runs(second_log)
+    [[block]] = program_runs(second_log)
     assert block.startswith(f"{INJECTED_CONTEXT_PREFIX} {old['id']} ")
     assert block.split(" | ")[1:] == ["User: remember plums", "Assistant: heard: remember plums"]
-    assert len(_runs(first_log)) == 1
+    assert len(program_runs(first_log)) == 1
     new = _new_session(home, old["id"])
     assert new["parent"] == old["id"]
     assert new["command"] == [PY, str(notes), str(second_log), "plain"]
@@ -256,7 +242,7 @@ def test_no_screen_leaves_out_the_redraw(home: Paths, notes: Path, tmp_path: Pat
     out = bytes(harness.output).decode()
     assert f"── shellkeep: {old['id']} " in out and "starting again" in out
     assert "remember" not in out  # neither the old screen nor any typed-in exchange
-    assert _runs(log)[1] == []
+    assert program_runs(log)[1] == []
     assert _new_session(home, old["id"])["parent"] == old["id"]
 
 
@@ -277,12 +263,12 @@ def test_a_session_cut_short_is_chosen_and_its_exchanges_collected(
     wait_until(lambda: process_gone(int(json.loads((cut_folder / "meta.json").read_text())["child_pid"])), 10)
 
     resumed = _resume("--exchanges", "2")
-    wait_until(lambda: len(_runs(log)) == 3 and _runs(log)[2], 20)
+    wait_until(lambda: len(program_runs(log)) == 3 and program_runs(log)[2], 20)
     resumed.expect(b"\r\n> ")
     resumed.write(b"\x04")
     assert resumed.finish() == 0
 
-    [block] = _runs(log)[2]
+    [block] = program_runs(log)[2]
     assert block.startswith(f"{INJECTED_CONTEXT_PREFIX} {cut['id']} ")
     assert block.split(" | ")[1:] == [
         "User: remember kiwis",
@@ -317,11 +303,11 @@ def test_pick_opens_the_picker_and_enter_resumes_the_session_chosen(home: Paths,
         picker.type("first.jsonl")  # only the first session's command names it
         picker.wait_until(lambda: "heard: remember plums" in picker.text(), 30, "filtered")
         picker.press("enter")
-        picker.wait_until(lambda: len(_runs(first_log)) == 2 and _runs(first_log)[1], 30, "injected")
+        picker.wait_until(lambda: len(program_runs(first_log)) == 2 and program_runs(first_log)[1], 30, "injected")
         picker.wait_for_screen("heard: [shellkeep]", 30)
         picker.type("\x04")
         assert picker.wait_exit(30) == 0
-    [block] = _runs(first_log)[1]
+    [block] = program_runs(first_log)[1]
     assert block.startswith(f"{INJECTED_CONTEXT_PREFIX} {first['id']} ")
     parents = [load_session(f.parent)[0]["parent"] for f in session_folders(home)]
     assert parents.count(first["id"]) == 1
