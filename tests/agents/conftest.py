@@ -215,6 +215,16 @@ def claude_state(project_dirs: Sequence[Path], api_key: str = TEST_API_KEY) -> d
     }
 
 
+def claude_config_dir(folder: Path, project_dirs: Sequence[Path]) -> Path:
+    """Make *folder* a ``CLAUDE_CONFIG_DIR`` holding a ``.claude.json`` from ``claude_state``; return it.
+
+    Claude Code keeps its settings file in ``CLAUDE_CONFIG_DIR`` when that is set.
+    """
+    folder.mkdir()
+    (folder / ".claude.json").write_text(json.dumps(claude_state(project_dirs), indent=2))
+    return folder
+
+
 @pytest.fixture
 def claude_home(tmp_path: Path, project_dir: Path) -> Iterator[Path]:
     """Yield a temporary HOME holding a ``.claude.json`` made by ``claude_state``."""

@@ -11,7 +11,6 @@ names what was restored.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Callable
@@ -21,7 +20,7 @@ import pytest
 from shellkeep.store.paths import Paths
 from tests.helpers import SK, meta_of, session_folders
 
-from .conftest import claude_state
+from .conftest import claude_config_dir
 from .crash import kill_shellkeep_and_agent, running_meta
 from .screen_driver import ScreenDriver
 from .standin_anthropic import AnthropicStandin
@@ -44,10 +43,7 @@ def test_claude_resumes_with_its_config_dir_and_base_url_from_a_terminal_without
     project_dir: Path,
     tmp_path: Path,
 ) -> None:
-    config_dir = tmp_path / "claude-work"
-    config_dir.mkdir()
-    # Claude Code keeps its settings file in CLAUDE_CONFIG_DIR when that is set.
-    (config_dir / ".claude.json").write_text(json.dumps(claude_state([project_dir]), indent=2))
+    config_dir = claude_config_dir(tmp_path / "claude-work", [project_dir])
     first_env = {
         **agent_env,
         "SHELLKEEP_CONFIG": os.environ["SHELLKEEP_CONFIG"],

@@ -22,7 +22,7 @@ import pytest
 from shellkeep.store.paths import Paths
 from tests.helpers import SK, meta_of
 
-from .conftest import claude_state
+from .conftest import claude_config_dir
 from .crash import kill_shellkeep_and_agent, running_meta
 from .plan_checks import sk
 from .screen_driver import ScreenDriver
@@ -45,9 +45,7 @@ def test_ps_and_show_find_claude_files_with_the_recorded_environment(
     project_dir: Path,
     tmp_path: Path,
 ) -> None:
-    config_dir = tmp_path / "claudecfg"
-    config_dir.mkdir()
-    (config_dir / ".claude.json").write_text(json.dumps(claude_state([project_dir]), indent=2))
+    config_dir = claude_config_dir(tmp_path / "claudecfg", [project_dir])
     env = {
         **agent_env,
         "SHELLKEEP_CONFIG": os.environ["SHELLKEEP_CONFIG"],
