@@ -119,6 +119,12 @@ def quit_codex(driver: ScreenDriver) -> str:
     return match.group(1)
 
 
+def turns(request: OpenAIRequest) -> list[tuple[str, str]]:
+    """Return the (role, text) of the user and assistant messages a request sent, Codex's own
+    context (texts starting with ``<`` or ``#``) left out."""
+    return [(role, text) for role, text in request.texts() if role in ("user", "assistant") and not text.startswith(("<", "#"))]
+
+
 def request_with_prompt(standin: OpenAIStandin, prompt: str) -> OpenAIRequest:
     """Return the conversation request whose last user text is *prompt*."""
     return standin.wait_for_request(
@@ -191,10 +197,7 @@ def test_codex_resume_sends_the_earlier_exchange(
 
     request = request_with_prompt(openai_standin, "the second word is pear")
     assert request.headers["session-id"] == session_id
-    exchange = [
-        (role, text) for role, text in request.texts()
-        if role in ("user", "assistant") and not text.startswith(("<", "#"))
-    ]
+    exchange = turns(request)
     assert exchange == [
         ("user", "the first word is plum"),
         ("assistant", "STANDIN-ANSWER-1: plum"),

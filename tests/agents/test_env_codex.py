@@ -25,7 +25,7 @@ from .agent_processes import reap
 from .crash import kill_shellkeep_and_agent, running_meta
 from .screen_driver import ScreenDriver
 from .standin_openai import OpenAIStandin
-from .test_codex_standin_direct import READY, WAIT_S, ask, find_rollout, request_with_prompt, rollout_texts
+from .test_codex_standin_direct import READY, WAIT_S, ask, find_rollout, request_with_prompt, rollout_texts, turns
 from .test_resume_codex import _quit_codex
 
 pytestmark = [pytest.mark.agent, pytest.mark.timeout(150)]
@@ -80,10 +80,7 @@ def test_codex_resumes_its_thread_from_its_codex_home_from_a_terminal_without_it
 
     request = request_with_prompt(openai_standin, THIRD_PROMPT)
     assert request.headers["session-id"] == thread_id
-    exchange = [
-        (role, text) for role, text in request.texts()
-        if role in ("user", "assistant") and not text.startswith(("<", "#"))
-    ]  # fmt: skip
+    exchange = turns(request)
     assert exchange == [*[t for p, a in zip(PROMPTS, ANSWERS) for t in (("user", p), ("assistant", a))], ("user", THIRD_PROMPT)]
     assert _quit_codex(second) == thread_id
 

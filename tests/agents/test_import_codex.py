@@ -23,7 +23,7 @@ from tests.helpers import SK
 from .agent_processes import reap
 from .screen_driver import ScreenDriver
 from .standin_openai import OpenAIStandin
-from .test_codex_standin_direct import READY, WAIT_S, ask, quit_codex, request_with_prompt
+from .test_codex_standin_direct import READY, WAIT_S, ask, quit_codex, request_with_prompt, turns
 
 pytestmark = [pytest.mark.agent, pytest.mark.timeout(180)]
 
@@ -58,7 +58,7 @@ def test_an_imported_codex_thread_resumes_natively_from_shellkeep_s_copy(
     ask(second, "the second word is pear", "STANDIN-ANSWER-2: pear")
     request = request_with_prompt(openai_standin, "the second word is pear")
     assert request.headers["session-id"] == thread_id
-    exchange = [(role, text) for role, text in request.texts() if role in ("user", "assistant") and not text.startswith(("<", "#"))]
+    exchange = turns(request)
     assert exchange == [
         ("user", "the first word is plum"),
         ("assistant", "STANDIN-ANSWER-1: plum"),

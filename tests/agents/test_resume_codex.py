@@ -33,6 +33,7 @@ from .test_codex_standin_direct import (
     find_rollout,
     request_with_prompt,
     rollout_texts,
+    turns,
 )
 from .test_resume_claude import _restored_screen
 
@@ -132,10 +133,7 @@ def test_resume_codex_after_its_session_was_cut_short(
 
     request = request_with_prompt(openai_standin, THIRD_PROMPT)
     assert request.headers["session-id"] == thread_id
-    exchange = [
-        (role, text) for role, text in request.texts()
-        if role in ("user", "assistant") and not text.startswith(("<", "#"))
-    ]  # fmt: skip
+    exchange = turns(request)
     assert exchange == [
         ("user", PROMPTS[0]),
         ("assistant", ANSWERS[0]),
