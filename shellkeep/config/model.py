@@ -65,6 +65,17 @@ def _at_least(minimum: float, what: str) -> Check:
     return check
 
 
+def _one_of(choices: tuple[str, ...]) -> Check:
+    """Return a check that a string is one of ``choices``."""
+
+    def check(value: object) -> None:
+        assert isinstance(value, str)
+        if value not in choices:
+            raise ValueError(f"one of {', '.join(map(repr, choices))}")
+
+    return check
+
+
 def _above_zero(value: object) -> None:
     assert isinstance(value, (int, float))
     if value <= 0:
@@ -103,12 +114,6 @@ ENV_SCOPES = ("all", "agent", "none")
 """The values of ``record.env``, from the most recorded to the least."""
 
 
-def _valid_env_scope(value: object) -> None:
-    assert isinstance(value, str)
-    if value not in ENV_SCOPES:
-        raise ValueError(f"one of {', '.join(map(repr, ENV_SCOPES))}")
-
-
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\*?")
 
 
@@ -117,12 +122,6 @@ def _valid_env_names(value: object) -> None:
     for entry in value:
         if not _ENV_NAME.fullmatch(entry):
             raise ValueError(f"a list of variable names, or prefixes ending in '*'; {entry!r} is neither")
-
-
-def _valid_detail(value: object) -> None:
-    assert isinstance(value, str)
-    if value not in DETAIL_LEVELS:
-        raise ValueError(f"one of {', '.join(map(repr, DETAIL_LEVELS))}")
 
 
 _RULE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -222,7 +221,7 @@ class RecordConfig:
         "How much of a session is kept: 'full' (terminal recording, exchanges, metadata), "
         "'conversation' (exchanges and metadata, no terminal recording) or 'metadata'.",
         expect="'full', 'conversation' or 'metadata'",
-        check=_valid_detail,
+        check=_one_of(DETAIL_LEVELS),
         private=DETAIL_LEVELS,  # keeping less adds privacy
     )
     env: str = _setting(
@@ -232,7 +231,7 @@ class RecordConfig:
         "bundles, locale, TERM), 'all' or 'none'. Secret ones are sealed (encryption on) or "
         "kept as a keyed fingerprint only; SHELLKEEP_* never.",
         expect="'agent', 'all' or 'none'",
-        check=_valid_env_scope,
+        check=_one_of(ENV_SCOPES),
         private=ENV_SCOPES,  # keeping less adds privacy
     )
     env_include: tuple[str, ...] = _setting(
@@ -447,12 +446,6 @@ def _valid_events(value: object) -> None:
             raise ValueError(f"a list of {', '.join(map(repr, NOTIFY_EVENTS))} (not {event!r})")
 
 
-def _valid_format(value: object) -> None:
-    assert isinstance(value, str)
-    if value not in NOTIFY_FORMATS:
-        raise ValueError(f"one of {', '.join(map(repr, NOTIFY_FORMATS))}")
-
-
 def _valid_url(value: object) -> None:
     assert isinstance(value, str)
     if value and not re.fullmatch(r"https?://[^\s/?#]+(?:[/?#]\S*)?", value, re.IGNORECASE):
@@ -505,7 +498,7 @@ class NotifyConfig:
         "its exit status, as plain text, the headers Title and Tags) or 'json' (an object with "
         "session, project, agent, state, hint, last_line, exit_code, signal).",
         expect="'text' or 'json'",
-        check=_valid_format,
+        check=_one_of(NOTIFY_FORMATS),
         project=False,
     )
     command: str = _setting(
