@@ -282,6 +282,18 @@ def exchanges_of(folder: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (folder / "exchanges.jsonl").read_text().splitlines()]
 
 
+def git(repo: Path, *args: str) -> str:
+    """Run ``git -C repo ARGS`` (raises ``CalledProcessError`` on failure); return its stdout."""
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
+
+
+def git_init(repo: Path) -> None:
+    """Make *repo* an empty git repository on branch ``main`` with a test author configured."""
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.email", "t@example.com")
+    git(repo, "config", "user.name", "t")
+
+
 def program_runs(log: Path) -> list[list[str]]:
     """Return the lines a test program logged, one list per start (none while *log* does not exist).
 

@@ -22,29 +22,23 @@ from shellkeep.store.checkpoints import CHECKPOINTS_FILE, read_checkpoints
 from shellkeep.store.paths import Paths
 from shellkeep.store.retention import remove_session
 from shellkeep.store.session import read_meta
-from tests.helpers import PtyHarness, SK, invoke_sk, only_session, run_sk, session_folders
+from tests.helpers import PtyHarness, SK, git, git_init, invoke_sk, only_session, run_sk, session_folders
 from tests.factory import make_session
 
 SK_CMD = " ".join(shlex.quote(a) for a in SK)
 
 
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
-
-
 def _make_repo(repo: Path) -> None:
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "config", "user.email", "t@example.com")
-    _git(repo, "config", "user.name", "t")
+    git_init(repo)
     (repo / ".gitignore").write_text("*.log\n")
     (repo / "a.txt").write_text("one\n")
     (repo / "b.txt").write_text("bee\n")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-q", "-m", "init")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "init")
     (repo / "a.txt").write_text("one\nstashed\n")
-    _git(repo, "stash", "-q")
+    git(repo, "stash", "-q")
     (repo / "staged.txt").write_text("in the index\n")
-    _git(repo, "add", "staged.txt")  # the user's index differs from HEAD: it must stay so
+    git(repo, "add", "staged.txt")  # the user's index differs from HEAD: it must stay so
     (repo / "old.log").write_text("ignored\n")
 
 
@@ -52,11 +46,11 @@ def _user_state(repo: Path) -> dict[str, object]:
     """The user's git state, read without writing the index (--no-optional-locks)."""
     return {
         "index": (repo / ".git" / "index").read_bytes(),
-        "status": _git(repo, "--no-optional-locks", "status", "--porcelain", "--untracked-files=all"),
-        "stash": _git(repo, "stash", "list"),
-        "head": _git(repo, "rev-parse", "HEAD"),
-        "branch": _git(repo, "symbolic-ref", "HEAD"),
-        "refs": _git(repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads", "refs/stash", "refs/tags"),
+        "status": git(repo, "--no-optional-locks", "status", "--porcelain", "--untracked-files=all"),
+        "stash": git(repo, "stash", "list"),
+        "head": git(repo, "rev-parse", "HEAD"),
+        "branch": git(repo, "symbolic-ref", "HEAD"),
+        "refs": git(repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads", "refs/stash", "refs/tags"),
     }
 
 
@@ -94,7 +88,7 @@ def test_mark_diff_and_restore_files_leave_the_users_git_state_alone(home: Paths
     # The live recorder wrote each checkpoint into the recording as a marker.
     assert [e.data for e in events if e.code == "m"] == ["checkpoint 1: before edit", "checkpoint 2: after"]
     # The snapshot of checkpoint 1 holds the staged and untracked files, not the ignored one.
-    listed = _git(repo, "ls-tree", "-r", "--name-only", f"refs/shellkeep/{sid}/1").split()
+    listed = git(repo, "ls-tree", "-r", "--name-only", f"refs/shellkeep/{sid}/1").split()
     assert listed == [".gitignore", "a.txt", "b.txt", "staged.txt"]
 
     diff = invoke_sk("diff", sid)
@@ -106,10 +100,10 @@ def test_mark_diff_and_restore_files_leave_the_users_git_state_alone(home: Paths
     assert invoke_sk("diff", sid, "--from", "2", "--to", "2").stderr.endswith(b": no change\n")
 
     # git gc keeps the snapshots: they are reachable from refs/shellkeep/...
-    _git(repo, "gc", "-q", "--prune=now")
+    git(repo, "gc", "-q", "--prune=now")
     for c in checkpoints:
-        assert _git(repo, "rev-parse", f"refs/shellkeep/{sid}/{c.n}").strip() == c.snapshot
-        _git(repo, "cat-file", "-e", f"{c.snapshot}^{{tree}}")
+        assert git(repo, "rev-parse", f"refs/shellkeep/{sid}/{c.n}").strip() == c.snapshot
+        git(repo, "cat-file", "-e", f"{c.snapshot}^{{tree}}")
 
     # Without --yes a "no" changes nothing.
     refused = invoke_sk("restore-files", sid, "--checkpoint", "1", input_bytes=b"n\n")
@@ -128,7 +122,7 @@ def test_mark_diff_and_restore_files_leave_the_users_git_state_alone(home: Paths
     # The state before the restore is checkpoint 3: the edits can be had back from it.
     third = read_checkpoints(session_folders(home)[0].parent)[2]
     assert third.label == "before restore-files --checkpoint 1"
-    assert _git(repo, "show", f"{third.snapshot}:u.txt") == "new\n"
+    assert git(repo, "show", f"{third.snapshot}:u.txt") == "new\n"
     again = invoke_sk("diff", sid, "--from", "1", "--to", "3")
     assert b"+two" in again.stdout
 
@@ -276,7 +270,7 @@ def test_a_secret_in_a_label_is_redacted_everywhere_it_goes(home: Paths) -> None
     assert checkpoint.label.startswith("token [REDACTED:")
     assert secret not in (folder / CHECKPOINTS_FILE).read_text()
     assert [e.data for e in events if e.code == "m"] == [f"checkpoint 1: {checkpoint.label}"]
-    assert secret not in _git(repo, "log", "--format=%B", f"refs/shellkeep/{meta['id']}/1")
+    assert secret not in git(repo, "log", "--format=%B", f"refs/shellkeep/{meta['id']}/1")
 
 
 def test_marks_at_the_same_time_get_numbers_of_their_own(home: Paths) -> None:
@@ -294,7 +288,7 @@ def test_marks_at_the_same_time_get_numbers_of_their_own(home: Paths) -> None:
     assert sorted(c.n for c in found) == [1, 2, 3, 4]
     assert sorted(c.label for c in found) == ["m0", "m1", "m2", "m3"]
     for c in found:
-        assert _git(repo, "rev-parse", f"refs/shellkeep/{meta['id']}/{c.n}").strip() == c.snapshot
+        assert git(repo, "rev-parse", f"refs/shellkeep/{meta['id']}/{c.n}").strip() == c.snapshot
 
 
 def test_removing_a_session_drops_its_refs_and_keeps_the_others(home: Paths) -> None:
@@ -304,7 +298,7 @@ def test_removing_a_session_drops_its_refs_and_keeps_the_others(home: Paths) -> 
     _record(f"{SK_CMD} mark kept")
     first, second = [read_meta(p.parent) for p in session_folders(home)]
     remove_session(home, first)
-    refs = _git(repo, "for-each-ref", "--format=%(refname)", "refs/shellkeep").split()
+    refs = git(repo, "for-each-ref", "--format=%(refname)", "refs/shellkeep").split()
     assert refs == [f"refs/shellkeep/{second.id}/1"]
 
 
@@ -323,12 +317,10 @@ def test_diff_from_the_last_checkpoint_shows_the_files_now(home: Paths) -> None:
 
 def test_undoing_a_restore_that_dropped_a_gitignore_keeps_the_files_it_ignored(home: Paths) -> None:
     repo = Path.cwd()
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "config", "user.email", "t@example.com")
-    _git(repo, "config", "user.name", "t")
+    git_init(repo)
     (repo / "a.txt").write_text("one\n")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-q", "-m", "init")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "init")
     script = f'{SK_CMD} mark start; echo c > c.txt; echo "*.log" > .gitignore; git add .gitignore; echo log > ig.log'
     _record(script)
     meta, _, _ = only_session(home)

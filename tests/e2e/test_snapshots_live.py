@@ -14,14 +14,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 from pathlib import Path
 
 from shellkeep.store.checkpoints import Checkpoint, read_checkpoints
 from shellkeep.store.paths import Paths
 from shellkeep.store.retention import remove_session
 from shellkeep.store.session import read_meta
-from tests.helpers import SK, PtyHarness, process_gone, run_sk, session_folders, wait_until
+from tests.helpers import SK, PtyHarness, git, git_init, process_gone, run_sk, session_folders, wait_until
 
 EDITING_CLAUDE = r'''#!/usr/bin/env python3
 import json, os, re, sys, time, uuid
@@ -65,17 +64,11 @@ while True:
 '''
 
 
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
-
-
 def _repo(repo: Path) -> None:
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "config", "user.email", "t@example.com")
-    _git(repo, "config", "user.name", "t")
+    git_init(repo)
     (repo / "a.txt").write_text("one\n")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-q", "-m", "init")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "init")
 
 
 def _start(tmp_path: Path, **extra: str) -> PtyHarness:
@@ -122,9 +115,9 @@ def test_snapshots_while_running_survive_a_kill_9_and_restore_files_puts_back_an
     _ask(h, "write b.txt new file", b"answer 2")
     second = _boundary(folder, 2)
     # Taken while the agent runs, each holds the files as that answer left them.
-    assert _git(repo, "show", f"{first.snapshot}:a.txt") == "one\nfirst edit\n"
-    assert _git(repo, "ls-tree", "--name-only", str(first.snapshot)).split() == ["a.txt"]
-    assert _git(repo, "show", f"{second.snapshot}:b.txt") == "new file\n"
+    assert git(repo, "show", f"{first.snapshot}:a.txt") == "one\nfirst edit\n"
+    assert git(repo, "ls-tree", "--name-only", str(first.snapshot)).split() == ["a.txt"]
+    assert git(repo, "show", f"{second.snapshot}:b.txt") == "new file\n"
     assert [(c.label, c.exchange) for c in read_checkpoints(folder)] == [("session start", 0), ("exchange 1", 1), ("exchange 2", 2)]
     assert first.ref == f"refs/shellkeep/{folder.name}/{first.n}"
 
@@ -231,13 +224,13 @@ def test_a_snapshot_is_skipped_when_nothing_changed(home: Paths, tmp_path: Path)
     assert (first.snapshot, first.ref) == (start.snapshot, start.ref)
     assert second.snapshot != start.snapshot and second.ref == f"refs/shellkeep/{folder.name}/{second.n}"
     assert (third.snapshot, third.ref) == (second.snapshot, second.ref)
-    refs = _git(repo, "for-each-ref", "--format=%(refname)", "refs/shellkeep").split()
+    refs = git(repo, "for-each-ref", "--format=%(refname)", "refs/shellkeep").split()
     assert sorted(refs) == sorted({str(start.ref), str(second.ref)})
     # The checkpoints after the run found every exchange done: none added twice.
     assert [c.exchange for c in read_checkpoints(folder)] == [0, 1, 2, 3]
     # Removing the session drops its refs, those its checkpoints share included.
     remove_session(home, read_meta(folder))
-    assert _git(repo, "for-each-ref", "refs/shellkeep") == ""
+    assert git(repo, "for-each-ref", "refs/shellkeep") == ""
 
 
 def test_record_snapshots_off_takes_none(home: Paths, tmp_path: Path) -> None:
