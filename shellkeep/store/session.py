@@ -158,11 +158,54 @@ class SessionMeta:
         # The recording is where the folder is now: a data folder that was moved or
         # restored from a backup still reads (meta.json keeps the path it was written with);
         # and under the name it has now (compression renames it; an index row may be older).
+        path = folder / META_FILE
+        for f in dataclasses.fields(cls):
+            if f.name in known and f.name != "extra" and not _fits(str(f.type), known[f.name]):
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                    raise DataError(f"{path} has a wrong {f.name!r} ({_kind(str(f.type))} expected); restore it or remove the session folder")
+                if (path, f.name) not in _dropped:  # once per field and invocation, however often read
+                    _dropped.add((path, f.name))
+                    log.warning("%s: dropped its wrong %r (%s expected)", path, f.name, _kind(str(f.type)))
+                del known[f.name]
+        if "command" in known and not known["command"]:
+            raise DataError(f"{path} has an empty 'command'; restore it or remove the session folder")
         known["cast"] = str(recording_path(folder, Path(str(known.get("cast") or CAST_FILE)).name))
         try:
             return cls(**known, extra=extra)  # type: ignore[arg-type]
         except TypeError as exc:
             raise DataError(f"{folder / META_FILE} is missing fields ({exc}); run 'shellkeep reindex'") from exc
+
+
+_dropped: set[tuple[Path, str]] = set()
+
+
+def _fits(kind: str, value: object) -> bool:
+    """Whether ``value`` read from JSON has the declared field type ``kind`` (a type string)."""
+    if kind.endswith(" | None"):
+        return value is None or _fits(kind.removesuffix(" | None"), value)
+    if kind == "str":
+        return isinstance(value, str)
+    if kind == "bool":
+        return isinstance(value, bool)
+    if kind == "int":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "float":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind == "list[str]":
+        return isinstance(value, list) and all(isinstance(item, str) for item in value)
+    if kind == "dict[str, int]":
+        return isinstance(value, dict) and all(_fits("int", item) for item in value.values())
+    if kind.startswith("dict["):
+        return isinstance(value, dict)
+    return True
+
+
+def _kind(kind: str) -> str:
+    words = {"str": "a string", "int": "a whole number", "float": "a number", "bool": "true or false",
+             "list[str]": "a list of strings", "dict[str, int]": "an object of numbers"}
+    plain = kind.removesuffix(" | None")
+    said = words.get(plain, "an object" if plain.startswith("dict[") else plain)
+    return said + " or null" if plain != kind else said
 
 
 def recording_path(folder: Path, name: str = CAST_FILE) -> Path:

@@ -1,0 +1,58 @@
+"""A meta.json with wrong-typed fields (a pulled session anyone with the bucket can edit).
+
+Every command reading it either goes on (a wrong optional field is dropped) or says one line
+and exits non-zero (a wrong required field): never a traceback, never an internal error
+(exit 70), and a command given as a string is never split and run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from shellkeep.store.paths import Paths
+from shellkeep.store.session import META_FILE
+from tests.factory import make_session
+from tests.helpers import invoke_sk
+
+EDITS: list[tuple[str, object]] = [
+    ("plan", "x"),
+    ("plan", {"items": 3, "done": "x", "total": []}),
+    ("plan", {"items": ["x", {"text": 5, "state": []}]}),
+    ("place", 5),
+    ("place", {"tmux": "x", "cols": "x", "pane": 3}),
+    ("env", "x"),
+    ("env", {"values": 3}),
+    ("env", {"values": {"A": 3}, "secrets": "x", "home": 5, "scope": []}),
+    ("unanswered_prompt", "x"),
+    ("unanswered_prompt", {"index": "x", "chars": []}),
+    ("usage", "x"),
+    ("git_start", "x"),
+    ("cols", "wide"),
+    ("cwd", None),
+    ("command", "rm -rf ~"),
+    ("command", []),
+    ("command", [1]),
+]
+
+
+@pytest.mark.parametrize(("key", "value"), EDITS, ids=[f"{k}={json.dumps(v)}" for k, v in EDITS])
+def test_a_wrong_typed_meta_field_never_crashes(home: Paths, key: str, value: object) -> None:
+    meta = make_session(home, Path.cwd(), 1, agent="bash")
+    path = meta.folder / META_FILE
+    obj = json.loads(path.read_text(encoding="utf-8"))
+    obj[key] = value
+    path.write_text(json.dumps(obj), encoding="utf-8")
+    for args in (["show", meta.id], ["show", "--json", meta.id], ["ls"], ["resume", "--dry-run", meta.id]):
+        result = invoke_sk(*args)
+        err = result.stderr.decode()
+        out = result.stdout.decode()
+        assert result.returncode != 70, (args, err)
+        assert "Traceback" not in err + out, (args, err)
+        if result.returncode != 0:
+            # the listing's "skipping FOLDER: why" warning (as for a meta.json that is not JSON), then one error
+            lines = [line for line in err.splitlines() if line.strip() and not line.startswith("shellkeep: skipping ")]
+            assert len(lines) == 1 and "meta.json" in lines[0], (args, err)
+        assert "r m" not in out + err, (args, out, err)
