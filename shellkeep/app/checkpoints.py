@@ -31,7 +31,7 @@ from shellkeep.errors import ShellkeepError, UserInputError
 from shellkeep.git.snapshot import Snapshot, changed_paths, diff_text, keep_ref, restore, take_snapshot, work_tree
 from shellkeep.logs import get_logger
 from shellkeep.store.checkpoints import Checkpoint, append_checkpoint, read_checkpoints
-from shellkeep.store.session import SessionMeta, parse_iso, read_meta, readable_text
+from shellkeep.store.session import SessionMeta, Status, parse_iso, read_meta, readable_text
 from shellkeep.store.space import READ_ONLY
 
 __all__ = [
@@ -253,7 +253,9 @@ def _snapshots(meta: SessionMeta) -> list[Checkpoint]:
             raise NoSnapshot(
                 f"session {meta.id} was not in a git work tree: its {len(checkpoints)} checkpoints are markers only, with no files to compare"
             )
-        raise NoSnapshot(f"session {meta.id} has no checkpoints; add one with 'shellkeep mark' inside it")
+        if meta.status == Status.RUNNING.value:
+            raise NoSnapshot(f"session {meta.id} has no checkpoints; add one with 'shellkeep mark' inside it")
+        raise NoSnapshot(f"session {meta.id} has no checkpoints, and it has ended: no snapshot of its files can be taken now")
     return snaps
 
 

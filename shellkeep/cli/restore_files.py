@@ -25,7 +25,9 @@ def restore_files(ref: str | None, last: bool, n: int | None, k: int | None, yes
     from shellkeep.store.session import Status
 
     require_ref(ref, last)
-    if (n is None) == (k is None):
+    if n is not None and k is not None:
+        raise click.UsageError("give one of --checkpoint N and --before-exchange K, not both")
+    if n is None and k is None:
         raise click.UsageError("give --checkpoint N or --before-exchange K")
     meta = context().resolve(ref, last=last)
     asked = f"--before-exchange {k}" if k is not None else None

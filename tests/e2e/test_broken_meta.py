@@ -1,4 +1,5 @@
-"""A meta.json with wrong-typed fields (a pulled session anyone with the bucket can edit).
+"""A meta.json with wrong-typed fields (a pulled session anyone with the bucket can edit),
+and what restore-files says of a session without checkpoints.
 
 Every command reading it either goes on (a wrong optional field is dropped) or says one line
 and exits non-zero (a wrong required field): never a traceback, never an internal error
@@ -56,3 +57,13 @@ def test_a_wrong_typed_meta_field_never_crashes(home: Paths, key: str, value: ob
             lines = [line for line in err.splitlines() if line.strip() and not line.startswith("shellkeep: skipping ")]
             assert len(lines) == 1 and "meta.json" in lines[0], (args, err)
         assert "r m" not in out + err, (args, out, err)
+
+
+@pytest.mark.parametrize("status", ["finished", "running"])
+def test_restore_files_without_checkpoints_says_mark_only_while_running(home: Paths, status: str) -> None:
+    meta = make_session(home, Path.cwd(), 1, agent="bash", status=status)
+    result = invoke_sk("restore-files", meta.id, "--checkpoint", "1", "--yes")
+    lines = result.stderr.decode().splitlines()
+    assert result.returncode != 0 and len(lines) == 1, lines
+    assert f"session {meta.id} has no checkpoints" in lines[0]
+    assert ("shellkeep mark" in lines[0]) == (status == "running"), lines[0]

@@ -173,7 +173,9 @@ def test_snapshots_while_running_survive_a_kill_9_and_restore_files_puts_back_an
         assert refused.returncode == 2 and len(refused.stderr.splitlines()) == 1, refused.stderr
         assert f"invalid value for '--before-exchange': {says}".encode() in refused.stderr
     both = run_sk("restore-files", folder.name, "--before-exchange", "2", "--checkpoint", "1")
-    assert both.returncode == 2 and b"give --checkpoint N or --before-exchange K" in both.stderr
+    assert both.returncode == 2 and b"give one of --checkpoint N and --before-exchange K, not both" in both.stderr
+    neither = run_sk("restore-files", folder.name)
+    assert neither.returncode == 2 and b"give --checkpoint N or --before-exchange K" in neither.stderr
 
 
 def test_restore_files_while_the_agent_runs_warns_and_asks(home: Paths, tmp_path: Path) -> None:
