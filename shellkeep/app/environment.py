@@ -209,7 +209,7 @@ def recorded_env(
     secrets: dict[str, str] = {}
     for name in chosen:
         value = env[name]
-        if secret(name, value):
+        if value and secret(name, value):  # an empty value is no secret: kept as it is, never "missing"
             secrets[name] = value
         else:
             values[name] = value

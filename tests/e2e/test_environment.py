@@ -368,3 +368,17 @@ def test_short_secret_words_keep_their_values_off_the_disk_with_encryption_off(h
     for output in (planned.stdout, planned.stderr):
         assert mysql_pwd.encode() not in output and github_pat.encode() not in output
     assert looked > 3
+
+
+def test_an_empty_secret_is_no_secret_and_never_missing(home: Paths) -> None:
+    """``X_TOKEN=`` (set, empty) is kept as the value it is: no fingerprint, not "missing" on resume."""
+    _config(home, '[record]\nenv_include = ["X_TOKEN"]\n')
+    env = {**_base_env(), "X_TOKEN": ""}
+    meta = _record(*PY_QUIET, env=env)
+    recorded = meta["env"]
+    assert isinstance(recorded, dict)
+    assert "X_TOKEN" not in (recorded.get("secrets") or {})
+    assert isinstance(recorded["values"], dict) and recorded["values"]["X_TOKEN"] == ""
+    planned = run_sk("resume", str(meta["id"]), "--dry-run", env=_base_env())
+    assert planned.returncode == 0, planned.stderr
+    assert b"secrets missing" not in planned.stderr
