@@ -199,6 +199,8 @@ def restore_env(
             if name in secret_values and not (pulled and runs_code(name)):
                 updates[name] = secret_values[name]
                 restored_secrets.append(name)
+            elif secret_values.get(name) == "" or _is_empty(ctx, name, fp):
+                continue  # recorded empty (by a version that took it for a secret): no secret
             else:
                 missing.append(name)
         elif _differs(ctx, name, now, fp, secret_values):
@@ -229,6 +231,17 @@ def _open_sealed(ctx: Context, meta: SessionMeta, sealed: str | None) -> dict[st
     if not isinstance(found, dict):
         return {}
     return {str(k): v for k, v in found.items() if isinstance(v, str)}
+
+
+def _is_empty(ctx: Context, name: str, fp: str) -> bool:
+    """Return whether the fingerprint ``fp`` is of an empty value (False when it cannot be told)."""
+    from shellkeep.vault.env_secrets import fingerprint, fingerprint_id, fingerprint_key
+
+    try:
+        key = fingerprint_key(ctx.paths, create=False)
+    except OSError:
+        return False
+    return key is not None and fingerprint_id(fp) == key.id and fingerprint(key, name, "") == fp
 
 
 def _differs(ctx: Context, name: str, now: str, fp: str, secret_values: Mapping[str, str]) -> bool:

@@ -382,3 +382,27 @@ def test_an_empty_secret_is_no_secret_and_never_missing(home: Paths) -> None:
     planned = run_sk("resume", str(meta["id"]), "--dry-run", env=_base_env())
     assert planned.returncode == 0, planned.stderr
     assert b"secrets missing" not in planned.stderr
+
+
+def test_an_empty_secret_recorded_by_an_older_version_is_never_missing(home: Paths) -> None:
+    """A meta.json where ``X_TOKEN=`` was fingerprinted as a secret (before empty values were kept
+    as values): resume does not name it missing; a set one is still named."""
+    from shellkeep.vault.env_secrets import fingerprint, fingerprint_key
+
+    _config(home, '[record]\nenv_include = ["X_TOKEN", "Y_TOKEN"]\n')
+    env = {**_base_env(), "X_TOKEN": "", "Y_TOKEN": "y-" + secrets.token_hex(8)}
+    _record(*PY_QUIET, env=env)
+    wait_for_background(home)
+    wait_for_housekeeping(home)  # the upkeep after the run writes meta.json too
+    [folder] = [f.parent for f in session_folders(_paths(env))]
+    meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+    recorded = meta["env"]
+    assert isinstance(recorded, dict) and isinstance(recorded["values"], dict) and isinstance(recorded["secrets"], dict)
+    key = fingerprint_key(_paths(env), create=False)
+    assert key is not None
+    del recorded["values"]["X_TOKEN"]
+    recorded["secrets"]["X_TOKEN"] = fingerprint(key, "X_TOKEN", "")
+    (folder / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+    planned = run_sk("resume", str(meta["id"]), "--dry-run", env=_base_env())
+    assert planned.returncode == 0, planned.stderr
+    assert b"secrets missing: Y_TOKEN\n" in planned.stderr or b"secrets missing: Y_TOKEN;" in planned.stderr, planned.stderr
