@@ -24,12 +24,19 @@ EDITS: list[tuple[str, object]] = [
     ("plan", {"items": ["x", {"text": 5, "state": []}]}),
     ("place", 5),
     ("place", {"tmux": "x", "cols": "x", "pane": 3}),
+    ("place", {"kind": "tmux", "pane_id": 3, "window_layout": 5, "window_panes": "x", "socket": [], "layout_at": 1}),
+    ("place", {"kind": "terminal", "cols": [], "screen": {}}),
     ("env", "x"),
+    ("env", {"values": {"PATH": 3, "HOME": None}, "home": 5, "sealed": 7}),
     ("env", {"values": 3}),
     ("env", {"values": {"A": 3}, "secrets": "x", "home": 5, "scope": []}),
     ("unanswered_prompt", "x"),
     ("unanswered_prompt", {"index": "x", "chars": []}),
     ("usage", "x"),
+    ("usage", {"input": "x"}),
+    ("git_identity", {"remote": 5, "root_commit": []}),
+    ("agent_transcript_damage", "x"),
+    ("id", 5),
     ("git_start", "x"),
     ("cols", "wide"),
     ("cwd", None),
@@ -39,9 +46,11 @@ EDITS: list[tuple[str, object]] = [
 ]
 
 
+@pytest.mark.parametrize("agent", ["bash", "claude"])
 @pytest.mark.parametrize(("key", "value"), EDITS, ids=[f"{k}={json.dumps(v)}" for k, v in EDITS])
-def test_a_wrong_typed_meta_field_never_crashes(home: Paths, key: str, value: object) -> None:
-    meta = make_session(home, Path.cwd(), 1, agent="bash")
+def test_a_wrong_typed_meta_field_never_crashes(home: Paths, key: str, value: object, agent: str) -> None:
+    exchanges = [{"prompt": "do it", "answer": "done"}, {"prompt": "and this"}] if agent == "claude" else []
+    meta = make_session(home, Path.cwd(), 1, agent=agent, exchanges=exchanges)
     path = meta.folder / META_FILE
     obj = json.loads(path.read_text(encoding="utf-8"))
     obj[key] = value
