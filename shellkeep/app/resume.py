@@ -24,7 +24,7 @@ from shellkeep.agents.launchers import SHELLS
 from shellkeep.agents.registry import adapter_for, adapter_named, adapter_names
 from shellkeep.app.context import Context
 from shellkeep.app.env_restore import EnvRestore
-from shellkeep.app.conversation import adapter_of, collect_for_resume, gather
+from shellkeep.app.conversation import adapter_of, collect_for_resume, gather, redacted_exchanges
 from shellkeep.app.moves import project_sessions, relocate_transcript, resume_dir
 from shellkeep.app.native import check_transcript, remove_resume_leftovers
 from shellkeep.app.plan import plan_block
@@ -221,6 +221,8 @@ def plan_resume(
         except OSError as exc:
             log.warning("could not store the conversation of %s: %s", meta.id, exc)
             own, pending = list(gather(meta, ctx.vault, env, limit=max(n, 1)).exchanges)[-n:] if n else [], False
+            if meta.redacted:  # never typed, shown or sent again in clear
+                own = redacted_exchanges(own, ctx.config.redact)
         if pending:  # a big transcript: read and copied whole in the background
             start_housekeeping(ctx.paths, meta.folder, compress=ctx.config.record.compress, auto_gc=False)
     if own is None:
