@@ -241,6 +241,9 @@ def plan_resume(
     adapter = adapter_of(meta)
     native: list[str] | None = None
     note: str | None = moved_note
+    if meta.agent_session_id and not _PLAIN_ID.fullmatch(meta.agent_session_id):  # it goes into an argv and paths
+        note = _joined(note, f"agent session id {meta.agent_session_id!r} refused (not a plain id); re-injecting instead")
+        meta, force_inject = dataclasses.replace(meta, agent_session_id=None), True
     if pulled and meta.agent_session_id and not force_inject:
         # The transcript shellkeep fetched goes where the agent looks on this machine, with its paths.
         if dry_run:
@@ -571,6 +574,11 @@ def _takes_context(argv: list[str] | tuple[str, ...]) -> bool:
     if _INTERPRETER.fullmatch(name):
         return any(not arg.startswith("-") for arg in argv[1:])
     return True
+
+
+_PLAIN_ID = re.compile(r"(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._:-]{0,199}")
+"""An agent session id resume puts into the agent's argv (and transcript paths): never an option
+(``-``), never a path step (``..``, ``/``); a pulled ``meta.json`` is anyone's writing."""
 
 
 def _joined(first: str | None, second: str | None) -> str | None:
