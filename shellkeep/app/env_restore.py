@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shellkeep.app.context import Context
-from shellkeep.app.environment import names_a_folder, routes_traffic, runs_code, stored_env
+from shellkeep.app.environment import NEVER_NAMES, names_a_folder, routes_traffic, runs_code, stored_env
 from shellkeep.app.remote import remote_of
 from shellkeep.errors import ShellkeepError
 from shellkeep.logs import get_logger
@@ -191,6 +191,8 @@ def restore_env(
     for name, value in sorted(values.items()):
         if name in _THIS_TERMINAL and today.get(name):
             unchanged += 1  # it describes the terminal the agent is drawn on now
+            continue
+        if name in NEVER_NAMES:  # recorded before it was left out (TERM_PROGRAM: today's terminal's)
             continue
         if pulled and runs_code(name):
             not_applied.append(f"{name}={value}")
