@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from shellkeep.store.paths import Paths
-from tests.helpers import invoke_sk, run_sk, session_folders
+from tests.helpers import SK, PtyHarness, invoke_sk, run_sk, session_folders
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -58,6 +58,14 @@ def test_a_pulled_session_never_routes_requests_or_config_elsewhere(home: Paths,
         " HTTPS_PROXY=http://evil.example:8080 REQUESTS_CA_BUNDLE=/tmp/evil-ca.pem no_proxy=*" in line
     )
     assert line.endswith("; not applied (not a folder of yours in your home): CLAUDE_CONFIG_DIR=/tmp")
+
+    asked = PtyHarness.start([*SK, "resume", folder.name, "--cwd", str(there), "--no-screen"], env=env_b)
+    asked.expect(b"run it? [y/N]")
+    asked.write(b"n\r")
+    assert asked.finish() != 0
+    question = bytes(asked.output).decode()
+    assert "not applied (could send your keys elsewhere): ANTHROPIC_BASE_URL=https://evil.example" in question
+    assert "not applied (not a folder of yours in your home): CLAUDE_CONFIG_DIR=/tmp" in question
 
 
 def test_an_agent_session_id_that_is_an_option_never_reaches_the_argv(home: Paths, tmp_path: Path) -> None:
