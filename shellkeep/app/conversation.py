@@ -63,6 +63,7 @@ __all__ = [
     "gather",
     "is_collected",
     "live_exchanges",
+    "redacted_exchanges",
     "note_agent_session",
     "own_exchanges",
     "read_exchanges",
@@ -308,7 +309,18 @@ def collect_for_resume(
     if big and not dry_run:
         write_meta(meta)
     conversation = gather(meta, vault, env, limit=max(limit, 1), agent_session=found)
-    return meta, list(conversation.exchanges)[-limit:] if limit > 0 else [], big and not dry_run
+    exchanges = list(conversation.exchanges)[-limit:] if limit > 0 else []
+    if meta.redacted:  # as ``collect`` stores them: a dry run decides what a real one would
+        exchanges = redacted_exchanges(exchanges, redact_config)
+    return meta, exchanges, big and not dry_run
+
+
+def redacted_exchanges(exchanges: list[Exchange], redact_config: RedactConfig | None) -> list[Exchange]:
+    """Return ``exchanges`` redacted with the user's rules, as ``collect`` stores them."""
+    if not exchanges:
+        return exchanges
+    text = "".join(json.dumps(e.to_json(), ensure_ascii=False) + "\n" for e in exchanges)
+    return [Exchange.from_json(json.loads(line)) for line in redact_jsonl_text(text, redactor_for(redact_config)).splitlines()]
 
 
 def live_exchanges(
@@ -333,9 +345,7 @@ def live_exchanges(
     if not exchanges:
         return meta, []
     if meta.redacted:
-        text = "".join(json.dumps(e.to_json(), ensure_ascii=False) + "\n" for e in exchanges)
-        redactor = redactor_for(redact_config)
-        exchanges = [Exchange.from_json(json.loads(line)) for line in redact_jsonl_text(text, redactor).splitlines()]
+        exchanges = redacted_exchanges(exchanges, redact_config)
     found = conversation.agent_session
     updated = dataclasses.replace(
         meta,

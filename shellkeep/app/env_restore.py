@@ -8,7 +8,11 @@ as differing (a rotated key must not be replaced by the old one). Variables reco
 set today are set; variables set today but not recorded are left as they are.
 
 A session pulled from another machine (``app.remote``) is not trusted to run code here:
-``VARIABLES_THAT_RUN_CODE`` from it are never applied, only shown, name and value. Its paths
+``VARIABLES_THAT_RUN_CODE`` from it are never applied, only shown, name and value; nor
+are those that route its requests or choose whom it trusts (``routes_traffic``: today's key
+would go to its endpoint or proxy), unless today's value is the same. An agent folder it names
+(``names_a_folder``: ``CLAUDE_CONFIG_DIR``...) is applied only when, mapped, it lies in this
+user's home (or the checkout it resumes in) and is this user's (a folder others can write could hold the agent's hooks). Its paths
 are mapped as its directory is: the recorded directory and project root to where it resumes,
 the recorded home to this one; a path that does not exist here, or that lies inside
 shellkeep's data folder (where the pulled files are), is left out with a note.
@@ -31,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shellkeep.app.context import Context
-from shellkeep.app.environment import runs_code, stored_env
+from shellkeep.app.environment import NEVER_NAMES, names_a_folder, routes_traffic, runs_code, stored_env
 from shellkeep.app.remote import remote_of
 from shellkeep.errors import ShellkeepError
 from shellkeep.logs import get_logger
@@ -53,6 +57,9 @@ class EnvRestore:
     unchanged: how many recorded variables already have their value today.
     secrets_restored / secrets_missing / secrets_differ: secret names (never values).
     not_applied: ``NAME=value`` of variables that run code, from a session of another machine.
+    not_routed: ``NAME=value`` of variables that route requests or trust, from another machine.
+    not_yours: ``NAME=value`` of agent folders from another machine outside this user's home
+        (and the checkout), or not theirs.
     left_out: ``NAME=value`` of paths that do not exist here (or lie in shellkeep's data folder).
     kept_current: ``--env current`` was given: nothing applied; ``differs`` names what would have been.
     """
@@ -64,6 +71,8 @@ class EnvRestore:
     secrets_missing: tuple[str, ...] = ()
     secrets_differ: tuple[str, ...] = ()
     not_applied: tuple[str, ...] = ()
+    not_routed: tuple[str, ...] = ()
+    not_yours: tuple[str, ...] = ()
     left_out: tuple[str, ...] = ()
     kept_current: bool = False
     differs: tuple[str, ...] = ()
@@ -91,6 +100,12 @@ class EnvRestore:
             parts.append(f"secrets differ today (today's kept): {', '.join(self.secrets_differ)}")
         if self.not_applied:
             parts.append(f"not applied (recorded on another machine, could run code): {' '.join(self.not_applied)}")
+        if self.not_routed:
+            parts.append(
+                f"not applied (recorded on another machine, could send your keys elsewhere): {' '.join(self.not_routed)}"
+            )
+        if self.not_yours:
+            parts.append(f"not applied (not a folder of yours in your home): {' '.join(self.not_yours)}")
         if self.left_out:
             parts.append(f"left out (no such path here): {' '.join(self.left_out)}")
         return "environment: " + "; ".join(parts)
@@ -171,21 +186,31 @@ def restore_env(
     pulled = is_pulled(ctx, meta)
     remap = _path_mapper(ctx, meta, cwd, home, today) if pulled else None
     updates: dict[str, str] = {}
-    restored, not_applied, left_out = [], [], []
+    restored, not_applied, not_routed, not_yours, left_out = [], [], [], [], []
     unchanged = 0
     for name, value in sorted(values.items()):
         if name in _THIS_TERMINAL and today.get(name):
             unchanged += 1  # it describes the terminal the agent is drawn on now
             continue
+        if name in NEVER_NAMES:  # recorded before it was left out (TERM_PROGRAM: today's terminal's)
+            continue
         if pulled and runs_code(name):
             not_applied.append(f"{name}={value}")
             continue
+        if pulled and routes_traffic(name) and today.get(name) != value:
+            not_routed.append(f"{name}={value}")
+            continue
+        recorded = value
         if remap is not None and value.startswith("/"):
             mapped = remap(value)
             if mapped is None:
                 left_out.append(f"{name}={value}")
                 continue
             value = mapped
+        places = (today.get("HOME", ""), str(remap.new_root) if remap else None)  # home, the checkout
+        if pulled and names_a_folder(name) and today.get(name) != value and not _yours(value, places):
+            not_yours.append(f"{name}={recorded}")
+            continue
         if today.get(name) == value:
             unchanged += 1
         else:
@@ -213,8 +238,26 @@ def restore_env(
         secrets_missing=tuple(missing),
         secrets_differ=tuple(differ),
         not_applied=tuple(not_applied),
+        not_routed=tuple(not_routed),
+        not_yours=tuple(not_yours),
         left_out=tuple(left_out),
     )
+
+
+def _yours(value: str, places: tuple[str | None, ...]) -> bool:
+    """Return whether every folder in ``value`` (``:``-separated) is this user's and lies in one of
+    ``places`` (today's home, the checkout it resumes in)."""
+    try:
+        mine = [Path(p).resolve() for p in places if p]
+        for part in value.split(":"):
+            where = Path(part).resolve()
+            if not part.startswith("/") or not any(where.is_relative_to(p) for p in mine):
+                return False
+            if where.exists() and where.stat().st_uid != os.getuid():
+                return False
+    except OSError:
+        return False
+    return True
 
 
 def _open_sealed(ctx: Context, meta: SessionMeta, sealed: str | None) -> dict[str, str]:

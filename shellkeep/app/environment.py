@@ -47,6 +47,8 @@ __all__ = [
     "kept_names",
     "recorded_env",
     "record_environment",
+    "names_a_folder",
+    "routes_traffic",
     "runs_code",
     "shown_value",
     "stored_env",
@@ -73,7 +75,7 @@ NEVER_NAMES = frozenset(
     {
         # one terminal, login or process
         "HOME", "USER", "LOGNAME", "HOSTNAME", "MAIL", "SUDO_USER", "SUDO_UID", "SUDO_GID", "SUDO_COMMAND", "PWD", "OLDPWD", "SHLVL", "_", "COLUMNS", "LINES", "TMUX", "TMUX_PANE", "STY", "WINDOW", "WINDOWID",
-        "TERM_SESSION_ID", "KITTY_WINDOW_ID", "WEZTERM_PANE", "ALACRITTY_WINDOW_ID", "VTE_VERSION", "SSH_AUTH_SOCK",
+        "TERM_PROGRAM", "TERM_PROGRAM_VERSION", "TERM_SESSION_ID", "KITTY_WINDOW_ID", "WEZTERM_PANE", "ALACRITTY_WINDOW_ID", "VTE_VERSION", "SSH_AUTH_SOCK",
         "SSH_AGENT_PID", "SSH_CONNECTION", "SSH_CLIENT", "SSH_TTY", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS",
         "XDG_RUNTIME_DIR", "XDG_SESSION_ID", "DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY", "INVOCATION_ID",
         "JOURNAL_STREAM", "MANAGERPID",
@@ -120,6 +122,30 @@ def runs_code(name: str) -> bool:
     """Return whether the variable ``name`` can change what code runs (``VARIABLES_THAT_RUN_CODE``,
     ``LD_*``, ``DYLD_*``, ``GIT_*``, ``PYTHON*``, ``NODE_*``, exported bash functions)."""
     return name in VARIABLES_THAT_RUN_CODE or name.startswith(_PREFIXES_THAT_RUN_CODE)
+
+
+_ROUTING_ENDINGS = ("_BASE_URL", "_API_BASE", "_API_URL", "_HOST", "_PROXY")
+_ROUTING_NAMES = frozenset({"NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"})
+
+
+def routes_traffic(name: str) -> bool:
+    """Return whether the variable ``name`` decides where a program's requests go or whom it
+    trusts (``*_BASE_URL``, ``*_ENDPOINT*``, ``*_API_BASE``, ``*_HOST``, proxies in any case,
+    certificate bundles): from another machine it could send today's keys elsewhere."""
+    upper = name.upper()
+    return (
+        upper.endswith(_ROUTING_ENDINGS)
+        or "_ENDPOINT" in upper
+        or upper in ("NO_PROXY", "ALL_PROXY", "HTTP_PROXY", "HTTPS_PROXY")
+        or upper.startswith("SSL_CERT_")
+        or upper in _ROUTING_NAMES
+    )
+
+
+def names_a_folder(name: str) -> bool:
+    """Return whether the variable ``name`` names an agent's config or data folder
+    (``CLAUDE_CONFIG_DIR``, ``CODEX_HOME``, ``GEMINI_*``/``QWEN_*`` folders, ``XDG_*_HOME``...)."""
+    return name.upper().endswith(("_DIR", "_DIRS", "_HOME"))
 
 
 def is_secret_name(name: str) -> bool:

@@ -24,7 +24,7 @@ from shellkeep.agents.launchers import SHELLS
 from shellkeep.agents.registry import adapter_for, adapter_named, adapter_names
 from shellkeep.app.context import Context
 from shellkeep.app.env_restore import EnvRestore
-from shellkeep.app.conversation import adapter_of, collect_for_resume, gather
+from shellkeep.app.conversation import adapter_of, collect_for_resume, gather, redacted_exchanges
 from shellkeep.app.moves import project_sessions, relocate_transcript, resume_dir
 from shellkeep.app.native import check_transcript, remove_resume_leftovers
 from shellkeep.app.plan import plan_block
@@ -221,6 +221,8 @@ def plan_resume(
         except OSError as exc:
             log.warning("could not store the conversation of %s: %s", meta.id, exc)
             own, pending = list(gather(meta, ctx.vault, env, limit=max(n, 1)).exchanges)[-n:] if n else [], False
+            if meta.redacted:  # never typed, shown or sent again in clear
+                own = redacted_exchanges(own, ctx.config.redact)
         if pending:  # a big transcript: read and copied whole in the background
             start_housekeeping(ctx.paths, meta.folder, compress=ctx.config.record.compress, auto_gc=False)
     if own is None:
@@ -239,6 +241,9 @@ def plan_resume(
     adapter = adapter_of(meta)
     native: list[str] | None = None
     note: str | None = moved_note
+    if meta.agent_session_id and not _PLAIN_ID.fullmatch(meta.agent_session_id):  # it goes into an argv and paths
+        note = _joined(note, f"agent session id {meta.agent_session_id!r} refused (not a plain id); re-injecting instead")
+        meta, force_inject = dataclasses.replace(meta, agent_session_id=None), True
     if pulled and meta.agent_session_id and not force_inject:
         # The transcript shellkeep fetched goes where the agent looks on this machine, with its paths.
         if dry_run:
@@ -569,6 +574,11 @@ def _takes_context(argv: list[str] | tuple[str, ...]) -> bool:
     if _INTERPRETER.fullmatch(name):
         return any(not arg.startswith("-") for arg in argv[1:])
     return True
+
+
+_PLAIN_ID = re.compile(r"(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._:-]{0,199}")
+"""An agent session id resume puts into the agent's argv (and transcript paths): never an option
+(``-``), never a path step (``..``, ``/``); a pulled ``meta.json`` is anyone's writing."""
 
 
 def _joined(first: str | None, second: str | None) -> str | None:

@@ -16,6 +16,7 @@ from shellkeep.store.session import readable_text
 
 if TYPE_CHECKING:
     from shellkeep.app.context import Context
+    from shellkeep.app.env_restore import EnvRestore
     from shellkeep.app.resume import ResumePlan
     from shellkeep.store.session import SessionMeta
     from shellkeep.vault.access import Vault
@@ -79,7 +80,8 @@ def resume(
 
     A session pulled from another machine ('sync pull') is not trusted to run here: anyone
     who can write the remote can change its command. Resume shows the exact command line,
-    the directory, the variables it sets and those it will not apply (they could run code),
+    the directory, the variables it sets and those it will not apply (they could run code, send
+    your keys elsewhere, or name a folder that is not yours),
     and asks (y/N); without a terminal it needs --yes. --dry-run says it would ask.
 
     A prompt the agent never answered (it died mid-turn) is named in the banner and, once
@@ -139,7 +141,7 @@ def resume(
     pulled = is_pulled(ctx, meta)
     if pulled and dry_run and not yes:
         warn(f"session {meta.id} was pulled from another machine: running it would ask first (y/N), or need --yes")
-    elif pulled and not yes and not _confirm_pulled(plan, restore.not_applied):
+    elif pulled and not yes and not _confirm_pulled(plan, restore):
         return 1
     # Nothing was cut short and the newest session is a plain command (no agent conversation to
     # go on with): running it again may not be what a habitual 'resume' meant, so ask.
@@ -180,7 +182,7 @@ def _confirm_rerun(plan: ResumePlan) -> bool:
     return click.confirm(f"no session was cut short; run '{command}' again ({what})?", default=False, err=True)
 
 
-def _confirm_pulled(plan: ResumePlan, not_applied: tuple[str, ...]) -> bool:
+def _confirm_pulled(plan: ResumePlan, restore: EnvRestore) -> bool:
     """Ask before running a session pulled from another machine: its exact command line, where,
     with which variables, and those not applied; without a terminal, refuse in one line."""
     import sys
@@ -201,7 +203,9 @@ def _confirm_pulled(plan: ResumePlan, not_applied: tuple[str, ...]) -> bool:
         f"  it would run: {command}",
         f"  in: {_visible(str(plan.cwd))}",
         *(f"  with: {_visible(f'{k}={shown_value(meta, k, v)}')}" for k, v in plan.env_updates),
-        *(f"  not applied (could run code): {_visible(v)}" for v in not_applied),
+        *(f"  not applied (could run code): {_visible(v)}" for v in restore.not_applied),
+        *(f"  not applied (could send your keys elsewhere): {_visible(v)}" for v in restore.not_routed),
+        *(f"  not applied (not a folder of yours in your home): {_visible(v)}" for v in restore.not_yours),
     ]
     click.echo("\n".join(lines), err=True)
     if click.confirm("run it?", default=False, err=True):

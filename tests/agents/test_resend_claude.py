@@ -48,18 +48,28 @@ QUESTION = "send it again once the agent is ready?"
 Drive = Callable[..., ScreenDriver]
 
 
-def _asks_held(request: AnthropicRequest) -> bool:
-    return request.is_conversation and request.last_user_text() == HELD_PROMPT
+def _asks_held(request: AnthropicRequest, prompt: str = HELD_PROMPT) -> bool:
+    return request.is_conversation and request.last_user_text() == prompt
 
 
 def _killed_mid_turn(
-    home: Paths, drive: Drive, env: dict[str, str], standin: AnthropicStandin, project_dir: Path, *, both: bool = True
+    home: Paths,
+    drive: Drive,
+    env: dict[str, str],
+    standin: AnthropicStandin,
+    project_dir: Path,
+    *,
+    both: bool = True,
+    held: str = HELD_PROMPT,
+    recorded: str | None = None,
 ) -> Path:
     """Record one answered exchange and one held prompt, then kill -9 shellkeep and Claude; return the folder.
 
     both False: kill -9 of Claude only; shellkeep lives on and collects the conversation at the end.
+    held: the prompt held; recorded: as the recording keeps it (redacted; default ``held``).
     """
-    standin.hold(_asks_held)
+    asks_held: Callable[[AnthropicRequest], bool] = lambda r: _asks_held(r, held)  # noqa: E731
+    standin.hold(asks_held)
     first = drive([*SK, "claude"], env=env, cwd=project_dir)
     first.wait_for_screen(READY, WAIT_S)
     ask(first, FIRST_PROMPT, FIRST_ANSWER)
@@ -72,13 +82,13 @@ def _killed_mid_turn(
         WAIT_S,
         "answer 1 stored",
     )
-    first.type(HELD_PROMPT)
-    first.wait_for_screen(HELD_PROMPT, WAIT_S)
+    first.type(held)
+    first.wait_for_screen(held, WAIT_S)
     first.press("enter")
-    standin.wait_for_request(_asks_held, WAIT_S)  # Claude sent it; no answer will come
+    standin.wait_for_request(asks_held, WAIT_S)  # Claude sent it; no answer will come
     # What was typed reaches the disk within about a second (Claude writes the prompt to its transcript later).
     first.wait_until(
-        lambda: HELD_PROMPT in [line.text for line in typed_lines(load_session(folder)[2])], WAIT_S, "prompt on disk"
+        lambda: (recorded or held) in [line.text for line in typed_lines(load_session(folder)[2])], WAIT_S, "prompt on disk"
     )
     first.wait_until(lambda: meta_of(folder).get("child_pid"), WAIT_S, "child_pid")
     meta = meta_of(folder)
@@ -154,6 +164,26 @@ def test_resume_sends_the_unanswered_prompt_again(
     assert again.returncode == 0, again.stderr
     assert "never answered" not in again.stderr and "would send again" not in again.stdout
     assert "mode: native" in again.stdout
+
+
+def test_a_dry_run_reads_a_held_secret_redacted_as_the_real_run(
+    home: Paths, drive: Drive, agent_env: dict[str, str], anthropic_standin: AnthropicStandin, project_dir: Path
+) -> None:
+    """A prompt holding a token, cut short: the dry run shows and types it redacted, and sends it not again."""
+    token = "ghp_" + "a1B2c3D4e5" * 3 + "f6G7h8"
+    env = {**agent_env, "SHELLKEEP_CONFIG": os.environ["SHELLKEEP_CONFIG"]}
+    folder = _killed_mid_turn(
+        home, drive, env, anthropic_standin, project_dir, held=f"HOLDME use {token}", recorded="HOLDME use [REDACTED:github-token]"
+    )
+    sid = meta_of(folder)["id"]
+    dry = subprocess.run(
+        [*SK, "resume", "--dry-run", "--resend", "--inject", sid], env=env, cwd=project_dir, capture_output=True, text=True
+    )
+    assert dry.returncode == 0, dry.stderr
+    assert token not in dry.stdout and token not in dry.stderr
+    assert "[REDACTED:github-token]" in dry.stderr and "would send it again" not in dry.stderr + dry.stdout
+    assert "not sent again: it holds a redacted secret" in dry.stderr + dry.stdout
+    assert not (folder / "exchanges.jsonl").exists()  # a dry run writes nothing
 
 
 @pytest.mark.newest_only
