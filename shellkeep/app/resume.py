@@ -576,7 +576,7 @@ def _takes_context(argv: list[str] | tuple[str, ...]) -> bool:
     return True
 
 
-_PLAIN_ID = re.compile(r"(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._:-]{0,199}")
+_PLAIN_ID = re.compile(r"(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._: -]{0,199}")  # a space: aider's ids are times
 """An agent session id resume puts into the agent's argv (and transcript paths): never an option
 (``-``), never a path step (``..``, ``/``); a pulled ``meta.json`` is anyone's writing."""
 

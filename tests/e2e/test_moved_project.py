@@ -20,7 +20,8 @@ import pytest
 
 from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX
 from shellkeep.store.paths import Paths
-from tests.e2e.test_resume import NOTES, _runs
+from tests.e2e.test_resume import NOTES
+from tests.helpers import program_runs as _runs
 from tests.helpers import PtyHarness, SK, invoke_sk, load_session, run_sk, session_folders, wait_for_background, wait_until
 
 PY = sys.executable
