@@ -167,8 +167,6 @@ class SessionMeta:
                     _dropped.add((path, f.name))
                     log.warning("%s: dropped its wrong %r (%s expected)", path, f.name, _kind(str(f.type)))
                 del known[f.name]
-        if "command" in known and not known["command"]:
-            raise DataError(f"{path} has an empty 'command'; restore it or remove the session folder")
         known["cast"] = str(recording_path(folder, Path(str(known.get("cast") or CAST_FILE)).name))
         try:
             return cls(**known, extra=extra)  # type: ignore[arg-type]
