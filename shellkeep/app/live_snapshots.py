@@ -38,33 +38,13 @@ log = get_logger(__name__)
 POLL_S = 0.5
 """How often the agent's transcript is looked at (one ``stat``), in seconds."""
 
+from shellkeep.capture.waiting_state import WaitingState  # noqa: E402 - re-exported: the watcher reads it
+
 SETTLE_S = 0.5
 """How long the transcript must have been quiet before its last answer counts as finished."""
 
 START_LABEL = "session start"
 """The label of the checkpoint of the files as the session found them (exchange 0)."""
-
-
-class WaitingState:
-    """Whether the agent waits for its user's input, as the latest activity report said.
-
-    Written by the recorder's writer thread (``report``), read by the watcher; thread-safe.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._waiting = False
-
-    def report(self, waiting: bool) -> None:
-        """Note what the latest activity report says."""
-        with self._lock:
-            self._waiting = waiting
-
-    @property
-    def waiting(self) -> bool:
-        """Return whether the latest report said the agent waits for input."""
-        with self._lock:
-            return self._waiting
 
 
 class _Series:

@@ -152,6 +152,11 @@ class Recording:
         The writer thread starts once the child runs: compiling the redaction rules first
         would hold the GIL while the child is being started.
         """
+        # typing, whole, on this thread before the session's threads start (about 5 ms, the
+        # child runs already): a dataclass defined on a thread reads sys.modules["typing"], and
+        # one that finds it half imported by another thread fails (the live socket never opened).
+        import typing  # noqa: F401
+
         from shellkeep.capture.output import OutputPipeline
 
         self._child_pid = child.pid

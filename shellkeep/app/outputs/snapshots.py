@@ -12,13 +12,13 @@ import threading
 from collections.abc import Mapping
 
 from shellkeep.app.outputs.status_file import PtyModes
+from shellkeep.capture.waiting_state import WaitingState
 from shellkeep.capture.output import Batch, SessionEnd, SessionStart
 from shellkeep.store.live import waits_for_user
 from shellkeep.store.session import SessionMeta
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
 if TYPE_CHECKING:
-    from shellkeep.app.live_snapshots import WaitingState
     from shellkeep.app.run_request import RecordSettings
 
 __all__ = ["SnapshotOutput", "snapshot_output"]
@@ -42,14 +42,20 @@ class SnapshotOutput:
         self._waiting: WaitingState | None = None
 
     def start(self, session: SessionStart) -> None:
-        """Start the watcher thread; the checkpoints take the relay's clock."""
-        from shellkeep.app.live_snapshots import WaitingState, watch_snapshots  # deferred: after the child runs
-
+        """Start the watcher thread; the checkpoints take the relay's clock. Never blocks: the
+        watcher's modules are imported on its thread (another thread may hold the import lock
+        while it compiles the redaction rules, and the outputs after this one wait on ``start``)."""
         self._modes = PtyModes(session.pty_fd, session.shell_pid)
-        self._waiting = WaitingState()
+        self._waiting = waiting = WaitingState()
+        meta, env, stop = self._meta, self._env, self._stop
+
+        def watch() -> None:
+            from shellkeep.app.live_snapshots import watch_snapshots  # deferred: after the child runs
+
+            watch_snapshots(meta, env, session.elapsed_s, waiting, stop)
+
         self._thread = threading.Thread(
-            target=watch_snapshots,
-            args=(self._meta, self._env, session.elapsed_s, self._waiting, self._stop),
+            target=watch,
             name="shellkeep-snapshots",
             daemon=True,
         )
