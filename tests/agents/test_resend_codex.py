@@ -49,6 +49,7 @@ def _typed(folder: Path) -> list[str]:
         return []
 
 
+@pytest.mark.newest_only  # the mechanism is proved on both Claude versions
 def test_resume_sends_the_prompt_codex_never_answered_again(
     home: Paths, drive: Drive, codex_env: dict[str, str], openai_standin: OpenAIStandin, project_dir: Path
 ) -> None:

@@ -28,6 +28,7 @@ pytestmark = [pytest.mark.agent, pytest.mark.timeout(240)]
 Drive = Callable[..., ScreenDriver]
 
 
+@pytest.mark.newest_only  # the mechanism is proved on both Claude versions
 def test_codex_exchanges_are_snapshotted_while_it_runs(
     home: Paths,
     drive: Drive,
