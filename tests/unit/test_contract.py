@@ -108,7 +108,7 @@ def test_json_field_names_are_the_documented_ones() -> None:
     assert shown == listed[0]
 
 
-HEAVY = ("pyte", "rich", "sqlite3", "_sqlite3", "cryptography", "tomli_w", "asciinema")
+HEAVY = ("pyte", "rich", "sqlite3", "_sqlite3", "cryptography", "tomli_w", "asciinema", "mcp", "starlette", "uvicorn", "obstore")
 
 
 def test_run_imports_no_heavy_module_before_the_child_runs() -> None:
