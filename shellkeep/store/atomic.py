@@ -63,6 +63,7 @@ def write_bytes_atomic(
     *,
     expect: FileIdentity | None = None,
     follow_symlink: bool = False,
+    mode: int = FILE_MODE,
 ) -> None:
     """Write ``data`` to ``path`` through a temporary file in its folder, fsync and rename (0600).
 
@@ -72,6 +73,7 @@ def write_bytes_atomic(
     ``redact``, ``key rotate``), nothing is replaced and FileChanged is raised, so no
     rewrite ever puts back content older than what is there.
     follow_symlink: when ``path`` is a symlink, replace its target rather than the link.
+    mode: the new file's permission bits (0600 unless a caller keeps another file's mode).
     Raises OSError; the temporary file is removed on failure and ``path`` is untouched.
     """
     if follow_symlink and path.is_symlink():
@@ -80,7 +82,7 @@ def write_bytes_atomic(
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
     try:
         with os.fdopen(fd, "wb") as fh:
-            os.fchmod(fh.fileno(), FILE_MODE)  # the umask may have narrowed or widened it
+            os.fchmod(fh.fileno(), mode)  # the umask may have narrowed or widened it
             if isinstance(data, (bytes, bytearray, memoryview)):
                 fh.write(data)
             else:

@@ -1,0 +1,52 @@
+"""``shellkeep mcp install``: register shellkeep's MCP server with agent CLIs, or remove it."""
+
+from __future__ import annotations
+
+import click
+
+from shellkeep.agents.mcp_config import AGENT_NAMES, SERVER_NAME
+from shellkeep.agents.mcp_edit import Outcome
+from shellkeep.cli.console import printable, warn
+
+_SAID = {
+    Outcome.ADDED: "added '{name}' to {path}",
+    Outcome.UPDATED: "updated '{name}' in {path}",
+    Outcome.UNCHANGED: "'{name}' already in {path}; nothing changed",
+    Outcome.REMOVED: "removed '{name}' from {path}",
+    Outcome.ABSENT: "no '{name}' in {path}; nothing to remove",
+}
+
+
+@click.command("install")
+@click.argument("agent", required=False, type=click.Choice(AGENT_NAMES))
+@click.option("--all", "all_agents", is_flag=True, help="Every supported agent on PATH or with a settings folder.")
+@click.option("--uninstall", is_flag=True, help="Remove shellkeep's entry (only shellkeep's own).")
+@click.option("--all-projects", is_flag=True, help="Register the server with --all-projects.")
+@click.option("--remote", is_flag=True, help="Register the server with --remote.")
+def install(agent: str | None, all_agents: bool, uninstall: bool, all_projects: bool, remote: bool) -> None:
+    """Register shellkeep's MCP server with an agent, in its own settings file.
+
+    Claude Code: ~/.claude.json (as 'claude mcp add --scope user'), Codex: config.toml
+    [mcp_servers.shellkeep], Gemini CLI and Qwen Code: settings.json, OpenCode: opencode.json,
+    Copilot CLI: mcp-config.json. Running it again changes nothing; --uninstall removes only
+    shellkeep's own entry. Prints one line per agent: what was done, in which file.
+
+    Example: shellkeep mcp install claude
+    """
+    from shellkeep.app.mcp_install import InstallRequest, install_mcp
+
+    if bool(agent) == all_agents:
+        raise click.UsageError("name one agent or give --all")
+    if uninstall and (all_projects or remote):
+        raise click.UsageError("--all-projects and --remote go with an install, not with --uninstall")
+    server_args = (("--all-projects",) if all_projects else ()) + (("--remote",) if remote else ())
+    results = install_mcp(InstallRequest((agent,) if agent else (), uninstall, server_args))
+    for result in results:
+        if result.outcome is not None:
+            said = _SAID[result.outcome].format(name=SERVER_NAME, path=printable(str(result.path)))
+            click.echo(f"{result.agent}: {said}")
+    failed = [r for r in results if r.error is not None]
+    for result in failed:
+        warn(f"{result.agent}: {result.error}")
+    if failed:
+        raise click.exceptions.Exit(1)
