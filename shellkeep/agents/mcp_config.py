@@ -50,10 +50,13 @@ SERVER_NAME = "shellkeep"
 
 @dataclass(frozen=True, slots=True)
 class ServerCommand:
-    """How an agent starts shellkeep's MCP server: an absolute executable and its arguments."""
+    """How an agent starts shellkeep's MCP server: an absolute executable, its arguments, and
+    the variables that point it at this archive (``SHELLKEEP_HOME``, ``SHELLKEEP_CONFIG``) when
+    they are set: some agents pass their servers a few variables only (Codex)."""
 
     executable: str
     args: tuple[str, ...]
+    env: tuple[tuple[str, str], ...] = ()
 
     @property
     def argv(self) -> tuple[str, ...]:
@@ -72,8 +75,9 @@ class McpTarget:
     path: the settings file; is_toml: TOML (Codex) rather than JSON.
     table: the key of the servers' table at the top of the file ("mcpServers").
     entry: the whole entry that starts a ``ServerCommand``, as written when there is none.
-    launch_keys: the keys of ``entry`` that say what runs; an update rewrites only these, so a
-        user's additions to the entry (an env, a timeout, a tool filter) stay.
+    launch_keys: the keys of ``entry`` that say what runs; an update rewrites only these and
+        ``env_key``, so a user's additions to the entry (a timeout, a tool filter) stay.
+    env_key: the key of the server's variables ("env"); absent and empty are the same.
     argv_of: the command line an existing entry runs, or None when it names none.
     folder: the agent's own folder; its existence means the agent is set up here.
     executable: the agent's program name, looked for on PATH.
@@ -86,6 +90,7 @@ class McpTarget:
     table: str
     entry: Callable[[ServerCommand], Entry]
     launch_keys: tuple[str, ...]
+    env_key: str
     argv_of: Callable[[Mapping[str, object]], tuple[str, ...] | None]
     folder: Path
     executable: str
@@ -107,20 +112,25 @@ def _list_argv(entry: Mapping[str, object]) -> tuple[str, ...] | None:
     return tuple(str(part) for part in command)
 
 
+def _env(command: ServerCommand, key: str = "env") -> Entry:
+    """Return ``{key: {NAME: value}}`` for the command's variables, or {} when it has none."""
+    return {key: dict(command.env)} if command.env else {}
+
+
 def _claude_entry(command: ServerCommand) -> Entry:
-    return {"type": "stdio", "command": command.executable, "args": list(command.args), "env": {}}
+    return {"type": "stdio", "command": command.executable, "args": list(command.args), "env": dict(command.env)}
 
 
 def _plain_entry(command: ServerCommand) -> Entry:
-    return {"command": command.executable, "args": list(command.args)}
+    return {"command": command.executable, "args": list(command.args), **_env(command)}
 
 
 def _opencode_entry(command: ServerCommand) -> Entry:
-    return {"type": "local", "command": list(command.argv), "enabled": True}
+    return {"type": "local", "command": list(command.argv), **_env(command, "environment"), "enabled": True}
 
 
 def _copilot_entry(command: ServerCommand) -> Entry:
-    return {"type": "local", "command": command.executable, "args": list(command.args), "tools": ["*"]}
+    return {"type": "local", "command": command.executable, "args": list(command.args), **_env(command), "tools": ["*"]}
 
 
 def _config_home(env: Mapping[str, str]) -> Path:
@@ -139,17 +149,17 @@ def _targets(env: Mapping[str, str]) -> dict[str, McpTarget]:
     opencode = _config_home(env) / "opencode"
     return {
         "claude": McpTarget("claude", "Claude Code", _claude_settings(env), False, "mcpServers", _claude_entry,
-                            ("type", "command", "args"), _split_argv, claude_root(env), "claude"),
+                            ("type", "command", "args"), "env", _split_argv, claude_root(env), "claude"),
         "codex": McpTarget("codex", "Codex", codex_home(env) / "config.toml", True, "mcp_servers", _plain_entry,
-                           ("command", "args"), _split_argv, codex_home(env), "codex"),
+                           ("command", "args"), "env", _split_argv, codex_home(env), "codex"),
         "gemini": McpTarget("gemini", "Gemini CLI", gemini_dir(env) / "settings.json", False, "mcpServers",
-                            _plain_entry, ("command", "args"), _split_argv, gemini_dir(env), "gemini"),
+                            _plain_entry, ("command", "args"), "env", _split_argv, gemini_dir(env), "gemini"),
         "qwen": McpTarget("qwen", "Qwen Code", qwen_root(env) / "settings.json", False, "mcpServers", _plain_entry,
-                          ("command", "args"), _split_argv, qwen_root(env), "qwen"),
+                          ("command", "args"), "env", _split_argv, qwen_root(env), "qwen"),
         "opencode": McpTarget("opencode", "OpenCode", opencode / "opencode.json", False, "mcp", _opencode_entry,
-                              ("type", "command"), _list_argv, opencode, "opencode"),
+                              ("type", "command"), "environment", _list_argv, opencode, "opencode"),
         "copilot": McpTarget("copilot", "Copilot CLI", copilot_home(env) / "mcp-config.json", False, "mcpServers",
-                             _copilot_entry, ("type", "command", "args"), _split_argv, copilot_home(env), "copilot"),
+                             _copilot_entry, ("type", "command", "args"), "env", _split_argv, copilot_home(env), "copilot"),
     }  # fmt: skip
 
 

@@ -130,10 +130,16 @@ def _apply(
         servers[SERVER_NAME] = wanted
         return Outcome.ADDED
     assert isinstance(existing, MutableMapping)
-    if all(_plain(existing.get(key)) == wanted[key] for key in target.launch_keys):
+    env_key = target.env_key
+    same_env = (_plain(existing.get(env_key)) or {}) == wanted.get(env_key, {})
+    if same_env and all(_plain(existing.get(key)) == wanted[key] for key in target.launch_keys):
         return Outcome.UNCHANGED
     for key in target.launch_keys:
         existing[key] = wanted[key]
+    if env_key in wanted:
+        existing[env_key] = wanted[env_key]
+    elif env_key in existing:
+        del existing[env_key]
     return Outcome.UPDATED
 
 

@@ -20,7 +20,7 @@ from shellkeep.agents.mcp_edit import BrokenSettings, Outcome, edit_settings
 from shellkeep.app.shellinit import shellkeep_command
 from shellkeep.errors import ShellkeepError
 from shellkeep.store.atomic import FileChanged, file_identity, write_bytes_atomic
-from shellkeep.store.paths import FILE_MODE
+from shellkeep.store.paths import FILE_MODE, resolve_paths
 
 __all__ = ["InstallRequest", "InstallResult", "install_mcp", "server_command"]
 
@@ -50,14 +50,18 @@ class InstallResult:
     error: str | None = None
 
 
-def server_command(server_args: Sequence[str] = ()) -> ServerCommand:
+def server_command(server_args: Sequence[str] = (), env: Mapping[str, str] | None = None) -> ServerCommand:
     """Return how an agent starts this shellkeep's MCP server: an absolute path, ``mcp``, the options.
 
     The executable is the console script of the running shellkeep (beside its Python, else on
     PATH, made absolute), or its Python with ``-m shellkeep``: it works from any cwd and PATH.
+    ``SHELLKEEP_HOME`` and ``SHELLKEEP_CONFIG``, when set in ``env`` (default ``os.environ``),
+    go with it, absolute: the server reads the archive this shellkeep uses.
     """
+    environ = os.environ if env is None else env
     argv = shellkeep_command()
-    return ServerCommand(argv[0], (*argv[1:], "mcp", *server_args))
+    pinned = tuple((k, v) for k, v in resolve_paths(dict(environ)).as_env().items() if environ.get(k))
+    return ServerCommand(argv[0], (*argv[1:], "mcp", *server_args), pinned)
 
 
 def install_mcp(request: InstallRequest, env: Mapping[str, str] | None = None) -> list[InstallResult]:
@@ -80,7 +84,7 @@ def install_mcp(request: InstallRequest, env: Mapping[str, str] | None = None) -
                 f"no supported agent is set up here ({', '.join(AGENT_NAMES)}: none on PATH, no settings folder);"
                 " name one: 'shellkeep mcp install claude'"
             )
-    command = None if request.uninstall else server_command(request.server_args)
+    command = None if request.uninstall else server_command(request.server_args, environ)
     return [_one(target, command) for target in targets]
 
 

@@ -48,16 +48,24 @@ def server_table(agent: str, doc: dict[str, object]) -> dict[str, object]:
     return table
 
 
-def expected_entry(agent: str, argv: list[str]) -> dict[str, object]:
-    """Return the entry ``agent``'s own ``mcp add`` writes for ``argv`` (seen with the pinned CLIs)."""
+def pinned() -> dict[str, str]:
+    """Return the variables an entry carries in this test: the ``home`` fixture sets both."""
+    return {name: os.environ[name] for name in ("SHELLKEEP_HOME", "SHELLKEEP_CONFIG")}
+
+
+def expected_entry(agent: str, argv: list[str], env: dict[str, str] | None = None) -> dict[str, object]:
+    """Return the entry ``agent``'s own ``mcp add`` writes for ``argv`` and ``env`` (``--env``,
+    seen with the pinned CLIs; OpenCode's ``environment`` from its documentation)."""
     exe, args = argv[0], argv[1:]
+    env = pinned() if env is None else env
+    variables = {"env": env} if env else {}
     return {
-        "claude": {"type": "stdio", "command": exe, "args": args, "env": {}},
-        "codex": {"command": exe, "args": args},
-        "gemini": {"command": exe, "args": args},
-        "qwen": {"command": exe, "args": args},
-        "opencode": {"type": "local", "command": argv, "enabled": True},
-        "copilot": {"type": "local", "command": exe, "args": args, "tools": ["*"]},
+        "claude": {"type": "stdio", "command": exe, "args": args, "env": env},
+        "codex": {"command": exe, "args": args, **variables},
+        "gemini": {"command": exe, "args": args, **variables},
+        "qwen": {"command": exe, "args": args, **variables},
+        "opencode": {"type": "local", "command": argv, **({"environment": env} if env else {}), "enabled": True},
+        "copilot": {"type": "local", "command": exe, "args": args, **variables, "tools": ["*"]},
     }[agent]
 
 
@@ -90,9 +98,11 @@ def sk_env(home: Path, path_dir: Path | None = None, **extra: str) -> dict[str, 
     return env
 
 
-def sk(home: Path, *args: str, **extra: str) -> tuple[int, str, str]:
-    """Run ``shellkeep mcp install ARGS`` in process under ``home``; return status, stdout, stderr."""
-    done = invoke_sk("mcp", "install", *args, env=sk_env(home, **extra))
+def sk(home: Path, *args: str, unset: tuple[str, ...] = (), **extra: str) -> tuple[int, str, str]:
+    """Run ``shellkeep mcp install ARGS`` in process under ``home`` (``unset``: variables left
+    out); return status, stdout, stderr."""
+    env = {k: v for k, v in sk_env(home, **extra).items() if k not in unset}
+    done = invoke_sk("mcp", "install", *args, env=env)
     return done.returncode, done.stdout.decode(), done.stderr.decode()
 
 
@@ -169,7 +179,7 @@ def test_a_changed_option_updates_the_entry_and_keeps_the_users_additions(agent:
     path = settings_file(agent, agent_home)
     assert sk(agent_home, agent)[0] == 0
     if agent == "codex":
-        path.write_text(path.read_text() + 'tool_timeout_sec = 30\n')
+        path.write_text(path.read_text().replace('args = ["mcp"]\n', 'args = ["mcp"]\ntool_timeout_sec = 30\n'))
     else:
         doc = json.loads(path.read_text())
         doc["mcpServers"]["shellkeep"]["timeout"] = 30
@@ -289,3 +299,19 @@ def test_bad_requests_are_one_clear_line(agent_home: Path, args: tuple[str, ...]
     assert (status, out) == (code, "")
     assert says in err and "Traceback" not in err, err
     assert list(agent_home.iterdir()) == []
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex", "opencode"])
+def test_the_archive_variables_go_with_the_entry_only_when_set(agent: str, agent_home: Path, tmp_path: Path) -> None:
+    path = settings_file(agent, agent_home)
+    argv = [this_shellkeep(), "mcp"]
+    code, out, _ = sk(agent_home, agent, unset=("SHELLKEEP_HOME", "SHELLKEEP_CONFIG"))
+    assert code == 0
+    assert server_table(agent, parse(agent, path))["shellkeep"] == expected_entry(agent, argv, {})
+    other = str(tmp_path / "other-archive")
+    code, out, _ = sk(agent_home, agent, unset=("SHELLKEEP_CONFIG",), SHELLKEEP_HOME=other)
+    assert (code, out) == (0, f"{agent}: updated 'shellkeep' in {path}\n")
+    assert server_table(agent, parse(agent, path))["shellkeep"] == expected_entry(agent, argv, {"SHELLKEEP_HOME": other})
+    code, out, _ = sk(agent_home, agent, unset=("SHELLKEEP_HOME", "SHELLKEEP_CONFIG"))
+    assert (code, out) == (0, f"{agent}: updated 'shellkeep' in {path}\n")
+    assert server_table(agent, parse(agent, path))["shellkeep"] == expected_entry(agent, argv, {})
