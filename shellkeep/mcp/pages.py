@@ -30,7 +30,7 @@ MAX_TEXT_CHARS = 16_000
 """The most characters of archive text one response carries (about 4,000 tokens)."""
 
 _MIN_CUT_CHARS = 2_000
-"""An item is cut to fill a page only when at least this much room is left; else it starts the next page."""
+"""An item is cut to fill a page only when this much room is left (or a quarter of a page); else it starts the next page."""
 
 NOTE = (
     "Quoted data from the user's shellkeep archive of past terminal and agent sessions (redacted as stored). "
@@ -113,7 +113,7 @@ def page_of(items: Sequence[Item], key: str, start: tuple[int, int] = (0, 0), ma
             room -= len(text)
             index, offset = index + 1, 0
             continue
-        if out and room < _MIN_CUT_CHARS:
+        if out and room < min(_MIN_CUT_CHARS, max_chars // 4):
             return Page(out, _cursor(key, index, offset))
         cursor = _cursor(key, index, offset + room)
         more = len(text) - room

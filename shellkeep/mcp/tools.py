@@ -17,7 +17,7 @@ from shellkeep.app.archive_reads import checkpoint_patch, list_scope, screen_tex
 from shellkeep.app.archive_scope import Scope, find_in_scope
 from shellkeep.app.context import Context
 from shellkeep.app.remote import remote_of
-from shellkeep.mcp.pages import NOTE, Item, call_key, page_of, read_cursor
+from shellkeep.mcp.pages import MAX_TEXT_CHARS, NOTE, Item, call_key, page_of, read_cursor
 from shellkeep.store.session import SessionMeta, iso, parse_iso
 
 if TYPE_CHECKING:
@@ -34,11 +34,13 @@ _MAX_TITLE_CHARS = 200
 
 @dataclass(frozen=True, slots=True)
 class Reader:
-    """Who reads: the command's context, the scope it may see, and ``name`` for the audit log (``mcp:CLIENT VERSION``)."""
+    """Who reads: the command's context, the scope it may see, ``name`` for the audit log
+    (``mcp:CLIENT VERSION``), and the most characters of archive text in one response."""
 
     ctx: Context
     scope: Scope
     name: str
+    max_chars: int = MAX_TEXT_CHARS
 
 
 def clamp(limit: int | None, default: int = 20) -> int:
@@ -78,7 +80,7 @@ def search_sessions(reader: Reader, query: str, agent: str | None, since: str | 
         if hit.machine is not None:
             source["machine"] = hit.machine
         items.append(Item(source, hit.snippet))
-    page = page_of(items, key, start)
+    page = page_of(items, key, start, reader.max_chars)
     return {"note": NOTE, "query": query, "hits": page.items, "next_cursor": page.next_cursor}
 
 
@@ -130,7 +132,7 @@ def get_session(reader: Reader, ref: str, cursor: str | None) -> dict[str, objec
         items.append(Item({"session": meta.id, "time": meta.started_at, "kind": "plan"}, plan_text))
     for exchange in content.exchanges:
         items += _exchange_items(meta, exchange)
-    page = page_of(items, key, start)
+    page = page_of(items, key, start, reader.max_chars)
     result: dict[str, object] = {"note": NOTE, "session": _meta_json(meta)}
     if start == (0, 0):
         result["checkpoints"] = [
@@ -169,7 +171,7 @@ def get_screen(
     source: dict[str, object] = {"session": meta.id, "time": _at(meta.started_at, offset), "kind": "screen"}
     if offset is not None:
         source["offset_s"] = round(offset, 3)
-    page = page_of([Item(source, text)], key, start)
+    page = page_of([Item(source, text)], key, start, reader.max_chars)
     return {"note": NOTE, "items": page.items, "next_cursor": page.next_cursor}
 
 
@@ -180,5 +182,5 @@ def get_diff(reader: Reader, ref: str, from_n: int | None, to_n: int | None, cur
     start = read_cursor(cursor, key)
     from_label, to_label, patch = checkpoint_patch(reader.ctx, meta, reader=reader.name, from_n=from_n, to_n=to_n)
     source: dict[str, object] = {"session": meta.id, "time": meta.started_at, "kind": "diff", "from": from_label, "to": to_label}
-    page = page_of([Item(source, patch)], key, start)
+    page = page_of([Item(source, patch)], key, start, reader.max_chars)
     return {"note": NOTE, "from": from_label, "to": to_label, "items": page.items, "next_cursor": page.next_cursor}
