@@ -31,3 +31,8 @@ def mcp(all_projects: bool, remote: bool) -> None:
     ctx = context()
     scope = open_scope(ctx, all_projects=all_projects, remote=remote)
     run_stdio(lambda client: Reader(ctx, scope, client))
+
+
+from shellkeep.cli.mcp_install import install  # noqa: E402 - the subcommand, after its group
+
+mcp.add_command(install)

@@ -122,6 +122,9 @@ class FunctionCall:
 
     name: str
     arguments: dict[str, Any]
+    namespace: str | None = None
+    """The tool namespace the function is in (Codex offers an MCP server's tools as namespace
+    ``mcp__<server>``), sent as the item's ``namespace``; None for a top-level function."""
 
 
 def function_outputs(request: OpenAIRequest) -> list[dict[str, Any]]:
@@ -221,6 +224,8 @@ class OpenAIStandin(StandinServer[OpenAIRequest]):
             response, item = self._response(request, "")
             item = {"id": self.new_id("fc"), "type": "function_call", "status": "completed",
                     "name": call.name, "arguments": json.dumps(call.arguments), "call_id": self.new_id("call")}
+            if call.namespace is not None:
+                item["namespace"] = call.namespace
             response["output"] = [item]
             if request.body_dict().get("stream"):
                 return Reply.sse(_call_stream_events(response, item))
