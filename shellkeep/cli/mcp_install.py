@@ -18,7 +18,7 @@ _SAID = {
 
 
 @click.command("install")
-@click.argument("agent", required=False, type=click.Choice(AGENT_NAMES))
+@click.argument("agent", required=False, metavar="AGENT", type=click.Choice(AGENT_NAMES))
 @click.option("--all", "all_agents", is_flag=True, help="Every supported agent on PATH or with a settings folder.")
 @click.option("--uninstall", is_flag=True, help="Remove shellkeep's entry (only shellkeep's own).")
 @click.option("--all-projects", is_flag=True, help="Register the server with --all-projects.")
@@ -26,7 +26,8 @@ _SAID = {
 def install(agent: str | None, all_agents: bool, uninstall: bool, all_projects: bool, remote: bool) -> None:
     """Register shellkeep's MCP server with an agent, in its own settings file.
 
-    Claude Code: ~/.claude.json (as 'claude mcp add --scope user'), Codex: config.toml
+    AGENT is claude, codex, gemini, qwen, opencode or copilot; --all takes every one set up
+    here. Claude Code: ~/.claude.json (as 'claude mcp add --scope user'), Codex: config.toml
     [mcp_servers.shellkeep], Gemini CLI and Qwen Code: settings.json, OpenCode: opencode.json,
     Copilot CLI: mcp-config.json. Running it again changes nothing; --uninstall removes only
     shellkeep's own entry. Prints one line per agent: what was done, in which file.
