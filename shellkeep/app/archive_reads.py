@@ -188,10 +188,10 @@ def session_content(ctx: Context, meta: SessionMeta, *, reader: str, detail: str
     from shellkeep.store.checkpoints import read_checkpoints
 
     refuse_missing_key(ctx, meta)
-    record_read(ctx.paths, reader, meta, detail=detail)
     env = agent_files_env(ctx, meta)  # the agent's files are where its session had them
-    meta, exchanges = live_exchanges(meta, ctx.vault, ctx.config.redact, env)
+    meta, exchanges = live_exchanges(meta, ctx.vault, ctx.config.redact, env)  # a sealed one without its key raises here
     plan = session_plan(meta, ctx.config.redact, env, ctx.vault)
+    record_read(ctx.paths, reader, meta, detail=detail)  # read, and about to be returned
     return SessionContent(meta, exchanges, plan, read_checkpoints(meta.folder))
 
 
