@@ -96,7 +96,7 @@ def _one(target: McpTarget, command: ServerCommand | None) -> InstallResult:
         return InstallResult(target.agent, target.title, target.path, None, str(exc))
     except OSError as exc:
         reason = exc.strerror or str(exc)
-        error = f"cannot write '{target.path}' ({reason}); check the folder and its permissions"
+        error = f"cannot change '{target.path}' ({reason}); check the file, its folder and their permissions"
         return InstallResult(target.agent, target.title, target.path, None, error)
     return InstallResult(target.agent, target.title, target.path, outcome)
 

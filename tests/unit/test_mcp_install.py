@@ -315,3 +315,10 @@ def test_the_archive_variables_go_with_the_entry_only_when_set(agent: str, agent
     code, out, _ = sk(agent_home, agent, unset=("SHELLKEEP_HOME", "SHELLKEEP_CONFIG"))
     assert (code, out) == (0, f"{agent}: updated 'shellkeep' in {path}\n")
     assert server_table(agent, parse(agent, path))["shellkeep"] == expected_entry(agent, argv, {})
+
+
+def test_a_settings_path_that_is_a_folder_is_one_line(agent_home: Path) -> None:
+    (agent_home / ".claude.json").mkdir()
+    code, out, err = sk(agent_home, "claude")
+    assert (code, out) == (1, "")
+    assert err == f"shellkeep: claude: cannot change '{agent_home / '.claude.json'}' (Is a directory); check the file, its folder and their permissions\n"
