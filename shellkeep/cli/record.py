@@ -34,6 +34,8 @@ _TABLE: tuple[tuple[str, str, str], ...] = (
      "Search what sessions showed and the prompts and answers, best hits first."),
     ("serve", "shellkeep.cli.serve:serve",
      "Serve the sessions of every project as a web page: list, search, replay, live view, stats."),
+    ("mcp", "shellkeep.cli.mcp:mcp",
+     "Serve this project's sessions to AI agents as a read-only MCP server on stdin/stdout."),
     ("cat", "shellkeep.cli.cat:cat",
      "Print a session's output as recorded (escape sequences and all), or with --text as plain text."),
     ("export", "shellkeep.cli.export:export",
