@@ -17,7 +17,9 @@ takes a server its own way (facts checked with the pinned CLIs, ``--help`` and t
 - Gemini CLI (0.57.0, 0.61.0): ``gemini -p PROMPT --allowed-mcp-server-names <server>``, the
   server in a system settings file named by ``GEMINI_CLI_SYSTEM_SETTINGS_PATH`` (a copy of
   the machine's system settings with the server added, ``trust: true`` so that its calls need
-  no confirmation). Gemini CLI has no flag that keeps ``-p`` out of its own chat history.
+  no confirmation; the file must lie where no folder up to ``/`` is writable by others, or
+  Gemini CLI skips it). Gemini CLI has no flag that keeps ``-p`` out of its own chat history
+  (it writes ``~/.gemini/tmp/<project>/chats/session-*.jsonl``).
 
 Every builder is pure: it returns the argv, the environment to add and the files to write.
 """
@@ -30,7 +32,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["ASK_AGENTS", "AskCommand", "McpServer", "build_ask_command", "executable_of", "gemini_system_settings"]
+__all__ = ["ASK_AGENTS", "AskCommand", "McpServer", "build_ask_command", "executable_of", "gemini_system_settings", "shared_folder"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,12 +55,15 @@ class McpServer:
 @dataclass(frozen=True, slots=True)
 class AskCommand:
     """One run of an agent: ``argv``, variables added to the environment, files to write first
-    (``(path, text)``), and where the answer is: ``answer_file`` when set, else stdout."""
+    (``(path, text)``), and where the answer is: ``answer_file`` when set, else stdout.
+    needs_private_folder: the agent ignores the files when a folder above them is writable by
+    others (``shared_folder``)."""
 
     argv: tuple[str, ...]
     env: Mapping[str, str]
     files: tuple[tuple[Path, str], ...] = ()
     answer_file: Path | None = None
+    needs_private_folder: bool = False
 
 
 _Builder = Callable[[str, str, McpServer, Path, Mapping[str, str]], AskCommand]
@@ -134,8 +139,26 @@ def _read_settings(path: Path) -> dict[str, object]:
     return loaded if isinstance(loaded, dict) else {}
 
 
+def shared_folder(path: Path) -> Path | None:
+    """Return the first of ``path`` and its parents that others may write (group or other
+    write bit, sticky or not), or None; a folder not made yet counts as private. Gemini CLI skips a system settings file under one
+    ("Parent directory '/tmp' is insecure")."""
+    for folder in (path, *path.parents):
+        try:
+            if folder.stat().st_mode & 0o022:
+                return folder
+        except FileNotFoundError:
+            continue  # made later, private
+        except OSError:
+            return folder  # cannot tell: not known to be private
+    return None
+
+
 def gemini_command(executable: str, question: str, server: McpServer, workdir: Path, env: Mapping[str, str]) -> AskCommand:
-    """Return ``gemini -p`` with ``server`` in a copy of the system settings, trusted, alone allowed."""
+    """Return ``gemini -p`` with ``server`` in a copy of the system settings, trusted, alone allowed.
+
+    ``workdir`` must be private (``needs_private_folder``): else Gemini CLI skips the settings.
+    """
     settings = _read_settings(gemini_system_settings(env))
     servers = settings.get("mcpServers")
     servers = dict(servers) if isinstance(servers, dict) else {}
@@ -146,7 +169,9 @@ def gemini_command(executable: str, question: str, server: McpServer, workdir: P
     settings["mcpServers"] = servers
     path = workdir / "gemini-system-settings.json"
     argv = (executable, "-p", _prompt(question), "--output-format", "text", "--allowed-mcp-server-names", server.name)
-    return AskCommand(argv, {"GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(path)}, files=((path, json.dumps(settings, indent=2)),))
+    return AskCommand(
+        argv, {"GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(path)}, files=((path, json.dumps(settings, indent=2)),), needs_private_folder=True
+    )
 
 
 _BUILDERS: dict[str, tuple[str, _Builder]] = {

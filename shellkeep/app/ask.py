@@ -23,12 +23,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from shellkeep.agents.ask_commands import ASK_AGENTS, McpServer, build_ask_command, executable_of
+from shellkeep.agents.ask_commands import ASK_AGENTS, McpServer, build_ask_command, executable_of, shared_folder
 from shellkeep.app.context import Context
 from shellkeep.app.shellinit import shellkeep_command
 from shellkeep.errors import AgentNotFound, ShellkeepError, UserInputError
 from shellkeep.logs import get_logger
 from shellkeep.store.audit import AuditEntry, read_entries
+from shellkeep.store.paths import ensure_dir
 from shellkeep.store.session import read_meta
 
 __all__ = ["SERVER_NAME", "SERVER_TOOLS", "AskRequest", "AskResult", "CitedSession", "ask", "choose_agent", "server_for"]
@@ -155,8 +156,18 @@ def ask(ctx: Context, request: AskRequest, cwd: Path) -> AskResult:
     agent, executable = choose_agent(ctx, request.agent, env)
     server = server_for(ctx, request, cwd)
     before = _last_seq(ctx)
-    with tempfile.TemporaryDirectory(prefix="shellkeep-ask-") as folder:
+    try:  # a private folder: Gemini CLI reads no settings file under a folder others may write
+        runs = ensure_dir(ctx.paths.ask_runs)
+    except OSError as exc:
+        raise ShellkeepError(f"cannot make {ctx.paths.ask_runs} ({exc.strerror or exc}); check the data folder's permissions") from exc
+    with tempfile.TemporaryDirectory(prefix="run-", dir=runs) as folder:
         command = build_ask_command(agent, executable, request.question, server, Path(folder), env)
+        shared = shared_folder(Path(folder)) if command.needs_private_folder else None
+        if shared is not None:
+            raise ShellkeepError(
+                f"{agent} reads no settings file under {shared} (others may write to it), so it cannot be given shellkeep's "
+                f"MCP server; set SHELLKEEP_HOME to a private folder, or choose another with --agent {_choices()}"
+            )
         for path, text in command.files:
             path.write_text(text, encoding="utf-8")
         try:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from shellkeep.agents.ask_commands import McpServer, build_ask_command
+from shellkeep.agents.ask_commands import McpServer, build_ask_command, shared_folder
 from shellkeep.app.ask import SERVER_TOOLS, AskRequest, choose_agent, server_for
 from shellkeep.app.context import open_context
 from shellkeep.store.paths import Paths
@@ -127,6 +127,20 @@ def test_gemini_gets_the_server_in_a_copy_of_the_system_settings(tmp_path: Path)
         "cwd": "/work/p", "trust": True, "includeTools": list(SERVER_TOOLS),
     }
     assert json.loads(system.read_text())["mcpServers"] == {"corp": {"command": "corp-mcp"}}  # not written
+    assert command.needs_private_folder  # Gemini CLI skips a settings file below a folder others may write
+
+
+def test_gemini_is_refused_when_its_settings_would_be_skipped(home: Paths, tmp_path: Path) -> None:
+    shared = shared_folder(home.home)
+    if shared is None:
+        pytest.skip(f"no folder above {home.home} is writable by others here")
+    assert shared_folder(tmp_path / "not" / "made") == shared_folder(tmp_path)  # made later, private
+    result = invoke_sk("ask", "--agent", "gemini", "why?", env=_env(_agent(tmp_path / "bin", "gemini").parent))
+    assert result.returncode == 1 and result.stdout == b""
+    assert result.stderr.decode().splitlines()[-1] == (
+        f"shellkeep: gemini reads no settings file under {shared} (others may write to it), so it cannot be given shellkeep's "
+        "MCP server; set SHELLKEEP_HOME to a private folder, or choose another with --agent claude, codex or gemini"
+    )
 
 
 def test_the_server_is_this_shellkeep_with_the_pass_through_flags(home: Paths, monkeypatch: pytest.MonkeyPatch) -> None:
