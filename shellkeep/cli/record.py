@@ -36,6 +36,8 @@ _TABLE: tuple[tuple[str, str, str], ...] = (
      "Ask your own agent a question about past sessions; it reads them through shellkeep's MCP server."),
     ("serve", "shellkeep.cli.serve:serve",
      "Serve the sessions of every project as a web page: list, search, replay, live view, stats."),
+    ("mcp", "shellkeep.cli.mcp:mcp",
+     "Serve this project's sessions to AI agents as a read-only MCP server on stdin/stdout."),
     ("cat", "shellkeep.cli.cat:cat",
      "Print a session's output as recorded (escape sequences and all), or with --text as plain text."),
     ("export", "shellkeep.cli.export:export",
