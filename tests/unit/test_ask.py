@@ -194,3 +194,11 @@ def test_the_sessions_cited_are_those_read_that_the_answer_names(home: Paths, tm
     unnamed = invoke_sk("ask", "which schema?", env=_env(bin_dir)).stdout.decode().splitlines()
     assert unnamed[2] == "Sessions read:"  # none named: every session it read
     assert [line.split()[0] for line in unnamed[3:]] == [first.id, second.id, third.id]
+
+
+def test_the_tools_allowed_are_the_servers_own_and_read_only(home: Paths) -> None:
+    from tests.unit.test_mcp_server import listed_tools
+
+    tools = listed_tools()
+    assert sorted(SERVER_TOOLS) == sorted(tool.name for tool in tools)
+    assert all(tool.annotations is not None and tool.annotations.read_only_hint for tool in tools)
