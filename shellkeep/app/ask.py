@@ -19,7 +19,7 @@ import shutil
 import subprocess
 import tempfile
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -143,10 +143,11 @@ def server_for(ctx: Context, request: AskRequest, cwd: Path) -> McpServer:
     return McpServer(SERVER_NAME, command, (*prefix, "mcp", *flags), env, cwd, SERVER_TOOLS)
 
 
-def ask(ctx: Context, request: AskRequest, cwd: Path) -> AskResult:
+def ask(ctx: Context, request: AskRequest, cwd: Path, on_start: Callable[[str], None] | None = None) -> AskResult:
     """Run the chosen agent on ``request.question`` with the server attached; return its answer.
 
-    Blocks until the agent exits. Raises what ``choose_agent`` raises; AgentNotFound when the
+    on_start: called with the agent's name once it is chosen, before it runs. Blocks until
+    the agent exits. Raises what ``choose_agent`` raises; AgentNotFound when the
     agent cannot be started; ShellkeepError naming the agent's exit status and the last line
     of its stderr when it fails.
     """
@@ -155,6 +156,8 @@ def ask(ctx: Context, request: AskRequest, cwd: Path) -> AskResult:
     env = dict(ctx.env)
     agent, executable = choose_agent(ctx, request.agent, env)
     server = server_for(ctx, request, cwd)
+    if on_start is not None:
+        on_start(agent)
     before = _last_seq(ctx)
     try:  # a private folder: Gemini CLI reads no settings file under a folder others may write
         runs = ensure_dir(ctx.paths.ask_runs)

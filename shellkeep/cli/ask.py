@@ -29,8 +29,7 @@ def ask(question: tuple[str, ...], agent: str | None, all_projects: bool, remote
     from shellkeep.cli.output import print_json
 
     request = AskRequest(" ".join(question), agent, all_projects, remote)
-    click.echo(f"asking {agent or 'your agent'} with shellkeep's MCP server attached...", err=True)
-    result = run_ask(context(), request, cwd())
+    result = run_ask(context(), request, cwd(), on_start=lambda name: click.echo(f"asking {name}, with shellkeep's MCP server attached...", err=True))
     if as_json:
         print_json(result)
         return
