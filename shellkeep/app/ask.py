@@ -181,7 +181,8 @@ def ask(ctx: Context, request: AskRequest, cwd: Path, on_start: Callable[[str], 
         except OSError as exc:
             raise AgentNotFound(f"cannot start {executable}: {exc.strerror or exc}") from exc
         if done.returncode != 0:
-            raise ShellkeepError(f"{agent} failed (exit {done.returncode}): {_last_line(done.stderr) or _last_line(done.stdout) or 'no message'}")
+            how = f"exit {done.returncode}" if done.returncode > 0 else f"killed by signal {-done.returncode}"
+            raise ShellkeepError(f"{agent} failed ({how}): {_last_line(done.stderr) or _last_line(done.stdout) or 'no message'}")
         answer = done.stdout
         if command.answer_file is not None and command.answer_file.is_file():
             answer = command.answer_file.read_text(encoding="utf-8", errors="replace")

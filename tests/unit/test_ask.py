@@ -160,6 +160,9 @@ def test_the_agents_failure_is_its_last_stderr_line(home: Paths, tmp_path: Path)
     assert result.returncode == 1
     assert result.stdout == b""
     assert result.stderr.decode().splitlines()[-1] == "shellkeep: claude failed (exit 3): Error: invalid API key"
+    _agent(bin_dir, "claude", "kill -9 $$")
+    killed = invoke_sk("ask", "what did we decide?", env=_env(bin_dir))
+    assert (killed.returncode, killed.stderr.decode().splitlines()[-1]) == (1, "shellkeep: claude failed (killed by signal 9): no message")
 
 
 def test_the_sessions_cited_are_those_read_that_the_answer_names(home: Paths, tmp_path: Path) -> None:
