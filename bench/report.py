@@ -237,6 +237,7 @@ def render(doc: dict[str, Any]) -> str:
     lines += _sync_section()
     lines += _help_section()
     lines += _snapshots_section()
+    lines += _mcp_section()
     return "\n".join(lines)
 
 
@@ -277,6 +278,14 @@ def _snapshots_section() -> list[str]:
     from pathlib import Path
 
     made = Path(__file__).resolve().parent / "RESULTS-snapshots.md"
+    return [made.read_text().rstrip("\n"), ""] if made.exists() else []
+
+
+def _mcp_section() -> list[str]:
+    """Return the MCP search section as bench/mcp_search.py last wrote it (bench/RESULTS-mcp.md), if it did."""
+    from pathlib import Path
+
+    made = Path(__file__).resolve().parent / "RESULTS-mcp.md"
     return [made.read_text().rstrip("\n"), ""] if made.exists() else []
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from shellkeep.app.context import Context
 from shellkeep.app.listing import moved_projects, project_identity
 from shellkeep.app.remote import pulled_machines, remote_of
-from shellkeep.errors import DataError, SessionNotFound
+from shellkeep.errors import AmbiguousSession, DataError, SessionNotFound
 from shellkeep.git.identity import GitIdentity
 from shellkeep.store.paths import project_key
 from shellkeep.store.session import META_FILE, SessionMeta, is_interrupted, read_meta, readable_text
@@ -74,23 +74,23 @@ def find_in_scope(ctx: Context, scope: Scope, ref: str) -> SessionMeta:
     An exact id is looked for in the folders in scope first (no listing); then names and
     prefixes among the sessions in scope only. An interrupted session is repaired first
     (``Context.recover``). Raises SessionNotFound (``not_found``) for a reference no session
-    in scope matches, also when a session outside the scope would; DataError for an
-    unreadable ``meta.json``.
+    in scope matches, also when a session outside the scope would; AmbiguousSession for a
+    prefix of several sessions in scope; DataError for an unreadable ``meta.json``.
     """
     ref = ref.strip()
     if not ref or len(ref) > _MAX_REF_CHARS or not ref.isprintable():
         raise not_found(ref)
-    candidates = list(_candidates(ctx, scope))
-    exact = _exact(candidates, ref) if "/" not in ref and ref not in (".", "..") else None
-    if exact is None:
-        listed = [m for m in _in_scope(ctx, scope)]
-        exact = next((m for m in listed if m.id == ref), None)
-        exact = exact or next((m for m in listed if m.name in (ref, readable_text(ref))), None)
-        prefixed = [m for m in listed if m.id.startswith(ref)] if exact is None else []
-        exact = exact or (prefixed[0] if len(prefixed) == 1 else None)
-    if exact is None or not scope.holds(exact):
+    found = _exact(_candidates(ctx, scope), ref) if "/" not in ref and ref not in (".", "..") else None
+    if found is None:
+        listed = _in_scope(ctx, scope)
+        found = next((m for m in listed if m.name in (ref, readable_text(ref))), None)
+        prefixed = [m for m in listed if m.id.startswith(ref)] if found is None else []
+        if len(prefixed) > 1:  # among the sessions in scope only: nothing outside it is told
+            raise AmbiguousSession(f"'{readable_text(ref)}' matches {len(prefixed)} sessions in this scope; give more of the id")
+        found = found or (prefixed[0] if prefixed else None)
+    if found is None or not scope.holds(found):
         raise not_found(ref)
-    return ctx.recover(exact) if is_interrupted(exact) else exact
+    return ctx.recover(found) if is_interrupted(found) else found
 
 
 def _candidates(ctx: Context, scope: Scope) -> list[Path]:

@@ -8,37 +8,42 @@ behaviour is tested in process (tests/unit/test_mcp_server.py).
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
 import anyio
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 from mcp_types import CallToolResult, Implementation
 
 from shellkeep.store.audit import read_entries
 from shellkeep.store.paths import Paths
-from tests.helpers import git_init, run_sk
+from tests.helpers import SK, git_init, run_sk
 
 TOKEN = "ghp_" + "Zq8" * 12  # a GitHub personal access token's shape (redaction rule github-token)
 
 
-def test_stdio_server_searches_the_project_redacted_and_audited(home: Paths) -> None:
+def test_stdio_server_searches_the_project_redacted_and_audited(home: Paths, tmp_path: Path) -> None:
     project = Path.cwd()
     git_init(project)
     done = run_sk("run", "--", "bash", "-c", f"echo zebrafish42 {TOKEN}")
     assert done.returncode == 0, done.stderr
 
-    async def talk() -> tuple[dict[str, object], CallToolResult]:
+    async def talk() -> tuple[dict[str, object], CallToolResult, CallToolResult]:
         params = StdioServerParameters(command=sys.executable, args=["-m", "shellkeep", "mcp"], env=dict(os.environ), cwd=str(project))
-        client = Client(params, client_info=Implementation(name="claude-code", version="2.1.197"), mode="legacy")
-        async with client as c:
-            assert c.server_info is not None and c.server_info.name == "shellkeep"
-            listed = await c.list_tools()
-            found = await c.call_tool("search_sessions", {"query": "zebrafish42"})
-        return {t.name: t.input_schema for t in listed.tools}, found
+        with open(tmp_path / "server-stderr", "w") as errlog:
+            transport = stdio_client(params, errlog=errlog)
+            async with Client(transport, client_info=Implementation(name="claude-code", version="2.1.197"), mode="legacy") as c:
+                assert c.server_info is not None and c.server_info.name == "shellkeep"
+                listed = await c.list_tools()
+                found = await c.call_tool("search_sessions", {"query": "zebrafish42"})
+                refused = await c.call_tool("get_session", {"id": "no-such-session"})
+        return {t.name: t.input_schema for t in listed.tools}, found, refused
 
-    schemas, found = anyio.run(talk)
+    schemas, found, refused = anyio.run(talk)
     assert sorted(schemas) == ["get_diff", "get_screen", "get_session", "list_sessions", "search_sessions"]
     search_schema = schemas["search_sessions"]
     assert isinstance(search_schema, dict) and search_schema["required"] == ["query"]
@@ -56,3 +61,42 @@ def test_stdio_server_searches_the_project_redacted_and_audited(home: Paths) -> 
     assert [(e.command, e.session, e.detail) for e in entries] == [
         ("mcp:claude-code 2.1.197", hits[0]["source"]["session"], "search hit")
     ]
+    assert refused.is_error and "no session 'no-such-session'" in str(refused.content)
+    assert "Traceback" not in (tmp_path / "server-stderr").read_text()
+
+
+def test_stdout_carries_the_protocol_alone_and_errors_are_one_line(home: Paths) -> None:
+    """Raw JSON-RPC lines in, as a client writes them: every line out is a JSON-RPC message, and stderr is empty."""
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "search_sessions", "arguments": {"query": "x", "since": "someday"}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "get_screen", "arguments": {"id": "../../etc"}}},
+    ]
+    # stdin stays open until every reply is in (the SDK drops the calls in flight when stdin closes).
+    server = subprocess.Popen([*SK, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert server.stdin is not None and server.stdout is not None
+    server.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
+    server.stdin.flush()
+    replies = []
+    while len([r for r in replies if "id" in r]) < 3:
+        line = server.stdout.readline()
+        assert line, "the server closed stdout before answering"
+        replies.append(json.loads(line))
+    server.stdin.close()
+    rest = server.stdout.read()
+    assert server.stderr is not None
+    stderr = server.stderr.read()
+    assert server.wait(timeout=30) == 0, stderr
+    replies += [json.loads(line) for line in rest.splitlines()]
+    assert all(r["jsonrpc"] == "2.0" for r in replies)
+    by_id = {r["id"]: r["result"] for r in replies if "id" in r}
+    assert by_id[1]["serverInfo"]["name"] == "shellkeep"
+    for n in (2, 3):
+        assert by_id[n]["isError"] is True
+        [text] = [c["text"] for c in by_id[n]["content"]]
+        assert "\n" not in text
+    assert "'someday'" in by_id[2]["content"][0]["text"]
+    assert "no session '../../etc'" in by_id[3]["content"][0]["text"]
+    assert stderr == b""

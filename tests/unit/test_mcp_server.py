@@ -115,6 +115,8 @@ def test_search_and_reads_stay_in_the_project_of_the_working_directory(home: Pat
         assert refused.replace(theirs.id, "ID") == unknown.replace("20240501-999999-99999", "ID"), (refused, unknown)
         assert "no session" in refused
     assert error_line(call("get_session", {"id": theirs.id[:13]})).startswith("Error executing tool get_session: no session")  # its own prefix
+    # A prefix of both sessions names ours alone: the other project's is not counted, nor told.
+    assert ok(call("get_session", {"id": "20240501-12"}))["session"]["id"] == ours.id  # type: ignore[index]
 
     wide = ok(call("search_sessions", {"query": "okapi"}, all_projects=True))["hits"]
     assert isinstance(wide, list) and [h["source"]["session"] for h in wide] == [theirs.id]
