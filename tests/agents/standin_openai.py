@@ -118,10 +118,13 @@ class OpenAIRequest(StandinRequest):
 
 @dataclasses.dataclass(frozen=True)
 class FunctionCall:
-    """A scripted answer that calls a function: ``name`` (``update_plan``...) with ``arguments``."""
+    """A scripted answer that calls a function: ``name`` (``update_plan``...) with ``arguments``;
+    ``namespace`` names the tool namespace the function is offered in (Codex 0.171 offers an MCP
+    server's tools in one, ``mcp__<server>``), None for a top-level function."""
 
     name: str
     arguments: dict[str, Any]
+    namespace: str | None = None
 
 
 def function_outputs(request: OpenAIRequest) -> list[dict[str, Any]]:
@@ -221,6 +224,8 @@ class OpenAIStandin(StandinServer[OpenAIRequest]):
             response, item = self._response(request, "")
             item = {"id": self.new_id("fc"), "type": "function_call", "status": "completed",
                     "name": call.name, "arguments": json.dumps(call.arguments), "call_id": self.new_id("call")}
+            if call.namespace is not None:
+                item["namespace"] = call.namespace
             response["output"] = [item]
             if request.body_dict().get("stream"):
                 return Reply.sse(_call_stream_events(response, item))
