@@ -11,6 +11,7 @@ when OTHER's native resume fails to start.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -81,8 +82,10 @@ def hand_off(
         return HandoffOutcome(refusal="no exchange to hand off")
     when = now or datetime.now(timezone.utc)
     mark = HandoffMark(from_session=meta.id, from_agent=meta.agent, written_at=iso_millis(when))
+    # Undated exchanges take the session's end: dated before the resumed run, they stay its parent's.
+    dated = [e if e.time else dataclasses.replace(e, time=meta.ended_at or meta.started_at) for e in exchanges]
     try:
-        written = create_new(writer, exchanges, cwd, env, mark, when, dry_run=dry_run)
+        written = create_new(writer, dated, cwd, env, mark, when, dry_run=dry_run)
     except HandoffRefused as exc:
         return HandoffOutcome(refusal=str(exc))
     except (OSError, ShellkeepError) as exc:

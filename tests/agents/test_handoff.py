@@ -76,6 +76,16 @@ def _recorded(drive: Drive, env: dict[str, str], project: Path, home: Paths, pro
     return meta_of(meta_path.parent)
 
 
+def _resumed_run(driver: ScreenDriver, home: Paths, meta: dict[str, object]) -> dict[str, object]:
+    """Return the meta of the run that resumed ``meta``, once its exchanges are stored: only the
+    prompt asked in it (the handed-off exchange stays its parent's)."""
+    [folder] = [f.parent for f in session_folders(home) if meta_of(f.parent)["id"] != meta["id"]]
+    driver.wait_until(lambda: meta_of(folder).get("exchange_count") is not None, WAIT_S, "exchanges stored")
+    run = meta_of(folder)
+    assert run["exchange_count"] == 1, run
+    return run
+
+
 def _said(driver: ScreenDriver) -> str:
     return bytes(driver.raw).decode("utf-8", "replace")
 
@@ -99,7 +109,7 @@ def test_claude_hands_off_into_codexs_own_history(
     assert request.headers["session-id"] == thread_id
     assert f"handed off 1 exchange into codex's own history: {rollout}" in _said(second)
     assert _quit_codex(second) == thread_id
-    [run] = [meta_of(f.parent) for f in session_folders(home) if meta_of(f.parent)["id"] != meta["id"]]
+    run = _resumed_run(second, home, meta)
     assert (run["command"], run["parent"], run.get("resume_failed")) == (["codex", "resume", thread_id], meta["id"], None)
 
 
@@ -122,5 +132,5 @@ def test_codex_hands_off_into_claudes_own_history(
     first_record = json.loads(transcript.read_text().splitlines()[0])
     assert first_record["shellkeep_handoff"]["from_session"] == meta["id"]
     assert claude_direct.quit_claude(second) == transcript.stem
-    [run] = [meta_of(f.parent) for f in session_folders(home) if meta_of(f.parent)["id"] != meta["id"]]
+    run = _resumed_run(second, home, meta)
     assert (run["command"], run["parent"], run.get("resume_failed")) == (["claude", "--resume", transcript.stem], meta["id"], None)

@@ -43,6 +43,7 @@ def test_resume_with_another_agent_writes_its_history_and_resumes_it_natively(ho
     back = adapter_named("codex").read_exchanges(AgentSession("codex", plan.argv[2], rollout))
     assert [e.prompt for e in back] == [f"prompt {i}" for i in range(7)]  # all of them, not resume.exchanges' 5
     assert back[3].answer == "[tools used: Bash ls 3]\n\nanswer 3"
+    assert {e.time for e in back} == {meta.ended_at}  # type: ignore[attr-defined]  # undated: before the resumed run, its parent's
     head = json.loads(rollout.read_text().splitlines()[0])["payload"]
     assert head["shellkeep_handoff"]["from_session"] == meta.id and head["cwd"] == str(project.resolve())  # type: ignore[attr-defined]
     fallback = plan.fallback  # the other agent re-injected, when its own resume fails
