@@ -2,8 +2,8 @@
 
 Native resume where the agent has it (``claude --resume <id>``, ``codex resume <id>``, ...),
 otherwise re-injection: the same command is started and the last exchanges are typed into
-it once its output has settled. ``--agent NAME`` hands the conversation to another program
-by re-injection. The resumed run is a new session whose ``parent`` is the one it resumes;
+it once its output has settled. ``--agent NAME`` hands the conversation to another program:
+into its own history where shellkeep can write it (``app.handoff``), else by re-injection. The resumed run is a new session whose ``parent`` is the one it resumes;
 ``session_chain`` follows those links.
 """
 
@@ -26,6 +26,7 @@ from shellkeep.app.context import Context
 from shellkeep.app.env_restore import EnvRestore
 from shellkeep.app.conversation import adapter_of, collect_for_resume, gather, redacted_exchanges
 from shellkeep.app.moves import project_sessions, relocate_transcript, resume_dir
+from shellkeep.app.handoff import HandoffOutcome, hand_off
 from shellkeep.app.native import check_transcript, remove_resume_leftovers
 from shellkeep.app.plan import plan_block
 from shellkeep.app.after_run import start_housekeeping
@@ -119,6 +120,9 @@ class ResumePlan:
     resend_text: str | None = None
     """The unanswered prompt, typed once the agent is ready (native and restart plans that
     send it again; an ``inject`` plan carries it at the end of ``inject_text`` instead)."""
+    fallback: ResumePlan | None = None
+    """What runs when this native resume fails, when it is not the session's own agent
+    re-injected (a hand-off: the other agent re-injected, ``app.handoff``)."""
 
 
 def choose_session(ctx: Context, ref: str | None, *, last: bool = False) -> SessionMeta:
@@ -236,6 +240,9 @@ def plan_resume(
         argv, name = _agent_argv(agent)
         mode = ResumeMode.INJECT if recent else ResumeMode.RESTART
         plan = ResumePlan(meta, mode, argv, cwd, name, recent, inject_text(meta, recent, ctx.vault), settle_s, moved_note)
+        if not force_inject:  # into the other agent's own history where it keeps one (app.handoff)
+            whole = recent if exchanges is not None else _handoff_exchanges(ctx, meta, recent, unanswered)
+            plan = _handed_off(plan, hand_off(meta, whole, argv, cwd, env, dry_run=dry_run))
         return dataclasses.replace(plan, unanswered=unanswered)
 
     adapter = adapter_of(meta)
@@ -363,7 +370,7 @@ def run_resume(
     if native_only:  # marked all the same: a bare resume must not pick the failed run
         warn(f"the agent's own resume failed ({reason}); not re-injecting (--native-only)")
         return outcome
-    fallback = _fresh_plan(plan.session, adapter_of(plan.session), plan.cwd, plan.exchanges, plan.settle_s, None, ctx.vault)
+    fallback = plan.fallback or _fresh_plan(plan.session, adapter_of(plan.session), plan.cwd, plan.exchanges, plan.settle_s, None, ctx.vault)
     fallback = dataclasses.replace(fallback, env_updates=plan.env_updates)  # the recorded environment too
     if plan.resend_text:  # the prompt to send again goes with the re-injected block
         fallback = with_resend(dataclasses.replace(fallback, unanswered=plan.unanswered))
@@ -391,7 +398,8 @@ def native_failure(ctx: Context, plan: ResumePlan, run: SessionMeta) -> str | No
     quick = run.duration is not None and run.duration < NATIVE_FAILURE_WINDOW_S
     if not quick:
         return None
-    hint = getattr(adapter_of(plan.session), "resume_failure_hint", None)
+    resumed = adapter_for(plan.argv) if plan.fallback is not None else adapter_of(plan.session)  # a hand-off: the other agent
+    hint = getattr(resumed, "resume_failure_hint", None)
     if hint:
         try:
             recording = ctx.vault.open_recording(Path(run.cast))
@@ -544,6 +552,36 @@ def _agent_argv(agent: str) -> tuple[tuple[str, ...], str]:
             return (adapter.executables[0],), adapter.name
     adapter = adapter_for(words)
     return words, adapter.agent_name(words)
+
+
+HANDOFF_MAX_EXCHANGES = 200
+"""The most exchanges a hand-off writes when ``--exchanges`` is not given (the last ones)."""
+
+
+def _handoff_exchanges(
+    ctx: Context, meta: SessionMeta, recent: tuple[Exchange, ...], unanswered: UnansweredPrompt | None
+) -> tuple[Exchange, ...]:
+    """Return the conversation a hand-off writes: its last ``HANDOFF_MAX_EXCHANGES`` exchanges
+    (earlier sessions of the chain filling in), without an unanswered last prompt; ``recent``
+    when that is more (nothing stored yet)."""
+    whole = conversation_tail(ctx, meta, HANDOFF_MAX_EXCHANGES)
+    if unanswered is not None and whole and not whole[-1].answer.strip():
+        whole = whole[:-1]
+    return tuple(whole) if len(whole) >= len(recent) else recent
+
+
+def _handed_off(plan: ResumePlan, outcome: HandoffOutcome) -> ResumePlan:
+    """Return ``plan`` (re-injecting into another agent) as the hand-off ``outcome`` made it:
+    the other agent's native resume, falling back to ``plan``; or ``plan`` saying why not."""
+    if outcome.done is None:
+        if outcome.refusal is None:
+            return plan
+        how = f"re-injecting {len(plan.exchanges)} exchange{'s' if len(plan.exchanges) != 1 else ''}" if plan.inject_text else "starting it anew"
+        return dataclasses.replace(plan, note=_joined(plan.note, f"no hand-off into {plan.agent}'s own history ({outcome.refusal}); {how}"))
+    done = outcome.done
+    return dataclasses.replace(
+        plan, mode=ResumeMode.NATIVE, argv=done.argv, inject_text=None, note=_joined(plan.note, done.note), fallback=plan
+    )
 
 
 def _fresh_argv(adapter: AgentAdapter, command: list[str]) -> tuple[str, ...]:

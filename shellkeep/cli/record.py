@@ -32,6 +32,8 @@ _TABLE: tuple[tuple[str, str, str], ...] = (
      "Pick a session: type to filter, Enter resumes it, Ctrl-R replays it, Ctrl-A shows every project."),
     ("search", "shellkeep.cli.search:search",
      "Search what sessions showed and the prompts and answers, best hits first."),
+    ("ask", "shellkeep.cli.ask:ask",
+     "Ask your own agent a question about past sessions; it reads them through shellkeep's MCP server."),
     ("serve", "shellkeep.cli.serve:serve",
      "Serve the sessions of every project as a web page: list, search, replay, live view, stats."),
     ("mcp", "shellkeep.cli.mcp:mcp",

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     help="How many of the last exchanges to re-inject (config resume.exchanges, default 5).",
 )  # fmt: skip
 @click.option("--no-screen", is_flag=True, help="Do not redraw the session's last screen first.")
-@click.option("--agent", metavar="NAME", shell_complete=complete_agent, help="Hand the conversation to another agent or program, by re-injection.")
+@click.option("--agent", metavar="NAME", shell_complete=complete_agent, help="Hand the conversation to another agent or program: into its own history where shellkeep writes it (claude, codex, gemini, qwen), else by re-injection.")
 @click.option("--native-only", is_flag=True, help="Use the agent's own resume and never fall back to re-injection.")
 @click.option("--inject", "force_inject", is_flag=True, help="Start the agent anew and re-inject, even where it can resume natively.")
 @click.option(

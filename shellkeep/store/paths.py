@@ -66,6 +66,11 @@ class Paths:
         return self.home / "copies"
 
     @property
+    def ask_runs(self) -> Path:
+        """Return the folder of ``shellkeep ask``'s per-run files (an agent's one-call settings), private."""
+        return self.home / "ask"
+
+    @property
     def audit_log(self) -> Path:
         """Return the path of the append-only audit log."""
         return self.home / "audit.jsonl"

@@ -118,13 +118,13 @@ class OpenAIRequest(StandinRequest):
 
 @dataclasses.dataclass(frozen=True)
 class FunctionCall:
-    """A scripted answer that calls a function: ``name`` (``update_plan``...) with ``arguments``."""
+    """A scripted answer that calls a function: ``name`` (``update_plan``...) with ``arguments``;
+    ``namespace`` names the tool namespace the function is offered in (Codex 0.171 offers an MCP
+    server's tools in one, ``mcp__<server>``), None for a top-level function."""
 
     name: str
     arguments: dict[str, Any]
     namespace: str | None = None
-    """The tool namespace the function is in (Codex offers an MCP server's tools as namespace
-    ``mcp__<server>``), sent as the item's ``namespace``; None for a top-level function."""
 
 
 def function_outputs(request: OpenAIRequest) -> list[dict[str, Any]]:

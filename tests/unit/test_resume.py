@@ -238,7 +238,7 @@ def test_plan_hands_the_conversation_to_another_agent(
         home, project, 1, command=("claude", "--session-id", CLAUDE_ID), agent="claude",
         agent_session_id=CLAUDE_ID, exchanges=[exchange(0, "explain", "it is fine")],
     )  # fmt: skip
-    plan = plan_resume(_ctx(home, meta), meta, agent=agent, env={})
+    plan = plan_resume(_ctx(home, meta), meta, agent=agent, env={}, force_inject=True)  # an agent's own history: test_handoff
     assert (plan.mode, plan.argv, plan.agent) == (ResumeMode.INJECT, argv, name)
     assert plan.inject_text is not None and plan.inject_text.startswith(f"{INJECTED_CONTEXT_PREFIX} {meta.id} (claude, ")
 
