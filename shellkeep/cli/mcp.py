@@ -20,7 +20,9 @@ def mcp(all_projects: bool, remote: bool) -> None:
     as stored, bounded in size, and each read is in the audit log under the agent's name.
     stdout carries the protocol only.
 
-    Example: claude mcp add shellkeep -- shellkeep mcp
+    Register it with an agent once: shellkeep mcp install AGENT.
+
+    Example: shellkeep mcp install claude
     """
     if click.get_current_context().invoked_subcommand is not None:
         return

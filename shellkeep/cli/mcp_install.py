@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import click
 
-from shellkeep.agents.mcp_config import AGENT_NAMES, SERVER_NAME
-from shellkeep.agents.mcp_edit import Outcome
 from shellkeep.cli.console import printable, warn
 
+AGENT_NAMES = ("claude", "codex", "gemini", "qwen", "opencode", "copilot")
+"""``agents.mcp_config.AGENT_NAMES``, written out so that ``mcp --help`` loads no agent module;
+tests/unit/test_mcp_install.py checks they agree."""
+
 _SAID = {
-    Outcome.ADDED: "added '{name}' to {path}",
-    Outcome.UPDATED: "updated '{name}' in {path}",
-    Outcome.UNCHANGED: "'{name}' already in {path}; nothing changed",
-    Outcome.REMOVED: "removed '{name}' from {path}",
-    Outcome.ABSENT: "no '{name}' in {path}; nothing to remove",
+    "added": "added '{name}' to {path}",
+    "updated": "updated '{name}' in {path}",
+    "unchanged": "'{name}' already in {path}; nothing changed",
+    "removed": "removed '{name}' from {path}",
+    "absent": "no '{name}' in {path}; nothing to remove",
 }
 
 
@@ -34,6 +36,7 @@ def install(agent: str | None, all_agents: bool, uninstall: bool, all_projects: 
 
     Example: shellkeep mcp install claude
     """
+    from shellkeep.agents.mcp_config import SERVER_NAME
     from shellkeep.app.mcp_install import InstallRequest, install_mcp
 
     if bool(agent) == all_agents:
@@ -44,7 +47,7 @@ def install(agent: str | None, all_agents: bool, uninstall: bool, all_projects: 
     results = install_mcp(InstallRequest((agent,) if agent else (), uninstall, server_args))
     for result in results:
         if result.outcome is not None:
-            said = _SAID[result.outcome].format(name=SERVER_NAME, path=printable(str(result.path)))
+            said = _SAID[result.outcome.value].format(name=SERVER_NAME, path=printable(str(result.path)))
             click.echo(f"{result.agent}: {said}")
     failed = [r for r in results if r.error is not None]
     for result in failed:

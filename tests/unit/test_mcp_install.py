@@ -322,3 +322,11 @@ def test_a_settings_path_that_is_a_folder_is_one_line(agent_home: Path) -> None:
     code, out, err = sk(agent_home, "claude")
     assert (code, out) == (1, "")
     assert err == f"shellkeep: claude: cannot change '{agent_home / '.claude.json'}' (Is a directory); check the file, its folder and their permissions\n"
+
+
+def test_the_commands_agent_choices_are_the_registrations_agents() -> None:
+    # cli/mcp_install.py writes them out so that 'mcp --help' loads no agent module.
+    from shellkeep.agents.mcp_config import AGENT_NAMES
+    from shellkeep.cli import mcp_install
+
+    assert mcp_install.AGENT_NAMES == AGENT_NAMES
