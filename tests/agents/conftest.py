@@ -500,6 +500,7 @@ _VERSIONED = {
     "qwen_bin": QWEN_VERSIONS,
     "opencode_bin": OPENCODE_VERSIONS,
     "copilot_bin": COPILOT_VERSIONS,
+    "aider_bin": CI_AIDER_VENVS,
 }
 """The fixtures that run a test once per agent version, with the versions they take."""
 

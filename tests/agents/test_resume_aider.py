@@ -192,7 +192,7 @@ def _version(aider_bin: Path) -> str:
     return out.split()[-1]
 
 
-@pytest.mark.parametrize("cut", ["kill-group", "hangup"])
+@pytest.mark.parametrize("cut", ["kill-group", pytest.param("hangup", marks=pytest.mark.newest_only)])
 def test_resume_aider_after_its_session_was_cut_short(
     home: Paths,
     drive: Drive,

@@ -79,7 +79,7 @@ def _restored_screen(driver: ScreenDriver, folder: Path) -> str:
     return terminal.snapshot().to_text()
 
 
-@pytest.mark.parametrize("cut", ["kill-claude", "hangup", "kill-shellkeep"])
+@pytest.mark.parametrize("cut", ["kill-claude", pytest.param("hangup", marks=pytest.mark.newest_only), "kill-shellkeep"])
 def test_resume_claude_after_its_session_was_cut_short(
     home: Paths,
     drive: Drive,

@@ -80,7 +80,7 @@ def _quit_codex(driver: ScreenDriver) -> str:
     return match.group(1)
 
 
-@pytest.mark.parametrize("cut", ["kill-codex", "hangup", "kill-shellkeep"])
+@pytest.mark.parametrize("cut", ["kill-codex", pytest.param("hangup", marks=pytest.mark.newest_only), "kill-shellkeep"])
 def test_resume_codex_after_its_session_was_cut_short(
     home: Paths,
     drive: Drive,

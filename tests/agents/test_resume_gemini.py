@@ -216,7 +216,7 @@ def check_kept(standin: GeminiStandin, folder: Path, new_folder: Path, meta: dic
     assert new["usage"] == expected_usage(standin, (THIRD_PROMPT,), (THIRD_ANSWER,))
 
 
-@pytest.mark.parametrize("cut", ["kill-group", "hangup"])
+@pytest.mark.parametrize("cut", ["kill-group", pytest.param("hangup", marks=pytest.mark.newest_only)])
 def test_resume_gemini_after_its_session_was_cut_short(
     home: Paths,
     drive: Drive,

@@ -148,7 +148,7 @@ def start_two_exchanges(
     return first, folder, meta, chat
 
 
-@pytest.mark.parametrize("cut", ["kill-group", "hangup"])
+@pytest.mark.parametrize("cut", ["kill-group", pytest.param("hangup", marks=pytest.mark.newest_only)])
 def test_resume_qwen_after_its_session_was_cut_short(
     home: Paths,
     drive: Drive,
