@@ -13,6 +13,10 @@ Usage: .venv/bin/python bench/mcp_search.py [--sessions N] [--repeats R]
    - the whole tool call through the MCP SDK's client connected in process to the server
      ``shellkeep mcp`` runs (``build_server``): argument validation, JSON, the SDK.
 3. Reports the median and p95 in ms of each; target: the tool call under 200 ms.
+4. Adds one big session (200 exchanges of 2,000-character prompts and 8,000-character
+   answers, a 1 MB recording) and calls every tool through the client: the largest response
+   in characters (the JSON text an agent reads), the time of a call, and how many calls
+   reading the whole session takes with the cursor. Every response must stay bounded.
 
 Writes bench/RESULTS-mcp.md and puts it into bench/RESULTS.md as its own section (the
 runner, bench/report.py, keeps it there). Everything lives in one temporary folder,
@@ -114,6 +118,9 @@ def main() -> int:
                         hits["tool call (SDK client)"] += len(found) if isinstance(found, list) else 0
 
         anyio.run(run_all)
+        big_id = _big_session(ctx.paths, project, rng, words)
+        rebuild(ctx.paths)
+        sizes = anyio.run(_tool_sizes, server, big_id, queries[0])
         rows = [(name, statistics.median(runs) * 1000, _p95(runs) * 1000, hits[name] // args.repeats) for name, runs in timings.items()]
         audit_lines = sum(1 for _ in open(ctx.paths.audit_log, "rb"))
     finally:
@@ -138,6 +145,16 @@ def main() -> int:
         lines.append(f"| {name} | {median:.1f} | {p95:.1f} | {found} | {verdict} |")
     lines += [
         "",
+        "Response size per tool (characters of the JSON text the agent reads), on the same archive plus one big "
+        "session (200 exchanges of 2,000 + 8,000 characters, a 1 MB recording), through the SDK client:",
+        "",
+        "| call | largest response, chars | median ms | calls to read it all |",
+        "|---|---:|---:|---:|",
+    ]
+    for name, largest, median, calls in sizes:
+        lines.append(f"| {name} | {largest:,} | {median:.1f} | {calls} |")
+    lines += [
+        "",
         f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC · {os.cpu_count()} CPUs · load average {load_start:.2f} at the start, "
         f"{os.getloadavg()[0]:.2f} at the end · Python {platform.python_version()}",
     ]
@@ -146,6 +163,84 @@ def main() -> int:
     (ROOT / "bench" / "RESULTS-mcp.md").write_text(section)
     put_section(ROOT / "bench" / "RESULTS.md", HEADING, section)
     return 0 if call_p95 < TARGET_MS else 1
+
+
+def _big_session(paths: object, project: Path, rng: random.Random, words: list[str]) -> str:
+    """Write one big session folder beside the others; return its id."""
+    import json
+
+    from shellkeep.store.paths import Paths, project_key
+
+    assert isinstance(paths, Paths)
+    sid = "20300101-000000-big00"
+    folder = paths.project_dir(project) / sid
+    folder.mkdir()
+    header = {"version": 2, "width": 100, "height": 30, "timestamp": 1893456000}
+    lines = [json.dumps(header)]
+    line = " ".join(rng.choice(words) for _ in range(14))
+    for i in range(12_000):  # about 1 MB of output
+        lines.append(json.dumps([round(i * 0.01, 6), "o", f"{i} {line}\r\n"]))
+    (folder / "session.cast").write_text("\n".join(lines) + "\n")
+    exchanges = [
+        json.dumps({"index": k, "time": f"2030-01-01T00:{k // 60:02d}:{k % 60:02d}Z", "prompt": _text(rng, words, 2000), "answer": _text(rng, words, 8000)})
+        for k in range(200)
+    ]
+    (folder / "exchanges.jsonl").write_text("\n".join(exchanges) + "\n")
+    meta = {
+        "id": sid,
+        "project": project_key(project),
+        "project_root": str(project),
+        "cwd": str(project),
+        "command": ["claude"],
+        "agent": "claude",
+        "started_at": "2030-01-01T00:00:00.000Z",
+        "ended_at": "2030-01-01T03:20:00.000Z",
+        "status": "finished",
+        "exit_code": 0,
+        "exchange_count": 200,
+    }
+    (folder / "meta.json").write_text(json.dumps(meta))
+    return sid
+
+
+def _text(rng: random.Random, words: list[str], chars: int) -> str:
+    out: list[str] = []
+    size = 0
+    while size < chars:
+        word = rng.choice(words)
+        out.append(word)
+        size += len(word) + 1
+    return " ".join(out)
+
+
+async def _tool_sizes(server: object, big_id: str, word: str) -> list[tuple[str, int, float, int]]:
+    """Call each tool through the SDK client; return (call, largest response, median ms, calls to the end)."""
+    from mcp import Client
+    from mcp_types import Implementation
+
+    calls: list[tuple[str, str, dict[str, object], bool]] = [
+        ("search_sessions, limit 50, a common word", "search_sessions", {"query": word, "limit": 50}, True),
+        ("list_sessions, limit 50", "list_sessions", {"limit": 50}, False),
+        ("get_session of the big session", "get_session", {"id": big_id}, True),
+        ("get_screen, its last screen", "get_screen", {"id": big_id}, True),
+    ]
+    rows: list[tuple[str, int, float, int]] = []
+    async with Client(server, client_info=Implementation(name="bench", version="1")) as client:  # type: ignore[arg-type]
+        for name, tool, arguments, pages in calls:
+            largest, times, count, cursor = 0, [], 0, None
+            while True:
+                t0 = time.perf_counter()
+                result = await client.call_tool(tool, {**arguments, **({"cursor": cursor} if cursor else {})})
+                times.append(time.perf_counter() - t0)
+                assert not result.is_error, result.content
+                text = "".join(getattr(part, "text", "") for part in result.content)
+                largest = max(largest, len(text))
+                count += 1
+                cursor = (result.structured_content or {}).get("next_cursor") if pages else None
+                if not cursor or count >= 500:
+                    break
+            rows.append((name, largest, statistics.median(times) * 1000, count))
+    return rows
 
 
 def _timed(fn: Callable[[str], None], q: str) -> float:
