@@ -5,21 +5,26 @@ given for that one call only: nothing is written into the agent's own settings. 
 takes a server its own way (facts checked with the pinned CLIs, ``--help`` and their docs):
 
 - Claude Code (2.1.197, 2.1.332): ``claude -p PROMPT --no-session-persistence
-  --strict-mcp-config --mcp-config JSON --allowedTools mcp__<server>__<tool>,...``. The prompt
-  comes first: ``--mcp-config`` and ``--allowedTools`` take every argument after them. A tool
-  not allowed comes back as a permission request, so the server's tools, and only those, are
-  allowed. ``MCP_CONNECTION_NONBLOCKING=false`` makes ``-p`` wait for the server to start.
+  --strict-mcp-config --tools "" --mcp-config JSON --allowedTools mcp__<server>__<tool>,...``.
+  The prompt comes first: ``--tools``, ``--mcp-config`` and ``--allowedTools`` take every
+  argument after them. ``--tools ""`` removes every built-in tool (Read, Bash... would otherwise
+  run without asking); a tool not allowed comes back as a permission request, so the server's
+  tools, and only those, are allowed. ``MCP_CONNECTION_NONBLOCKING=false`` makes ``-p`` wait for
+  the server to start.
 - Codex (0.165.0, 0.171.0): ``codex exec --ephemeral`` with the server as ``-c
   mcp_servers.<server>.*`` overrides (values are TOML); ``default_tools_approval_mode =
   "approve"`` runs its tools without the approval that exec mode cannot ask for. Codex passes
   only a few variables to a server's environment, so shellkeep's own go in ``env``. The last
-  message is written to ``-o FILE`` (stdout also carries progress on older versions).
+  message is written to ``-o FILE`` (stdout also carries progress on older versions). Codex's
+  own tools are turned off by ``-c features.*=false`` overrides (``_CODEX_BUILTINS_OFF``): a
+  call of its shell then comes back as ``unsupported call``.
 - Gemini CLI (0.57.0, 0.61.0): ``gemini -p PROMPT --allowed-mcp-server-names <server>``, the
   server in a system settings file named by ``GEMINI_CLI_SYSTEM_SETTINGS_PATH`` (a copy of
   the machine's system settings with the server added, ``trust: true`` so that its calls need
   no confirmation; the file must lie where no folder up to ``/`` is writable by others, or
-  Gemini CLI skips it). Gemini CLI has no flag that keeps ``-p`` out of its own chat history
-  (it writes ``~/.gemini/tmp/<project>/chats/session-*.jsonl``).
+  Gemini CLI skips it). Its ``tools.core`` allowlist names only the server's tools
+  (``mcp_<server>_<tool>``): no built-in tool is registered. Gemini CLI has no flag that keeps
+  ``-p`` out of its own chat history (it writes ``~/.gemini/tmp/<project>/chats/session-*.jsonl``).
 
 Every builder is pure: it returns the argv, the environment to add and the files to write.
 """
@@ -80,7 +85,7 @@ def claude_command(executable: str, question: str, server: McpServer, workdir: P
     config = {"mcpServers": {server.name: {"type": "stdio", "command": server.command, "args": list(server.args), "env": dict(server.env)}}}
     allowed = ",".join(f"mcp__{server.name}__{tool}" for tool in server.tools)
     argv = (
-        executable, "-p", _prompt(question), "--no-session-persistence", "--strict-mcp-config",
+        executable, "-p", _prompt(question), "--no-session-persistence", "--strict-mcp-config", "--tools", "",
         "--mcp-config", json.dumps(config), "--allowedTools", allowed,
     )
     return AskCommand(argv, {"MCP_CONNECTION_NONBLOCKING": "false"})
@@ -96,6 +101,14 @@ def _toml(value: object) -> str:
     return json.dumps(value)
 
 
+_CODEX_BUILTINS_OFF = (
+    "features.shell_tool=false", "features.unified_exec=false", "features.view_image=false",
+    "features.multi_agent=false", "features.goals=false", "features.apps=false", 'web_search="disabled"',
+)
+"""Codex's own tools turned off for the call (0.165.0, 0.171.0): the shell (``exec_command``,
+``write_stdin``), image reading, sub-agents, goals, apps and web search."""
+
+
 def codex_command(executable: str, question: str, server: McpServer, workdir: Path, env: Mapping[str, str]) -> AskCommand:
     """Return ``codex exec --ephemeral`` with ``server`` given by ``-c`` overrides, its tools approved."""
     prefix = f"mcp_servers.{server.name}"
@@ -109,6 +122,7 @@ def codex_command(executable: str, question: str, server: McpServer, workdir: Pa
     if server.env:
         settings.append(("env", dict(server.env)))
     overrides = [arg for key, value in settings for arg in ("-c", f"{prefix}.{key}={_toml(value)}")]
+    overrides += [arg for setting in _CODEX_BUILTINS_OFF for arg in ("-c", setting)]
     answer = workdir / "answer.txt"
     argv = (
         executable, "exec", "--ephemeral", "--skip-git-repo-check", "--color", "never",
@@ -155,7 +169,7 @@ def shared_folder(path: Path) -> Path | None:
 
 
 def gemini_command(executable: str, question: str, server: McpServer, workdir: Path, env: Mapping[str, str]) -> AskCommand:
-    """Return ``gemini -p`` with ``server`` in a copy of the system settings, trusted, alone allowed.
+    """Return ``gemini -p`` with ``server`` in a copy of the system settings, trusted, its tools alone allowed.
 
     ``workdir`` must be private (``needs_private_folder``): else Gemini CLI skips the settings.
     """
@@ -167,6 +181,8 @@ def gemini_command(executable: str, question: str, server: McpServer, workdir: P
         "trust": True, "includeTools": list(server.tools),
     }
     settings["mcpServers"] = servers
+    tools = settings.get("tools")
+    settings["tools"] = {**(tools if isinstance(tools, dict) else {}), "core": [f"mcp_{server.name}_{tool}" for tool in server.tools]}
     path = workdir / "gemini-system-settings.json"
     argv = (executable, "-p", _prompt(question), "--output-format", "text", "--allowed-mcp-server-names", server.name)
     return AskCommand(

@@ -85,6 +85,7 @@ def test_claude_gets_the_prompt_first_and_only_shellkeeps_tools(tmp_path: Path) 
     assert argv[:3] == ["/bin/claude", "-p", "what broke the build?"]  # before the options taking every argument after them
     assert argv.index("--mcp-config") > 2 and argv.index("--allowedTools") > 2
     assert "--no-session-persistence" in argv and "--strict-mcp-config" in argv
+    assert argv[argv.index("--tools") + 1] == ""  # no built-in tool (Read, Bash...) at all
     config = json.loads(argv[argv.index("--mcp-config") + 1])
     assert config == {"mcpServers": {"shellkeep": {
         "type": "stdio", "command": "/opt/sk/bin/shellkeep", "args": ["mcp", "--all-projects"], "env": {"SHELLKEEP_HOME": "/data/sk"},
@@ -107,13 +108,18 @@ def test_codex_gets_the_server_as_overrides_with_its_tools_approved(tmp_path: Pa
     assert tomllib.loads(overrides) == {"mcp_servers": {"shellkeep": {
         "command": "/opt/sk/bin/shellkeep", "args": ["mcp", "--all-projects"], "cwd": "/work/p",
         "default_tools_approval_mode": "approve", "enabled_tools": list(SERVER_TOOLS), "env": {"SHELLKEEP_HOME": "/data/sk"},
-    }}}
+    }}, "features": {  # Codex's own tools off: its shell, image reading, sub-agents, goals, apps
+        "shell_tool": False, "unified_exec": False, "view_image": False, "multi_agent": False, "goals": False, "apps": False,
+    }, "web_search": "disabled"}
     assert command.answer_file == tmp_path / "answer.txt" and argv[argv.index("-o") + 1] == str(command.answer_file)
 
 
 def test_gemini_gets_the_server_in_a_copy_of_the_system_settings(tmp_path: Path) -> None:
     system = tmp_path / "system.json"
-    system.write_text(json.dumps({"mcpServers": {"corp": {"command": "corp-mcp"}}, "security": {"auth": {"enforcedType": "x"}}}))
+    system.write_text(json.dumps({
+        "mcpServers": {"corp": {"command": "corp-mcp"}}, "security": {"auth": {"enforcedType": "x"}},
+        "tools": {"core": ["run_shell_command"], "sandbox": True},
+    }))
     command = build_ask_command("gemini", "/bin/gemini", "why?", SERVER, tmp_path, {"GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(system)})
     assert command.argv[:3] == ("/bin/gemini", "-p", "why?")
     assert command.argv[-2:] == ("--allowed-mcp-server-names", "shellkeep")
@@ -126,6 +132,8 @@ def test_gemini_gets_the_server_in_a_copy_of_the_system_settings(tmp_path: Path)
         "command": "/opt/sk/bin/shellkeep", "args": ["mcp", "--all-projects"], "env": {"SHELLKEEP_HOME": "/data/sk"},
         "cwd": "/work/p", "trust": True, "includeTools": list(SERVER_TOOLS),
     }
+    # The built-in tools' allowlist names the server's tools only: no built-in tool is registered.
+    assert settings["tools"] == {"core": [f"mcp_shellkeep_{tool}" for tool in SERVER_TOOLS], "sandbox": True}
     assert json.loads(system.read_text())["mcpServers"] == {"corp": {"command": "corp-mcp"}}  # not written
     assert command.needs_private_folder  # Gemini CLI skips a settings file below a folder others may write
 
