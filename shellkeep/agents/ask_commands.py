@@ -62,13 +62,15 @@ class AskCommand:
     """One run of an agent: ``argv``, variables added to the environment, files to write first
     (``(path, text)``), and where the answer is: ``answer_file`` when set, else stdout.
     needs_private_folder: the agent ignores the files when a folder above them is writable by
-    others (``shared_folder``)."""
+    others (``shared_folder``). failures: ``(exit status, message)`` for the statuses whose
+    meaning is known, the message saying what to do."""
 
     argv: tuple[str, ...]
     env: Mapping[str, str]
     files: tuple[tuple[Path, str], ...] = ()
     answer_file: Path | None = None
     needs_private_folder: bool = False
+    failures: tuple[tuple[int, str], ...] = ()
 
 
 _Builder = Callable[[str, str, McpServer, Path, Mapping[str, str]], AskCommand]
@@ -185,8 +187,14 @@ def gemini_command(executable: str, question: str, server: McpServer, workdir: P
     settings["tools"] = {**(tools if isinstance(tools, dict) else {}), "core": [f"mcp_{server.name}_{tool}" for tool in server.tools]}
     path = workdir / "gemini-system-settings.json"
     argv = (executable, "-p", _prompt(question), "--output-format", "text", "--allowed-mcp-server-names", server.name)
+    others = " or ".join(f"--agent {agent}" for agent in _BUILDERS if agent != "gemini")
+    untrusted = (  # its FatalUntrustedWorkspaceError; the user's trust setting is theirs to change
+        f"gemini does not trust {server.cwd}, so it will not run there; trust the folder in Gemini CLI "
+        f"(run 'gemini' in it and answer its trust prompt), or ask another agent with {others}"
+    )
     return AskCommand(
-        argv, {"GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(path)}, files=((path, json.dumps(settings, indent=2)),), needs_private_folder=True
+        argv, {"GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(path)}, files=((path, json.dumps(settings, indent=2)),),
+        needs_private_folder=True, failures=((55, untrusted),),
     )
 
 

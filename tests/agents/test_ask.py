@@ -123,3 +123,13 @@ def test_ask_codex_answers_from_the_archive(
     codex_dir = Path(codex_env["CODEX_HOME"])
     assert list(codex_dir.glob("sessions/**/rollout-*.jsonl")) == []  # --ephemeral
     assert "shellkeep" not in (codex_dir / "config.toml").read_text()
+
+    # A config.toml Codex refuses: its error spans lines (a caret under an excerpt); the one
+    # line shown names the file and the cause.
+    (codex_dir / "config.toml").write_text('model = "a"\nmodel = "b"\n')
+    broken = subprocess.run([*SK, "ask", "--agent", "codex", QUESTION], env=env, cwd=project_dir,
+                            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=150)
+    assert broken.returncode == 1 and broken.stdout == ""
+    assert broken.stderr.splitlines()[-1] == (
+        f"shellkeep: codex failed (exit 1): Error loading config.toml: {codex_dir / 'config.toml'}:2:1: duplicate key"
+    )

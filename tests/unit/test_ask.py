@@ -107,7 +107,8 @@ def test_codex_gets_the_server_as_overrides_with_its_tools_approved(tmp_path: Pa
     overrides = "\n".join(argv[i + 1] for i, arg in enumerate(argv) if arg == "-c")
     assert tomllib.loads(overrides) == {"mcp_servers": {"shellkeep": {
         "command": "/opt/sk/bin/shellkeep", "args": ["mcp", "--all-projects"], "cwd": "/work/p",
-        "default_tools_approval_mode": "approve", "enabled_tools": list(SERVER_TOOLS), "env": {"SHELLKEEP_HOME": "/data/sk"},
+        "default_tools_approval_mode": "approve", "enabled_tools": list(SERVER_TOOLS),
+        "env": {"SHELLKEEP_HOME": "/data/sk"},
     }}, "features": {  # Codex's own tools off: its shell, image reading, sub-agents, goals, apps
         "shell_tool": False, "unified_exec": False, "view_image": False, "multi_agent": False, "goals": False, "apps": False,
     }, "web_search": "disabled"}
@@ -136,6 +137,17 @@ def test_gemini_gets_the_server_in_a_copy_of_the_system_settings(tmp_path: Path)
     assert settings["tools"] == {"core": [f"mcp_shellkeep_{tool}" for tool in SERVER_TOOLS], "sandbox": True}
     assert json.loads(system.read_text())["mcpServers"] == {"corp": {"command": "corp-mcp"}}  # not written
     assert command.needs_private_folder  # Gemini CLI skips a settings file below a folder others may write
+
+
+def test_gemini_in_a_folder_it_does_not_trust_says_what_to_do(tmp_path: Path) -> None:
+    # Gemini CLI exits 55 in a folder it does not trust (FatalUntrustedWorkspaceError); the
+    # user's trust setting is left alone: the line says how to trust it, or which agent to ask.
+    command = build_ask_command("gemini", "/bin/gemini", "why?", SERVER, tmp_path, {})
+    assert dict(command.failures) == {55: (
+        "gemini does not trust /work/p, so it will not run there; trust the folder in Gemini CLI "
+        "(run 'gemini' in it and answer its trust prompt), or ask another agent with --agent claude or --agent codex"
+    )}
+    assert "--skip-trust" not in command.argv and "GEMINI_CLI_TRUST_WORKSPACE" not in command.env
 
 
 def test_gemini_is_refused_when_its_settings_would_be_skipped(home: Paths, tmp_path: Path) -> None:
@@ -168,6 +180,17 @@ def test_the_agents_failure_is_its_last_stderr_line(home: Paths, tmp_path: Path)
     assert result.returncode == 1
     assert result.stdout == b""
     assert result.stderr.decode().splitlines()[-1] == "shellkeep: claude failed (exit 3): Error: invalid API key"
+    # Several lines (Codex on a broken config.toml): the one naming the error, with the next when
+    # it ends with ':'; never the caret line under a source excerpt. Colours are dropped.
+    codex_says = "WARNING: proceeding, even though...\nError loading config.toml:\n/c/config.toml:2:1: duplicate key\n  |\n2 | model = \"b\"\n  | ^^^^^\n"
+    _agent(bin_dir, "claude", f"printf '%s' '{codex_says}' >&2; exit 1")
+    several = invoke_sk("ask", "what did we decide?", env=_env(bin_dir))
+    assert several.stderr.decode().splitlines()[-1] == (
+        "shellkeep: claude failed (exit 1): Error loading config.toml: /c/config.toml:2:1: duplicate key"
+    )
+    _agent(bin_dir, "claude", r"printf '\033[31mSomething is off here.\033[0m\n  | ^^^\n' >&2; exit 2")
+    coloured = invoke_sk("ask", "what did we decide?", env=_env(bin_dir))
+    assert coloured.stderr.decode().splitlines()[-1] == "shellkeep: claude failed (exit 2): Something is off here."
     _agent(bin_dir, "claude", "kill -9 $$")
     killed = invoke_sk("ask", "what did we decide?", env=_env(bin_dir))
     assert (killed.returncode, killed.stderr.decode().splitlines()[-1]) == (1, "shellkeep: claude failed (killed by signal 9): no message")
