@@ -13,7 +13,9 @@ takes a server its own way (facts checked with the pinned CLIs, ``--help`` and t
   the server to start.
 - Codex (0.165.0, 0.171.0): ``codex exec --ephemeral`` with the server as ``-c
   mcp_servers.<server>.*`` overrides (values are TOML); ``default_tools_approval_mode =
-  "approve"`` runs its tools without the approval that exec mode cannot ask for. Codex passes
+  "approve"`` runs its tools without the approval that exec mode cannot ask for; ``required =
+  true`` makes exec wait for the server before the first request (0.171 would send it without
+  the server's tools, and a call of one came back ``unsupported call``). Codex passes
   only a few variables to a server's environment, so shellkeep's own go in ``env``. The last
   message is written to ``-o FILE`` (stdout also carries progress on older versions). Codex's
   own tools are turned off by ``-c features.*=false`` overrides (``_CODEX_BUILTINS_OFF``): a
@@ -119,6 +121,7 @@ def codex_command(executable: str, question: str, server: McpServer, workdir: Pa
         ("args", list(server.args)),
         ("cwd", str(server.cwd)),
         ("default_tools_approval_mode", "approve"),
+        ("required", True),
         ("enabled_tools", list(server.tools)),
     ]
     if server.env:

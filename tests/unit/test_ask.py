@@ -107,7 +107,7 @@ def test_codex_gets_the_server_as_overrides_with_its_tools_approved(tmp_path: Pa
     overrides = "\n".join(argv[i + 1] for i, arg in enumerate(argv) if arg == "-c")
     assert tomllib.loads(overrides) == {"mcp_servers": {"shellkeep": {
         "command": "/opt/sk/bin/shellkeep", "args": ["mcp", "--all-projects"], "cwd": "/work/p",
-        "default_tools_approval_mode": "approve", "enabled_tools": list(SERVER_TOOLS),
+        "default_tools_approval_mode": "approve", "required": True, "enabled_tools": list(SERVER_TOOLS),
         "env": {"SHELLKEEP_HOME": "/data/sk"},
     }}, "features": {  # Codex's own tools off: its shell, image reading, sub-agents, goals, apps
         "shell_tool": False, "unified_exec": False, "view_image": False, "multi_agent": False, "goals": False, "apps": False,
