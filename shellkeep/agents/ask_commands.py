@@ -19,7 +19,8 @@ takes a server its own way (facts checked with the pinned CLIs, ``--help`` and t
   only a few variables to a server's environment, so shellkeep's own go in ``env``. The last
   message is written to ``-o FILE`` (stdout also carries progress on older versions). Codex's
   own tools are turned off by ``-c features.*=false`` overrides (``_CODEX_BUILTINS_OFF``): a
-  call of its shell then comes back as ``unsupported call``.
+  call of its shell then comes back as ``unsupported call``. The user's other MCP servers (in
+  ``$CODEX_HOME/config.toml``) get ``enabled=false`` for the call.
 - Gemini CLI (0.57.0, 0.61.0): ``gemini -p PROMPT --allowed-mcp-server-names <server>``, the
   server in a system settings file named by ``GEMINI_CLI_SYSTEM_SETTINGS_PATH`` (a copy of
   the machine's system settings with the server added, ``trust: true`` so that its calls need
@@ -35,9 +36,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from shellkeep.agents.codex import codex_home
 
 __all__ = ["ASK_AGENTS", "AskCommand", "McpServer", "build_ask_command", "executable_of", "gemini_system_settings", "shared_folder"]
 
@@ -105,12 +109,27 @@ def _toml(value: object) -> str:
     return json.dumps(value)
 
 
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
 _CODEX_BUILTINS_OFF = (
     "features.shell_tool=false", "features.unified_exec=false", "features.view_image=false",
     "features.multi_agent=false", "features.goals=false", "features.apps=false", 'web_search="disabled"',
 )
 """Codex's own tools turned off for the call (0.165.0, 0.171.0): the shell (``exec_command``,
 ``write_stdin``), image reading, sub-agents, goals, apps and web search."""
+
+
+def _codex_servers(env: Mapping[str, str]) -> list[str]:
+    """Return the names of the MCP servers in the user's Codex ``config.toml`` that a ``-c``
+    override can name (bare keys); [] when it is missing or broken (Codex reports that itself)."""
+    import tomlkit  # only ask reads Codex's config
+
+    try:
+        doc = tomlkit.parse((codex_home(env) / "config.toml").read_text(encoding="utf-8")).unwrap()
+    except (OSError, ValueError):
+        return []
+    servers = doc.get("mcp_servers")
+    return [name for name in servers if _BARE_KEY.fullmatch(name)] if isinstance(servers, dict) else []
 
 
 def codex_command(executable: str, question: str, server: McpServer, workdir: Path, env: Mapping[str, str]) -> AskCommand:
@@ -128,6 +147,8 @@ def codex_command(executable: str, question: str, server: McpServer, workdir: Pa
         settings.append(("env", dict(server.env)))
     overrides = [arg for key, value in settings for arg in ("-c", f"{prefix}.{key}={_toml(value)}")]
     overrides += [arg for setting in _CODEX_BUILTINS_OFF for arg in ("-c", setting)]
+    others = [name for name in _codex_servers(env) if name != server.name]
+    overrides += [arg for name in others for arg in ("-c", f"mcp_servers.{name}.enabled=false")]
     answer = workdir / "answer.txt"
     argv = (
         executable, "exec", "--ephemeral", "--skip-git-repo-check", "--color", "never",

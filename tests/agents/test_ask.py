@@ -103,6 +103,11 @@ def test_ask_codex_answers_from_the_archive(
 ) -> None:
     env = {**codex_env, "SHELLKEEP_CONFIG": os.environ["SHELLKEEP_CONFIG"]}
     session_id = _record_earlier_session(env, project_dir, home)
+    codex_dir = Path(codex_env["CODEX_HOME"])
+    # Another MCP server of the user's (a second shellkeep server, so that it would start): not in this call.
+    with (codex_dir / "config.toml").open("a") as config:
+        config.write(f'\n[mcp_servers.notes]\ncommand = {json.dumps(SK[0])}\nargs = ["-m", "shellkeep", "mcp"]\n')
+    config_before = (codex_dir / "config.toml").read_text()
     answer = f"It was a retry with backoff, in session {session_id}."
     _write_notes(project_dir)
     # Codex 0.171 offers an MCP server's tools inside the namespace mcp__<server>.
@@ -120,9 +125,10 @@ def test_ask_codex_answers_from_the_archive(
     assert PRIVATE not in follow_up.raw_body.decode()
     assert SAID in json.dumps(output["output"]) and session_id in json.dumps(output["output"])
     _assert_answer_and_citation(done, answer, session_id, home, "codex")
-    codex_dir = Path(codex_env["CODEX_HOME"])
     assert list(codex_dir.glob("sessions/**/rollout-*.jsonl")) == []  # --ephemeral
-    assert "shellkeep" not in (codex_dir / "config.toml").read_text()
+    assert (codex_dir / "config.toml").read_text() == config_before
+    offered = {str(tool.get("name")) for request in openai_standin.conversation_requests() for tool in request.body_dict().get("tools", [])}
+    assert "mcp__shellkeep" in offered and not [name for name in offered if name.startswith("mcp__notes")]
 
     # A config.toml Codex refuses: its error spans lines (a caret under an excerpt); the one
     # line shown names the file and the cause.

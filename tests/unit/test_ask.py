@@ -115,6 +115,19 @@ def test_codex_gets_the_server_as_overrides_with_its_tools_approved(tmp_path: Pa
     assert command.answer_file == tmp_path / "answer.txt" and argv[argv.index("-o") + 1] == str(command.answer_file)
 
 
+def test_codex_leaves_the_users_other_mcp_servers_out(tmp_path: Path) -> None:
+    codex_home = tmp_path / "codex"
+    codex_home.mkdir()
+    (codex_home / "config.toml").write_text(
+        '[mcp_servers.docs]\ncommand = "docs"\n[mcp_servers.shellkeep]\ncommand = "old"\n[mcp_servers."odd.name"]\ncommand = "x"\n'
+    )
+    argv = build_ask_command("codex", "/bin/codex", "q", SERVER, tmp_path, {"CODEX_HOME": str(codex_home)}).argv
+    overrides = [argv[i + 1] for i, arg in enumerate(argv) if arg == "-c"]
+    assert [o for o in overrides if o.endswith(".enabled=false")] == ["mcp_servers.docs.enabled=false"]
+    (codex_home / "config.toml").write_text("[mcp_servers\n")  # broken: Codex says so itself
+    assert "mcp_servers.docs.enabled=false" not in build_ask_command("codex", "c", "q", SERVER, tmp_path, {"CODEX_HOME": str(codex_home)}).argv
+
+
 def test_gemini_gets_the_server_in_a_copy_of_the_system_settings(tmp_path: Path) -> None:
     system = tmp_path / "system.json"
     system.write_text(json.dumps({
