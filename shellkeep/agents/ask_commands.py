@@ -5,21 +5,29 @@ given for that one call only: nothing is written into the agent's own settings. 
 takes a server its own way (facts checked with the pinned CLIs, ``--help`` and their docs):
 
 - Claude Code (2.1.197, 2.1.332): ``claude -p PROMPT --no-session-persistence
-  --strict-mcp-config --mcp-config JSON --allowedTools mcp__<server>__<tool>,...``. The prompt
-  comes first: ``--mcp-config`` and ``--allowedTools`` take every argument after them. A tool
-  not allowed comes back as a permission request, so the server's tools, and only those, are
-  allowed. ``MCP_CONNECTION_NONBLOCKING=false`` makes ``-p`` wait for the server to start.
+  --strict-mcp-config --tools "" --mcp-config JSON --allowedTools mcp__<server>__<tool>,...``.
+  The prompt comes first: ``--tools``, ``--mcp-config`` and ``--allowedTools`` take every
+  argument after them. ``--tools ""`` removes every built-in tool (Read, Bash... would otherwise
+  run without asking); a tool not allowed comes back as a permission request, so the server's
+  tools, and only those, are allowed. ``MCP_CONNECTION_NONBLOCKING=false`` makes ``-p`` wait for
+  the server to start.
 - Codex (0.165.0, 0.171.0): ``codex exec --ephemeral`` with the server as ``-c
   mcp_servers.<server>.*`` overrides (values are TOML); ``default_tools_approval_mode =
-  "approve"`` runs its tools without the approval that exec mode cannot ask for. Codex passes
+  "approve"`` runs its tools without the approval that exec mode cannot ask for; ``required =
+  true`` makes exec wait for the server before the first request (0.171 would send it without
+  the server's tools, and a call of one came back ``unsupported call``). Codex passes
   only a few variables to a server's environment, so shellkeep's own go in ``env``. The last
-  message is written to ``-o FILE`` (stdout also carries progress on older versions).
+  message is written to ``-o FILE`` (stdout also carries progress on older versions). Codex's
+  own tools are turned off by ``-c features.*=false`` overrides (``_CODEX_BUILTINS_OFF``): a
+  call of its shell then comes back as ``unsupported call``. The user's other MCP servers (in
+  ``$CODEX_HOME/config.toml``) get ``enabled=false`` for the call.
 - Gemini CLI (0.57.0, 0.61.0): ``gemini -p PROMPT --allowed-mcp-server-names <server>``, the
   server in a system settings file named by ``GEMINI_CLI_SYSTEM_SETTINGS_PATH`` (a copy of
   the machine's system settings with the server added, ``trust: true`` so that its calls need
   no confirmation; the file must lie where no folder up to ``/`` is writable by others, or
-  Gemini CLI skips it). Gemini CLI has no flag that keeps ``-p`` out of its own chat history
-  (it writes ``~/.gemini/tmp/<project>/chats/session-*.jsonl``).
+  Gemini CLI skips it). Its ``tools.core`` allowlist names only the server's tools
+  (``mcp_<server>_<tool>``): no built-in tool is registered. Gemini CLI has no flag that keeps
+  ``-p`` out of its own chat history (it writes ``~/.gemini/tmp/<project>/chats/session-*.jsonl``).
 
 Every builder is pure: it returns the argv, the environment to add and the files to write.
 """
@@ -28,9 +36,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from shellkeep.agents.codex import codex_home
 
 __all__ = ["ASK_AGENTS", "AskCommand", "McpServer", "build_ask_command", "executable_of", "gemini_system_settings", "shared_folder"]
 
@@ -57,13 +68,15 @@ class AskCommand:
     """One run of an agent: ``argv``, variables added to the environment, files to write first
     (``(path, text)``), and where the answer is: ``answer_file`` when set, else stdout.
     needs_private_folder: the agent ignores the files when a folder above them is writable by
-    others (``shared_folder``)."""
+    others (``shared_folder``). failures: ``(exit status, message)`` for the statuses whose
+    meaning is known, the message saying what to do."""
 
     argv: tuple[str, ...]
     env: Mapping[str, str]
     files: tuple[tuple[Path, str], ...] = ()
     answer_file: Path | None = None
     needs_private_folder: bool = False
+    failures: tuple[tuple[int, str], ...] = ()
 
 
 _Builder = Callable[[str, str, McpServer, Path, Mapping[str, str]], AskCommand]
@@ -80,7 +93,7 @@ def claude_command(executable: str, question: str, server: McpServer, workdir: P
     config = {"mcpServers": {server.name: {"type": "stdio", "command": server.command, "args": list(server.args), "env": dict(server.env)}}}
     allowed = ",".join(f"mcp__{server.name}__{tool}" for tool in server.tools)
     argv = (
-        executable, "-p", _prompt(question), "--no-session-persistence", "--strict-mcp-config",
+        executable, "-p", _prompt(question), "--no-session-persistence", "--strict-mcp-config", "--tools", "",
         "--mcp-config", json.dumps(config), "--allowedTools", allowed,
     )
     return AskCommand(argv, {"MCP_CONNECTION_NONBLOCKING": "false"})
@@ -96,6 +109,29 @@ def _toml(value: object) -> str:
     return json.dumps(value)
 
 
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+_CODEX_BUILTINS_OFF = (
+    "features.shell_tool=false", "features.unified_exec=false", "features.view_image=false",
+    "features.multi_agent=false", "features.goals=false", "features.apps=false", 'web_search="disabled"',
+)
+"""Codex's own tools turned off for the call (0.165.0, 0.171.0): the shell (``exec_command``,
+``write_stdin``), image reading, sub-agents, goals, apps and web search."""
+
+
+def _codex_servers(env: Mapping[str, str]) -> list[str]:
+    """Return the names of the MCP servers in the user's Codex ``config.toml`` that a ``-c``
+    override can name (bare keys); [] when it is missing or broken (Codex reports that itself)."""
+    import tomlkit  # only ask reads Codex's config
+
+    try:
+        doc = tomlkit.parse((codex_home(env) / "config.toml").read_text(encoding="utf-8")).unwrap()
+    except (OSError, ValueError):
+        return []
+    servers = doc.get("mcp_servers")
+    return [name for name in servers if _BARE_KEY.fullmatch(name)] if isinstance(servers, dict) else []
+
+
 def codex_command(executable: str, question: str, server: McpServer, workdir: Path, env: Mapping[str, str]) -> AskCommand:
     """Return ``codex exec --ephemeral`` with ``server`` given by ``-c`` overrides, its tools approved."""
     prefix = f"mcp_servers.{server.name}"
@@ -104,11 +140,15 @@ def codex_command(executable: str, question: str, server: McpServer, workdir: Pa
         ("args", list(server.args)),
         ("cwd", str(server.cwd)),
         ("default_tools_approval_mode", "approve"),
+        ("required", True),
         ("enabled_tools", list(server.tools)),
     ]
     if server.env:
         settings.append(("env", dict(server.env)))
     overrides = [arg for key, value in settings for arg in ("-c", f"{prefix}.{key}={_toml(value)}")]
+    overrides += [arg for setting in _CODEX_BUILTINS_OFF for arg in ("-c", setting)]
+    others = [name for name in _codex_servers(env) if name != server.name]
+    overrides += [arg for name in others for arg in ("-c", f"mcp_servers.{name}.enabled=false")]
     answer = workdir / "answer.txt"
     argv = (
         executable, "exec", "--ephemeral", "--skip-git-repo-check", "--color", "never",
@@ -155,7 +195,7 @@ def shared_folder(path: Path) -> Path | None:
 
 
 def gemini_command(executable: str, question: str, server: McpServer, workdir: Path, env: Mapping[str, str]) -> AskCommand:
-    """Return ``gemini -p`` with ``server`` in a copy of the system settings, trusted, alone allowed.
+    """Return ``gemini -p`` with ``server`` in a copy of the system settings, trusted, its tools alone allowed.
 
     ``workdir`` must be private (``needs_private_folder``): else Gemini CLI skips the settings.
     """
@@ -167,10 +207,18 @@ def gemini_command(executable: str, question: str, server: McpServer, workdir: P
         "trust": True, "includeTools": list(server.tools),
     }
     settings["mcpServers"] = servers
+    tools = settings.get("tools")
+    settings["tools"] = {**(tools if isinstance(tools, dict) else {}), "core": [f"mcp_{server.name}_{tool}" for tool in server.tools]}
     path = workdir / "gemini-system-settings.json"
     argv = (executable, "-p", _prompt(question), "--output-format", "text", "--allowed-mcp-server-names", server.name)
+    others = " or ".join(f"--agent {agent}" for agent in _BUILDERS if agent != "gemini")
+    untrusted = (  # its FatalUntrustedWorkspaceError; the user's trust setting is theirs to change
+        f"gemini does not trust {server.cwd}, so it will not run there; trust the folder in Gemini CLI "
+        f"(run 'gemini' in it and answer its trust prompt), or ask another agent with {others}"
+    )
     return AskCommand(
-        argv, {"GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(path)}, files=((path, json.dumps(settings, indent=2)),), needs_private_folder=True
+        argv, {"GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(path)}, files=((path, json.dumps(settings, indent=2)),),
+        needs_private_folder=True, failures=((55, untrusted),),
     )
 
 

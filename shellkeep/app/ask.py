@@ -148,8 +148,9 @@ def ask(ctx: Context, request: AskRequest, cwd: Path, on_start: Callable[[str], 
 
     on_start: called with the agent's name once it is chosen, before it runs. Blocks until
     the agent exits. Raises what ``choose_agent`` raises; AgentNotFound when the
-    agent cannot be started; ShellkeepError naming the agent's exit status and the last line
-    of its stderr when it fails.
+    agent cannot be started; ShellkeepError when it fails: what a known exit status means
+    (``AskCommand.failures``), else the status and the line of its output that names the
+    error (``_failure_line``).
     """
     if not request.question.strip():
         raise UserInputError("the question is empty; ask something, e.g. shellkeep ask \"how did we fix the login bug?\"")
@@ -181,8 +182,11 @@ def ask(ctx: Context, request: AskRequest, cwd: Path, on_start: Callable[[str], 
         except OSError as exc:
             raise AgentNotFound(f"cannot start {executable}: {exc.strerror or exc}") from exc
         if done.returncode != 0:
+            known = dict(command.failures).get(done.returncode)
+            if known is not None:
+                raise ShellkeepError(known)
             how = f"exit {done.returncode}" if done.returncode > 0 else f"killed by signal {-done.returncode}"
-            raise ShellkeepError(f"{agent} failed ({how}): {_last_line(done.stderr) or _last_line(done.stdout) or 'no message'}")
+            raise ShellkeepError(f"{agent} failed ({how}): {_failure_line(done.stderr) or _failure_line(done.stdout) or 'no message'}")
         answer = done.stdout
         if command.answer_file is not None and command.answer_file.is_file():
             answer = command.answer_file.read_text(encoding="utf-8", errors="replace")
@@ -193,9 +197,24 @@ def ask(ctx: Context, request: AskRequest, cwd: Path, on_start: Callable[[str], 
     return AskResult(agent, answer, named or read, bool(named))
 
 
-def _last_line(text: str) -> str:
-    """Return the last non-blank line of ``text``, stripped ("" when none)."""
-    return next((line.strip() for line in reversed(text.splitlines()) if line.strip()), "")
+_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-_])")
+"""A terminal escape sequence: CSI (colours), OSC (titles, links), or a two-byte one."""
+_NAMES_ERROR = re.compile(r"\b(?:error|fatal|failed|failure|exception|panic(?:ked)?)\b", re.IGNORECASE)
+
+
+def _failure_line(text: str) -> str:
+    """Return the line of an agent's output that says what went wrong ("" when none has letters).
+
+    Escape sequences are dropped. It is the first line that names an error (joined with the
+    next when it ends with ':', as in "Error loading config.toml:" then the file and the
+    cause), else the last line holding a letter; a caret line or a source excerpt is never it.
+    """
+    lines = [line.strip() for line in _ESCAPE.sub("", text).splitlines()]
+    lines = [line for line in lines if any(c.isalpha() for c in line)]
+    for i, line in enumerate(lines):
+        if _NAMES_ERROR.search(line):
+            return f"{line} {lines[i + 1]}" if line.endswith(":") and i + 1 < len(lines) else line
+    return lines[-1] if lines else ""
 
 
 def _last_seq(ctx: Context) -> int:

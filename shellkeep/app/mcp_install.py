@@ -4,7 +4,8 @@ Every agent is registered by editing its own user settings file, in the shape it
 command writes (``agents.mcp_config`` lists them, Claude Code's ``~/.claude.json`` included:
 the same file ``claude mcp add --scope user`` writes, so it works whether or not the ``claude``
 program is on PATH). Each file is read once, changed in memory and replaced atomically, keeping
-its permission bits; one that changed meanwhile is not overwritten.
+its permission bits; one that changed meanwhile is not overwritten, and one without its owner's
+write bit is refused (the user locked it; root could write it anyway).
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ def install_mcp(request: InstallRequest, env: Mapping[str, str] | None = None) -
     (``CLAUDE_CONFIG_DIR``, ``CODEX_HOME``, ``GEMINI_CLI_HOME``, ``QWEN_HOME``,
     ``XDG_CONFIG_HOME``, ``COPILOT_HOME``) and PATH, where ``--all`` looks for the agents.
     An agent whose file cannot be changed has its ``error`` set (a broken file, a foreign entry
-    named ``shellkeep``, an unwritable folder) and its file is left as it was; the others go on.
+    named ``shellkeep``, a read-only file, an unwritable folder) and its file is left as it was; the others go on.
     Raises ShellkeepError when ``--all`` finds no supported agent set up here.
     """
     environ = os.environ if env is None else env
@@ -121,6 +122,9 @@ def _edit_file(target: McpTarget, command: ServerCommand | None) -> Outcome:
         write_bytes_atomic(path, edit.text.encode("utf-8"), mode=FILE_MODE)
         return edit.outcome
     mode = stat.S_IMODE(os.stat(path).st_mode)
+    if not mode & stat.S_IWUSR:  # the user's own lock on the file (root could write it anyway)
+        change = "remove" if command is None else "add"
+        raise ShellkeepError(f"'{path}' is read-only; make it writable (chmod u+w '{path}') to let shellkeep {change} its entry")
     try:
         write_bytes_atomic(path, edit.text.encode("utf-8"), expect=before, follow_symlink=True, mode=mode)
     except FileChanged as exc:

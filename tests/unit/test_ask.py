@@ -85,6 +85,7 @@ def test_claude_gets_the_prompt_first_and_only_shellkeeps_tools(tmp_path: Path) 
     assert argv[:3] == ["/bin/claude", "-p", "what broke the build?"]  # before the options taking every argument after them
     assert argv.index("--mcp-config") > 2 and argv.index("--allowedTools") > 2
     assert "--no-session-persistence" in argv and "--strict-mcp-config" in argv
+    assert argv[argv.index("--tools") + 1] == ""  # no built-in tool (Read, Bash...) at all
     config = json.loads(argv[argv.index("--mcp-config") + 1])
     assert config == {"mcpServers": {"shellkeep": {
         "type": "stdio", "command": "/opt/sk/bin/shellkeep", "args": ["mcp", "--all-projects"], "env": {"SHELLKEEP_HOME": "/data/sk"},
@@ -106,14 +107,33 @@ def test_codex_gets_the_server_as_overrides_with_its_tools_approved(tmp_path: Pa
     overrides = "\n".join(argv[i + 1] for i, arg in enumerate(argv) if arg == "-c")
     assert tomllib.loads(overrides) == {"mcp_servers": {"shellkeep": {
         "command": "/opt/sk/bin/shellkeep", "args": ["mcp", "--all-projects"], "cwd": "/work/p",
-        "default_tools_approval_mode": "approve", "enabled_tools": list(SERVER_TOOLS), "env": {"SHELLKEEP_HOME": "/data/sk"},
-    }}}
+        "default_tools_approval_mode": "approve", "required": True, "enabled_tools": list(SERVER_TOOLS),
+        "env": {"SHELLKEEP_HOME": "/data/sk"},
+    }}, "features": {  # Codex's own tools off: its shell, image reading, sub-agents, goals, apps
+        "shell_tool": False, "unified_exec": False, "view_image": False, "multi_agent": False, "goals": False, "apps": False,
+    }, "web_search": "disabled"}
     assert command.answer_file == tmp_path / "answer.txt" and argv[argv.index("-o") + 1] == str(command.answer_file)
+
+
+def test_codex_leaves_the_users_other_mcp_servers_out(tmp_path: Path) -> None:
+    codex_home = tmp_path / "codex"
+    codex_home.mkdir()
+    (codex_home / "config.toml").write_text(
+        '[mcp_servers.docs]\ncommand = "docs"\n[mcp_servers.shellkeep]\ncommand = "old"\n[mcp_servers."odd.name"]\ncommand = "x"\n'
+    )
+    argv = build_ask_command("codex", "/bin/codex", "q", SERVER, tmp_path, {"CODEX_HOME": str(codex_home)}).argv
+    overrides = [argv[i + 1] for i, arg in enumerate(argv) if arg == "-c"]
+    assert [o for o in overrides if o.endswith(".enabled=false")] == ["mcp_servers.docs.enabled=false"]
+    (codex_home / "config.toml").write_text("[mcp_servers\n")  # broken: Codex says so itself
+    assert "mcp_servers.docs.enabled=false" not in build_ask_command("codex", "c", "q", SERVER, tmp_path, {"CODEX_HOME": str(codex_home)}).argv
 
 
 def test_gemini_gets_the_server_in_a_copy_of_the_system_settings(tmp_path: Path) -> None:
     system = tmp_path / "system.json"
-    system.write_text(json.dumps({"mcpServers": {"corp": {"command": "corp-mcp"}}, "security": {"auth": {"enforcedType": "x"}}}))
+    system.write_text(json.dumps({
+        "mcpServers": {"corp": {"command": "corp-mcp"}}, "security": {"auth": {"enforcedType": "x"}},
+        "tools": {"core": ["run_shell_command"], "sandbox": True},
+    }))
     command = build_ask_command("gemini", "/bin/gemini", "why?", SERVER, tmp_path, {"GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(system)})
     assert command.argv[:3] == ("/bin/gemini", "-p", "why?")
     assert command.argv[-2:] == ("--allowed-mcp-server-names", "shellkeep")
@@ -126,8 +146,21 @@ def test_gemini_gets_the_server_in_a_copy_of_the_system_settings(tmp_path: Path)
         "command": "/opt/sk/bin/shellkeep", "args": ["mcp", "--all-projects"], "env": {"SHELLKEEP_HOME": "/data/sk"},
         "cwd": "/work/p", "trust": True, "includeTools": list(SERVER_TOOLS),
     }
+    # The built-in tools' allowlist names the server's tools only: no built-in tool is registered.
+    assert settings["tools"] == {"core": [f"mcp_shellkeep_{tool}" for tool in SERVER_TOOLS], "sandbox": True}
     assert json.loads(system.read_text())["mcpServers"] == {"corp": {"command": "corp-mcp"}}  # not written
     assert command.needs_private_folder  # Gemini CLI skips a settings file below a folder others may write
+
+
+def test_gemini_in_a_folder_it_does_not_trust_says_what_to_do(tmp_path: Path) -> None:
+    # Gemini CLI exits 55 in a folder it does not trust (FatalUntrustedWorkspaceError); the
+    # user's trust setting is left alone: the line says how to trust it, or which agent to ask.
+    command = build_ask_command("gemini", "/bin/gemini", "why?", SERVER, tmp_path, {})
+    assert dict(command.failures) == {55: (
+        "gemini does not trust /work/p, so it will not run there; trust the folder in Gemini CLI "
+        "(run 'gemini' in it and answer its trust prompt), or ask another agent with --agent claude or --agent codex"
+    )}
+    assert "--skip-trust" not in command.argv and "GEMINI_CLI_TRUST_WORKSPACE" not in command.env
 
 
 def test_gemini_is_refused_when_its_settings_would_be_skipped(home: Paths, tmp_path: Path) -> None:
@@ -160,6 +193,17 @@ def test_the_agents_failure_is_its_last_stderr_line(home: Paths, tmp_path: Path)
     assert result.returncode == 1
     assert result.stdout == b""
     assert result.stderr.decode().splitlines()[-1] == "shellkeep: claude failed (exit 3): Error: invalid API key"
+    # Several lines (Codex on a broken config.toml): the one naming the error, with the next when
+    # it ends with ':'; never the caret line under a source excerpt. Colours are dropped.
+    codex_says = "WARNING: proceeding, even though...\nError loading config.toml:\n/c/config.toml:2:1: duplicate key\n  |\n2 | model = \"b\"\n  | ^^^^^\n"
+    _agent(bin_dir, "claude", f"printf '%s' '{codex_says}' >&2; exit 1")
+    several = invoke_sk("ask", "what did we decide?", env=_env(bin_dir))
+    assert several.stderr.decode().splitlines()[-1] == (
+        "shellkeep: claude failed (exit 1): Error loading config.toml: /c/config.toml:2:1: duplicate key"
+    )
+    _agent(bin_dir, "claude", r"printf '\033[31mSomething is off here.\033[0m\n  | ^^^\n' >&2; exit 2")
+    coloured = invoke_sk("ask", "what did we decide?", env=_env(bin_dir))
+    assert coloured.stderr.decode().splitlines()[-1] == "shellkeep: claude failed (exit 2): Something is off here."
     _agent(bin_dir, "claude", "kill -9 $$")
     killed = invoke_sk("ask", "what did we decide?", env=_env(bin_dir))
     assert (killed.returncode, killed.stderr.decode().splitlines()[-1]) == (1, "shellkeep: claude failed (killed by signal 9): no message")

@@ -324,6 +324,28 @@ def test_a_settings_path_that_is_a_folder_is_one_line(agent_home: Path) -> None:
     assert err == f"shellkeep: claude: cannot change '{agent_home / '.claude.json'}' (Is a directory); check the file, its folder and their permissions\n"
 
 
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_a_read_only_settings_file_is_refused_and_left_untouched(agent: str, agent_home: Path) -> None:
+    # Without the owner's write bit the file is the user's to unlock, even for root (who could write it).
+    path = settings_file(agent, agent_home)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(user_settings(agent))
+    path.chmod(0o444)
+    for args, change in (((agent,), "add"), ((agent, "--uninstall"), "remove")):
+        if change == "remove":  # an entry to remove: installed while the file was writable
+            path.chmod(0o644)
+            assert sk(agent_home, agent)[0] == 0
+            path.chmod(0o444)
+        content = path.read_bytes()
+        code, out, err = sk(agent_home, *args)
+        assert (code, out) == (1, "")
+        assert err == (
+            f"shellkeep: {agent}: '{path}' is read-only; make it writable (chmod u+w '{path}') to let shellkeep {change} its entry\n"
+        )
+        assert path.read_bytes() == content and stat.S_IMODE(path.stat().st_mode) == 0o444
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]  # no temporary file left
+
+
 def test_the_commands_agent_choices_are_the_registrations_agents() -> None:
     # cli/mcp_install.py writes them out so that 'mcp --help' loads no agent module.
     from shellkeep.agents.mcp_config import AGENT_NAMES
