@@ -51,7 +51,9 @@ class ClaudeWriter:
             raise HandoffRefused(f"claude's project folder name for {cwd} is longer than {_MAX_FOLDER_NAME} characters")
         return claude_root(env) / "projects" / encoded / f"{session_id}.jsonl"
 
-    def lines(self, exchanges: Sequence[Exchange], session_id: str, cwd: Path, mark: HandoffMark) -> list[bytes]:
+    def lines(
+        self, exchanges: Sequence[Exchange], session_id: str, cwd: Path, mark: HandoffMark, env: Mapping[str, str]
+    ) -> list[bytes]:
         """Return a user and an assistant record per exchange, one branch from the first prompt."""
         written = parse_time(mark.written_at)
         envelope: dict[str, JsonValue] = {
