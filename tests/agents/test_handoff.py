@@ -10,6 +10,8 @@ assistant), not one pasted block.
 Claude Code → Codex goes into a Codex home where Codex has already run once (``codex exec``):
 there ``codex resume`` checks the rollout's ``model_provider`` against its config.toml (the
 stand-in's ``standin`` provider) and, without it, stops at a "Model provider unavailable" dialog.
+Codex → Claude Code: Claude Code restores the model of the last answer on resume, and warns
+when it is not a Claude model; the written answers name none (``<synthetic>``).
 
 The writer is the other agent's: Claude Code → Codex runs against both pinned Codex versions
 (0.165.0 and 0.171.0 write their rollouts differently: 0.171.0 adds a paginated
@@ -132,6 +134,7 @@ def test_codex_hands_off_into_claudes_own_history(
     second = drive([*SK, "resume", str(meta["id"]), "--agent", "claude"], env=both_env, cwd=project_dir)
     second.wait_for_screen(claude_direct.READY, WAIT_S)
     claude_direct.ask(second, SECOND_PROMPT, "lime")
+    assert "could not be restored" not in second.text(), second.text()  # no "Session model standin-model ..." notice
 
     request = claude_direct.request_with_prompt(anthropic_standin, SECOND_PROMPT)
     assert claude_direct.turns(request) == [

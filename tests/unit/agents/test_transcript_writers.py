@@ -260,3 +260,14 @@ def test_a_rollout_names_the_provider_codex_will_use(tmp_path: Path, project: Pa
     assert writer is not None
     head = next(_records(create_new(writer, EXCHANGES, project, env, MARK, NOW).path))
     assert head["type"] == "session_meta" and head["payload"]["model_provider"] == provider  # type: ignore[index]
+
+
+def test_claude_answers_name_a_claude_model_or_none(tmp_path: Path, project: Path) -> None:
+    """Claude Code restores the last answer's model on resume and warns for one it does not know
+    (another agent's): such answers name ``<synthetic>``, as Claude Code's own model-less ones."""
+    talk = [*EXCHANGES, Exchange(index=2, time=None, prompt="and from codex?", answer="yes", model="gpt-5-codex")]
+    writer = writer_for("claude")
+    assert writer is not None
+    records = list(_records(create_new(writer, talk, project, {"HOME": str(tmp_path)}, MARK, NOW).path))
+    models = [r["message"]["model"] for r in records if r["type"] == "assistant"]  # type: ignore[index]
+    assert models == ["claude-opus-4-8", "<synthetic>", "<synthetic>"]
