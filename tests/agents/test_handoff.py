@@ -10,7 +10,8 @@ assistant), not one pasted block.
 Claude Code → Codex goes into a Codex home where Codex has already run once (``codex exec``):
 there ``codex resume`` checks the rollout's ``model_provider`` against its config.toml (the
 stand-in's ``standin`` provider) and, without it, stops at a "Model provider unavailable" dialog.
-Codex → Claude Code: Claude Code restores the model of the last answer on resume, and warns
+Claude Code's own recorded variables (``ANTHROPIC_*``) are neither given to Codex nor named
+missing. Codex → Claude Code: Claude Code restores the model of the last answer on resume, and warns
 when it is not a Claude model; the written answers name none (``<synthetic>``).
 
 The writer is the other agent's: Claude Code → Codex runs against both pinned Codex versions
@@ -105,7 +106,8 @@ def test_claude_hands_off_into_codexs_own_history(
     warm = subprocess.run(["codex", "exec", "--skip-git-repo-check", "warm up"], env=both_env, cwd=project_dir, capture_output=True, text=True)
     assert warm.returncode == 0 and "STANDIN-ANSWER-1: up" in warm.stdout, warm  # Codex has run in this home once
     [own] = sessions.rglob("rollout-*.jsonl")
-    second = drive([*SK, "resume", str(meta["id"]), "--agent", "codex"], env=both_env, cwd=project_dir)
+    codex_only = {k: v for k, v in both_env.items() if not k.startswith("ANTHROPIC_")}  # Claude's are not Codex's
+    second = drive([*SK, "resume", str(meta["id"]), "--agent", "codex"], env=codex_only, cwd=project_dir)
     second.wait_for_screen(codex_direct.READY, WAIT_S)
     codex_direct.ask(second, SECOND_PROMPT, "STANDIN-ANSWER-2: lime")
 
@@ -118,6 +120,8 @@ def test_claude_hands_off_into_codexs_own_history(
     assert head["payload"]["shellkeep_handoff"]["from_session"] == meta["id"]
     assert head["payload"]["model_provider"] == json.loads(own.read_text().splitlines()[0])["payload"]["model_provider"] == "standin"
     assert "Model provider unavailable" not in _said(second)
+    [env_line] = [line for line in _said(second).splitlines() if "environment:" in line]
+    assert "ANTHROPIC" not in env_line, env_line  # neither restored for Codex nor named missing
     thread_id = head["payload"]["id"]
     assert request.headers["session-id"] == thread_id
     assert f"handed off 1 exchange into codex's own history: {rollout}" in _said(second)
