@@ -7,6 +7,11 @@ per exchange a ``user`` record whose ``message`` is ``{role: user, content: <pro
 (tool calls summarised in it, ``transcript_writer.answer_with_tools``), linked by
 ``uuid``/``parentUuid`` into one branch, each with the envelope Claude Code writes (``cwd``,
 ``sessionId``, ``timestamp``, ``isSidechain``, ``userType``) and the ``shellkeep_handoff`` mark.
+
+An answer's ``model`` is the exchange's when it is a Claude model (``claude-…``), else
+``<synthetic>``, what Claude Code writes on answers no model gave: on resume it restores the
+model of the last answer, and says "Session model … could not be restored" for another
+agent's model (``gpt-5-codex``).
 """
 
 from __future__ import annotations
@@ -31,6 +36,9 @@ from shellkeep.agents.transcript_writer import (
 
 __all__ = ["ClaudeWriter"]
 
+SYNTHETIC_MODEL = "<synthetic>"
+"""The model Claude Code names on answers no model gave; its resume restores no model from them."""
+
 _MAX_FOLDER_NAME = 200
 """Claude Code cuts longer project folder names and adds a hash suffix shellkeep cannot compute."""
 
@@ -51,7 +59,9 @@ class ClaudeWriter:
             raise HandoffRefused(f"claude's project folder name for {cwd} is longer than {_MAX_FOLDER_NAME} characters")
         return claude_root(env) / "projects" / encoded / f"{session_id}.jsonl"
 
-    def lines(self, exchanges: Sequence[Exchange], session_id: str, cwd: Path, mark: HandoffMark) -> list[bytes]:
+    def lines(
+        self, exchanges: Sequence[Exchange], session_id: str, cwd: Path, mark: HandoffMark, env: Mapping[str, str]
+    ) -> list[bytes]:
         """Return a user and an assistant record per exchange, one branch from the first prompt."""
         written = parse_time(mark.written_at)
         envelope: dict[str, JsonValue] = {
@@ -77,7 +87,7 @@ class ClaudeWriter:
                 "parentUuid": prompt_uuid, **envelope, "type": "assistant",
                 "message": {
                     "id": f"msg_shellkeep_{session_id[:8]}_{number:04d}", "type": "message", "role": "assistant",
-                    "model": exchange.model or "unknown", "content": [{"type": "text", "text": answer_with_tools(exchange)}],
+                    "model": _claude_model(exchange.model), "content": [{"type": "text", "text": answer_with_tools(exchange)}],
                     "stop_reason": "end_turn", "stop_sequence": None,
                     "usage": {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
                 },
@@ -85,3 +95,8 @@ class ClaudeWriter:
             }))  # fmt: skip
             parent = answer_uuid
         return lines
+
+
+def _claude_model(model: str | None) -> str:
+    """Return ``model`` when it names a Claude model, else ``<synthetic>`` (see the module)."""
+    return model if model and model.startswith("claude-") else SYNTHETIC_MODEL

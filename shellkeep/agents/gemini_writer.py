@@ -44,7 +44,9 @@ class GeminiWriter:
         minute = now.strftime("%Y-%m-%dT%H-%M")
         return folders[0] / f"session-{minute}-{session_id[:8]}.jsonl"
 
-    def lines(self, exchanges: Sequence[Exchange], session_id: str, cwd: Path, mark: HandoffMark) -> list[bytes]:
+    def lines(
+        self, exchanges: Sequence[Exchange], session_id: str, cwd: Path, mark: HandoffMark, env: Mapping[str, str]
+    ) -> list[bytes]:
         """Return the metadata line, then a user and a gemini message per exchange."""
         head = {
             "sessionId": session_id, "projectHash": hashlib.sha256(str(cwd).encode()).hexdigest(),

@@ -35,7 +35,9 @@ class QwenWriter:
         """Return ``<qwen home>/projects/<cwd dash-encoded>/chats/<session_id>.jsonl`` (cwd symlink-resolved)."""
         return qwen_root(env) / "projects" / dash_encoded(cwd.resolve()) / "chats" / f"{session_id}.jsonl"
 
-    def lines(self, exchanges: Sequence[Exchange], session_id: str, cwd: Path, mark: HandoffMark) -> list[bytes]:
+    def lines(
+        self, exchanges: Sequence[Exchange], session_id: str, cwd: Path, mark: HandoffMark, env: Mapping[str, str]
+    ) -> list[bytes]:
         """Return a user and an assistant record per exchange, one chain from the first prompt."""
         envelope: dict[str, JsonValue] = {"sessionId": session_id, "cwd": str(cwd.resolve()), MARK_FIELD: mark.to_json()}
         lines: list[bytes] = []

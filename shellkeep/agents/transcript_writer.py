@@ -92,8 +92,10 @@ class TranscriptWriter(Protocol):
         """Return a fresh session id of the agent's kind."""
         ...
 
-    def lines(self, exchanges: Sequence[Exchange], session_id: str, cwd: Path, mark: HandoffMark) -> list[bytes]:
-        """Return the transcript's records, one JSON line each (``\\n``-terminated)."""
+    def lines(
+        self, exchanges: Sequence[Exchange], session_id: str, cwd: Path, mark: HandoffMark, env: Mapping[str, str]
+    ) -> list[bytes]:
+        """Return the transcript's records, one JSON line each (``\\n``-terminated); env as for ``target``."""
         ...
 
 
@@ -157,7 +159,7 @@ def create_new(
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         except FileExistsError:
             continue
-        _fill(fd, path, writer.lines(prompts, session_id, cwd, mark))
+        _fill(fd, path, writer.lines(prompts, session_id, cwd, mark, env))
         return WrittenTranscript(session_id, path, len(prompts))
     raise HandoffRefused(f"a file was already at each new transcript path in {path.parent}")
 

@@ -19,6 +19,10 @@ shellkeep's data folder (where the pulled files are), is left out with a note.
 
 ``--env current`` keeps today's environment and applies nothing.
 
+A hand-off (``resume --agent OTHER``) leaves out the variables that are the session's agent's
+own and not OTHER's (``environment.source_agent_only``: Claude Code's ``ANTHROPIC_*`` for
+Codex): they are neither applied nor named, a secret of them not even as missing.
+
 ``agent_files_env`` is the environment the agent's own files (its transcript, its plan) are
 looked for with, by every reader of a session not collected yet (``show``, ``ps``, the web
 page, the files in flight, the upkeep): today's with the recorded values resume would apply
@@ -30,12 +34,13 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+import shlex
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from shellkeep.app.context import Context
-from shellkeep.app.environment import NEVER_NAMES, names_a_folder, routes_traffic, runs_code, stored_env
+from shellkeep.app.environment import NEVER_NAMES, names_a_folder, routes_traffic, runs_code, source_agent_only, stored_env
 from shellkeep.app.remote import remote_of
 from shellkeep.errors import ShellkeepError
 from shellkeep.logs import get_logger
@@ -131,6 +136,7 @@ def environment_for(
     keep_current: bool = False,
     env: Mapping[str, str] | None = None,
     secrets: bool = True,
+    handed_to: str | None = None,
 ) -> EnvRestore:
     """Return what resuming ``meta`` does with its recorded environment, before it is planned.
 
@@ -139,7 +145,8 @@ def environment_for(
     ``env={**os.environ, **dict(restore.updates)}``, then ``app.resume.with_environment`` the plan.
     cwd: ``--cwd``; a pulled session's paths are mapped to where it will resume (its
     checkout here, ``app.transplant.checkout_for``). env: today's (default ``os.environ``).
-    secrets: False leaves the sealed secrets closed (``restore_env``).
+    secrets: False leaves the sealed secrets closed (``restore_env``). handed_to: ``--agent``'s
+    value (a name or a command line): the session's agent's own variables are left out.
     Raises UserInputError as ``plan_resume`` does for a pulled session with no checkout here.
     """
     today = os.environ if env is None else env
@@ -149,7 +156,13 @@ def environment_for(
         from shellkeep.store.session import exact_meta
 
         where = checkout_for(ctx, exact_meta(meta), cwd)[0]
-    return restore_env(ctx, meta, where, today, keep_current=keep_current, secrets=secrets)
+    withheld = None
+    if handed_to is not None:
+        try:
+            withheld = source_agent_only(meta.agent, shlex.split(handed_to))
+        except ValueError:  # not a command line: plan_resume says so
+            pass
+    return restore_env(ctx, meta, where, today, keep_current=keep_current, secrets=secrets, withheld=withheld)
 
 
 def agent_files_env(ctx: Context, meta: SessionMeta, today: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -171,13 +184,24 @@ def agent_files_env(ctx: Context, meta: SessionMeta, today: Mapping[str, str] | 
 
 
 def restore_env(
-    ctx: Context, meta: SessionMeta, cwd: Path, today: Mapping[str, str], *, keep_current: bool, secrets: bool = True
+    ctx: Context,
+    meta: SessionMeta,
+    cwd: Path,
+    today: Mapping[str, str],
+    *,
+    keep_current: bool,
+    secrets: bool = True,
+    withheld: Callable[[str], bool] | None = None,
 ) -> EnvRestore:
     """Return what resuming ``meta`` in ``cwd`` does with its recorded environment (see the module).
 
-    secrets: False leaves the secrets alone (none opened, compared or named).
+    secrets: False leaves the secrets alone (none opened, compared or named). withheld: the
+    variables not to give (a hand-off's ``source_agent_only``), as if never recorded.
     """
     values, fingerprints, sealed, home = stored_env(meta)
+    if withheld is not None:
+        values = {n: v for n, v in values.items() if not withheld(n)}
+        fingerprints = {n: fp for n, fp in fingerprints.items() if not withheld(n)}
     if not values and not fingerprints:
         return EnvRestore(recorded=False)
     if keep_current:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from shellkeep.logs import get_logger
 
@@ -43,6 +43,7 @@ __all__ = [
     "SECRET_WORDS",
     "VARIABLES_THAT_RUN_CODE",
     "environment_lines",
+    "source_agent_only",
     "is_secret_name",
     "kept_names",
     "recorded_env",
@@ -213,6 +214,29 @@ def _agent_names(argv: list[str]) -> tuple[frozenset[str], tuple[str, ...]]:
     all_names = frozenset(n for a in every for n in getattr(a, "env_names", ()))
     all_prefixes = tuple(sorted({p for a in every for p in getattr(a, "env_prefixes", ())}))
     return all_names, all_prefixes
+
+
+def source_agent_only(source: str, target: Sequence[str]) -> Callable[[str], bool]:
+    """Return a test of the variables a hand-off leaves out: those the session's agent
+    ``source`` (an adapter name) declares as its own (``env_names``/``env_prefixes``) and the
+    program ``target`` (the ``--agent`` argv) does not; none when the target is the same agent."""
+    from shellkeep.agents.registry import adapter_named
+    from shellkeep.errors import UserInputError
+
+    try:
+        adapter = adapter_named(source)
+    except UserInputError:  # a plug-in no longer installed: nothing known as its own
+        return lambda name: False
+    names, prefixes = frozenset(getattr(adapter, "env_names", ())), tuple(getattr(adapter, "env_prefixes", ()))
+    kept_names, kept_prefixes = _agent_names(list(target))
+    if names == kept_names and prefixes == kept_prefixes:
+        return lambda name: False  # the same agent (or a shell, where any may run)
+
+    def left_out(name: str) -> bool:
+        own = name in names or name.startswith(prefixes)
+        return own and not (name in kept_names or name.startswith(kept_prefixes))
+
+    return left_out
 
 
 def recorded_env(

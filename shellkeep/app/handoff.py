@@ -46,11 +46,11 @@ class Handoff:
 
 @dataclass(frozen=True, slots=True)
 class HandoffOutcome:
-    """What ``hand_off`` did: ``done`` when written, else ``refusal`` (why not; None when the
-    target keeps no history shellkeep can write, so nothing was tried)."""
+    """What ``hand_off`` did: ``done`` when written, else ``refusal``: why not, in words for the
+    user's one line (``opencode keeps no transcript shellkeep can write``)."""
 
     done: Handoff | None = None
-    refusal: str | None = None
+    refusal: str = ""
 
 
 def hand_off(
@@ -77,7 +77,8 @@ def hand_off(
     adapter = adapter_for(list(argv))
     writer = writer_for(adapter.name)
     if writer is None or not isinstance(adapter, CommandAdapter):
-        return HandoffOutcome()
+        name = adapter.agent_name(list(argv))
+        return HandoffOutcome(refusal=f"{name} keeps no transcript shellkeep can write")
     if not exchanges:
         return HandoffOutcome(refusal="no exchange to hand off")
     when = now or datetime.now(timezone.utc)
@@ -88,9 +89,9 @@ def hand_off(
         written = create_new(writer, dated, cwd, env, mark, when, dry_run=dry_run)
     except HandoffRefused as exc:
         return HandoffOutcome(refusal=str(exc))
-    except (OSError, ShellkeepError) as exc:
-        log.warning("could not write %s's transcript for %s: %s", adapter.name, meta.id, exc)
-        return HandoffOutcome(refusal=f"could not write its transcript: {getattr(exc, 'strerror', None) or exc}")
+    except (OSError, ShellkeepError) as exc:  # the refusal says it: logged for --verbose only
+        log.info("could not write %s's transcript for %s: %s", adapter.name, meta.id, exc)
+        return HandoffOutcome(refusal=f"could not write its transcript, {_readable(exc)}")
     except Exception as exc:  # noqa: BLE001 - a writer bug: re-inject as before
         log.warning("the %s transcript writer failed for %s: %s", adapter.name, meta.id, exc, exc_info=True)
         return HandoffOutcome(refusal=f"its transcript writer failed ({exc})")
@@ -104,3 +105,11 @@ def hand_off(
     what = "would hand off" if dry_run else "handed off"
     note = f"{what} {count} into {adapter.name}'s own history: {written.path}"
     return HandoffOutcome(done=Handoff(tuple(native), written, note))
+
+
+def _readable(exc: BaseException) -> str:
+    """Return an error as words without its errno: ``not a directory: /home/me/.codex/sessions``."""
+    if isinstance(exc, OSError) and exc.strerror:
+        reason = exc.strerror[:1].lower() + exc.strerror[1:]
+        return f"{reason}: {exc.filename}" if exc.filename else reason
+    return str(exc)

@@ -243,6 +243,8 @@ def plan_resume(
         if not force_inject:  # into the other agent's own history where it keeps one (app.handoff)
             whole = recent if exchanges is not None else _handoff_exchanges(ctx, meta, recent, unanswered)
             plan = _handed_off(plan, hand_off(meta, whole, argv, cwd, env, dry_run=dry_run))
+        else:
+            plan = _handed_off(plan, HandoffOutcome(refusal="--inject"))
         return dataclasses.replace(plan, unanswered=unanswered)
 
     adapter = adapter_of(meta)
@@ -574,8 +576,6 @@ def _handed_off(plan: ResumePlan, outcome: HandoffOutcome) -> ResumePlan:
     """Return ``plan`` (re-injecting into another agent) as the hand-off ``outcome`` made it:
     the other agent's native resume, falling back to ``plan``; or ``plan`` saying why not."""
     if outcome.done is None:
-        if outcome.refusal is None:
-            return plan
         how = f"re-injecting {len(plan.exchanges)} exchange{'s' if len(plan.exchanges) != 1 else ''}" if plan.inject_text else "starting it anew"
         return dataclasses.replace(plan, note=_joined(plan.note, f"no hand-off into {plan.agent}'s own history ({outcome.refusal}); {how}"))
     done = outcome.done

@@ -7,6 +7,13 @@ agent with its own resume flag on the new id. The next prompt's request to the o
 stand-in holds the earlier prompt and answer as separate messages of their roles (user,
 assistant), not one pasted block.
 
+Claude Code → Codex goes into a Codex home where Codex has already run once (``codex exec``):
+there ``codex resume`` checks the rollout's ``model_provider`` against its config.toml (the
+stand-in's ``standin`` provider) and, without it, stops at a "Model provider unavailable" dialog.
+Claude Code's own recorded variables (``ANTHROPIC_*``) are neither given to Codex nor named
+missing. Codex → Claude Code: Claude Code restores the model of the last answer on resume, and warns
+when it is not a Claude model; the written answers name none (``<synthetic>``).
+
 The writer is the other agent's: Claude Code → Codex runs against both pinned Codex versions
 (0.165.0 and 0.171.0 write their rollouts differently: 0.171.0 adds a paginated
 ``history_mode``), with the newest Claude Code; Codex → Claude Code runs with the newest of each
@@ -17,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 from typing import Callable
 
@@ -94,17 +102,26 @@ def test_claude_hands_off_into_codexs_own_history(
     home: Paths, drive: Drive, both_env: dict[str, str], openai_standin: OpenAIStandin, project_dir: Path
 ) -> None:
     meta = _recorded(drive, both_env, project_dir, home, "claude")
-    second = drive([*SK, "resume", str(meta["id"]), "--agent", "codex"], env=both_env, cwd=project_dir)
+    sessions = Path(both_env["CODEX_HOME"]) / "sessions"
+    warm = subprocess.run(["codex", "exec", "--skip-git-repo-check", "warm up"], env=both_env, cwd=project_dir, capture_output=True, text=True)
+    assert warm.returncode == 0 and "STANDIN-ANSWER-1: up" in warm.stdout, warm  # Codex has run in this home once
+    [own] = sessions.rglob("rollout-*.jsonl")
+    codex_only = {k: v for k, v in both_env.items() if not k.startswith("ANTHROPIC_")}  # Claude's are not Codex's
+    second = drive([*SK, "resume", str(meta["id"]), "--agent", "codex"], env=codex_only, cwd=project_dir)
     second.wait_for_screen(codex_direct.READY, WAIT_S)
-    codex_direct.ask(second, SECOND_PROMPT, "STANDIN-ANSWER-1: lime")
+    codex_direct.ask(second, SECOND_PROMPT, "STANDIN-ANSWER-2: lime")
 
     request = codex_direct.request_with_prompt(openai_standin, SECOND_PROMPT)
     assert codex_direct.turns(request) == [
         ("user", FIRST_PROMPT), ("assistant", "STANDIN-ANSWER-1: kiwi"), ("user", SECOND_PROMPT)
     ]  # fmt: skip
-    [rollout] = (Path(both_env["CODEX_HOME"]) / "sessions").rglob("rollout-*.jsonl")  # Codex went on in the one written
+    [rollout] = set(sessions.rglob("rollout-*.jsonl")) - {own}  # Codex went on in the one written
     head = json.loads(rollout.read_text().splitlines()[0])
     assert head["payload"]["shellkeep_handoff"]["from_session"] == meta["id"]
+    assert head["payload"]["model_provider"] == json.loads(own.read_text().splitlines()[0])["payload"]["model_provider"] == "standin"
+    assert "Model provider unavailable" not in _said(second)
+    [env_line] = [line for line in _said(second).splitlines() if "environment:" in line]
+    assert "ANTHROPIC" not in env_line, env_line  # neither restored for Codex nor named missing
     thread_id = head["payload"]["id"]
     assert request.headers["session-id"] == thread_id
     assert f"handed off 1 exchange into codex's own history: {rollout}" in _said(second)
@@ -121,6 +138,7 @@ def test_codex_hands_off_into_claudes_own_history(
     second = drive([*SK, "resume", str(meta["id"]), "--agent", "claude"], env=both_env, cwd=project_dir)
     second.wait_for_screen(claude_direct.READY, WAIT_S)
     claude_direct.ask(second, SECOND_PROMPT, "lime")
+    assert "could not be restored" not in second.text(), second.text()  # no "Session model standin-model ..." notice
 
     request = claude_direct.request_with_prompt(anthropic_standin, SECOND_PROMPT)
     assert claude_direct.turns(request) == [

@@ -75,3 +75,33 @@ def test_a_failed_native_resume_of_the_other_agent_falls_back_to_re_injecting_it
     runs = [load_session(f.parent)[0] for f in session_folders(home) if load_session(f.parent)[0]["id"] != old["id"]]
     assert sorted((r["command"][:2], bool(r.get("resume_failed"))) for r in runs) == [(["codex"], False), (["codex", "resume"], True)]
     assert all(r["parent"] == old["id"] for r in runs)
+
+
+def test_a_failed_writing_is_one_line_in_words_and_re_injects(home: Paths, tmp_path: Path) -> None:
+    """CODEX_HOME is a file: the rollout cannot be written; one line says so without an errno,
+    and codex is started anew with the exchanges re-injected."""
+    notes = tmp_path / "notes.py"
+    from .test_resume import NOTES
+
+    notes.write_text(NOTES)
+    old = _recorded(notes, tmp_path / "notes.jsonl", home)
+    bin_dir, log, codex_home = tmp_path / "bin", tmp_path / "codex.jsonl", tmp_path / "codex-home"
+    bin_dir.mkdir()
+    codex_home.write_text("not a folder")
+    (bin_dir / "codex").write_text(FAKE_CODEX.replace("PYTHON", sys.executable))
+    (bin_dir / "codex").chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "FAKE_CODEX_LOG": str(log), "CODEX_HOME": str(codex_home)}
+
+    harness = PtyHarness.start([*SK, "resume", "--yes", "--env", "current", str(old["id"]), "--agent", "codex"], cols=200, rows=30, env=env)
+    wait_until(lambda: len(program_runs(log)) == 1 and program_runs(log)[0], 30)
+    harness.expect(b"\r\n> ")
+    harness.write(b"\x04")
+    harness.finish()
+    said = harness.output.decode("utf-8", "replace")
+
+    lines = [line for line in said.splitlines() if "codex-home" in line]
+    assert len(lines) == 1 and "Errno" not in said, said
+    assert lines[0].startswith(f"shellkeep: no hand-off into codex's own history (could not write its transcript, not a directory: {codex_home}/sessions/")
+    assert lines[0].endswith("); re-injecting 3 exchanges"), lines[0]
+    starts = [json.loads(line)["start"] for line in log.read_text().splitlines() if "start" in json.loads(line)]
+    assert starts == [[]]

@@ -179,3 +179,28 @@ def test_the_agent_files_are_looked_for_with_the_recorded_environment(home: Path
     assert agent_files_env(ctx, pulled, today) == {**today, "CLAUDE_CONFIG_DIR": str(config_dir), "LANG": "C.UTF-8"}
     # Nothing recorded: today's as it is.
     assert agent_files_env(ctx, dataclasses.replace(meta, env=None), today) == today
+
+
+def test_a_hand_off_gives_the_other_agent_none_of_the_session_agents_own_variables(home: Paths, tmp_path: Path) -> None:
+    """``resume --agent codex`` of a Claude Code session: ANTHROPIC_* and CLAUDE_CONFIG_DIR are not
+    set for Codex, and its ANTHROPIC_API_KEY is not named missing; the common ones still are."""
+    from shellkeep.app.context import open_context
+    from shellkeep.app.env_restore import environment_for
+    from shellkeep.store.session import SessionMeta
+
+    recorded = {"CLAUDE_CONFIG_DIR": str(tmp_path), "ANTHROPIC_BASE_URL": "http://127.0.0.1:9/", "LANG": "C.UTF-8", "OPENAI_BASE_URL": "http://o/"}
+    meta = SessionMeta(
+        id="20261206-000000-02", project="p", project_root=str(tmp_path), cwd=str(tmp_path), command=["claude"],
+        agent="claude", started_at="2026-12-06T00:00:00Z", cast=str(tmp_path / "s" / "session.cast"),
+        env={"scope": "all", "home": str(tmp_path), "values": recorded, "secrets": {"ANTHROPIC_API_KEY": "hmac-sha256:k:00"}},
+    )  # fmt: skip
+    ctx = open_context(paths=home, cwd=tmp_path, strict=False, warn=lambda line: None)
+    today = {"HOME": str(tmp_path), "PATH": "/usr/bin"}
+    handed = environment_for(ctx, meta, env=today, handed_to="codex")
+    assert handed.updates == (("LANG", "C.UTF-8"), ("OPENAI_BASE_URL", "http://o/"))  # codex's own too
+    assert handed.secrets_missing == () and handed.line() == "environment: restored LANG, OPENAI_BASE_URL"
+    aider = environment_for(ctx, meta, env=today, handed_to="aider --model sonnet")  # aider takes ANTHROPIC_API_KEY too
+    assert dict(aider.updates).keys() == {"LANG", "OPENAI_BASE_URL"} and aider.secrets_missing == ("ANTHROPIC_API_KEY",)
+    own = environment_for(ctx, meta, env=today, handed_to="claude")  # the same agent: all of it
+    assert own == environment_for(ctx, meta, env=today) and own.secrets_missing == ("ANTHROPIC_API_KEY",)
+    assert dict(own.updates).keys() == recorded.keys()

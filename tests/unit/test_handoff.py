@@ -63,10 +63,25 @@ def test_inject_and_agents_without_a_writer_re_inject(home: Paths, project: Path
     meta = _claude_session(home, project)
     env = {"HOME": str(tmp_path)}
     forced = plan_resume(_ctx(home, meta), meta, agent="codex", env=env, force_inject=True)  # type: ignore[arg-type]
-    assert (forced.mode, forced.argv, forced.note) == (ResumeMode.INJECT, ("codex",), None)
-    other = plan_resume(_ctx(home, meta), meta, agent="aider", env=env)  # type: ignore[arg-type]
-    assert (other.mode, other.argv, other.note) == (ResumeMode.INJECT, ("aider",), None)
+    assert (forced.mode, forced.argv) == (ResumeMode.INJECT, ("codex",))
+    assert forced.note == "no hand-off into codex's own history (--inject); re-injecting 2 exchanges"
+    for agent in ("aider", "opencode", "aider --model sonnet", "python3 -i"):  # the line says why, for each
+        other = plan_resume(_ctx(home, meta), meta, agent=agent, env=env)  # type: ignore[arg-type]
+        name = agent.split()[0]
+        assert (other.mode, other.argv[0]) == (ResumeMode.INJECT, name)
+        assert other.note == f"no hand-off into {name}'s own history ({name} keeps no transcript shellkeep can write); re-injecting 2 exchanges"
     assert not (tmp_path / ".codex").exists()
+
+
+def test_a_failed_write_says_why_in_words(home: Paths, project: Path, tmp_path: Path) -> None:
+    meta = _claude_session(home, project)
+    (tmp_path / "codex-home").write_text("a file, not Codex's folder")
+    env = {"HOME": str(tmp_path), "CODEX_HOME": str(tmp_path / "codex-home")}
+    plan = plan_resume(_ctx(home, meta), meta, agent="codex", env=env)  # type: ignore[arg-type]
+    assert (plan.mode, plan.argv) == (ResumeMode.INJECT, ("codex",))
+    assert plan.note is not None and "Errno" not in plan.note and plan.note.endswith("); re-injecting 2 exchanges")
+    said = f"no hand-off into codex's own history (could not write its transcript, not a directory: {tmp_path / 'codex-home' / 'sessions'}/"
+    assert plan.note.startswith(said), plan.note  # then the day's folder
 
 
 def test_a_refused_hand_off_says_why_and_re_injects(home: Paths, project: Path, tmp_path: Path) -> None:

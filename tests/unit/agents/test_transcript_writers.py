@@ -240,3 +240,34 @@ def test_message_payloads_have_the_real_agents_shape(tmp_path: Path, project: Pa
     real_answer = next(r for r in _records(REAL_CLAUDE) if r.get("type") == "assistant" and "PLAN-MADE" in json.dumps(r))
     ours_answer = next(r for r in claude if r["type"] == "assistant")
     assert set(ours_answer["message"]) <= set(real_answer["message"])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("config", "provider"),
+    [(None, "openai"), ('model_provider = "standin"\n', "standin"), ("model_provider = [\n", "openai"),
+     ('model_provider = "standin"\nprofile = "work"\n[profiles.work]\nmodel_provider = "azure"\n', "azure"),
+     ('profile = "home"\n[profiles.work]\nmodel_provider = "azure"\n', "openai")],
+    ids=["no-config", "configured", "unreadable", "profile", "other-profile"],
+)  # fmt: skip
+def test_a_rollout_names_the_provider_codex_will_use(tmp_path: Path, project: Path, config: str | None, provider: str) -> None:
+    """``codex resume`` of a rollout whose ``model_provider`` is not configured stops at a
+    "Model provider unavailable" dialog (once Codex has run in that home)."""
+    env = {"HOME": str(tmp_path / "home"), "CODEX_HOME": str(tmp_path / "codex")}
+    if config is not None:
+        (tmp_path / "codex").mkdir()
+        (tmp_path / "codex" / "config.toml").write_text(config)
+    writer = writer_for("codex")
+    assert writer is not None
+    head = next(_records(create_new(writer, EXCHANGES, project, env, MARK, NOW).path))
+    assert head["type"] == "session_meta" and head["payload"]["model_provider"] == provider  # type: ignore[index]
+
+
+def test_claude_answers_name_a_claude_model_or_none(tmp_path: Path, project: Path) -> None:
+    """Claude Code restores the last answer's model on resume and warns for one it does not know
+    (another agent's): such answers name ``<synthetic>``, as Claude Code's own model-less ones."""
+    talk = [*EXCHANGES, Exchange(index=2, time=None, prompt="and from codex?", answer="yes", model="gpt-5-codex")]
+    writer = writer_for("claude")
+    assert writer is not None
+    records = list(_records(create_new(writer, talk, project, {"HOME": str(tmp_path)}, MARK, NOW).path))
+    models = [r["message"]["model"] for r in records if r["type"] == "assistant"]  # type: ignore[index]
+    assert models == ["claude-opus-4-8", "<synthetic>", "<synthetic>"]
