@@ -12,14 +12,18 @@ one goes to the log at debug level). Protocol: modelcontextprotocol.io/specifica
 from __future__ import annotations
 
 import json
+import logging
+import os
+import signal
+import sys
 from collections.abc import Callable
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import Context as ToolContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from shellkeep.errors import ShellkeepError
 from shellkeep.logs import get_logger
@@ -27,7 +31,7 @@ from shellkeep.mcp import tools
 from shellkeep.mcp.pages import MAX_TEXT_CHARS
 from shellkeep.mcp.tools import MAX_LIMIT, Reader
 
-__all__ = ["build_server", "client_name", "run_stdio"]
+__all__ = ["argument_error", "build_server", "client_name", "run_stdio"]
 
 log = get_logger(__name__)
 
@@ -66,6 +70,34 @@ def client_name(ctx: ToolContext) -> str:
     return "mcp:" + "".join(ch for ch in text if ch.isprintable())[:80]
 
 
+_SAY_TYPE = {"int": "give a whole number", "float": "give a number", "string": "give a text", "bool": "give true or false"}
+
+
+def argument_error(tool: str, exc: ValidationError) -> str:
+    """Return one line for arguments that fail a tool's input schema, in the server's words (``limit: give a whole number``)."""
+    said = []
+    for err in exc.errors():
+        name = ".".join(str(part) for part in err["loc"]) or "arguments"
+        kind = str(err["type"])
+        if kind == "missing":
+            said.append(f"{name}: required")
+        else:
+            said.append(f"{name}: {_SAY_TYPE.get(kind.partition('_')[0], 'not a value this tool takes')}")
+    return f"Error executing tool {tool}: {'; '.join(dict.fromkeys(said))}"
+
+
+class _Server(MCPServer):
+    """``MCPServer`` whose argument errors are one line in shellkeep's words, not pydantic's report."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(argument_error(name, exc.__cause__)) from None
+            raise
+
+
 def _result(payload: dict[str, object]) -> CallToolResult:
     text = json.dumps(payload, ensure_ascii=False, indent=1)
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload)
@@ -75,7 +107,7 @@ def build_server(reader_of: Callable[[str], Reader]) -> MCPServer:
     """Return the server, its tools registered; ``reader_of(client)`` gives the ``Reader`` of a call's client."""
     from shellkeep import __version__
 
-    server: MCPServer = MCPServer("shellkeep", version=__version__, instructions=_INSTRUCTIONS, log_level="ERROR")
+    server: MCPServer = _Server("shellkeep", version=__version__, instructions=_INSTRUCTIONS, log_level="ERROR")
 
     def call(ctx: ToolContext, work: Callable[[Reader], dict[str, object]]) -> CallToolResult:
         try:
@@ -174,8 +206,32 @@ def build_server(reader_of: Callable[[str], Reader]) -> MCPServer:
 
 
 def run_stdio(reader_of: Callable[[str], Reader]) -> None:
-    """Serve on stdin/stdout until the client closes stdin; blocks."""
+    """Serve on stdin/stdout until the client closes stdin; blocks.
+
+    SIGINT (Ctrl-C) ends the process at once, quietly, with status 130: the SDK reads stdin
+    in a thread that no cancellation reaches, which would hold the process until stdin closed.
+    """
     import anyio
 
-    server = build_server(reader_of)
+    server = build_server(reader_of)  # the SDK's constructor gives the root logger a Rich handler
+    _plain_log_lines()
+    signal.signal(signal.SIGINT, _interrupted)
     anyio.run(server.run_stdio_async)
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    os._exit(130)  # read-only: nothing to finish; an audit line cut mid-append is skipped by its reader
+
+
+def _plain_log(record: logging.LogRecord) -> bool:
+    record.exc_info, record.exc_text = None, None  # one line, never a traceback
+    return not record.name.startswith("shellkeep")  # shellkeep's records have their own handler (``logs``)
+
+
+def _plain_log_lines() -> None:
+    """Replace the SDK's root handler, which repeated every shellkeep warning as a Rich block, with one
+    for the SDK's own records alone, each one plain line (``shellkeep: mcp: ...``)."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("shellkeep: mcp: %(message)s"))
+    handler.addFilter(_plain_log)
+    logging.getLogger().handlers[:] = [handler]

@@ -228,14 +228,22 @@ def test_search_pages_with_its_cursor_and_limits_clamp(home: Paths) -> None:
         ("get_screen", {"id": "S", "at": 1.0, "exchange": 1}, "give only one of"),
         ("get_screen", {"id": "S", "exchange": 7}, "exchanges"),
         ("get_diff", {"id": "S"}, "no checkpoints"),
+        ("search_sessions", {"query": "x", "limit": "abc"}, "search_sessions: limit: give a whole number"),
+        ("search_sessions", {}, "search_sessions: query: required"),
+        ("get_diff", {"id": "S", "from": "nope"}, "get_diff: from: give a whole number"),
+        ("get_screen", {"id": "S", "at": "soon"}, "get_screen: at: give a number"),
     ],
-    ids=["bad-since", "bad-query", "bad-cursor", "bad-status", "two-points", "no-such-exchange", "no-checkpoints"],
+    ids=[
+        "bad-since", "bad-query", "bad-cursor", "bad-status", "two-points", "no-such-exchange", "no-checkpoints",
+        "limit-not-a-number", "no-query", "from-not-a-number", "at-not-a-number",
+    ],
 )
 def test_bad_input_is_a_tool_error_of_one_line(home: Paths, tool: str, args: dict[str, object], says: str) -> None:
     meta = make_session(home, Path.cwd(), 1, exchanges=[{"prompt": "hi", "answer": "hello"}])
     given = {k: (meta.id if v == "S" else v) for k, v in args.items()}
     line = error_line(call(tool, given))
     assert line.startswith(f"Error executing tool {tool}: ") and says in line, line
+    assert "pydantic" not in line and "validation error" not in line, line
 
 
 def test_get_screen_at_a_time_and_the_last_screen(home: Paths) -> None:
