@@ -17,6 +17,7 @@ read and without an audit entry.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -29,6 +30,7 @@ from shellkeep.archive.hits import SearchHit
 from shellkeep.archive.listing import ListedSession, SessionQuery, list_indexed
 from shellkeep.archive.search import SearchRequest, search
 from shellkeep.archive.since import parse_time
+from shellkeep.archive.timeline import PointNames
 from shellkeep.errors import DataError, KeyUnavailable, UserInputError
 from shellkeep.logs import get_logger
 from shellkeep.store.audit import record_many, record_read
@@ -213,9 +215,22 @@ def screen_text(
     refuse_missing_key(ctx, meta)
     if at is None and exchange is None and marker is None:
         return None, last_screen(ctx, meta, command=reader).to_text()
-    time_s = start_time(meta, ctx.vault, at=at, marker=marker, exchange=exchange)
+    time_s = start_time(meta, ctx.vault, at=at, marker=marker, exchange=exchange, names=_TOOL_POINTS)
+    if at is not None:
+        _check_at(meta, at)
     meta, cast = read_session(ctx, meta, command=reader, detail=f"screen at {time_s:.1f}s")
     return time_s, screen_at(cast, time_s).to_text()
+
+
+_TOOL_POINTS = PointNames("at", "marker", "exchange", "give at (seconds since its start) instead", "get_session lists them")
+
+
+def _check_at(meta: SessionMeta, at: float) -> None:
+    """Refuse a time outside the session: before its start, after its end (when it has ended)."""
+    end = meta.duration
+    if not math.isfinite(at) or at < 0 or (end is not None and at > end):
+        until = f"{end:g}, its length in seconds" if end is not None else "its length in seconds"
+        raise UserInputError(f"at: give 0 to {until} (session {meta.id}), not {at:g}")
 
 
 def checkpoint_patch(ctx: Context, meta: SessionMeta, *, reader: str, from_n: int | None = None, to_n: int | None = None) -> tuple[str, str, str]:

@@ -17,6 +17,7 @@ from shellkeep.app.archive_reads import checkpoint_patch, list_scope, screen_tex
 from shellkeep.app.archive_scope import Scope, find_in_scope
 from shellkeep.app.context import Context
 from shellkeep.app.remote import remote_of
+from shellkeep.errors import UserInputError
 from shellkeep.mcp.pages import MAX_TEXT_CHARS, NOTE, Item, call_key, page_of, read_cursor
 from shellkeep.store.session import SessionMeta, iso, parse_iso
 
@@ -44,8 +45,13 @@ class Reader:
 
 
 def clamp(limit: int | None, default: int = 20) -> int:
-    """Return ``limit`` within 1..``MAX_LIMIT`` (``default`` for None)."""
-    return max(1, min(MAX_LIMIT, default if limit is None else limit))
+    """Return ``limit`` at most ``MAX_LIMIT`` (``default`` for None).
+
+    Raises UserInputError for a limit below 1.
+    """
+    if limit is not None and limit < 1:
+        raise UserInputError(f"limit: give 1 to {MAX_LIMIT}, not {limit}")
+    return min(MAX_LIMIT, default if limit is None else limit)
 
 
 def _at(started_at: str, offset_s: float | None) -> str:

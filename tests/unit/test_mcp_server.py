@@ -225,17 +225,23 @@ def test_search_pages_with_its_cursor_and_limits_clamp(home: Paths) -> None:
         ("search_sessions", {"query": "NOT"}, "nothing to search for"),
         ("search_sessions", {"query": "lemur", "cursor": "!!!"}, "cursor"),
         ("list_sessions", {"status": "sleeping"}, "unknown status 'sleeping'"),
-        ("get_screen", {"id": "S", "at": 1.0, "exchange": 1}, "give only one of"),
-        ("get_screen", {"id": "S", "exchange": 7}, "exchanges"),
+        ("get_screen", {"id": "S", "at": 1.0, "exchange": 1}, "give only one of at, exchange"),
+        ("get_screen", {"id": "S", "exchange": 7}, "has exchanges 1 to 1, not 7; get_session lists them"),
         ("get_diff", {"id": "S"}, "no checkpoints"),
         ("search_sessions", {"query": "x", "limit": "abc"}, "search_sessions: limit: give a whole number"),
         ("search_sessions", {}, "search_sessions: query: required"),
         ("get_diff", {"id": "S", "from": "nope"}, "get_diff: from: give a whole number"),
         ("get_screen", {"id": "S", "at": "soon"}, "get_screen: at: give a number"),
+        ("search_sessions", {"query": "x", "limit": -1}, "limit: give 1 to 50, not -1"),
+        ("list_sessions", {"limit": 0}, "limit: give 1 to 50, not 0"),
+        ("get_screen", {"id": "S", "at": 1e9}, "at: give 0 to 0.5, its length in seconds"),
+        ("get_screen", {"id": "S", "at": -5}, "at: give 0 to 0.5"),
+        ("get_screen", {"id": "S", "marker": "x"}, "has no markers; give at (seconds since its start) instead"),
     ],
     ids=[
         "bad-since", "bad-query", "bad-cursor", "bad-status", "two-points", "no-such-exchange", "no-checkpoints",
         "limit-not-a-number", "no-query", "from-not-a-number", "at-not-a-number",
+        "limit-negative", "limit-zero", "at-past-the-end", "at-negative", "no-markers",
     ],
 )
 def test_bad_input_is_a_tool_error_of_one_line(home: Paths, tool: str, args: dict[str, object], says: str) -> None:
@@ -244,6 +250,7 @@ def test_bad_input_is_a_tool_error_of_one_line(home: Paths, tool: str, args: dic
     line = error_line(call(tool, given))
     assert line.startswith(f"Error executing tool {tool}: ") and says in line, line
     assert "pydantic" not in line and "validation error" not in line, line
+    assert "--" not in line and "shellkeep show" not in line, line  # the tools' argument names, not the commands' options
 
 
 def test_get_screen_at_a_time_and_the_last_screen(home: Paths) -> None:
