@@ -18,6 +18,7 @@ read and without an audit entry.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -58,13 +59,22 @@ def parse_since(since: str | None) -> datetime | None:
 
 
 def search_scope(
-    ctx: Context, scope: Scope, query: str, *, reader: str, agents: tuple[str, ...] = (), since: str | None = None, limit: int = 20
+    ctx: Context,
+    scope: Scope,
+    query: str,
+    *,
+    reader: str,
+    agents: tuple[str, ...] = (),
+    since: str | None = None,
+    limit: int = 20,
+    on_skip: Callable[[str], None] | None = None,
 ) -> list[SearchHit]:
     """Search the sessions in scope with ``shellkeep search``'s query language; best hits first.
 
     Local sessions through the index (``archive.search``), the pulled ones with ``remote``
     through each machine's own index, each hit marked with its machine. One audit entry per
-    session hit (detail ``search hit``), in one append. Raises UserInputError for a query
+    session hit (detail ``search hit``), in one append. on_skip: given each line saying which
+    encrypted sessions were not searched (key missing; ``archive.search``). Raises UserInputError for a query
     or ``since`` that cannot be parsed, ShellkeepError when an index cannot be opened.
     """
     request = SearchRequest(
@@ -75,9 +85,9 @@ def search_scope(
         since=parse_since(since),
         limit=limit,
     )
-    hits = search(ctx.paths, request, vault=ctx.vault, recover=ctx.recover)
+    hits = search(ctx.paths, request, vault=ctx.vault, recover=ctx.recover, on_skip=on_skip)
     if scope.remote:
-        hits += _remote_hits(ctx, scope, request)
+        hits += _remote_hits(ctx, scope, request, on_skip)
         hits.sort(key=lambda hit: hit.rank)
         hits = hits[:limit]
     reads = dict.fromkeys(
@@ -87,12 +97,12 @@ def search_scope(
     return hits
 
 
-def _remote_hits(ctx: Context, scope: Scope, request: SearchRequest) -> list[SearchHit]:
+def _remote_hits(ctx: Context, scope: Scope, request: SearchRequest, on_skip: Callable[[str], None] | None) -> list[SearchHit]:
     everywhere = replace(request, project=None, also_projects=())
     found: list[SearchHit] = []
     for machine in pulled_machines(ctx.paths):
         where = ctx.paths.remote_paths(machine)
-        for hit in search(where, everywhere, vault=ctx.vault):
+        for hit in search(where, everywhere, vault=ctx.vault, on_skip=on_skip):
             try:
                 meta = read_meta(where.projects / hit.project / hit.session_id)
             except (OSError, DataError):

@@ -65,11 +65,15 @@ def _at(started_at: str, offset_s: float | None) -> str:
 
 
 def search_sessions(reader: Reader, query: str, agent: str | None, since: str | None, limit: int | None, cursor: str | None) -> dict[str, object]:
-    """Return the hits of ``query`` in scope as quoted snippets, best first, paged."""
+    """Return the hits of ``query`` in scope as quoted snippets, best first, paged; ``skipped`` says
+    which encrypted sessions were not searched (their key missing), when some were not."""
     limit = clamp(limit)
     key = call_key("search_sessions", query, agent, since, limit)
     start = read_cursor(cursor, key)
-    hits = search_scope(reader.ctx, reader.scope, query, reader=reader.name, agents=(agent,) if agent else (), since=since, limit=limit)
+    skipped: list[str] = []
+    hits = search_scope(
+        reader.ctx, reader.scope, query, reader=reader.name, agents=(agent,) if agent else (), since=since, limit=limit, on_skip=skipped.append
+    )
     items = []
     for hit in hits:
         source: dict[str, object] = {
@@ -87,7 +91,10 @@ def search_sessions(reader: Reader, query: str, agent: str | None, since: str | 
             source["machine"] = hit.machine
         items.append(Item(source, hit.snippet))
     page = page_of(items, key, start, reader.max_chars)
-    return {"note": NOTE, "query": query, "hits": page.items, "next_cursor": page.next_cursor}
+    result: dict[str, object] = {"note": NOTE, "query": query, "hits": page.items, "next_cursor": page.next_cursor}
+    if skipped:
+        result["skipped"] = "; ".join(skipped)
+    return result
 
 
 def list_sessions(reader: Reader, status: str | None, agent: str | None, since: str | None, limit: int | None) -> dict[str, object]:

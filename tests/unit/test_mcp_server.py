@@ -311,7 +311,9 @@ def test_an_encrypted_session_without_its_key_is_refused_naming_the_key(
     for tool in ("get_session", "get_screen", "get_diff"):
         line = error_line(call(tool, {"id": session}))
         assert f"encrypted with key {key_id}" in line and "shellkeep key import" in line, line
-    assert ok(call("search_sessions", {"query": "pangolin"}))["hits"] == []
+    searched = ok(call("search_sessions", {"query": "pangolin"}))
+    assert searched["hits"] == []
+    assert searched["skipped"] == f"1 encrypted session not searched: key {key_id} missing (suspended); import it with 'shellkeep key import FILE'"
     assert len(read_entries(home)) == before  # nothing was read
 
 
