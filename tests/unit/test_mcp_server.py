@@ -82,7 +82,7 @@ def test_tools_are_listed_with_schemas_descriptions_and_their_bound() -> None:
     assert sorted(tools) == ["get_diff", "get_screen", "get_session", "list_sessions", "search_sessions"]
     expected = {
         "search_sessions": ({"query", "agent", "since", "limit", "cursor"}, ["query"]),
-        "list_sessions": ({"status", "agent", "since", "limit"}, []),
+        "list_sessions": ({"status", "agent", "since", "limit", "cursor"}, []),
         "get_session": ({"id", "cursor"}, ["id"]),
         "get_screen": ({"id", "at", "exchange", "marker", "cursor"}, ["id"]),
         "get_diff": ({"id", "from", "to", "cursor"}, ["id"]),
@@ -197,7 +197,7 @@ def test_search_pages_with_its_cursor_and_limits_clamp(home: Paths) -> None:
     while True:
         pages += 1
         args: dict[str, object] = {"query": "giraffe", "limit": 500} if cursor is None else {"query": "giraffe", "limit": 500, "cursor": cursor}
-        page = ok(call("search_sessions", args, max_chars=50))
+        page = ok(call("search_sessions", args, max_chars=150))  # a hit's source takes about 110
         for hit in page["hits"]:  # type: ignore[attr-defined]
             text = _MARKER.sub("", hit["text"])
             seen.append("+" + text if "offset" in hit["source"] else text)
@@ -213,9 +213,39 @@ def test_search_pages_with_its_cursor_and_limits_clamp(home: Paths) -> None:
     assert joined == [h["text"] for h in whole["hits"]]  # type: ignore[attr-defined]
     assert pages >= 8 and len(seen) > 8  # paged, and hits cut across pages
     # A cursor is good only with the arguments of the call that made it.
-    first = ok(call("search_sessions", {"query": "giraffe"}, max_chars=50))
+    first = ok(call("search_sessions", {"query": "giraffe"}, max_chars=150))
     assert "other arguments" in error_line(call("search_sessions", {"query": "lemur", "cursor": first["next_cursor"]}))
     assert MAX_LIMIT == 50
+
+
+def test_long_names_titles_and_labels_stay_within_the_bound(home: Paths) -> None:
+    import dataclasses
+    import json
+
+    from shellkeep.store.session import write_meta
+
+    huge = "N" * 60_000
+    ids = []
+    for n in range(1, 31):
+        meta = make_session(home, Path.cwd(), n, name=f"{n}{huge}", events=((0.5, "o", "the tapir naps\r\n"),))
+        write_meta(dataclasses.replace(meta, title="T" * 60_000, cwd="/" + "c" * 60_000))
+        add_checkpoint(meta.folder, meta.id, Path.cwd(), "L" * 60_000, time_s=0.1)
+        ids.append(meta.id)
+    bound = MAX_TEXT_CHARS + 1_000  # the note, the cut marker, the field names
+    calls = [("list_sessions", {"limit": 50}), ("search_sessions", {"query": "tapir", "limit": 50}), ("get_session", {"id": ids[0]})]
+    for tool, args in calls:
+        got = ok(call(tool, args))
+        assert len(json.dumps(got, ensure_ascii=False, separators=(",", ":"))) <= bound, tool
+    listed: list[str] = []
+    cursor = None
+    while True:
+        page = ok(call("list_sessions", {"limit": 50} if cursor is None else {"limit": 50, "cursor": cursor}))
+        listed += [s["id"] for s in page["sessions"]]  # type: ignore[attr-defined]
+        assert "more characters" in page["sessions"][0]["title"]  # type: ignore[index]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert listed == ids[::-1]  # every session once, newest first
 
 
 @pytest.mark.parametrize(
