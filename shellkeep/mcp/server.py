@@ -57,8 +57,17 @@ _QUERY = """Words to find. Operators are upper case, no parentheses: a b (both w
 word* (a prefix), a OR b, a NOT b, NOT x."""
 
 
+_MAX_CLIENT_CHARS = 40
+
+
+def _word(text: str) -> str:
+    """Return ``text`` as one printable word: each run of spaces and unprintable characters one ``_``."""
+    return "_".join("".join(ch if ch.isprintable() and not ch.isspace() else " " for ch in text).split())
+
+
 def client_name(ctx: ToolContext) -> str:
-    """Return how the audit log names the client of this call: ``mcp:NAME VERSION`` from its initialize request."""
+    """Return how the audit log names the client of this call: ``mcp:NAME VERSION`` from its initialize
+    request, each a printable word (no spaces, no newlines), cut to 40 characters in all."""
     try:
         params = ctx.session.client_params
     except (AttributeError, ValueError):
@@ -66,8 +75,8 @@ def client_name(ctx: ToolContext) -> str:
     if params is None:
         return "mcp:unknown client"
     info = params.client_info
-    text = f"{info.name} {info.version}".strip() if info.version else info.name
-    return "mcp:" + "".join(ch for ch in text if ch.isprintable())[:80]
+    text = " ".join(w for w in (_word(info.name), _word(info.version or "")) if w) or "unknown client"
+    return "mcp:" + text[:_MAX_CLIENT_CHARS]
 
 
 _SAY_TYPE = {"int": "give a whole number", "float": "give a number", "string": "give a text", "bool": "give true or false"}

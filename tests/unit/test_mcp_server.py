@@ -40,6 +40,7 @@ def call(
     all_projects: bool = False,
     remote: bool = False,
     max_chars: int = MAX_TEXT_CHARS,
+    client_info: Implementation = CLIENT,
 ) -> CallToolResult:
     """Call one tool through an in-process client of a server started in ``cwd`` (default: the test's project)."""
     ctx = open_context(cwd=cwd or Path.cwd())
@@ -47,7 +48,7 @@ def call(
     server = build_server(lambda client: Reader(ctx, scope, client, max_chars))
 
     async def talk() -> CallToolResult:
-        async with Client(server, client_info=CLIENT) as client:
+        async with Client(server, client_info=client_info) as client:
             return await client.call_tool(tool, dict(args))
 
     return anyio.run(talk)
@@ -140,6 +141,14 @@ def test_each_content_call_leaves_one_audit_entry_naming_the_client(home: Paths)
     entries = read_entries(home)
     assert [(e.command, e.session, e.project) for e in entries] == [(AUDITED_AS, meta.id, meta.project)] * 4
     assert [e.detail for e in entries] == ["search hit", "exchanges (mcp get_session)", "last screen", "screen at 0.1s"]
+
+
+def test_a_client_name_is_audited_as_printable_words_on_one_line_cut_short(home: Paths) -> None:
+    meta = make_session(home, Path.cwd(), 1, events=((0.5, "o", "the lemur escaped\r\n"),))
+    evil = Implementation(name="evil\nx 20261206-000000-00000\t" + "y" * 200, version="1\r\n2")
+    ok(call("search_sessions", {"query": "lemur"}, client_info=evil))
+    [entry] = read_entries(home)
+    assert entry.command == ("mcp:evil_x_20261206-000000-00000_" + "y" * 200)[:44] and entry.session == meta.id
 
 
 def test_get_session_gives_quoted_exchanges_and_its_cursor_reaches_the_end_without_loss_or_repetition(home: Paths) -> None:
