@@ -127,7 +127,7 @@ def _meta_json(meta: SessionMeta) -> dict[str, object]:
         "duration_s": meta.duration,
         "cwd": short(meta.cwd),
         "project": short(meta.project),
-        "git_branch": short(git.get("branch")),
+        "git_branch": short(str(git["branch"])) if git.get("branch") is not None else None,
         "exchange_count": meta.exchange_count,
     }
     remote = remote_of(meta)
@@ -152,7 +152,7 @@ def get_session(reader: Reader, ref: str, cursor: str | None) -> dict[str, objec
     result: dict[str, object] = {"note": NOTE, "session": _meta_json(meta)}
     room = reader.max_chars - json_size(result["session"])
     if start == (0, 0):
-        checkpoints = [
+        checkpoints: list[dict[str, object]] = [
             {"n": c.n, "time": _at(meta.started_at, c.time_s), "label": short(c.label), "exchange": c.exchange, "has_snapshot": c.has_snapshot}
             for c in content.checkpoints
         ]
