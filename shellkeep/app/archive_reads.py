@@ -17,6 +17,8 @@ read and without an audit entry.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -29,6 +31,7 @@ from shellkeep.archive.hits import SearchHit
 from shellkeep.archive.listing import ListedSession, SessionQuery, list_indexed
 from shellkeep.archive.search import SearchRequest, search
 from shellkeep.archive.since import parse_time
+from shellkeep.archive.timeline import PointNames
 from shellkeep.errors import DataError, KeyUnavailable, UserInputError
 from shellkeep.logs import get_logger
 from shellkeep.store.audit import record_many, record_read
@@ -56,13 +59,22 @@ def parse_since(since: str | None) -> datetime | None:
 
 
 def search_scope(
-    ctx: Context, scope: Scope, query: str, *, reader: str, agents: tuple[str, ...] = (), since: str | None = None, limit: int = 20
+    ctx: Context,
+    scope: Scope,
+    query: str,
+    *,
+    reader: str,
+    agents: tuple[str, ...] = (),
+    since: str | None = None,
+    limit: int = 20,
+    on_skip: Callable[[str], None] | None = None,
 ) -> list[SearchHit]:
     """Search the sessions in scope with ``shellkeep search``'s query language; best hits first.
 
     Local sessions through the index (``archive.search``), the pulled ones with ``remote``
     through each machine's own index, each hit marked with its machine. One audit entry per
-    session hit (detail ``search hit``), in one append. Raises UserInputError for a query
+    session hit (detail ``search hit``), in one append. on_skip: given each line saying which
+    encrypted sessions were not searched (key missing; ``archive.search``). Raises UserInputError for a query
     or ``since`` that cannot be parsed, ShellkeepError when an index cannot be opened.
     """
     request = SearchRequest(
@@ -73,9 +85,9 @@ def search_scope(
         since=parse_since(since),
         limit=limit,
     )
-    hits = search(ctx.paths, request, vault=ctx.vault, recover=ctx.recover)
+    hits = search(ctx.paths, request, vault=ctx.vault, recover=ctx.recover, on_skip=on_skip)
     if scope.remote:
-        hits += _remote_hits(ctx, scope, request)
+        hits += _remote_hits(ctx, scope, request, on_skip)
         hits.sort(key=lambda hit: hit.rank)
         hits = hits[:limit]
     reads = dict.fromkeys(
@@ -85,12 +97,12 @@ def search_scope(
     return hits
 
 
-def _remote_hits(ctx: Context, scope: Scope, request: SearchRequest) -> list[SearchHit]:
+def _remote_hits(ctx: Context, scope: Scope, request: SearchRequest, on_skip: Callable[[str], None] | None) -> list[SearchHit]:
     everywhere = replace(request, project=None, also_projects=())
     found: list[SearchHit] = []
     for machine in pulled_machines(ctx.paths):
         where = ctx.paths.remote_paths(machine)
-        for hit in search(where, everywhere, vault=ctx.vault):
+        for hit in search(where, everywhere, vault=ctx.vault, on_skip=on_skip):
             try:
                 meta = read_meta(where.projects / hit.project / hit.session_id)
             except (OSError, DataError):
@@ -213,9 +225,22 @@ def screen_text(
     refuse_missing_key(ctx, meta)
     if at is None and exchange is None and marker is None:
         return None, last_screen(ctx, meta, command=reader).to_text()
-    time_s = start_time(meta, ctx.vault, at=at, marker=marker, exchange=exchange)
+    time_s = start_time(meta, ctx.vault, at=at, marker=marker, exchange=exchange, names=_TOOL_POINTS)
+    if at is not None:
+        _check_at(meta, at)
     meta, cast = read_session(ctx, meta, command=reader, detail=f"screen at {time_s:.1f}s")
     return time_s, screen_at(cast, time_s).to_text()
+
+
+_TOOL_POINTS = PointNames("at", "marker", "exchange", "give at (seconds since its start) instead", "get_session lists them")
+
+
+def _check_at(meta: SessionMeta, at: float) -> None:
+    """Refuse a time outside the session: before its start, after its end (when it has ended)."""
+    end = meta.duration
+    if not math.isfinite(at) or at < 0 or (end is not None and at > end):
+        until = f"{end:g}, its length in seconds" if end is not None else "its length in seconds"
+        raise UserInputError(f"at: give 0 to {until} (session {meta.id}), not {at:g}")
 
 
 def checkpoint_patch(ctx: Context, meta: SessionMeta, *, reader: str, from_n: int | None = None, to_n: int | None = None) -> tuple[str, str, str]:

@@ -106,6 +106,7 @@ def search_private(
     *,
     limit: int = 20,
     build: Callable[[SessionMeta], Sequence[Chunk]] | None = None,
+    on_skip: Callable[[str], None] | None = None,
 ) -> list[SearchHit]:
     """Search the encrypted sessions among ``sessions``; best hits first, at most ``limit``.
 
@@ -113,7 +114,7 @@ def search_private(
     times, snippets, highlights; bm25 ranks over these sessions' text).
     build: makes a session's chunks when its ``search.jsonl`` is missing (then stored for
     next time); None skips such sessions. Sessions whose key is missing are skipped with
-    one logged warning for them all (``missing_keys_line``); one whose file is damaged
+    one logged warning for them all (``missing_keys_line``), also given to ``on_skip``; one whose file is damaged
     with a warning of its own. Raises UserInputError for an empty query.
     """
     fts_query(query)  # refuse a query without a word before decrypting anything
@@ -138,7 +139,10 @@ def search_private(
         if kept:
             loaded.append((meta, kept))
     if missing:
-        log.warning("%s", missing_keys_line(missing, "not searched"))
+        line = missing_keys_line(missing, "not searched")
+        log.warning("%s", line)
+        if on_skip is not None:
+            on_skip(line)
     if not loaded:
         return []
     conn = memory_index()

@@ -7,7 +7,7 @@ to date (``archive.scan.sync`` with content), applies the filters and merges the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -46,7 +46,12 @@ class SearchRequest:
 
 
 def search(
-    paths: Paths, request: SearchRequest, *, vault: Vault | None = None, recover: Recover | None = None
+    paths: Paths,
+    request: SearchRequest,
+    *,
+    vault: Vault | None = None,
+    recover: Recover | None = None,
+    on_skip: Callable[[str], None] | None = None,
 ) -> list[SearchHit]:
     """Search transcripts, prompts, answers and marker labels; best hits first.
 
@@ -54,7 +59,8 @@ def search(
     query over an in-memory index of their decrypted ``search.jsonl`` (``archive.fts``,
     ``private_search.search_private``, which builds the file for a session indexed before
     it existed); the hits, both ranked by bm25, are merged by rank. Blocks while the
-    encrypted sessions are decrypted and indexed in memory.
+    encrypted sessions are decrypted and indexed in memory. on_skip: given the line saying
+    which encrypted sessions were not searched (their key missing), besides the warning logged.
 
     Raises UserInputError for a query FTS5 cannot parse, DataError / ShellkeepError as
     ``list_indexed``.
@@ -75,7 +81,12 @@ def search(
         private = _private_sessions(conn, where, args)
         if private:
             hits += search_private(
-                src.vault, private, request.query, limit=request.limit, build=lambda meta: content_of(meta, src.vault).chunks
+                src.vault,
+                private,
+                request.query,
+                limit=request.limit,
+                build=lambda meta: content_of(meta, src.vault).chunks,
+                on_skip=on_skip,
             )
             hits.sort(key=lambda hit: hit.rank)
         return hits[: request.limit]

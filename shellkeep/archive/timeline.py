@@ -27,11 +27,29 @@ from shellkeep.vault.exchanges import read_exchanges
 if TYPE_CHECKING:
     from shellkeep.agents.base import Exchange
 
-__all__ = ["Marker", "exchange_offset_s", "read_markers", "read_session_markers", "start_time", "with_checkpoints"]
+__all__ = ["CLI_POINTS", "Marker", "PointNames", "exchange_offset_s", "read_markers", "read_session_markers", "start_time", "with_checkpoints"]
 
 log = get_logger(__name__)
 
 _CHECKPOINT_MARKER = re.compile(r"checkpoint (\d+)(?:: |$)")
+
+
+@dataclass(frozen=True, slots=True)
+class PointNames:
+    """How ``start_time``'s errors name its points: the command's options, or an MCP tool's arguments.
+
+    use_at: what to do instead when an exchange or marker has no time; see_exchanges: where the
+    exchanges are listed (``{id}``: the session's id).
+    """
+
+    at: str
+    marker: str
+    exchange: str
+    use_at: str
+    see_exchanges: str
+
+
+CLI_POINTS = PointNames("--at", "--marker", "--exchange", "replay it with --at SECONDS", "see 'shellkeep show {id}'")
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,28 +109,35 @@ def exchange_offset_s(meta: SessionMeta, exchange: Exchange) -> float | None:
 
 
 def start_time(
-    meta: SessionMeta, vault: Vault, *, at: float | None = None, marker: str | None = None, exchange: int | None = None
+    meta: SessionMeta,
+    vault: Vault,
+    *,
+    at: float | None = None,
+    marker: str | None = None,
+    exchange: int | None = None,
+    names: PointNames = CLI_POINTS,
 ) -> float:
     """Return where a replay starts: ``at`` seconds, a marker (its label or its checkpoint's
     label, else its 1-based number) or the 1-based exchange ``exchange``; 0.0 when none is given. vault: reads the
-    recording and exchanges.
+    recording and exchanges; names: how the errors name the points.
 
     Raises UserInputError when more than one is given or the marker or exchange is unknown;
     DataError when the recording is corrupt.
     """
-    given = [name for name, value in (("--at", at), ("--marker", marker), ("--exchange", exchange)) if value is not None]
+    points = ((names.at, at), (names.marker, marker), (names.exchange, exchange))
+    given = [name for name, value in points if value is not None]
     if len(given) > 1:
         raise UserInputError(f"give only one of {', '.join(given)}")
     if at is not None:
         return max(0.0, at)
     if marker is not None:
-        return _marker_time(meta, vault, marker)
+        return _marker_time(meta, vault, marker, names)
     if exchange is not None:
-        return _exchange_time(meta, vault, exchange)
+        return _exchange_time(meta, vault, exchange, names)
     return 0.0
 
 
-def _marker_time(meta: SessionMeta, vault: Vault, ref: str) -> float:
+def _marker_time(meta: SessionMeta, vault: Vault, ref: str, names: PointNames) -> float:
     markers = read_session_markers(meta, vault)
     for m in markers:
         if m.label == ref:
@@ -123,18 +148,19 @@ def _marker_time(meta: SessionMeta, vault: Vault, ref: str) -> float:
     if ref.isdigit() and 1 <= int(ref) <= len(markers):
         return markers[int(ref) - 1].time_s
     if not markers:
-        raise UserInputError(f"session {meta.id} has no markers; replay it with --at SECONDS")
+        raise UserInputError(f"session {meta.id} has no markers; {names.use_at}")
     shown = ", ".join(f"{m.n} '{m.label}'" for m in markers[:5])
     raise UserInputError(f"no marker '{ref}' in session {meta.id}; it has {len(markers)}: {shown}")
 
 
-def _exchange_time(meta: SessionMeta, vault: Vault, number: int) -> float:
+def _exchange_time(meta: SessionMeta, vault: Vault, number: int, names: PointNames) -> float:
     exchanges = read_exchanges(meta, vault)
     if not 1 <= number <= len(exchanges):
         if not exchanges:
-            raise UserInputError(f"session {meta.id} has no exchanges; replay it with --at SECONDS")
-        raise UserInputError(f"session {meta.id} has exchanges 1 to {len(exchanges)}, not {number}; see 'shellkeep show {meta.id}'")
+            raise UserInputError(f"session {meta.id} has no exchanges; {names.use_at}")
+        see = names.see_exchanges.format(id=meta.id)
+        raise UserInputError(f"session {meta.id} has exchanges 1 to {len(exchanges)}, not {number}; {see}")
     offset = exchange_offset_s(meta, exchanges[number - 1])
     if offset is None:
-        raise UserInputError(f"exchange {number} of session {meta.id} has no time; replay it with --at SECONDS")
+        raise UserInputError(f"exchange {number} of session {meta.id} has no time; {names.use_at}")
     return offset

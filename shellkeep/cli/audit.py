@@ -8,6 +8,10 @@ from shellkeep.cli.options import count, json_option, paths
 from shellkeep.cli.output import format_local_time, print_json
 
 
+_MAX_CELL_CHARS = 48
+"""The widest command (an MCP client's name), user or host the table shows."""
+
+
 @click.group(invoke_without_command=True)
 @click.option("--session", "session", default=None, metavar="ID", help="Only entries about this session (id or prefix).")
 @click.option("--limit", type=count(), default=None, help="Only the last N entries.")
@@ -37,9 +41,17 @@ def audit(ctx: click.Context, session: str | None, limit: int | None, as_json: b
         click.echo("the audit log is empty", err=True)
         return
 
-    for e in entries:
-        detail = f"  {e.detail}" if e.detail else ""
-        click.echo(f"{e.seq:>6}  {format_local_time(e.time)}  {e.user}@{e.host}  {e.command:<7} {e.session or '-'}{detail}")
+    commands = [_cell(e.command) for e in entries]
+    width = max(7, *(len(c) for c in commands))
+    for e, command in zip(entries, commands):
+        detail = f"  {_cell(e.detail, 200)}" if e.detail else ""
+        click.echo(f"{e.seq:>6}  {format_local_time(e.time)}  {_cell(e.user)}@{_cell(e.host)}  {command:<{width}}  {e.session or '-'}{detail}")
+
+
+def _cell(text: str, max_chars: int = _MAX_CELL_CHARS) -> str:
+    """Return ``text`` as one cell of the table: printable, on one line, cut to ``max_chars`` with ``…``."""
+    text = "".join(ch if ch.isprintable() else " " for ch in text)
+    return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
 
 
 @audit.command()

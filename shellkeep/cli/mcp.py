@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from shellkeep.cli.options import context
+
+_BY_HAND = (
+    "shellkeep: this is an MCP server for agents to start, waiting for one on stdin; "
+    "register it with 'shellkeep mcp install AGENT' (Ctrl-C ends it)"
+)
 
 
 @click.group(invoke_without_command=True)
@@ -32,6 +39,8 @@ def mcp(all_projects: bool, remote: bool) -> None:
 
     ctx = context()
     scope = open_scope(ctx, all_projects=all_projects, remote=remote)
+    if sys.stdin.isatty():
+        click.echo(_BY_HAND, err=True)
     run_stdio(lambda client: Reader(ctx, scope, client))
 
 

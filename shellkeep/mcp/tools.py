@@ -17,7 +17,8 @@ from shellkeep.app.archive_reads import checkpoint_patch, list_scope, screen_tex
 from shellkeep.app.archive_scope import Scope, find_in_scope
 from shellkeep.app.context import Context
 from shellkeep.app.remote import remote_of
-from shellkeep.mcp.pages import MAX_TEXT_CHARS, NOTE, Item, call_key, page_of, read_cursor
+from shellkeep.errors import UserInputError
+from shellkeep.mcp.pages import MAX_TEXT_CHARS, NOTE, Item, call_key, json_size, page_of, read_cursor, rows_page, short
 from shellkeep.store.session import SessionMeta, iso, parse_iso
 
 if TYPE_CHECKING:
@@ -28,8 +29,6 @@ __all__ = ["MAX_LIMIT", "Reader", "clamp", "get_diff", "get_screen", "get_sessio
 
 MAX_LIMIT = 50
 """The most search hits or sessions one call returns (a larger ``limit`` is clamped)."""
-
-_MAX_TITLE_CHARS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,8 +43,13 @@ class Reader:
 
 
 def clamp(limit: int | None, default: int = 20) -> int:
-    """Return ``limit`` within 1..``MAX_LIMIT`` (``default`` for None)."""
-    return max(1, min(MAX_LIMIT, default if limit is None else limit))
+    """Return ``limit`` at most ``MAX_LIMIT`` (``default`` for None).
+
+    Raises UserInputError for a limit below 1.
+    """
+    if limit is not None and limit < 1:
+        raise UserInputError(f"limit: give 1 to {MAX_LIMIT}, not {limit}")
+    return min(MAX_LIMIT, default if limit is None else limit)
 
 
 def _at(started_at: str, offset_s: float | None) -> str:
@@ -59,37 +63,50 @@ def _at(started_at: str, offset_s: float | None) -> str:
 
 
 def search_sessions(reader: Reader, query: str, agent: str | None, since: str | None, limit: int | None, cursor: str | None) -> dict[str, object]:
-    """Return the hits of ``query`` in scope as quoted snippets, best first, paged."""
+    """Return the hits of ``query`` in scope as quoted snippets, best first, paged; ``skipped`` says
+    which encrypted sessions were not searched (their key missing), when some were not."""
     limit = clamp(limit)
     key = call_key("search_sessions", query, agent, since, limit)
     start = read_cursor(cursor, key)
-    hits = search_scope(reader.ctx, reader.scope, query, reader=reader.name, agents=(agent,) if agent else (), since=since, limit=limit)
+    skipped: list[str] = []
+    hits = search_scope(
+        reader.ctx, reader.scope, query, reader=reader.name, agents=(agent,) if agent else (), since=since, limit=limit, on_skip=skipped.append
+    )
     items = []
     for hit in hits:
         source: dict[str, object] = {
             "session": hit.session_id,
             "time": _at(hit.started_at, hit.time),
             "kind": hit.kind,
-            "agent": hit.agent,
+            "agent": short(hit.agent),
             "offset_s": round(hit.time, 3),
         }
         if hit.exchange is not None:
             source["exchange"] = hit.exchange
         if hit.session_name:
-            source["session_name"] = hit.session_name
+            source["session_name"] = short(hit.session_name)
         if hit.machine is not None:
-            source["machine"] = hit.machine
+            source["machine"] = short(hit.machine)
         items.append(Item(source, hit.snippet))
     page = page_of(items, key, start, reader.max_chars)
-    return {"note": NOTE, "query": query, "hits": page.items, "next_cursor": page.next_cursor}
+    result: dict[str, object] = {"note": NOTE, "query": query, "hits": page.items, "next_cursor": page.next_cursor}
+    if skipped:
+        result["skipped"] = "; ".join(skipped)
+    return result
 
 
-def list_sessions(reader: Reader, status: str | None, agent: str | None, since: str | None, limit: int | None) -> dict[str, object]:
-    """Return the sessions in scope, newest first: metadata only."""
+def list_sessions(
+    reader: Reader, status: str | None, agent: str | None, since: str | None, limit: int | None, cursor: str | None
+) -> dict[str, object]:
+    """Return the sessions in scope, newest first: metadata only, paged."""
+    limit = clamp(limit)
+    key = call_key("list_sessions", status, agent, since, limit)
+    start, _ = read_cursor(cursor, key)
     found = list_scope(
-        reader.ctx, reader.scope, statuses=(status,) if status else (), agents=(agent,) if agent else (), since=since, limit=clamp(limit)
+        reader.ctx, reader.scope, statuses=(status,) if status else (), agents=(agent,) if agent else (), since=since, limit=limit
     )
-    return {"sessions": [_row(s) for s in found]}
+    page = rows_page([_row(s) for s in found], key, start, reader.max_chars)
+    return {"sessions": page.items, "next_cursor": page.next_cursor}
 
 
 def _row(listed: ListedSession) -> dict[str, object]:
@@ -101,21 +118,21 @@ def _meta_json(meta: SessionMeta) -> dict[str, object]:
     git = meta.git_start or {}
     row: dict[str, object] = {
         "id": meta.id,
-        "name": meta.name,
-        "title": (meta.title or "")[:_MAX_TITLE_CHARS] or None,
-        "agent": meta.agent,
+        "name": short(meta.name),
+        "title": short(meta.title) or None,
+        "agent": short(meta.agent),
         "status": meta.status,
         "exit_code": meta.exit_code,
         "started_at": meta.started_at,
         "duration_s": meta.duration,
-        "cwd": meta.cwd,
-        "project": meta.project,
-        "git_branch": git.get("branch"),
+        "cwd": short(meta.cwd),
+        "project": short(meta.project),
+        "git_branch": short(str(git["branch"])) if git.get("branch") is not None else None,
         "exchange_count": meta.exchange_count,
     }
     remote = remote_of(meta)
     if remote is not None:
-        row["machine"] = remote.get("host") or remote.get("machine")
+        row["machine"] = short(remote.get("host") or remote.get("machine"))
     return row
 
 
@@ -132,13 +149,19 @@ def get_session(reader: Reader, ref: str, cursor: str | None) -> dict[str, objec
         items.append(Item({"session": meta.id, "time": meta.started_at, "kind": "plan"}, plan_text))
     for exchange in content.exchanges:
         items += _exchange_items(meta, exchange)
-    page = page_of(items, key, start, reader.max_chars)
     result: dict[str, object] = {"note": NOTE, "session": _meta_json(meta)}
+    room = reader.max_chars - json_size(result["session"])
     if start == (0, 0):
-        result["checkpoints"] = [
-            {"n": c.n, "time": _at(meta.started_at, c.time_s), "label": c.label, "exchange": c.exchange, "has_snapshot": c.has_snapshot}
+        checkpoints: list[dict[str, object]] = [
+            {"n": c.n, "time": _at(meta.started_at, c.time_s), "label": short(c.label), "exchange": c.exchange, "has_snapshot": c.has_snapshot}
             for c in content.checkpoints
         ]
+        shown = rows_page(checkpoints, key, 0, room // 2).items  # at most half the page; get_diff takes any number
+        result["checkpoints"] = shown
+        if len(shown) < len(checkpoints):
+            result["checkpoints_not_shown"] = len(checkpoints) - len(shown)
+        room -= json_size(shown)
+    page = page_of(items, key, start, max(room, reader.max_chars // 4))
     result["items"] = page.items
     result["next_cursor"] = page.next_cursor
     return result
@@ -181,6 +204,7 @@ def get_diff(reader: Reader, ref: str, from_n: int | None, to_n: int | None, cur
     key = call_key("get_diff", meta.id, from_n, to_n)
     start = read_cursor(cursor, key)
     from_label, to_label, patch = checkpoint_patch(reader.ctx, meta, reader=reader.name, from_n=from_n, to_n=to_n)
+    from_label, to_label = short(from_label) or "", short(to_label) or ""
     source: dict[str, object] = {"session": meta.id, "time": meta.started_at, "kind": "diff", "from": from_label, "to": to_label}
-    page = page_of([Item(source, patch)], key, start, reader.max_chars)
+    page = page_of([Item(source, patch)], key, start, reader.max_chars - json_size([from_label, to_label]))
     return {"note": NOTE, "from": from_label, "to": to_label, "items": page.items, "next_cursor": page.next_cursor}

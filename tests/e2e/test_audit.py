@@ -81,3 +81,15 @@ def test_resume_redrawing_the_last_screen_is_audited(home: Paths) -> None:
     assert resumed.returncode == 0
     entries = json.loads(sk("audit", "--json").stdout)
     assert [(e["command"], e["session"], e["detail"]) for e in entries] == [("resume", first["id"], "last screen")]
+
+
+def test_a_long_command_stays_in_its_column_apart_from_the_session(home: Paths) -> None:
+    from shellkeep.store.audit import record
+
+    record(home, "show", "20261206-010101-00101")
+    record(home, "mcp:" + "x" * 100 + "\n20261206-999999-99999", "20261206-020202-00202")
+    rows = sk("audit").stdout.splitlines()
+    assert len(rows) == 2  # nothing in a name starts a row of its own
+    starts = [row.index("20261206-010101-00101") for row in rows[:1]] + [row.index("20261206-020202-00202") for row in rows[1:]]
+    assert starts[0] == starts[1] and rows[1][starts[1] - 2 : starts[1]] == "  "  # one column, kept apart
+    assert "…" in rows[1] and "20261206-999999-99999" not in rows[1]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +22,8 @@ from mcp_types import CallToolResult, Implementation
 
 from shellkeep.store.audit import read_entries
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, git_init, run_sk
+from tests.factory import make_session
+from tests.helpers import SK, PtyHarness, git_init, run_sk
 
 TOKEN = "ghp_" + "Zq8" * 12  # a GitHub personal access token's shape (redaction rule github-token)
 
@@ -100,3 +102,45 @@ def test_stdout_carries_the_protocol_alone_and_errors_are_one_line(home: Paths) 
     assert "'someday'" in by_id[2]["content"][0]["text"]
     assert "no session '../../etc'" in by_id[3]["content"][0]["text"]
     assert stderr == b""
+
+
+def _initialized(server: subprocess.Popen[bytes]) -> None:
+    """Send the initialize handshake and wait for its reply: the server is serving."""
+    assert server.stdin is not None and server.stdout is not None
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
+    server.stdin.write(json.dumps(hello).encode() + b"\n" + json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode() + b"\n")
+    server.stdin.flush()
+    assert json.loads(server.stdout.readline())["id"] == 1
+
+
+def test_ctrl_c_in_a_terminal_ends_the_server_and_it_says_what_it_is(home: Paths) -> None:
+    term = PtyHarness.start([*SK, "mcp"])
+    term.expect(b"MCP server for agents to start")
+    term.write(b"\x03")
+    assert term.finish() == 130
+    out = bytes(term.output)
+    assert out.count(b"shellkeep mcp install AGENT") == 1 and b"Traceback" not in out, out
+
+
+def test_sigint_ends_a_piped_server_quietly(home: Paths) -> None:
+    server = subprocess.Popen([*SK, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    _initialized(server)
+    server.send_signal(signal.SIGINT)
+    assert server.wait(timeout=30) == 130
+    assert server.stderr is not None and server.stderr.read() == b""  # not a terminal: nothing said
+
+
+def test_a_warning_is_one_plain_line_on_stderr(home: Paths) -> None:
+    make_session(home, Path.cwd(), 1, events=((0.5, "o", "the quokka smiles\r\n"),))
+    home.audit_log.mkdir(parents=True)  # the audit log cannot be written
+    server = subprocess.Popen([*SK, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert server.stdin is not None and server.stdout is not None and server.stderr is not None
+    _initialized(server)
+    search = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "search_sessions", "arguments": {"query": "quokka"}}}
+    server.stdin.write(json.dumps(search).encode() + b"\n")
+    server.stdin.flush()
+    assert json.loads(server.stdout.readline())["result"]["structuredContent"]["hits"]
+    server.stdin.close()
+    assert server.wait(timeout=30) == 0
+    assert server.stderr.read().decode().splitlines() == [f"shellkeep: could not write the audit log {home.audit_log} (Is a directory)"]

@@ -40,6 +40,7 @@ def call(
     all_projects: bool = False,
     remote: bool = False,
     max_chars: int = MAX_TEXT_CHARS,
+    client_info: Implementation = CLIENT,
 ) -> CallToolResult:
     """Call one tool through an in-process client of a server started in ``cwd`` (default: the test's project)."""
     ctx = open_context(cwd=cwd or Path.cwd())
@@ -47,7 +48,7 @@ def call(
     server = build_server(lambda client: Reader(ctx, scope, client, max_chars))
 
     async def talk() -> CallToolResult:
-        async with Client(server, client_info=CLIENT) as client:
+        async with Client(server, client_info=client_info) as client:
             return await client.call_tool(tool, dict(args))
 
     return anyio.run(talk)
@@ -82,7 +83,7 @@ def test_tools_are_listed_with_schemas_descriptions_and_their_bound() -> None:
     assert sorted(tools) == ["get_diff", "get_screen", "get_session", "list_sessions", "search_sessions"]
     expected = {
         "search_sessions": ({"query", "agent", "since", "limit", "cursor"}, ["query"]),
-        "list_sessions": ({"status", "agent", "since", "limit"}, []),
+        "list_sessions": ({"status", "agent", "since", "limit", "cursor"}, []),
         "get_session": ({"id", "cursor"}, ["id"]),
         "get_screen": ({"id", "at", "exchange", "marker", "cursor"}, ["id"]),
         "get_diff": ({"id", "from", "to", "cursor"}, ["id"]),
@@ -142,6 +143,14 @@ def test_each_content_call_leaves_one_audit_entry_naming_the_client(home: Paths)
     assert [e.detail for e in entries] == ["search hit", "exchanges (mcp get_session)", "last screen", "screen at 0.1s"]
 
 
+def test_a_client_name_is_audited_as_printable_words_on_one_line_cut_short(home: Paths) -> None:
+    meta = make_session(home, Path.cwd(), 1, events=((0.5, "o", "the lemur escaped\r\n"),))
+    evil = Implementation(name="evil\nx 20261206-000000-00000\t" + "y" * 200, version="1\r\n2")
+    ok(call("search_sessions", {"query": "lemur"}, client_info=evil))
+    [entry] = read_entries(home)
+    assert entry.command == ("mcp:evil_x_20261206-000000-00000_" + "y" * 200)[:44] and entry.session == meta.id
+
+
 def test_get_session_gives_quoted_exchanges_and_its_cursor_reaches_the_end_without_loss_or_repetition(home: Paths) -> None:
     exchanges = [
         {"prompt": f"prompt {i} " + "p" * (1_500 + i), "answer": f"answer {i} " + "a" * (9_000 if i % 3 else 41_000), "time": None}
@@ -197,7 +206,7 @@ def test_search_pages_with_its_cursor_and_limits_clamp(home: Paths) -> None:
     while True:
         pages += 1
         args: dict[str, object] = {"query": "giraffe", "limit": 500} if cursor is None else {"query": "giraffe", "limit": 500, "cursor": cursor}
-        page = ok(call("search_sessions", args, max_chars=50))
+        page = ok(call("search_sessions", args, max_chars=150))  # a hit's source takes about 110
         for hit in page["hits"]:  # type: ignore[attr-defined]
             text = _MARKER.sub("", hit["text"])
             seen.append("+" + text if "offset" in hit["source"] else text)
@@ -213,9 +222,39 @@ def test_search_pages_with_its_cursor_and_limits_clamp(home: Paths) -> None:
     assert joined == [h["text"] for h in whole["hits"]]  # type: ignore[attr-defined]
     assert pages >= 8 and len(seen) > 8  # paged, and hits cut across pages
     # A cursor is good only with the arguments of the call that made it.
-    first = ok(call("search_sessions", {"query": "giraffe"}, max_chars=50))
+    first = ok(call("search_sessions", {"query": "giraffe"}, max_chars=150))
     assert "other arguments" in error_line(call("search_sessions", {"query": "lemur", "cursor": first["next_cursor"]}))
     assert MAX_LIMIT == 50
+
+
+def test_long_names_titles_and_labels_stay_within_the_bound(home: Paths) -> None:
+    import dataclasses
+    import json
+
+    from shellkeep.store.session import write_meta
+
+    huge = "N" * 60_000
+    ids = []
+    for n in range(1, 31):
+        meta = make_session(home, Path.cwd(), n, name=f"{n}{huge}", events=((0.5, "o", "the tapir naps\r\n"),))
+        write_meta(dataclasses.replace(meta, title="T" * 60_000, cwd="/" + "c" * 60_000))
+        add_checkpoint(meta.folder, meta.id, Path.cwd(), "L" * 60_000, time_s=0.1)
+        ids.append(meta.id)
+    bound = MAX_TEXT_CHARS + 1_000  # the note, the cut marker, the field names
+    calls = [("list_sessions", {"limit": 50}), ("search_sessions", {"query": "tapir", "limit": 50}), ("get_session", {"id": ids[0]})]
+    for tool, args in calls:
+        got = ok(call(tool, args))
+        assert len(json.dumps(got, ensure_ascii=False, separators=(",", ":"))) <= bound, tool
+    listed: list[str] = []
+    cursor = None
+    while True:
+        page = ok(call("list_sessions", {"limit": 50} if cursor is None else {"limit": 50, "cursor": cursor}))
+        listed += [s["id"] for s in page["sessions"]]  # type: ignore[attr-defined]
+        assert "more characters" in page["sessions"][0]["title"]  # type: ignore[index]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert listed == ids[::-1]  # every session once, newest first
 
 
 @pytest.mark.parametrize(
@@ -225,17 +264,32 @@ def test_search_pages_with_its_cursor_and_limits_clamp(home: Paths) -> None:
         ("search_sessions", {"query": "NOT"}, "nothing to search for"),
         ("search_sessions", {"query": "lemur", "cursor": "!!!"}, "cursor"),
         ("list_sessions", {"status": "sleeping"}, "unknown status 'sleeping'"),
-        ("get_screen", {"id": "S", "at": 1.0, "exchange": 1}, "give only one of"),
-        ("get_screen", {"id": "S", "exchange": 7}, "exchanges"),
+        ("get_screen", {"id": "S", "at": 1.0, "exchange": 1}, "give only one of at, exchange"),
+        ("get_screen", {"id": "S", "exchange": 7}, "has exchanges 1 to 1, not 7; get_session lists them"),
         ("get_diff", {"id": "S"}, "no checkpoints"),
+        ("search_sessions", {"query": "x", "limit": "abc"}, "search_sessions: limit: give a whole number"),
+        ("search_sessions", {}, "search_sessions: query: required"),
+        ("get_diff", {"id": "S", "from": "nope"}, "get_diff: from: give a whole number"),
+        ("get_screen", {"id": "S", "at": "soon"}, "get_screen: at: give a number"),
+        ("search_sessions", {"query": "x", "limit": -1}, "limit: give 1 to 50, not -1"),
+        ("list_sessions", {"limit": 0}, "limit: give 1 to 50, not 0"),
+        ("get_screen", {"id": "S", "at": 1e9}, "at: give 0 to 0.5, its length in seconds"),
+        ("get_screen", {"id": "S", "at": -5}, "at: give 0 to 0.5"),
+        ("get_screen", {"id": "S", "marker": "x"}, "has no markers; give at (seconds since its start) instead"),
     ],
-    ids=["bad-since", "bad-query", "bad-cursor", "bad-status", "two-points", "no-such-exchange", "no-checkpoints"],
+    ids=[
+        "bad-since", "bad-query", "bad-cursor", "bad-status", "two-points", "no-such-exchange", "no-checkpoints",
+        "limit-not-a-number", "no-query", "from-not-a-number", "at-not-a-number",
+        "limit-negative", "limit-zero", "at-past-the-end", "at-negative", "no-markers",
+    ],
 )
 def test_bad_input_is_a_tool_error_of_one_line(home: Paths, tool: str, args: dict[str, object], says: str) -> None:
     meta = make_session(home, Path.cwd(), 1, exchanges=[{"prompt": "hi", "answer": "hello"}])
     given = {k: (meta.id if v == "S" else v) for k, v in args.items()}
     line = error_line(call(tool, given))
     assert line.startswith(f"Error executing tool {tool}: ") and says in line, line
+    assert "pydantic" not in line and "validation error" not in line, line
+    assert "--" not in line and "shellkeep show" not in line, line  # the tools' argument names, not the commands' options
 
 
 def test_get_screen_at_a_time_and_the_last_screen(home: Paths) -> None:
@@ -296,7 +350,9 @@ def test_an_encrypted_session_without_its_key_is_refused_naming_the_key(
     for tool in ("get_session", "get_screen", "get_diff"):
         line = error_line(call(tool, {"id": session}))
         assert f"encrypted with key {key_id}" in line and "shellkeep key import" in line, line
-    assert ok(call("search_sessions", {"query": "pangolin"}))["hits"] == []
+    searched = ok(call("search_sessions", {"query": "pangolin"}))
+    assert searched["hits"] == []
+    assert searched["skipped"] == f"1 encrypted session not searched: key {key_id} missing (suspended); import it with 'shellkeep key import FILE'"
     assert len(read_entries(home)) == before  # nothing was read
 
 
