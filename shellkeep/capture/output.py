@@ -192,7 +192,7 @@ class OutputPipeline:
             log.debug("closing the failed %s failed too", output.name, exc_info=True)
 
     def _report(self, output: SessionOutput, exc: Exception) -> None:
-        log.warning("session output %s failed", output.name, exc_info=exc)
+        log.debug("session output %s failed", output.name, exc_info=exc)  # the traceback to the log file; the user gets one line
         try:
             self._warn(f"{output.name} stopped ({type(exc).__name__}: {exc}); the recording goes on")
         except Exception:  # noqa: BLE001

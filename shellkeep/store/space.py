@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 __all__ = [
+    "DISK_FULL",
     "READ_ONLY",
     "RESERVE_BYTES",
     "RESERVE_FILE",
@@ -20,6 +21,9 @@ __all__ = [
     "release_space",
     "reserve_space",
 ]
+
+DISK_FULL = "the disk is full"
+"""How a message says that a write found no space: the fix is freeing space, not a reindex."""
 
 READ_ONLY = "the file system is read-only"
 """How a message says that ``is_read_only`` held: the fix is a remount, not a chmod or a reindex."""

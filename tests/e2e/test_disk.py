@@ -20,7 +20,7 @@ import pytest
 from tests.recordings import read_events
 from shellkeep.store.paths import Paths
 from tests.e2e.test_secrets import wait_for_housekeeping
-from tests.helpers import SK, PtyHarness
+from tests.helpers import SK, PtyHarness, invoke_sk
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -85,3 +85,32 @@ def test_low_free_space_at_start_is_one_warning(small_disk: Path, home: Paths) -
     home.config_file.write_text("[record]\nmin_free_mb = 0\n")  # the check turned off
     quiet = subprocess.run([*SK, "run", "--", "true"], capture_output=True, stdin=subprocess.DEVNULL, timeout=60)
     assert quiet.returncode == 0 and b"min_free_mb" not in quiet.stderr
+
+
+def _fill(disk: Path) -> None:
+    """Write zeros to ``disk`` until it has no space left."""
+    with open(disk / "filler", "wb", buffering=0) as fh:
+        try:
+            while fh.write(b"\0" * 4096):
+                pass
+        except OSError:
+            pass
+
+
+def test_a_full_disk_is_named_and_never_sent_to_reindex(small_disk: Path, home: Paths) -> None:
+    recorded = subprocess.run([*SK, "run", "--", "echo", "seen-before"], capture_output=True, stdin=subprocess.DEVNULL, timeout=60)
+    assert recorded.returncode == 0
+    data = Paths(small_disk / "home", home.config_file)
+    wait_for_housekeeping(data)
+    for index in data.index.parent.glob(data.index.name + "*"):
+        index.unlink()  # the index is made again by the next command: on a full disk it cannot be
+    _fill(small_disk)
+    for args in (["ls", "--all-sessions"], ["search", "seen-before"]):
+        result = invoke_sk(*args)
+        err = result.stderr.decode()
+        assert "the disk is full; free some space ('shellkeep gc' removes old sessions)" in err, (args, err)
+        assert "reindex" not in err and "Traceback" not in err, (args, err)
+    # A session recorded on the full disk: one line per failing output, no traceback.
+    again = subprocess.run([*SK, "run", "--", "echo", "on-a-full-disk"], capture_output=True, stdin=subprocess.DEVNULL, timeout=60)
+    assert again.returncode == 0 and b"on-a-full-disk" in again.stdout
+    assert b"Traceback" not in again.stderr and b"reindex" not in again.stderr, again.stderr
