@@ -143,6 +143,9 @@ def add_exchange_checkpoints(meta: SessionMeta, exchanges: Sequence[Exchange], *
     if all(position in done for position in range(1, len(answered) + 1)):
         return 0
     root = work_tree(Path(meta.cwd))
+    # A work tree gone since the session (a removed 'git worktree') is still where it ran: its
+    # markers note the project's root, and are not taken for markers of a session outside git.
+    noted = root if root is not None or meta.git_start is None else Path(meta.project_root)
     added = 0
     previous_s = 0.0
     for position, exchange in enumerate(answered, 1):
@@ -159,8 +162,8 @@ def add_exchange_checkpoints(meta: SessionMeta, exchanges: Sequence[Exchange], *
             time_s=previous_s,
             auto=True,
             exchange=position,
-            snapshot=snapshot_last and last,
-            root=root,
+            snapshot=snapshot_last and last and root is not None,
+            root=noted,
         )
         added += 1
     return added

@@ -40,7 +40,8 @@ def restore_files(ref: str | None, last: bool, n: int | None, k: int | None, yes
         warn(f"session {meta.id} is still running: its agent may write these files again after the restore")
     removed = sum(1 for status, _ in plan.changes if status == "A")
     if not yes:
-        question = f"restore {_files(len(plan.changes) - removed)} and remove {removed} in {plan.root} to checkpoint {n}?"
+        click.echo("\n".join(_change_lines(plan.changes)), err=True)
+        question = f"change {_files(len(plan.changes) - removed)} and delete {removed} in {plan.root}, back to checkpoint {n}?"
         try:
             confirmed = click.confirm(question, err=True)
         except click.Abort:  # no answer (end of input)
@@ -53,6 +54,23 @@ def restore_files(ref: str | None, last: bool, n: int | None, k: int | None, yes
     if done.checkpoint.head != done.head_now:
         now, then = (done.head_now or "unborn")[:10], (done.checkpoint.head or "unborn")[:10]
         click.echo(f"HEAD is {now}, was {then} at checkpoint {n}; left as it is", err=True)
+
+
+_SHOWN = 20
+"""At most this many files of each kind are named before the question; the rest are counted."""
+
+
+def _change_lines(changes: tuple[tuple[str, str], ...]) -> list[str]:
+    """Return the lines naming the files a restore changes (written back) and deletes (added since)."""
+    lines: list[str] = []
+    for verb, paths in (
+        ("change", [path for status, path in changes if status != "A"]),
+        ("delete", [path for status, path in changes if status == "A"]),
+    ):
+        lines += [f"  {verb} {path}" for path in paths[:_SHOWN]]
+        if len(paths) > _SHOWN:
+            lines.append(f"  ... and {len(paths) - _SHOWN} more to {verb}")
+    return lines
 
 
 def _files(count: int) -> str:

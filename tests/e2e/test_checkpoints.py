@@ -246,6 +246,24 @@ def test_outside_git_an_exchange_marker_says_so(home: Paths, tmp_path: Path) -> 
     assert "'exchange 1': marker only (not in a git work tree)" in invoke_sk("show", meta.id).stdout.decode()
 
 
+def test_an_exchange_marker_of_a_work_tree_removed_since_is_not_said_to_be_outside_git(home: Paths) -> None:
+    repo = Path.cwd() / "repo"
+    repo.mkdir()
+    _make_repo(repo)
+    tree = Path.cwd() / "feature"
+    git(repo, "worktree", "add", "-q", str(tree))
+    assert run_sk("run", "--", "true", cwd=tree).returncode == 0  # recorded in the work tree: git_start kept
+    meta = read_meta(session_folders(home)[0].parent)
+    assert meta.git_start is not None
+    git(repo, "worktree", "remove", "--force", str(tree))  # as agents' scratch work trees go
+    exchanges = [Exchange(index=0, time=None, prompt="p", answer="a"), Exchange(index=1, time=None, prompt="q", answer="b")]
+    assert add_exchange_checkpoints(meta, exchanges, snapshot_last=True) == 2  # collected later, the tree gone
+    shown = invoke_sk("show", meta.id).stdout.decode()
+    assert "'exchange 1': marker only (no snapshot: added after the session had ended)" in shown
+    assert "'exchange 2': marker only (no snapshot: added after the session had ended)" in shown
+    assert "not in a git work tree" not in shown
+
+
 def test_a_cut_last_line_is_skipped_and_numbering_goes_on(home: Paths) -> None:
     repo = Path.cwd()
     _make_repo(repo)
@@ -341,8 +359,12 @@ def test_undoing_a_restore_that_dropped_a_gitignore_keeps_the_files_it_ignored(h
 def test_declining_a_restore_changes_nothing_and_says_so(home: Paths) -> None:
     repo = Path.cwd()
     _make_repo(repo)
-    _record(f'{SK_CMD} mark start; echo two >> b.txt')
+    _record(f'{SK_CMD} mark start; echo two >> b.txt; rm a.txt; mkdir -p new; echo n > new/c.txt')
     meta, _, _ = only_session(home)
     declined = invoke_sk("restore-files", str(meta["id"]), "--checkpoint", "1", input_bytes=b"n\n")
     assert declined.returncode == 1 and declined.stderr.endswith(b"not restored; the files are as they were\n"), declined.stderr
     assert (repo / "b.txt").read_text() == "bee\ntwo\n"
+    # The question names each file it would change and each it would delete.
+    asked = declined.stderr.decode().splitlines()
+    assert asked[:3] == ["  change a.txt", "  change b.txt", "  delete new/c.txt"], asked
+    assert asked[3].startswith(f"change 2 files and delete 1 in {repo}, back to checkpoint 1?")
