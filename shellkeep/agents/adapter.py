@@ -329,6 +329,14 @@ class CommandAdapter:
         """
         return None
 
+    def read_title(self, session: AgentSession) -> str | None:
+        """Return the agent's own title for the conversation, on one line (``agents.titles``).
+
+        None when this agent keeps none, or wrote none yet. Raises OSError when its file
+        cannot be read; subclasses that know where the agent keeps it override it.
+        """
+        return None
+
     def remove_resume_leftovers(self, session: AgentSession) -> list[Path]:
         """Delete files the agent's resume left beside ``session``'s transcript that would make it
         delete the transcript later; return them. None by default (see ``GeminiAdapter``)."""

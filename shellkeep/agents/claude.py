@@ -19,6 +19,7 @@ from shellkeep.agents.adapter import HELP, VERSION, CommandAdapter, TranscriptLa
 from shellkeep.agents.argv import Arity, Grammar, Option
 from shellkeep.agents.base import AgentSession, Exchange, ScreenChrome, Usage, WaitingHints
 from shellkeep.agents.locations import UUID_PATTERN, dash_encoded, home_dir
+from shellkeep.agents.titles import claude_title
 from shellkeep.agents.plan import Plan, PlanBuilder, items_from, scan_records
 from shellkeep.agents.records import (
     ExchangeBuilder,
@@ -453,6 +454,12 @@ class ClaudeAdapter(CommandAdapter):
         return jsonl_per_id(
             project_dirs(root, cwd), _transcript_start, also_in=lambda: sorted((root / "projects").glob("*"))
         )
+
+    def read_title(self, session: AgentSession) -> str | None:
+        """Return the agent's title of the conversation (``agents.titles.claude_title``)."""
+        if session.transcript is None or not session.transcript.is_file():
+            return None
+        return claude_title(session.transcript)
 
     def read_plan(self, session: AgentSession) -> Plan | None:
         """Return the task list the conversation stopped at (``read_claude_plan``)."""

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from shellkeep.agents import jsonl
 from shellkeep.agents.adapter import HELP, VERSION, CommandAdapter
+from shellkeep.agents.titles import codex_title
 from shellkeep.agents.plan import Plan, PlanBuilder, items_from, scan_records
 from shellkeep.agents.argv import Arity, Grammar, Option, Token, find_option, first_positional, rebuild, tokenize
 from shellkeep.agents.base import AgentSession, Exchange, Launch, ScreenChrome, Usage, WaitingHints
@@ -456,6 +457,12 @@ class CodexAdapter(CommandAdapter):
         if date is None:
             return None
         return home / "sessions" / date.group(1) / date.group(2) / date.group(3) / name
+
+    def read_title(self, session: AgentSession) -> str | None:
+        """Return the agent's title of the conversation (``agents.titles.codex_title``)."""
+        if session.transcript is None or not session.transcript.is_file():
+            return None
+        return codex_title(session.transcript, session.session_id)
 
     def read_plan(self, session: AgentSession) -> Plan | None:
         """Return the task list the conversation stopped at (``read_codex_plan``)."""

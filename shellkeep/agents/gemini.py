@@ -25,6 +25,7 @@ from shellkeep.agents.adapter import HELP, VERSION, CommandAdapter, TranscriptLa
 from shellkeep.agents.argv import Arity, Grammar, Option
 from shellkeep.agents.base import AgentSession, Exchange, Usage
 from shellkeep.agents.locations import UUID_PATTERN, home_dir, newest
+from shellkeep.agents.titles import gemini_title
 from shellkeep.agents.plan import Plan, PlanBuilder, items_from, scan_records
 from shellkeep.agents.records import (
     ExchangeBuilder,
@@ -451,6 +452,12 @@ class GeminiAdapter(CommandAdapter):
             messages = [m for m in (as_dict(item) for item in as_list(document.get("messages"))) if m is not None]
             return last(_build([{"sessionId": document.get("sessionId")}, *messages]), limit)
         return super().read_exchanges(session, limit)
+
+    def read_title(self, session: AgentSession) -> str | None:
+        """Return the agent's title of the conversation (``agents.titles.gemini_title``)."""
+        if session.transcript is None or not session.transcript.is_file():
+            return None
+        return gemini_title(session.transcript)
 
     def read_plan(self, session: AgentSession) -> Plan | None:
         """Return the task list the conversation stopped at (``read_gemini_plan``)."""

@@ -103,6 +103,10 @@ def database_paths(env: Mapping[str, str]) -> list[Path]:
     return found + channels
 
 
+_PLACEHOLDER_TITLES = ("New session - ", "Child session - ")
+"""How OpenCode titles a session until its title request answers (1.18 ``session/index.ts``)."""
+
+
 def _connect(path: Path) -> sqlite3.Connection:
     """Open ``path`` read-only (``file:…?mode=ro``); raises ``sqlite3.Error`` when it cannot."""
     import sqlite3
@@ -329,6 +333,15 @@ class OpenCodeAdapter(CommandAdapter):
                     )
                 )
         return last(builder.exchanges(), limit)
+
+    def read_title(self, session: AgentSession) -> str | None:
+        """Return the session's ``title`` in OpenCode's database, or None while it is still the
+        placeholder OpenCode gives before its title request answers (``New session - <time>``)."""
+        if session.transcript is None or session.session_id is None or not session.transcript.is_file():
+            return None
+        title = self._query_one(session.transcript, "SELECT title FROM session WHERE id = ?", (session.session_id,))
+        text = " ".join((title or "").split())
+        return None if not text or text.startswith(_PLACEHOLDER_TITLES) else text
 
     def read_plan(self, session: AgentSession) -> Plan | None:
         """Return the todo list the session stopped at: its last ``todowrite`` tool part, or None.

@@ -18,6 +18,7 @@ from shellkeep.agents.adapter import HELP, VERSION, CommandAdapter, TranscriptLa
 from shellkeep.agents.argv import Arity, Grammar, Option
 from shellkeep.agents.base import AgentSession, Exchange, ScreenChrome, Usage
 from shellkeep.agents.locations import UUID_PATTERN, dash_encoded, home_dir
+from shellkeep.agents.titles import qwen_title
 from shellkeep.agents.plan import Plan, PlanBuilder, items_from, scan_records
 from shellkeep.agents.records import (
     ExchangeBuilder,
@@ -211,6 +212,12 @@ class QwenAdapter(CommandAdapter):
         projects = qwen_root(env) / "projects"
         folders = list(dict.fromkeys(projects / dash_encoded(d) / "chats" for d in (cwd, cwd.resolve())))
         return jsonl_per_id(folders, _head)
+
+    def read_title(self, session: AgentSession) -> str | None:
+        """Return the agent's title of the conversation (``agents.titles.qwen_title``)."""
+        if session.transcript is None or not session.transcript.is_file():
+            return None
+        return qwen_title(session.transcript)
 
     def read_plan(self, session: AgentSession) -> Plan | None:
         """Return the task list the conversation stopped at (``read_qwen_plan``)."""

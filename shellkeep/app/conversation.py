@@ -35,6 +35,7 @@ from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX, AgentAdapter, AgentSe
 from shellkeep.agents.jsonl import TranscriptDamage, TranscriptReading, open_transcript
 from shellkeep.agents.generic import exchanges_from_recording
 from shellkeep.agents.registry import adapter_for, adapter_named
+from shellkeep.app.about import with_about
 from shellkeep.app.checkpoints import add_exchange_checkpoints
 from shellkeep.app.native import remove_resume_leftovers
 from shellkeep.app.unanswered import with_typed_prompt, with_unanswered
@@ -258,6 +259,7 @@ def collect(
     )
     updated = with_unanswered(updated, conversation.exchanges)  # a prompt cut short, for resume
     updated = with_plan(updated, adapter, agent_session, redactor.redact if redactor else None, vault)  # its task list (app.plan)
+    updated = with_about(updated, adapter, agent_session, conversation.exchanges, redactor.redact if redactor else None, vault)
     write_meta(updated)
     if conversation.structured:
         try:

@@ -45,6 +45,7 @@ from shellkeep.agents.jsonl import TranscriptDamage, open_transcript
 from shellkeep.agents.locations import home_dir, same_dir
 from shellkeep.agents.records import parse_time
 from shellkeep.agents.registry import adapter_named
+from shellkeep.app.about import with_about
 from shellkeep.app.context import Context
 from shellkeep.archive.index import index_ended_sessions
 from shellkeep.capture.redaction import redactor_for
@@ -504,7 +505,7 @@ def _meta_for(
     )
     if redactor is not None:
         meta = redact_meta(meta, redactor)
-    return meta
+    return with_about(meta, adapter, native.agent_session(), exchanges, redactor.redact if redactor else None, ctx.vault)
 
 
 @contextmanager

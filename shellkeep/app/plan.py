@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from shellkeep.config import RedactConfig
     from shellkeep.vault.access import Vault
 
-__all__ = ["PLAN_FILE", "live_plan", "plan_block", "plan_json", "plan_lines", "redacted", "session_plan", "stored_plan", "with_plan"]
+__all__ = ["PLAN_FILE", "agent_session_now", "live_plan", "plan_block", "plan_json", "plan_lines", "redacted", "session_plan", "stored_plan", "with_plan"]
 
 log = get_logger(__name__)
 
@@ -132,14 +132,14 @@ def session_plan(
         adapter = adapter_for(meta.command)
     if not isinstance(adapter, CommandAdapter):
         return None
-    session = _agent_session(meta, adapter, dict(os.environ if env is None else env))
+    session = agent_session_now(meta, adapter, dict(os.environ if env is None else env))
     if session is None:
         return None
     redact = redactor_for(redact_config).redact if meta.redacted else None
     return Plan.from_json(plan_json(adapter, session, redact))
 
 
-def _agent_session(meta: SessionMeta, adapter: CommandAdapter, env: Mapping[str, str]) -> AgentSession | None:
+def agent_session_now(meta: SessionMeta, adapter: CommandAdapter, env: Mapping[str, str]) -> AgentSession | None:
     """Return the agent session of ``meta`` as far as known now, without the recording.
 
     Its noted transcript; else the transcript of its noted id; else what the adapter finds for

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
+from shellkeep.app.about import live_title
 from shellkeep.app.context import Context
 from shellkeep.app.env_restore import agent_files_env
 from shellkeep.app.plan import session_plan
@@ -71,6 +72,9 @@ class LiveSession:
     echo: bool | None
     prompt: bool
     hint: str | None
+    title: str = ""
+    """What the session is about (``app.about.live_title``): its title, the agent's own, its
+    first prompt, else its command."""
     plan: str | None = None
     """Where the agent's task list stands, ``1 of 3 done; in progress: ...`` (``app.plan``), or None."""
 
@@ -141,6 +145,7 @@ def _live_session(
         echo=status.echo if status is not None else None,
         prompt=status.prompt if status is not None else False,
         hint=status.hint if status is not None else None,
+        title=live_title(meta, redact_config, env),
         plan=_plan_summary(meta, redact_config, env),
     )
 

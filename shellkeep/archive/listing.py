@@ -28,6 +28,7 @@ from shellkeep.store.session import (
     is_trivial,
     list_sessions,
     readable_text,
+    title_of,
 )
 
 if TYPE_CHECKING:
@@ -88,6 +89,9 @@ class ListedSession:
     meta_json: str | None = field(default=None, repr=False)
     plain: bool = True
     detail: str = "full"  # meta.json detail (record.detail); "imported" for an agent's own session imported
+    title: str = ""
+    """What the session was about, on one line (``store.session.title_of``: its ``title``,
+    else ``about``, else its command)."""
 
     def to_json(self) -> dict[str, object]:
         """Return the session's ``meta.json`` object; raises ValueError without ``meta_json``."""
@@ -118,6 +122,7 @@ class ListedSession:
             json.dumps(meta.to_json(), ensure_ascii=False),
             is_plain(meta),
             meta.detail,
+            title_of(meta),
         )
 
 
@@ -145,7 +150,10 @@ def list_indexed(
         sql = (
             "SELECT id, name, agent, status, started_at, duration, exit_code, project, folder, "
             + ("(SELECT meta_json FROM session_json j WHERE j.id = sessions.id), " if full else "NULL, ")
-            + "EXISTS (SELECT 1 FROM session_json j WHERE j.id = sessions.id), coalesce(detail, 'full') "
+            + "EXISTS (SELECT 1 FROM session_json j WHERE j.id = sessions.id), coalesce(detail, 'full'), "
+            + "(SELECT coalesce(nullif(json_extract(j.meta_json, '$.title'), ''), json_extract(j.meta_json, '$.about')) "
+            + "FROM session_json j WHERE j.id = sessions.id), "
+            + "(SELECT json_extract(j.meta_json, '$.command') FROM session_json j WHERE j.id = sessions.id) "
             + f"FROM sessions{where} ORDER BY started_s DESC, id DESC"
         )
         if query.limit is not None:
@@ -154,7 +162,7 @@ def list_indexed(
         # Positional: a fifth less time than keywords over 10,000 rows (the fields' order is the SELECT's);
         # typed loosely because the row's length is the SELECT's, which mypy cannot count.
         make: Callable[..., ListedSession] = ListedSession
-        listed = [make(*row[:-2], bool(row[-2]), row[-1]) for row in conn.execute(sql, args)]
+        listed = [make(*row[:-4], bool(row[-4]), row[-3], _title(row[-2], row[-1])) for row in conn.execute(sql, args)]
         if not full:
             return listed
         found = []
@@ -165,6 +173,18 @@ def list_indexed(
         return found
 
     return with_index(paths, work)
+
+
+def _title(title: str | None, command_json: str | None) -> str:
+    """Return a listed session's title: ``title`` (its own, else ``about``), else its command
+    (``meta.json``'s ``command``, a JSON array), on one line, as ``title_of`` gives it."""
+    if not title:
+        try:
+            command = json.loads(command_json or "[]")
+        except ValueError:
+            command = []
+        title = " ".join(str(arg) for arg in command) if isinstance(command, list) else ""
+    return " ".join(title.split())
 
 
 @dataclass(frozen=True, slots=True)

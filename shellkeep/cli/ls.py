@@ -123,6 +123,7 @@ def _print_remote(sessions: list[SessionMeta], as_json: bool) -> None:
 def _print_table(sessions: list[ListedSession], all_projects: bool, missing: dict[str, str]) -> None:
     from shellkeep.app.listing import SUSPENDED_KEY_MISSING
 
+    import shutil
     import time
     from datetime import datetime
 
@@ -144,7 +145,7 @@ def _print_table(sessions: list[ListedSession], all_projects: bool, missing: dic
         at = at.astimezone()
         return f"{at.year:04d}-{at.month:02d}-{at.day:02d} {at.hour:02d}:{at.minute:02d}"
 
-    header = ("ID", "NAME", "AGENT", "STATUS", "STARTED", "DURATION", "EXIT", "KEPT", "PROJECT")
+    header = ("ID", "NAME", "AGENT", "STATUS", "STARTED", "DURATION", "EXIT", "KEPT", "PROJECT", "TITLE")
     rows = [
         (
             s.id,
@@ -159,11 +160,19 @@ def _print_table(sessions: list[ListedSession], all_projects: bool, missing: dic
         )
         for s in sessions
     ]
-    columns = list(zip(header, *rows))
+    columns = list(zip(header[:-1], *rows))
     widths = [max(map(len, column)) for column in columns]
     if not all_projects:
         widths[-1] = 0
-    template = "  ".join(f"{{:<{w}}}" for w in widths)
-    lines = [template.format(*header[: len(widths)] if all_projects else (*header[:-1], "")).rstrip()]
-    lines += [template.format(*row).rstrip() for row in rows]
+    # What each session was about comes last, cut to the terminal's width (at least 24 columns).
+    room = max(24, shutil.get_terminal_size((120, 24)).columns - sum(w + 2 for w in widths if w))
+    template = "  ".join(f"{{:<{w}}}" for w in widths if w) + "  {}"
+    shown = header if all_projects else (*header[:-2], header[-1])
+    lines = [template.format(*shown).rstrip()]
+    lines += [template.format(*(cell for cell, w in zip(row, widths) if w), _cut(s.title, room)).rstrip() for row, s in zip(rows, sessions)]
     click.echo("\n".join(lines))
+
+
+def _cut(text: str, cols: int) -> str:
+    """Return ``text`` cut to ``cols`` characters, ending in an ellipsis when cut."""
+    return text if len(text) <= cols else text[: cols - 1] + "…"

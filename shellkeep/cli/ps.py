@@ -28,9 +28,10 @@ def ps(as_json: bool) -> None:
     if not sessions:
         click.echo("no live sessions; run 'shellkeep ls --all' for past ones", err=True)
         return
-    header = ("ID", "AGENT", "PROJECT", "PID", "STATE", "DURATION", "SIZE", "PLAN")
+    header = ("ID", "AGENT", "PROJECT", "PID", "STATE", "DURATION", "SIZE", "TITLE", "PLAN")
     rows = [
-        (s.id, s.agent, s.project, str(s.pid), s.state, format_duration(s.duration), format_size(s.size_bytes), _cut(s.plan or "-"))
+        (s.id, s.agent, s.project, str(s.pid), s.state, format_duration(s.duration), format_size(s.size_bytes),
+         _cut(s.title or "-", _TITLE_CHARS), _cut(s.plan or "-", _PLAN_CHARS))
         for s in sessions
     ]
     widths = [max(map(len, column)) for column in zip(header, *rows)]  # PLAN last: a long one only runs on
@@ -40,8 +41,10 @@ def ps(as_json: bool) -> None:
 
 _PLAN_CHARS = 60
 """Most characters of the PLAN column (``--json`` has the whole summary)."""
+_TITLE_CHARS = 40
+"""Most characters of the TITLE column (``--json`` has it whole)."""
 
 
-def _cut(text: str) -> str:
-    """Return ``text`` cut to ``_PLAN_CHARS`` characters, ending in ``…`` when cut."""
-    return text if len(text) <= _PLAN_CHARS else text[: _PLAN_CHARS - 1] + "…"
+def _cut(text: str, cols: int) -> str:
+    """Return ``text`` cut to ``cols`` characters, ending in ``…`` when cut."""
+    return text if len(text) <= cols else text[: cols - 1] + "…"

@@ -38,6 +38,8 @@ EXCHANGES_FILE = "exchanges.jsonl"
 PLAN_FILE = "plan.json"
 """The agent's task list, sealed, when encryption is on (``app.plan``); else it is in ``meta.json``."""
 AGENT_FOLDER = "agent"
+ABOUT_CHARS = 120
+"""Longest ``SessionMeta.about`` kept, in characters (cut with an ellipsis)."""
 LIVE_SOCKET = "live.sock"
 """The running session's live socket (``capture.live``: the protocol and its server)."""
 
@@ -119,6 +121,12 @@ class SessionMeta:
     """The agent's task list where it stopped (``agents.plan.Plan.to_json``: ``items`` of
     ``{text, state, active, id}``, ``tool``, ``explanation``, ``done``, ``total``, ``summary``);
     None when it kept none. Written with the exchanges (``app.plan``)."""
+    about: str | None = None
+    """What the session was about, on one line of at most ``ABOUT_CHARS`` characters: the
+    agent's own title for the conversation where it keeps one (Claude Code's ``ai-title`` or
+    ``summary``, Codex's thread name, ...), else the first prompt; redacted as the exchanges
+    are. Written with the exchanges (``app.about``); None before, for a program without
+    exchanges, and when encryption is on (the text is content: it stays sealed)."""
     resume_failed: str | None = None
     """Why this run, a native resume of ``parent``, failed (None: it did not); such a run is
     never chosen by a bare ``resume``, and its parent stays the session to resume."""
@@ -436,6 +444,13 @@ SHORT_SESSION_S = 1.0
 CUT_SHORT_STATUSES = (Status.INTERRUPTED.value, Status.HANGUP.value)
 """The statuses of a session whose recorder died or whose terminal was closed: never "trivial"."""
 """Sessions ended in less than this many seconds with nothing typed are "trivial" (``is_trivial``)."""
+
+
+def title_of(meta: SessionMeta) -> str:
+    """Return what a session was about, on one line: the title given to it (``--title``), else
+    ``about`` (the agent's own title, else the first prompt), else its command."""
+    text = meta.title or meta.about or " ".join(meta.command)
+    return " ".join(text.split())
 
 
 def is_trivial(meta: SessionMeta) -> bool:

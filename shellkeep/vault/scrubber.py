@@ -154,6 +154,7 @@ def redact_meta(meta: SessionMeta, redactor: Redactor) -> SessionMeta:
         command=[redactor.redact(arg) for arg in meta.command],
         name=clean(meta.name),
         title=clean(meta.title),
+        about=clean(meta.about),
         plan=None if meta.plan is None else json.loads(redact_jsonl_text(json.dumps(meta.plan, ensure_ascii=False), redactor)),
         redacted=True,
     )

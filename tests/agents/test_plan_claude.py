@@ -146,6 +146,11 @@ def test_claude_plan_is_stored_redacted_when_the_run_ends(
         (ITEMS[1], "in_progress", "Migrating the index"),
     ]
     assert SECRET not in meta_path.read_text()
+    # What the session was about leads the lists: Claude Code's own title, else the first prompt.
+    stored = meta_of(meta_path.parent)
+    titles = [json.loads(line) for line in Path(stored["agent_transcript"]).read_text().splitlines() if '-title"' in line]
+    print("TITLES", titles, stored.get("about"))
+    assert stored["about"] == "plan it"
 
 
 def test_claude_plan_is_sealed_with_encryption_on(

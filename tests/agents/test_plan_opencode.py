@@ -10,6 +10,8 @@ and ``resume --dry-run --inject`` prints it.
 from __future__ import annotations
 
 import json
+import sqlite3
+import subprocess
 from pathlib import Path
 from typing import Callable
 
@@ -21,7 +23,7 @@ from tests.helpers import SK
 from .crash import kill_shellkeep_and_agent, running_meta
 from .plan_checks import PROMPT, STEPS, SUMMARY, assert_plan_carried, assert_ps_plan
 from .screen_driver import ScreenDriver
-from .standin_chat import ChatStandin, ToolCall, tool_messages
+from .standin_chat import SIDE_ANSWER_TEXT, ChatStandin, ToolCall, tool_messages
 from .test_resume_opencode import READY, WAIT_S, ask, database, latest_session, opencode_env, opencode_home, stored_answers
 
 __all__ = ["opencode_env", "opencode_home"]  # fixtures used by name
@@ -70,8 +72,22 @@ def test_opencode_todos_survive_a_kill_of_shellkeep_and_opencode(
     _, meta = running_meta(first, home, WAIT_S)
 
     assert_ps_plan(SUMMARY, env=env, cwd=project_dir)
+    # ps leads with what the session is about: OpenCode's own title (its title request's answer).
+    first.wait_until(lambda: _title(db, session_id) == SIDE_ANSWER_TEXT, WAIT_S, "OpenCode's title in its database")
+    listed = json.loads(subprocess.run([*SK, "ps", "--json"], env=env, cwd=project_dir, capture_output=True, text=True, timeout=120).stdout)
+    assert [s["title"] for s in listed] == [SIDE_ANSWER_TEXT]
 
     kill_shellkeep_and_agent(first, meta, WAIT_S, group=True)
 
     plan = assert_plan_carried(meta["id"], SUMMARY, [("x", STEPS[0]), (">", STEPS[1]), (" ", STEPS[2])], env=env, cwd=project_dir)
     assert plan["tool"] == "todowrite"
+
+
+def _title(db: Path, session_id: str) -> str | None:
+    """Return the title OpenCode keeps for ``session_id``, read-only."""
+    connection = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+    try:
+        row = connection.execute("SELECT title FROM session WHERE id = ?", (session_id,)).fetchone()
+    finally:
+        connection.close()
+    return None if row is None else str(row[0])
