@@ -64,6 +64,23 @@ def test_ls_table_lists_the_sessions(sessions: dict[str, str]) -> None:
     assert [line.split()[0] for line in lines[1:]] == [sessions["c"], sessions["b"], sessions["a"]]
 
 
+def test_ls_ends_each_row_with_what_the_session_was_about(home: Paths) -> None:
+    here = Path.cwd()
+    ev = [(5.0, "o", "hello world\r\n")]
+    given = make_session(home, here, 1, agent="claude", started=BASE, events=ev)
+    write_meta(dataclasses.replace(given, title="the title given", about="the agent's own"))
+    about = make_session(home, here, 2, agent="claude", started=BASE + timedelta(days=1), events=ev)
+    write_meta(dataclasses.replace(about, about="Fix the flaky login test"))
+    plain = make_session(home, here, 3, started=BASE + timedelta(days=2), events=ev)
+    write_meta(dataclasses.replace(plain, command=["bash", "-c", "make   test"]))
+    for _ in range(2):  # from the index, then as listed again from it
+        lines = sk("ls").stdout.splitlines()
+        assert lines[0].split()[-1] == "TITLE"
+        assert [line.split("  ")[-1] for line in lines[1:]] == ["bash -c make test", "Fix the flaky login test", "the title given"]
+    listed = json.loads(sk("ls", "--json").stdout)
+    assert [s["about"] for s in listed] == [None, "Fix the flaky login test", "the agent's own"]
+
+
 def test_ls_is_right_after_the_index_is_deleted(home: Paths, sessions: dict[str, str]) -> None:
     before = sk("ls", "--all", "--json").stdout
     home.index.unlink()

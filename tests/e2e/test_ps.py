@@ -76,7 +76,8 @@ def test_ps_lists_live_sessions_with_what_each_is_doing(home: Paths) -> None:
         table = invoke_sk("ps")
         assert table.returncode == 0
         lines = table.stdout.decode().splitlines()
-        assert lines[0].split() == ["ID", "AGENT", "PROJECT", "PID", "STATE", "DURATION", "SIZE", "PLAN"]
+        assert lines[0].split() == ["ID", "AGENT", "PROJECT", "PID", "STATE", "DURATION", "SIZE", "TITLE", "PLAN"]
+        assert prompt["title"] == " ".join([PY, "-c", *PROGRAMS["prompt"].split()])  # no prompt, no title: the command
         assert any(line.startswith(str(prompt["id"])) and " waiting " in line for line in lines[1:])
     finally:
         for harness in harnesses.values():
