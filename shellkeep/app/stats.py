@@ -21,7 +21,7 @@ from shellkeep.archive.usage import USAGE_GROUPS, UsageGroup, UsageTokens, usage
 from shellkeep.config import ModelPrice
 from shellkeep.errors import UserInputError
 
-__all__ = ["USAGE_GROUPS", "StatsReport", "StatsRequest", "StatsRow", "compute_stats", "estimate_cost", "price_of", "row_label"]
+__all__ = ["USAGE_GROUPS", "StatsReport", "StatsRequest", "StatsRow", "compute_stats", "estimate_cost", "price_of", "row_label", "session_costs"]
 
 _DATE_SUFFIX = re.compile(r"(?:[-@]\d{8}|-\d{4}-\d{2}-\d{2})$")
 
@@ -116,6 +116,17 @@ def compute_stats(ctx: Context, request: StatsRequest) -> StatsReport:
     total = _row(report.total, report.tokens, prices)
     since = request.since.isoformat() if request.since else None
     return StatsReport(request.by, since, tuple(groups), total)
+
+
+def session_costs(ctx: Context) -> dict[str, float | None]:
+    """Return each session's estimated cost in USD by id, as ``stats`` prices it: None when a
+    model it used has no price; a session that spent no tokens is 0.0. Blocks while the index
+    is brought up to date; raises as ``compute_stats``."""
+    report = usage_report(ctx.paths, by="session", vault=ctx.vault, recover=ctx.recover)
+    by_key: dict[str, list[UsageTokens]] = {}
+    for tokens in report.tokens:
+        by_key.setdefault(tokens.key, []).append(tokens)
+    return {group.key: _row(group, by_key.get(group.key, []), ctx.config.prices).cost_usd for group in report.groups}
 
 
 def row_label(by: str | None, key: str) -> str:

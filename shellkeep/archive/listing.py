@@ -27,6 +27,7 @@ from shellkeep.store.session import (
     SessionMeta,
     is_trivial,
     list_sessions,
+    read_meta,
     readable_text,
     title_of,
 )
@@ -164,7 +165,9 @@ def list_indexed(
         make: Callable[..., ListedSession] = ListedSession
         listed = [make(*row[:-4], bool(row[-4]), row[-3], _title(row[-2], row[-1])) for row in conn.execute(sql, args)]
         if not full:
-            return listed
+            # The index keeps no copy of the meta.json of a session not known to be plain (sealed,
+            # or no recording): its title is read from the folder.
+            return [item if item.plain else replace(item, title=_title_in(item)) for item in listed]
         found = []
         for item in listed:
             meta_json = meta_json_of(item.folder, item.meta_json)
@@ -185,6 +188,14 @@ def _title(title: str | None, command_json: str | None) -> str:
             command = []
         title = " ".join(str(arg) for arg in command) if isinstance(command, list) else ""
     return " ".join(title.split())
+
+
+def _title_in(item: ListedSession) -> str:
+    """Return the title of a listed session from its folder's ``meta.json`` ('' when unreadable)."""
+    try:
+        return title_of(read_meta(Path(item.folder)))
+    except (OSError, ShellkeepError):
+        return ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -47,6 +47,7 @@ _GROUP_SQL = {
     "project": "s.project",
     "day": "date(s.started_s, 'unixepoch', 'localtime')",
     "model": "COALESCE(u.model, '')",
+    "session": "s.id",  # each session apart: the web list's cost column (not a ``stats --by``)
 }
 
 

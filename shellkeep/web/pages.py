@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import dataclasses
 import io
+import itertools
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -35,6 +36,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from shellkeep.agents.base import Exchange
 from shellkeep.app.conversation import live_exchanges
 from shellkeep.app.env_restore import agent_files_env
 from shellkeep.app.display import format_duration, format_local_time
@@ -44,7 +46,7 @@ from shellkeep.app.plan import session_plan
 from shellkeep.app.ps import LiveSession, LiveState, live_sessions
 from shellkeep.app.reads import NoRecording, read_session
 from shellkeep.app.serve import ServeSetup
-from shellkeep.app.stats import USAGE_GROUPS, StatsReport, StatsRequest, compute_stats, row_label
+from shellkeep.app.stats import USAGE_GROUPS, StatsReport, StatsRequest, compute_stats, row_label, session_costs
 from shellkeep.archive.export import export_session
 from shellkeep.archive.listing import ListedSession, SessionQuery, find_sessions
 from shellkeep.archive.search import SearchRequest, search
@@ -172,7 +174,8 @@ class Pages:
         )
         found = find_sessions(self.ctx.paths, query, full=False, vault=self.ctx.vault, recover=self.ctx.recover)
         missing = missing_keys(self.ctx, found)
-        rows = [_Row.of(s, live.get(s.id), s.id in missing) for s in found]
+        costs = session_costs(self.ctx) if found else {}
+        rows = [_Row.of(s, live.get(s.id), s.id in missing, costs.get(s.id, 0.0)) for s in found]
         if filters.status in LIVE_STATES:
             rows = [r for r in rows if r.state == filters.status]
         return rows[:limit] if limit is not None else rows
@@ -286,6 +289,7 @@ class Pages:
                 "time_s": exchange_offset_s(meta, e) if no_recording is None else None,  # nothing to seek
                 "prompt": _preview(e.prompt),
                 "answer": _preview(e.answer),
+                "tools": _tool_rows(e),
             }
             for e in exchanges
         ]
@@ -468,12 +472,16 @@ class _Row:
     duration: float | None
     exit_code: int | None
     project: str
+    title: str = ""
+    cost_usd: float | None = 0.0
+    """The estimated cost (``app.stats.session_costs``); None when a model it used has no price."""
 
     @classmethod
-    def of(cls, listed: ListedSession, live: LiveSession | None, key_missing: bool) -> _Row:
+    def of(cls, listed: ListedSession, live: LiveSession | None, key_missing: bool, cost_usd: float | None = 0.0) -> _Row:
         status = SUSPENDED_KEY_MISSING if key_missing else listed.status
+        title = live.title if live is not None and live.title else listed.title
         return cls(listed.id, listed.name, listed.agent, status, live.state if live else None, listed.started_at,
-                   live.duration if live else listed.duration, listed.exit_code, listed.project)
+                   live.duration if live else listed.duration, listed.exit_code, listed.project, title, cost_usd)
 
     def to_json(self) -> dict[str, object]:
         return dataclasses.asdict(self)
@@ -516,6 +524,16 @@ def _highlighted(snippet: str, ranges: list[list[int]]) -> list[tuple[str, bool]
         pos = end
     parts.append((snippet[pos:], False))
     return [p for p in parts if p[0]]
+
+
+def _tool_rows(exchange: Exchange) -> list[dict[str, str]]:
+    """Return an exchange's tool calls as ``{"name", "input", "result"}`` rows: each call with its
+    arguments on one line and the result in the same place of ``tool_results`` ('' when none came
+    back); a result past the last call gets a row of its own, named ''."""
+    return [
+        {"name": call.name if call else "", "input": call.summary if call else "", "result": result or ""}
+        for call, result in itertools.zip_longest(exchange.tool_calls, exchange.tool_results)
+    ]
 
 
 def _preview(text: str) -> str:

@@ -102,8 +102,12 @@ def test_a_search_hit_in_an_imported_session_opens_its_exchanges(
     expect = playwright_sync.expect
     monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    home.config_file.parent.mkdir(parents=True, exist_ok=True)
+    home.config_file.write_text('[prices."claude-sonnet-x"]\ninput = 10000.0\noutput = 20000.0\n')  # its cost in dollars, not fractions of a cent
     import_claude_session(home, tmp_path / "user-home", ("where do platypuses nest", "and echidnas"))
     wait_for_background(home)
+    cost = json.loads(invoke_sk("stats", "--json").stdout)["total"]["cost_usd"]
+    assert cost >= 0.01
     with serve() as served:
         _open(page, served)
         page.fill("#q", "platypuses")  # type: ignore[attr-defined]
@@ -116,6 +120,17 @@ def test_a_search_hit_in_an_imported_session_opens_its_exchanges(
         expect(timeline).to_contain_text("and echidnas")
         expect(page.locator("#no-recording")).to_contain_text("imported from Claude Code's own history")  # type: ignore[attr-defined]
         assert page.locator("#player").count() == 0  # type: ignore[attr-defined]
+        # Each exchange shows its tool calls: the tool, what it was given, what came back.
+        tools = timeline.locator(".exchanges > li").first.locator(".tool")
+        expect(tools).to_have_count(1)
+        expect(tools.locator(".tool-name")).to_have_text("Read")
+        expect(tools.locator(".tool-input")).to_contain_text("f0.py")
+        expect(tools.locator(".tool-result")).to_contain_text("→ ")
+        # The list leads with what each session was about (its first prompt here), and its cost.
+        page.goto(served.base + "/")  # type: ignore[attr-defined]
+        row = page.locator("#sessions tbody tr").first  # type: ignore[attr-defined]
+        expect(row.locator(".title")).to_have_text("where do platypuses nest", timeout=WAIT_MS)
+        expect(row.locator(".cost")).to_have_text(f"${cost:.2f}")
 
 
 def test_the_player_plays_a_recording_and_the_timeline_seeks_it(home: Paths, page: object, tmp_path: Path) -> None:
