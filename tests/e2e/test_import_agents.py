@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from shellkeep.agents.locations import dash_encoded
 from shellkeep.store.paths import Paths
 from tests.agent_homes import CLAUDE_ID, CODEX_ID, COPILOT_ID, OPENCODE_ID, QWEN_ID, AgentHome, build_agent_home
 from tests.helpers import SK, invoke_sk, run_sk, wait_for_background, wait_until
+from tests.unit.agents.conftest import DATA
 from tests.transcripts import START, claude_lines, codex_lines
 
 AGENT_VARS = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "QWEN_HOME", "COPILOT_HOME", "OPENCODE_DB", "XDG_DATA_HOME")
@@ -130,6 +132,7 @@ def _fake_log(agent_home: AgentHome) -> list[dict[str, object]]:
 
 
 def test_import_all_gives_a_searchable_archive_of_every_agent(home: Paths, agent_home: AgentHome) -> None:
+    shutil.copy(DATA / "codex" / "session_index.jsonl", agent_home.home / ".codex" / "session_index.jsonl")  # its thread names
     results = _import()
     imported = {r["agent"]: r for r in results if r["action"] == "imported"}
     assert sorted(imported) == ["claude", "codex", "copilot", "gemini", "opencode", "qwen"]
@@ -154,7 +157,14 @@ def test_import_all_gives_a_searchable_archive_of_every_agent(home: Paths, agent
             assert list((folder / "agent").glob("*.ref")), agent
 
     table = invoke_sk("ls", "--all").stdout.decode().splitlines()
-    assert table[0].split()[-2:] == ["KEPT", "PROJECT"] and all(line.split()[-2] == "imported" for line in table[1:])
+    rows = [[cell.strip() for cell in line.split("  ") if cell.strip()] for line in table]
+    assert rows[0][-3:] == ["KEPT", "PROJECT", "TITLE"] and all(row[-3] == "imported" for row in rows[1:])
+    # Each leads with the agent's own title where it keeps one, else the first prompt.
+    abouts = {m["agent"]: m["about"] for m in json.loads(invoke_sk("ls", "--all", "--json").stdout)}
+    assert abouts == {
+        "claude": "Add divide to calc", "codex": "fix divide", "gemini": "Guard divide against zero",
+        "qwen": "calc functions", "opencode": "Guard divide", "copilot": "What does divide do with 0?",
+    }  # fmt: skip
     assert len(table) == 7
     hits = json.loads(invoke_sk("search", "divide", "--json").stdout)
     assert {h["agent"] for h in hits} == set(imported)

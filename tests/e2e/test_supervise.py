@@ -171,7 +171,8 @@ def test_detail_levels_store_what_they_say(home: Paths, tmp_path: Path, detail: 
     if detail != "metadata":
         assert "remember apples" in show.stdout.decode()  # the exchange, kept without the recording
     listed = invoke_sk("ls").stdout.decode().splitlines()
-    assert listed[0].split()[7] == "KEPT" and listed[1].split()[-1] == detail
+    header, row = ([cell.strip() for cell in line.split("  ") if cell.strip()] for line in listed[:2])
+    assert header[7] == "KEPT" and row[7] == detail
     as_json = json.loads(invoke_sk("ls", "--json").stdout)
     assert as_json[0]["detail"] == detail
     replay = invoke_sk("cat", "--last")
