@@ -148,9 +148,8 @@ def test_claude_plan_is_stored_redacted_when_the_run_ends(
     assert SECRET not in meta_path.read_text()
     # What the session was about leads the lists: Claude Code's own title, else the first prompt.
     stored = meta_of(meta_path.parent)
-    titles = [json.loads(line) for line in Path(stored["agent_transcript"]).read_text().splitlines() if '-title"' in line]
-    print("TITLES", titles, stored.get("about"))
-    assert stored["about"] == "plan it"
+    titles = [json.loads(line) for line in Path(stored["agent_transcript"]).read_text().splitlines() if '"ai-title"' in line]
+    assert stored["about"] == (titles[-1]["aiTitle"] if titles else "plan it")
 
 
 def test_claude_plan_is_sealed_with_encryption_on(
