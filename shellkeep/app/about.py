@@ -32,9 +32,15 @@ __all__ = ["about_text", "live_title", "with_about"]
 log = get_logger(__name__)
 
 
-def about_text(adapter: AgentAdapter, session: AgentSession | None, exchanges: Sequence[Exchange]) -> str | None:
+def about_text(
+    adapter: AgentAdapter,
+    session: AgentSession | None,
+    exchanges: Sequence[Exchange],
+    redact: Callable[[str], str] | None = None,
+) -> str | None:
     """Return the agent's title of ``session``, else the first prompt of ``exchanges``, on one
-    line cut to ``ABOUT_CHARS``; None when there is neither. Never raises (a failure is logged)."""
+    line, redacted with ``redact`` (before it is cut: a secret cut short would no longer match),
+    then cut to ``ABOUT_CHARS``; None when there is neither. Never raises (a failure is logged)."""
     title: str | None = None
     if session is not None and isinstance(adapter, CommandAdapter):
         try:
@@ -42,7 +48,9 @@ def about_text(adapter: AgentAdapter, session: AgentSession | None, exchanges: S
         except Exception as exc:  # noqa: BLE001 - another program's files: the title is extra
             log.warning("could not read the %s title of %s: %s", adapter.name, session.session_id, exc)
     text = one_line(title or next((e.prompt for e in exchanges if e.prompt.strip()), ""))
-    return shorten(text, ABOUT_CHARS) if text else None
+    if not text:
+        return None
+    return shorten(one_line(redact(text)) if redact is not None else text, ABOUT_CHARS)
 
 
 def with_about(
@@ -60,10 +68,8 @@ def with_about(
     """
     if vault is not None and vault.encrypt:
         return meta if meta.about is None else dataclasses.replace(meta, about=None)
-    text = about_text(adapter, session, exchanges)
-    if text is None:
-        return meta
-    return dataclasses.replace(meta, about=redact(text) if redact is not None else text)
+    text = about_text(adapter, session, exchanges, redact)
+    return meta if text is None else dataclasses.replace(meta, about=text)
 
 
 LIVE_READ_MAX_BYTES = 4 * 1024 * 1024
@@ -84,10 +90,9 @@ def live_title(meta: SessionMeta, redact_config: RedactConfig | None = None, env
         if session is None or session.transcript is None:
             return title_of(meta)
         small = session.transcript.is_file() and session.transcript.stat().st_size <= LIVE_READ_MAX_BYTES
-        text = about_text(adapter, session, adapter.read_exchanges(session) if small else [])
+        redact = redactor_for(redact_config).redact if meta.redacted else None
+        text = about_text(adapter, session, adapter.read_exchanges(session) if small else [], redact)
     except Exception as exc:  # noqa: BLE001 - the title is extra: the command stands in
         log.debug("no live title for %s: %s", meta.id, exc)
         return title_of(meta)
-    if text is None:
-        return title_of(meta)
-    return redactor_for(redact_config).redact(text) if meta.redacted else text
+    return title_of(meta) if text is None else text

@@ -59,3 +59,27 @@ def test_without_a_title_the_first_prompt_on_one_line_cut(tmp_path: Path) -> Non
     text = about_text(ClaudeAdapter(), AgentSession("claude", "s", transcript), exchanges)
     assert text is not None and text.startswith("fix the xxx") and len(text) == 120 and text.endswith("…")
     assert about_text(ClaudeAdapter(), None, []) is None
+
+
+def test_the_first_prompt_is_kept_redacted(tmp_path: Path) -> None:
+    from shellkeep.app.about import with_about
+    from shellkeep.capture.redaction import redactor_for
+    from shellkeep.store.session import SessionMeta
+
+    secret = "github_pat_11FAKE0000000000000000_FAKEexampleFineGrainedToken00000000000000000000000000000000"
+    meta = SessionMeta(id="s", project="p", project_root="/p", cwd="/p", command=["claude"], agent="claude", started_at="2026-01-01T00:00:00Z")
+    exchanges = [Exchange(index=0, time=None, prompt=f"rotate {secret} now", answer="done")]
+    kept = with_about(meta, ClaudeAdapter(), None, exchanges, redactor_for(None).redact)
+    assert kept.about == "rotate [REDACTED:github-fine-grained] now"
+
+
+def test_a_secret_across_the_cut_is_redacted_before_it(tmp_path: Path) -> None:
+    from shellkeep.app.about import with_about
+    from shellkeep.capture.redaction import redactor_for
+    from shellkeep.store.session import SessionMeta
+
+    secret = "github_pat_11FAKE0000000000000000_FAKEexampleFineGrainedToken00000000000000000000000000000000"
+    meta = SessionMeta(id="s", project="p", project_root="/p", cwd="/p", command=["claude"], agent="claude", started_at="2026-01-01T00:00:00Z")
+    exchanges = [Exchange(index=0, time=None, prompt="x" * 100 + " " + secret, answer="done")]
+    kept = with_about(meta, ClaudeAdapter(), None, exchanges, redactor_for(None).redact)
+    assert kept.about is not None and "github_pat_11FAKE" not in kept.about and "[REDACTED" in kept.about
