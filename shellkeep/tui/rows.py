@@ -69,7 +69,7 @@ def list_entries(ctx: Context, *, all_projects: bool, all_sessions: bool = False
             exchanges = []
         prompts = " ".join(e.prompt for e in exchanges)
         first = next((e.prompt.strip() for e in exchanges if e.prompt.strip()), "")
-        words = [meta.id, meta.name or "", meta.title or "", meta.agent, meta.status, " ".join(meta.command), meta.cwd, meta.project, machine, prompts]
+        words = [meta.id, meta.name or "", meta.title or "", meta.about or "", meta.agent, meta.status, " ".join(meta.command), meta.cwd, meta.project, machine, prompts]
         entries.append(Entry(meta, " ".join(words).lower(), first, machine))
     return entries
 
@@ -102,8 +102,9 @@ def columns(with_project: bool, list_cols: int, with_machine: bool = False) -> l
 
 
 def what_of(meta: SessionMeta, first_prompt: str) -> str:
-    """Return what a session is about, on one line: its name, title, first prompt, else its command."""
-    text = meta.name or meta.title or first_prompt or " ".join(meta.command)
+    """Return what a session is about, on one line: its name, title, the agent's own title
+    (``about``), its first prompt, else its command."""
+    text = meta.name or meta.title or meta.about or first_prompt or " ".join(meta.command)
     return " ".join(text.split())
 
 

@@ -169,8 +169,14 @@ def test_sessions_shorter_than_a_second_without_input_are_left_out(home: Paths, 
 
 @pytest.mark.parametrize("cols", [80, 100, 140], ids=["80", "100", "140"])
 def test_rows_show_title_or_first_prompt_and_fit_the_terminal(home: Paths, sessions: list[str], cols: int) -> None:
+    import dataclasses
+
     from textual.widgets import DataTable
 
+    from shellkeep.store.session import read_meta, write_meta
+
+    [older] = [f for f in home.projects.glob("*/*") if f.name == sessions[1]]
+    write_meta(dataclasses.replace(read_meta(older), about="Rename the parser module"))  # the agent's own title
     app = picker_app(open_context(paths=home, cwd=Path.cwd()), all_projects=True, allow_replay=False)
 
     async def drive() -> tuple[list[list[str]], int, int]:
@@ -184,7 +190,8 @@ def test_rows_show_title_or_first_prompt_and_fit_the_terminal(home: Paths, sessi
 
     rows, used, room = asyncio.run(drive())
     assert used <= room <= cols  # no column runs past the screen: nothing to scroll sideways
-    assert rows[0][-1] == "fix the flaky test" and rows[1][-1] == "rename the parser"  # the first prompt
+    assert rows[0][-1] == "fix the flaky test"  # the first prompt
+    assert "Rename the parser module".startswith(rows[1][-1].rstrip("…"))  # the agent's title first (cut to fit)
     assert (sessions[0] in rows[0]) is False  # no room for the id beside the project; Enter still picks by id
 
 
