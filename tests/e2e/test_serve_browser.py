@@ -17,6 +17,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from shellkeep.store.paths import Paths
@@ -78,7 +79,9 @@ def test_the_list_loads_and_a_search_finds_a_session(home: Paths, page: object) 
     other = _long_session(home, "tidy-css", "stylesheet tidied up")
     wait_for_background(home)  # indexed (a listing while the detached indexer works may miss the newest)
     with serve() as served:
-        _open(page, served)
+        wrong = "W" * len(served.token)  # someone else on this address guessed: it is limited
+        assert [httpx.get(f"{served.base}/?token={wrong}").status_code for _ in range(11)] == [401] * 10 + [429]
+        _open(page, served)  # the owner's browser, with the printed URL, still gets in
         assert page.url == served.base + "/"  # type: ignore[attr-defined]  # the token left the address bar
         table = page.locator("#sessions")  # type: ignore[attr-defined]
         expect(table).to_contain_text("fix-login", timeout=WAIT_MS)
