@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -183,6 +184,7 @@ def test_a_real_recording_plays_live(home: Paths, page: object) -> None:
     expect = playwright_sync.expect
     code = "import sys\nprint('ready', flush=True)\nfor line in sys.stdin:\n    print('echoed: ' + line.strip().upper(), flush=True)\n"
     folder, session_id, harness = record_session(home, code, name="real-live", expect=b"ready")
+    ended = False
     try:
         with serve("--allow-input") as served:
             _open(page, served, f"/s/{session_id}")
@@ -194,9 +196,16 @@ def test_a_real_recording_plays_live(home: Paths, page: object) -> None:
             page.click("#typing button")  # type: ignore[attr-defined]
             expect(player).to_contain_text("echoed: FROM THE BROWSER", timeout=WAIT_MS)
             harness.expect(b"echoed: FROM THE BROWSER")
+            state = page.locator("#state")  # type: ignore[attr-defined]
+            expect(state).to_have_text(re.compile("^(working|waiting|idle)$"))
+            harness.write(b"\x04")
+            ended = harness.finish() == 0
+            expect(state).to_have_text("finished", timeout=WAIT_MS)  # the badge follows, no reload
+            expect(page.locator("#exit-code")).to_have_text("exit 0")  # type: ignore[attr-defined]
     finally:
-        harness.write(b"\x04")
-        harness.finish()
+        if not ended:
+            harness.write(b"\x04")
+            harness.finish()
     _, _, events = load_session(folder)
     marks = [i for i, e in enumerate(events) if e.code == "m" and e.data == "input from viewer web 127.0.0.1"]
     assert len(marks) == 1, [e for e in events if e.code == "m"]
@@ -225,8 +234,6 @@ def test_the_stats_page_and_the_phone_layout(home: Paths, browser: object) -> No
 
 
 def test_a_live_sessions_timeline_opens_the_recording_so_far_and_the_list_sees_it_end(home: Paths, page: object) -> None:
-    import re
-
     expect = playwright_sync.expect
     folder, session_id, harness = record_session(home, "print('ready', flush=True); input()", name="ends-live", expect=b"ready")
     ended = False
