@@ -215,7 +215,7 @@ def test_a_real_recording_plays_live(home: Paths, page: object) -> None:
 
 def test_the_stats_page_and_the_phone_layout(home: Paths, browser: object) -> None:
     expect = playwright_sync.expect
-    _long_session(home, "phone-view", "seen on a phone")
+    session_id = _long_session(home, "phone-view", "seen on a phone " + "W" * 100)
     wait_for_background(home)
     context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)  # type: ignore[attr-defined]
     phone = context.new_page()
@@ -225,6 +225,11 @@ def test_the_stats_page_and_the_phone_layout(home: Paths, browser: object) -> No
             expect(phone.locator("#sessions")).to_contain_text("phone-view", timeout=WAIT_MS)
             width = phone.evaluate("document.documentElement.scrollWidth")
             assert width <= 390, width  # nothing wider than the screen: no sideways scrolling
+            phone.goto(served.base + f"/s/{session_id}")
+            expect(phone.locator("#player")).to_contain_text("seen on a phone", timeout=WAIT_MS)
+            box = phone.locator("#player .ap-term").bounding_box()
+            assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, box  # the terminal is scaled to the screen
+            assert phone.evaluate("document.documentElement.scrollWidth") <= 390
             phone.goto(served.base + "/stats")
             expect(phone.locator("#stats")).to_contain_text("total", timeout=WAIT_MS)
             expect(phone.locator("#stats tr.total")).to_contain_text("1")
