@@ -70,7 +70,7 @@ _SUN_PATH_MAX = 107  # sockaddr_un.sun_path is 108 bytes on Linux, NUL included
 _ALT_ON = ("\x1b[?1049h",)  # the sequence a viewer is put on the alternate screen with
 _TAIL_CHARS = 24  # longer than any sequence ``_screen_marks`` matches
 _HOME = r"\[1?;?1?H"  # after ESC: ESC[H, ESC[1;1H, ESC[;H, ESC[1H
-_MARK_NEEDLES = ("\x1bc", "\x1b[?1049", "\x1b[?1047", "\x1b[?47", "\x1b[J", "\x1b[0J", "\x1b[2J")
+_MARK_NEEDLES = ("\x1bc", "\x1b[?1049", "\x1b[?1047", "\x1b[?47", "\x1b[J", "\x1b[0J", "\x1b[2J", "r\x1b[")
 """Every match of ``_screen_marks`` holds one of these."""
 _SCROLLBACK = r"(?:\x1b\[3J)?"  # erase scrollback (xterm's E3): alone it leaves the screen as it is
 
@@ -81,7 +81,10 @@ def _screen_marks() -> re.Pattern[str]:
     (RIS, ESC c), ``on``/``off`` (the alternate screen, DEC modes 1049, 1047, 47) and
     ``clear``: the cursor home and an erase of the display below it or all of it, in either
     order, with an erase of the scrollback between or around (``clear`` as xterm's, tmux's
-    and screen's terminfo entries send it: ESC[H ESC[2J ESC[3J, ESC[H ESC[J, ...).
+    and screen's terminfo entries send it: ESC[H ESC[2J ESC[3J, ESC[H ESC[J, ...), and
+    ``scroll``: a scroll region scrolled up by its height (tmux clearing a pane above its
+    status line; ``_scrolls_screen_away`` tells whether it spans the screen). After a restart
+    there, the status line comes back with tmux's next redraw of it.
 
     Every match starts with ESC and branches on the next characters, so a scan costs little
     more than finding the ESCs.
@@ -90,7 +93,18 @@ def _screen_marks() -> re.Pattern[str]:
         rf"\[(?:3J\x1b\[)?(?:1?;?1?H{_SCROLLBACK}\x1b\[[02]?J{_SCROLLBACK}|2J{_SCROLLBACK}\x1b{_HOME})"
     )
     modes = r"\[\?(?:1049|1047|47)"
-    return re.compile(rf"\x1b(?:(?P<reset>c)|{modes}(?:(?P<on>h)|(?P<off>l))|(?P<clear>{clear}))")
+    # tmux clears a pane above its status line by scrolling it away: a scroll region
+    # (DECSTBM), maybe a cursor move, then a scroll up (SU) by the region's height.
+    scroll = r"\[(?P<top>\d+);(?P<bottom>\d+)r(?:\x1b\[\d*;?\d*H)?\x1b\[(?P<count>\d+)S"
+    return re.compile(rf"\x1b(?:(?P<reset>c)|{modes}(?:(?P<on>h)|(?P<off>l))|(?P<clear>{clear})|(?P<scroll>{scroll}))")
+
+
+def _scrolls_screen_away(match: re.Match[str], rows: int) -> bool:
+    """Return whether a ``scroll`` match of ``_screen_marks`` empties the whole screen but at
+    most two rows (tmux's status line, and the row it erases on its own after): a clear."""
+    top, bottom, count = int(match["top"]), int(match["bottom"]), int(match["count"])
+    height = bottom - top + 1
+    return count >= height >= rows - 2
 
 
 InputHandler = Callable[[str, str], None]
@@ -447,6 +461,8 @@ class LivePublisher:
             if match.end() <= lead:
                 continue  # seen with the previous event
             kind = match.lastgroup
+            if kind == "scroll" and not _scrolls_screen_away(match, self._size.rows):
+                continue
             if kind == "off":
                 if self._main is not None:
                     ring, ring_bytes, ring_size, _ = self._main

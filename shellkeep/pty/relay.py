@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shellkeep.pty.inject import SettledInjection
+from shellkeep.pty.lines import LineWriter
 from shellkeep.pty.modes import ModeTracker
 from shellkeep.pty.sink import Sink
 from shellkeep.pty.stdout import MAX_BACKLOG_BYTES, StdoutWriter
@@ -422,6 +423,9 @@ class Relay:
         out = self._out
         backlog = out.backlog  # what a slow stdout has not taken yet
         stdin_open = self.stdin_fd >= 0
+        # Piped input may hold lines longer than the pty's line discipline keeps: written
+        # by a LineWriter, and never by the fast path, which writes what it reads as it is.
+        lines = None if not stdin_open or os.isatty(self.stdin_fd) else LineWriter(master)
         pending = bytearray()
         last_in: int | None = None
         eof_due = False
@@ -460,6 +464,7 @@ class Relay:
                 and not exited
                 and master_open
                 and stdin_open
+                and lines is None
                 and not drained
                 and not pending
                 and not backlog
@@ -562,8 +567,11 @@ class Relay:
                     eof_resends += 1
             if pending and (master in writable or not polls_master):
                 try:
-                    n = os.write(master, pending)
-                    del pending[:n]
+                    if lines is None:
+                        n = os.write(master, pending)
+                        del pending[:n]
+                    else:
+                        lines.write(pending)
                 except BlockingIOError:
                     pass
                 except OSError:

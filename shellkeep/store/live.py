@@ -40,6 +40,9 @@ class LiveStatus:
     (``"approval"``: its approval dialog; ``"input"``: its ready prompt), or None.
     shell: the program is an interactive shell (bash, zsh...) and holds the terminal itself:
     no job it started is in the foreground (``tcgetpgrp`` is the shell's own group).
+    shell_prompt: with ``shell``, the last line ends as the shell's own prompt did when it
+    was first seen (``$``, ``#``...): a shell without a line editor (dash, ``sh``) reads its
+    command line in canonical mode, as its ``read -p`` does.
     """
 
     output_at: float | None
@@ -50,6 +53,7 @@ class LiveStatus:
     updated_at: float
     hint: str | None = None
     shell: bool = False
+    shell_prompt: bool = False
 
 
 def waits_for_user(status: LiveStatus) -> bool:
@@ -58,7 +62,8 @@ def waits_for_user(status: LiveStatus) -> bool:
     canonical), or reads a line with echo off, or reads a line after a prompt.
 
     A shell reading key by key itself is its line editor at its own prompt: that is idle
-    (a command has ended, nothing asks anything). What a shell runs in the foreground
+    (a command has ended, nothing asks anything), and so is a shell reading a line after
+    its own prompt (``shell_prompt``: dash has no line editor). What a shell runs in the foreground
     (vim, sudo's password prompt, a script's question) is judged like any program, and so
     is the shell reading a line after a prompt (``read -p``).
     """
@@ -66,7 +71,7 @@ def waits_for_user(status: LiveStatus) -> bool:
         return True
     if status.canonical is None:
         return False
-    if status.shell and not status.canonical:
+    if status.shell and (not status.canonical or status.shell_prompt):
         return False
     return not status.canonical or not status.echo or status.prompt
 
@@ -87,6 +92,7 @@ def write_live_status(folder: Path, status: LiveStatus) -> None:
             "updated_at": status.updated_at,
             "hint": status.hint,
             "shell": status.shell,
+            "shell_prompt": status.shell_prompt,
         }
     ).encode("utf-8")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
@@ -111,6 +117,7 @@ def read_live_status(folder: Path) -> LiveStatus | None:
             updated_at=float(obj["updated_at"]),
             hint=_reason(obj.get("hint")),
             shell=bool(obj.get("shell")),
+            shell_prompt=bool(obj.get("shell_prompt")),
         )
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None

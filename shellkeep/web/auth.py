@@ -9,12 +9,12 @@
 - tokens are compared with ``hmac.compare_digest``; a wrong token (in the URL or the cookie)
   counts against the client address (the socket's peer: proxy headers are not trusted), and
   an address with ``MAX_FAILURES`` wrong tokens in the last ``FAILURE_WINDOW_S`` seconds gets
-  429 until they age out, for every request but those that carry the right cookie: a viewer
-  already signed in is never locked out by someone guessing from the same address (on
-  loopback every local client shares 127.0.0.1). While limited, a token in the URL is not
-  even compared; a cookie is (the price of the rule above), which leaves guessing no easier
-  than the token's 256 random bits make it. Each wrong token is logged (the address and the
-  count, never the value);
+  429 until they age out, for every request but those that carry the right token, in the
+  cookie or in the URL: the owner opening the printed URL, or a viewer already signed in, is
+  never locked out by someone guessing from the same address (on loopback every local
+  client shares 127.0.0.1). So a limited address still has its tokens compared; a wrong one
+  gets 429 and is not counted again. Guessing stays no easier than the token's 256 random
+  bits make it. Each wrong token is logged (the address and the count, never the value);
 - a WebSocket upgrade also needs an ``Origin`` equal to the served ``http://host:port``
   (``allowed_origin``); any refused upgrade is closed before it is accepted (HTTP 403).
 """
@@ -125,16 +125,16 @@ class TokenGuard:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         cookie = _cookie(headers.get("cookie", ""), self.cookie)
         signed_in = cookie is not None and self._matches(cookie)
+        query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+        given = [value for key, value in query if key == "token"] if scope["type"] == "http" else []
+        if given and self._matches(given[0]):
+            await self._set_cookie_and_redirect(scope, send, [(k, v) for k, v in query if k != "token"])
+            return
         if not signed_in and self.limiter.is_blocked(address):
             await self._refuse(scope, send, 429, "too many wrong tokens; wait a minute and open the URL 'shellkeep serve' printed")
             return
-        query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
-        given = [value for key, value in query if key == "token"]
-        if given and scope["type"] == "http":
-            if self._matches(given[0]):
-                await self._set_cookie_and_redirect(scope, send, [(k, v) for k, v in query if k != "token"])
-            else:
-                await self._wrong(scope, send, address, "in the URL")
+        if given:
+            await self._wrong(scope, send, address, "in the URL")
             return
         if cookie is None:
             await self._refuse(scope, send, 401, "this page needs the token: open the URL 'shellkeep serve' printed")

@@ -224,10 +224,12 @@ def test_a_bad_notifier_setting_is_one_line_at_the_start_and_the_program_still_r
     assert not (home.logs / "notify.log").exists()  # no notifier ran with the bad setting
 
 
-def test_a_plain_shell_at_its_prompt_is_not_notified_but_a_question_it_asks_is(home: Paths, receiver: Receiver) -> None:
+@pytest.mark.parametrize("shell", [["bash", "--norc", "--noprofile"], ["dash"]], ids=["bash-readline", "dash-canonical"])
+def test_a_plain_shell_at_its_prompt_is_not_notified_but_a_question_it_asks_is(home: Paths, receiver: Receiver, shell: list[str]) -> None:
+    # dash has no line editor: at its own prompt it reads in canonical mode, as its read -p does.
     _configure(home, url=receiver.url, format="json", waiting_delay_s=0.2, events=["waiting"])
     env = {**os.environ, "PS1": "$ ", "TERM": "xterm-256color"}
-    harness = PtyHarness.start([*SK, "run", "--name", "sh", "--", "bash", "--norc", "--noprofile"], env=env)
+    harness = PtyHarness.start([*SK, "run", "--name", "sh", "--", *shell], env=env)
     try:
         harness.expect(b"$ ")
         harness.write(b"echo done-$((6*7))\r")

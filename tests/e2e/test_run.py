@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shlex
@@ -294,6 +295,25 @@ def test_piped_stdin_ends_with_eof(home: Paths, stdin: bytes, argv: list[str], e
     assert result.returncode == 0
     assert expect in result.stdout
 
+
+
+_LONG_LINES = b"x" * 5000 + b"\n" + b"y" * 9000 + b"\n" + b"z" * 4095 + b"\nshort\n" + b"w" * 4097  # no newline at the end
+
+
+@pytest.mark.parametrize(
+    ("stdin", "argv", "expect"),
+    [
+        (b"x" * 5000 + b"\n", ["wc", "-c"], b"5001"),
+        (_LONG_LINES, [PY, "-c", "import sys, hashlib; d = sys.stdin.buffer.read(); print('got', len(d), hashlib.sha256(d).hexdigest())"],
+         f"got {len(_LONG_LINES)} {hashlib.sha256(_LONG_LINES).hexdigest()}".encode()),
+    ],
+    ids=["wc-5000", "lines-over-4095"],
+)
+def test_piped_lines_longer_than_a_pty_line_reach_the_program_whole(home: Paths, stdin: bytes, argv: list[str], expect: bytes) -> None:
+    # A canonical pty keeps 4095 bytes of a line and drops the rest (script(1) loses them).
+    result = run_sk("run", "--", *argv, input_bytes=stdin, timeout_s=60)
+    assert result.returncode == 0
+    assert expect in result.stdout
 
 # -- 18: ending while input is still arriving -------------------------------------------------
 

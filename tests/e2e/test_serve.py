@@ -67,11 +67,12 @@ def test_wrong_tokens_are_rate_limited_per_address_and_logged(home: Paths) -> No
         codes = [httpx.get(f"{served.base}/?token={wrong}").status_code for _ in range(10)]
         assert codes == [401] * 10
         assert httpx.get(f"{served.base}/?token={wrong}").status_code == 429
-        # Once limited, even the right token in a URL waits: guessing must not go on. A
-        # viewer already holding the cookie is not locked out, a wrong cookie is.
-        assert httpx.get(served.url).status_code == 429
-        assert httpx.get(served.base + "/", cookies={served.cookie_name: served.token}).status_code == 200
+        # Once limited, wrong tokens wait, in the URL or a cookie; the owner bringing the
+        # right one, in the printed URL or the cookie, is not locked out.
         assert httpx.get(served.base + "/", cookies={served.cookie_name: wrong}).status_code == 429
+        assert httpx.get(served.url).status_code == 303
+        assert httpx.get(served.base + "/", cookies={served.cookie_name: served.token}).status_code == 200
+        assert httpx.get(f"{served.base}/?token={wrong}").status_code == 429
     log = served.stderr()
     assert "wrong token in the URL from 127.0.0.1" in log
     assert wrong not in log and served.token not in log  # values are never logged
@@ -91,7 +92,8 @@ def test_the_limit_is_per_client_address_and_never_locks_out_a_signed_in_viewer(
             wrong = "B" * len(served.token)
             codes = [guesser.get(f"/?token={wrong}").status_code for _ in range(11)]
             assert codes == [401] * 10 + [429]
-            assert guesser.get(f"/?token={served.token}").status_code == 429  # that address waits
+            assert guesser.get(f"/?token={wrong}").status_code == 429  # that address waits...
+            assert guesser.get(f"/?token={served.token}").status_code == 303  # ...unless it brings the token
             assert other.get(f"/?token={served.token}").status_code == 303  # another address does not
             assert viewer.get("/api/sessions").status_code == 200
             for _ in range(11):  # wrong tokens from the signed-in viewer's own address

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from shellkeep.store.paths import Paths
@@ -78,7 +80,9 @@ def test_the_list_loads_and_a_search_finds_a_session(home: Paths, page: object) 
     other = _long_session(home, "tidy-css", "stylesheet tidied up")
     wait_for_background(home)  # indexed (a listing while the detached indexer works may miss the newest)
     with serve() as served:
-        _open(page, served)
+        wrong = "W" * len(served.token)  # someone else on this address guessed: it is limited
+        assert [httpx.get(f"{served.base}/?token={wrong}").status_code for _ in range(11)] == [401] * 10 + [429]
+        _open(page, served)  # the owner's browser, with the printed URL, still gets in
         assert page.url == served.base + "/"  # type: ignore[attr-defined]  # the token left the address bar
         table = page.locator("#sessions")  # type: ignore[attr-defined]
         expect(table).to_contain_text("fix-login", timeout=WAIT_MS)
@@ -195,6 +199,7 @@ def test_a_real_recording_plays_live(home: Paths, page: object) -> None:
     expect = playwright_sync.expect
     code = "import sys\nprint('ready', flush=True)\nfor line in sys.stdin:\n    print('echoed: ' + line.strip().upper(), flush=True)\n"
     folder, session_id, harness = record_session(home, code, name="real-live", expect=b"ready")
+    ended = False
     try:
         with serve("--allow-input") as served:
             _open(page, served, f"/s/{session_id}")
@@ -206,9 +211,16 @@ def test_a_real_recording_plays_live(home: Paths, page: object) -> None:
             page.click("#typing button")  # type: ignore[attr-defined]
             expect(player).to_contain_text("echoed: FROM THE BROWSER", timeout=WAIT_MS)
             harness.expect(b"echoed: FROM THE BROWSER")
+            state = page.locator("#state")  # type: ignore[attr-defined]
+            expect(state).to_have_text(re.compile("^(working|waiting|idle)$"))
+            harness.write(b"\x04")
+            ended = harness.finish() == 0
+            expect(state).to_have_text("finished", timeout=WAIT_MS)  # the badge follows, no reload
+            expect(page.locator("#exit-code")).to_have_text("exit 0")  # type: ignore[attr-defined]
     finally:
-        harness.write(b"\x04")
-        harness.finish()
+        if not ended:
+            harness.write(b"\x04")
+            harness.finish()
     _, _, events = load_session(folder)
     marks = [i for i, e in enumerate(events) if e.code == "m" and e.data == "input from viewer web 127.0.0.1"]
     assert len(marks) == 1, [e for e in events if e.code == "m"]
@@ -218,7 +230,7 @@ def test_a_real_recording_plays_live(home: Paths, page: object) -> None:
 
 def test_the_stats_page_and_the_phone_layout(home: Paths, browser: object) -> None:
     expect = playwright_sync.expect
-    _long_session(home, "phone-view", "seen on a phone")
+    session_id = _long_session(home, "phone-view", "seen on a phone " + "W" * 100)
     wait_for_background(home)
     context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)  # type: ignore[attr-defined]
     phone = context.new_page()
@@ -228,6 +240,11 @@ def test_the_stats_page_and_the_phone_layout(home: Paths, browser: object) -> No
             expect(phone.locator("#sessions")).to_contain_text("phone-view", timeout=WAIT_MS)
             width = phone.evaluate("document.documentElement.scrollWidth")
             assert width <= 390, width  # nothing wider than the screen: no sideways scrolling
+            phone.goto(served.base + f"/s/{session_id}")
+            expect(phone.locator("#player")).to_contain_text("seen on a phone", timeout=WAIT_MS)
+            box = phone.locator("#player .ap-term").bounding_box()
+            assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, box  # the terminal is scaled to the screen
+            assert phone.evaluate("document.documentElement.scrollWidth") <= 390
             phone.goto(served.base + "/stats")
             expect(phone.locator("#stats")).to_contain_text("total", timeout=WAIT_MS)
             expect(phone.locator("#stats tr.total")).to_contain_text("1")
@@ -237,8 +254,6 @@ def test_the_stats_page_and_the_phone_layout(home: Paths, browser: object) -> No
 
 
 def test_a_live_sessions_timeline_opens_the_recording_so_far_and_the_list_sees_it_end(home: Paths, page: object) -> None:
-    import re
-
     expect = playwright_sync.expect
     folder, session_id, harness = record_session(home, "print('ready', flush=True); input()", name="ends-live", expect=b"ready")
     ended = False

@@ -228,7 +228,8 @@ def test_a_viewer_joining_after_a_screen_or_tmux_clear_gets_no_stale_backlog(hom
     tmux = f"tmux -S {tmp_path}/tmux.sock -f /dev/null new-session {' '.join(BASH)}"
     session.write(f"PS1='$ ' {tmux}\r".encode())
     session.expect(b"0:bash")  # tmux's status line: it runs
-    session.write(b"echo inside-$((7*8))\r")
+    # clear(1) in a tmux pane: tmux scrolls the pane away above its status line, no ESC[J.
+    session.write(b"for i in $(seq 60); do echo stale-in-tmux-$i; done; clear; echo inside-$((7*8))\r")
     session.expect(b"inside-56")
     text = wait_until(lambda: (lambda t: t if "inside-56" in t else None)(_backlog_text(folder)))
     assert "stale-" not in text and "fresh-42" in text and "\x1b[?1049h" in text

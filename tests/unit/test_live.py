@@ -108,13 +108,22 @@ def test_the_backlog_restarts_at_a_full_clear_on_the_main_screen_only(publisher:
         "\x1b[1;1H\x1b[0J",
         "\x1b[2J\x1b[H",
         "\x1bc",
+        "\x1b[2;23r\x1b[22S",  # tmux clearing a pane above its status line (24 rows)
+        "\x1b[1;23r\x1b[1;1H\x1b[23S",
     ],
-    ids=["screen", "home-2J", "xterm-E3", "E3-first", "1;1H-0J", "2J-home", "RIS"],
+    ids=["screen", "home-2J", "xterm-E3", "E3-first", "1;1H-0J", "2J-home", "RIS", "tmux-scroll", "tmux-scroll-home"],
 )
 def test_the_backlog_restarts_at_each_kind_of_clear(publisher: LivePublisher, clear: str) -> None:
     publisher.publish(_events((1, "o", "stale\r\n"), (2, "o", f"gone{clear}new"), (3, "o", "more")))
     _, backlog = _Client(publisher.path.parent).header_and_backlog()
     assert [e.data for e in backlog] == [f"{clear}new", "more"]  # the event is cut at the clear
+
+
+@pytest.mark.parametrize("scroll", ["\x1b[5;10r\x1b[6S", "\x1b[1;23r\x1b[3S", "\x1b[1;12r\x1b[12S"], ids=["region", "few-lines", "half-screen"])
+def test_a_scroll_that_leaves_part_of_the_screen_does_not_restart_the_backlog(publisher: LivePublisher, scroll: str) -> None:
+    publisher.publish(_events((1, "o", "kept\r\n"), (2, "o", f"{scroll}more")))
+    _, backlog = _Client(publisher.path.parent).header_and_backlog()
+    assert [e.data for e in backlog] == ["kept\r\n", f"{scroll}more"]
 
 
 @pytest.mark.parametrize("cut", [1, 2, 3, 4, 5], ids=lambda n: f"cut-at-{n}")

@@ -52,8 +52,9 @@ def _status(
     prompt: bool = False,
     hint: str | None = None,
     shell: bool = False,
+    shell_prompt: bool = False,
 ) -> LiveStatus:
-    return LiveStatus(NOW - quiet_s, 10, canonical, echo, prompt, NOW, hint, shell=shell)
+    return LiveStatus(NOW - quiet_s, 10, canonical, echo, prompt, NOW, hint, shell=shell, shell_prompt=shell_prompt)
 
 
 @pytest.mark.parametrize(
@@ -74,10 +75,12 @@ def _status(
         (_status(quiet_s=WORKING_WINDOW_S + 1, canonical=True, prompt=True, shell=True), LiveState.WAITING),
         (_status(quiet_s=WORKING_WINDOW_S + 1, canonical=True, echo=False, shell=True), LiveState.WAITING),
         (_status(quiet_s=WORKING_WINDOW_S + 1, canonical=False, shell=True, hint="input"), LiveState.WAITING),
+        (_status(quiet_s=WORKING_WINDOW_S + 1, canonical=True, prompt=True, shell=True, shell_prompt=True), LiveState.IDLE),
     ],
     ids=["output-now", "output-now-at-prompt", "quiet-reading-keys", "quiet-at-prompt", "quiet-password",
          "quiet-no-prompt", "modes-unknown", "no-status", "hint-while-canonical", "hint-modes-unknown",
-         "hint-output-now", "shell-at-its-prompt", "shell-read-p", "shell-read-s", "shell-hint"],
+         "hint-output-now", "shell-at-its-prompt", "shell-read-p", "shell-read-s", "shell-hint",
+         "dash-at-its-prompt"],
 )  # fmt: skip
 def test_the_state_rule(status: LiveStatus | None, expected: LiveState) -> None:
     assert judge_state(status, NOW) is expected
@@ -114,11 +117,11 @@ def test_live_status_round_trip_and_unreadable_files(tmp_path: Path) -> None:
     status = LiveStatus(NOW - 1, 42, False, False, True, NOW)
     write_live_status(tmp_path, status)
     assert read_live_status(tmp_path) == status
-    hinted = dataclasses.replace(status, hint="approval", shell=True)
+    hinted = dataclasses.replace(status, hint="approval", shell=True, shell_prompt=True)
     write_live_status(tmp_path, hinted)
     assert read_live_status(tmp_path) == hinted
     assert set(json.loads((tmp_path / LIVE_FILE).read_text())) == {
-        "output_at", "output_bytes", "canonical", "echo", "prompt", "updated_at", "hint", "shell"
+        "output_at", "output_bytes", "canonical", "echo", "prompt", "updated_at", "hint", "shell", "shell_prompt"
     }  # a judgement only: no recorded text
     assert oct((tmp_path / LIVE_FILE).stat().st_mode & 0o777) == "0o600"
     (tmp_path / LIVE_FILE).write_text('{"output_at": 1')  # cut mid-write by a crash

@@ -24,11 +24,16 @@ class PtyModes:
     """A copy of the pty's master fd that reads the child's input modes; ``close`` when done.
 
     ``shell_pid``: the child's pid when it is a shell; it leads its own session, so its
-    group holds the terminal exactly when no job of its runs there.
+    group holds the terminal exactly when no job of its runs there. The first prompt such a
+    shell shows while it holds the terminal is taken as its own: its last
+    visible character (``$``, ``#``, ``%``, ``>``) marks the shell's prompt from then on,
+    whatever the folder in it (``LiveStatus.shell_prompt``). Only known where the last line
+    is kept (``OutputActivity.last_line``: a notifier is on, or the agent has hints).
     """
 
     def __init__(self, pty_fd: int, shell_pid: int | None) -> None:
         self._shell_pid = shell_pid
+        self._prompt_end: str | None = None  # the last visible character of the shell's own prompt
         try:
             self._fd = os.dup(pty_fd)  # not inherited by the child (PEP 446)
         except OSError:
@@ -37,7 +42,7 @@ class PtyModes:
     def status(self, activity: OutputActivity) -> LiveStatus:
         """Return the live status of ``activity`` with the pty's current modes (None: unreadable)."""
         canonical = echo = None
-        shell = False
+        shell = shell_prompt = False
         if self._fd >= 0:
             try:
                 lflag = termios.tcgetattr(self._fd)[3]
@@ -45,6 +50,11 @@ class PtyModes:
                 shell = self._shell_pid is not None and os.tcgetpgrp(self._fd) == self._shell_pid
             except (termios.error, OSError):
                 pass
+        end = activity.last_line.rstrip()[-1:]  # "" when the last line is not kept (no notifier, no hints)
+        if shell and activity.prompt and end:
+            if self._prompt_end is None:
+                self._prompt_end = end  # in raw mode too: bash's line editor shows it so
+            shell_prompt = end == self._prompt_end
         return LiveStatus(
             activity.output_at,
             activity.output_bytes,
@@ -54,6 +64,7 @@ class PtyModes:
             time.time(),
             activity.hint,
             shell=shell,
+            shell_prompt=shell_prompt,
         )
 
     def close(self) -> None:

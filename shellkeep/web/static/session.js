@@ -3,11 +3,12 @@
 // the input box (--allow-input). No build step, no network.
 (function () {
   "use strict";
+  followState(document.getElementById("state"));
   var el = document.getElementById("player");
   if (!el || !window.AsciinemaPlayer) return;
   var id = el.dataset.session;
   var live = el.dataset.mode === "live";
-  var fit = window.matchMedia("(max-width: 700px)").matches ? "width" : "width";
+  var fit = "width";
   var player;
   if (live) {
     var scheme = location.protocol === "https:" ? "wss:" : "ws:";
@@ -68,5 +69,39 @@
         });
       }).catch(function () { status.textContent = "not sent: the server is unreachable"; });
     });
+  }
+
+  // The state badge of a session still running (working, waiting, idle) follows
+  // /api/sessions every few seconds, as the list's do, and turns into the stored status
+  // (finished, killed...) with its exit code once the session ends.
+  function followState(badge) {
+    var LIVE = ["working", "waiting", "idle", "running"];
+    var EVERY_MS = 3000;
+    if (!badge || LIVE.indexOf(badge.textContent) < 0) return;
+    var query = new URLSearchParams({ all: "1", project: badge.dataset.project || "" });
+    function refresh() {
+      fetch("/api/sessions?" + query.toString(), { credentials: "same-origin" })
+        .then(function (r) { return r.ok ? r.json() : []; })
+        .then(function (rows) {
+          rows.forEach(function (row) {
+            if (row.id !== badge.dataset.session) return;
+            var text = row.state || row.status;
+            if (badge.textContent !== text) {
+              badge.textContent = text;
+              badge.className = "status " + text;
+            }
+            if (!row.state && row.exit_code !== null && !document.getElementById("exit-code")) {
+              var code = document.createElement("span");
+              code.id = "exit-code";
+              code.textContent = "exit " + row.exit_code;
+              badge.parentNode.insertBefore(code, badge.nextSibling);
+              badge.parentNode.insertBefore(document.createTextNode(" · "), code);
+            }
+          });
+        })
+        .catch(function () {})
+        .then(function () { if (LIVE.indexOf(badge.textContent) >= 0) setTimeout(refresh, EVERY_MS); });
+    }
+    setTimeout(refresh, EVERY_MS);
   }
 })();
