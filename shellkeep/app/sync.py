@@ -36,7 +36,7 @@ from shellkeep.app.context import Context
 from shellkeep.app import remote
 from shellkeep.archive.index import index_ended_session
 from shellkeep.app.remote import MANIFEST_FILE, MANIFEST_VERSION, canonical, manifest_path, object_path, open_blob, read_manifest
-from shellkeep.errors import DataError, UserInputError
+from shellkeep.errors import DataError, ShellkeepError, UserInputError
 from shellkeep.logs import get_logger
 from shellkeep.store.atomic import write_bytes_atomic, write_json_atomic
 from shellkeep.store.audit import record_many, remote_detail
@@ -44,6 +44,7 @@ from shellkeep.store.bucket import Bucket, open_bucket
 from shellkeep.store.paths import Paths, ensure_dir
 from shellkeep.store.session import (
     AGENT_FOLDER,
+    CAST_FILE,
     CAST_FILES,
     EXCHANGES_FILE,
     PLAN_FILE,
@@ -59,6 +60,7 @@ from shellkeep.store.session import (
     session_lock,
     utc_now,
 )
+from shellkeep.vault.compress import compress_held
 from shellkeep.vault.copies import copy_names, copy_ref, open_copy
 from shellkeep.vault.objects import SEAL_OVERHEAD, is_sealed_object, manifest_mac, seal_object
 
@@ -224,6 +226,22 @@ def _relisted(item: _Pending) -> _Pending:
     return _Pending(read_meta(folder), files, fp)
 
 
+def _compress_first(ctx: Context, meta: SessionMeta) -> None:
+    """Compress a recording the upkeep will compress but has not yet (call under the session's lock).
+
+    A push right after a session ends would otherwise send ``session.cast``, and the next
+    push, once the upkeep renamed it ``session.cast.zst``, all of it again. With
+    ``record.compress`` on, the recording is compressed here as the upkeep would (the upkeep
+    then finds it done); one that cannot be is pushed as it is.
+    """
+    if not ctx.config.record.compress or meta.detail != "full" or not (meta.folder / CAST_FILE).exists():
+        return
+    try:
+        compress_held(meta, ctx.vault)
+    except (OSError, ShellkeepError) as exc:
+        log.warning("could not compress the recording of %s before pushing it (%s); pushing it as it is", meta.id, exc)
+
+
 # -- push -----------------------------------------------------------------------------
 
 
@@ -322,6 +340,7 @@ def push(
                     # read; its files are listed again under it.
                     lock = ExitStack()
                     lock.enter_context(session_lock(item.meta.folder))
+                    _compress_first(ctx, item.meta)
                     item = _relisted(item)
                     files_entry: dict[str, object] = {}
                     for f in item.files:

@@ -1,0 +1,45 @@
+"""``shellkeep sync`` at its edges, against moto's S3 server on loopback (tests/e2e/test_sync.py's).
+
+A push right after a session ended (its upkeep not done), a plain-http endpoint such as
+MinIO's, Claude Code's ``<id>/`` side folder, a pulled session with an object missing, and
+the one-line refusals of ``--machine``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("obstore")
+pytest.importorskip("moto")
+
+from shellkeep.store.paths import Paths  # noqa: E402
+from tests.e2e.test_sync import WORD, S3Server, bucket_url, machine, s3_server, sk  # noqa: E402,F401 - fixtures
+from tests.helpers import wait_for_background  # noqa: E402
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def test_a_push_right_after_a_session_ends_sends_its_recording_once(home: Paths, bucket_url: str, s3_server: S3Server) -> None:  # noqa: F811
+    from shellkeep.app import housekeeping
+
+    # The session has ended and its upkeep has not compressed the recording yet (record.compress
+    # is off while it runs, on again after): what a push right after the session ends finds.
+    sk("config", "set", "record.compress", "false")
+    sk("run", "--", sys.executable, "-c", f"print('{WORD} ' * 5000)")
+    wait_for_background(home)
+    sk("config", "set", "record.compress", "true")
+    [folder] = [p.parent for p in home.projects.glob("*/*/meta.json")]
+    assert (folder / "session.cast").is_file()
+
+    first = json.loads(sk("sync", "push", "--remote", bucket_url, "--json").stdout)
+    assert first["sessions_pushed"] == 1
+    housekeeping.run(home, folder, compress=True, auto_gc=False)  # the upkeep reaches the session
+    assert (folder / "session.cast.zst").is_file() and not (folder / "session.cast").exists()
+    second = json.loads(sk("sync", "push", "--remote", bucket_url, "--json").stdout)
+    assert (second["sessions_pushed"], second["parts_sent"], second["bytes_sent"]) == (0, 0, 0), second
+    assert len(s3_server.puts("/objects/")) == first["parts_sent"]  # each object went once
+    assert len([path for path in s3_server.puts("/machines/") if path.endswith("manifest.json")]) == 1  # one manifest
