@@ -8,6 +8,8 @@ the one-line refusals of ``--machine``.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -17,7 +19,7 @@ pytest.importorskip("obstore")
 pytest.importorskip("moto")
 
 from shellkeep.store.paths import Paths  # noqa: E402
-from tests.e2e.test_sync import WORD, S3Server, bucket_url, machine, s3_server, sk  # noqa: E402,F401 - fixtures
+from tests.e2e.test_sync import WORD, S3Server, bucket_url, machine, record, s3_server, sk  # noqa: E402,F401 - fixtures
 from tests.helpers import wait_for_background  # noqa: E402
 
 pytestmark = pytest.mark.timeout(300)
@@ -43,3 +45,27 @@ def test_a_push_right_after_a_session_ends_sends_its_recording_once(home: Paths,
     assert (second["sessions_pushed"], second["parts_sent"], second["bytes_sent"]) == (0, 0, 0), second
     assert len(s3_server.puts("/objects/")) == first["parts_sent"]  # each object went once
     assert len([path for path in s3_server.puts("/machines/") if path.endswith("manifest.json")]) == 1  # one manifest
+
+
+def test_a_plain_http_endpoint_is_allowed_and_said_in_one_line(
+    home: Paths, bucket_url: str, s3_server: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+) -> None:
+    monkeypatch.delenv("AWS_ALLOW_HTTP")  # MinIO on the LAN, as a user sets it up: AWS_ENDPOINT_URL=http://...
+    session_id = record(home)
+
+    def said(result: subprocess.CompletedProcess[bytes]) -> list[str]:
+        return [line for line in result.stderr.decode().splitlines() if "AWS_ALLOW_HTTP" in line]
+
+    pushed = sk("sync", "push", "--remote", bucket_url, "--json")  # (in this process: it sets the variable here)
+    assert json.loads(pushed.stdout)["sessions_pushed"] == 1
+    [line] = said(pushed)
+    assert line.startswith("shellkeep: ") and s3_server.endpoint in line and "plain http" in line, line
+    laptop = {k: v for k, v in machine(tmp_path, "laptop").items() if k != "AWS_ALLOW_HTTP"}  # a process of its own
+    assert len(said(sk("sync", "pull", "--remote", bucket_url, env=laptop))) == 1
+    replayed = sk("replay", "--speed", "1000", session_id, env=laptop)  # fetched on use, through the same endpoint
+    assert WORD in replayed.stdout.decode() and len(said(replayed)) == 1
+
+    # The user's own AWS_ALLOW_HTTP=false is kept, and the error says what to change.
+    refused = sk("sync", "status", "--remote", bucket_url, env={**os.environ, "AWS_ALLOW_HTTP": "false"}, ok=False)
+    err = refused.stderr.decode()
+    assert refused.returncode == 1 and err.count("\n") == 1 and "needs AWS_ALLOW_HTTP=true" in err, err
