@@ -589,7 +589,10 @@ def pull(ctx: Context, url: str, *, machine: str | None = None, all_machines: bo
                 # The exchanges (and the sealed plan) are small and what ``search --remote``, ``show``
                 # and the picker read: fetched now; recordings wait until they are replayed.
                 fetched = read_meta(folder)
-                remote.fetch_session_files(paths, ctx.vault, fetched, [EXCHANGES_FILE, PLAN_FILE], bucket=bucket, audit=False)
+                gone: list[str] = []  # an object missing from the bucket: the session is pulled without that file
+                remote.fetch_session_files(paths, ctx.vault, fetched, [EXCHANGES_FILE, PLAN_FILE], bucket=bucket, audit=False, missing=gone)
+                for line in gone:
+                    log.warning("%s", line)
                 reads.append((fetched.id, fetched.project, remote_detail(fetched, f"exchanges from {url}")))
             if searched.index.exists():  # else it is built whole by the first search --remote
                 # A session pulled again changed files inside its folder, which the index's scan

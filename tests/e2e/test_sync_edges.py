@@ -69,3 +69,45 @@ def test_a_plain_http_endpoint_is_allowed_and_said_in_one_line(
     refused = sk("sync", "status", "--remote", bucket_url, env={**os.environ, "AWS_ALLOW_HTTP": "false"}, ok=False)
     err = refused.stderr.decode()
     assert refused.returncode == 1 and err.count("\n") == 1 and "needs AWS_ALLOW_HTTP=true" in err, err
+
+
+def test_show_of_a_pulled_session_with_an_object_missing_shows_the_rest_and_names_it(
+    home: Paths, bucket_url: str, tmp_path: Path  # noqa: F811
+) -> None:
+    from shellkeep.store.bucket import open_bucket
+    from tests.e2e.test_sync import _pulled_pair
+
+    session_id, laptop, folder = _pulled_pair(home, bucket_url, tmp_path)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    [recording] = [name for name in manifest["files"] if name.startswith("session.cast")]
+    part = manifest["files"][recording]["parts"][0]
+    open_bucket(bucket_url).delete(f"objects/{part[:2]}/{part}")
+    host = manifest["machine"]["host"]
+
+    shown = sk("show", session_id, env=laptop)
+    out, err = shown.stdout.decode(), shown.stderr.decode()
+    assert session_id in out and "promptword-42" in out, out  # the metadata and the exchanges it has
+    assert err.count("\n") == 1 and recording in err and f"object {part[:12]}" in err and f"from machine {host}" in err, err
+    assert not (folder / recording).exists()
+    as_json = sk("show", session_id, "--json", env=laptop)
+    assert json.loads(as_json.stdout)["id"] == session_id and recording in as_json.stderr.decode()
+    refused = sk("replay", session_id, env=laptop, ok=False)  # a command that needs the recording still refuses
+    assert refused.returncode == 3 and f"object {part[:12]}" in refused.stderr.decode()
+
+
+def test_a_pull_with_an_exchanges_object_missing_pulls_the_session_and_names_it(home: Paths, tmp_path: Path) -> None:
+    from tests.factory import make_session
+
+    share = tmp_path / "share"
+    meta = make_session(home, Path.cwd(), 1, events=((0.5, "o", "screenword\r\n"),), exchanges=[{"prompt": "p-77", "answer": "a"}])
+    sk("sync", "push", "--remote", share.as_uri())
+    [manifest_file] = share.glob(f"machines/*/sessions/{meta.id}/manifest.json")
+    part = json.loads(manifest_file.read_text())["files"]["exchanges.jsonl"]["parts"][0]
+    (share / "objects" / part[:2] / part).unlink()
+    laptop = machine(tmp_path, "laptop")
+    pulled = sk("sync", "pull", "--remote", share.as_uri(), "--json", env=laptop)
+    err = pulled.stderr.decode()
+    assert json.loads(pulled.stdout)["sessions_pulled"] == 1
+    assert err.count("\n") == 1 and "exchanges.jsonl" in err and f"object {part[:12]}" in err, err
+    shown = sk("show", meta.id, env=laptop)
+    assert meta.id in shown.stdout.decode() and "exchanges.jsonl" in shown.stderr.decode()
