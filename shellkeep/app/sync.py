@@ -514,6 +514,11 @@ def _machines(
         found.append(index)
     if machine is not None and not found:
         raise UserInputError(f"no machine '{machine}' in the remote; run 'shellkeep sync status' to list them")
+    if machine is not None and not all_machines and {m.id for m in found} == {me}:
+        raise UserInputError(
+            f"'{machine}' is this machine: its sessions are here already; name another machine "
+            "('shellkeep sync status' lists them), or add --all-machines to read this one's pushed copies"
+        )
     return found
 
 

@@ -111,3 +111,24 @@ def test_a_pull_with_an_exchanges_object_missing_pulls_the_session_and_names_it(
     assert err.count("\n") == 1 and "exchanges.jsonl" in err and f"object {part[:12]}" in err, err
     shown = sk("show", meta.id, env=laptop)
     assert meta.id in shown.stdout.decode() and "exchanges.jsonl" in shown.stderr.decode()
+
+
+def test_pull_of_this_machine_ls_of_no_machine_and_a_bare_s3_url_are_one_line_each(home: Paths, bucket_url: str) -> None:  # noqa: F811
+    record(home)
+    sk("sync", "push", "--remote", bucket_url)
+    me = json.loads(home.machine_file.read_text())
+    for name in (me["id"][:8], me["host"]):
+        refused = sk("sync", "pull", "--remote", bucket_url, "--machine", name, ok=False)
+        err = refused.stderr.decode()
+        assert refused.returncode == 2 and err.count("\n") == 1 and f"'{name}' is this machine" in err, err
+        assert refused.stdout == b""
+    assert not home.remotes.exists() or not any(home.remotes.iterdir())  # nothing pulled
+    mine = json.loads(sk("sync", "pull", "--remote", bucket_url, "--machine", me["host"], "--all-machines", "--json").stdout)
+    assert mine["sessions_pulled"] == 1  # asked for with --all-machines: read
+    nosuch = sk("ls", "--remote", "--machine", "NOSUCH", ok=False)
+    assert nosuch.returncode == 2 and nosuch.stderr.decode().count("\n") == 1 and "'NOSUCH'" in nosuch.stderr.decode()
+    for command in (("sync", "push"), ("sync", "pull"), ("sync", "status")):
+        bare = sk(*command, "--remote", "s3://", ok=False)
+        assert bare.returncode == 2 and bare.stderr.decode() == "shellkeep: 's3://' names no bucket; use s3://bucket/prefix\n"
+    unset = sk("config", "set", "sync.url", "s3://", ok=False)
+    assert unset.returncode == 2 and unset.stderr.decode().count("\n") == 1 and "'s3://'" in unset.stderr.decode()
