@@ -124,8 +124,9 @@ _ENDPOINT_VARIABLES = ("AWS_ENDPOINT_URL", "AWS_ENDPOINT")
 """Where obstore's S3 store reads an endpoint from (MinIO, Ceph, a local stand-in)."""
 
 
-def _plain_http_options(url: str, scheme: str) -> dict[str, bool]:
-    """Allow plain http where the user asked for it, and say so in one line; return obstore's client options.
+def _allow_plain_http(url: str, scheme: str) -> bool:
+    """Allow plain http where the user asked for it, and say so in one line; return whether
+    obstore's client option ``allow_http`` is to be passed.
 
     obstore refuses ``http://`` unless told (its error: "builder error"). An ``s3://`` URL
     whose endpoint variable is ``http://...`` (MinIO on a LAN or on this machine) gets
@@ -138,9 +139,9 @@ def _plain_http_options(url: str, scheme: str) -> dict[str, bool]:
             log.warning(
                 "'%s' is plain http: allowed (nothing is encrypted on the way; use https off this machine)", url
             )
-        return {"allow_http": True}
+        return True
     if scheme not in ("s3", "s3a") or "AWS_ALLOW_HTTP" in os.environ:
-        return {}
+        return False
     endpoint = next((os.environ[v] for v in _ENDPOINT_VARIABLES if os.environ.get(v)), "")
     if endpoint.lower().startswith("http://"):
         os.environ["AWS_ALLOW_HTTP"] = "true"
@@ -149,7 +150,7 @@ def _plain_http_options(url: str, scheme: str) -> dict[str, bool]:
             "(nothing is encrypted on the way; use https off this machine)",
             endpoint,
         )
-    return {}
+    return False
 
 
 def open_bucket(url: str, *, create: bool = False) -> Bucket:
@@ -167,15 +168,15 @@ def open_bucket(url: str, *, create: bool = False) -> Bucket:
     scheme = url.split("://", 1)[0].lower()
     from obstore.store import from_url
 
-    options = _plain_http_options(url, scheme)
+    allow_http = _allow_plain_http(url, scheme)
     try:
         if scheme == "file":
             folder = Path(url[len("file://") :])
             if not create and not folder.is_dir():
                 raise UserInputError(f"no folder {folder} for the remote '{url}'; check the URL ('shellkeep sync push' makes it)")
             store = from_url(url.rstrip("/") + "/", mkdir=create)
-        elif options:
-            store = from_url(url, client_options=options)
+        elif allow_http:
+            store = from_url(url, client_options={"allow_http": True})
         else:
             store = from_url(url)
     except UserInputError:
