@@ -142,6 +142,12 @@ class _LocalFile:
     mtime_ns: int
     is_copy: bool = False
 
+    @property
+    def copy(self) -> tuple[Path, str]:
+        """Return (session folder, copy name) of an agent copy (``agent/<name>``, the name may hold folders)."""
+        parts = self.name.split("/")
+        return self.path.parents[len(parts) - 1], "/".join(parts[1:])
+
 
 def _local_files(folder: Path) -> list[_LocalFile]:
     found: list[_LocalFile] = []
@@ -264,7 +270,7 @@ class PushResult:
 
 def _parts(f: _LocalFile, ctx: Context, part_bytes: int) -> Iterator[bytes]:
     if f.is_copy:
-        with open_copy(ctx.vault, f.path.parent.parent, f.name.split("/", 1)[1]) as fh:
+        with open_copy(ctx.vault, *f.copy) as fh:
             data = fh.read()
         for at in range(0, max(len(data), 1), part_bytes):
             yield data[at : at + part_bytes]
@@ -290,7 +296,7 @@ def _bytes_to_send(f: _LocalFile, ctx: Context, part_bytes: int) -> int:
     """
     size = f.size
     if f.is_copy:
-        folder, name = f.path.parent.parent, f.name.split("/", 1)[1]
+        folder, name = f.copy
         ref = copy_ref(folder, name)
         if ref is not None:
             size = ref.size
