@@ -657,7 +657,8 @@ class SyncStatus:
     to_push_bytes: the bytes of the objects a push would make of those sessions (the same
     count as ``PushResult.bytes_sent`` on a bucket that holds none of them yet); the
     manifests (about 1 KiB each) and the machine index are not counted, nor parts the
-    bucket already holds subtracted.
+    bucket already holds subtracted. A recording push compresses first (``_compress_first``)
+    is counted at its size now, more than push then sends.
     """
 
     url: str
