@@ -248,6 +248,14 @@ def _compress_first(ctx: Context, meta: SessionMeta) -> None:
         log.warning("could not compress the recording of %s before pushing it (%s); pushing it as it is", meta.id, exc)
 
 
+def _kept(item: _Pending) -> list[_LocalFile]:
+    """Return the files of ``item`` to push: not the recording of a session that keeps less
+    than its full detail (``record.detail``), which its upkeep is about to remove."""
+    if item.meta.detail == "full":
+        return item.files
+    return [f for f in item.files if f.name not in CAST_FILES]
+
+
 # -- push -----------------------------------------------------------------------------
 
 
@@ -349,7 +357,7 @@ def push(
                     _compress_first(ctx, item.meta)
                     item = _relisted(item)
                     files_entry: dict[str, object] = {}
-                    for f in item.files:
+                    for f in _kept(item):
                         shas: list[str] = []
                         for piece in _parts(f, ctx, part_bytes):
                             blob = seal_object(piece, key) if key is not None else piece

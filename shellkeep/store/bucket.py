@@ -110,7 +110,7 @@ def url_problem(url: str) -> str | None:
     if scheme not in SCHEMES:
         return "is not a storage URL; use s3://bucket/prefix, gs://, az:// or file:///path"
     rest = url.split("://", 1)[1]
-    if scheme not in ("file", "memory") and not rest.split("/", 1)[0]:
+    if scheme not in ("file", "memory") and not rest.split("/", 1)[0].strip():
         return f"names no bucket; use {scheme}://bucket/prefix"
     if scheme == "file" and not rest.startswith("/"):
         return "needs an absolute path; use file:///path/to/folder"

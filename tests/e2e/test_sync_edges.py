@@ -130,5 +130,24 @@ def test_pull_of_this_machine_ls_of_no_machine_and_a_bare_s3_url_are_one_line_ea
     for command in (("sync", "push"), ("sync", "pull"), ("sync", "status")):
         bare = sk(*command, "--remote", "s3://", ok=False)
         assert bare.returncode == 2 and bare.stderr.decode() == "shellkeep: 's3://' names no bucket; use s3://bucket/prefix\n"
+    blank = sk("sync", "status", "--remote", "s3://  ", ok=False)  # a bucket of blanks (a pasted URL) is none
+    assert blank.returncode == 2 and blank.stderr.decode() == "shellkeep: 's3://  ' names no bucket; use s3://bucket/prefix\n"
     unset = sk("config", "set", "sync.url", "s3://", ok=False)
     assert unset.returncode == 2 and unset.stderr.decode().count("\n") == 1 and "'s3://'" in unset.stderr.decode()
+
+
+def test_a_push_before_the_upkeep_drops_a_recording_not_kept_never_sends_it(home: Paths, tmp_path: Path) -> None:
+    import dataclasses
+
+    from shellkeep.store.session import write_meta
+    from tests.factory import make_session
+
+    # record.detail = "conversation": the upkeep removes the recording once the exchanges are
+    # built; a push in between must not send what the user chose not to keep.
+    meta = make_session(home, Path.cwd(), 1, events=((0.5, "o", "screen-only-word\r\n"),), exchanges=[{"prompt": "p", "answer": "a"}])
+    write_meta(dataclasses.replace(meta, detail="conversation"))
+    share = tmp_path / "share"
+    sk("sync", "push", "--remote", share.as_uri())
+    [manifest] = share.glob(f"machines/*/sessions/{meta.id}/manifest.json")
+    assert sorted(json.loads(manifest.read_text())["files"]) == ["exchanges.jsonl", "meta.json"]
+    assert not any(b"screen-only-word" in p.read_bytes() for p in share.rglob("*") if p.is_file())
