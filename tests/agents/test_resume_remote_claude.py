@@ -248,7 +248,8 @@ def test_cwd_encryption_and_an_existing_transcript_on_machine_b(
     m = _record_and_sync(
         tmp_path, home, drive, agent_env, project_dir, laptop_home, share.as_uri(), encrypted=True, trusted_b=(scratch, other)
     )
-    assert not any(b"plum" in p.read_bytes() for p in share.rglob("*") if p.is_file())  # sealed in the share
+    stored = [p.read_bytes() for p in share.rglob("*") if p.is_file()]
+    assert not any(b"plum" in data or b"SIDEWORD" in data for data in stored)  # sealed in the share, the side folder too
 
     # Another transcript of the same conversation id is already where Claude looks in 'other'.
     other.mkdir()
@@ -277,6 +278,7 @@ def test_cwd_encryption_and_an_existing_transcript_on_machine_b(
     assert quit_claude(second) == m.claude_id
     placed = transcript_path(laptop_home, scratch, m.claude_id)
     assert {r["cwd"] for r in read_jsonl(placed) if "cwd" in r} == {str(scratch)}
+    assert (placed.with_suffix("") / TOOL_RESULT).read_text() == TOOL_OUTPUT  # opened from the sealed copy
 
     runs = _resumed_runs(m)
     assert {r["cwd"] for r in runs} == {str(other), str(scratch)}
