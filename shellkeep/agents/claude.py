@@ -468,8 +468,11 @@ class ClaudeAdapter(CommandAdapter):
         return read_claude_plan(session.transcript)
 
     def transcript_files(self, session: AgentSession) -> list[Path]:
-        """Return the transcript and its subagents' transcripts (``<id>/subagents/*.jsonl``)."""
+        """Return the transcript and every file of its side folder ``<id>/``: subagents'
+        transcripts (``subagents/*.jsonl``), large tool results (``tool-results/``)."""
         files = super().transcript_files(session)
         if files and session.transcript is not None:
-            files.extend(sorted((session.transcript.parent / session.transcript.stem / "subagents").glob("*.jsonl")))
+            side = session.transcript.parent / session.transcript.stem
+            if side.is_dir() and not side.is_symlink():
+                files.extend(sorted(p for p in side.rglob("*") if p.is_file() and not p.is_symlink()))
         return files

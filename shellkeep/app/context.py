@@ -62,11 +62,13 @@ class Context:
         """Return this project's sessions (every project's with ``all_projects``), newest first."""
         return list_sessions(self.paths, None if all_projects else self.project_root, recover=self.recover)
 
-    def resolve(self, ref: str | None, *, last: bool = False) -> SessionMeta:
+    def resolve(self, ref: str | None, *, last: bool = False, missing: list[str] | None = None) -> SessionMeta:
         """Find one session by id, prefix, name or ``last`` (``store.session.resolve_session``).
 
         A reference no local session matches is looked up among the sessions pulled from
         other machines (``app.remote``); one found there has its files fetched first.
+        missing: when given, a file whose object is gone from the bucket is left out and named
+        there in one line (``show``), instead of refusing the session.
         """
         try:
             return resolve_session(self.paths, self.project_root, ref, last=last, recover=self.recover)
@@ -74,7 +76,7 @@ class Context:
             pulled = find_remote_session(self.paths, ref) if ref and not last else None
             if pulled is None:
                 raise
-            fetch_session_files(self.paths, self.vault, pulled)
+            fetch_session_files(self.paths, self.vault, pulled, missing=missing)
             return pulled
 
 

@@ -469,9 +469,20 @@ def _copy_transcripts(
                 continue
             with fh:
                 redact = None if redactor is None else partial(redact_jsonl_line, redactor=redactor)
-                store_copy(vault, folder, src.name, copy_lines(fh, redact, limit))
+                store_copy(vault, folder, copy_name(session, src), copy_lines(fh, redact, limit))
         except (OSError, ShellkeepError) as exc:
             log.warning("could not copy %s: %s", src, exc)
+
+
+def copy_name(session: AgentSession, src: Path) -> str:
+    """Return the name of the copy of the agent's file ``src``: its file name, or for a file of
+    the transcript's side folder (Claude Code's ``<id>/``) its path from there, ``<id>/subagents/a.jsonl``,
+    so that another machine puts it back where the agent looks (``app.transplant``)."""
+    if session.transcript is not None:
+        side = session.transcript.parent / session.transcript.stem
+        if src.is_relative_to(side):
+            return src.relative_to(session.transcript.parent).as_posix()
+    return src.name
 
 
 def _total_usage(exchanges: tuple[Exchange, ...]) -> dict[str, int] | None:

@@ -47,6 +47,7 @@ from shellkeep.agents.records import parse_time
 from shellkeep.agents.registry import adapter_named
 from shellkeep.app.about import with_about
 from shellkeep.app.context import Context
+from shellkeep.app.conversation import copy_name
 from shellkeep.archive.index import index_ended_sessions
 from shellkeep.capture.redaction import redactor_for
 from shellkeep.errors import ShellkeepError, UserInputError
@@ -436,12 +437,13 @@ def _write_content(
     """Store the exchanges and the copy of the agent's transcript files in ``folder`` (as recording does)."""
     write_exchanges(folder, exchanges, ctx.vault, redactor=redactor)
     redact = None if redactor is None else partial(redact_jsonl_line, redactor=redactor)
-    for src in regular_files(adapter.transcript_files(native.agent_session())):
+    session = native.agent_session()
+    for src in regular_files(adapter.transcript_files(session)):
         fh = open_transcript(src)
         if fh is None:
             continue
         with fh:
-            store_copy(ctx.vault, folder, src.name, copy_lines(fh, redact))
+            store_copy(ctx.vault, folder, copy_name(session, src), copy_lines(fh, redact))
 
 
 def _meta_for(

@@ -185,7 +185,14 @@ def find_remote_session(paths: Paths, ref: str) -> SessionMeta | None:
 
 
 def fetch_session_files(
-    paths: Paths, vault: Vault, meta: SessionMeta, names: list[str] | None = None, *, bucket: Bucket | None = None, audit: bool = True
+    paths: Paths,
+    vault: Vault,
+    meta: SessionMeta,
+    names: list[str] | None = None,
+    *,
+    bucket: Bucket | None = None,
+    audit: bool = True,
+    missing: list[str] | None = None,
 ) -> Path:
     """Fetch the files of a pulled session that are not in its folder yet; return the folder.
 
@@ -196,6 +203,10 @@ def fetch_session_files(
     ``search --remote``. Raises SessionNotFound for a local session, DataError for a
     changed object or manifest or an object missing from the bucket, ShellkeepError when
     the bucket cannot be read.
+
+    missing: when given, a file with an object missing from the bucket is left out and a
+    line naming it appended here instead of raised (``show`` shows what there is); a
+    changed object is still refused.
     """
     remote = remote_of(meta)
     if remote is None:
@@ -206,11 +217,12 @@ def fetch_session_files(
     files = manifest["files"]
     assert isinstance(files, dict)
     wanted = [n for n in files if names is None or n in names]
-    missing = [n for n in wanted if n != META_FILE and not (folder / n).exists()]
-    if not missing:
+    absent = [n for n in wanted if n != META_FILE and not (folder / n).exists()]
+    if not absent:
         return folder
     bucket = bucket or open_bucket(remote["url"])
-    for name in missing:
+    fetched: list[str] = []
+    for name in absent:
         entry = files[name]
         parts = entry.get("parts") if isinstance(entry, dict) else None
         if not isinstance(parts, list) or not safe_name(name):
@@ -220,16 +232,23 @@ def fetch_session_files(
             try:
                 blob = bucket.get(object_path(str(sha)))
             except FileNotFoundError as exc:
-                raise DataError(
+                gone = (
                     f"object {str(sha)[:12]} of session {meta.id} is missing from {remote['url']}; "
                     f"push it again from machine {remote.get('host') or remote['machine']} (shellkeep sync push --again)"
-                ) from exc
+                )
+                if missing is None:
+                    raise DataError(gone) from exc
+                missing.append(f"{name} of session {meta.id} is not here: {gone}")
+                break
             if hashlib.sha256(blob).hexdigest() != sha:
                 raise DataError(
                     f"object {str(sha)[:12]} of session {meta.id} ({name}) does not match its checksum: "
                     "it was changed in the remote; it is refused"
                 )
             pieces.append(open_blob(blob, vault, f"object {str(sha)[:12]} of session {meta.id}", remote.get("host")))
+        if len(pieces) < len(parts):
+            continue  # an object is missing: left out, ``missing`` says which
+        fetched.append(name)
         data = b"".join(pieces)
         target = folder / name
         ensure_dir(target.parent)
@@ -237,7 +256,7 @@ def fetch_session_files(
             vault.write_private(target, data)  # copies travel as plaintext inside sealed objects
         else:
             write_bytes_atomic(target, data)  # the bytes as the pushing machine stored them
-    if any(n not in (EXCHANGES_FILE, PLAN_FILE) and not n.startswith(AGENT_FOLDER + "/") for n in missing):
+    if any(n not in (EXCHANGES_FILE, PLAN_FILE) and not n.startswith(AGENT_FOLDER + "/") for n in fetched):
         # Loaded here, once a recording was fetched: the index is not on the start-up path of
         # the commands that build a context (``shellkeep run``).
         from shellkeep.archive.index import forget_content

@@ -36,7 +36,7 @@ from shellkeep.app.context import Context
 from shellkeep.app import remote
 from shellkeep.archive.index import index_ended_session
 from shellkeep.app.remote import MANIFEST_FILE, MANIFEST_VERSION, canonical, manifest_path, object_path, open_blob, read_manifest
-from shellkeep.errors import DataError, UserInputError
+from shellkeep.errors import DataError, ShellkeepError, UserInputError
 from shellkeep.logs import get_logger
 from shellkeep.store.atomic import write_bytes_atomic, write_json_atomic
 from shellkeep.store.audit import record_many, remote_detail
@@ -44,6 +44,7 @@ from shellkeep.store.bucket import Bucket, open_bucket
 from shellkeep.store.paths import Paths, ensure_dir
 from shellkeep.store.session import (
     AGENT_FOLDER,
+    CAST_FILE,
     CAST_FILES,
     EXCHANGES_FILE,
     PLAN_FILE,
@@ -59,6 +60,7 @@ from shellkeep.store.session import (
     session_lock,
     utc_now,
 )
+from shellkeep.vault.compress import compress_held
 from shellkeep.vault.copies import copy_names, copy_ref, open_copy
 from shellkeep.vault.objects import SEAL_OVERHEAD, is_sealed_object, manifest_mac, seal_object
 
@@ -139,6 +141,12 @@ class _LocalFile:
     size: int
     mtime_ns: int
     is_copy: bool = False
+
+    @property
+    def copy(self) -> tuple[Path, str]:
+        """Return (session folder, copy name) of an agent copy (``agent/<name>``, the name may hold folders)."""
+        parts = self.name.split("/")
+        return self.path.parents[len(parts) - 1], "/".join(parts[1:])
 
 
 def _local_files(folder: Path) -> list[_LocalFile]:
@@ -224,6 +232,30 @@ def _relisted(item: _Pending) -> _Pending:
     return _Pending(read_meta(folder), files, fp)
 
 
+def _compress_first(ctx: Context, meta: SessionMeta) -> None:
+    """Compress a recording the upkeep will compress but has not yet (call under the session's lock).
+
+    A push right after a session ends would otherwise send ``session.cast``, and the next
+    push, once the upkeep renamed it ``session.cast.zst``, all of it again. With
+    ``record.compress`` on, the recording is compressed here as the upkeep would (the upkeep
+    then finds it done); one that cannot be is pushed as it is.
+    """
+    if not ctx.config.record.compress or meta.detail != "full" or not (meta.folder / CAST_FILE).exists():
+        return
+    try:
+        compress_held(meta, ctx.vault)
+    except (OSError, ShellkeepError) as exc:
+        log.warning("could not compress the recording of %s before pushing it (%s); pushing it as it is", meta.id, exc)
+
+
+def _kept(item: _Pending) -> list[_LocalFile]:
+    """Return the files of ``item`` to push: not the recording of a session that keeps less
+    than its full detail (``record.detail``), which its upkeep is about to remove."""
+    if item.meta.detail == "full":
+        return item.files
+    return [f for f in item.files if f.name not in CAST_FILES]
+
+
 # -- push -----------------------------------------------------------------------------
 
 
@@ -246,7 +278,7 @@ class PushResult:
 
 def _parts(f: _LocalFile, ctx: Context, part_bytes: int) -> Iterator[bytes]:
     if f.is_copy:
-        with open_copy(ctx.vault, f.path.parent.parent, f.name.split("/", 1)[1]) as fh:
+        with open_copy(ctx.vault, *f.copy) as fh:
             data = fh.read()
         for at in range(0, max(len(data), 1), part_bytes):
             yield data[at : at + part_bytes]
@@ -272,7 +304,7 @@ def _bytes_to_send(f: _LocalFile, ctx: Context, part_bytes: int) -> int:
     """
     size = f.size
     if f.is_copy:
-        folder, name = f.path.parent.parent, f.name.split("/", 1)[1]
+        folder, name = f.copy
         ref = copy_ref(folder, name)
         if ref is not None:
             size = ref.size
@@ -322,9 +354,10 @@ def push(
                     # read; its files are listed again under it.
                     lock = ExitStack()
                     lock.enter_context(session_lock(item.meta.folder))
+                    _compress_first(ctx, item.meta)
                     item = _relisted(item)
                     files_entry: dict[str, object] = {}
-                    for f in item.files:
+                    for f in _kept(item):
                         shas: list[str] = []
                         for piece in _parts(f, ctx, part_bytes):
                             blob = seal_object(piece, key) if key is not None else piece
@@ -495,6 +528,11 @@ def _machines(
         found.append(index)
     if machine is not None and not found:
         raise UserInputError(f"no machine '{machine}' in the remote; run 'shellkeep sync status' to list them")
+    if machine is not None and not all_machines and {m.id for m in found} == {me}:
+        raise UserInputError(
+            f"'{machine}' is this machine: its sessions are here already; name another machine "
+            "('shellkeep sync status' lists them), or add --all-machines to read this one's pushed copies"
+        )
     return found
 
 
@@ -570,7 +608,10 @@ def pull(ctx: Context, url: str, *, machine: str | None = None, all_machines: bo
                 # The exchanges (and the sealed plan) are small and what ``search --remote``, ``show``
                 # and the picker read: fetched now; recordings wait until they are replayed.
                 fetched = read_meta(folder)
-                remote.fetch_session_files(paths, ctx.vault, fetched, [EXCHANGES_FILE, PLAN_FILE], bucket=bucket, audit=False)
+                gone: list[str] = []  # an object missing from the bucket: the session is pulled without that file
+                remote.fetch_session_files(paths, ctx.vault, fetched, [EXCHANGES_FILE, PLAN_FILE], bucket=bucket, audit=False, missing=gone)
+                for line in gone:
+                    log.warning("%s", line)
                 reads.append((fetched.id, fetched.project, remote_detail(fetched, f"exchanges from {url}")))
             if searched.index.exists():  # else it is built whole by the first search --remote
                 # A session pulled again changed files inside its folder, which the index's scan
@@ -624,7 +665,8 @@ class SyncStatus:
     to_push_bytes: the bytes of the objects a push would make of those sessions (the same
     count as ``PushResult.bytes_sent`` on a bucket that holds none of them yet); the
     manifests (about 1 KiB each) and the machine index are not counted, nor parts the
-    bucket already holds subtracted.
+    bucket already holds subtracted. A recording push compresses first (``_compress_first``)
+    is counted at its size now, more than push then sends.
     """
 
     url: str

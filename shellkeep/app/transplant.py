@@ -30,7 +30,7 @@ from shellkeep.agents.base import AgentSession
 from shellkeep.app.context import Context
 from shellkeep.app.conversation import adapter_of
 from shellkeep.app.listing import project_identity
-from shellkeep.app.remote import remote_of
+from shellkeep.app.remote import remote_of, safe_name
 from shellkeep.archive.listing import git_projects
 from shellkeep.errors import ShellkeepError, UserInputError
 from shellkeep.git.identity import GitIdentity
@@ -38,7 +38,7 @@ from shellkeep.git.info import git_root
 from shellkeep.logs import get_logger
 from shellkeep.store.paths import ensure_dir
 from shellkeep.store.session import SessionMeta
-from shellkeep.vault.copies import open_copy
+from shellkeep.vault.copies import copy_names, open_copy
 
 __all__ = ["Transplant", "checkout_for", "is_from_another_machine", "transcript_target", "transplant_transcript"]
 
@@ -194,12 +194,42 @@ def transplant_transcript(ctx: Context, meta: SessionMeta, cwd: Path, env: Mappi
         try:
             os.link(staged, target)  # fails when a file is there: it is never replaced
         except FileExistsError:
-            return _existing(placed, meta, staged, target)
+            done = _existing(placed, meta, staged, target)
         except OSError as exc:
             return Transplant(meta, False, f"could not write the agent's transcript to {target} ({exc.strerror or exc}); re-injecting instead")
-        return Transplant(placed, True, f"put the agent's transcript at {target}, with this machine's paths")
+        else:
+            done = Transplant(placed, True, f"put the agent's transcript at {target}, with this machine's paths")
     finally:
         staged.unlink(missing_ok=True)
+    if done.usable:
+        _place_side_folder(ctx, meta, target, lambda record: adapter.relocate_record(record, remap))
+    return done
+
+
+def _place_side_folder(ctx: Context, meta: SessionMeta, target: Path, relocate: Callable[[dict[str, object]], bool]) -> None:
+    """Write the copies of the transcript's side folder (Claude Code's ``<id>/``: subagents'
+    transcripts, large tool results) beside ``target``, as the agent keeps them; never raises.
+
+    A file already there is left as it is; a JSONL file has its records' directories
+    rewritten as the transcript's, other files are written as they are.
+    """
+    side = Path(meta.agent_transcript or "").stem + "/"
+    for name in copy_names(meta.folder):
+        if not name.startswith(side) or not safe_name(name):
+            continue
+        dest = target.parent / name
+        if dest.exists():
+            continue
+        try:
+            staged = _stage(ctx, meta, name, dest, relocate if name.endswith(".jsonl") else lambda record: False)
+            try:
+                os.link(staged, dest)
+            except FileExistsError:
+                pass  # the agent wrote it meanwhile: its own file wins
+            finally:
+                staged.unlink(missing_ok=True)
+        except (OSError, ShellkeepError) as exc:
+            log.warning("could not write %s: %s", dest, exc)
 
 
 def _existing(placed: SessionMeta, meta: SessionMeta, staged: Path, target: Path) -> Transplant:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from shellkeep.cli.options import context, json_option, require_ref, session_argument
+from shellkeep.cli.options import context, json_option, require_ref, session_argument, warn
 from shellkeep.cli.output import format_duration, format_local_time, print_json
 from shellkeep.store.session import SessionMeta, Status
 
@@ -42,7 +42,10 @@ def show(ref: str | None, last: bool, full: bool, as_json: bool) -> None:
 
     require_ref(ref, last)
     ctx = context()
-    meta = ctx.resolve(ref, last=last)
+    missing: list[str] = []  # a pulled session's files whose objects are gone from the bucket
+    meta = ctx.resolve(ref, last=last, missing=missing)
+    for line in missing:
+        warn(line)
     record_read(ctx.paths, "show", meta)
     key_id = missing_key(ctx, meta)
     env = agent_files_env(ctx, meta)  # the agent's files are where its session had them, not this terminal

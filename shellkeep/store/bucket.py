@@ -3,7 +3,8 @@
 URLs: ``s3://bucket/prefix`` (AWS and S3-compatible stores), ``gs://``, ``az://``,
 ``file:///mnt/share`` and ``memory:///`` (a store in this process, for tests). Credentials,
 regions and endpoints come from obstore's usual sources (``AWS_*``, ``GOOGLE_*``,
-``AZURE_*`` variables, profile files, instance roles); shellkeep never stores them.
+``AZURE_*`` variables, profile files, instance roles); shellkeep never stores them. A plain
+http endpoint (MinIO) is allowed when the user names one, said in one line (``open_bucket``).
 obstore is imported when a bucket is opened, never on other commands' paths.
 
 Every call blocks until the store answers; a store error is raised as ``ShellkeepError``
@@ -13,6 +14,7 @@ with one line naming the URL, and a missing object as ``FileNotFoundError``.
 from __future__ import annotations
 
 import builtins
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -20,9 +22,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from shellkeep.errors import ShellkeepError, UserInputError
+from shellkeep.logs import get_logger
 
 if TYPE_CHECKING:
     from obstore.store import ObjectStore
+
+log = get_logger(__name__)
 
 SCHEMES = ("s3", "s3a", "gs", "az", "abfs", "abfss", "file", "memory", "http", "https")
 
@@ -89,9 +94,10 @@ class Bucket:
             raise
         except Exception as exc:  # noqa: BLE001 - obstore raises its own error classes
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise ShellkeepError(
-                f"could not {what} {self.url}: {first[:300]}; check the URL and the storage credentials"
-            ) from exc
+            advice = "check the URL and the storage credentials"
+            if "builder error" in first and os.environ.get("AWS_ALLOW_HTTP", "").lower() not in ("", "true", "1"):
+                advice = f"a plain http endpoint needs AWS_ALLOW_HTTP=true (it is '{os.environ['AWS_ALLOW_HTTP']}')"
+            raise ShellkeepError(f"could not {what} {self.url}: {first[:300]}; {advice}") from exc
 
 
 def url_problem(url: str) -> str | None:
@@ -104,11 +110,47 @@ def url_problem(url: str) -> str | None:
     if scheme not in SCHEMES:
         return "is not a storage URL; use s3://bucket/prefix, gs://, az:// or file:///path"
     rest = url.split("://", 1)[1]
-    if scheme not in ("file", "memory") and not rest.split("/", 1)[0]:
+    if scheme not in ("file", "memory") and not rest.split("/", 1)[0].strip():
         return f"names no bucket; use {scheme}://bucket/prefix"
     if scheme == "file" and not rest.startswith("/"):
         return "needs an absolute path; use file:///path/to/folder"
     return None
+
+
+_said_http: set[str] = set()
+"""The ``http://`` URLs already said to be plain http in this process (once each)."""
+
+_ENDPOINT_VARIABLES = ("AWS_ENDPOINT_URL", "AWS_ENDPOINT")
+"""Where obstore's S3 store reads an endpoint from (MinIO, Ceph, a local stand-in)."""
+
+
+def _allow_plain_http(url: str, scheme: str) -> bool:
+    """Allow plain http where the user asked for it, and say so in one line; return whether
+    obstore's client option ``allow_http`` is to be passed.
+
+    obstore refuses ``http://`` unless told (its error: "builder error"). An ``s3://`` URL
+    whose endpoint variable is ``http://...`` (MinIO on a LAN or on this machine) gets
+    ``AWS_ALLOW_HTTP=true`` set for this process; an ``http://`` URL the client option
+    ``allow_http``. A user's own ``AWS_ALLOW_HTTP`` (any value) is left as it is.
+    """
+    if scheme == "http":
+        if url not in _said_http:
+            _said_http.add(url)
+            log.warning(
+                "'%s' is plain http: allowed (nothing is encrypted on the way; use https off this machine)", url
+            )
+        return True
+    if scheme not in ("s3", "s3a") or "AWS_ALLOW_HTTP" in os.environ:
+        return False
+    endpoint = next((os.environ[v] for v in _ENDPOINT_VARIABLES if os.environ.get(v)), "")
+    if endpoint.lower().startswith("http://"):
+        os.environ["AWS_ALLOW_HTTP"] = "true"
+        log.warning(
+            "the S3 endpoint %s is plain http: set AWS_ALLOW_HTTP=true for this command "
+            "(nothing is encrypted on the way; use https off this machine)",
+            endpoint,
+        )
+    return False
 
 
 def open_bucket(url: str, *, create: bool = False) -> Bucket:
@@ -126,12 +168,15 @@ def open_bucket(url: str, *, create: bool = False) -> Bucket:
     scheme = url.split("://", 1)[0].lower()
     from obstore.store import from_url
 
+    allow_http = _allow_plain_http(url, scheme)
     try:
         if scheme == "file":
             folder = Path(url[len("file://") :])
             if not create and not folder.is_dir():
                 raise UserInputError(f"no folder {folder} for the remote '{url}'; check the URL ('shellkeep sync push' makes it)")
             store = from_url(url.rstrip("/") + "/", mkdir=create)
+        elif allow_http:
+            store = from_url(url, client_options={"allow_http": True})
         else:
             store = from_url(url)
     except UserInputError:

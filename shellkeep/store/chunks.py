@@ -36,6 +36,7 @@ __all__ = [
     "chunk_path",
     "read_ref",
     "ref_files",
+    "ref_name",
     "ref_path",
     "store_lock",
     "sweep",
@@ -105,11 +106,17 @@ def ref_path(folder: Path, name: str) -> Path:
 
 
 def ref_files(folder: Path) -> list[Path]:
-    """Return a session folder's copy references, sorted."""
+    """Return a session folder's copy references, sorted, those in subfolders too (``ref_name``)."""
     try:
-        return sorted(p for p in (folder / AGENT_FOLDER).glob(f"*{REF_SUFFIX}") if p.is_file())
+        return sorted(p for p in (folder / AGENT_FOLDER).rglob(f"*{REF_SUFFIX}") if p.is_file())
     except OSError:
         return []
+
+
+def ref_name(folder: Path, path: Path) -> str:
+    """Return the name of the copy the reference ``path`` of ``folder`` stands for: its path
+    under ``agent/`` without ``.ref`` (``<id>/subagents/agent-1.jsonl`` for a side folder's file)."""
+    return path.relative_to(folder / AGENT_FOLDER).as_posix()[: -len(REF_SUFFIX)]
 
 
 def read_ref(path: Path) -> CopyRef:

@@ -82,6 +82,15 @@ def compress_recording(meta: SessionMeta, vault: Vault, *, level: int = LEVEL) -
         return _compress_locked(meta, vault, level)
 
 
+def compress_held(meta: SessionMeta, vault: Vault, *, level: int = LEVEL) -> CompressResult:
+    """Do what ``compress_recording`` does, for a caller that holds the session's lock already.
+
+    ``sync push`` compresses a session the upkeep has not reached yet, under the lock it reads
+    the files with, so that it pushes the recording as it will stay. Raises as ``compress_recording``.
+    """
+    return _compress_locked(settle_recording(meta, vault), vault, level)
+
+
 def _compress_locked(meta: SessionMeta, vault: Vault, level: int) -> CompressResult:
     path = Path(meta.cast)
     if meta.status == Status.RUNNING.value:  # as meta.json says now

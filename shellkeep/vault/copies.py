@@ -149,13 +149,14 @@ def _replace(folder: Path, ref: CopyRef) -> None:
 
 
 def copy_names(folder: Path) -> list[str]:
-    """Return the names of the transcript copies a session folder holds (references and old whole files)."""
+    """Return the names of the transcript copies a session folder holds (references and whole
+    files: old ones, pulled ones), a side folder's as their path (``<id>/tool-results/x.txt``)."""
     agent = folder / AGENT_FOLDER
     try:
-        entries = [p for p in agent.iterdir() if p.is_file() and not p.name.startswith(".")]
+        entries = [p.relative_to(agent).as_posix() for p in agent.rglob("*") if p.is_file() and not p.name.startswith(".")]
     except OSError:
         return []
-    names = {p.name[: -len(REF_SUFFIX)] if p.name.endswith(REF_SUFFIX) else p.name for p in entries}
+    names = {rel[: -len(REF_SUFFIX)] if rel.endswith(REF_SUFFIX) else rel for rel in entries}
     return sorted(names)
 
 

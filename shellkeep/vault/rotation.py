@@ -25,7 +25,7 @@ from shellkeep.vault.keys import KeySet, KeyUnavailable, forget_cached_keys, mer
 from shellkeep.store.atomic import FileChanged
 from shellkeep.store.paths import FILE_MODE, Paths, ensure_dir
 from shellkeep.store.session import Status, is_interrupted, iter_session_folders, read_meta, session_lock
-from shellkeep.store.chunks import REF_SUFFIX, ref_files, sweep
+from shellkeep.store.chunks import ref_files, ref_name, sweep
 from shellkeep.vault.access import Vault
 from shellkeep.vault.copies import copy_ref, rewrite_copy, sealed_with
 from shellkeep.vault.crypto import is_encrypted, private_files, reencrypt
@@ -182,7 +182,7 @@ def _reseal_copies(vault: Vault, folder: Path, key: Key, *, include_plain: bool)
     """
     done = 0
     for path in ref_files(folder):
-        name = path.name[: -len(REF_SUFFIX)]
+        name = ref_name(folder, path)
         ref = copy_ref(folder, name)
         if ref is None or (not ref.sealed and not include_plain) or sealed_with(vault, ref) == {key.id}:
             continue

@@ -31,7 +31,7 @@ from shellkeep.capture.redaction import MARKER_PREFIX, RULES
 from shellkeep.errors import ShellkeepError
 from shellkeep.asciicast.encoder import encode_event, encode_header
 from shellkeep.store.atomic import FileChanged, FileIdentity, file_identity, write_bytes_atomic
-from shellkeep.store.chunks import REF_SUFFIX, ref_files, sweep
+from shellkeep.store.chunks import ref_files, ref_name, sweep
 from shellkeep.store.session import AGENT_FOLDER, CAST_FILES, SessionMeta, Status, is_interrupted, read_meta, session_lock, write_meta
 from shellkeep.vault.copies import copy_ref, rewrite_copy, sealed_with
 from shellkeep.vault.crypto import SEARCH_FILE, is_encrypted, key_id_of_file, private_files, split_records, write_records_atomic
@@ -246,7 +246,7 @@ def _redact_text_file(path: Path, redactor: Redactor, vault: Vault) -> int | Non
 
 def _referenced_copies(folder: Path) -> list[str]:
     """Return the names of a session's copies kept in the chunk store."""
-    return [path.name[: -len(REF_SUFFIX)] for path in ref_files(folder)]
+    return [ref_name(folder, path) for path in ref_files(folder)]
 
 
 def _redact_copy(vault: Vault, folder: Path, name: str, redactor: Redactor) -> int | None:

@@ -143,6 +143,7 @@ def _record_and_sync(
     first.wait_for_screen(READY, WAIT_S)
     for prompt, answer in zip(PROMPTS, ANSWERS):
         ask(first, prompt, answer)
+    _write_side_folder(Path(agent_env["HOME"]), project_dir)
     claude_id = quit_claude(first)
     wait_for_background(home)  # the upkeep: exchanges, the transcript's copy, the root commit
     [meta_path] = session_folders(home)
@@ -155,6 +156,23 @@ def _record_and_sync(
     assert pulled["sessions_pulled"] == 1
     project_dir.rename(project_dir.with_name("machine-a-only"))  # B has no folder at A's path
     return Machines(env_a, env_b, project_dir, clone_b, laptop_home, Paths(data_b, data_b / "none.toml"), str(meta["id"]), claude_id)
+
+
+SUBAGENT = "subagents/agent-a1b2c3d4.jsonl"
+TOOL_RESULT = "tool-results/toolu_01SIDEFOLDER.txt"
+TOOL_OUTPUT = "".join(f"line {i} of a large Bash output, SIDEWORD-{i}\n" for i in range(2000))
+
+
+def _write_side_folder(claude_home: Path, cwd: Path) -> None:
+    """Lay out the conversation's side folder ``<id>/`` as Claude Code keeps it while it runs: a
+    subagent's transcript (its records carry the cwd) and a tool result too large to keep inline."""
+    [transcript] = (claude_home / ".claude" / "projects").glob("*/*.jsonl")
+    side = transcript.with_suffix("")
+    (side / "subagents").mkdir(parents=True)
+    record = {"type": "user", "isSidechain": True, "cwd": str(cwd), "message": {"role": "user", "content": "look around"}}
+    (side / SUBAGENT).write_text(json.dumps(record) + "\n")
+    (side / "tool-results").mkdir()
+    (side / TOOL_RESULT).write_text(TOOL_OUTPUT)
 
 
 def _resumed_runs(m: Machines) -> list[dict[str, object]]:
@@ -200,6 +218,9 @@ def test_a_session_pushed_from_machine_a_resumes_natively_in_machine_bs_clone(
     records = read_jsonl(b_transcript)
     cwds = {r["cwd"] for r in records if "cwd" in r}
     assert cwds == {str(m.clone_b)}, cwds  # A's path rewritten, and Claude's own new records agree
+    side_b = b_transcript.with_suffix("")  # the side folder came along: subagents and large tool results
+    assert (side_b / TOOL_RESULT).read_text() == TOOL_OUTPUT
+    assert [r["cwd"] for r in read_jsonl(side_b / SUBAGENT)] == [str(m.clone_b)]
     assert a_transcript.read_bytes() == a_bytes  # A's own file is not touched
 
     [run] = _resumed_runs(m)
@@ -227,7 +248,8 @@ def test_cwd_encryption_and_an_existing_transcript_on_machine_b(
     m = _record_and_sync(
         tmp_path, home, drive, agent_env, project_dir, laptop_home, share.as_uri(), encrypted=True, trusted_b=(scratch, other)
     )
-    assert not any(b"plum" in p.read_bytes() for p in share.rglob("*") if p.is_file())  # sealed in the share
+    stored = [p.read_bytes() for p in share.rglob("*") if p.is_file()]
+    assert not any(b"plum" in data or b"SIDEWORD" in data for data in stored)  # sealed in the share, the side folder too
 
     # Another transcript of the same conversation id is already where Claude looks in 'other'.
     other.mkdir()
@@ -256,6 +278,7 @@ def test_cwd_encryption_and_an_existing_transcript_on_machine_b(
     assert quit_claude(second) == m.claude_id
     placed = transcript_path(laptop_home, scratch, m.claude_id)
     assert {r["cwd"] for r in read_jsonl(placed) if "cwd" in r} == {str(scratch)}
+    assert (placed.with_suffix("") / TOOL_RESULT).read_text() == TOOL_OUTPUT  # opened from the sealed copy
 
     runs = _resumed_runs(m)
     assert {r["cwd"] for r in runs} == {str(other), str(scratch)}

@@ -214,3 +214,23 @@ def test_export_follows_the_reference_to_the_stored_copy(home: Paths, project: P
     bare = make_session(home, project, 2)
     refused = run_sk("export", bare.id, "--format", "agent")
     assert refused.returncode == 2 and b"holds no copy of an agent transcript" in refused.stderr
+
+
+def test_claude_codes_side_folder_is_copied_kept_by_sweep_and_redacted(home: Paths, project: Path, agent_home: Path) -> None:
+    transcript = _transcript(agent_home, project)
+    _write(transcript, 2, filler_bytes=300)
+    side = transcript.with_suffix("")
+    (side / "tool-results").mkdir(parents=True)
+    (side / "tool-results" / "toolu_01.txt").write_text(f"a large output\nwith {GITHUB} in it\n")
+    (side / "subagents").mkdir()
+    (side / "subagents" / "agent-1.jsonl").write_text(json.dumps({"type": "user", "cwd": str(project)}) + "\n")
+    meta = collect(dataclasses.replace(_session(home, project, 1), redacted=False), Vault(home), None, {"HOME": str(agent_home)})
+    names = [f"{CLAUDE_ID}/subagents/agent-1.jsonl", f"{CLAUDE_ID}/tool-results/toolu_01.txt"]
+    assert [stored_copy(meta.folder, name, home) for name in names] == [(side / n.split("/", 1)[1]).read_bytes() for n in names]
+    assert sweep(home).removed == 0  # the side folder's references are followed into their subfolders
+    assert stored_copy(meta.folder, names[1], home) == (side / "tool-results" / "toolu_01.txt").read_bytes()
+    result = redact_session(Vault(home), meta, build_redactor(RedactConfig()))
+    assert f"agent/{names[1]}" in result.files
+    assert b"[REDACTED:github-token]" in (stored_copy(meta.folder, names[1], home) or b"")
+    sweep(home)
+    assert GITHUB.encode() not in b"".join(p.read_bytes() for p in home.copies.rglob("*") if p.is_file())
