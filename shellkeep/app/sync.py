@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 from shellkeep.app.context import Context
 from shellkeep.app import remote
 from shellkeep.archive.index import index_ended_session
+from shellkeep.archive.screen_text import screen_text
 from shellkeep.app.remote import MANIFEST_FILE, MANIFEST_VERSION, canonical, manifest_path, object_path, open_blob, read_manifest
 from shellkeep.errors import DataError, UserInputError
 from shellkeep.logs import get_logger
@@ -48,6 +49,7 @@ from shellkeep.store.session import (
     EXCHANGES_FILE,
     PLAN_FILE,
     META_FILE,
+    SCREEN_FILE,
     SessionMeta,
     Status,
     host_name,
@@ -139,6 +141,7 @@ class _LocalFile:
     size: int
     mtime_ns: int
     is_copy: bool = False
+    data: bytes | None = None  # made for the push, not a file here (``archive.screen_text``)
 
 
 def _local_files(folder: Path) -> list[_LocalFile]:
@@ -158,6 +161,14 @@ def _local_files(folder: Path) -> list[_LocalFile]:
             found.append(_LocalFile(f"{AGENT_FOLDER}/{name}", candidate, st.st_size, st.st_mtime_ns, is_copy=True))
             break
     return found
+
+
+def _screen_file(ctx: Context, meta: SessionMeta) -> list[_LocalFile]:
+    """Return the searchable text of what ``meta``'s screen showed, as a file to push ([] when none)."""
+    data = screen_text(ctx.paths, meta, ctx.vault)
+    if data is None:
+        return []
+    return [_LocalFile(SCREEN_FILE, meta.folder / SCREEN_FILE, len(data), 0, data=data)]
 
 
 def _fingerprint(files: list[_LocalFile]) -> str:
@@ -245,9 +256,12 @@ class PushResult:
 
 
 def _parts(f: _LocalFile, ctx: Context, part_bytes: int) -> Iterator[bytes]:
-    if f.is_copy:
-        with open_copy(ctx.vault, f.path.parent.parent, f.name.split("/", 1)[1]) as fh:
-            data = fh.read()
+    if f.is_copy or f.data is not None:
+        if f.data is not None:
+            data = f.data
+        else:
+            with open_copy(ctx.vault, f.path.parent.parent, f.name.split("/", 1)[1]) as fh:
+                data = fh.read()
         for at in range(0, max(len(data), 1), part_bytes):
             yield data[at : at + part_bytes]
         return
@@ -324,7 +338,7 @@ def push(
                     lock.enter_context(session_lock(item.meta.folder))
                     item = _relisted(item)
                     files_entry: dict[str, object] = {}
-                    for f in item.files:
+                    for f in [*item.files, *_screen_file(ctx, item.meta)]:
                         shas: list[str] = []
                         for piece in _parts(f, ctx, part_bytes):
                             blob = seal_object(piece, key) if key is not None else piece
@@ -566,11 +580,12 @@ def pull(ctx: Context, url: str, *, machine: str | None = None, all_machines: bo
             pulled[session_id] = str(sha)
             pulled_count += 1
             files = manifest["files"]
-            if isinstance(files, dict) and EXCHANGES_FILE in files:
-                # The exchanges (and the sealed plan) are small and what ``search --remote``, ``show``
-                # and the picker read: fetched now; recordings wait until they are replayed.
+            if isinstance(files, dict) and (EXCHANGES_FILE in files or SCREEN_FILE in files):
+                # The exchanges (and the sealed plan) and the screen's text are small and what
+                # ``search --remote``, ``show`` and the picker read: fetched now; recordings wait
+                # until they are replayed.
                 fetched = read_meta(folder)
-                remote.fetch_session_files(paths, ctx.vault, fetched, [EXCHANGES_FILE, PLAN_FILE], bucket=bucket, audit=False)
+                remote.fetch_session_files(paths, ctx.vault, fetched, [EXCHANGES_FILE, PLAN_FILE, SCREEN_FILE], bucket=bucket, audit=False)
                 reads.append((fetched.id, fetched.project, remote_detail(fetched, f"exchanges from {url}")))
             if searched.index.exists():  # else it is built whole by the first search --remote
                 # A session pulled again changed files inside its folder, which the index's scan
@@ -653,7 +668,7 @@ def status(ctx: Context, url: str) -> SyncStatus:
             MachineStatus(index.id, index.host, len(index.sessions), len(new), sum(_entry_bytes(e) for e in new.values()))
         )
     part_bytes = ctx.config.sync.part_mib << 20
-    to_send = sum(_bytes_to_send(f, ctx, part_bytes) for p in todo for f in p.files)
+    to_send = sum(_bytes_to_send(f, ctx, part_bytes) for p in todo for f in [*p.files, *_screen_file(ctx, p.meta)])
     return SyncStatus(url, me.id, len(todo), to_send, running, len(state), machines, refused)
 
 

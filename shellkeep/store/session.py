@@ -38,6 +38,9 @@ EXCHANGES_FILE = "exchanges.jsonl"
 PLAN_FILE = "plan.json"
 """The agent's task list, sealed, when encryption is on (``app.plan``); else it is in ``meta.json``."""
 AGENT_FOLDER = "agent"
+SCREEN_FILE = "screen.jsonl.zst"
+"""What a pushed session's screen showed, as searchable text (``archive.screen_text``): made
+by ``sync push``, fetched by ``sync pull``; never in a folder of this machine's own sessions."""
 LIVE_SOCKET = "live.sock"
 """The running session's live socket (``capture.live``: the protocol and its server)."""
 
