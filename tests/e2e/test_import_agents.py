@@ -260,11 +260,13 @@ def test_a_session_recorded_by_shellkeep_is_not_imported_again(home: Paths, agen
 
 
 def _go_on_without_shellkeep(transcript: Path, session_id: str, first: int) -> None:
-    """Append an exchange to a Claude Code transcript, as the agent run again by hand does."""
+    """Append an exchange to a Claude Code transcript, as the agent run again by hand does
+    (its first record's parent is the transcript's last record: one conversation)."""
+    last = json.loads(transcript.read_bytes().splitlines()[-1])["uuid"]
     with transcript.open("ab") as fh:
-        for line in claude_lines(1, session_id=session_id, cwd=os.getcwd(), first=first):
+        for n, line in enumerate(claude_lines(1, session_id=session_id, cwd=os.getcwd(), first=first)):
             record = json.loads(line)
-            record["parentUuid"] = None  # file order, as the stand-in's records
+            record["parentUuid"] = last if n == 0 else record["parentUuid"]
             fh.write(json.dumps(record).encode() + b"\n")
 
 
@@ -284,7 +286,7 @@ def test_a_recorded_conversation_that_grew_without_shellkeep_is_imported_past_th
     [later_meta] = home.projects.glob(f"*/{later}/meta.json")
     assert json.loads(later_meta.read_text())["continues"] == own["id"]
     assert {h["session_id"] for h in json.loads(invoke_sk("search", "prompt 7", "--json").stdout)} == {later}
-    assert {h["session_id"] for h in json.loads(invoke_sk("search", "recorded prompt kiwi", "--json").stdout)} == {own["id"]}  # once
+    assert later not in {h["session_id"] for h in json.loads(invoke_sk("search", "kiwi", "--json").stdout)}  # the recording's: not again
     assert [r["action"] for r in _import("claude") if r["agent_session_id"] == sid] == ["unchanged"]
 
     _go_on_without_shellkeep(transcript, sid, 8)
