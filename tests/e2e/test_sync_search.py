@@ -13,8 +13,11 @@ from pathlib import Path
 import pytest
 
 from shellkeep.store.paths import Paths
+from tests.agent_homes import AgentHome
+from tests.e2e.test_import_agents import _go_on_without_shellkeep, agent_home  # noqa: F401 - a fixture
 from tests.e2e.test_secrets import wait_for_housekeeping
 from tests.e2e.test_sync import bucket_objects, bucket_url, encrypt, machine, s3_server, share_key, sk  # noqa: F401 - fixtures
+from tests.helpers import run_sk, wait_for_background
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -81,3 +84,30 @@ def test_a_local_search_counts_the_hits_remote_would_add(home: Paths, bucket_url
     assert session_id.encode() in both.stdout
     assert f"1 hit in sessions pulled from other machines: shellkeep search --remote {SCREEN_WORD}\n" in both.stderr.decode()
     assert sk("audit", "--json", env=laptop).stdout.count(b'"search"') == 0  # a count shows nothing: nothing read
+
+
+def test_a_conversation_that_grew_after_it_was_recorded_reaches_the_other_machine_once(
+    home: Paths, agent_home: AgentHome, bucket_url: str, tmp_path: Path  # noqa: F811
+) -> None:
+    recorded = run_sk("run", "--", "claude")
+    assert recorded.returncode == 0, recorded.stderr
+    wait_for_background(home)
+    [own] = json.loads(sk("ls", "--all", "--json").stdout)
+    sid = str(own["agent_session_id"])
+    [meta_file] = home.projects.glob(f"*/{own['id']}/meta.json")
+    transcript = Path(json.loads(meta_file.read_text())["agent_transcript"])
+    laptop = machine(tmp_path, "laptop")
+    later: set[str] = set()
+    for step, first in enumerate((7, 8)):  # the agent run again by hand, twice; each time imported, pushed, pulled
+        _go_on_without_shellkeep(transcript, sid, first)
+        sk("import", "--agent", "claude")
+        sk("sync", "push", "--remote", bucket_url)
+        pulled = json.loads(sk("sync", "pull", "--remote", bucket_url, "--json", env=laptop).stdout)
+        assert pulled["sessions_pulled"] == (3 if step == 0 else 1)  # the recording, the continuation, the fixture's import; then the grown one
+        hits = json.loads(sk("search", "--remote", f"prompt {first}", "--json", env=laptop).stdout)
+        later |= {h["session_id"] for h in hits if h["kind"] == "prompt"}
+        assert len(later) == 1 and own["id"] not in later  # the same continuation, never the recording
+    theirs = [m for m in json.loads(sk("ls", "--remote", "--json", env=laptop).stdout) if m["agent_session_id"] == sid]
+    assert sorted(m["id"] for m in theirs) == sorted([own["id"], *later])  # no duplicate session
+    [shown] = [m for m in theirs if m["id"] in later]
+    assert shown["exchange_count"] == 2  # both later exchanges, none of the recording's
