@@ -3,7 +3,8 @@
 After ``shellkeep sync pull`` a session of machine M is the folder
 ``<data>/remotes/<M>/projects/<project>/<session-id>/`` holding ``meta.json`` (the pushed
 metadata plus ``"remote": {"url", "machine", "host"}``) and ``manifest.json`` (as read from the
-bucket). Its recording, exchanges and agent copies are fetched into that folder on first use
+bucket). Its exchanges and screen text (``archive.screen_text``, kept sealed at rest when
+encryption is on) are fetched by the pull; its recording and agent copies into that folder on first use
 (``fetch_session_files``), each object checked against its sha256 and, when sealed, opened
 with the user's key; the manifest's MAC is checked before any of it is trusted. The bucket
 layout and the manifest format are described in docs/sync.md and SYNC_LAYOUT.

@@ -13,7 +13,10 @@ machine already pushed is kept in ``<data>/sync/<url hash>.json`` (each session'
 and times): a push or status with nothing new makes no request per session. With
 ``encryption.encrypt`` on, every object, the machine index and each manifest's session
 metadata are sealed (``vault.objects``) and manifests carry a MAC; the bucket then holds no
-plaintext and no key. The local copy of pulled sessions is ``app.remote``'s.
+plaintext and no key. Beside a session's files a push sends ``screen.jsonl.zst``, made for it
+(``archive.screen_compact``): the searchable text of what its screen showed, which a pull
+fetches with the exchanges so that ``search --remote`` needs no recording. The local copy of
+pulled sessions is ``app.remote``'s.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from typing import TYPE_CHECKING
 from shellkeep.app.context import Context
 from shellkeep.app import remote
 from shellkeep.archive.index import index_ended_session
-from shellkeep.archive.screen_text import screen_text
+from shellkeep.archive.screen_compact import screen_text
 from shellkeep.app.remote import MANIFEST_FILE, MANIFEST_VERSION, canonical, manifest_path, object_path, open_blob, read_manifest
 from shellkeep.errors import DataError, UserInputError
 from shellkeep.logs import get_logger
@@ -537,8 +540,8 @@ class PullResult:
 
 def pull(ctx: Context, url: str, *, machine: str | None = None, all_machines: bool = False) -> PullResult:
     """Read the manifests of other machines' sessions (or ``machine``'s; every one with
-    ``all_machines``, this one's too) into ``remotes/``, with their exchanges (small: what
-    ``search --remote`` finds); fetch no recording. The exchanges read are audited
+    ``all_machines``, this one's too) into ``remotes/``, with their exchanges and screen text
+    (small: what ``search --remote`` finds); fetch no recording. The exchanges read are audited
     (``sync pull``, one entry per session, in one append).
 
     Raises DataError for a changed manifest or index, UserInputError for an unknown machine.
