@@ -174,6 +174,12 @@ def _screen_file(ctx: Context, meta: SessionMeta) -> list[_LocalFile]:
     return [_LocalFile(SCREEN_FILE, meta.folder / SCREEN_FILE, len(data), 0, data=data)]
 
 
+def _with_screen_file(ctx: Context, item: _Pending) -> Iterator[_LocalFile]:
+    """Yield ``item``'s files, then its screen text (made once the others are read)."""
+    yield from item.files
+    yield from _screen_file(ctx, item.meta)
+
+
 def _fingerprint(files: list[_LocalFile]) -> str:
     return ";".join(f"{f.name}:{f.size}:{f.mtime_ns}" for f in files)
 
@@ -341,7 +347,7 @@ def push(
                     lock.enter_context(session_lock(item.meta.folder))
                     item = _relisted(item)
                     files_entry: dict[str, object] = {}
-                    for f in [*item.files, *_screen_file(ctx, item.meta)]:
+                    for f in _with_screen_file(ctx, item):  # the recording's parts go while its text is made
                         shas: list[str] = []
                         for piece in _parts(f, ctx, part_bytes):
                             blob = seal_object(piece, key) if key is not None else piece

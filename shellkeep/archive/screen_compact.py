@@ -37,6 +37,10 @@ _GRAM = 3
 
 _WORD = re.compile(r"\w+")
 
+MAX_SCREEN_CHARS = 2_000_000
+"""Most characters of screen text sent a session (a recording of a huge output stays fetchable
+and, once fetched, searchable whole): a pull stays small whatever a session printed."""
+
 
 def screen_text(paths: Paths, meta: SessionMeta, vault: Vault) -> bytes | None:
     """Return the ``screen.jsonl.zst`` of an ended session of this machine, None when it has no
@@ -53,8 +57,18 @@ def screen_text(paths: Paths, meta: SessionMeta, vault: Vault) -> bytes | None:
             said.update(_grams(exchange.answer))
     except (OSError, ShellkeepError) as exc:  # nothing left out then
         log.debug("reading the exchanges of %s: %s", meta.id, exc)
-    chunks = [kept for c in chunks if (kept := _unsaid(c, said)) is not None]
-    return encode(chunks) if chunks else None
+    kept: list[Chunk] = []
+    chars = 0
+    for chunk in chunks:
+        unsaid = _unsaid(chunk, said)
+        if unsaid is None:
+            continue
+        chars += len(unsaid[4])
+        if chars > MAX_SCREEN_CHARS:
+            log.info("the screen text of %s is cut at %d characters; the rest is searched once the recording is fetched", meta.id, MAX_SCREEN_CHARS)
+            break
+        kept.append(unsaid)
+    return encode(kept) if kept else None
 
 
 def _grams(text: str) -> list[tuple[str, ...]]:

@@ -28,7 +28,11 @@ SCREEN_KINDS = ("transcript", "marker")
 """The chunks of a session only its recording holds (prompts and answers travel as exchanges)."""
 
 _LEVEL = 19
-"""zstd level: the text is made once a push and read once a pull; small beats fast here."""
+"""zstd level: the text is made once a push and read once a pull; small beats fast here..."""
+
+_FAST_LEVEL = 3
+_FAST_ABOVE_BYTES = 1 << 20
+"""...up to this size; a bigger text (a huge recording) would take seconds a MB at level 19."""
 
 
 def encode(chunks: Sequence[Chunk]) -> bytes:
@@ -36,7 +40,7 @@ def encode(chunks: Sequence[Chunk]) -> bytes:
     import zstandard
 
     data = "".join(json.dumps(list(c), ensure_ascii=False) + "\n" for c in chunks).encode("utf-8")
-    return zstandard.ZstdCompressor(level=_LEVEL).compress(data)
+    return zstandard.ZstdCompressor(level=_LEVEL if len(data) <= _FAST_ABOVE_BYTES else _FAST_LEVEL).compress(data)
 
 
 def decode(raw: bytes, where: str) -> list[Chunk]:

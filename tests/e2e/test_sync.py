@@ -157,7 +157,7 @@ def test_push_then_pull_on_another_machine_shows_replays_and_exports_it(home: Pa
     pulled = json.loads(sk("sync", "pull", "--remote", bucket_url, "--json", env=laptop).stdout)
     assert pulled["sessions_pulled"] == 1
     folder = next(Path(laptop["SHELLKEEP_HOME"], "remotes").glob(f"*/projects/*/{session_id}"))
-    assert sorted(p.name for p in folder.iterdir()) == ["manifest.json", "meta.json"]  # recordings on demand
+    assert sorted(p.name for p in folder.iterdir()) == ["manifest.json", "meta.json", "screen.jsonl.zst"]  # recordings on demand
     listed = sk("ls", "--remote", env=laptop).stdout.decode()
     assert session_id in listed and os.uname().nodename in listed
     assert WORD in sk("replay", "--speed", "1000", session_id, env=laptop).stdout.decode()
