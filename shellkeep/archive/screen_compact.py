@@ -37,7 +37,7 @@ _GRAM = 3
 
 _WORD = re.compile(r"\w+")
 
-MAX_SCREEN_CHARS = 2_000_000
+MAX_SCREEN_CHARS = 1_000_000
 """Most characters of screen text sent a session (a recording of a huge output stays fetchable
 and, once fetched, searchable whole): a pull stays small whatever a session printed."""
 
