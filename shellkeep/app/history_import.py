@@ -10,7 +10,10 @@ had been written).
 
 Incremental: a conversation imported before is read again only when its state changed (it
 grew), and then updates the same session. One a shellkeep-recorded session already holds
-(the same agent and ``agent_session_id``) is left alone. A new session is written in a
+(the same agent and ``agent_session_id``) is left alone, until its transcript grows past what
+the recording read (``agent_transcript_bytes``: the agent was run again without shellkeep):
+the exchanges past that become a session of their own, ``continues`` the recording
+(``imported_after_bytes`` in ``meta.json``), updated as it grows; no exchange is held twice. A new session is written in a
 hidden folder renamed into place at the end (the files of up to ``_INDEX_BATCH`` new sessions
 made durable first by one ``os.sync``, not one fsync a file), so it is all there or not at all; an update
 rewrites the exchanges and the copy first and ``meta.json`` (with the new state) last, so an
@@ -95,6 +98,9 @@ log = get_logger(__name__)
 
 IMPORTED_FROM_AGENT = "imported_from_agent"
 """The ``meta.json`` key naming the agent whose own history a session was imported from."""
+
+AFTER_BYTES = "imported_after_bytes"
+"""The ``meta.json`` key of a continuation: the transcript's size its recording read up to."""
 
 _WORKERS = 4
 """Sessions read and stored at once (their fsyncs overlap)."""
@@ -212,8 +218,9 @@ def _alive(pid: int) -> bool:
 
 def _import_all(ctx: Context, request: HistoryRequest, env: Mapping[str, str]) -> HistoryReport:
     _remove_dead_stagings(ctx.paths)
-    recorded: set[tuple[str, str]] = set()
+    recorded: dict[tuple[str, str], SessionMeta] = {}  # the recording that read the most of each
     imported: dict[tuple[str, str], SessionMeta] = {}
+    continued: dict[tuple[str, str, int], SessionMeta] = {}  # (agent, id, bytes the recording read) -> continuation
     unnoted: list[SessionMeta] = []  # recordings whose agent session is not known yet
     for known in list_sessions(ctx.paths, None):
         if not known.agent_session_id:
@@ -221,28 +228,37 @@ def _import_all(ctx: Context, request: HistoryRequest, env: Mapping[str, str]) -
                 unnoted.append(known)
             continue
         key = (known.agent, known.agent_session_id)
-        if imported_from_agent(known) is not None:
+        after = known.extra.get(AFTER_BYTES)
+        if imported_from_agent(known) is not None and isinstance(after, int):
+            continued[(*key, after)] = known
+        elif imported_from_agent(known) is not None:
             imported[key] = known
-        else:
-            recorded.add(key)
+        elif key not in recorded or (known.agent_transcript_bytes or 0) > (recorded[key].agent_transcript_bytes or 0):
+            recorded[key] = known
     roots: dict[str, Path] = {}
     gits: dict[str, _Git] = {}
     warned = _read_warned(ctx.paths)
     noted = dict(warned)
     results: list[HistoryImport | None] = []
-    work: list[tuple[int, NativeSession, SessionMeta | None]] = []
+    work: list[tuple[int, NativeSession, SessionMeta | None, SessionMeta | None]] = []
     for agent in request.agents:
         for native in native_sessions(agent, env):
             if request.since is not None and native.updated_at < request.since:
                 continue
             key = (agent, native.session_id)
             earlier = imported.get(key)
-            if key in recorded or _being_recorded(native, unnoted):
+            recording = recorded.get(key)
+            if recording is not None and _grew_after(recording, native):
+                earlier = continued.get((*key, recording.agent_transcript_bytes or 0))
+            elif key in recorded or _being_recorded(native, unnoted):
                 results.append(HistoryImport(agent, native.session_id, "recorded"))
-            elif earlier is not None and earlier.extra.get("imported_state") == native.state:
+                continue
+            else:
+                recording = None
+            if earlier is not None and earlier.extra.get("imported_state") == native.state:
                 results.append(HistoryImport(agent, native.session_id, "unchanged", earlier.id, earlier.project, earlier.exchange_count))
             else:
-                work.append((len(results), native, earlier))
+                work.append((len(results), native, earlier, recording))
                 results.append(None)
     if work:
         ctx.vault.writing_key()  # made here once if it must be, not by several workers at once
@@ -253,11 +269,11 @@ def _import_all(ctx: Context, request: HistoryRequest, env: Mapping[str, str]) -
     with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
         for start in range(0, len(work), _INDEX_BATCH):
             batch = work[start : start + _INDEX_BATCH]
-            done = list(pool.map(lambda item: _import_one(ctx, item[1], item[2], roots, env, gits, noted), batch))
+            done = list(pool.map(lambda item: _import_one(ctx, item[1], item[2], roots, env, gits, noted, item[3]), batch))
             if any(staged is not None for _, _, staged in done):
                 os.sync()
             stored: list[SessionMeta] = []
-            for (position, native, _), (result, meta, staged) in zip(batch, done):
+            for (position, native, _, _), (result, meta, staged) in zip(batch, done):
                 if staged is not None and meta is not None:
                     try:
                         meta = _put_in_place(staged, meta, native)
@@ -308,6 +324,18 @@ _START_SLACK = timedelta(seconds=5)
 """An agent session started this little before a recording of it still counts as its own."""
 
 
+def _grew_after(recording: SessionMeta, native: NativeSession) -> bool:
+    """Return whether ``native``'s transcript grew past what ``recording`` read of it (the agent
+    went on without shellkeep). Known only for a transcript file whose read size was noted."""
+    read = recording.agent_transcript_bytes
+    if read is None or not native.state.startswith("bytes:") or not same_dir(recording.agent_transcript, native.transcript):
+        return False
+    try:
+        return int(native.state.split(":", 1)[1]) > read
+    except ValueError:
+        return False
+
+
 def _being_recorded(native: NativeSession, unnoted: list[SessionMeta]) -> bool:
     """Return whether a recording still running (or cut short, not collected yet) may be ``native``.
 
@@ -335,12 +363,14 @@ def _import_one(
     env: Mapping[str, str],
     gits: dict[str, _Git],
     warned: dict[str, str],
+    recording: SessionMeta | None = None,
 ) -> tuple[HistoryImport, SessionMeta | None, Path | None]:
     """Import or update one conversation (not indexed yet); report a failure instead of raising it.
 
-    Returns what became of it, its metadata (None when nothing was stored) and, for a new
-    session, the hidden folder it is staged in (its files not synced yet; the caller syncs
-    and renames it into place).
+    recording: the recorded session whose transcript grew since (``_grew_after``): only the
+    exchanges past what it read are stored, as its continuation. Returns what became of it,
+    its metadata (None when nothing was stored) and, for a new session, the hidden folder it
+    is staged in (its files not synced yet; the caller syncs and renames it into place).
     """
     try:
         adapter = adapter_named(native.agent)
@@ -353,6 +383,11 @@ def _import_one(
                 log.warning("the %s transcript %s is damaged: %s", native.agent, native.transcript, reading.damage.summary())
                 warned[key] = native.state
         exchanges = _own(reading.exchanges)
+        if recording is not None:
+            held = len(_own(adapter.read_transcript(native.agent_session(), recording.agent_transcript_bytes, warn_damage=False).exchanges))
+            exchanges = _own(tuple(exchanges[held:]))
+            if not exchanges:  # grown by records that are no exchange
+                return HistoryImport(native.agent, native.session_id, "recorded"), None, None
         if not exchanges:
             return HistoryImport(native.agent, native.session_id, "empty", earlier.id if earlier else None), None, None
         cwd = native.cwd or str(home_dir(env))
@@ -362,7 +397,7 @@ def _import_one(
         git = gits.get(cwd)
         if git is None:
             git = gits[cwd] = _git_of(Path(cwd), root)
-        meta, staged = _store(ctx, adapter, native, exchanges, reading.damage, Path(cwd), root, earlier, git)
+        meta, staged = _store(ctx, adapter, native, exchanges, reading.damage, Path(cwd), root, earlier, git, recording)
     except (OSError, ShellkeepError) as exc:
         log.warning("could not import %s session %s: %s", native.agent, native.session_id, exc)
         return HistoryImport(native.agent, native.session_id, "failed", error=str(exc)), None, None
@@ -400,15 +435,18 @@ def _store(
     project_root: Path,
     earlier: SessionMeta | None,
     git: _Git,
+    recording: SessionMeta | None = None,
 ) -> tuple[SessionMeta, Path | None]:
     """Write the session: an update in its folder, meta.json last; a new one in a hidden folder,
-    unsynced (``deferred_sync``), returned with it for the caller to sync and rename."""
+    unsynced (``deferred_sync``), returned with it for the caller to sync and rename.
+    recording: the session this one continues (it starts at its first exchange then)."""
     redactor = redactor_for(ctx.config.redact) if ctx.config.redact.enabled else None
-    started = native.started_at or parse_time(exchanges[0].time) or native.updated_at
+    first = parse_time(exchanges[0].time)
+    started = (first if recording is not None else None) or native.started_at or first or native.updated_at
     if earlier is not None:
         folder = earlier.folder
         _write_content(ctx, adapter, native, folder, exchanges, redactor)
-        meta = _meta_for(ctx, native, exchanges, damage, cwd, project_root, folder, started, earlier, redactor, git)
+        meta = _meta_for(ctx, native, exchanges, damage, cwd, project_root, folder, started, earlier, redactor, git, recording)
         write_meta(meta)
         return meta, None
     project_dir = ensure_dir(_project_dir(ctx.paths, project_root))
@@ -418,7 +456,7 @@ def _store(
         with deferred_sync():
             _write_content(ctx, adapter, native, staging, exchanges, redactor)
             final = project_dir / new_session_id(started)
-            meta = _meta_for(ctx, native, exchanges, damage, cwd, project_root, final, started, None, redactor, git)
+            meta = _meta_for(ctx, native, exchanges, damage, cwd, project_root, final, started, None, redactor, git, recording)
             write_json_atomic(staging / META_FILE, meta.to_json())
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -458,6 +496,7 @@ def _meta_for(
     earlier: SessionMeta | None,
     redactor: Redactor | None,
     git: _Git,
+    recording: SessionMeta | None = None,
 ) -> SessionMeta:
     ended = max(native.updated_at, started)
     try:
@@ -503,6 +542,7 @@ def _meta_for(
             IMPORTED_FROM_AGENT: native.agent,
             "imported_at": (earlier.extra.get("imported_at") if earlier is not None else None) or iso(utc_now()),
             "imported_state": native.state,
+            **({AFTER_BYTES: recording.agent_transcript_bytes, "continues": recording.id} if recording is not None else {}),
         },
     )
     if redactor is not None:

@@ -3,7 +3,8 @@
 After ``shellkeep sync pull`` a session of machine M is the folder
 ``<data>/remotes/<M>/projects/<project>/<session-id>/`` holding ``meta.json`` (the pushed
 metadata plus ``"remote": {"url", "machine", "host"}``) and ``manifest.json`` (as read from the
-bucket). Its recording, exchanges and agent copies are fetched into that folder on first use
+bucket). Its exchanges and screen text (``archive.screen_text``, kept sealed at rest when
+encryption is on) are fetched by the pull; its recording and agent copies into that folder on first use
 (``fetch_session_files``), each object checked against its sha256 and, when sealed, opened
 with the user's key; the manifest's MAC is checked before any of it is trusted. The bucket
 layout and the manifest format are described in docs/sync.md and SYNC_LAYOUT.
@@ -24,7 +25,7 @@ from shellkeep.store.atomic import write_bytes_atomic
 from shellkeep.store.audit import record_read
 from shellkeep.store.bucket import Bucket, open_bucket
 from shellkeep.store.paths import Paths, ensure_dir
-from shellkeep.store.session import AGENT_FOLDER, EXCHANGES_FILE, META_FILE, PLAN_FILE, SessionMeta, read_meta, readable_text
+from shellkeep.store.session import AGENT_FOLDER, EXCHANGES_FILE, META_FILE, PLAN_FILE, SCREEN_FILE, SessionMeta, read_meta, readable_text
 from shellkeep.vault.access import Vault
 from shellkeep.vault.objects import check_manifest_mac, is_sealed_object, open_object
 
@@ -252,11 +253,11 @@ def fetch_session_files(
         data = b"".join(pieces)
         target = folder / name
         ensure_dir(target.parent)
-        if name.startswith(AGENT_FOLDER + "/"):
-            vault.write_private(target, data)  # copies travel as plaintext inside sealed objects
+        if name.startswith(AGENT_FOLDER + "/") or name == SCREEN_FILE:
+            vault.write_private(target, data)  # these travel as plaintext inside sealed objects
         else:
             write_bytes_atomic(target, data)  # the bytes as the pushing machine stored them
-    if any(n not in (EXCHANGES_FILE, PLAN_FILE) and not n.startswith(AGENT_FOLDER + "/") for n in fetched):
+    if any(n not in (EXCHANGES_FILE, PLAN_FILE, SCREEN_FILE) and not n.startswith(AGENT_FOLDER + "/") for n in fetched):
         # Loaded here, once a recording was fetched: the index is not on the start-up path of
         # the commands that build a context (``shellkeep run``).
         from shellkeep.archive.index import forget_content

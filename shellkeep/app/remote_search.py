@@ -21,6 +21,19 @@ from shellkeep.store.audit import record_many
 log = get_logger(__name__)
 
 
+def count_remote_hits(ctx: Context, request: SearchRequest) -> int:
+    """Return how many hits ``search --remote`` would give for ``request`` (at most ``request.limit``);
+    0 when no session was pulled here.
+
+    Nothing is shown, so nothing is audited. Blocks while a pulled machine's index is first
+    built. Raises UserInputError for a query that cannot be parsed, ShellkeepError when an
+    index cannot be opened.
+    """
+    if not pulled_machines(ctx.paths):
+        return 0
+    return len(_remote_hits(ctx, request, None))
+
+
 def search_remote(ctx: Context, request: SearchRequest, machine: str | None = None) -> list[SearchHit]:
     """Search the pulled sessions (of ``machine``: id prefix or host; None: every machine), best first.
 
@@ -31,6 +44,17 @@ def search_remote(ctx: Context, request: SearchRequest, machine: str | None = No
     or a machine pulled from nowhere (``remote_sessions``), ShellkeepError when an index
     cannot be opened.
     """
+    hits = _remote_hits(ctx, request, machine)
+    reads = dict.fromkeys((h.session_id, h.project, f"hit; pulled from {h.machine} ({mid[:12]})") for h, mid in hits)
+    try:  # one entry per session read, in one append
+        record_many(ctx.paths, "search", list(reads))
+    except OSError as exc:
+        log.warning("could not write the audit log %s (%s)", ctx.paths.audit_log, exc.strerror or exc)
+    return [h for h, _ in hits]
+
+
+def _remote_hits(ctx: Context, request: SearchRequest, machine: str | None) -> list[tuple[SearchHit, str]]:
+    """Return the best hits in the pulled sessions with the id of the machine each came from."""
     hosts: dict[str, str] = {}
     for meta in remote_sessions(ctx.paths, machine):  # raises for an unknown machine
         remote = meta.extra.get("remote")
@@ -44,10 +68,4 @@ def search_remote(ctx: Context, request: SearchRequest, machine: str | None = No
         found = search(ctx.paths.remote_paths(machine_id), everywhere, vault=ctx.vault)
         hits += [(replace(hit, machine=hosts[machine_id] or machine_id[:12]), machine_id) for hit in found]
     hits.sort(key=lambda pair: pair[0].rank)
-    hits = hits[: request.limit]
-    reads = dict.fromkeys((h.session_id, h.project, f"hit; pulled from {h.machine} ({mid[:12]})") for h, mid in hits)
-    try:  # one entry per session read, in one append
-        record_many(ctx.paths, "search", list(reads))
-    except OSError as exc:
-        log.warning("could not write the audit log %s (%s)", ctx.paths.audit_log, exc.strerror or exc)
-    return [h for h, _ in hits]
+    return hits[: request.limit]

@@ -13,7 +13,10 @@ machine already pushed is kept in ``<data>/sync/<url hash>.json`` (each session'
 and times): a push or status with nothing new makes no request per session. With
 ``encryption.encrypt`` on, every object, the machine index and each manifest's session
 metadata are sealed (``vault.objects``) and manifests carry a MAC; the bucket then holds no
-plaintext and no key. The local copy of pulled sessions is ``app.remote``'s.
+plaintext and no key. Beside a session's files a push sends ``screen.jsonl.zst``, made for it
+(``archive.screen_compact``): the searchable text of what its screen showed, which a pull
+fetches with the exchanges so that ``search --remote`` needs no recording. The local copy of
+pulled sessions is ``app.remote``'s.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from typing import TYPE_CHECKING
 from shellkeep.app.context import Context
 from shellkeep.app import remote
 from shellkeep.archive.index import index_ended_session
+from shellkeep.archive.screen_compact import screen_text
 from shellkeep.app.remote import MANIFEST_FILE, MANIFEST_VERSION, canonical, manifest_path, object_path, open_blob, read_manifest
 from shellkeep.errors import DataError, ShellkeepError, UserInputError
 from shellkeep.logs import get_logger
@@ -49,6 +53,7 @@ from shellkeep.store.session import (
     EXCHANGES_FILE,
     PLAN_FILE,
     META_FILE,
+    SCREEN_FILE,
     SessionMeta,
     Status,
     host_name,
@@ -141,6 +146,7 @@ class _LocalFile:
     size: int
     mtime_ns: int
     is_copy: bool = False
+    data: bytes | None = None  # made for the push, not a file here (``archive.screen_text``)
 
     @property
     def copy(self) -> tuple[Path, str]:
@@ -166,6 +172,22 @@ def _local_files(folder: Path) -> list[_LocalFile]:
             found.append(_LocalFile(f"{AGENT_FOLDER}/{name}", candidate, st.st_size, st.st_mtime_ns, is_copy=True))
             break
     return found
+
+
+def _screen_file(ctx: Context, meta: SessionMeta) -> list[_LocalFile]:
+    """Return the searchable text of what ``meta``'s screen showed, as a file to push ([] when none)."""
+    data = screen_text(ctx.paths, meta, ctx.vault)
+    if data is None:
+        return []
+    return [_LocalFile(SCREEN_FILE, meta.folder / SCREEN_FILE, len(data), 0, data=data)]
+
+
+def _with_screen_file(ctx: Context, item: _Pending) -> Iterator[_LocalFile]:
+    """Yield ``item``'s files to push (``_kept``), then its screen text (made once the others
+    are read; none for a session keeping less than its full detail)."""
+    yield from _kept(item)
+    if item.meta.detail == "full":
+        yield from _screen_file(ctx, item.meta)
 
 
 def _fingerprint(files: list[_LocalFile]) -> str:
@@ -277,9 +299,12 @@ class PushResult:
 
 
 def _parts(f: _LocalFile, ctx: Context, part_bytes: int) -> Iterator[bytes]:
-    if f.is_copy:
-        with open_copy(ctx.vault, *f.copy) as fh:
-            data = fh.read()
+    if f.is_copy or f.data is not None:
+        if f.data is not None:
+            data = f.data
+        else:
+            with open_copy(ctx.vault, *f.copy) as fh:
+                data = fh.read()
         for at in range(0, max(len(data), 1), part_bytes):
             yield data[at : at + part_bytes]
         return
@@ -357,7 +382,7 @@ def push(
                     _compress_first(ctx, item.meta)
                     item = _relisted(item)
                     files_entry: dict[str, object] = {}
-                    for f in _kept(item):
+                    for f in _with_screen_file(ctx, item):  # the recording's parts go while its text is made
                         shas: list[str] = []
                         for piece in _parts(f, ctx, part_bytes):
                             blob = seal_object(piece, key) if key is not None else piece
@@ -561,8 +586,8 @@ class PullResult:
 
 def pull(ctx: Context, url: str, *, machine: str | None = None, all_machines: bool = False) -> PullResult:
     """Read the manifests of other machines' sessions (or ``machine``'s; every one with
-    ``all_machines``, this one's too) into ``remotes/``, with their exchanges (small: what
-    ``search --remote`` finds); fetch no recording. The exchanges read are audited
+    ``all_machines``, this one's too) into ``remotes/``, with their exchanges and screen text
+    (small: what ``search --remote`` finds); fetch no recording. The exchanges read are audited
     (``sync pull``, one entry per session, in one append).
 
     Raises DataError for a changed manifest or index, UserInputError for an unknown machine.
@@ -604,12 +629,15 @@ def pull(ctx: Context, url: str, *, machine: str | None = None, all_machines: bo
             pulled[session_id] = str(sha)
             pulled_count += 1
             files = manifest["files"]
-            if isinstance(files, dict) and EXCHANGES_FILE in files:
-                # The exchanges (and the sealed plan) are small and what ``search --remote``, ``show``
-                # and the picker read: fetched now; recordings wait until they are replayed.
+            if isinstance(files, dict) and (EXCHANGES_FILE in files or SCREEN_FILE in files):
+                # The exchanges (and the sealed plan) and the screen's text are small and what
+                # ``search --remote``, ``show`` and the picker read: fetched now; recordings wait
+                # until they are replayed.
                 fetched = read_meta(folder)
                 gone: list[str] = []  # an object missing from the bucket: the session is pulled without that file
-                remote.fetch_session_files(paths, ctx.vault, fetched, [EXCHANGES_FILE, PLAN_FILE], bucket=bucket, audit=False, missing=gone)
+                remote.fetch_session_files(
+                    paths, ctx.vault, fetched, [EXCHANGES_FILE, PLAN_FILE, SCREEN_FILE], bucket=bucket, audit=False, missing=gone
+                )
                 for line in gone:
                     log.warning("%s", line)
                 reads.append((fetched.id, fetched.project, remote_detail(fetched, f"exchanges from {url}")))
@@ -695,7 +723,7 @@ def status(ctx: Context, url: str) -> SyncStatus:
             MachineStatus(index.id, index.host, len(index.sessions), len(new), sum(_entry_bytes(e) for e in new.values()))
         )
     part_bytes = ctx.config.sync.part_mib << 20
-    to_send = sum(_bytes_to_send(f, ctx, part_bytes) for p in todo for f in p.files)
+    to_send = sum(_bytes_to_send(f, ctx, part_bytes) for p in todo for f in [*p.files, *_screen_file(ctx, p.meta)])
     return SyncStatus(url, me.id, len(todo), to_send, running, len(state), machines, refused)
 
 

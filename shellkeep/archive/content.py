@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from shellkeep.archive.private_search import is_private, save_content
+from shellkeep.archive.screen_text import read_screen_text
 from shellkeep.errors import DataError, KeyUnavailable, ShellkeepError
 from shellkeep.logs import get_logger
 from shellkeep.store.session import SessionMeta
@@ -70,7 +71,11 @@ def content_of(meta: SessionMeta, vault: Vault) -> Content:
 
     kept = meta.detail == "full" or os.path.exists(meta.cast)  # record.detail: none may have been kept
     if meta.extra.get("remote") and not os.path.exists(meta.cast):
-        kept = False  # a pulled session whose recording is not fetched yet (app.remote): its exchanges only
+        kept = False  # a pulled session whose recording is not fetched yet (app.remote): the text pulled with it
+        try:
+            content.chunks += read_screen_text(meta, vault)
+        except ShellkeepError as exc:
+            log.warning("could not index the screen text of %s: %s", meta.id, exc)
     try:
         if kept:
             cast = vault.open_recording(Path(meta.cast))

@@ -29,7 +29,7 @@ from shellkeep.archive.fts import could_match, fts_query, memory_index, select_h
 from shellkeep.archive.hits import Chunk, SearchHit
 from shellkeep.errors import DataError, KeyUnavailable, ShellkeepError
 from shellkeep.vault.crypto import SEARCH_FILE, is_encrypted, key_id_of_file, split_records, write_records_atomic
-from shellkeep.store.session import EXCHANGES_FILE, SessionMeta
+from shellkeep.store.session import EXCHANGES_FILE, SCREEN_FILE, SessionMeta
 from shellkeep.logs import get_logger
 
 if TYPE_CHECKING:
@@ -47,12 +47,13 @@ def is_private(meta: SessionMeta) -> bool:
     cast = Path(meta.cast)
     if is_encrypted(cast):
         return True
-    return not cast.exists() and is_encrypted(meta.folder / EXCHANGES_FILE)
+    return not cast.exists() and (is_encrypted(meta.folder / EXCHANGES_FILE) or is_encrypted(meta.folder / SCREEN_FILE))
 
 
 def _key_id_of(meta: SessionMeta) -> str:
     """Return the key id of the session's recording, else of its exchanges ("" when neither is encrypted)."""
-    return key_id_of_file(Path(meta.cast)) or key_id_of_file(meta.folder / EXCHANGES_FILE) or ""
+    folder = meta.folder
+    return key_id_of_file(Path(meta.cast)) or key_id_of_file(folder / EXCHANGES_FILE) or key_id_of_file(folder / SCREEN_FILE) or ""
 
 
 def save_content(meta: SessionMeta, chunks: Sequence[Chunk], vault: Vault) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
@@ -11,6 +13,10 @@ from shellkeep.cli.output import print_json
 from shellkeep.errors import ShellkeepError
 from shellkeep.store.paths import Paths, project_key
 from shellkeep.store.session import read_meta
+
+if TYPE_CHECKING:
+    from shellkeep.app.context import Context
+    from shellkeep.archive.search import SearchRequest
 
 
 @click.command()
@@ -80,8 +86,11 @@ def search(
     if as_json:
         print_json(hits)
         return
+    more = "" if remote or machine else _remote_line(ctx, request, query)
     if not hits:
-        click.echo(f"nothing matches '{request.query}'" + ("" if all_projects or remote or machine else "; try --all"), err=True)
+        here = bool(all_projects or remote or machine)
+        hint = more or ("" if here else "; try --all")
+        click.echo(f"nothing matches '{request.query}'" + ("" if here else " in this project") + hint, err=True)
         return
     color = sys.stdout.isatty()
     for hit in hits:
@@ -92,10 +101,27 @@ def search(
         click.echo(click.style(title, bold=True) if color else title)
         click.echo("  " + _highlight(hit.snippet, hit.highlights, color))
     first = hits[0]
+    if more:
+        click.echo(more.removeprefix("; "), err=True)
     if first.machine is None and not _has_recording(ctx.paths, first.project, first.session_id):
         click.echo(f"read a hit: shellkeep show {first.session_id} (it has no terminal recording to replay)", err=True)
         return
     click.echo(f"replay a hit: shellkeep replay {first.session_id} --at {first.time:.1f}", err=True)
+
+
+def _remote_line(ctx: Context, request: SearchRequest, query: tuple[str, ...]) -> str:
+    """Return ``; N hits in sessions pulled from other machines: ...`` when there are any, else ""."""
+    from shellkeep.app.remote_search import count_remote_hits
+
+    try:
+        found = count_remote_hits(ctx, request)
+    except ShellkeepError:
+        return ""  # the local search answered; a pulled index that cannot be read says so under --remote
+    if not found:
+        return ""
+    count = f"{found}{'+' if found >= request.limit else ''} hit{'' if found == 1 else 's'}"
+    words = " ".join(shlex.quote(q) for q in query)
+    return f"; {count} in sessions pulled from other machines: shellkeep search --remote {words}"
 
 
 def _has_recording(paths: Paths, project: str, session_id: str) -> bool:

@@ -40,6 +40,9 @@ PLAN_FILE = "plan.json"
 AGENT_FOLDER = "agent"
 ABOUT_CHARS = 120
 """Longest ``SessionMeta.about`` kept, in characters (cut with an ellipsis)."""
+SCREEN_FILE = "screen.jsonl.zst"
+"""What a pushed session's screen showed, as searchable text (``archive.screen_text``): made
+by ``sync push``, fetched by ``sync pull``; never in a folder of this machine's own sessions."""
 LIVE_SOCKET = "live.sock"
 """The running session's live socket (``capture.live``: the protocol and its server)."""
 

@@ -271,6 +271,42 @@ def test_a_session_recorded_by_shellkeep_is_not_imported_again(home: Paths, agen
     assert len(_sessions()) == 3  # the recording, the import, and the resumed run
 
 
+def _go_on_without_shellkeep(transcript: Path, session_id: str, first: int) -> None:
+    """Append an exchange to a Claude Code transcript, as the agent run again by hand does
+    (its first record's parent is the transcript's last record: one conversation)."""
+    last = json.loads(transcript.read_bytes().splitlines()[-1])["uuid"]
+    with transcript.open("ab") as fh:
+        for n, line in enumerate(claude_lines(1, session_id=session_id, cwd=os.getcwd(), first=first)):
+            record = json.loads(line)
+            record["parentUuid"] = last if n == 0 else record["parentUuid"]
+            fh.write(json.dumps(record).encode() + b"\n")
+
+
+def test_a_recorded_conversation_that_grew_without_shellkeep_is_imported_past_the_recording(home: Paths, agent_home: AgentHome) -> None:
+    recorded = run_sk("run", "--", "claude")
+    assert recorded.returncode == 0, recorded.stderr
+    wait_for_background(home)
+    [own] = _sessions()
+    sid = str(own["agent_session_id"])
+    [meta_file] = home.projects.glob(f"*/{own['id']}/meta.json")
+    transcript = Path(json.loads(meta_file.read_text())["agent_transcript"])
+    _go_on_without_shellkeep(transcript, sid, 7)
+
+    results = [r for r in _import("claude") if r["agent_session_id"] == sid]
+    assert [(r["action"], r["exchanges"]) for r in results] == [("imported", 1)]  # only what the recording lacks
+    later = results[0]["session_id"]
+    [later_meta] = home.projects.glob(f"*/{later}/meta.json")
+    assert json.loads(later_meta.read_text())["continues"] == own["id"]
+    assert {h["session_id"] for h in json.loads(invoke_sk("search", "prompt 7", "--json").stdout)} == {later}
+    assert later not in {h["session_id"] for h in json.loads(invoke_sk("search", "kiwi", "--json").stdout)}  # the recording's: not again
+    assert [r["action"] for r in _import("claude") if r["agent_session_id"] == sid] == ["unchanged"]
+
+    _go_on_without_shellkeep(transcript, sid, 8)
+    grown = [r for r in _import("claude") if r["agent_session_id"] == sid]
+    assert [(r["action"], r["session_id"], r["exchanges"]) for r in grown] == [("updated", later, 2)]  # the same continuation
+    assert len([s for s in _sessions() if s["agent_session_id"] == sid]) == 2
+
+
 @pytest.mark.parametrize("agent", ["claude", "codex"])
 def test_it_stays_after_the_agent_deletes_its_files_and_resume_restores_the_copy(
     home: Paths, agent_home: AgentHome, agent: str

@@ -157,7 +157,7 @@ def test_push_then_pull_on_another_machine_shows_replays_and_exports_it(home: Pa
     pulled = json.loads(sk("sync", "pull", "--remote", bucket_url, "--json", env=laptop).stdout)
     assert pulled["sessions_pulled"] == 1
     folder = next(Path(laptop["SHELLKEEP_HOME"], "remotes").glob(f"*/projects/*/{session_id}"))
-    assert sorted(p.name for p in folder.iterdir()) == ["manifest.json", "meta.json"]  # recordings on demand
+    assert sorted(p.name for p in folder.iterdir()) == ["manifest.json", "meta.json", "screen.jsonl.zst"]  # recordings on demand
     listed = sk("ls", "--remote", env=laptop).stdout.decode()
     assert session_id in listed and os.uname().nodename in listed
     assert WORD in sk("replay", "--speed", "1000", session_id, env=laptop).stdout.decode()
@@ -453,17 +453,19 @@ def _pulled_pair(home: Paths, url: str, tmp_path: Path) -> tuple[str, dict[str, 
 
 def test_search_remote_finds_pulled_sessions_marked_with_their_machine(home: Paths, bucket_url: str, tmp_path: Path) -> None:
     session_id, laptop, folder = _pulled_pair(home, bucket_url, tmp_path)
-    assert sorted(p.name for p in folder.iterdir()) == ["exchanges.jsonl", "manifest.json", "meta.json"]  # no recording yet
+    assert sorted(p.name for p in folder.iterdir()) == ["exchanges.jsonl", "manifest.json", "meta.json", "screen.jsonl.zst"]  # no recording
     host = os.uname().nodename
     [hit] = json.loads(sk("search", "--remote", "promptword-42", "--json", env=laptop).stdout)
     assert (hit["session_id"], hit["kind"], hit["machine"]) == (session_id, "prompt", host)
     text = sk("search", "--remote", "promptword-42", env=laptop).stdout.decode()
     assert f"{session_id}  on {host}" in text
     assert json.loads(sk("search", "--all", "promptword-42", "--json", env=laptop).stdout) == []  # local search stays local
-    assert json.loads(sk("search", "--remote", "screenword-77", "--json", env=laptop).stdout) == []  # not fetched: not rendered
+    [seen] = json.loads(sk("search", "--remote", "screenword-77", "--json", env=laptop).stdout)  # its screen's text was pulled
+    assert (seen["kind"], seen["machine"], seen["time"]) == ("transcript", host, 0.5)
+    assert not folder.joinpath("session.cast").exists()  # with no recording fetched
     assert "screenword-77" in sk("replay", "--speed", "1000", session_id, env=laptop).stdout.decode()
-    [seen] = json.loads(sk("search", "--remote", "screenword-77", "--json", env=laptop).stdout)
-    assert (seen["kind"], seen["machine"]) == ("transcript", host)
+    [seen] = json.loads(sk("search", "--remote", "screenword-77", "--json", env=laptop).stdout)  # the recording's own, now
+    assert (seen["kind"], seen["machine"], seen["time"]) == ("transcript", host, 0.5)
     assert json.loads(sk("search", "--remote", "--machine", host, "promptword-42", "--json", env=laptop).stdout)
     unknown = sk("search", "--remote", "--machine", "nosuch", "promptword-42", env=laptop, ok=False)
     assert unknown.returncode == 2 and "'nosuch'" in unknown.stderr.decode() and unknown.stderr.decode().count("\n") == 1
