@@ -62,6 +62,7 @@ DAMAGES = [
 CODEX_DAMAGES = [
     *DAMAGES,
     pytest.param("gone-after-quit", marks=pytest.mark.newest_only),
+    pytest.param("restored-after-quit", marks=pytest.mark.newest_only),
     pytest.param("thread-stale", marks=pytest.mark.newest_only),
     pytest.param("thread-empty", marks=pytest.mark.newest_only),
 ]
@@ -129,7 +130,7 @@ def _check(agent: Agent, home: Paths, drive: Drive, project: Path, damage: str) 
     """Record, damage as ``damage`` says, resume, and check what reached the stand-in."""
     env = {**agent.env, "SHELLKEEP_CONFIG": os.environ["SHELLKEEP_CONFIG"]}
     folder = _record(agent, drive, env, project, home)
-    if agent.daemon_folder is not None and damage != "gone-after-quit":  # a reboot, not only a quit
+    if agent.daemon_folder is not None and not damage.endswith("-after-quit"):  # a reboot, not only a quit
         reap(agent.daemon_folder)
     meta = meta_of(folder)
     transcript = Path(meta["agent_transcript"])
@@ -140,7 +141,7 @@ def _check(agent: Agent, home: Paths, drive: Drive, project: Path, damage: str) 
     if damage in ("transcript-gone", "gone-after-quit"):
         transcript.unlink()
         copy.unlink()
-    elif damage == "copy-restored":
+    elif damage in ("copy-restored", "restored-after-quit"):
         transcript.unlink()
     elif damage == "transcript-cut":
         whole = transcript.read_bytes()
@@ -164,13 +165,13 @@ def _check(agent: Agent, home: Paths, drive: Drive, project: Path, damage: str) 
 
     second = drive([*SK, "resume", *resume_args], env=env, cwd=project)
     second.wait_for_screen(agent.ready, WAIT_S)
-    if damage in ("copy-restored", "transcript-cut", "nul-block"):
+    if damage in ("copy-restored", "restored-after-quit", "transcript-cut", "nul-block"):
         agent.ask(second, THIRD_PROMPT, THIRD_ANSWER)
         request = agent.standin.wait_for_request(
             lambda r: r.is_conversation and r.last_user_text() == THIRD_PROMPT, timeout_s=WAIT_S
         )
         assert _conversation(request.texts())[:4] == [PROMPTS[0], ANSWERS[0], PROMPTS[1], ANSWERS[1]]
-        if damage == "copy-restored":
+        if damage in ("copy-restored", "restored-after-quit"):
             _wait_said(second, "was gone; restored shellkeep's copy")
         elif damage == "nul-block":
             [backup] = transcript.parent.glob(f"{transcript.name}.shellkeep-backup-*")
