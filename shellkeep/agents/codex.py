@@ -465,11 +465,12 @@ class CodexAdapter(CommandAdapter):
         return read_codex_plan(session.transcript)
 
     def native_resume_problem(self, session: AgentSession, env: Mapping[str, str]) -> str | None:
-        """Return why ``codex resume <id>`` would come up empty: its ``threads`` row points at
-        no rollout, a gone or an empty one (``codex_state.stale_thread``); None when it is fine."""
+        """Return why ``codex resume <id>`` would come up without the conversation: its ``threads``
+        row points at no rollout, a gone or an empty one, or one holding fewer user messages than the
+        session's transcript (``codex_state.stale_thread``); None when it is fine."""
         if session.session_id is None:
             return None
-        return stale_thread(codex_home(env), env, session.session_id)
+        return stale_thread(codex_home(env), env, session.session_id, session.transcript)
 
     def resume_words(self, session: AgentSession) -> list[str]:
         """Return ``["resume", <thread id>]``."""

@@ -65,6 +65,7 @@ CODEX_DAMAGES = [
     pytest.param("restored-after-quit", marks=pytest.mark.newest_only),
     pytest.param("thread-stale", marks=pytest.mark.newest_only),
     pytest.param("thread-empty", marks=pytest.mark.newest_only),
+    pytest.param("thread-bare", marks=pytest.mark.newest_only),
 ]
 WAIT_S = 60.0
 EXIT_WAIT_S = 180.0
@@ -159,7 +160,7 @@ def _check(agent: Agent, home: Paths, drive: Drive, project: Path, damage: str) 
         damaged = whole[:start] + bytes(end - start) + whole[end:]  # the size kept, as a lost block leaves it
         transcript.write_bytes(damaged)
     elif damage.startswith("thread-"):
-        _point_thread_elsewhere(agent, meta["agent_session_id"], transcript, empty=damage == "thread-empty")
+        _point_thread_elsewhere(agent, meta["agent_session_id"], transcript, damage.removeprefix("thread-"))
     else:
         resume_args = ["--inject"]
 
@@ -225,16 +226,20 @@ def _record(agent: Agent, drive: Drive, env: dict[str, str], project: Path, home
     return folder
 
 
-def _point_thread_elsewhere(agent: Agent, thread_id: str, transcript: Path, *, empty: bool) -> None:
-    """Point Codex's ``threads`` row of ``thread_id`` at another rollout path: gone, or an empty file.
+def _point_thread_elsewhere(agent: Agent, thread_id: str, transcript: Path, how: str) -> None:
+    """Point Codex's ``threads`` row of ``thread_id`` at another rollout path: ``stale`` (gone),
+    ``empty`` (an empty file) or ``bare`` (a rollout of the thread holding its first line alone).
 
     The state database is ``$CODEX_HOME/state_5.sqlite`` (Codex 0.171.0); the real rollout stays.
     """
     import sqlite3
 
     stale = transcript.with_name(f"rollout-moved-{thread_id}.jsonl")
-    if empty:
+    if how == "empty":
         stale.write_bytes(b"")
+    elif how == "bare":
+        with transcript.open("rb") as fh:
+            stale.write_bytes(fh.readline())
     [database] = Path(agent.env["CODEX_HOME"]).glob("state_*.sqlite")
     with sqlite3.connect(database) as db:
         changed = db.execute("UPDATE threads SET rollout_path = ? WHERE id = ?", (str(stale), thread_id)).rowcount

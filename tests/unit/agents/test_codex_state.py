@@ -72,3 +72,20 @@ def test_the_database_is_looked_for_in_codex_sqlite_home(tmp_path: Path) -> None
     _database(elsewhere, str(tmp_path / "gone.jsonl"))
     assert _problem(home) is None
     assert "which is gone" in str(_problem(home, {"CODEX_SQLITE_HOME": str(elsewhere)}))
+
+
+def test_a_thread_row_pointing_at_a_rollout_with_fewer_prompts_is_noticed(tmp_path: Path) -> None:
+    from tests.transcripts import codex_lines
+
+    home = tmp_path / ".codex"
+    rollout, stale = tmp_path / "rollout.jsonl", tmp_path / "rollout-old.jsonl"
+    lines = list(codex_lines(3, thread_id=THREAD, cwd=str(tmp_path), filler_bytes=(1 << 20) // 3))  # marks across 1 MiB pieces
+    rollout.write_bytes(b"".join(lines))
+    stale.write_bytes(lines[0])  # its first line alone, as a fresh start leaves it
+    _database(home, str(stale))
+    session = AgentSession("codex", THREAD, rollout)
+    problem = CodexAdapter().native_resume_problem(session, {"CODEX_HOME": str(home)})
+    assert problem is not None and f"{stale}, which holds 0 of the 3 user messages of rollout.jsonl" in problem
+    stale.write_bytes(b"".join(lines))  # a copy holding as much
+    assert CodexAdapter().native_resume_problem(session, {"CODEX_HOME": str(home)}) is None
+    assert _problem(home) is None  # no transcript known to compare with
