@@ -20,6 +20,16 @@ reboot would, so that the resumed Codex reads its rollout from disk:
   line and, in the same command, starts the agent anew with the exchanges re-injected;
 - ``inject-flag``: nothing is damaged; ``resume --inject`` starts the agent anew all the same
   and re-injects.
+- ``nul-block`` (newest version): a block of NUL bytes over the record of the first answer
+  and the start of the next one, the file's size kept, as a crash of the file system leaves
+  it; the agents' own resume silently dropped the exchanges after it (Claude Code 2.1.332,
+  Codex 0.171.0): shellkeep keeps the file as a backup and puts its copy back;
+- Codex only, newest version: ``gone-after-quit`` is ``transcript-gone`` with Codex's
+  app-server daemon left running, as after a plain quit; ``restored-after-quit`` is
+  ``copy-restored`` so; ``thread-stale``, ``thread-empty``, ``thread-bare``: the ``threads``
+  row of Codex's state database points at a gone file, an empty one, or a rollout of the
+  thread holding its first line alone: the check before launching says so and re-injects at
+  once (without it Codex 0.165/0.171 failed its resume first, a wasted run).
 
 In the re-injected cases the next request that reaches the stand-in carries the earlier
 prompts and answers inside the typed block: the block was submitted, not left in the prompt.
