@@ -24,12 +24,11 @@ reboot would, so that the resumed Codex reads its rollout from disk:
   and the start of the next one, the file's size kept, as a crash of the file system leaves
   it; the agents' own resume silently dropped the exchanges after it (Claude Code 2.1.332,
   Codex 0.171.0): shellkeep keeps the file as a backup and puts its copy back;
-- Codex only, newest version: ``gone-after-quit`` is ``transcript-gone`` with Codex's
-  app-server daemon left running, as after a plain quit; ``restored-after-quit`` is
-  ``copy-restored`` so; ``thread-stale``, ``thread-empty``, ``thread-bare``: the ``threads``
-  row of Codex's state database points at a gone file, an empty one, or a rollout of the
-  thread holding its first line alone: the check before launching says so and re-injects at
-  once (without it Codex 0.165/0.171 failed its resume first, a wasted run).
+- Codex only, newest version: ``thread-stale``, ``thread-bare``: the ``threads`` row of
+  Codex's state database points at a gone file, or at a rollout of the thread holding its
+  first line alone: the check before launching says so and re-injects at once (without it
+  Codex 0.165/0.171 failed its resume first, a wasted run; an empty file and no path are
+  covered in tests/unit/agents/test_codex_state.py).
 
 In the re-injected cases the next request that reaches the stand-in carries the earlier
 prompts and answers inside the typed block: the block was submitted, not left in the prompt.
@@ -71,10 +70,7 @@ DAMAGES = [
 ]
 CODEX_DAMAGES = [
     *DAMAGES,
-    pytest.param("gone-after-quit", marks=pytest.mark.newest_only),
-    pytest.param("restored-after-quit", marks=pytest.mark.newest_only),
     pytest.param("thread-stale", marks=pytest.mark.newest_only),
-    pytest.param("thread-empty", marks=pytest.mark.newest_only),
     pytest.param("thread-bare", marks=pytest.mark.newest_only),
 ]
 WAIT_S = 60.0
@@ -141,7 +137,7 @@ def _check(agent: Agent, home: Paths, drive: Drive, project: Path, damage: str) 
     """Record, damage as ``damage`` says, resume, and check what reached the stand-in."""
     env = {**agent.env, "SHELLKEEP_CONFIG": os.environ["SHELLKEEP_CONFIG"]}
     folder = _record(agent, drive, env, project, home)
-    if agent.daemon_folder is not None and not damage.endswith("-after-quit"):  # a reboot, not only a quit
+    if agent.daemon_folder is not None:
         reap(agent.daemon_folder)
     meta = meta_of(folder)
     transcript = Path(meta["agent_transcript"])
@@ -149,10 +145,10 @@ def _check(agent: Agent, home: Paths, drive: Drive, project: Path, damage: str) 
     assert transcript.is_file() and copy.is_file() and stored_copy(folder, transcript.name)
     resume_args: list[str] = [meta["id"]]
     cut = b""
-    if damage in ("transcript-gone", "gone-after-quit"):
+    if damage == "transcript-gone":
         transcript.unlink()
         copy.unlink()
-    elif damage in ("copy-restored", "restored-after-quit"):
+    elif damage == "copy-restored":
         transcript.unlink()
     elif damage == "transcript-cut":
         whole = transcript.read_bytes()
@@ -176,13 +172,13 @@ def _check(agent: Agent, home: Paths, drive: Drive, project: Path, damage: str) 
 
     second = drive([*SK, "resume", *resume_args], env=env, cwd=project)
     second.wait_for_screen(agent.ready, WAIT_S)
-    if damage in ("copy-restored", "restored-after-quit", "transcript-cut", "nul-block"):
+    if damage in ("copy-restored", "transcript-cut", "nul-block"):
         agent.ask(second, THIRD_PROMPT, THIRD_ANSWER)
         request = agent.standin.wait_for_request(
             lambda r: r.is_conversation and r.last_user_text() == THIRD_PROMPT, timeout_s=WAIT_S
         )
         assert _conversation(request.texts())[:4] == [PROMPTS[0], ANSWERS[0], PROMPTS[1], ANSWERS[1]]
-        if damage in ("copy-restored", "restored-after-quit"):
+        if damage == "copy-restored":
             _wait_said(second, "was gone; restored shellkeep's copy")
         elif damage == "nul-block":
             [backup] = transcript.parent.glob(f"{transcript.name}.shellkeep-backup-*")
@@ -204,7 +200,7 @@ def _check(agent: Agent, home: Paths, drive: Drive, project: Path, damage: str) 
     injected = [m for m in runs if not m.get("resume_failed")]
     assert len(injected) == 1 and injected[0]["parent"] == meta["id"]
     assert injected[0]["command"][: len(agent.resume_words)] != list(agent.resume_words)
-    if damage in ("transcript-gone", "gone-after-quit"):
+    if damage == "transcript-gone":
         _wait_said(second, "shellkeep holds no copy of it; re-injecting instead")
         assert len(runs) == 1
     elif damage.startswith("thread-"):
@@ -237,17 +233,15 @@ def _record(agent: Agent, drive: Drive, env: dict[str, str], project: Path, home
 
 
 def _point_thread_elsewhere(agent: Agent, thread_id: str, transcript: Path, how: str) -> None:
-    """Point Codex's ``threads`` row of ``thread_id`` at another rollout path: ``stale`` (gone),
-    ``empty`` (an empty file) or ``bare`` (a rollout of the thread holding its first line alone).
+    """Point Codex's ``threads`` row of ``thread_id`` at another rollout path: ``stale`` (gone)
+    or ``bare`` (a rollout of the thread holding its first line alone).
 
     The state database is ``$CODEX_HOME/state_5.sqlite`` (Codex 0.171.0); the real rollout stays.
     """
     import sqlite3
 
     stale = transcript.with_name(f"rollout-moved-{thread_id}.jsonl")
-    if how == "empty":
-        stale.write_bytes(b"")
-    elif how == "bare":
+    if how == "bare":
         with transcript.open("rb") as fh:
             stale.write_bytes(fh.readline())
     [database] = Path(agent.env["CODEX_HOME"]).glob("state_*.sqlite")
