@@ -19,6 +19,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from shellkeep.agents.base import AgentSession
 from shellkeep.errors import ShellkeepError
@@ -70,7 +71,7 @@ def check_transcript(meta: SessionMeta, vault: Vault) -> TranscriptCheck:
                     fh.write(piece)
             return TranscriptCheck(True, f"the agent's transcript {target} was gone; restored shellkeep's copy")
         with open(target, "rb") as fh:
-            if _records(fh) >= saved:  # damaged, yet it holds as much as the copy: leave it
+            if _records(_lines_without_nul(fh)) >= saved:  # damaged, yet it holds as much as the copy: leave it
                 if state == "damaged":  # the agent drops what follows the damage: it must be typed in
                     return TranscriptCheck(False, f"the agent's transcript {target} is damaged (NUL bytes over records) and shellkeep's copy holds no more")
                 return TranscriptCheck(True)
@@ -195,6 +196,30 @@ def _holds_nul(path: Path) -> bool:
             return any(b"\0" in piece for piece in iter(lambda: fh.read(1 << 20), b""))
     except OSError:
         return False
+
+
+def _lines_without_nul(fh: IO[bytes], piece_bytes: int = 1 << 20) -> Iterator[bytes]:
+    """Yield the lines of ``fh`` that hold no NUL byte, read in pieces of ``piece_bytes``.
+
+    A line holding one is no record (JSON escapes NUL) and is skipped without being held:
+    a block of NUL bytes of any size (a sparse hole) costs one piece of memory, not its size.
+    """
+    while True:
+        piece = fh.readline(piece_bytes)
+        if not piece:
+            return
+        parts, damaged = [piece], b"\0" in piece
+        while not piece.endswith(b"\n"):
+            piece = fh.readline(piece_bytes)
+            if not piece:
+                break
+            damaged = damaged or b"\0" in piece
+            if damaged:
+                parts.clear()  # nothing of it is kept
+            else:
+                parts.append(piece)
+        if not damaged:
+            yield b"".join(parts)
 
 
 def _records(lines: Iterable[bytes]) -> int:

@@ -69,3 +69,36 @@ def test_a_damaged_transcript_whose_copy_holds_no_more_is_re_injected(tmp_path: 
     check = check_transcript(meta, vault)
     assert not check.usable and "is damaged (NUL bytes over records) and shellkeep's copy holds no more" in str(check.note)
     assert transcript.read_bytes() == _damaged() and not list(transcript.parent.glob("*.shellkeep-backup-*"))
+
+
+_PEAK_PROBE = """
+import resource, sys
+from pathlib import Path
+from shellkeep.app.native import check_transcript
+from shellkeep.vault.copies import store_copy
+from tests.unit.test_native import LINES, _session
+vault, meta, transcript = _session(Path(sys.argv[1]))
+store_copy(vault, meta.folder, transcript.name, LINES)
+with transcript.open("wb") as fh:  # a hole of 100 MB of NUL bytes after the third record, sparse
+    fh.write(b"".join(LINES[:3]))
+    fh.seek(100 << 20, 1)
+    fh.write(b"".join(LINES[3:]))
+size = transcript.stat().st_size
+check = check_transcript(meta, vault)
+assert transcript.read_bytes() == b"".join(LINES), "not restored"
+print(int(check.usable), size, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+"""
+
+
+def test_a_100_mb_block_of_nul_bytes_is_checked_in_under_one_and_a_half_times_its_size(tmp_path: Path) -> None:
+    """The check reads a damaged transcript in pieces: a 100 MB hole is never held (the peak RSS
+    of the process, in a child, stays under 1.5 times the transcript's size)."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", _PEAK_PROBE, str(tmp_path)], cwd=root, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    usable, size, peak = (int(word) for word in done.stdout.split())
+    assert usable == 1 and size == (100 << 20) + len(b"".join(LINES))  # restored from the copy, the damaged file kept aside
+    assert peak < 1.5 * size, f"peak RSS {peak >> 20} MB for a {size >> 20} MB transcript"
