@@ -24,6 +24,7 @@ from shellkeep.agents.titles import codex_title
 from shellkeep.agents.plan import Plan, PlanBuilder, items_from, scan_records
 from shellkeep.agents.argv import Arity, Grammar, Option, Token, find_option, first_positional, rebuild, tokenize
 from shellkeep.agents.base import AgentSession, Exchange, Launch, ScreenChrome, Usage, WaitingHints
+from shellkeep.agents.codex_state import stale_thread
 from shellkeep.agents.locations import (
     UUID_PATTERN,
     find_in_screen,
@@ -469,6 +470,14 @@ class CodexAdapter(CommandAdapter):
         if session.transcript is None or not session.transcript.is_file():
             return None
         return read_codex_plan(session.transcript)
+
+    def native_resume_problem(self, session: AgentSession, env: Mapping[str, str]) -> str | None:
+        """Return why ``codex resume <id>`` would come up without the conversation: its ``threads``
+        row points at no rollout, a gone or an empty one, or one holding fewer user messages than the
+        session's transcript (``codex_state.stale_thread``); None when it is fine."""
+        if session.session_id is None:
+            return None
+        return stale_thread(codex_home(env), env, session.session_id, session.transcript)
 
     def resume_words(self, session: AgentSession) -> list[str]:
         """Return ``["resume", <thread id>]``."""

@@ -277,9 +277,14 @@ def _message_ids(path: Path, max_bytes: int) -> tuple[set[str], bool] | None:
     try:
         if path.stat().st_size > max_bytes:
             return None
-        lines = path.read_bytes().splitlines()
+        with open(path, "rb") as fh:  # line by line: a transcript of any size is never held whole
+            return _ids_in(fh)
     except OSError:
         return None
+
+
+def _ids_in(lines: Iterable[bytes]) -> tuple[set[str], bool] | None:
+    """Return ``_message_ids`` of a chat file's ``lines``, read one at a time."""
     ids: set[str] = set()
     own = False
     for line in lines:

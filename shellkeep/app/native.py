@@ -3,7 +3,9 @@
 An agent resumes a conversation from its own store (Claude Code's
 ``~/.claude/projects/<dir>/<id>.jsonl``, Codex's rollout file). When that file is gone (the
 agent pruned it, the user cleaned up), cut (a crash mid-write left a torn last line) or
-unreadable, the native resume fails or silently starts an empty conversation. shellkeep
+unreadable, the native resume fails or silently starts an empty conversation; when a block of
+it was lost in the middle (NUL bytes over records, as a crash of the file system leaves it), the
+agent silently drops the exchanges after the damage. shellkeep
 keeps a redacted copy (in its chunk store, referenced from the session folder's ``agent/``,
 read as a stream): it is put back where the agent looks, never over an existing file; a damaged file is backed up first
 (``<name>.shellkeep-backup-<time>``) and replaced by the copy when the copy holds more.
@@ -14,9 +16,10 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from shellkeep.agents.base import AgentSession
 from shellkeep.errors import ShellkeepError
@@ -68,8 +71,10 @@ def check_transcript(meta: SessionMeta, vault: Vault) -> TranscriptCheck:
                     fh.write(piece)
             return TranscriptCheck(True, f"the agent's transcript {target} was gone; restored shellkeep's copy")
         with open(target, "rb") as fh:
-            if _records(fh) >= saved:
-                return TranscriptCheck(True)  # damaged, yet it holds as much as the copy: leave it
+            if _records(_lines_without_nul(fh)) >= saved:  # damaged, yet it holds as much as the copy: leave it
+                if state == "damaged":  # the agent drops what follows the damage: it must be typed in
+                    return TranscriptCheck(False, f"the agent's transcript {target} is damaged (NUL bytes over records) and shellkeep's copy holds no more")
+                return TranscriptCheck(True)
         backup = target.with_name(f"{target.name}.shellkeep-backup-{iso(utc_now()).replace(':', '')}")
         os.link(target, backup)  # the damaged file stays, under another name
         write_bytes_atomic(target, _copy_pieces(vault, meta.folder, target))
@@ -78,6 +83,24 @@ def check_transcript(meta: SessionMeta, vault: Vault) -> TranscriptCheck:
         return TranscriptCheck(True)  # the agent wrote it meanwhile: its own file wins
     except (OSError, ShellkeepError) as exc:
         return TranscriptCheck(False, f"the agent's transcript {target} is {state} and could not be restored ({getattr(exc, 'strerror', None) or exc})")
+
+
+def native_resume_problem(adapter: object, session: AgentSession, env: Mapping[str, str]) -> str | None:
+    """Return why ``adapter``'s agent would resume ``session`` with no conversation although its
+    transcript is whole (Codex's thread list pointing elsewhere, ``agents.codex_state``), else None.
+
+    Adapters without ``native_resume_problem`` see none. Never raises: a failure is logged and
+    taken as no problem.
+    """
+    check = getattr(adapter, "native_resume_problem", None)
+    if not callable(check):
+        return None
+    try:
+        problem = check(session, env)
+    except Exception as exc:  # noqa: BLE001 - a check must never stop a resume
+        log.warning("could not check the agent's own state for %s: %s", session.session_id, exc)
+        return None
+    return problem if isinstance(problem, str) else None
 
 
 def remove_resume_leftovers(adapter: object, session: AgentSession) -> list[Path]:
@@ -131,7 +154,8 @@ def _copy_pieces(vault: Vault, folder: Path, target: Path) -> Iterator[bytes]:
 
 
 def _state_of(path: Path) -> str:
-    """Return ``ok``, ``missing``, ``empty``, ``cut`` (a torn last line) or ``unreadable``.
+    """Return ``ok``, ``missing``, ``empty``, ``cut`` (a torn last line), ``damaged`` (NUL
+    bytes inside: a block lost over records) or ``unreadable``.
 
     Only a JSONL transcript (``*.jsonl``) is judged by its records; another file (aider's
     Markdown chat history, Gemini's older JSON document) is ``ok`` whenever it can be opened.
@@ -159,7 +183,43 @@ def _state_of(path: Path) -> str:
         return "unreadable"
     if _records([head]) == 0:
         return "unreadable"
-    return "ok" if last == b"\n" else "cut"
+    if last != b"\n":
+        return "cut"
+    return "damaged" if _holds_nul(path) else "ok"
+
+
+def _holds_nul(path: Path) -> bool:
+    """Return whether the file at ``path`` holds a NUL byte; read in 1 MiB pieces (memory stays
+    small whatever its size). A JSONL transcript never holds one: JSON escapes it."""
+    try:
+        with open(path, "rb") as fh:
+            return any(b"\0" in piece for piece in iter(lambda: fh.read(1 << 20), b""))
+    except OSError:
+        return False
+
+
+def _lines_without_nul(fh: IO[bytes], piece_bytes: int = 1 << 20) -> Iterator[bytes]:
+    """Yield the lines of ``fh`` that hold no NUL byte, read in pieces of ``piece_bytes``.
+
+    A line holding one is no record (JSON escapes NUL) and is skipped without being held:
+    a block of NUL bytes of any size (a sparse hole) costs one piece of memory, not its size.
+    """
+    while True:
+        piece = fh.readline(piece_bytes)
+        if not piece:
+            return
+        parts, damaged = [piece], b"\0" in piece
+        while not piece.endswith(b"\n"):
+            piece = fh.readline(piece_bytes)
+            if not piece:
+                break
+            damaged = damaged or b"\0" in piece
+            if damaged:
+                parts.clear()  # nothing of it is kept
+            else:
+                parts.append(piece)
+        if not damaged:
+            yield b"".join(parts)
 
 
 def _records(lines: Iterable[bytes]) -> int:

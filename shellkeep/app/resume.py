@@ -27,7 +27,7 @@ from shellkeep.app.env_restore import EnvRestore
 from shellkeep.app.conversation import adapter_of, collect_for_resume, gather, redacted_exchanges
 from shellkeep.app.moves import project_sessions, relocate_transcript, resume_dir
 from shellkeep.app.handoff import HandoffOutcome, hand_off
-from shellkeep.app.native import check_transcript, remove_resume_leftovers
+from shellkeep.app.native import check_transcript, native_resume_problem, remove_resume_leftovers
 from shellkeep.app.plan import plan_block
 from shellkeep.app.after_run import start_housekeeping
 from shellkeep.app.record import RunOutcome, run_session
@@ -278,6 +278,11 @@ def plan_resume(
         note = _joined(note, check.note if check.usable else f"{check.note}; re-injecting instead")
         if not check.usable:
             force_inject = True
+    if meta.agent_session_id and not force_inject and not pulled:  # the agent's own state may point elsewhere
+        transcript = Path(meta.agent_transcript) if meta.agent_transcript else None
+        problem = native_resume_problem(adapter, AgentSession(agent=adapter.name, session_id=meta.agent_session_id, transcript=transcript), env)
+        if problem:
+            note, force_inject = _joined(note, f"{problem}; re-injecting instead"), True
     if meta.agent_session_id and not force_inject:
         transcript = Path(meta.agent_transcript) if meta.agent_transcript else None
         session = AgentSession(agent=adapter.name, session_id=meta.agent_session_id, transcript=transcript)

@@ -20,6 +20,15 @@ reboot would, so that the resumed Codex reads its rollout from disk:
   line and, in the same command, starts the agent anew with the exchanges re-injected;
 - ``inject-flag``: nothing is damaged; ``resume --inject`` starts the agent anew all the same
   and re-injects.
+- ``nul-block`` (newest version): a block of NUL bytes over the record of the first answer
+  and the start of the next one, the file's size kept, as a crash of the file system leaves
+  it; the agents' own resume silently dropped the exchanges after it (Claude Code 2.1.332,
+  Codex 0.171.0): shellkeep keeps the file as a backup and puts its copy back;
+- Codex only, newest version: ``thread-stale``, ``thread-bare``: the ``threads`` row of
+  Codex's state database points at a gone file, or at a rollout of the thread holding its
+  first line alone: the check before launching says so and re-injects at once (without it
+  Codex 0.165/0.171 failed its resume first, a wasted run; an empty file and no path are
+  covered in tests/unit/agents/test_codex_state.py).
 
 In the re-injected cases the next request that reaches the stand-in carries the earlier
 prompts and answers inside the typed block: the block was submitted, not left in the prompt.
@@ -55,7 +64,15 @@ pytestmark = [pytest.mark.agent, pytest.mark.timeout(360)]
 PROMPTS = ("the first word is kiwi", "the second word is lime")
 ANSWERS = ("STANDIN-ANSWER-1: kiwi", "STANDIN-ANSWER-2: lime")
 THIRD_PROMPT, THIRD_ANSWER = "the third word is fig", "STANDIN-ANSWER-3: fig"
-DAMAGES = ["transcript-gone", "copy-restored", "transcript-cut", "unknown-id", "inject-flag"]
+DAMAGES = [
+    "transcript-gone", "copy-restored", "transcript-cut", "unknown-id", "inject-flag",
+    pytest.param("nul-block", marks=pytest.mark.newest_only),
+]
+CODEX_DAMAGES = [
+    *DAMAGES,
+    pytest.param("thread-stale", marks=pytest.mark.newest_only),
+    pytest.param("thread-bare", marks=pytest.mark.newest_only),
+]
 WAIT_S = 60.0
 EXIT_WAIT_S = 180.0
 """How long a real agent may take to start, fail its resume and exit, with both cores busy."""
@@ -109,7 +126,7 @@ def test_resume_survives_claude_losing_its_session(
     _check(claude, home, drive, project_dir, damage)
 
 
-@pytest.mark.parametrize("damage", DAMAGES)
+@pytest.mark.parametrize("damage", CODEX_DAMAGES)
 def test_resume_survives_codex_losing_its_session(
     home: Paths, drive: Drive, codex: Agent, project_dir: Path, damage: str
 ) -> None:
@@ -142,12 +159,20 @@ def _check(agent: Agent, home: Paths, drive: Drive, project: Path, damage: str) 
         (folder / "meta.json").write_text(json.dumps(meta))
         _native_only_fails(agent, home, drive, env, project, folder)
         resume_args = []  # a bare resume: it must pick the original session, not the failed run
+    elif damage == "nul-block":
+        whole = transcript.read_bytes()
+        start = whole.rindex(b"\n", 0, whole.index(ANSWERS[0].encode())) + 1
+        end = whole.index(b"\n", whole.index(ANSWERS[0].encode())) + 1  # its newline too: the next record is hit
+        damaged = whole[:start] + bytes(end - start) + whole[end:]  # the size kept, as a lost block leaves it
+        transcript.write_bytes(damaged)
+    elif damage.startswith("thread-"):
+        _point_thread_elsewhere(agent, meta["agent_session_id"], transcript, damage.removeprefix("thread-"))
     else:
         resume_args = ["--inject"]
 
     second = drive([*SK, "resume", *resume_args], env=env, cwd=project)
     second.wait_for_screen(agent.ready, WAIT_S)
-    if damage in ("copy-restored", "transcript-cut"):
+    if damage in ("copy-restored", "transcript-cut", "nul-block"):
         agent.ask(second, THIRD_PROMPT, THIRD_ANSWER)
         request = agent.standin.wait_for_request(
             lambda r: r.is_conversation and r.last_user_text() == THIRD_PROMPT, timeout_s=WAIT_S
@@ -155,6 +180,10 @@ def _check(agent: Agent, home: Paths, drive: Drive, project: Path, damage: str) 
         assert _conversation(request.texts())[:4] == [PROMPTS[0], ANSWERS[0], PROMPTS[1], ANSWERS[1]]
         if damage == "copy-restored":
             _wait_said(second, "was gone; restored shellkeep's copy")
+        elif damage == "nul-block":
+            [backup] = transcript.parent.glob(f"{transcript.name}.shellkeep-backup-*")
+            assert backup.read_bytes() == damaged
+            _wait_said(second, f"was damaged; kept it as {backup.name} and restored shellkeep's copy")
         else:
             [backup] = transcript.parent.glob(f"{transcript.name}.shellkeep-backup-*")
             assert backup.read_bytes() == cut
@@ -173,6 +202,10 @@ def _check(agent: Agent, home: Paths, drive: Drive, project: Path, damage: str) 
     assert injected[0]["command"][: len(agent.resume_words)] != list(agent.resume_words)
     if damage == "transcript-gone":
         _wait_said(second, "shellkeep holds no copy of it; re-injecting instead")
+        assert len(runs) == 1
+    elif damage.startswith("thread-"):
+        _wait_said(second, "; re-injecting instead")
+        assert "Codex's thread list points at " in _said(second), _said(second)
         assert len(runs) == 1
     elif damage == "unknown-id":
         _wait_said(second, f"── shellkeep: {meta['id']} · {agent.program} · ")
@@ -197,6 +230,25 @@ def _record(agent: Agent, drive: Drive, env: dict[str, str], project: Path, home
     folder = meta_path.parent
     first.wait_until(lambda: meta_of(folder).get("exchange_count") == 2, WAIT_S, "exchanges stored")
     return folder
+
+
+def _point_thread_elsewhere(agent: Agent, thread_id: str, transcript: Path, how: str) -> None:
+    """Point Codex's ``threads`` row of ``thread_id`` at another rollout path: ``stale`` (gone)
+    or ``bare`` (a rollout of the thread holding its first line alone).
+
+    The state database is ``$CODEX_HOME/state_5.sqlite`` (Codex 0.171.0); the real rollout stays.
+    """
+    import sqlite3
+
+    stale = transcript.with_name(f"rollout-moved-{thread_id}.jsonl")
+    if how == "bare":
+        with transcript.open("rb") as fh:
+            stale.write_bytes(fh.readline())
+    [database] = Path(agent.env["CODEX_HOME"]).glob("state_*.sqlite")
+    with sqlite3.connect(database) as db:
+        changed = db.execute("UPDATE threads SET rollout_path = ? WHERE id = ?", (str(stale), thread_id)).rowcount
+    db.close()
+    assert changed == 1
 
 
 def _native_only_fails(agent: Agent, home: Paths, drive: Drive, env: dict[str, str], project: Path, folder: Path) -> None:

@@ -97,3 +97,37 @@ def test_a_resumed_session_is_found_in_the_file_with_its_messages_not_the_newer_
     launch = Launch(argv=("gemini", "-r", SID), agent_session_id=SID)
     found = ADAPTER.find_session(launch, workdir, {"HOME": str(home)}, utc("2026-12-03T16:09:00"), "")
     assert found == AgentSession("gemini", SID, folder / TRANSCRIPT)
+
+
+_PEAK_PROBE = """
+import resource, sys
+from pathlib import Path
+from shellkeep.agents.base import AgentSession
+from shellkeep.agents.gemini import GeminiAdapter
+from shellkeep.app.native import remove_resume_leftovers
+transcript = Path(sys.argv[1])
+removed = remove_resume_leftovers(GeminiAdapter(), AgentSession("gemini", sys.argv[2], transcript))
+print(len(removed), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+"""
+
+
+def test_the_leftover_check_of_a_100_mb_transcript_holds_under_one_and_a_half_times_its_size(tmp_path: Path) -> None:
+    """What resume does before the agent starts (``app.native.remove_resume_leftovers``) reads the
+    transcript line by line: the peak RSS of the process stays under 1.5 times its size."""
+    import subprocess
+    import sys
+
+    folder = shutil.copytree(CHATS["0.57.0"], tmp_path / "chats")
+    transcript = folder / TRANSCRIPT
+    filler = "x" * 20_000
+    with transcript.open("a", encoding="utf-8") as fh:  # earlier answers of a long chat, in its format
+        for i in range(5_300):
+            fh.write(json.dumps({"id": f"m-fill-{i}", "timestamp": "2026-12-03T16:08:30Z", "type": "gemini", "content": filler}) + "\n")
+    size = transcript.stat().st_size
+    assert size >= 100 << 20
+    done = subprocess.run(
+        [sys.executable, "-c", _PEAK_PROBE, str(transcript), SID], capture_output=True, text=True, check=True, timeout=600
+    )
+    removed, peak = (int(word) for word in done.stdout.split())
+    assert removed == 1 and not (folder / LEFTOVER).exists()
+    assert peak < 1.5 * size, f"peak RSS {peak >> 20} MB for a {size >> 20} MB transcript"
