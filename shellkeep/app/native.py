@@ -37,14 +37,18 @@ class TranscriptCheck:
 
     usable: bool
     note: str | None = None
+    restores: bool = False
+    """A dry run only: the real check would write shellkeep's copy where the agent looks."""
 
 
-def check_transcript(meta: SessionMeta, vault: Vault) -> TranscriptCheck:
+def check_transcript(meta: SessionMeta, vault: Vault, *, dry_run: bool = False) -> TranscriptCheck:
     """Make sure ``meta``'s agent transcript is where the agent looks, restoring shellkeep's copy.
 
     Sessions whose agent keeps no single transcript file (``agent_transcript`` unset: a
     database, or nothing known) are taken as usable. Never raises: a copy that cannot be read
-    or written makes the transcript unusable, with the reason in ``note``.
+    or written makes the transcript unusable, with the reason in ``note``. With ``dry_run``
+    nothing is written: the check says what a real one would do (``restores`` set when it
+    would put the copy back), so that ``resume --dry-run`` plans what ``resume`` runs.
     """
     if not meta.agent_transcript:
         return TranscriptCheck(True)
@@ -59,6 +63,8 @@ def check_transcript(meta: SessionMeta, vault: Vault) -> TranscriptCheck:
         saved = None
     if saved is None or saved == 0:
         return TranscriptCheck(False, f"the agent's transcript {target} is {state} and shellkeep holds no copy of it")
+    if dry_run:
+        return _planned_restore(target, state, saved)
     try:
         if state == "missing":
             ensure_dir(target.parent)
@@ -78,6 +84,19 @@ def check_transcript(meta: SessionMeta, vault: Vault) -> TranscriptCheck:
         return TranscriptCheck(True)  # the agent wrote it meanwhile: its own file wins
     except (OSError, ShellkeepError) as exc:
         return TranscriptCheck(False, f"the agent's transcript {target} is {state} and could not be restored ({getattr(exc, 'strerror', None) or exc})")
+
+
+def _planned_restore(target: Path, state: str, saved: int) -> TranscriptCheck:
+    """Return what ``check_transcript`` would do to the damaged or missing ``target``, writing nothing."""
+    if state == "missing":
+        return TranscriptCheck(True, f"the agent's transcript {target} is gone; shellkeep's copy would be restored", restores=True)
+    try:
+        with open(target, "rb") as fh:
+            if _records(fh) >= saved:
+                return TranscriptCheck(True)
+    except OSError:
+        pass
+    return TranscriptCheck(True, f"the agent's transcript {target} is {state}; it would be kept as a backup and shellkeep's copy restored", restores=True)
 
 
 def remove_resume_leftovers(adapter: object, session: AgentSession) -> list[Path]:
