@@ -468,12 +468,13 @@ class _Row:
     duration: float | None
     exit_code: int | None
     project: str
+    resumed_as: str | None = None
 
     @classmethod
     def of(cls, listed: ListedSession, live: LiveSession | None, key_missing: bool) -> _Row:
         status = SUSPENDED_KEY_MISSING if key_missing else listed.status
         return cls(listed.id, listed.name, listed.agent, status, live.state if live else None, listed.started_at,
-                   live.duration if live else listed.duration, listed.exit_code, listed.project)
+                   live.duration if live else listed.duration, listed.exit_code, listed.project, listed.resumed_as)
 
     def to_json(self) -> dict[str, object]:
         return dataclasses.asdict(self)
