@@ -349,6 +349,9 @@ class GeminiAdapter(CommandAdapter):
     executables = ("gemini",)
     tested_versions = ("0.57.0", "0.61.0")
     input_includes_cache_read = True
+    # Its empty input box (0.57.0, 0.61.0); drawn only after ~1.2 s where the terminal answers no queries.
+    ready_prompt = r"Type your message or @path/to/file"
+    inject_use_paste = False  # an untrusted paste (no answer to its queries) makes the next Enter a new line
     packages = ("@google/gemini-cli",)
     grammar = _GRAMMAR
     session_option = _SESSION_ID

@@ -435,6 +435,8 @@ def _run_plan(
         inject=(plan.inject_text or plan.resend_text or "").encode("utf-8") or None,
         inject_settle_s=plan.settle_s,
         inject_paste_mode=bool(getattr(adapter_for(plan.argv), "inject_paste_mode", False)),
+        inject_ready_prompt=getattr(adapter_for(plan.argv), "ready_prompt", None),
+        inject_use_paste=bool(getattr(adapter_for(plan.argv), "inject_use_paste", True)),
         extra=_resumed_from(plan.session),
     )
     if plan.env_updates:
