@@ -194,8 +194,6 @@ class QwenAdapter(CommandAdapter):
     executables = ("qwen",)
     tested_versions = ("0.23.4", "0.24.4")
     answers_written_late = True
-    ready_prompt = r"Type your message or @path/to/file"  # its empty input box, as Gemini CLI's (its fork)
-    inject_use_paste = False  # an untrusted paste (no answer to its queries) makes the next Enter a new line
     screen_chrome = QWEN_SCREEN
     input_includes_cache_read = True
     packages = ("@qwen-code/qwen-code",)
