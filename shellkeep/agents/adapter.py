@@ -97,6 +97,15 @@ class CommandAdapter:
     inject_paste_mode: ClassVar[bool] = False
     """Type re-injected context only once the agent switched bracketed paste on (its input
     box takes fast typing for a paste, and an Enter inside a paste for a new line)."""
+    ready_prompt: ClassVar[str | None] = None
+    """A regex for the agent's ready prompt on screen (escape sequences as one space, runs of
+    spaces as one): re-injected context is typed only once it showed and output then settled
+    (``pty.inject.SettledInjection``; after long quiet without it, all the same). None: once
+    output settles. For agents that draw their prompt late (Gemini CLI waits for answers to
+    its terminal queries first)."""
+    inject_use_paste: ClassVar[bool] = True
+    """Send re-injected context as a bracketed paste where the agent switched it on; False: typed
+    as one line (Gemini CLI takes an Enter after a paste it does not trust for a new line)."""
     env_names: ClassVar[tuple[str, ...]] = ()
     """Environment variables that shape how the agent runs (its config and data folders, base
     URLs, provider switches, model and profile names, its API keys), recorded at the session's

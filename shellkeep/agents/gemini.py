@@ -23,7 +23,7 @@ from pathlib import Path
 from shellkeep.agents import jsonl
 from shellkeep.agents.adapter import HELP, VERSION, CommandAdapter, TranscriptLayout
 from shellkeep.agents.argv import Arity, Grammar, Option
-from shellkeep.agents.base import AgentSession, Exchange, Usage
+from shellkeep.agents.base import AgentSession, Exchange, ScreenChrome, Usage
 from shellkeep.agents.locations import UUID_PATTERN, home_dir, newest
 from shellkeep.agents.titles import gemini_title
 from shellkeep.agents.plan import Plan, PlanBuilder, items_from, scan_records
@@ -343,6 +343,21 @@ def read_gemini_plan(chat: Path) -> Plan | None:
     return builder.plan()
 
 
+GEMINI_SCREEN = ScreenChrome(
+    # Below an answer (0.61.0): "? for shortcuts" (right-aligned), a rule, "Shift+Tab to accept
+    # edits", then the input box between a row of ▄ and a row of ▀; the next prompt's echo is
+    # boxed the same way (" > the prompt" between ▄ and ▀ rows).
+    input_box=r"\? for shortcuts|─{20,}|Shift\+Tab to accept edits|▄{20,}",
+    lines=(
+        r"▀{20,}",  # the bottom edge of the box around the prompt's echo
+        r"ℹ .*",  # notices: "ℹ Initializing... Prompts will be queued."
+        r"[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] .*",  # the spinner while a turn runs
+    ),
+    mark="✦ ",
+)
+"""Gemini CLI's screen around its answers (``✦ <answer>``), for exchanges rebuilt from the recording."""
+
+
 class GeminiAdapter(CommandAdapter):
     """Adapter for Gemini CLI (``gemini``, ``npx @google/gemini-cli``)."""
 
@@ -355,6 +370,10 @@ class GeminiAdapter(CommandAdapter):
     executables = ("gemini",)
     tested_versions = ("0.57.0", "0.61.0")
     input_includes_cache_read = True
+    # Its empty input box (0.57.0, 0.61.0); drawn only after ~1.2 s where the terminal answers no queries.
+    ready_prompt = r"Type your message or @path/to/file"
+    screen_chrome = GEMINI_SCREEN
+    inject_use_paste = False  # an untrusted paste (no answer to its queries) makes the next Enter a new line
     packages = ("@google/gemini-cli",)
     grammar = _GRAMMAR
     session_option = _SESSION_ID

@@ -195,6 +195,7 @@ class QwenAdapter(CommandAdapter):
     executables = ("qwen",)
     tested_versions = ("0.23.4", "0.24.4")
     answers_written_late = True
+    ready_prompt = r"Type your message or @path/to/file"  # its empty input box, drawn late as Gemini CLI's (its fork); its paste takes the Enter
     screen_chrome = QWEN_SCREEN
     input_includes_cache_read = True
     packages = ("@qwen-code/qwen-code",)

@@ -40,14 +40,18 @@ class TranscriptCheck:
 
     usable: bool
     note: str | None = None
+    restores: bool = False
+    """A dry run only: the real check would write shellkeep's copy where the agent looks."""
 
 
-def check_transcript(meta: SessionMeta, vault: Vault) -> TranscriptCheck:
+def check_transcript(meta: SessionMeta, vault: Vault, *, dry_run: bool = False) -> TranscriptCheck:
     """Make sure ``meta``'s agent transcript is where the agent looks, restoring shellkeep's copy.
 
     Sessions whose agent keeps no single transcript file (``agent_transcript`` unset: a
     database, or nothing known) are taken as usable. Never raises: a copy that cannot be read
-    or written makes the transcript unusable, with the reason in ``note``.
+    or written makes the transcript unusable, with the reason in ``note``. With ``dry_run``
+    nothing is written: the check says what a real one would do (``restores`` set when it
+    would put the copy back), so that ``resume --dry-run`` plans what ``resume`` runs.
     """
     if not meta.agent_transcript:
         return TranscriptCheck(True)
@@ -62,6 +66,8 @@ def check_transcript(meta: SessionMeta, vault: Vault) -> TranscriptCheck:
         saved = None
     if saved is None or saved == 0:
         return TranscriptCheck(False, f"the agent's transcript {target} is {state} and shellkeep holds no copy of it")
+    if dry_run:
+        return _planned_restore(target, state, saved)
     try:
         if state == "missing":
             ensure_dir(target.parent)
@@ -101,6 +107,19 @@ def native_resume_problem(adapter: object, session: AgentSession, env: Mapping[s
         log.warning("could not check the agent's own state for %s: %s", session.session_id, exc)
         return None
     return problem if isinstance(problem, str) else None
+
+
+def _planned_restore(target: Path, state: str, saved: int) -> TranscriptCheck:
+    """Return what ``check_transcript`` would do to the damaged or missing ``target``, writing nothing."""
+    if state == "missing":
+        return TranscriptCheck(True, f"the agent's transcript {target} is gone; shellkeep's copy would be restored", restores=True)
+    try:
+        with open(target, "rb") as fh:
+            if _records(fh) >= saved:
+                return TranscriptCheck(True)
+    except OSError:
+        pass
+    return TranscriptCheck(True, f"the agent's transcript {target} is {state}; it would be kept as a backup and shellkeep's copy restored", restores=True)
 
 
 def remove_resume_leftovers(adapter: object, session: AgentSession) -> list[Path]:

@@ -264,14 +264,17 @@ def plan_resume(
             placed = transplant_transcript(ctx, meta, cwd, env)
             meta, note = placed.meta, _joined(note, placed.note)
             force_inject = not placed.usable
-    elif meta.agent_session_id and not force_inject and not dry_run:
-        if str(cwd) != exact.cwd:  # the agent may look for its transcript by directory
+    elif meta.agent_session_id and not force_inject:
+        if str(cwd) != exact.cwd and not dry_run:  # the agent may look for its transcript by directory
             meta, copied = relocate_transcript(meta, cwd, env)
             note = _joined(note, copied)
         # Before the adapter judges the native resume possible: its transcript may need restoring,
-        # and what an earlier resume left must not make the agent delete it once more.
-        check = check_transcript(meta, ctx.vault)
-        if check.usable and meta.agent_transcript:
+        # and what an earlier resume left must not make the agent delete it once more. A dry run
+        # asks the same question and writes nothing, so it plans what the real resume runs.
+        check = check_transcript(meta, ctx.vault, dry_run=dry_run)
+        if check.restores:  # the adapter must not judge by the file a real resume would write first
+            meta = dataclasses.replace(meta, agent_transcript=None)
+        if check.usable and meta.agent_transcript and not dry_run:
             remove_resume_leftovers(
                 adapter, AgentSession(agent=adapter.name, session_id=meta.agent_session_id, transcript=Path(meta.agent_transcript))
             )
@@ -437,6 +440,8 @@ def _run_plan(
         inject=(plan.inject_text or plan.resend_text or "").encode("utf-8") or None,
         inject_settle_s=plan.settle_s,
         inject_paste_mode=bool(getattr(adapter_for(plan.argv), "inject_paste_mode", False)),
+        inject_ready_prompt=getattr(adapter_for(plan.argv), "ready_prompt", None),
+        inject_use_paste=bool(getattr(adapter_for(plan.argv), "inject_use_paste", True)),
         extra=_resumed_from(plan.session),
     )
     if plan.env_updates:

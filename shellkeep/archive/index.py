@@ -321,16 +321,17 @@ def _session_row(folder: Folder, meta: SessionMeta) -> dict[str, object]:
         "git_root_commit": identity.root_commit if identity else None,
         # What 'ls' shows under KEPT: an agent's own session imported (app.history_import) kept no recording either.
         "detail": "imported" if isinstance(meta.extra.get("imported_from_agent"), str) else meta.detail,
+        "resumes": None if meta.resume_failed else meta.parent,  # a failed native resume resumed nothing
     }
 
 
 _UPSERT = """
 INSERT INTO sessions (id, project, folder, name, agent, status, started_at, started_s, ended_at,
     duration, exit_code, exchange_count, input_tokens, output_tokens, meta_key, project_root, git_remote,
-    git_root_commit, detail, input_bytes)
+    git_root_commit, detail, input_bytes, resumes)
 VALUES (:id, :project, :folder, :name, :agent, :status, :started_at, :started_s, :ended_at,
     :duration, :exit_code, :exchange_count, :input_tokens, :output_tokens, :meta_key, :project_root, :git_remote,
-    :git_root_commit, :detail, :input_bytes)
+    :git_root_commit, :detail, :input_bytes, :resumes)
 ON CONFLICT(id) DO UPDATE SET project = excluded.project, folder = excluded.folder,
     name = excluded.name, agent = excluded.agent, status = excluded.status,
     started_at = excluded.started_at, started_s = excluded.started_s, ended_at = excluded.ended_at,
@@ -338,7 +339,8 @@ ON CONFLICT(id) DO UPDATE SET project = excluded.project, folder = excluded.fold
     exchange_count = excluded.exchange_count, input_tokens = excluded.input_tokens,
     output_tokens = excluded.output_tokens, meta_key = excluded.meta_key,
     project_root = excluded.project_root, git_remote = excluded.git_remote,
-    git_root_commit = excluded.git_root_commit, detail = excluded.detail, input_bytes = excluded.input_bytes
+    git_root_commit = excluded.git_root_commit, detail = excluded.detail, input_bytes = excluded.input_bytes,
+    resumes = excluded.resumes
 """
 
 

@@ -37,7 +37,10 @@ if TYPE_CHECKING:
 
     from shellkeep.vault.access import Vault
 
-__all__ = ["GitProject", "ListedSession", "SessionQuery", "find_sessions", "git_projects", "list_indexed", "session_filter"]
+__all__ = [
+    "GitProject", "ListedSession", "SessionQuery", "find_sessions", "git_projects", "list_indexed", "resumed_as_of",
+    "session_filter",
+]
 
 log = get_logger(__name__)
 
@@ -93,6 +96,8 @@ class ListedSession:
     title: str = ""
     """What the session was about, on one line (``store.session.title_of``: its ``title``,
     else ``about``, else its command)."""
+    resumed_as: str | None = None
+    """The id of the newest run that resumed this session (its failed native resumes aside), None if none."""
 
     def to_json(self) -> dict[str, object]:
         """Return the session's ``meta.json`` object; raises ValueError without ``meta_json``."""
@@ -127,6 +132,17 @@ class ListedSession:
         )
 
 
+def resumed_as_of(metas: Sequence[SessionMeta]) -> dict[str, str]:
+    """Return, for each session of ``metas`` that one of them resumes, the newest such run's id."""
+    found: dict[str, SessionMeta] = {}
+    for meta in metas:
+        if meta.parent and not meta.resume_failed:
+            known = found.get(meta.parent)
+            if known is None or (meta.started_at, meta.id) > (known.started_at, known.id):
+                found[meta.parent] = meta
+    return {parent: run.id for parent, run in found.items()}
+
+
 def list_indexed(
     paths: Paths, query: SessionQuery, *, full: bool = True, vault: Vault | None = None, recover: Recover | None = None
 ) -> list[ListedSession]:
@@ -154,7 +170,8 @@ def list_indexed(
             + "EXISTS (SELECT 1 FROM session_json j WHERE j.id = sessions.id), coalesce(detail, 'full'), "
             + "(SELECT coalesce(nullif(json_extract(j.meta_json, '$.title'), ''), json_extract(j.meta_json, '$.about')) "
             + "FROM session_json j WHERE j.id = sessions.id), "
-            + "(SELECT json_extract(j.meta_json, '$.command') FROM session_json j WHERE j.id = sessions.id) "
+            + "(SELECT json_extract(j.meta_json, '$.command') FROM session_json j WHERE j.id = sessions.id), "
+            + "(SELECT r.id FROM sessions r WHERE r.resumes = sessions.id ORDER BY r.started_s DESC, r.id DESC LIMIT 1) "
             + f"FROM sessions{where} ORDER BY started_s DESC, id DESC"
         )
         if query.limit is not None:
@@ -163,7 +180,7 @@ def list_indexed(
         # Positional: a fifth less time than keywords over 10,000 rows (the fields' order is the SELECT's);
         # typed loosely because the row's length is the SELECT's, which mypy cannot count.
         make: Callable[..., ListedSession] = ListedSession
-        listed = [make(*row[:-4], bool(row[-4]), row[-3], _title(row[-2], row[-1])) for row in conn.execute(sql, args)]
+        listed = [make(*row[:-5], bool(row[-5]), row[-4], _title(row[-3], row[-2]), row[-1]) for row in conn.execute(sql, args)]
         if not full:
             # The index keeps no copy of the meta.json of a session not known to be plain (sealed,
             # or no recording): its title is read from the folder.
@@ -315,7 +332,9 @@ def find_sessions(
         if str(exc) not in _fallbacks_said:  # ls asks twice (shown and hidden): said once
             _fallbacks_said.add(str(exc))
             log.warning("%s; listing from the session folders", exc)
-    found = [ListedSession.of(meta) for meta in list_sessions(paths, None, recover=recover) if _matches(meta, query)]
+    every = list_sessions(paths, None, recover=recover)
+    resumed = resumed_as_of(every)
+    found = [replace(ListedSession.of(meta), resumed_as=resumed.get(meta.id)) for meta in every if _matches(meta, query)]
     return found[: query.limit] if query.limit else found
 
 

@@ -151,7 +151,7 @@ def _print_table(sessions: list[ListedSession], all_projects: bool, missing: dic
             s.id,
             s.name or "-",
             s.agent,
-            SUSPENDED_KEY_MISSING if s.id in missing else s.status,
+            SUSPENDED_KEY_MISSING if s.id in missing else f"resumed as {s.resumed_as}" if s.resumed_as else s.status,
             local(s.started_at),
             format_duration(s.duration),
             "-" if s.exit_code is None else str(s.exit_code),

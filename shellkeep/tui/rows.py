@@ -13,6 +13,7 @@ from shellkeep.app.moves import project_sessions
 from shellkeep.app.conversation import gather
 from shellkeep.app.env_restore import agent_files_env
 from shellkeep.app.remote import remote_of, remote_sessions
+from shellkeep.archive.listing import resumed_as_of
 from shellkeep.store.checkpoints import read_checkpoints
 from shellkeep.store.session import SessionMeta, is_trivial
 from shellkeep.app.display import format_local_time
@@ -43,6 +44,8 @@ class Entry:
     first_prompt: str = ""
     machine: str = ""
     """The host a pulled session was recorded on ('' for this machine's)."""
+    resumed_as: str = ""
+    """The id of the newest run that resumed this session ('' when none did)."""
 
 
 
@@ -58,6 +61,7 @@ def list_entries(ctx: Context, *, all_projects: bool, all_sessions: bool = False
     metas = ctx.sessions(all_projects=True) if all_projects else project_sessions(ctx)
     if all_projects:
         metas = sorted([*metas, *remote_sessions(ctx.paths)], key=lambda m: (m.started_at, m.id), reverse=True)
+    resumed = resumed_as_of(metas)  # a resumed run is recorded in its project (or a former path of it)
     for meta in metas:
         if not all_sessions and is_trivial(meta):
             continue
@@ -69,8 +73,10 @@ def list_entries(ctx: Context, *, all_projects: bool, all_sessions: bool = False
             exchanges = []
         prompts = " ".join(e.prompt for e in exchanges)
         first = next((e.prompt.strip() for e in exchanges if e.prompt.strip()), "")
+        resumed_as = resumed.get(meta.id, "")
         words = [meta.id, meta.name or "", meta.title or "", meta.about or "", meta.agent, meta.status, " ".join(meta.command), meta.cwd, meta.project, machine, prompts]
-        entries.append(Entry(meta, " ".join(words).lower(), first, machine))
+        words += [f"resumed as {resumed_as}"] if resumed_as else []
+        entries.append(Entry(meta, " ".join(words).lower(), first, machine, resumed_as))
     return entries
 
 
@@ -135,9 +141,10 @@ def row_cells(entry: Entry, with_project: bool, width_cols: int, with_machine: b
         "project": meta.project,
         "started": format_local_time(meta.started_at)[-11:],  # mm-dd HH:MM; the list is newest first
         "agent": meta.agent,
-        "status": meta.status,
+        "status": "resumed" if entry.resumed_as else meta.status,
         "ex": str(meta.exchange_count or ""),
-        "title or prompt": what_of(meta, entry.first_prompt),
+        # The status column is too narrow for the id: the run that resumed it leads the last cell.
+        "title or prompt": (f"resumed as {entry.resumed_as} · " if entry.resumed_as else "") + what_of(meta, entry.first_prompt),
     }
     return tuple(_fit(cells[n], _FIXED_COLS.get(n, rest)) for n in names)
 

@@ -475,13 +475,14 @@ class _Row:
     title: str = ""
     cost_usd: float | None = 0.0
     """The estimated cost (``app.stats.session_costs``); None when a model it used has no price."""
+    resumed_as: str | None = None
 
     @classmethod
     def of(cls, listed: ListedSession, live: LiveSession | None, key_missing: bool, cost_usd: float | None = 0.0) -> _Row:
         status = SUSPENDED_KEY_MISSING if key_missing else listed.status
         title = live.title if live is not None and live.title else listed.title
         return cls(listed.id, listed.name, listed.agent, status, live.state if live else None, listed.started_at,
-                   live.duration if live else listed.duration, listed.exit_code, listed.project, title, cost_usd)
+                   live.duration if live else listed.duration, listed.exit_code, listed.project, title, cost_usd, listed.resumed_as)
 
     def to_json(self) -> dict[str, object]:
         return dataclasses.asdict(self)

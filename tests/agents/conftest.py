@@ -411,10 +411,11 @@ def drive(tmp_path: Path) -> Iterator[Callable[..., ScreenDriver]]:
         env: dict[str, str],
         cwd: Path,
         size: TermSize = DEFAULT_SIZE,
+        answer_queries: bool = True,
     ) -> ScreenDriver:
         driver = ScreenDriver(
             [os.fspath(a) for a in argv], env=env, cwd=cwd, size=size,
-            log_path=tmp_path / f"screen-{len(drivers)}.log",
+            log_path=tmp_path / f"screen-{len(drivers)}.log", answer_queries=answer_queries,
         )
         drivers.append(driver)
         return driver

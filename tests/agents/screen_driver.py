@@ -58,6 +58,8 @@ class ScreenDriver:
         log_path: if given, every byte the child prints is appended there (for post-mortems).
         echo: leave the terminal's echo on, as a user's terminal has it (programs that copy
             the terminal's modes, such as shellkeep or script(1), pass it on to their child).
+        answer_queries: answer the terminal queries (False: a terminal that answers none, as
+            CI ptys and script(1) do; a TUI then waits out its own timeout before it draws).
 
     Use as a context manager, or call ``close()``: the child is killed if it is still running.
     """
@@ -71,13 +73,14 @@ class ScreenDriver:
         size: TermSize = DEFAULT_SIZE,
         log_path: Path | None = None,
         echo: bool = False,
+        answer_queries: bool = True,
     ) -> None:
         self.argv = list(argv)
         self.size = size
         self.raw = bytearray()
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._log = open(log_path, "ab") if log_path is not None else None  # noqa: SIM115
-        self.terminal = Terminal(size, on_reply=self._send_reply)
+        self.terminal = Terminal(size, on_reply=self._send_reply if answer_queries else None)
         self.child = pexpect.spawn(
             self.argv[0],
             self.argv[1:],

@@ -35,6 +35,7 @@ from typing import Any, Callable
 
 import pytest
 
+from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX
 from shellkeep.store.paths import Paths
 from tests.helpers import exchanges_of, meta_of, process_gone, session_folders, SK, stored_copy
 from tests.recordings import last_screen
@@ -306,3 +307,38 @@ def test_gemini_resume_trap(
     assert chat.exists() and meta["agent_session_id"] in listed, listed
     assert ("gemini", THIRD_ANSWER) in chat_messages(chat)
     check_kept(gemini_standin, folder, new_folder, meta, chat, "killed")
+
+
+@pytest.mark.newest_only
+def test_reinjection_waits_for_geminis_prompt_in_a_terminal_that_answers_no_queries(
+    home: Paths,
+    drive: Drive,
+    gemini_env: dict[str, str],
+    gemini_standin: GeminiStandin,
+    project_dir: Path,
+) -> None:
+    """Gemini CLI waits about 1.2 s for answers to its terminal queries before it draws its
+    prompt; a terminal that answers none (CI ptys, script(1)) sees it quiet meanwhile. The
+    re-injected block is typed once Gemini's own prompt is on screen (its adapter's
+    ``ready_prompt``), not after the first quiet spell, and reaches the model."""
+    env = {**gemini_env, "SHELLKEEP_CONFIG": os.environ["SHELLKEEP_CONFIG"]}
+    first, folder, meta, _ = start_two_exchanges(home, drive, env, gemini_standin, project_dir)
+    os.killpg(meta["child_pid"], signal.SIGKILL)
+    assert first.wait_exit(WAIT_S) == 128 + signal.SIGKILL
+
+    second = drive([*SK, "resume", "--inject", "--no-screen"], env=env, cwd=project_dir, answer_queries=False)
+    def injected() -> GeminiRequest | None:
+        return next((r for r in gemini_standin.requests() if r.is_conversation and INJECTED_CONTEXT_PREFIX in r.last_user_text()), None)
+
+    request = second.wait_until(injected, WAIT_S, "the re-injected block sent to the model")  # reading the screen meanwhile
+    assert request is not None
+    block = request.last_user_text()
+    for prompt, answer in zip(PROMPTS, ANSWERS):
+        assert f"User: {prompt}" in block and f"Assistant: {answer}" in block, block
+    second.wait_for_quiet(0.5, WAIT_S)
+    second.press("ctrl-c")
+    second.wait_for_screen(EXIT_AGAIN, WAIT_S)
+    second.press("ctrl-c")
+    assert second.wait_exit(WAIT_S) == 0, second.dump()
+    [new_folder] = [f.parent for f in session_folders(home) if f.parent != folder]
+    assert meta_of(new_folder)["parent"] == meta["id"]

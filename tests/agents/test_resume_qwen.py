@@ -240,3 +240,37 @@ def test_an_answer_qwen_never_wrote_is_taken_from_the_screen(
     assert (old["status"], old["exchange_count"]) == ("interrupted", 2)
     wait_ready(second, drawn_before=1)
     quit_qwen(second)
+
+
+@pytest.mark.newest_only
+def test_reinjection_into_qwen_reaches_the_model_in_a_terminal_that_answers_no_queries(
+    home: Paths,
+    drive: Drive,
+    qwen_env: dict[str, str],
+    openai_standin: OpenAIStandin,
+    project_dir: Path,
+) -> None:
+    """As Gemini CLI's (test_resume_gemini): the block typed by ``resume --inject`` where no
+    terminal query is answered reaches the model with the earlier prompts and answers."""
+    from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX
+
+    env = {**qwen_env, "SHELLKEEP_CONFIG": os.environ["SHELLKEEP_CONFIG"]}
+    first, folder, meta, _ = start_two_exchanges(home, drive, env, openai_standin, project_dir)
+    os.killpg(meta["child_pid"], signal.SIGKILL)
+    assert first.wait_exit(WAIT_S) == 128 + signal.SIGKILL
+
+    second = drive([*SK, "resume", "--inject", "--no-screen"], env=env, cwd=project_dir, answer_queries=False)
+
+    def injected() -> OpenAIRequest | None:
+        return next((r for r in openai_standin.requests() if r.is_conversation and INJECTED_CONTEXT_PREFIX in r.last_user_text()), None)
+
+    request = second.wait_until(injected, WAIT_S, "the re-injected block sent to the model")
+    assert request is not None
+    block = request.last_user_text()
+    for prompt, answer in zip(PROMPTS, ANSWERS):
+        assert f"User: {prompt}" in block and f"Assistant: {answer}" in block, block
+    second.wait_for_quiet(0.5, WAIT_S)
+    second.press("ctrl-c")
+    second.wait_for_screen(EXIT_AGAIN, WAIT_S)
+    second.press("ctrl-c")
+    assert second.wait_exit(WAIT_S) == 0, second.dump()

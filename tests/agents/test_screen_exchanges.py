@@ -1,4 +1,4 @@
-"""Exchanges rebuilt from the real Claude Code and Codex screens hold the answers, not the chrome.
+"""Exchanges rebuilt from the real Claude Code, Codex and Gemini CLI screens hold the answers, not the chrome.
 
 A real session with two exchanges is recorded under ``shellkeep claude`` / ``shellkeep codex``
 against the loopback stand-ins; then the agent's transcript is deleted (as if the agent lost
@@ -17,6 +17,10 @@ on screen: its replies here are short.)
   0s`` (2.1.332: ``✻ Cogitated for 0s · done 5:13 PM``), then the input box: a rule, ``❯``,
   a rule and the footer (``? for shortcuts`` / ``⏵⏵ auto mode on (shift+tab to cycle)``,
   ``● high · /effort``); on exit ``Resume this session with:`` ``claude --resume <id>``.
+- Gemini CLI 0.61.0 boxes the prompt's echo (`` > <prompt>`` between a row of ``▄`` and one of
+  ``▀``), marks the reply ``✦ <text>``, then draws ``? for shortcuts``, a rule, ``Shift+Tab to
+  accept edits``, its boxed input box and a footer; on exit a goodbye box with its statistics
+  and ``gemini --resume <id>``. (The transcript lost here stands for a chat file it never wrote.)
 - Codex 0.171.0 draws on the alternate screen: the echo ``› <prompt>``, the reply
   ``• <text>``, ``Worked for <1s • 17:13``, the composer ``› Ask Codex to do anything``, a
   status line (model · folder · title) and a footer (``? for shortcuts``, ``⚠ 2 warnings``).
@@ -39,6 +43,7 @@ import pytest
 
 from shellkeep.app.context import open_context
 from shellkeep.app.conversation import Conversation, gather
+from shellkeep.app.resume import inject_text
 from shellkeep.asciicast.encoder import encode_event, encode_header
 from shellkeep.store.paths import Paths
 from shellkeep.store.session import read_meta
@@ -174,3 +179,41 @@ def test_codex_exchanges_rebuilt_from_its_screen(
     conversation = _rebuilt(home, folder, codex_env)
     _assert_answers(conversation, CODEX_EXCHANGES, CODEX_CHROME)
     _save(folder, "codex-0.171.0", tmp_path)
+
+
+GEMINI_CHROME = (
+    re.compile(r"[▄▀]{5}"),  # the input box's top and bottom edges
+    re.compile(r"Type your message"),
+    re.compile(r"workspace \(/directory\)|no sandbox|/model"),  # footer
+    re.compile(r"\? for shortcuts|Shift\+Tab"),
+    re.compile(r"Goodbye|Interaction Summary|Session ID|Tool Calls|Performance|gemini --resume|Press Ctrl\+C"),  # exit
+    re.compile(r"✦"),  # the reply's mark
+)
+
+
+@pytest.mark.newest_only
+def test_gemini_exchanges_rebuilt_from_its_screen(
+    home: Paths,
+    drive: Drive,
+    gemini_env: dict[str, str],
+    gemini_standin: object,
+    project_dir: Path,
+    tmp_path: Path,
+) -> None:
+    from . import test_resume_gemini as gemini
+
+    env = {**gemini_env, "SHELLKEEP_CONFIG": os.environ["SHELLKEEP_CONFIG"]}
+    driver = drive([*SK, "gemini"], env=env, cwd=project_dir)
+    gemini.wait_ready(driver)
+    for prompt, answer in zip(gemini.PROMPTS, gemini.ANSWERS):
+        gemini.ask(driver, gemini_standin, prompt, answer)  # type: ignore[arg-type]
+    session_id = gemini.quit_gemini(driver)
+    [folder] = [meta.parent for meta in session_folders(home)]
+    chat = gemini.chat_file(Path(gemini_env["HOME"]), session_id)
+    assert chat is not None
+    _lose_transcript(chat, folder)  # as if Gemini CLI never wrote it
+    conversation = _rebuilt(home, folder, gemini_env)
+    _save(folder, "gemini-0.61.0", tmp_path)
+    _assert_answers(conversation, tuple(zip(gemini.PROMPTS, gemini.ANSWERS)), GEMINI_CHROME)
+    block = inject_text(read_meta(folder), conversation.exchanges) or ""  # what a resume types in
+    assert all(f"User: {p}\nAssistant: {a}" in block for p, a in zip(gemini.PROMPTS, gemini.ANSWERS)), block

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from shellkeep.store.paths import Paths
-from tests.helpers import SK, PtyHarness, run_sk, session_folders, wait_until
+from tests.helpers import SK, PtyHarness, invoke_sk, run_sk, session_folders, wait_until
 
 SHELLS = ["bash", "zsh", "fish"]
 
@@ -164,6 +164,9 @@ def test_the_cd_notice_names_an_interrupted_session_and_nothing_else(
     sh.harness.expect(b"fakeagent heard done")
     wait_until(lambda: [json.loads(f.read_text()).get("status") for f in session_folders(home)] == ["interrupted", "finished"])
     assert "interrupted" not in sh.run(f"cd {other}; cd {project}")
+    resumed_as = json.loads(session_folders(home)[1].read_text())["id"]
+    listed = invoke_sk("ls", cwd=project).stdout.decode()
+    assert f"{meta['id']}  " in listed and f"resumed as {resumed_as}" in listed, listed
     sh.close()
     recording.close()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shellkeep.pty.inject import LINE_JOINER, PASTE_END, PASTE_OFF, PASTE_ON, PASTE_START, SettledInjection
+from shellkeep.pty.inject import LINE_JOINER, PASTE_END, PASTE_OFF, PASTE_ON, PASTE_START, UNSEEN_PROMPT_QUIET_S, SettledInjection
 
 BLOCK = b"[shellkeep] header\nUser: hi\nAssistant: hello"
 
@@ -89,3 +89,21 @@ def test_control_characters_cannot_end_the_paste_early() -> None:
     typed = injection.poll(0.0)
     assert typed == PASTE_START + b"User: a[201~b\nAssistant: c\td\xc3\xa9" + PASTE_END
     assert typed.count(PASTE_END) == 1
+
+
+def test_with_a_ready_prompt_it_waits_for_the_prompt_not_for_quiet() -> None:
+    """Gemini CLI prints its terminal queries, is quiet ~1.2 s waiting for answers, then draws."""
+    injection = SettledInjection(b"hello", settle_s=0.8, ready_prompt=r"Type your message or @path/to/file", use_paste=False)
+    assert injection.poll(6.0) is None  # nothing printed yet: a slow start, not a ready child
+    injection.on_output(b"\x1b[?u\x1b]11;?\x1b\\\x1b[c\x1b[?2004h", 6.0)
+    assert injection.poll(7.5) is None  # quiet, but no prompt on screen
+    injection.on_output(b"\x1b[38;2;1;2;3m> \x1b[39m\x1b[2mType your message or \x1b[22m@path/to/file  ", 8.0)
+    assert injection.poll(8.5) is None
+    assert injection.poll(8.9) == b"hello"  # typed, not pasted, though bracketed paste is on
+
+
+def test_a_ready_prompt_that_never_shows_falls_back_to_long_quiet() -> None:
+    injection = SettledInjection(b"hello", settle_s=0.8, ready_prompt=r"no such prompt")
+    injection.on_output(b"some other box", 1.0)
+    assert injection.poll(1.0 + UNSEEN_PROMPT_QUIET_S - 0.1) is None
+    assert injection.poll(1.0 + UNSEEN_PROMPT_QUIET_S) == b"hello"

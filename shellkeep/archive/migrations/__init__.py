@@ -139,7 +139,20 @@ UPDATE sessions SET input_bytes = (
 );
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6)
+_V7 = """
+-- The session each run resumes (meta.json parent, unless its native resume failed:
+-- resume_failed), so that 'ls', the picker and the web list show an original as "resumed as
+-- <id>". Rows indexed before take it from their stored meta.json; sealed ones have none until
+-- their meta.json changes.
+ALTER TABLE sessions ADD COLUMN resumes TEXT;
+CREATE INDEX sessions_by_resumes ON sessions (resumes);
+UPDATE sessions SET resumes = (
+    SELECT CASE WHEN json_extract(j.meta_json, '$.resume_failed') IS NULL THEN json_extract(j.meta_json, '$.parent') END
+    FROM session_json j WHERE j.id = sessions.id
+);
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7)
 """Script ``i`` takes an index from version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

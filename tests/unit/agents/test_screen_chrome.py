@@ -1,7 +1,7 @@
 """Exchanges rebuilt from full-screen agents' recordings (agents/generic.py with an adapter's ScreenChrome).
 
 The recordings in tests/data/agents/screens/ are real sessions of Claude Code 2.1.197 and
-2.1.332 and Codex 0.171.0 against the loopback stand-ins, two exchanges each (Claude's second
+2.1.332, Codex 0.171.0 and Gemini CLI 0.61.0 against the loopback stand-ins, two exchanges each (Claude's second
 reply taller than the screen), recorded by tests/agents/test_screen_exchanges.py (paths
 anonymised).
 """
@@ -23,10 +23,12 @@ SCREENS = Path(__file__).resolve().parents[2] / "data" / "agents" / "screens"
 LONG_REPLY = "STANDIN-ANSWER-2: lime\n\n" + "\n\n".join(f"paragraph {n:02d} of a long answer" for n in range(1, 31))
 CLAUDE = [("the first word is kiwi", "STANDIN-ANSWER-1: kiwi"), ("the second word is lime", LONG_REPLY)]
 CODEX = [("the first word is plum", "STANDIN-ANSWER-1: plum"), ("the second word is pear", "STANDIN-ANSWER-2: pear")]
+GEMINI = [("the first word is olive", "STANDIN-ANSWER-1: olive"), ("the second word is mango", "STANDIN-ANSWER-2: mango")]
 RECORDINGS = [
     pytest.param("claude-2.1.197.cast", "claude", CLAUDE, id="claude-2.1.197"),
     pytest.param("claude-2.1.332.cast", "claude", CLAUDE, id="claude-2.1.332"),
     pytest.param("codex-0.171.0.cast", "codex", CODEX, id="codex-0.171.0"),
+    pytest.param("gemini-0.61.0.cast", "gemini", GEMINI, id="gemini-0.61.0"),
 ]
 
 
@@ -41,7 +43,7 @@ def test_answers_rebuilt_from_a_real_agent_screen_are_the_replies(name: str, age
     assert rebuilt(name, adapter_named(agent).screen_chrome) == expected
 
 
-@pytest.mark.parametrize(("name", "agent", "expected"), RECORDINGS)
+@pytest.mark.parametrize(("name", "agent", "expected"), RECORDINGS[:3])
 def test_without_the_adapters_chrome_the_answers_miss_the_replies(name: str, agent: str, expected: list[tuple[str, str]]) -> None:
     # Read as a line-based program, the answer is what is below the input box (the footer)
     # for Claude Code, and nothing for Codex, whose screen is gone at the end.
@@ -140,3 +142,10 @@ def test_a_reply_drawn_in_pieces_and_moved_is_not_repeated() -> None:
     ]
     first, _ = exchanges_from_recording(events, cols=30, rows=10, chrome=CODEX_LIKE)
     assert first.answer == "ANSWER: pear"
+
+
+def test_without_its_chrome_geminis_answers_are_its_tips_boxes_and_footer() -> None:
+    answers = [answer for _, answer in rebuilt("gemini-0.61.0.cast", ScreenChrome())]
+    assert len(answers) == len(GEMINI)
+    assert "▄▄▄▄▄" in answers[0] and "gemini --resume" in answers[1], answers  # its boxes, its goodbye box
+    assert answers != [answer for _, answer in GEMINI]
