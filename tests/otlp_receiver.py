@@ -22,10 +22,13 @@ class OtlpReceiver:
 
     statuses: the HTTP statuses of the first answers (then 200). hold: when given, each
     request waits for it before it is answered. port: listen there (a receiver started again
-    where a stopped one was); 0 picks a free one.
+    where a stopped one was); 0 picks a free one. max_body_bytes: a larger request is answered
+    413 (Payload Too Large), as a collector's request size limit does.
     """
 
-    def __init__(self, statuses: list[int] | None = None, hold: threading.Event | None = None, port: int = 0) -> None:
+    def __init__(
+        self, statuses: list[int] | None = None, hold: threading.Event | None = None, port: int = 0, max_body_bytes: int = 0
+    ) -> None:
         self.bodies: list[bytes] = []
         self.paths: list[str] = []
         self.answered = 0
@@ -42,6 +45,8 @@ class OtlpReceiver:
                     receiver.bodies.append(body)
                     receiver.paths.append(self.path)
                     status = receiver._statuses.pop(0) if receiver._statuses else 200
+                    if max_body_bytes and len(body) > max_body_bytes:
+                        status = 413
                 if hold is not None:
                     hold.wait(60)
                 self.send_response(status)

@@ -12,13 +12,14 @@ attribute names after the OpenTelemetry semantic conventions for GenAI (v1.37).
 ``app.housekeeping`` calls ``export_session`` in the detached process after a session, so a
 slow or absent receiver never delays the user. The SDK's exporter retries a connection
 error or an HTTP 429/502/503/504 with exponential back-off (1 s, 2 s, 4 s... with jitter)
-until ``export.otlp.timeout_s`` has passed or six attempts were made. A session that still
-did not arrive is queued: one small file per session in ``Paths.otlp_queue``
-(``{"folder", "tries", "queued_at"}``). The next housekeeping run whose own session arrives
-sends the queued ones, oldest first, and stops at the first that fails (the receiver is
-down again). The queue is bounded: at most ``QUEUE_MAX_SESSIONS`` (the oldest are dropped),
-each tried at most ``QUEUE_MAX_TRIES`` later runs; a dropped session stays stored, only
-its export is given up (logged). The SDK loads here only, inside ``send_session``: never
+until ``export.otlp.timeout_s`` has passed or six attempts were made. Each session is
+queued on disk before its first try: one small file per session in ``Paths.otlp_queue``
+(``{"folder", "tries", "queued_at"}``), removed once it arrived, so an upkeep killed while
+sending leaves it queued. Every housekeeping run sends the queue, oldest first (its own
+session among them), and stops at the first that fails (the receiver is down). The queue
+is bounded: at most ``QUEUE_MAX_SESSIONS`` (the oldest are dropped), each tried at most
+``QUEUE_MAX_TRIES`` runs after its first; a dropped session stays stored, only its export
+is given up (logged). The SDK loads here only, inside ``send_session``: never
 on the recording path.
 """
 
@@ -236,29 +237,27 @@ def export_session(
     max_sessions: int = QUEUE_MAX_SESSIONS,
     max_tries: int = QUEUE_MAX_TRIES,
 ) -> bool:
-    """Send ``meta``'s session; queue it when it did not arrive, else send the queued ones.
+    """Queue ``meta``'s session on disk, then send the queue, oldest first; return whether it arrived.
 
-    The upkeep's entry point (``app.housekeeping``); blocks while sending (each session up to
-    ``export.otlp.timeout_s``). Returns whether ``meta``'s session arrived. Never raises: a
-    failure is logged (the sessions stay stored either way).
+    The upkeep's entry point (``app.housekeeping``). The session is in the queue before its
+    first try, so an upkeep killed while sending (a reboot, a logout) leaves it there for the
+    next run. The queue is sent whatever became of this session: oldest first, stopping at
+    the first that does not arrive (the receiver is down). One upkeep sends at a time (a
+    lock; another waits for it, then sends what is left). Blocks while sending (each session
+    up to ``export.otlp.timeout_s``). Never raises: a failure is logged (the sessions stay
+    stored either way).
     """
     if not config.export_otlp.endpoint:
         return False
+    if not has_sdk():
+        log.warning("could not export %s over OTLP: %s", meta.id, MISSING_SDK)
+        return False  # queueing would not help
     try:
-        sent = send_session(meta, config, vault)
-    except Exception as exc:  # noqa: BLE001 - the export is a copy; the session is stored
-        log.warning("could not export %s over OTLP: %s", meta.id, exc)
-        if isinstance(exc, ShellkeepError) and str(exc) == MISSING_SDK:
-            return False  # queueing would not help
-        sent = False
-    try:
-        if not sent:
-            _enqueue(paths, meta, max_sessions)
-        else:
-            _send_queued(paths, config, vault, max_tries)
+        _enqueue(paths, meta, max_sessions)
+        return meta.id in _send_queued(paths, config, vault, max_tries)
     except OSError as exc:
         log.warning("could not use the OTLP queue %s: %s", paths.otlp_queue, exc)
-    return sent
+    return False
 
 
 def queued_sessions(paths: Paths) -> list[str]:
@@ -274,7 +273,6 @@ def _enqueue(paths: Paths, meta: SessionMeta, max_sessions: int) -> None:
     entry = paths.otlp_queue / f"{meta.id}.json"
     if not entry.exists():
         write_json_atomic(entry, {"folder": str(meta.folder), "tries": 0, "queued_at": iso(utc_now())})
-        log.info("queued session %s for the OTLP export", meta.id)
     waiting = queued_sessions(paths)  # session ids sort by time: the oldest first
     for session_id in waiting[: max(0, len(waiting) - max_sessions)]:
         (paths.otlp_queue / f"{session_id}.json").unlink(missing_ok=True)
@@ -282,33 +280,36 @@ def _enqueue(paths: Paths, meta: SessionMeta, max_sessions: int) -> None:
 
 
 @contextmanager
-def _queue_lock(paths: Paths) -> Iterator[bool]:
-    """Hold the queue's lock (``flock`` on ``otlp-queue/.lock``) if no other upkeep does; yield whether it is held."""
+def _queue_lock(paths: Paths) -> Iterator[None]:
+    """Hold the queue's lock (``flock`` on ``otlp-queue/.lock``), waiting while another upkeep sends."""
     import fcntl
 
     fd = os.open(paths.otlp_queue / ".lock", os.O_RDWR | os.O_CREAT, FILE_MODE)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False  # another upkeep sends the queue now
-            return
-        yield True
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
     finally:
         os.close(fd)
 
 
-def _send_queued(paths: Paths, config: Config, vault: Vault, max_tries: int) -> None:
-    if not queued_sessions(paths):
-        return
-    with _queue_lock(paths) as held:
-        if not held:
-            return
-        for session_id in queued_sessions(paths):
+def _send_queued(paths: Paths, config: Config, vault: Vault, max_tries: int) -> set[str]:
+    """Send the queued sessions oldest first until one does not arrive; return the ids sent.
+
+    The queue is listed again after each session, so what another upkeep queued meanwhile
+    is sent too. A session that does not arrive counts a try and ends the run (dropped once
+    it failed ``max_tries`` + 1 times); one removed since it was queued is dropped.
+    """
+    sent_ids: set[str] = set()
+    with _queue_lock(paths):
+        while True:
+            waiting = queued_sessions(paths)
+            if not waiting:
+                return sent_ids
+            session_id = waiting[0]
             entry = paths.otlp_queue / f"{session_id}.json"
             try:
-                waiting = json.loads(entry.read_bytes())
-                meta = read_meta(Path(str(waiting["folder"])))
+                queued = json.loads(entry.read_bytes())
+                meta = read_meta(Path(str(queued["folder"])))
             except FileNotFoundError:
                 entry.unlink(missing_ok=True)  # the session was removed since: nothing to send
                 continue
@@ -316,18 +317,24 @@ def _send_queued(paths: Paths, config: Config, vault: Vault, max_tries: int) -> 
                 log.warning("dropped session %s from the OTLP export: %s", session_id, exc)
                 entry.unlink(missing_ok=True)
                 continue
-            try:
-                sent = send_session(meta, config, vault)
-            except Exception as exc:  # noqa: BLE001 - as in export_session
-                log.warning("could not export %s over OTLP: %s", session_id, exc)
-                sent = False
-            if sent:
+            if _send_one(meta, config, vault):
                 entry.unlink(missing_ok=True)
+                sent_ids.add(session_id)
                 continue
-            tries = int(waiting.get("tries") or 0) + 1
-            if tries >= max_tries:
+            tries = int(queued.get("tries") or 0) + 1
+            if tries > max_tries:
                 entry.unlink(missing_ok=True)
-                log.warning("dropped session %s from the OTLP export after %d more tries", session_id, tries)
+                log.warning("dropped session %s from the OTLP export after %d tries", session_id, tries)
             else:
-                write_json_atomic(entry, {**waiting, "tries": tries})
-            return  # the receiver failed again: the rest wait for the next run
+                write_json_atomic(entry, {**queued, "tries": tries})
+                log.info("session %s waits in the OTLP queue for a later run", session_id)
+            return sent_ids  # the receiver failed: the rest wait for the next run
+
+
+def _send_one(meta: SessionMeta, config: Config, vault: Vault) -> bool:
+    """Send one session; return whether it arrived (a failure is logged, never raised)."""
+    try:
+        return send_session(meta, config, vault)
+    except Exception as exc:  # noqa: BLE001 - the export is a copy; the session is stored
+        log.warning("could not export %s over OTLP: %s", meta.id, exc)
+        return False

@@ -158,6 +158,7 @@ class Recorder:
         self._output_bytes = 0
         self._input_bytes = 0
         self._events = 0
+        self._steps = 0  # the writer's progress, for close: its start-up steps and each batch
         self._last_time = 0.0
         self._error: str | None = None
         self._hidden_seen = False
@@ -210,11 +211,16 @@ class Recorder:
     def close(self, timeout_s: float = 10.0) -> RecordingStats:
         """Write what is queued, flush, fsync and close the file; return the stats.
 
-        Blocks up to ``timeout_s`` for the writer thread.
+        Blocks while the writer thread writes what is queued, however long that takes on a
+        loaded machine; gives up (what it still holds is lost) only once it made no progress
+        for ``timeout_s`` (a hung disk), so the program's exit never waits on it for ever.
         """
         self._put(None)
         self._wake.set()
-        self._thread.join(timeout_s)
+        seen = -1
+        while self._thread.is_alive() and self._progress() != seen:
+            seen = self._progress()
+            self._thread.join(timeout_s)
         return RecordingStats(
             output_bytes=self._output_bytes,
             input_bytes=self._input_bytes,
@@ -223,6 +229,10 @@ class Recorder:
             error=self._error,
             hidden_input=self._hidden_seen,
         )
+
+    def _progress(self) -> int:
+        """Return a number the writer thread raises as it works (read without a lock: a hint)."""
+        return self._steps + self._events
 
     # -- the writer thread ------------------------------------------------------------
 
@@ -240,12 +250,15 @@ class Recorder:
         release_due = False  # the output filter holds text that a quiet second may release
         activity_at = last_flush - ACTIVITY_INTERVAL_S  # monotonic time of the last on_activity
         activity_due = False  # a report is owed (see _report_activity)
+        self._steps += 1  # the redaction rules are built
         try:
             self._out.write(encode_header(self._redacted_header()))
-            self._out.flush()
+            self._out.flush()  # a sealed recording loads its key here
         except Exception as exc:  # noqa: BLE001
             self._suspend(exc)
+        self._steps += 1
         while not closing:
+            self._steps += 1
             # When the writer must wake even if nothing arrives (None: only when woken).
             deadline = self._deadline(
                 last_flush + self._flush_interval_s if dirty else None,

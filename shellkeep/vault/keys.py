@@ -24,7 +24,9 @@ imported inside the functions that use it; a keyring call may block (a desktop u
 A first key is never made beside sessions sealed under a key that no store holds (a lost
 or deleted key file): ``init_key`` and ``current_key(create=True)`` read the key id in the
 header of every sealed file of the data folder (``vault.crypto.key_id_of_file``, a 28-byte
-read each) and raise ``KeyLost``, saying to import the old key. A key kept in a plain file
+read each) and raise ``KeyLost``, saying to import the old key; nor in a store that lacks a
+key sealed sessions need while another store holds it (``encryption.key_file`` pointed at a
+new file: ``KeyHidden``, saying to copy the keys there). A key kept in a plain file
 inside the data folder is called out once per data folder (``plain_key_notice``).
 """
 
@@ -70,6 +72,22 @@ class KeyLost(KeyUnavailable):
             "'shellkeep key import FILE' (no new key was made; if it is lost for good: 'shellkeep key init --force')"
         )
         self.lost = lost
+
+
+class KeyHidden(KeyUnavailable):
+    """Sessions are sealed under a key that only a store other than the one new keys go to
+    holds (``encryption.key_file`` changed to a new file): no second key is made (exit 1)."""
+
+    def __init__(self, paths: Paths, hidden: dict[str, int], store: str, holder: str) -> None:
+        ids = ", ".join(sorted(hidden))
+        count = sum(hidden.values())
+        kept = f"kept in {holder}" if holder else "kept elsewhere"
+        super().__init__(
+            f"{count} session{'' if count == 1 else 's'} in {paths.home} {'is' if count == 1 else 'are'} encrypted "
+            f"with key{'' if len(hidden) == 1 else 's'} {ids}, {kept} but not in {store} (encryption.key_file); "
+            "copy the keys there with 'shellkeep key export - | shellkeep key import -' (no new key was made)"
+        )
+        self.hidden = hidden
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,10 +373,28 @@ def lost_key_ids(paths: Paths, key_file: str = "") -> dict[str, int]:
     return {key_id: n for key_id, n in sealed_key_ids(paths).items() if key_id not in known}
 
 
-def _refuse_beside_lost_keys(paths: Paths, key_file: str) -> None:
-    lost = lost_key_ids(paths, key_file)
+def _refuse_beside_lost_keys(paths: Paths, key_file: str, store: KeyStore | None = None, held: KeySet | None = None) -> None:
+    """Raise KeyLost when sealed sessions need a key no store holds; with ``store`` (where a
+    new key would go, holding ``held``), KeyHidden when they need one that only another store holds."""
+    known = all_keys(paths, key_file)
+    used = sealed_key_ids(paths)
+    lost = {key_id: n for key_id, n in used.items() if key_id not in known}
     if lost:
         raise KeyLost(paths, lost)
+    if store is None:
+        return
+    hidden = {key_id: n for key_id, n in used.items() if (held is None or held.get(key_id) is None)}
+    if hidden:
+        raise KeyHidden(paths, hidden, store.label, _holder(paths, key_file, next(iter(sorted(hidden)))))
+
+
+def _holder(paths: Paths, key_file: str, key_id: str) -> str:
+    """Return the label of the first store that holds ``key_id`` ("" when none does)."""
+    for store in candidate_stores(paths, key_file):
+        found = store.load()
+        if found is not None and found.get(key_id) is not None:
+            return store.label
+    return ""
 
 
 def current_key(paths: Paths, key_file: str = "", *, create: bool = False) -> Key:
@@ -377,7 +413,7 @@ def current_key(paths: Paths, key_file: str = "", *, create: bool = False) -> Ke
         return key
     if not create:
         raise KeyUnavailable("no encryption key yet; run 'shellkeep key init' (or 'shellkeep key import FILE')")
-    _refuse_beside_lost_keys(paths, key_file)
+    _refuse_beside_lost_keys(paths, key_file, store, found)
     key = new_key()
     try:
         store.save(merge_key_sets(found, KeySet(key.id, (key,)), make_current=True))
@@ -389,6 +425,15 @@ def current_key(paths: Paths, key_file: str = "", *, create: bool = False) -> Ke
         log.warning("%s", notice)
     forget_cached_keys()
     return key
+
+
+def _current_of(store: KeyStore) -> str | None:
+    """Return the id of ``store``'s current key (None when it holds none or cannot be read)."""
+    try:
+        found = store.load()
+    except (OSError, ShellkeepError):
+        return None
+    return found.current if found is not None else None
 
 
 def all_keys(paths: Paths, key_file: str = "") -> dict[str, Key]:
@@ -485,7 +530,7 @@ def init_key(paths: Paths, key_file: str = "", *, force: bool = False) -> KeyRep
             "use 'shellkeep key rotate' to replace it"
         )
     if not force:
-        _refuse_beside_lost_keys(paths, key_file)
+        _refuse_beside_lost_keys(paths, key_file, store, found)
     key = new_key()
     key_set = merge_key_sets(found, KeySet(key.id, (key,)), make_current=True)
     try:
@@ -506,6 +551,8 @@ def export_keys(paths: Paths, key_file: str = "") -> tuple[KeySet, KeyReport]:
     if not every:
         raise KeyUnavailable("no encryption key to export; run 'shellkeep key init' first")
     current = found.current if found else None
+    if current is None:  # encryption.key_file names a store with no key yet: the key in use elsewhere
+        current = next((c for s in candidate_stores(paths, key_file) if (c := _current_of(s)) is not None), None)
     key_set = KeySet(current, tuple(every.values()))
     return key_set, _report(paths, store, key_set)
 

@@ -213,7 +213,7 @@ def test_a_session_not_sent_while_the_receiver_was_down_is_sent_at_a_later_run(h
         wait_until(lambda: len(_session_ids(server)) >= 2, 60)
         wait_for_background(home)
         ids = _session_ids(server)
-        assert ids[1] == queued and len(ids) == 2  # this run's session first, then the queued one, once
+        assert ids[0] == queued and len(ids) == 2  # the queued one first, then this run's session, once
         assert list((home.home / "otlp-queue").glob("*.json")) == []
     finally:
         server.close()
@@ -229,10 +229,57 @@ def test_the_queue_is_bounded_in_sessions_and_in_tries(home: Paths) -> None:
     for meta in metas[:3]:
         assert not export_session(home, meta, ctx.config, ctx.vault, max_sessions=2, max_tries=1)
     assert queued_sessions(home) == [metas[1].id, metas[2].id]  # the oldest was dropped past the bound
-    server = OtlpReceiver(statuses=[200] + [503] * 100, port=port)  # this run's session arrives, the queued ones fail
+    server = OtlpReceiver(statuses=[503] * 100, port=port)  # the receiver answers, and keeps failing
     try:
-        assert export_session(home, metas[3], ctx.config, ctx.vault, max_sessions=2, max_tries=1)
-        assert _session_ids(server)[0] == metas[3].id
-        assert queued_sessions(home) == [metas[2].id]  # tried once more and dropped; the next waits for another run
+        assert not export_session(home, metas[3], ctx.config, ctx.vault, max_sessions=2, max_tries=1)
+        assert queued_sessions(home) == [metas[2].id, metas[3].id]  # metas[1] dropped past the bound
+        assert set(_session_ids(server)) == {metas[2].id}  # the oldest failed: the run stopped there
+        assert not export_session(home, metas[3], ctx.config, ctx.vault, max_sessions=2, max_tries=1)
+        assert queued_sessions(home) == [metas[3].id]  # metas[2] failed a second time: dropped past its tries
+    finally:
+        server.close()
+
+
+def test_a_session_whose_upkeep_was_killed_while_sending_is_sent_by_the_next_run(home: Paths) -> None:
+    from shellkeep.app.otlp import export_session, queued_sessions
+
+    hold = threading.Event()
+    server = OtlpReceiver(hold=hold)  # takes the request and holds its answer
+    try:
+        _configure(home, server.endpoint)
+        first = make_session(home, Path.cwd(), 1)
+        upkeep = subprocess.Popen(
+            [PY, "-m", "shellkeep.app.housekeeping", str(first.folder)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        wait_until(lambda: server.bodies, 60)  # it is sending
+        upkeep.kill()  # a reboot or a logout while the receiver had not answered
+        upkeep.wait(60)
+        hold.set()
+        assert queued_sessions(home) == [first.id]  # on disk before it was sent
+        second = make_session(home, Path.cwd(), 2)
+        ctx = open_context(paths=home, cwd=Path.cwd())
+        assert export_session(home, second, ctx.config, ctx.vault)
+        assert _session_ids(server) == [first.id, first.id, second.id]  # sent again by the next run, then its own
+        assert queued_sessions(home) == []
+    finally:
+        hold.set()
+        server.close()
+
+
+def test_the_queue_is_sent_whatever_became_of_the_runs_own_session(home: Paths) -> None:
+    from shellkeep.app.otlp import export_session, queued_sessions
+
+    endpoint, port = _down_endpoint()
+    _configure(home, endpoint, timeout_s=0.3, content=True)
+    ctx = open_context(paths=home, cwd=Path.cwd())
+    waiting = make_session(home, Path.cwd(), 1)
+    assert not export_session(home, waiting, ctx.config, ctx.vault)  # the receiver is down: it waits
+    big = [{"prompt": "paste the log", "answer": "line of the log\n" * 20_000, "time": "2024-05-01T12:01:01.000Z"}]
+    own = make_session(home, Path.cwd(), 2, exchanges=big)
+    server = OtlpReceiver(port=port, max_body_bytes=64 << 10)  # back, and refusing the big one (413)
+    try:
+        assert not export_session(home, own, ctx.config, ctx.vault)
+        assert waiting.id in _session_ids(server)  # the queued one went all the same
+        assert queued_sessions(home) == [own.id]  # the refused one waits for a later run
     finally:
         server.close()

@@ -140,7 +140,9 @@ def test_kill_9_keeps_what_was_printed_and_marks_the_session_interrupted(home: P
     wait_until(lambda: bool(session_folders(home)))
     folder = session_folders(home)[0].parent
     live = folder / "session.cast"
-    wait_until(lambda: live.exists() and b"tick 12" in live.read_bytes())  # on disk: the event to kill after
+    # On disk, the whole line the assertion below needs: "tick 12" and its "\r\n" can be two
+    # reads of the pty (the tty appends the CR LF after the text), so two events written apart.
+    wait_until(lambda: live.exists() and "tick 12\r\n" in output_text(load_session(folder)[2]), 60)
     os.kill(h.pid, signal.SIGKILL)
     h.finish()
     _, _, events = load_session(folder)  # a cut last line is accepted by the reader

@@ -225,8 +225,11 @@ def assert_markers(text: str, samples: tuple[Sample, ...], per_sample: int = 1) 
 
 def build_index() -> None:
     """Wait for the background work after the session, then make shellkeep index what it
-    stored (the index is a file under the data directory too)."""
-    wait_for_housekeeping(Paths(Path(os.environ["SHELLKEEP_HOME"]), Path(os.environ["SHELLKEEP_CONFIG"])))
+    stored (the index is a file under the data directory too).
+
+    The upkeep's time grows with the recording and the machine's load: 12 s for 0.6 MB with
+    both cores busy, and the split sweep records several MB, so the bound is generous."""
+    wait_for_housekeeping(Paths(Path(os.environ["SHELLKEEP_HOME"]), Path(os.environ["SHELLKEEP_CONFIG"])), timeout_s=600)
     result = invoke_sk("search", "zzznothing")
     assert result.returncode in (0, 1), result.stderr
 

@@ -18,6 +18,7 @@ from shellkeep.store.paths import Paths  # noqa: E402
 from shellkeep.vault.crypto import key_id_of_file, split_records, write_records_atomic  # noqa: E402
 from shellkeep.vault.keys import (  # noqa: E402
     NOTICE_FILE,
+    KeyHidden,
     KeyLost,
     current_key,
     default_key_file,
@@ -94,6 +95,32 @@ def test_the_implicit_first_key_is_refused_too(home: Paths, tmp_path: Path) -> N
         current_key(home, create=True)
     assert isinstance(caught.value, KeyUnavailable)
     assert not default_key_file(home).exists()
+
+
+def test_a_new_key_file_never_hides_the_key_sealed_sessions_need(home: Paths, tmp_path: Path) -> None:
+    """encryption.key_file set to a new file: no second key is made while sessions are sealed
+    with the old one (kept in the default key file); one line says how to copy it there."""
+    cast = _sealed_session(home, 1)
+    old_id = key_id_of_file(cast)
+    new_file = tmp_path / "elsewhere" / "keys.json"
+    set_file = CliRunner().invoke(_entry, ["config", "set", "encryption.key_file", str(new_file)])
+    assert set_file.exit_code == 0, set_file.stderr
+    forget_cached_keys()
+    with pytest.raises(KeyHidden) as caught:  # what the next recording's writer asks for
+        current_key(home, str(new_file), create=True)
+    assert isinstance(caught.value, KeyUnavailable) and not new_file.exists()
+    said = str(caught.value)
+    assert f"1 session in {home.home} is encrypted with key {old_id}, kept in {default_key_file(home)} but not in {new_file}" in said
+    refused = sk("init")
+    assert refused.exit_code == 1 and refused.stderr.count("\n") == 1, refused.stderr
+    assert "shellkeep key export - | shellkeep key import -" in refused.stderr and not new_file.exists()
+    exported = sk("export", "-")
+    assert exported.exit_code == 0, exported.stderr
+    imported = CliRunner().invoke(_entry, ["key", "import", "-"], input=exported.stdout)
+    assert imported.exit_code == 0, imported.stderr
+    forget_cached_keys()
+    assert current_key(home, str(new_file), create=True).id == old_id  # the key in use, now in the new file
+    assert json.loads(new_file.read_text())["current"] == old_id
 
 
 def test_a_first_key_is_made_where_no_session_is_sealed(home: Paths) -> None:

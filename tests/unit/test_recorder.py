@@ -79,3 +79,21 @@ def test_text_the_filter_still_holds_at_the_end_is_in_the_last_line_the_recorder
     recorder.close()
     assert _output(cast).endswith("Type yes to deploy")
     assert recent.judge() == (None, "Type yes to deploy")
+
+
+def test_close_waits_for_a_writer_slower_than_its_bound_while_it_makes_progress(tmp_path: Path) -> None:
+    """A writer thread behind on a loaded machine (CI: a sealed recording exported with its
+    header and no events): close returns once everything queued is on disk, not after the
+    bound. The backlog here is far more than the writer can redact and write within it."""
+    warm = _recorder(tmp_path / "warm.cast")  # the redaction rules compile once per process, here
+    warm.on_output(b"ready\r\n", 0.1)
+    assert warm.close().events == 1
+    cast = tmp_path / "session.cast"
+    recorder = _recorder(cast)
+    lines = 20_000
+    for n in range(lines):
+        recorder.on_output(f"line {n:06d} of a long build log\r\n".encode(), n * 0.1)  # past coalescing: one event each
+    stats = recorder.close(timeout_s=0.5)
+    assert stats.events == lines, f"{stats.events} of {lines} events written when close returned"
+    recorded = _output(cast)
+    assert recorded.count("\r\n") == lines and recorded.endswith(f"line {lines - 1:06d} of a long build log\r\n")

@@ -292,3 +292,45 @@ def test_the_session_lock_excludes_another_process(home: Paths, tmp_path: Path) 
         held = subprocess.run([sys.executable, "-c", probe, str(meta.folder)], capture_output=True, text=True)
     after = subprocess.run([sys.executable, "-c", probe, str(meta.folder)], capture_output=True, text=True)
     assert (held.stdout.strip(), after.stdout.strip()) == ("held", "free")
+
+
+def test_exports_racing_a_real_compression_of_a_sealed_recording_each_read_one_whole_file(home: Paths, tmp_path: Path) -> None:
+    """``export --format cast`` while the upkeep compresses the sealed recording: every export
+    reads the old file whole or the new one whole (CI once got a header without events).
+
+    Exports run until several of them spanned the switch (``session.cast`` there before,
+    ``session.cast.zst`` after) with a compression on another thread; no sleeps.
+    """
+    import shutil
+    import threading
+
+    from shellkeep.vault.crypto import split_records, write_records_atomic
+    from shellkeep.vault.keys import current_key
+    from tests.helpers import invoke_sk
+
+    lines = [(0.01 * i, "o", f"line {i:05d} of the build log, {'x' * (i % 50)}\r\n") for i in range(4000)]
+    meta = make_session(home, tmp_path / "project", 1, events=lines)
+    cast = Path(meta.cast)
+    write_records_atomic(cast, split_records(cast.read_bytes()), current_key(home, create=True))
+    assert invoke_sk("config", "set", "encryption.encrypt", "true").returncode == 0
+    expected = invoke_sk("export", meta.id, "--format", "cast")
+    assert expected.returncode == 0 and b"line 03999" in expected.stdout, expected.stderr
+    backup = tmp_path / "backup"
+    shutil.copytree(meta.folder, backup)
+    spanned = rounds = 0
+    while spanned < 3:
+        rounds += 1
+        assert rounds <= 200, f"the switch was spanned {spanned} times in 200 compressions"
+        shutil.rmtree(meta.folder)
+        shutil.copytree(backup, meta.folder)
+        worker = threading.Thread(target=compress_recording, args=(read_meta(meta.folder), vault()))
+        worker.start()
+        while worker.is_alive():
+            before = cast.exists()
+            exported = invoke_sk("export", meta.id, "--format", "cast")
+            after = (meta.folder / "session.cast.zst").exists()
+            assert exported.returncode == 0, exported.stderr
+            assert exported.stdout == expected.stdout, f"round {rounds}: {len(exported.stdout)} bytes of {len(expected.stdout)}"
+            spanned += before and after
+        worker.join()
+        assert is_compressed(meta.folder / "session.cast.zst", vault())
