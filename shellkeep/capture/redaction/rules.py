@@ -212,7 +212,7 @@ RULES: tuple[RedactionRule, ...] = (
     RedactionRule(
         "nuget-password",
         r"(?i)<add key=\"(?:cleartext)?password\"\s{0,8}value=\"(?P<secret>[^\"\x00-\x1f]{1,256})\"",
-        '<add key="ClearTextPassword" value="FAKEpassw0rd" />',
+        '<add key="ClearTextPassword" value="FAKEnugetPassw0rd" />',
         keywords=('<add key="',), requires="=",
     ),
     RedactionRule("sonar-token", rf"{_NW}sq[apu]_[a-f0-9]{{40}}", "squ_" + (FAKE_HEX * 3)[:40], keywords=('sqa_', 'sqp_', 'squ_')),
