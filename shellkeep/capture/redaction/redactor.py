@@ -240,7 +240,7 @@ class StreamRedactor:
             cut = min(cut, engine.screen_hold_start(buf, lo))
         if self._known:
             hits = self._with_known(buf, lo, base, hits, engine)
-            cut = min(cut, self._known.hold_start(buf, base))  # type: ignore[union-attr]
+            cut = min(cut, self._known.hold_start(buf, base))
         if hits and cut < len(buf):
             cut = _settle(cut, hits)
         if cut < base:  # what release() wrote may still be growing into a secret: hold all that is new
@@ -293,7 +293,7 @@ class StreamRedactor:
                 cut = min(cut, specific.screen_hold_start(buf, lo, escapes=False, partials=False))
             if cut < n:
                 return ""
-        if self._known and n - self._known.hold_start(buf, base) >= _KNOWN_HELD:  # type: ignore[union-attr]
+        if self._known and n - self._known.hold_start(buf, base) >= _KNOWN_HELD:
             return ""  # the start of a secret the session knows, as a literal of a token format
         hits = self._hits_at_end(engine, buf, base)
         if self._unclosed_quote(engine, buf, lo, hits):
