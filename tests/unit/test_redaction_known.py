@@ -48,3 +48,16 @@ def test_a_short_or_plain_word_value_is_not_learned() -> None:
     typed.feed("password=correcthorsebattery\r")  # letters only: a word
     out = shown.feed("hunter2 correcthorsebattery\r\n") + shown.flush()
     assert out == "hunter2 correcthorsebattery\r\n"
+
+
+def test_no_two_rule_examples_share_a_secret() -> None:
+    # In a session one secret keeps one name: two rules' examples with the same secret would
+    # be redacted under one name (the corpus tests print every example in one session).
+    from shellkeep.capture.redaction import RULES
+
+    engine = REDACTOR._compiled()
+    names: dict[str, set[str]] = {}
+    for rule in RULES:
+        for start, end, _priority, name in engine.spans(rule.example, engine.hits(rule.example), 0, len(rule.example)):
+            names.setdefault(rule.example[start:end], set()).add(name)
+    assert {secret: found for secret, found in names.items() if len(found) > 1} == {}

@@ -398,7 +398,7 @@ RULES: tuple[RedactionRule, ...] = (
         # and providers whose keys have no prefix of their own.
         "vendor-secret",
         rf"(?i)(?:{'|'.join(VENDORS)})[\w.-]{{0,24}}{_SEP}{_RANDOM_VALUE}",
-        "HEROKU_API_KEY=FAKE8f3kQ9zX1vB7nM2pL5wR",
+        "HEROKU_API_KEY=FAKEh3r0kuQ9zX1vB7nM2pL5",
         min_entropy=3.5, keywords=VENDORS, requires=":=",
     ),
     RedactionRule("api-key", _keyword(r"api[_-]?key"), 'api_key = "FAKE-api-key-0000"', keywords=('api',), requires=":="),
@@ -414,7 +414,7 @@ RULES: tuple[RedactionRule, ...] = (
         # generic rule), so that `key_path = ...` or `access = read-only` stay as they are.
         "generic-secret",
         rf"(?i)(?:key|auth|credential|creds|access|private)[\w.-]{{0,20}}{_SEP}{_RANDOM_VALUE}",
-        "DEPLOY_AUTH_KEY=FAKE8f3kQ9zX1vB7nM2pL5wR",
+        "DEPLOYMENT_KEY=FAKE8f3kQ9zX1vB7nM2pL5wR",
         min_entropy=3.5,
         keywords=('access', 'auth', 'credential', 'creds', 'key', 'private'), requires=":=",
     ),
