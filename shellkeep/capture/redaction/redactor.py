@@ -14,7 +14,8 @@ sequences stay as they are: a secret between two of them is replaced and they ar
 the keyword rules skip SGR colour codes between a keyword and its value. A secret with escape
 sequences, backspaces or DELs inside it is matched on what the screen shows (``screen_view``),
 mapped back so its whole raw span becomes the marker. ``keep_columns`` (output streams) makes
-a one-line secret's marker take its screen width.
+a one-line secret's marker keep its screen columns where no text lands inside the marker
+(``screen_view._fit_marker``); ``known`` shares the redacted secrets between a session's streams.
 """
 
 from __future__ import annotations
