@@ -296,7 +296,7 @@ def _make_recorder(
         record_input=settings.record_input,
         flush_interval_s=settings.flush_interval_s,
         coalesce_s=settings.coalesce_s,
-        make_filter=partial(_stream_redactor, settings.redact_config) if settings.redact else None,
+        make_filter=partial(_stream_redactor, settings.redact_config, {}) if settings.redact else None,
         on_error=warn,
         on_activity=pipeline.on_activity,
         recent=recent,
@@ -304,12 +304,13 @@ def _make_recorder(
     )
 
 
-def _stream_redactor(config: RedactConfig | None, screen: bool = False) -> StreamRedactor:
+def _stream_redactor(config: RedactConfig | None, known: dict[str, str], screen: bool = False) -> StreamRedactor:
     """Build the redaction filter of one stream (called on the writer thread); ``screen``:
-    the output stream, whose markers keep the secrets' columns."""
+    the output stream, whose markers keep the secrets' columns; ``known``: the secrets the
+    session's streams redacted, shared so the same secret gets the same name in each."""
     from shellkeep.capture.redaction import StreamRedactor, redactor_for
 
-    return StreamRedactor(redactor_for(config), keep_columns=screen)
+    return StreamRedactor(redactor_for(config), keep_columns=screen, known=known)
 
 
 def _header(meta: SessionMeta, size: TermSize, timestamp: float, env: Mapping[str, str], settings: RecordSettings) -> Header:

@@ -193,7 +193,8 @@ def redact_events(cast: Cast, redactor: Redactor) -> tuple[Header, list[tuple[fl
     )
     added = _count(str(new_header.command)) + _count(str(new_header.title))
     added -= _count(str(header.command)) + _count(str(header.title))
-    streams = {"o": StreamRedactor(redactor, keep_columns=True), "i": StreamRedactor(redactor)}
+    known: dict[str, str] = {}  # the same secret gets the same name in both streams
+    streams = {"o": StreamRedactor(redactor, keep_columns=True, known=known), "i": StreamRedactor(redactor, known=known)}
     events: list[tuple[float, str, str]] = []
     last = 0.0
     for event in cast.events():

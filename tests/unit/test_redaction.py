@@ -11,6 +11,7 @@ from shellkeep.capture.redaction import (
     Redactor,
     StreamRedactor,
     build_redactor,
+    user_rule,
 )
 from shellkeep.config import RedactConfig, RedactPattern
 
@@ -536,12 +537,44 @@ def test_output_markers_keep_the_columns_of_their_secrets_and_input_markers_do_n
     out = s.feed(text) + s.flush()
     lines = out.split("\r\n")
     assert lines[0] == "a [REDACTED:github-token]" + " " * 17 + " b"
-    assert lines[1] == "password=[REDACTED:password]\x1b[8D c"  # 11 columns: back over the 8 extra
+    assert lines[1] == "password=[REDACTED:password] c"  # 11 columns: " c" is drawn after the marker, not in it
     assert lines[2] == "d \x1b[1m[REDACTED:github-token]" + " " * 17 + " e"  # the width it showed
     assert stream(REDACTOR, text) == REDACTOR.redact(text)  # input: bare markers
     key = next(r.example for r in RULES if r.name == "private-key")
     s = StreamRedactor(REDACTOR, keep_columns=True)
     assert s.feed(key + "\r\n") + s.flush() == "[REDACTED:private-key]\r\n"  # over several lines: bare
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # The cursor moves on first: a cursor-back over the marker's 8 extra columns keeps them all.
+        ("password=FAKEhunter2\r\nnext\r\n", "password=[REDACTED:password]\x1b[8D\r\nnext\r\n"),
+        ("password=FAKEhunter2\x1b[0m\x1b[K\r\nx\r\n", "password=[REDACTED:password]\x1b[0m\x1b[K\x1b[8D\r\nx\r\n"),
+        # Text drawn next goes after the marker; a run of padding on its row gives back the columns.
+        ('password="FAKEhunter2" end\r\n', 'password="[REDACTED:password]" end\r\n'),
+        ("│ password=FAKEhunter2 ok            │\r\n", "│ password=[REDACTED:password] ok    │\r\n"),
+        ("password=FAKEhunter2\x1b[1m ok  \x1b[0m        |\r\n", "password=[REDACTED:password]\x1b[1m ok \x1b[0m |\r\n"),
+    ],
+    ids=["line-end", "cursor-move", "quote-after", "tui-padding", "padding-after-colour"],
+)
+def test_text_after_a_narrower_marker_never_lands_inside_it(text: str, expected: str) -> None:
+    # Whole, or split at any offset (what the marker owes is settled by the next read). A run
+    # of padding split by a read may give one space less: only the whole text is pinned then.
+    offsets = range(len(text) + 1) if "  " not in text else (len(text),)
+    for i in offsets:
+        s = StreamRedactor(REDACTOR, keep_columns=True)
+        assert s.feed(text[:i]) + s.feed(text[i:]) + s.flush() == expected, f"split at {i}"
+
+
+def test_a_narrower_marker_at_the_end_of_a_read_owes_its_cursor_back_to_the_next_one() -> None:
+    corp = Redactor(rules=(user_rule("corp", r"(?:corp|CORP)_[0-9]{6}"),))  # no keyword: release() writes it
+    s = StreamRedactor(corp, keep_columns=True)
+    assert s.feed("id corp_123456") + s.release() == "id [REDACTED:corp]"  # 11 columns, the marker 15
+    assert s.feed("\x1b[0m next\r\n") + s.flush() == "\x1b[0m next\r\n"  # drawn next: after the marker
+    s = StreamRedactor(corp, keep_columns=True)
+    assert s.feed("id corp_123456") + s.release() == "id [REDACTED:corp]"
+    assert s.feed("\x1b[0m\r\nok\r\n") + s.flush() == "\x1b[0m\x1b[4D\r\nok\r\n"  # the cursor moves first: back over 4
 
 
 @pytest.mark.parametrize("pieces", ["whole", "by-character"], ids=str)

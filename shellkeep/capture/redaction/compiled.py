@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 Hit = tuple[int, int, int, int, int, str]
 """One match: (secret_start, secret_end, match_start, match_end, priority, name)."""
 
+Span = tuple[int, int, int, str]
+"""One secret to replace: (start, end, priority, name), overlapping matches merged."""
+
 _LOOKBEHIND_WIDE = 64
 """Characters of context kept for a lookbehind that is not one character wide."""
 

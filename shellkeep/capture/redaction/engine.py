@@ -25,7 +25,7 @@ import re
 import threading
 from collections.abc import Iterable
 
-from shellkeep.capture.redaction.compiled import CompiledRule, Hit, LazyPattern, add_hit, compile_rule, earliest_partial
+from shellkeep.capture.redaction.compiled import CompiledRule, Hit, LazyPattern, Span, add_hit, compile_rule, earliest_partial
 from shellkeep.capture.redaction.rules import MARKER, RedactionRule
 from shellkeep.capture.redaction.screen_view import (
     _AFTER,
@@ -41,7 +41,7 @@ from shellkeep.capture.redaction.screen_view import (
     _SCREEN_TAIL,
     _WORD_STARTS,
     _after_controls,
-    _columns_kept,
+    _fit_marker,
     _control_rx,
     _cut_escape_start,
     _escape_rx,
@@ -613,13 +613,14 @@ class _Engine:
                 return r
         return None
 
-    def apply(self, text: str, hits: list[Hit], base: int, cut: int, *, keep_columns: bool = False) -> str:
-        """Return ``text[base:cut]`` with the secrets of the hits inside it replaced.
+    def apply(self, text: str, hits: list[Hit], base: int, cut: int) -> str:
+        """Return ``text[base:cut]`` with the secrets of the hits inside it replaced by bare markers."""
+        return self.draw(text, self.spans(text, hits, base, cut), base, cut)[0]
 
-        keep_columns: a one-line secret's marker takes the secret's display width on the
-        screen, so what follows on its line stays in its column (``_columns_kept``).
-        """
-        spans: list[tuple[int, int, int, str]] = []  # (start, end, priority, name), merged
+    def spans(self, text: str, hits: list[Hit], base: int, cut: int) -> list[Span]:
+        """Return the secrets of the hits that end in ``text[base:cut]``, overlapping ones
+        merged under the name of the highest priority, in order; allowed ones left out."""
+        spans: list[Span] = []
         for start, end, _ms, _me, priority, name in sorted(hits):
             if end <= base or end > cut or self._allowed(text[start:end]):
                 continue
@@ -633,15 +634,31 @@ class _Engine:
                 spans[-1] = (last_start, max(last_end, end), last_priority, last_name)
             else:
                 spans.append((start, end, priority, name))
+        return spans
+
+    @staticmethod
+    def draw(text: str, spans: list[Span], base: int, cut: int, *, keep_columns: bool = False) -> tuple[str, int]:
+        """Return ``text[base:cut]`` with each span replaced by its marker, and the columns a
+        cursor-back still owes to the next text written (0 unless ``keep_columns``).
+
+        keep_columns: a one-line secret's marker keeps the secret's columns on the screen
+        where it can without text landing inside it (``_fit_marker``).
+        """
         out: list[str] = []
         pos = base
-        for start, end, _priority, name in spans:
+        owed = 0
+        for k, (start, end, _priority, name) in enumerate(spans):
             out.append(text[pos:start])
             marker = MARKER.format(name=name)
-            out.append(_columns_kept(marker, text[start:end]) if keep_columns else marker)
-            pos = end
+            if keep_columns:
+                stop = spans[k + 1][0] if k + 1 < len(spans) else cut
+                drawn, owed, pos = _fit_marker(marker, text, start, end, stop)
+                out.append(drawn)
+            else:
+                out.append(marker)
+                pos = end
         out.append(text[pos:cut])
-        return "".join(out)
+        return "".join(out), owed
 
     def _allowed(self, secret: str) -> bool:
         return any(rx.fullmatch(secret) is not None for rx in self._allow)

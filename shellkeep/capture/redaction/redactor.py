@@ -14,7 +14,8 @@ sequences stay as they are: a secret between two of them is replaced and they ar
 the keyword rules skip SGR colour codes between a keyword and its value. A secret with escape
 sequences, backspaces or DELs inside it is matched on what the screen shows (``screen_view``),
 mapped back so its whole raw span becomes the marker. ``keep_columns`` (output streams) makes
-a one-line secret's marker take its screen width.
+a one-line secret's marker keep its screen columns where no text lands inside the marker
+(``screen_view._fit_marker``); ``known`` shares the redacted secrets between a session's streams.
 """
 
 from __future__ import annotations
@@ -25,9 +26,10 @@ import threading
 from collections.abc import Iterable
 
 from shellkeep.capture.redaction.compiled import CompiledRule, Hit
+from shellkeep.capture.redaction.known import KnownSecrets
 from shellkeep.capture.redaction.engine import _HOLD_MAX, _Engine, _settle
 from shellkeep.capture.redaction.rules import MARKER, MARKER_PREFIX, RULES, RedactionRule, user_rule
-from shellkeep.capture.redaction.screen_view import _has_screen_controls
+from shellkeep.capture.redaction.screen_view import _has_screen_controls, _settle_owed
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
 if TYPE_CHECKING:
@@ -130,15 +132,20 @@ class StreamRedactor:
     Not thread-safe: one instance per stream, used by one thread.
     """
 
-    def __init__(self, redactor: Redactor, *, keep_columns: bool = False) -> None:
+    def __init__(self, redactor: Redactor, *, keep_columns: bool = False, known: dict[str, str] | None = None) -> None:
         """Redact with ``redactor``'s rules.
 
         keep_columns: for a stream drawn on a screen (output): a one-line secret's marker
-        takes the secret's width, padded with spaces or followed by a cursor-back, so the
-        screen rebuilt from the recording keeps its columns. Not for typed input.
+        keeps the secret's columns where no text would land inside it (``_fit_marker``:
+        padded with spaces, or followed by a cursor-back when the cursor moves on next), so
+        the screen rebuilt from the recording keeps its columns. Not for typed input.
+        known: the secrets the session's streams have redacted, shared between them
+        (``KnownSecrets``): the same secret gets the same name in each, also shown bare.
         """
         self._redactor = redactor
         self._keep_columns = keep_columns
+        self._known = KnownSecrets(known) if known is not None else None
+        self._owed = 0  # what a narrower marker in the written text still owes the next text (_settle_owed)
         self._held = ""
         self._context = ""
         self._released = 0  # characters at the end of _context written by release(): a match may begin there
@@ -154,6 +161,26 @@ class StreamRedactor:
     def feed(self, text: str) -> str:
         """Add ``text`` to the stream; return the redacted text that is safe to write now."""
         return self._blank_wrapped(self._feed(text))
+
+    def _draw(self, engine: _Engine, buf: str, hits: list[Hit], base: int, cut: int) -> str:
+        """Return ``buf[base:cut]`` with its secrets replaced, as written next: markers fitted to
+        the screen (``keep_columns``), a cursor-back still owed by the last one settled."""
+        spans = engine.spans(buf, hits, base, cut) if hits else []
+        if self._known is not None and spans:
+            self._known.learn(buf, spans)
+        if not self._keep_columns:
+            return engine.draw(buf, spans, base, cut)[0] if spans else buf[base:cut]
+        written, owed = engine.draw(buf, spans, base, cut, keep_columns=True) if spans else (buf[base:cut], 0)
+        still = self._owed
+        if still and written:
+            written, still = _settle_owed(written, still)
+        self._owed = owed if spans else still
+        return written
+
+    def _with_known(self, buf: str, lo: int, base: int, hits: list[Hit], engine: _Engine) -> list[Hit]:
+        """Return ``hits`` named and completed by the session's known secrets (``KnownSecrets``)."""
+        known = self._known
+        return known.named(buf, lo, base, hits, len(engine.rules)) if known else hits
 
     def _blank_wrapped(self, written: str) -> str:
         """Blank what continues a secret past a soft wrap in ``written`` (see the class)."""
@@ -212,6 +239,9 @@ class StreamRedactor:
         if _has_screen_controls(buf):  # a secret may be drawn with escape sequences or backspaces inside
             hits += [h for h in engine.screen_hits(buf, lo) if h[3] > base]
             cut = min(cut, engine.screen_hold_start(buf, lo))
+        if self._known:
+            hits = self._with_known(buf, lo, base, hits, engine)
+            cut = min(cut, self._known.hold_start(buf, base))
         if hits and cut < len(buf):
             cut = _settle(cut, hits)
         if cut < base:  # what release() wrote may still be growing into a secret: hold all that is new
@@ -264,6 +294,8 @@ class StreamRedactor:
                 cut = min(cut, specific.screen_hold_start(buf, lo, escapes=False, partials=False))
             if cut < n:
                 return ""
+        if self._known and n - self._known.hold_start(buf, base) >= _KNOWN_HELD:
+            return ""  # the start of a secret the session knows, as a literal of a token format
         hits = self._hits_at_end(engine, buf, base)
         if self._unclosed_quote(engine, buf, lo, hits):
             return ""
@@ -271,7 +303,7 @@ class StreamRedactor:
         start = engine.hold_start(buf, max(lo, n - _HOLD_MAX))
         if _has_screen_controls(buf):
             start = min(start, engine.screen_hold_start(buf, max(lo, n - _HOLD_MAX)))
-        written = engine.apply(buf, hits, base, n, keep_columns=self._keep_columns) if hits else buf[base:]
+        written = self._draw(engine, buf, hits, base, n)
         self._held = ""
         self._released = n - start
         self._context = buf[max(0, start - engine.context_chars) :]
@@ -297,19 +329,20 @@ class StreamRedactor:
         hits = [h for h in engine.hits(buf) if h[2] >= lo and h[3] > base]
         if _has_screen_controls(buf):
             hits += [h for h in engine.screen_hits(buf, lo) if h[3] > base]
-        return hits
+        return self._with_known(buf, lo, base, hits, engine)
 
     def _advance(self, engine: _Engine, buf: str, base: int, hits: list[Hit], cut: int) -> str:
         """Write ``buf[base:cut]``, hold the rest and keep the context; return what is written."""
         self._held = buf[cut:]
         self._released = 0
         self._context = buf[max(0, cut - engine.context_chars) : cut]
-        return engine.apply(buf, hits, base, cut, keep_columns=self._keep_columns) if hits else buf[base:cut]
+        return self._draw(engine, buf, hits, base, cut)
 
     def _cut_off(self, engine: _Engine, buf: str, base: int, hits: list[Hit], start: int, rule: CompiledRule) -> str:
         """Write ``buf[base:start]``, then ``rule``'s marker for all of ``buf[start:]``."""
         start = max(start, base)
-        written = engine.apply(buf, hits, base, start, keep_columns=self._keep_columns) if hits else buf[base:start]
+        written = self._draw(engine, buf, hits, base, start)
+        self._owed = 0  # the marker of the cut-off secret is bare
         self._held = ""
         self._released = 0
         self._context = buf[-engine.context_chars :]
@@ -338,6 +371,9 @@ class StreamRedactor:
         self._context = joined[max(0, lo - engine.context_chars) : lo]
         return joined[lo:]
 
+
+_KNOWN_HELD = 3
+"""Characters of a known secret's start at the end of the output that ``release`` keeps holding."""
 
 _OPEN_ANCHOR = 1024
 """Characters of a secret cut off at the bound kept to check that later text continues it."""

@@ -77,6 +77,29 @@ def _keyword(keyword: str) -> str:
     return f"(?i){keyword}{_SEP}{_VALUE}"
 
 
+_RANDOM_VALUE = (
+    r"(?P<secret>(?![./~])(?=[A-Za-z_.+/=~-]{0,256}[0-9])(?=[0-9_.+/=~-]{0,256}[A-Za-z])[A-Za-z0-9_.+/=~-]{16,256})"
+    r"(?![A-Za-z0-9_.+/=~-])"
+)
+"""A value that looks random: 16+ characters of a token's alphabet, with letters and digits."""
+
+VENDORS = (
+    # gitleaks' keyword rules (config/gitleaks.toml, 2026-07): a vendor's name before the value.
+    "adafruit", "adobe", "airtable", "algolia", "alibaba", "asana", "beamer", "bitbucket", "bittrex",
+    "meraki", "cloudflare", "codecov", "cohere", "co_api_key", "coinbase", "confluent", "contentful",
+    "datadog", "discord", "droneci", "dropbox", "etsy", "facebook", "fastly", "finicity", "finnhub",
+    "flickr", "freshbooks", "gitter", "heroku", "hubspot", "intercom", "jfrog", "artifactory", "bintray",
+    "kraken", "kucoin", "launchdarkly", "linear", "linkedin", "linked_in", "linked-in", "looker", "mailgun",
+    "mattermost", "messagebird", "message_bird", "message-bird", "netlify", "new_relic", "newrelic",
+    "new-relic", "nytimes", "okta", "plaid", "privateai", "private_ai", "private-ai", "rapidapi",
+    "sendbird", "sentry", "snyk", "sonar", "squarespace", "sumo", "travis", "twitch", "twitter",
+    "yandex", "zendesk",
+    # Model routers, gateways and providers whose keys have no prefix of their own.
+    "portkey", "helicone", "litellm", "openrouter", "mistral", "deepseek", "together", "fireworks",
+    "groq", "perplexity", "anyscale", "deepinfra", "voyage", "cerebras", "replicate", "huggingface",
+)
+"""Vendor names that make an assignment's random value a secret (the rule ``vendor-secret``)."""
+
 _KEY_BEGIN = r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
 _KEY_END = r"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
 _PRIVATE_KEY = (
@@ -160,17 +183,32 @@ RULES: tuple[RedactionRule, ...] = (
         "sk-ant-api03-FAKEexampleKEY000000000000000000000000000000-FAKEAA",
         keywords=('sk-ant-',),
     ),
+    # Model routers, gateways and newer providers: formats from the vendors' own code and docs
+    # and trufflehog's detectors (pkg/detectors, read 2026-08), not in gitleaks' default set.
+    RedactionRule("openrouter-key", r"sk-or-v1-[a-f0-9]{64}", "sk-or-v1-" + FAKE_HEX * 4, keywords=('sk-or-v1-',)),
+    RedactionRule(
+        # LiteLLM proxy virtual keys: "sk-" + secrets.token_urlsafe(16) (key_management_endpoints.py).
+        "litellm-key", r"(?<![A-Za-ln-z0-9_-])sk-(?=[\w-]{0,21}[0-9])(?=[\w-]{0,21}[A-Za-z])[A-Za-z0-9_-]{22}" + r"(?![\w-])",
+        "sk-FAKE0ex_ample-Key00Abc", min_entropy=3.0, keywords=('sk-',),
+    ),
+    RedactionRule("helicone-key", r"sk-helicone-(?:eu-)?[a-z0-9]{7}(?:-[a-z0-9]{7}){3}", "sk-helicone-fake000-fake001-fake002-fake003", keywords=('sk-helicone-',)),
+    RedactionRule("together-key", r"tgp_v1_[A-Za-z0-9_-]{43}", "tgp_v1_" + _F * 5 + "FAK", keywords=('tgp_v1_',)),
+    RedactionRule("fireworks-key", rf"{_NW}fw_(?=[A-Za-z]{{0,63}}[0-9])[A-Za-z0-9]{{20,64}}{_END}", "fw_FAKE8f3kQ9zX1vB7nM2pL5wRt", min_entropy=3.0, keywords=('fw_',)),
+    RedactionRule("langsmith-key", r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}", "lsv2_pt_" + FAKE_HEX * 2 + "_" + FAKE_HEX[:10], keywords=('lsv2_pt_', 'lsv2_sk_')),
+    RedactionRule("langfuse-key", r"sk-lf-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "sk-lf-01234567-89ab-cdef-0123-456789abcdef", keywords=('sk-lf-',)),
+    RedactionRule("pinecone-key", r"pcsk_[A-Za-z0-9]{5,6}_[A-Za-z0-9]{63}", "pcsk_FAKE0_" + _F * 7 + "FAKEEXA", keywords=('pcsk_',)),
+    RedactionRule("elevenlabs-key", rf"{_NW}sk_[a-f0-9]{{48}}{_END}", "sk_" + FAKE_HEX * 3, keywords=('sk_',)),
     RedactionRule(
         "openai-key",
         r"sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,250}|[A-Za-z0-9]{32,250})",
         "sk-proj-FAKEexample0000KEY0000fakeT3BlbkFJFAKE0000example",
         keywords=('sk-', 'sk-admin-', 'sk-proj-', 'sk-svcacct-'),
     ),
-    RedactionRule("huggingface-token", r"(?:hf_|api_org_)[A-Za-z]{34}" + _END, "hf_FAKEexampleTokenFAKEexampleTokenAb", keywords=('api_org_', 'hf_')),
+    RedactionRule("huggingface-token", r"(?:hf_|api_org_)[A-Za-z0-9]{34}" + _END, "hf_FAKEexampleTokenFAKEexampleTokenAb", keywords=('api_org_', 'hf_')),
     RedactionRule("perplexity-key", r"pplx-[A-Za-z0-9]{48}", "pplx-" + _F * 6, keywords=('pplx-',)),
     RedactionRule("groq-key", r"gsk_[A-Za-z0-9]{52}", "gsk_" + _F * 6 + "FAKE", keywords=('gsk_',)),
-    RedactionRule("xai-key", r"xai-[A-Za-z0-9]{80}", "xai-" + _F * 10, keywords=('xai-',)),
-    RedactionRule("replicate-token", r"r8_[A-Za-z0-9]{37}", "r8_" + _F * 4 + "FAKEE", keywords=('r8_',)),
+    RedactionRule("xai-key", r"xai-[A-Za-z0-9_]{80}", "xai-" + _F * 10, keywords=('xai-',)),
+    RedactionRule("replicate-token", r"r8_[A-Za-z0-9_-]{37}", "r8_" + _F * 4 + "FAKEE", keywords=('r8_',)),
     # -- source hosting, packages and CI
     RedactionRule(
         "github-fine-grained",
@@ -212,7 +250,7 @@ RULES: tuple[RedactionRule, ...] = (
     RedactionRule(
         "nuget-password",
         r"(?i)<add key=\"(?:cleartext)?password\"\s{0,8}value=\"(?P<secret>[^\"\x00-\x1f]{1,256})\"",
-        '<add key="ClearTextPassword" value="FAKEpassw0rd" />',
+        '<add key="ClearTextPassword" value="FAKEnugetPassw0rd" />',
         keywords=('<add key="',), requires="=",
     ),
     RedactionRule("sonar-token", rf"{_NW}sq[apu]_[a-f0-9]{{40}}", "squ_" + (FAKE_HEX * 3)[:40], keywords=('sqa_', 'sqp_', 'squ_')),
@@ -354,6 +392,15 @@ RULES: tuple[RedactionRule, ...] = (
         "curl -u admin:FAKEpassw0rd https://api.example.com",
         keywords=('--user', '-u'),
     ),
+    RedactionRule(
+        # A vendor's name in a credential's name, then a random value (HEROKU_API_KEY=...,
+        # cohere: ..., x-portkey-api-key: ...): gitleaks' keyword rules, and the model routers
+        # and providers whose keys have no prefix of their own.
+        "vendor-secret",
+        rf"(?i)(?:{'|'.join(VENDORS)})[\w.-]{{0,24}}{_SEP}{_RANDOM_VALUE}",
+        "HEROKU_API_KEY=FAKEh3r0kuQ9zX1vB7nM2pL5",
+        min_entropy=3.5, keywords=VENDORS, requires=":=",
+    ),
     RedactionRule("api-key", _keyword(r"api[_-]?key"), 'api_key = "FAKE-api-key-0000"', keywords=('api',), requires=":="),
     RedactionRule("token", _keyword("token"), "GITHUB_TOKEN=FAKEtoken123", keywords=('token',), requires=":="),
     RedactionRule(
@@ -366,10 +413,8 @@ RULES: tuple[RedactionRule, ...] = (
         # letters and digits and at least 3.5 bits of entropy per character (as gitleaks'
         # generic rule), so that `key_path = ...` or `access = read-only` stay as they are.
         "generic-secret",
-        rf"(?i)(?:key|auth|credential|creds|access|private)[\w.-]{{0,20}}{_SEP}"
-        r"(?P<secret>(?![./~])(?=[A-Za-z_.+/=~-]{0,256}[0-9])(?=[0-9_.+/=~-]{0,256}[A-Za-z])[A-Za-z0-9_.+/=~-]{16,256})"
-        r"(?![A-Za-z0-9_.+/=~-])",
-        "ADAFRUIT_IO_KEY=FAKE8f3kQ9zX1vB7nM2pL5wR",
+        rf"(?i)(?:key|auth|credential|creds|access|private)[\w.-]{{0,20}}{_SEP}{_RANDOM_VALUE}",
+        "DEPLOYMENT_KEY=FAKE8f3kQ9zX1vB7nM2pL5wR",
         min_entropy=3.5,
         keywords=('access', 'auth', 'credential', 'creds', 'key', 'private'), requires=":=",
     ),

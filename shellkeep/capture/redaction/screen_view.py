@@ -190,24 +190,141 @@ def _overstrike(text: str) -> tuple[str, list[int], int]:
     return "".join(out), index, back
 
 
+def _secret_width(secret: str) -> int:
+    """Return the columns ``secret`` took on the screen (-1: unknown, or over several lines)."""
+    if "\n" in secret or "\r" in secret:
+        return -1
+    shown = _ScreenView(secret).text if _has_screen_controls(secret) else secret
+    if shown.isascii():
+        return len(shown) if shown.isprintable() else -1
+    import wcwidth  # pyte's; only for a secret beyond ASCII
+
+    width: int = wcwidth.wcswidth(shown)
+    return width
+
+
 def _columns_kept(marker: str, secret: str) -> str:
     """Return ``marker`` fitted to the columns ``secret`` took on the screen: padded with
     spaces when the secret was wider, followed by a cursor-back (CUB, ECMA-48 ``CSI n D``)
     over its extra columns when it was narrower, so the text after it is drawn where it was.
     The marker itself stays whole in the recording. A secret over several lines, or one
-    whose width is unknown (control characters), gets the bare marker."""
-    if "\n" in secret or "\r" in secret:
-        return marker
-    shown = _ScreenView(secret).text if _has_screen_controls(secret) else secret
-    if shown.isascii():
-        width = len(shown) if shown.isprintable() else -1
-    else:
-        import wcwidth  # pyte's; only for a secret beyond ASCII
-
-        width = wcwidth.wcswidth(shown)
+    whose width is unknown (control characters), gets the bare marker. ``_fit_marker``
+    decides, from what follows, whether the cursor-back may be used."""
+    width = _secret_width(secret)
     if width <= 0 or width == len(marker):
         return marker
     if width > len(marker):
         return marker + " " * (width - len(marker))
     return f"{marker}\x1b[{len(marker) - width}D"
 
+
+_PRINTS, _MOVES, _UNDECIDED = 0, 1, 2
+"""What the text after a marker does first: draws a character where the cursor is; moves the
+cursor (a line end, a backspace, a cursor-moving escape sequence); nothing yet (the text ends)."""
+
+_MOVING_FINALS = frozenset("ABCDEFGHIZ`adefHf")
+"""Final characters of the CSI sequences that move the cursor (CUU ... CUP, CHA, VPA, HVP)."""
+
+
+@functools.cache
+def _row_end_rx() -> re.Pattern[str]:
+    """Return the regex of what ends a row of drawn text: a line end, a backspace, a cursor move."""
+    return re.compile(r"[\r\n\x08\x0b\x0c]|\x1b(?:\[[0-?]*[ -/]*[ABCDEFGHIZ`adef]|[78EMD])")
+
+
+def _after_marker(text: str, pos: int, stop: int) -> tuple[int, int]:
+    """Return what ``text[pos:stop]`` does first to the cursor after a marker (``_PRINTS``,
+    ``_MOVES`` or ``_UNDECIDED``) and where that is: escape sequences that neither move the
+    cursor nor draw (SGR colours, modes, erasing from the cursor) and bells are stepped over."""
+    rx = _escape_rx()
+    i = pos
+    while i < stop:
+        ch = text[i]
+        if ch == "\x1b":
+            m = rx.match(text, i, stop)
+            if m is None:
+                i += 1
+                continue
+            seq = m.group()
+            if m.end() == stop and _cut_escape_start(seq, 0) == 0:
+                return _UNDECIDED, i  # an escape sequence cut by the end: decided by what it becomes
+            if (seq[1] == "[" and seq[-1] in _MOVING_FINALS) or seq in ("\x1b7", "\x1b8", "\x1bE", "\x1bM", "\x1bD"):
+                return _MOVES, i
+            i = m.end()
+        elif ch in "\r\n\x08\x0b\x0c":
+            return _MOVES, i
+        elif ch < " " and ch != "\t":
+            i += 1  # a bell or another control that draws nothing
+        else:
+            return _PRINTS, i  # a character (or a tab, which moves on) drawn from the cursor
+    return _UNDECIDED, stop
+
+
+def _fit_marker(marker: str, text: str, start: int, end: int, stop: int) -> tuple[str, int, int]:
+    """Return how a marker replacing the secret ``text[start:end]`` is drawn with what follows
+    it up to ``stop``: (the marker and that text as written, what is still owed to the next
+    text written (``_settle_owed``), ``stop``).
+
+    A secret wider than its marker: the marker padded to its columns (``_columns_kept``). A
+    narrower one: the text after it must not land inside the marker ("[REDACTED:pass\"ord]").
+    When that text moves the cursor first (a line end, a cursor move), a cursor-back over the
+    marker's extra columns keeps every column as it was. When it draws first, it is drawn
+    after the marker, and as many spaces as the marker took in excess are taken from the
+    first run of spaces that long on the rest of the row (a TUI's padding before its border),
+    so the columns after that run are kept. When nothing follows yet, the decision is owed
+    to the next text written, which settles it the same way.
+    """
+    secret = text[start:end]
+    width = _secret_width(secret)
+    extra = len(marker) - width
+    if width <= 0 or extra <= 0:
+        return _columns_kept(marker, secret) + text[end:stop], 0, stop
+    after, owed = _settle_after(text, end, stop, extra)
+    return marker + after, owed, stop
+
+
+def _settle_after(text: str, at: int, stop: int, extra: int) -> tuple[str, int]:
+    """Return ``text[at:stop]``, drawn after a marker ``extra`` columns wider than its secret,
+    as written, and what is still owed: ``extra`` (undecided: nothing drew or moved yet),
+    ``-extra`` (drawn on, its row still ``extra`` columns to the right), or 0."""
+    kind, i = _after_marker(text, at, stop)
+    if kind == _UNDECIDED:
+        return text[at:stop], extra
+    if kind == _MOVES:
+        return f"{text[at:i]}\x1b[{extra}D{text[i:stop]}", 0
+    return _absorbed(text, at, stop, extra)
+
+
+def _absorbed(text: str, at: int, stop: int, extra: int) -> tuple[str, int]:
+    """Return ``text[at:stop]`` with ``extra`` spaces taken from the runs of spaces before its
+    row ends (a line end or a cursor move), in order, each giving all its spaces but one (so
+    no two words run together), and what is still owed: 0, or minus the spaces still to take
+    when the row goes on past ``stop``."""
+    row = _row_end_rx().search(text, at, stop)
+    row_end = row.start() if row is not None else stop
+    out: list[str] = []
+    pos = at
+    for run in _spaces_rx().finditer(text, at, row_end):
+        if extra <= 0:
+            break
+        take = min(extra, len(run.group()) - 1)
+        out.append(text[pos : run.end() - take])
+        pos = run.end()
+        extra -= take
+    out.append(text[pos:stop])
+    return "".join(out), 0 if row is not None or extra <= 0 else -extra
+
+
+@functools.cache
+def _spaces_rx() -> re.Pattern[str]:
+    """Return the regex of a run of two spaces or more."""
+    return re.compile("  +")
+
+
+def _settle_owed(text: str, owed: int) -> tuple[str, int]:
+    """Return ``text``, written after a marker that still owes ``owed`` (``_settle_after``:
+    a cursor-back when positive, spaces to take from its row when negative), as written, and
+    what is still owed after it."""
+    if owed > 0:
+        return _settle_after(text, 0, len(text), owed)
+    return _absorbed(text, 0, len(text), -owed)
