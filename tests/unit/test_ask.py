@@ -10,10 +10,14 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
 
 from shellkeep.agents.ask_commands import McpServer, build_ask_command, shared_folder
 from shellkeep.app.ask import SERVER_TOOLS, AskRequest, choose_agent, server_for
