@@ -265,22 +265,7 @@ def plan_resume(
             meta, note = placed.meta, _joined(note, placed.note)
             force_inject = not placed.usable
     elif meta.agent_session_id and not force_inject:
-        if str(cwd) != exact.cwd and not dry_run:  # the agent may look for its transcript by directory
-            meta, copied = relocate_transcript(meta, cwd, env)
-            note = _joined(note, copied)
-        # Before the adapter judges the native resume possible: its transcript may need restoring,
-        # and what an earlier resume left must not make the agent delete it once more. A dry run
-        # asks the same question and writes nothing, so it plans what the real resume runs.
-        check = check_transcript(meta, ctx.vault, dry_run=dry_run)
-        if check.restores:  # the adapter must not judge by the file a real resume would write first
-            meta = dataclasses.replace(meta, agent_transcript=None)
-        if check.usable and meta.agent_transcript and not dry_run:
-            remove_resume_leftovers(
-                adapter, AgentSession(agent=adapter.name, session_id=meta.agent_session_id, transcript=Path(meta.agent_transcript))
-            )
-        note = _joined(note, check.note if check.usable else f"{check.note}; re-injecting instead")
-        if not check.usable:
-            force_inject = True
+        meta, note, force_inject = _checked_transcript(ctx, meta, adapter, exact.cwd, cwd, env, note, dry_run=dry_run)
     if meta.agent_session_id and not force_inject and not pulled:  # the agent's own state may point elsewhere
         transcript = Path(meta.agent_transcript) if meta.agent_transcript else None
         problem = native_resume_problem(adapter, AgentSession(agent=adapter.name, session_id=meta.agent_session_id, transcript=transcript), env)
@@ -304,6 +289,29 @@ def plan_resume(
             unanswered=unanswered,
         )
     return dataclasses.replace(_fresh_plan(meta, adapter, cwd, recent, settle_s, note, ctx.vault), unanswered=unanswered)
+
+
+def _checked_transcript(
+    ctx: Context, meta: SessionMeta, adapter: AgentAdapter, first_cwd: str, cwd: Path, env: Mapping[str, str], note: str | None, *, dry_run: bool
+) -> tuple[SessionMeta, str | None, bool]:
+    """Return (meta, note, force_inject) once this machine's transcript of ``meta`` is where the
+    agent looks for it and checked (``check_transcript``): force_inject when it is not usable."""
+    assert meta.agent_session_id is not None
+    if str(cwd) != first_cwd and not dry_run:  # the agent may look for its transcript by directory
+        meta, copied = relocate_transcript(meta, cwd, env)
+        note = _joined(note, copied)
+    # Before the adapter judges the native resume possible: its transcript may need restoring,
+    # and what an earlier resume left must not make the agent delete it once more. A dry run
+    # asks the same question and writes nothing, so it plans what the real resume runs.
+    check = check_transcript(meta, ctx.vault, dry_run=dry_run)
+    if check.restores:  # the adapter must not judge by the file a real resume would write first
+        meta = dataclasses.replace(meta, agent_transcript=None)
+    if check.usable and meta.agent_transcript and not dry_run:
+        remove_resume_leftovers(
+            adapter, AgentSession(agent=adapter.name, session_id=meta.agent_session_id, transcript=Path(meta.agent_transcript))
+        )
+    note = _joined(note, check.note if check.usable else f"{check.note}; re-injecting instead")
+    return meta, note, not check.usable
 
 
 def with_environment(plan: ResumePlan, restore: EnvRestore) -> ResumePlan:
