@@ -115,7 +115,9 @@ def _planned_restore(target: Path, state: str, saved: int) -> TranscriptCheck:
         return TranscriptCheck(True, f"the agent's transcript {target} is gone; shellkeep's copy would be restored", restores=True)
     try:
         with open(target, "rb") as fh:
-            if _records(fh) >= saved:
+            if _records(_lines_without_nul(fh)) >= saved:  # as check_transcript judges it
+                if state == "damaged":
+                    return TranscriptCheck(False, f"the agent's transcript {target} is damaged (NUL bytes over records) and shellkeep's copy holds no more")
                 return TranscriptCheck(True)
     except OSError:
         pass

@@ -250,6 +250,7 @@ def plan_resume(
     adapter = adapter_of(meta)
     native: list[str] | None = None
     note: str | None = moved_note
+    restored: Path | None = None  # a dry run: the transcript the real resume puts back first
     if meta.agent_session_id and not _PLAIN_ID.fullmatch(meta.agent_session_id):  # it goes into an argv and paths
         note = _joined(note, f"agent session id {meta.agent_session_id!r} refused (not a plain id); re-injecting instead")
         meta, force_inject = dataclasses.replace(meta, agent_session_id=None), True
@@ -265,11 +266,11 @@ def plan_resume(
             meta, note = placed.meta, _joined(note, placed.note)
             force_inject = not placed.usable
     elif meta.agent_session_id and not force_inject:
-        meta, note, force_inject = _checked_transcript(ctx, meta, adapter, exact.cwd, cwd, env, note, dry_run=dry_run)
+        meta, note, force_inject, restored = _checked_transcript(ctx, meta, adapter, exact.cwd, cwd, env, note, dry_run=dry_run)
     if meta.agent_session_id and not force_inject and not pulled:  # the agent's own state may point elsewhere
         transcript = Path(meta.agent_transcript) if meta.agent_transcript else None
         problem = native_resume_problem(adapter, AgentSession(agent=adapter.name, session_id=meta.agent_session_id, transcript=transcript), env)
-        if problem:
+        if problem and not (restored is not None and str(restored) in problem):  # a dry run: the file resume writes first
             note, force_inject = _joined(note, f"{problem}; re-injecting instead"), True
     if meta.agent_session_id and not force_inject:
         transcript = Path(meta.agent_transcript) if meta.agent_transcript else None
@@ -293,9 +294,10 @@ def plan_resume(
 
 def _checked_transcript(
     ctx: Context, meta: SessionMeta, adapter: AgentAdapter, first_cwd: str, cwd: Path, env: Mapping[str, str], note: str | None, *, dry_run: bool
-) -> tuple[SessionMeta, str | None, bool]:
-    """Return (meta, note, force_inject) once this machine's transcript of ``meta`` is where the
-    agent looks for it and checked (``check_transcript``): force_inject when it is not usable."""
+) -> tuple[SessionMeta, str | None, bool, Path | None]:
+    """Return (meta, note, force_inject, restored) once this machine's transcript of ``meta`` is
+    where the agent looks for it and checked (``check_transcript``): force_inject when it is not
+    usable; restored, in a dry run, the transcript the real resume would put back first."""
     assert meta.agent_session_id is not None
     if str(cwd) != first_cwd and not dry_run:  # the agent may look for its transcript by directory
         meta, copied = relocate_transcript(meta, cwd, env)
@@ -304,6 +306,7 @@ def _checked_transcript(
     # and what an earlier resume left must not make the agent delete it once more. A dry run
     # asks the same question and writes nothing, so it plans what the real resume runs.
     check = check_transcript(meta, ctx.vault, dry_run=dry_run)
+    restored = Path(meta.agent_transcript) if check.restores and meta.agent_transcript else None
     if check.restores:  # the adapter must not judge by the file a real resume would write first
         meta = dataclasses.replace(meta, agent_transcript=None)
     if check.usable and meta.agent_transcript and not dry_run:
@@ -311,7 +314,7 @@ def _checked_transcript(
             adapter, AgentSession(agent=adapter.name, session_id=meta.agent_session_id, transcript=Path(meta.agent_transcript))
         )
     note = _joined(note, check.note if check.usable else f"{check.note}; re-injecting instead")
-    return meta, note, not check.usable
+    return meta, note, not check.usable, restored
 
 
 def with_environment(plan: ResumePlan, restore: EnvRestore) -> ResumePlan:

@@ -723,7 +723,7 @@ def status(ctx: Context, url: str) -> SyncStatus:
             MachineStatus(index.id, index.host, len(index.sessions), len(new), sum(_entry_bytes(e) for e in new.values()))
         )
     part_bytes = ctx.config.sync.part_mib << 20
-    to_send = sum(_bytes_to_send(f, ctx, part_bytes) for p in todo for f in [*p.files, *_screen_file(ctx, p.meta)])
+    to_send = sum(_bytes_to_send(f, ctx, part_bytes) for p in todo for f in _with_screen_file(ctx, p))
     return SyncStatus(url, me.id, len(todo), to_send, running, len(state), machines, refused)
 
 
