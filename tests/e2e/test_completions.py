@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -39,6 +40,8 @@ def _tab(sh: Shell, typed: str, *wanted: str) -> str:
 
     try:
         wait_until(lambda: all(w in shown() for w in wanted), timeout_s=30)
+    except TimeoutError:
+        raise AssertionError(f"{wanted!r} not all on screen after TAB TAB: {shown()!r}") from None
     finally:
         sh.harness.write(b"\x05\x15")  # Ctrl-E, Ctrl-U: the end of the line, then delete it all
     text = shown()
@@ -121,6 +124,10 @@ def test_fish_lists_sessions_newest_first(completing: dict[str, str], home: Path
     project = tmp_path / "proj"
     project.mkdir()
     sh = _start_in("fish", completing, project)
-    shown = _tab(sh, "shellkeep show 2", f"{newer[-5:]}  (", f"{older[-5:]}  (")  # fish elides the common start: '…-7708d  (true finished)'
-    assert shown.index(f"{newer[-5:]}  (") < shown.index(f"{older[-5:]}  (")
+    # fish elides the start the two share, keeping a character of it: '…-7708d  (true finished)', or '…708d'
+    # when both ends begin '77'. What is left of each id past the shared start is always on screen.
+    shared = len(os.path.commonprefix([older, newer]))
+    newer_shown, older_shown = f"{newer[shared:]}  (", f"{older[shared:]}  ("
+    shown = _tab(sh, "shellkeep show 2", newer_shown, older_shown)
+    assert shown.index(newer_shown) < shown.index(older_shown)
     sh.close()
