@@ -191,7 +191,8 @@ def test_restore_files_while_the_agent_runs_warns_and_asks(home: Paths, tmp_path
     declined = run_sk("restore-files", "--last", "--before-exchange", "1", input_bytes=b"n\n")
     assert declined.returncode == 1
     said = declined.stderr.decode().splitlines()
-    assert said[0] == warning and "to checkpoint 1? [y/N]: shellkeep: not restored; the files are as they were" in said[1]
+    assert said[0] == warning and "  delete b.txt" in said  # the files it would change, before the question
+    assert "to checkpoint 1? [y/N]: shellkeep: not restored; the files are as they were" in said[-1]
     assert (repo / "b.txt").read_text() == "the agent's file\n"
 
     done = run_sk("restore-files", "--last", "--before-exchange", "1", "--yes")
