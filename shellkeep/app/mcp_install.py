@@ -91,13 +91,14 @@ def install_mcp(request: InstallRequest, env: Mapping[str, str] | None = None) -
             )
     command = None if request.uninstall else server_command(request.server_args, environ)
     home = home_dir(environ)
-    return [_one(target, command, home) for target in targets]
+    kept = frozenset({home, home / ".config", Path(environ.get("XDG_CONFIG_HOME") or home / ".config")})
+    return [_one(target, command, home, kept) for target in targets]
 
 
-def _one(target: McpTarget, command: ServerCommand | None, home: Path) -> InstallResult:
+def _one(target: McpTarget, command: ServerCommand | None, home: Path, kept: frozenset[Path]) -> InstallResult:
     """Edit one agent's settings file; an error becomes the result's ``error`` line."""
     try:
-        outcome = _edit_file(target, command, home)
+        outcome = _edit_file(target, command, home, kept)
     except ShellkeepError as exc:
         return InstallResult(target.agent, target.title, target.path, None, str(exc))
     except OSError as exc:
@@ -107,7 +108,7 @@ def _one(target: McpTarget, command: ServerCommand | None, home: Path) -> Instal
     return InstallResult(target.agent, target.title, target.path, outcome)
 
 
-def _edit_file(target: McpTarget, command: ServerCommand | None, home: Path) -> Outcome:
+def _edit_file(target: McpTarget, command: ServerCommand | None, home: Path, kept: frozenset[Path]) -> Outcome:
     """Read, edit and atomically replace ``target.path`` (remove it when left empty); return the outcome."""
     path = target.path
     try:
@@ -134,21 +135,21 @@ def _edit_file(target: McpTarget, command: ServerCommand | None, home: Path) -> 
         if edit.text or path.is_symlink():
             write_bytes_atomic(path, edit.text.encode("utf-8"), expect=before, follow_symlink=True, mode=mode)
         else:
-            _remove_emptied(path, before, home)
+            _remove_emptied(path, before, home, kept)
     except FileChanged as exc:
         raise ShellkeepError(f"'{path}' was changed by another program while shellkeep edited it; run this again") from exc
     return edit.outcome
 
 
-def _remove_emptied(path: Path, before: FileIdentity, home: Path) -> None:
+def _remove_emptied(path: Path, before: FileIdentity, home: Path, kept: frozenset[Path]) -> None:
     """Remove the settings file that held shellkeep's entry alone, then each folder holding it left
-    empty, up to (not) HOME; outside HOME its own folder alone: what install found when there was none."""
+    empty, up to (not) HOME or the XDG config folder; outside HOME its own folder alone: what install found when there was none."""
     if file_identity(path) != before:
         raise FileChanged(errno.EAGAIN, "changed by another process while being rewritten", str(path))
     path.unlink()
     for folder in (path.parent, *path.parent.parents):
-        if folder == home or not (folder == path.parent or home in folder.parents):
-            return
+        if folder in kept or not (folder == path.parent or home in folder.parents):
+            return  # the config folders of every program stay, empty or not
         try:
             folder.rmdir()
         except OSError:  # not empty (or not the user's to change): it stays, and so does what holds it

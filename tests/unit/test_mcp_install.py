@@ -149,8 +149,9 @@ def test_install_writes_the_agents_shape_once_and_uninstall_removes_only_it(agen
 
 @pytest.mark.parametrize("agent", AGENTS)
 def test_uninstall_leaves_what_install_found(agent: str, agent_home: Path) -> None:
-    """On a HOME without the agent's folder, install then uninstall leave nothing behind; where
-    the folder holds something else, only the file that held shellkeep's entry alone goes."""
+    """On a HOME without the agent's folder, install then uninstall leave nothing behind but the
+    XDG config folder (every program's, never removed); where the folder holds something else,
+    only the file that held shellkeep's entry alone goes."""
     path = settings_file(agent, agent_home)
     for other in (None, path.parent / "state.json"):
         if other is not None:
@@ -160,7 +161,7 @@ def test_uninstall_leaves_what_install_found(agent: str, agent_home: Path) -> No
         code, out, err = sk(agent_home, agent, "--uninstall")
         assert (code, out, err) == (0, f"{agent}: removed 'shellkeep' from {path}\n", "")
         assert sorted(str(p.relative_to(agent_home)) for p in agent_home.rglob("*")) == (
-            [] if other is None else sorted({str(other.relative_to(agent_home)), *map(str, other.relative_to(agent_home).parents)} - {"."})
+            ([".config"] if agent == "opencode" else []) if other is None else sorted({str(other.relative_to(agent_home)), *map(str, other.relative_to(agent_home).parents)} - {"."})
         )
 
 
