@@ -304,21 +304,18 @@ def main() -> int:
 
 
 def write_results(rows: list[tuple[str, str, str, bool | None]], args: argparse.Namespace, hits: int, queries: int) -> None:
-    import platform
+    import sqlite3
+
+    from sections import machine, table
 
     lines = [
         "## Index, search and listing (bench/index_bench.py)",
         "",
         f"{args.sessions} synthetic sessions in one project (40 coloured lines, a marker and 3 exchanges each); "
-        f"{queries} search queries returned {hits} hits in all. Machine: {os.cpu_count()} cores, "
-        f"Python {platform.python_version()}, SQLite {__import__('sqlite3').sqlite_version}. "
-        f"Run on {datetime.now(timezone.utc):%Y-%m-%d}, load average {args.load_at_start:.1f} at the start, {os.getloadavg()[0]:.1f} at the end.",
+        f"{queries} search queries returned {hits} hits in all. " + machine(args.load_at_start, f"SQLite {sqlite3.sqlite_version}"),
         "",
-        "| measure | result | target | met |",
-        "|---|---|---|---|",
+        *table(("measure", "result", "target", "met"), ((n, v, t, "" if ok is None else ("yes" if ok else "no")) for n, v, t, ok in rows)),
     ]
-    for name, value, target, ok in rows:
-        lines.append(f"| {name} | {value} | {target} | {'' if ok is None else ('yes' if ok else 'no')} |")
     lines += [
         "",
         "In process means the layer call alone (`find_sessions`, `search`), index warm, as the command "

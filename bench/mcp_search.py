@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import random
 import shutil
 import statistics
@@ -35,7 +34,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from index_bench import vocabulary, write_sessions  # noqa: E402
-from sections import put_section  # noqa: E402
+from sections import machine, put_section, table  # noqa: E402
 
 HEADING = "## MCP search_sessions over 10,000 sessions (bench/mcp_search.py)"
 TARGET_MS = 200.0
@@ -126,6 +124,7 @@ def main() -> int:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     call_p95 = rows[-1][2]
+    verdict = f"target < {TARGET_MS:.0f} ms"
     lines = [
         HEADING,
         "",
@@ -133,30 +132,25 @@ def main() -> int:
         f"3 exchanges each), index built and warm; {len(queries)} queries (10 rare words, 5 pairs, 5 phrases), "
         f"{args.repeats} runs each, taking turns; limit 20. Wall time in ms. The tool body adds the scope, the audit "
         f"log's append (one entry per session hit, one fsync; {audit_lines} entries written in all) and the quoting and "
-        "paging; the tool call adds the MCP SDK (validation, JSON) through its client connected in process.",
+        "paging; the tool call adds the MCP SDK (validation, JSON) through its client connected in process. " + machine(load_start),
         "",
-        "| way | median ms | p95 ms | hits per round | verdict |",
-        "|---|---:|---:|---:|---|",
-    ]
-    for name, median, p95, found in rows:
-        verdict = ""
-        if name.startswith("tool call"):
-            verdict = f"**{'pass' if p95 < TARGET_MS else 'FAIL'}** (target < {TARGET_MS:.0f} ms)"
-        lines.append(f"| {name} | {median:.1f} | {p95:.1f} | {found} | {verdict} |")
-    lines += [
+        *table(
+            ("way", "median ms", "p95 ms", "hits per round", "verdict"),
+            (
+                (name, f"{median:.1f}", f"{p95:.1f}", found, f"**{'pass' if p95 < TARGET_MS else 'FAIL'}** ({verdict})" if name.startswith("tool call") else "")
+                for name, median, p95, found in rows
+            ),
+            "lrrrl",
+        ),
         "",
         "Response size per tool (characters of the JSON text the agent reads), on the same archive plus one big "
         "session (200 exchanges of 2,000 + 8,000 characters, a 1 MB recording), through the SDK client:",
         "",
-        "| call | largest response, chars | median ms | calls to read it all |",
-        "|---|---:|---:|---:|",
-    ]
-    for name, largest, median, calls in sizes:
-        lines.append(f"| {name} | {largest:,} | {median:.1f} | {calls} |")
-    lines += [
-        "",
-        f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC · {os.cpu_count()} CPUs · load average {load_start:.2f} at the start, "
-        f"{os.getloadavg()[0]:.2f} at the end · Python {platform.python_version()}",
+        *table(
+            ("call", "largest response, chars", "median ms", "calls to read it all"),
+            ((name, f"{largest:,}", f"{median:.1f}", calls) for name, largest, median, calls in sizes),
+            "lrrr",
+        ),
     ]
     section = "\n".join(lines) + "\n"
     print(section)

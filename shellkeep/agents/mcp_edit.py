@@ -54,7 +54,8 @@ def edit_settings(target: McpTarget, text: str | None, command: ServerCommand | 
         command: the server to register, or None to remove shellkeep's entry.
 
     Returns the outcome: ADDED / UPDATED (its launch keys rewritten, the rest of the entry
-    kept) / UNCHANGED, or REMOVED / ABSENT; with the new text when it changed.
+    kept) / UNCHANGED, or REMOVED / ABSENT; with the new text when it changed, ``""`` when
+    removing shellkeep's entry left nothing else in the file.
     Raises BrokenSettings (the file is left alone) and ForeignEntry (an entry of that name that
     does not run shellkeep, see ``runs_shellkeep``).
     """
@@ -65,6 +66,8 @@ def edit_settings(target: McpTarget, text: str | None, command: ServerCommand | 
     outcome = _apply(target, doc, command)
     if outcome in (Outcome.UNCHANGED, Outcome.ABSENT):
         return Edit(outcome, None)
+    if outcome is Outcome.REMOVED and not doc:
+        return Edit(outcome, "")  # nothing but shellkeep's entry was there
     return Edit(outcome, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
 
 

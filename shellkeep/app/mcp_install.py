@@ -5,22 +5,26 @@ command writes (``agents.mcp_config`` lists them, Claude Code's ``~/.claude.json
 the same file ``claude mcp add --scope user`` writes, so it works whether or not the ``claude``
 program is on PATH). Each file is read once, changed in memory and replaced atomically, keeping
 its permission bits; one that changed meanwhile is not overwritten, and one without its owner's
-write bit is refused (the user locked it; root could write it anyway).
+write bit is refused (the user locked it; root could write it anyway). Uninstalling leaves what
+install found: a file left with nothing but shellkeep's entry is removed, and so is each folder
+holding it that is then empty, up to HOME.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from shellkeep.agents.locations import home_dir
 from shellkeep.agents.mcp_config import AGENT_NAMES, McpTarget, ServerCommand, is_installed, mcp_target
 from shellkeep.agents.mcp_edit import BrokenSettings, Outcome, edit_settings
 from shellkeep.app.shellinit import shellkeep_command
 from shellkeep.errors import ShellkeepError
-from shellkeep.store.atomic import FileChanged, file_identity, write_bytes_atomic
+from shellkeep.store.atomic import FileChanged, FileIdentity, file_identity, write_bytes_atomic
 from shellkeep.store.paths import FILE_MODE, resolve_paths
 
 __all__ = ["InstallRequest", "InstallResult", "install_mcp", "server_command"]
@@ -86,13 +90,15 @@ def install_mcp(request: InstallRequest, env: Mapping[str, str] | None = None) -
                 " name one: 'shellkeep mcp install claude'"
             )
     command = None if request.uninstall else server_command(request.server_args, environ)
-    return [_one(target, command) for target in targets]
+    home = home_dir(environ)
+    kept = frozenset({home, home / ".config", Path(environ.get("XDG_CONFIG_HOME") or home / ".config")})
+    return [_one(target, command, home, kept) for target in targets]
 
 
-def _one(target: McpTarget, command: ServerCommand | None) -> InstallResult:
+def _one(target: McpTarget, command: ServerCommand | None, home: Path, kept: frozenset[Path]) -> InstallResult:
     """Edit one agent's settings file; an error becomes the result's ``error`` line."""
     try:
-        outcome = _edit_file(target, command)
+        outcome = _edit_file(target, command, home, kept)
     except ShellkeepError as exc:
         return InstallResult(target.agent, target.title, target.path, None, str(exc))
     except OSError as exc:
@@ -102,8 +108,8 @@ def _one(target: McpTarget, command: ServerCommand | None) -> InstallResult:
     return InstallResult(target.agent, target.title, target.path, outcome)
 
 
-def _edit_file(target: McpTarget, command: ServerCommand | None) -> Outcome:
-    """Read, edit and atomically replace ``target.path``; return the outcome."""
+def _edit_file(target: McpTarget, command: ServerCommand | None, home: Path, kept: frozenset[Path]) -> Outcome:
+    """Read, edit and atomically replace ``target.path`` (remove it when left empty); return the outcome."""
     path = target.path
     try:
         before = file_identity(path)
@@ -126,7 +132,25 @@ def _edit_file(target: McpTarget, command: ServerCommand | None) -> Outcome:
         change = "remove" if command is None else "add"
         raise ShellkeepError(f"'{path}' is read-only; make it writable (chmod u+w '{path}') to let shellkeep {change} its entry")
     try:
-        write_bytes_atomic(path, edit.text.encode("utf-8"), expect=before, follow_symlink=True, mode=mode)
+        if edit.text or path.is_symlink():
+            write_bytes_atomic(path, edit.text.encode("utf-8"), expect=before, follow_symlink=True, mode=mode)
+        else:
+            _remove_emptied(path, before, home, kept)
     except FileChanged as exc:
         raise ShellkeepError(f"'{path}' was changed by another program while shellkeep edited it; run this again") from exc
     return edit.outcome
+
+
+def _remove_emptied(path: Path, before: FileIdentity, home: Path, kept: frozenset[Path]) -> None:
+    """Remove the settings file that held shellkeep's entry alone, then each folder holding it left
+    empty, up to (not) HOME or the XDG config folder; outside HOME its own folder alone: what install found when there was none."""
+    if file_identity(path) != before:
+        raise FileChanged(errno.EAGAIN, "changed by another process while being rewritten", str(path))
+    path.unlink()
+    for folder in (path.parent, *path.parent.parents):
+        if folder in kept or not (folder == path.parent or home in folder.parents):
+            return  # the config folders of every program stay, empty or not
+        try:
+            folder.rmdir()
+        except OSError:  # not empty (or not the user's to change): it stays, and so does what holds it
+            return

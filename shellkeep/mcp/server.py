@@ -22,12 +22,14 @@ from typing import Annotated, Any, TypeVar
 from mcp.server.mcpserver import Context as ToolContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.stdio import stdio_server
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from shellkeep.errors import ShellkeepError
 from shellkeep.logs import get_logger
 from shellkeep.mcp import tools
+from shellkeep.mcp.framing import answer_every_line
 from shellkeep.mcp.pages import MAX_TEXT_CHARS
 from shellkeep.mcp.tools import MAX_LIMIT, Reader
 
@@ -96,7 +98,14 @@ def argument_error(tool: str, exc: ValidationError) -> str:
 
 
 class _Server(MCPServer):
-    """``MCPServer`` whose argument errors are one line in shellkeep's words, not pydantic's report."""
+    """``MCPServer`` whose argument errors are one line in shellkeep's words, not pydantic's report,
+    and whose stdio serving answers every line (``framing``)."""
+
+    async def run_stdio_async(self) -> None:
+        async with stdio_server() as streams:
+            read_stream, write_stream = answer_every_line(*streams)
+            low = self._lowlevel_server
+            await low.run(read_stream, write_stream, low.create_initialization_options())
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:

@@ -23,8 +23,7 @@ from typing import Callable
 
 import pytest
 
-from tests.helpers import invoke_sk, run_sk
-
+from .mcp_checks import ANSWER, PROMPT, RECORDED, WORD, record_and_install
 from .screen_driver import ScreenDriver
 from .standin_anthropic import AnthropicStandin, ToolUse, content_texts, tool_results
 from .test_claude_standin_direct import READY, WAIT_S
@@ -32,19 +31,12 @@ from .test_claude_standin_direct import READY, WAIT_S
 pytestmark = [pytest.mark.agent, pytest.mark.newest_only, pytest.mark.timeout(180)]
 
 Drive = Callable[..., ScreenDriver]
-WORD = "zebrafinch7781"
-RECORDED = f"the bird on the sill is a {WORD}"
-ANSWER = "FOUND-IT-IN-THE-ARCHIVE"
 
 
 def test_claude_runs_shellkeeps_search_after_mcp_install(
     drive: Drive, claude_bin: Path, agent_env: dict[str, str], anthropic_standin: AnthropicStandin, project_dir: Path
 ) -> None:
-    recorded = run_sk("run", "--", "bash", "-c", f"echo '{RECORDED}'", env=agent_env, cwd=project_dir)
-    assert recorded.returncode == 0, recorded.stderr
-    installed = invoke_sk("mcp", "install", "claude", env=agent_env)
-    assert installed.returncode == 0, installed.stderr
-    assert installed.stdout.decode() == f"claude: added 'shellkeep' to {agent_env['HOME']}/.claude.json\n"
+    record_and_install("claude", agent_env, project_dir, Path(agent_env["HOME"]) / ".claude.json")
 
     anthropic_standin.script_tool_uses([ToolUse("mcp__shellkeep__search_sessions", {"query": WORD})])
     anthropic_standin.script([ANSWER])
@@ -56,9 +48,8 @@ def test_claude_runs_shellkeeps_search_after_mcp_install(
     driver.wait_for_screen("✔ shellkeep", WAIT_S)  # the server started from the entry answered (its tools listed)
     driver.press("escape")
     driver.wait_for_screen(READY, WAIT_S)
-    prompt = "what bird did we see"
-    driver.type(prompt)
-    driver.wait_for_screen(prompt, WAIT_S)
+    driver.type(PROMPT)
+    driver.wait_for_screen(PROMPT, WAIT_S)
     driver.press("enter")
     driver.wait_for_screen("Do you want to proceed?", WAIT_S)  # Claude asks before the MCP tool runs
     driver.wait_for_quiet(0.5, WAIT_S)  # a key pressed while the dialog still draws is lost

@@ -23,8 +23,7 @@ from typing import Callable
 
 import pytest
 
-from tests.helpers import invoke_sk, run_sk
-
+from .mcp_checks import ANSWER, PROMPT, RECORDED, WORD, record_and_install
 from .screen_driver import ScreenDriver
 from .standin_openai import FunctionCall, OpenAIStandin, function_outputs
 from .test_codex_standin_direct import READY, WAIT_S
@@ -32,9 +31,6 @@ from .test_codex_standin_direct import READY, WAIT_S
 pytestmark = [pytest.mark.agent, pytest.mark.newest_only, pytest.mark.timeout(180)]
 
 Drive = Callable[..., ScreenDriver]
-WORD = "zebrafinch7781"
-RECORDED = f"the bird on the sill is a {WORD}"
-ANSWER = "FOUND-IT-IN-THE-ARCHIVE"
 
 
 def server_connected(driver: ScreenDriver) -> bool:
@@ -55,20 +51,15 @@ def server_connected(driver: ScreenDriver) -> bool:
 def test_codex_runs_shellkeeps_search_after_mcp_install(
     drive: Drive, codex_bin: Path, codex_env: dict[str, str], openai_standin: OpenAIStandin, project_dir: Path
 ) -> None:
-    recorded = run_sk("run", "--", "bash", "-c", f"echo '{RECORDED}'", env=codex_env, cwd=project_dir)
-    assert recorded.returncode == 0, recorded.stderr
-    installed = invoke_sk("mcp", "install", "codex", env=codex_env)
-    assert installed.returncode == 0, installed.stderr
-    assert installed.stdout.decode() == f"codex: added 'shellkeep' to {codex_env['CODEX_HOME']}/config.toml\n"
+    record_and_install("codex", codex_env, project_dir, Path(codex_env["CODEX_HOME"]) / "config.toml")
 
     openai_standin.script_function_calls([FunctionCall("search_sessions", {"query": WORD}, namespace="mcp__shellkeep")])
     openai_standin.script([ANSWER])
     driver = drive([codex_bin], env=codex_env, cwd=project_dir)
     driver.wait_for_screen(READY, WAIT_S)
     driver.wait_until(lambda: server_connected(driver), WAIT_S, "/mcp shows shellkeep connected")
-    prompt = "what bird did we see"
-    driver.type(prompt)
-    driver.wait_for_screen(prompt, WAIT_S)
+    driver.type(PROMPT)
+    driver.wait_for_screen(PROMPT, WAIT_S)
     driver.press("enter")
     driver.wait_for_screen(ANSWER, WAIT_S)
     assert "Allow the shellkeep MCP server" not in driver.text()  # read-only tools run unasked

@@ -68,32 +68,27 @@ def test_stdio_server_searches_the_project_redacted_and_audited(home: Paths, tmp
 
 
 def test_stdout_carries_the_protocol_alone_and_errors_are_one_line(home: Paths) -> None:
-    """Raw JSON-RPC lines in, as a client writes them: every line out is a JSON-RPC message, and stderr is empty."""
+    """Raw lines in, as a client writes them, stdin closed right after the last: every request and every
+    malformed line gets its reply, every line out is a JSON-RPC message, and stderr is empty."""
     messages = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}},
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "search_sessions", "arguments": {"query": "x", "since": "someday"}}},
+        "{not json",
         {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "get_screen", "arguments": {"id": "../../etc"}}},
+        {"method": "tools/list"},  # JSON, not a JSON-RPC message
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "list_sessions", "arguments": {}}},
     ]
-    # stdin stays open until every reply is in (the SDK drops the calls in flight when stdin closes).
-    server = subprocess.Popen([*SK, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert server.stdin is not None and server.stdout is not None
-    server.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
-    server.stdin.flush()
-    replies = []
-    while len([r for r in replies if "id" in r]) < 3:
-        line = server.stdout.readline()
-        assert line, "the server closed stdout before answering"
-        replies.append(json.loads(line))
-    server.stdin.close()
-    rest = server.stdout.read()
-    assert server.stderr is not None
-    stderr = server.stderr.read()
-    assert server.wait(timeout=30) == 0, stderr
-    replies += [json.loads(line) for line in rest.splitlines()]
+    lines = [m if isinstance(m, str) else json.dumps(m) for m in messages]
+    server = subprocess.run([*SK, "mcp"], input="".join(line + "\n" for line in lines).encode(), capture_output=True, timeout=120)
+    assert server.returncode == 0, server.stderr
+    replies = [json.loads(line) for line in server.stdout.splitlines()]
     assert all(r["jsonrpc"] == "2.0" for r in replies)
-    by_id = {r["id"]: r["result"] for r in replies if "id" in r}
+    assert sorted(r["id"] for r in replies if r.get("id") is not None) == [1, 2, 3, 4]
+    refused = [r["error"]["code"] for r in replies if r.get("id", "") is None]
+    assert refused == [-32700, -32600]
+    by_id = {r["id"]: r["result"] for r in replies if "result" in r}
     assert by_id[1]["serverInfo"]["name"] == "shellkeep"
     for n in (2, 3):
         assert by_id[n]["isError"] is True
@@ -101,7 +96,8 @@ def test_stdout_carries_the_protocol_alone_and_errors_are_one_line(home: Paths) 
         assert "\n" not in text
     assert "'someday'" in by_id[2]["content"][0]["text"]
     assert "no session '../../etc'" in by_id[3]["content"][0]["text"]
-    assert stderr == b""
+    assert by_id[4]["structuredContent"] == {"sessions": [], "next_cursor": None}
+    assert server.stderr == b""
 
 
 def _initialized(server: subprocess.Popen[bytes]) -> None:

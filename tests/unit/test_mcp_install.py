@@ -3,7 +3,7 @@
 In process (``invoke_sk``) with a HOME of each test's own: the file an agent reads holds the
 shape its own ``mcp add`` writes; a second install changes no byte; ``--uninstall`` removes
 shellkeep's entry alone (a user's other server, other settings and a comment in Codex's TOML
-stay); a broken file or a foreign entry named ``shellkeep`` is refused with one line and left
+stay), and the file and folders install made when nothing else is in them; a broken file or a foreign entry named ``shellkeep`` is refused with one line and left
 untouched; ``--all`` goes to the agents set up here only.
 """
 
@@ -148,6 +148,24 @@ def test_install_writes_the_agents_shape_once_and_uninstall_removes_only_it(agen
 
 
 @pytest.mark.parametrize("agent", AGENTS)
+def test_uninstall_leaves_what_install_found(agent: str, agent_home: Path) -> None:
+    """On a HOME without the agent's folder, install then uninstall leave nothing behind but the
+    XDG config folder (every program's, never removed); where the folder holds something else,
+    only the file that held shellkeep's entry alone goes."""
+    path = settings_file(agent, agent_home)
+    for other in (None, path.parent / "state.json"):
+        if other is not None:
+            other.parent.mkdir(parents=True, exist_ok=True)
+            other.write_text("{}")
+        assert sk(agent_home, agent)[0] == 0 and path.is_file()
+        code, out, err = sk(agent_home, agent, "--uninstall")
+        assert (code, out, err) == (0, f"{agent}: removed 'shellkeep' from {path}\n", "")
+        assert sorted(str(p.relative_to(agent_home)) for p in agent_home.rglob("*")) == (
+            ([".config"] if agent == "opencode" else []) if other is None else sorted({str(other.relative_to(agent_home)), *map(str, other.relative_to(agent_home).parents)} - {"."})
+        )
+
+
+@pytest.mark.parametrize("agent", AGENTS)
 def test_install_makes_the_file_where_the_agents_override_points(agent: str, agent_home: Path) -> None:
     overrides = {
         "CLAUDE_CONFIG_DIR": str(agent_home / "cc"),
@@ -242,7 +260,7 @@ def test_an_entry_of_another_shellkeep_copy_is_taken_as_ours(agent_home: Path) -
     assert (code, out) == (0, f"gemini: updated 'shellkeep' in {path}\n")
     assert json.loads(path.read_text())["mcpServers"]["shellkeep"]["command"] == this_shellkeep()
     assert sk(agent_home, "gemini", "--uninstall")[0] == 0
-    assert json.loads(path.read_text()) == {}
+    assert not path.parent.exists()  # nothing but its entry was there
 
 
 def test_a_symlinked_settings_file_is_written_through_its_link(agent_home: Path) -> None:
