@@ -161,7 +161,8 @@ class _ScreenView:
 
 def _overstrike(text: str) -> tuple[str, list[int], int]:
     """Apply backspaces (cursor one column left, never past a line start; the next character
-    overstrikes) and DELs (erase the character before); return the text shown, for each of its
+    overstrikes), carriage returns (cursor to the line start) and DELs (erase the character
+    before); return the text shown, for each of its
     characters its index in ``text``, and the cursor's position after the last of them."""
     out: list[str] = []
     index: list[int] = []
@@ -176,6 +177,8 @@ def _overstrike(text: str) -> tuple[str, list[int], int]:
                 cursor -= 1
                 del out[cursor], index[cursor]
             back = cursor
+        elif ch == "\r":  # a carriage return: back to the line's start (a line editor's redraw)
+            cursor = line
         elif ch == "\n":
             out.append(ch)
             index.append(i)
