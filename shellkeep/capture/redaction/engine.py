@@ -393,6 +393,12 @@ class _Engine:
         # A possible secret crossing the last ESC/BS/DEL starts at most a window before it.
         start = max(first, last - _SCREEN_BACK)
         view = _ScreenView(text[start:])
+        if start > max(first, n - _SCREEN_TAIL) and len(view.text) < _SCREEN_BACK // _SCREEN_SPREAD:
+            # Dense with escape sequences (a TUI's input box draws each key between its own mode
+            # and colour sequences, 30 and more a character): look back over the whole tail, so a
+            # token typed there is still held from its first character.
+            start = max(first, n - _SCREEN_TAIL)
+            view = _ScreenView(text[start:])
         cut = self.hold_start(view.text, 0, partials=partials)
         if 0 < len(view.text) - view.rewritable <= _REWRITE:  # a backspace may come back over what follows it
             before = self.hold_start(view.text[: view.rewritable], 0, partials=partials)
