@@ -21,6 +21,7 @@ keyword an ESC/BS/DEL follows, or one cut by it). Regexes compile on first use, 
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections.abc import Iterable
@@ -227,6 +228,8 @@ class _Engine:
                 if m is not None:
                     add_hit(hits, r, m)
                     resume[key] = max(m.end(), at + 1)
+                elif not r.has_secret:
+                    _cut_short(hits, r, text, at, _end)
 
     def _scan_ci(self, text: str, hits: list[Hit]) -> None:
         """Find the matches of the case-insensitive rules with starting keywords at their
@@ -251,6 +254,8 @@ class _Engine:
                 if m is not None:
                     add_hit(hits, r, m)
                     resume[key] = max(m.end(), at + 1)
+                elif not r.has_secret:
+                    _cut_short(hits, r, text, at, _end)
 
     def _ci_found(self, text: str) -> list[tuple[int, int, int]] | None:
         """Return the overlapping matches of the case-insensitive keywords in ``text`` lower-cased,
@@ -669,6 +674,33 @@ class _Engine:
     def _allowed(self, secret: str) -> bool:
         return any(rx.fullmatch(secret) is not None for rx in self._allow)
 
+
+
+_CUT_SHORT = 8
+"""Token characters after a token format's literal from which a start cut short is a secret."""
+
+
+@functools.cache
+def _token_run_rx() -> re.Pattern[str]:
+    return re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _cut_short(hits: list[Hit], r: CompiledRule, text: str, at: int, after: int) -> None:
+    """Add the start of a token of ``r``'s format cut short at ``at`` to ``hits``: its literal
+    and ``_CUT_SHORT`` token characters or more, then a character that ends every match.
+
+    A line editor or a TUI's input box draws a token typed there in growing prefixes, each
+    erased or drawn over (``ghp_A1b2C3d4E5f6`` then ``\r``, a backspace, a cursor move), and a
+    token edited in its middle is drawn once without its last key: too short for the rule,
+    but a secret all the same.
+    """
+    run = _token_run_rx().match(text, after)
+    if run is None or run.end() - after < _CUT_SHORT or run.end() == len(text):
+        return
+    end = run.end()
+    partial = r.partial.get()
+    if partial.fullmatch(text, at, end, partial=True) is not None and partial.fullmatch(text, at, end + 1, partial=True) is None:
+        hits.append((at, end, at, end, r.priority, r.name))
 
 
 _Trie = dict[str, "_Trie"]
