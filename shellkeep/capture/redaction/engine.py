@@ -26,7 +26,7 @@ import re
 import threading
 from collections.abc import Iterable
 
-from shellkeep.capture.redaction.compiled import CompiledRule, Hit, LazyPattern, Span, add_hit, compile_rule, earliest_partial
+from shellkeep.capture.redaction.compiled import CUT_SHORT, CompiledRule, Hit, LazyPattern, Span, add_hit, compile_rule, earliest_partial
 from shellkeep.capture.redaction.rules import MARKER, RedactionRule
 from shellkeep.capture.redaction.screen_view import (
     _AFTER,
@@ -687,20 +687,26 @@ def _token_run_rx() -> re.Pattern[str]:
 
 def _cut_short(hits: list[Hit], r: CompiledRule, text: str, at: int, after: int) -> None:
     """Add the start of a token of ``r``'s format cut short at ``at`` to ``hits``: its literal
-    and ``_CUT_SHORT`` token characters or more, then a character that ends every match.
+    at a word's start and ``_CUT_SHORT`` token characters or more (not a word in one case),
+    then a character that ends every match.
 
     A line editor or a TUI's input box draws a token typed there in growing prefixes, each
     erased or drawn over (``ghp_A1b2C3d4E5f6`` then ``\r``, a backspace, a cursor move), and a
     token edited in its middle is drawn once without its last key: too short for the rule,
     but a secret all the same.
     """
+    if at and (text[at - 1].isalnum() or text[at - 1] == "_"):
+        return  # inside a word (``task-manager``'s ``sk-``, ``sb_secret_``'s ``secret_``)
     run = _token_run_rx().match(text, after)
     if run is None or run.end() - after < _CUT_SHORT or run.end() == len(text):
         return
+    chars = run.group()
+    if chars.isalpha() and (chars.islower() or chars.isupper()):
+        return  # a word, not random characters (``sk-management``)
     end = run.end()
     partial = r.partial.get()
     if partial.fullmatch(text, at, end, partial=True) is not None and partial.fullmatch(text, at, end + 1, partial=True) is None:
-        hits.append((at, end, at, end, r.priority, r.name))
+        hits.append((at, end, at, end, CUT_SHORT + r.priority, r.name))
 
 
 _Trie = dict[str, "_Trie"]
