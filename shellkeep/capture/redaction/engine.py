@@ -688,18 +688,23 @@ def _token_run_rx() -> re.Pattern[str]:
 def _cut_short(hits: list[Hit], r: CompiledRule, text: str, at: int, after: int) -> None:
     """Add the start of a token of ``r``'s format cut short at ``at`` to ``hits``: its literal
     at a word's start and ``_CUT_SHORT`` token characters or more (not a word in one case),
-    then a character that ends every match.
+    then a character that ends every match and that an editor's redraw leaves there: a space
+    or a control character (a line end, a backspace, an escape sequence, Ctrl-W), or the
+    ``^`` of an echoed control character.
 
     A line editor or a TUI's input box draws a token typed there in growing prefixes, each
     erased or drawn over (``ghp_A1b2C3d4E5f6`` then ``\r``, a backspace, a cursor move), and a
     token edited in its middle is drawn once without its last key: too short for the rule,
     but a secret all the same.
     """
-    if at and (text[at - 1].isalnum() or text[at - 1] == "_"):
-        return  # inside a word (``task-manager``'s ``sk-``, ``sb_secret_``'s ``secret_``)
+    if at and (text[at - 1].isalnum() or text[at - 1] in "_+/="):
+        return  # inside a word (``task-manager``'s ``sk-``, ``sb_secret_``'s ``secret_``) or base64
     run = _token_run_rx().match(text, after)
     if run is None or run.end() - after < _CUT_SHORT or run.end() == len(text):
         return
+    stop = text[run.end()]
+    if not (stop <= " " or stop in "\x7f^"):
+        return  # cut by a character a line editor does not draw (base64's ``+/``, punctuation)
     chars = run.group()
     if chars.isalpha() and (chars.islower() or chars.isupper()):
         return  # a word, not random characters (``sk-management``)
