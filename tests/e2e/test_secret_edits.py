@@ -130,3 +130,20 @@ def test_a_token_typed_into_a_tui_input_box_stores_no_prefix_of_it(home: Paths) 
         harness.expect(b"got 40", 30)
         _finish(harness, home)
     assert _leaks(home) == []
+
+
+def test_a_token_format_literal_inside_base64_or_a_word_is_not_a_start_cut_short() -> None:
+    # In process: no terminal is needed to show that plain output stays as it is.
+    from shellkeep.capture.redaction.redactor import Redactor, StreamRedactor
+
+    lines = (
+        "JiCchdDp25EIm/YC5kyGWGm40a58fskSUFIL56FaIY+rOjc4ybXNuTo036w45kNUhnWlQJK+ZHco\r\n",  # Yandex's YC
+        "The task-management dashboard uses 1.2k tokens\r\n",  # OpenAI's sk-
+        "see ghp_XXXXXXXXXXXX, ghp_abcdefghijkl and AKIAEXAMPLEKEYS.\r\n",  # punctuation after: not a redraw
+    )
+    for line in lines:
+        stream = StreamRedactor(Redactor(), keep_columns=True)
+        assert stream.feed(line) + stream.flush() == line
+    stream = StreamRedactor(Redactor(), keep_columns=True)
+    redrawn = stream.feed("$ ghp_A1b2C3d4E5f6 \r\n") + stream.flush()  # a start a redraw left: cut short
+    assert redrawn.startswith("$ [REDACTED:github-token]") and "A1b2" not in redrawn
