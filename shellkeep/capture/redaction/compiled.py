@@ -58,6 +58,11 @@ class CompiledRule:
         return could_grow(self.partial.get(), text, pos)
 
 
+CUT_SHORT = 1 << 20
+"""Added to a rule's priority in the hit of a token's start cut short (``engine._cut_short``):
+the name of a whole match over it wins, and the session does not learn it as a secret."""
+
+
 def add_hit(hits: list[Hit], r: CompiledRule, m: re.Match[str]) -> None:
     start, end = m.span("secret") if r.has_secret and m.start("secret") != -1 else m.span()
     if end > start and (not r.min_entropy or _entropy(m.string[start:end]) >= r.min_entropy):

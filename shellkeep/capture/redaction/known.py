@@ -11,7 +11,7 @@ across two reads. Only values that look like secrets are kept (``_learnable``), 
 
 from __future__ import annotations
 
-from shellkeep.capture.redaction.compiled import Hit, Span
+from shellkeep.capture.redaction.compiled import CUT_SHORT, Hit, Span
 
 _KNOWN_MAX = 256
 """The most secrets a session keeps: each costs a ``str.find`` per read."""
@@ -46,9 +46,11 @@ class KnownSecrets:
     def learn(self, text: str, spans: list[Span]) -> None:
         """Keep the secrets of ``spans`` in ``text`` with their names (the first name stays)."""
         names = self._names
-        for start, end, _priority, name in spans:
+        for start, end, priority, name in spans:
             if len(names) >= _KNOWN_MAX:
                 return
+            if priority >= CUT_SHORT:
+                continue  # a token's start cut short: a piece of a secret, not one
             secret = text[start:end]
             if secret not in names and _learnable(secret):
                 names[secret] = name

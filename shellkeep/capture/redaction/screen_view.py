@@ -161,7 +161,9 @@ class _ScreenView:
 
 def _overstrike(text: str) -> tuple[str, list[int], int]:
     """Apply backspaces (cursor one column left, never past a line start; the next character
-    overstrikes) and DELs (erase the character before); return the text shown, for each of its
+    overstrikes) and DELs (erase the character before); a carriage return, like a line feed,
+    starts a new line after all the text (not at the cursor, which a backspace may have moved
+    back: readline's ``\b\b\r\n`` after an insertion). Return the text shown, for each of its
     characters its index in ``text``, and the cursor's position after the last of them."""
     out: list[str] = []
     index: list[int] = []
@@ -176,8 +178,8 @@ def _overstrike(text: str) -> tuple[str, list[int], int]:
                 cursor -= 1
                 del out[cursor], index[cursor]
             back = cursor
-        elif ch == "\n":
-            out.append(ch)
+        elif ch in "\r\n":  # a line end; a carriage return too (typed Enter, a line editor's
+            out.append(ch)  # redraw after backspaces): what follows is never drawn over the line
             index.append(i)
             cursor = line = len(out)
         elif cursor < len(out):

@@ -1,0 +1,149 @@
+"""A token typed and edited in a real pty never reaches the stored session, not even in pieces.
+
+A line editor or a TUI's input box draws a typed token in growing prefixes, each erased or
+drawn over, and an edit inside the token redraws its tail after a cursor move: the stored
+output then held pieces of the token, each too short for its rule. A leak here is any 12
+characters of the 40-character token stored in clear (its literal ``ghp_`` and 8 random
+characters: 48 bits, far past guessing; shorter starts are kept, see docs/security.md).
+
+Real bash and python3 (readline), and a small program drawing an input box as Ink does
+(the box erased and redrawn on every key) and as prompt_toolkit does (each key between its
+own mode and colour sequences: 37 characters written per character shown).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+
+from shellkeep.store.paths import Paths
+from tests.e2e.test_secrets import stored_views
+from tests.helpers import SK, PtyHarness, invoke_sk, wait_until
+
+TOKEN = "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+LEAK = 12
+LEFT, ERASE = b"\x1b[D", b"\x7f"
+
+_BOX = r"""
+import sys, termios, tty
+fd = sys.stdin.fileno()
+old = termios.tcgetattr(fd)
+tty.setraw(fd)
+out = sys.stdout
+def box(text, first):
+    if not first:
+        out.write("\x1b[2K\x1b[1A\x1b[2K\x1b[1A\x1b[2K\x1b[G")  # Ink's eraseLines(3)
+    out.write("\u256d" + "\u2500" * 50 + "\u256e\r\n\u2502 > " + text.ljust(46) + " \u2502\r\n\u2570" + "\u2500" * 50 + "\u256f")
+    out.flush()
+text, mode = "", sys.argv[1]
+out.write("box-ready\r\n")
+box(text, True) if mode == "ink" else out.write("key> ")
+out.flush()
+while True:
+    ch = sys.stdin.read(1)
+    if ch == "\r":
+        break
+    text = text[:-1] if ch == "\x7f" else text + ch
+    if mode == "ink":
+        box(text, False)
+    elif ch == "\x7f":
+        out.write("\x1b[?25l\x1b[?7l\x1b[0m\x1b[1D\x1b[K\x1b[?7h\x1b[0m\x1b[?12l\x1b[?25h")
+    else:  # prompt_toolkit's per-key output
+        out.write("\x1b[?25l\x1b[?7l\x1b[0m" + ch + "\x1b[?7h\x1b[0m\x1b[?12l\x1b[?25h")
+    out.flush()
+termios.tcsetattr(fd, termios.TCSADRAIN, old)
+print("\r\ngot", len(text))
+"""
+
+
+def _keys(text: str) -> list[bytes]:
+    return [ch.encode() for ch in text]
+
+
+def _type(harness: PtyHarness, keys: list[bytes]) -> None:
+    """Type ``keys`` one at a time, each once the program has answered the one before."""
+    for key in keys:
+        seen = len(harness.output)
+        harness.write(key)
+        wait_until(lambda: harness.read_some(0.05) or len(harness.output) > seen)
+
+
+def _leaks(home: Paths) -> list[str]:
+    """Return the stored files (and views of them) holding 12 characters of the token in clear."""
+    pieces = {TOKEN[i : i + LEAK] for i in range(len(TOKEN) - LEAK + 1)}
+    found = []
+    for path, text in stored_views(home.home):
+        shown = re.sub(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b.", "", text)
+        found += [f"{path.name}: {p!r}" for p in sorted(pieces) if p in text or p in shown]
+    return found
+
+
+def _finish(harness: PtyHarness, home: Paths) -> str:
+    assert harness.finish(60) == 0
+    cast = invoke_sk("export", "--last", "--format", "cast")
+    assert cast.returncode == 0, cast.stderr
+    text = cast.stdout.decode()
+    assert "[REDACTED:github-token]" in text
+    return text
+
+
+def test_readline_edits_inside_a_token_in_bash_and_python_store_no_piece_of_it(home: Paths) -> None:
+    env = dict(os.environ, PS1="$ ", INPUTRC="/dev/null", TERM="xterm-256color")
+    harness = PtyHarness.start([*SK, "run", "--", "bash", "--norc", "-i"], env=env)
+    harness.expect(b"$ ", 30)
+    harness.output.clear()
+    missing = TOKEN[:20] + TOKEN[21:]
+    edits = [
+        # The token without one character, the cursor moved back with arrows, then it is inserted:
+        # bash redraws the tail after it, then moves back with backspaces and a carriage return.
+        [b"echo ", *_keys(missing), *[LEFT] * 19, TOKEN[20].encode(), b"\r"],
+        # The same with Ctrl-B, and a stray character deleted in the middle with DEL.
+        [b"echo ", *_keys(missing), *[b"\x02"] * 19, TOKEN[20].encode(), b"\r"],
+        [b"echo ", *_keys(TOKEN[:20] + "X" + TOKEN[20:]), *[LEFT] * 20, ERASE, b"\r"],
+        # A typo fixed with DEL and with Ctrl-H, and a start erased with Ctrl-W and typed again.
+        [b"echo ", *_keys(TOKEN[:20]), b"X", ERASE, *_keys(TOKEN[20:]), b"\r"],
+        [b"echo ", *_keys(TOKEN[:20]), b"X", b"\x08", *_keys(TOKEN[20:]), b"\r"],
+        [b"echo ", *_keys(TOKEN[:15]), b"\x17", *_keys(TOKEN), b"\r"],
+    ]
+    for keys in edits:
+        _type(harness, keys)
+        harness.expect(b"\r\n", 30, times=2)  # the command line, then its output
+        harness.expect(b"$ ", 30)
+        harness.output.clear()
+    # python3's input() with readline: the same insertion inside the token.
+    harness.write(f"{sys.executable} -c \"import readline; print(len(input('key> ')))\"\r".encode())
+    harness.expect(b"key> ", 30)
+    _type(harness, [*_keys(missing), *[LEFT] * 19, TOKEN[20].encode(), b"\r"])
+    harness.expect(b"40", 30)
+    harness.write(b"exit\r")
+    cast = _finish(harness, home)
+    assert _leaks(home) == [], cast
+
+
+def test_a_token_typed_into_a_tui_input_box_stores_no_prefix_of_it(home: Paths) -> None:
+    for mode in ("ink", "prompt_toolkit"):
+        harness = PtyHarness.start([*SK, "run", "--", sys.executable, "-c", _BOX, mode])
+        harness.expect(b"box-ready", 30)
+        harness.expect("\u256f".encode() if mode == "ink" else b"key> ", 30)
+        _type(harness, [*_keys(TOKEN[:20]), b"X", ERASE, *_keys(TOKEN[20:]), b"\r"])
+        harness.expect(b"got 40", 30)
+        _finish(harness, home)
+    assert _leaks(home) == []
+
+
+def test_a_token_format_literal_inside_base64_or_a_word_is_not_a_start_cut_short() -> None:
+    # In process: no terminal is needed to show that plain output stays as it is.
+    from shellkeep.capture.redaction.redactor import Redactor, StreamRedactor
+
+    lines = (
+        "JiCchdDp25EIm/YC5kyGWGm40a58fskSUFIL56FaIY+rOjc4ybXNuTo036w45kNUhnWlQJK+ZHco\r\n",  # Yandex's YC
+        "The task-management dashboard uses 1.2k tokens\r\n",  # OpenAI's sk-
+        "see ghp_XXXXXXXXXXXX, ghp_abcdefghijkl and AKIAEXAMPLEKEYS.\r\n",  # punctuation after: not a redraw
+    )
+    for line in lines:
+        stream = StreamRedactor(Redactor(), keep_columns=True)
+        assert stream.feed(line) + stream.flush() == line
+    stream = StreamRedactor(Redactor(), keep_columns=True)
+    redrawn = stream.feed("$ ghp_A1b2C3d4E5f6 \r\n") + stream.flush()  # a start a redraw left: cut short
+    assert redrawn.startswith("$ [REDACTED:github-token]") and "A1b2" not in redrawn
