@@ -188,15 +188,18 @@ def _is_echo(line: str, prompt: str) -> bool:
     return before == "" or before[-1] in _PROMPT_SIGNS
 
 
-def _echo_end(lines: Sequence[str], prompt: str) -> int | None:
+def _echo_end(lines: Sequence[str], prompt: str, trim: re.Pattern[str] | None = None) -> int | None:
     """Return the index after the last echo of ``prompt`` in ``lines``, or None when none shows it.
 
     An echo is the prompt's text (spaces and line breaks aside) at the start of a line or
-    after a prompt sign (``❯ fix it``), possibly wrapped over the lines that follow.
+    after a prompt sign (``❯ fix it``), possibly wrapped over the lines that follow; what
+    ``trim`` matches is removed from each line first.
     """
     want = " ".join(prompt.split())
     if not want:
         return None
+    if trim is not None:
+        lines = [trim.sub("", line) for line in lines]
     for i in range(len(lines) - 1, -1, -1):
         text = " ".join(lines[i].split())
         if text and text[0] in _PROMPT_SIGNS:
@@ -224,6 +227,7 @@ class _Chrome:
         self._box = re.compile(chrome.input_box or r"(?!)")
         self._furniture = [re.compile(pattern) for pattern in chrome.lines]
         self._mark = re.compile(rf"(\s*)(?:{chrome.mark})") if chrome.mark else None
+        self._echo_trim = re.compile(chrome.echo_trim) if chrome.echo_trim else None
 
     def strip(self, lines: Iterable[str]) -> list[str]:
         """Return ``lines`` without the chrome lines, marks turned to spaces, trailing spaces removed."""
@@ -240,7 +244,7 @@ class _Chrome:
     def answer_after_echo(self, lines: Sequence[str], prompt: str) -> list[str] | None:
         """Return the lines between the last echo of ``prompt`` and the input box, chrome stripped;
         None when no line echoes the prompt above the input box."""
-        begin = _echo_end(lines, prompt)
+        begin = _echo_end(lines, prompt, self._echo_trim)
         if begin is None:
             return None
         end = next((i for i in range(begin, len(lines)) if self._box.fullmatch(lines[i].strip())), None)
@@ -395,7 +399,7 @@ def exchanges_from_recording(
         when = iso_utc((started_at + timedelta(seconds=typed.submitted_s)).isoformat()) if started_at else None
         builder.prompt(typed.text, when)
         text = "\n".join(answer)
-        builder.answer((textwrap.dedent(text) if chrome.mark else text).strip("\n"))
+        builder.answer((textwrap.dedent(text) if chrome.mark or compiled.boxed else text).strip("\n"))
         pending = None
         shown = _ShownAnswer()
         scrollback.forget_before(scrollback.total)  # nothing before the next prompt is needed
