@@ -32,6 +32,9 @@ on screen: its replies here are short.)
   ``copilot --resume=<id>``. It ends a reply with its last word and an escape sequence cut by
   the read, which shellkeep's redaction holds back: the next prompt's keys must not be
   recorded before it (capture/recorder.py).
+- aider 0.86.2 is line-based: below the prompt typed after ``> ``, the reply, ``Tokens: 596
+  sent, 10 received. Cost: ...``, a rule and the next ``>``. Its ``.aider.chat.history.md``
+  is deleted: the exchanges come from the screen, read line by line.
 - Codex 0.171.0 draws on the alternate screen: the echo ``› <prompt>``, the reply
   ``• <text>``, ``Worked for <1s • 17:13``, the composer ``› Ask Codex to do anything``, a
   status line (model · folder · title) and a footer (``? for shortcuts``, ``⚠ 2 warnings``).
@@ -68,6 +71,7 @@ from .standin_anthropic import AnthropicStandin
 from .standin_chat import ChatStandin
 from .test_resume_copilot import copilot_cache, copilot_env, copilot_home  # noqa: F401 - fixtures
 from .test_resume_opencode import opencode_env, opencode_home  # noqa: F401 - fixtures
+from .test_resume_aider import aider_env, aider_home, aider_standin  # noqa: F401 - fixtures
 
 pytestmark = [pytest.mark.agent, pytest.mark.timeout(180)]
 
@@ -317,4 +321,39 @@ def test_copilot_exchanges_rebuilt_from_its_screen(
     _save(folder, "copilot-1.0.102", tmp_path)
     expected = tuple(zip(copilot.PROMPTS, copilot.ANSWERS))
     _assert_answers(conversation, expected, COPILOT_CHROME)
+    _assert_injected(folder, conversation, expected)
+
+
+AIDER_CHROME = (
+    re.compile(r"Tokens: |Cost: "),  # its report after each answer
+    re.compile(r"─{5}"),  # the rule before each prompt
+    re.compile(r"^>", re.MULTILINE),  # the prompt
+)
+
+
+@pytest.mark.newest_only
+def test_aider_exchanges_rebuilt_from_its_screen(
+    home: Paths,
+    drive: Drive,
+    aider_env: dict[str, str],
+    aider_standin: ChatStandin,
+    project_dir: Path,
+    tmp_path: Path,
+) -> None:
+    from . import test_resume_aider as aider
+
+    driver = drive([*SK, "aider"], env=aider_env, cwd=project_dir)
+    for prompt, answer in zip(aider.PROMPTS, aider.ANSWERS):
+        aider.ask(driver, prompt, answer)
+    shown = driver.text()
+    assert re.search(r"STANDIN-ANSWER-2: pear\n+Tokens: \d+ sent, \d+ received\. Cost: .*\n─{20,}\n>", shown), shown
+    driver.press("ctrl-d")
+    assert driver.wait_exit(aider.WAIT_S) == 0, driver.dump()
+    [folder] = [meta.parent for meta in session_folders(home)]
+    (project_dir / aider.HISTORY).unlink()
+    shutil.rmtree(folder / "agent", ignore_errors=True)
+    conversation = _rebuilt(home, folder, aider_env)
+    _save(folder, "aider-0.86.2", tmp_path)
+    expected = tuple(zip(aider.PROMPTS, aider.ANSWERS))
+    _assert_answers(conversation, expected, AIDER_CHROME)
     _assert_injected(folder, conversation, expected)
