@@ -160,6 +160,9 @@ class OpenCodeAdapter(CommandAdapter):
     """The OpenCode versions this adapter was tested with, end to end (tests/agents/test_resume_opencode.py)."""
     packages = ("opencode-ai",)
     screen_chrome = OPENCODE_SCREEN
+    # Its empty input box's placeholder in a new session (1.18.33), drawn only once it started
+    # (20 s with both cores busy, its database made anew): re-injected context waits for it.
+    ready_prompt = r"Ask anything"
     grammar = _GRAMMAR
     conversation_options = (_CONTINUE, _SESSION)
     id_options = (_SESSION,)

@@ -25,7 +25,9 @@ on screen: its replies here are short.)
   (``┃  <prompt>`` between two ``┃`` lines), the reply indented below it, ``▣  Build · <model> ·
   23.5s``, then its input box (``┃`` lines, ``┃  Build · <model> <provider>``, a row of ``▀``)
   and a footer (``ctrl+p commands``); on exit ``Continue  opencode -s <id>``. Its database is
-  deleted with its -wal and -shm (every session of the HOME is in it).
+  deleted with its -wal and -shm (every session of the HOME is in it). ``shellkeep resume``
+  then starts it anew and types the block in once ``Ask anything`` shows (its ready_prompt):
+  the stand-in's next request carries the answers (checked for Copilot CLI too).
 - Copilot CLI 1.0.102 draws inline: the echo ``❯ <prompt>`` with the time at the right edge,
   the reply ``● <text>``, then the folder, its input line ``❯`` between two rules and a status
   line (``● Working · 29 B esc esc interrupt``, the model); on exit a summary box with
@@ -57,6 +59,7 @@ import pytest
 
 from shellkeep.app.context import open_context
 from shellkeep.app.conversation import Conversation, gather
+from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX
 from shellkeep.app.resume import inject_text
 from shellkeep.asciicast.encoder import encode_event, encode_header
 from shellkeep.store.paths import Paths
@@ -244,6 +247,21 @@ def _assert_injected(folder: Path, conversation: Conversation, expected: tuple[t
     assert all(f"User: {p}\nAssistant: {a}" in block for p, a in expected), block
 
 
+
+def _resume_sends_the_answers(
+    drive: Drive, env: dict[str, str], project_dir: Path, folder: Path, standin: ChatStandin, expected: tuple[tuple[str, str], ...]
+) -> ScreenDriver:
+    """Run ``shellkeep resume ID``: the block it types into the agent reaches the stand-in with the answers."""
+    driver = drive([*SK, "resume", read_meta(folder).id], env={**env, "SHELLKEEP_CONFIG": os.environ["SHELLKEEP_CONFIG"]}, cwd=project_dir)
+    try:
+        request = standin.wait_for_request(lambda r: INJECTED_CONTEXT_PREFIX in r.last_user_text(), 120.0)
+    except TimeoutError as exc:
+        raise AssertionError(f"the re-injected block never reached the model; the screen:\n{driver.text()}") from exc
+    text = request.last_user_text()
+    assert all(f"User: {p}\nAssistant: {a}" in text for p, a in expected), text
+    return driver
+
+
 OPENCODE_CHROME = (
     re.compile(r"[┃╹▀]"),  # the boxes' edges: around the prompt's echo and the input box
     re.compile(r"▣|Build · |Mock Model"),  # below an answer, and the input box's agent · model line
@@ -282,6 +300,10 @@ def test_opencode_exchanges_rebuilt_from_its_screen(
     expected = tuple(zip(opencode.PROMPTS, opencode.ANSWERS))
     _assert_answers(conversation, expected, OPENCODE_CHROME)
     _assert_injected(folder, conversation, expected)
+    # A resume starts OpenCode anew (its database is made again: 20 s with both cores busy) and
+    # types the block in once its input box is drawn (its ready_prompt).
+    resumed = _resume_sends_the_answers(drive, opencode_env, project_dir, folder, chat_standin, expected)
+    opencode.quit_opencode(resumed)
 
 
 COPILOT_CHROME = (
@@ -322,6 +344,8 @@ def test_copilot_exchanges_rebuilt_from_its_screen(
     expected = tuple(zip(copilot.PROMPTS, copilot.ANSWERS))
     _assert_answers(conversation, expected, COPILOT_CHROME)
     _assert_injected(folder, conversation, expected)
+    resumed = _resume_sends_the_answers(drive, copilot_env, project_dir, folder, chat_standin, expected)
+    copilot.quit_copilot(resumed)
 
 
 AIDER_CHROME = (
