@@ -503,8 +503,6 @@ class Recorder:
                         self._recent.feed(text)
             elif code == "i":
                 assert isinstance(payload, bytes)
-                if out_filter is not None and out_filter.held:
-                    chunks.extend(self._release_output(out_filter))  # it was on the screen before this key
                 text = self._replies.feed(in_decoder.decode(payload))
                 if in_filter is not None:
                     text = in_filter.feed(text)

@@ -97,17 +97,3 @@ def test_close_waits_for_a_writer_slower_than_its_bound_while_it_makes_progress(
     assert stats.events == lines, f"{stats.events} of {lines} events written when close returned"
     recorded = _output(cast)
     assert recorded.count("\r\n") == lines and recorded.endswith(f"line {lines - 1:06d} of a long build log\r\n")
-
-
-def test_a_last_word_held_back_is_recorded_before_the_keys_typed_after_it(tmp_path: Path) -> None:
-    # Copilot CLI ends an answer with its last word and no newline; the user, who saw it,
-    # types the next prompt. Answers rebuilt from the recording end at that first key.
-    cast = tmp_path / "session.cast"
-    recorder = _recorder(cast)
-    recorder.on_output(b"Echo: the first word is plum\x1b[38;3H\x1b[?", 0.1)  # an escape cut by the read
-    recorder.on_input(b"the second word is ", 0.2, False)
-    recorder.close()
-    events = [json.loads(line) for line in cast.read_bytes().splitlines()[1:]]
-    codes = [code for _, code, _ in events]
-    shown = "".join(data for _, code, data in events[: codes.index("i")] if code == "o")
-    assert shown.startswith("Echo: the first word is plum") and codes[-1] == "i", events
