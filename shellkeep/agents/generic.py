@@ -328,7 +328,8 @@ def exchanges_from_recording(
       last screen.
     - an agent with an input box (``chrome.input_box`` set): the lines after the last
       echo of the prompt in the conversation, up to the input box, as they were shown
-      while the answer came: views taken as it comes (every ``LOOK_EVERY_S`` of recording
+      while the answer came, until the next prompt's Enter (the keys typed before it
+      change only the box): views taken as it comes (every ``LOOK_EVERY_S`` of recording
       time), before each erase of the screen and at the end are pieced together (see
       ``_ShownAnswer``), so an answer the agent moved up out of view, or erased on exit,
       is kept whole.
@@ -423,7 +424,11 @@ def exchanges_from_recording(
             row = absolute_row()
             was_empty = not editor.buffer
             submitted = editor.feed(event.data, event.time)
-            if was_empty and (submitted or editor.buffer):
+            # An input-box agent's answer is read above its box, which the keys do not touch:
+            # it ends only at Enter, so what it drew while the next prompt was typed counts
+            # (the recording can hold output after keys typed once it showed: redaction holds
+            # back a last word until more output or quiet, Copilot CLI's, say).
+            if was_empty and (submitted or (editor.buffer and not compiled.boxed)):
                 close(row)
             if INJECTED_CONTEXT_PREFIX in event.data:
                 continue  # the context shellkeep typed in on resume: not the user's prompts
