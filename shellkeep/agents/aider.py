@@ -21,7 +21,7 @@ from pathlib import Path
 
 from shellkeep.agents.adapter import HELP, CommandAdapter
 from shellkeep.agents.argv import Arity, Grammar, Option, find_option, rebuild, tokenize
-from shellkeep.agents.base import AgentSession, Exchange, Launch, Usage
+from shellkeep.agents.base import AgentSession, Exchange, Launch, ScreenChrome, Usage
 from shellkeep.agents.jsonl import iter_lines_backwards
 from shellkeep.agents.locations import CLOCK_SLACK
 from shellkeep.agents.records import ExchangeBuilder, last, one_line
@@ -192,6 +192,16 @@ def exchanges_from_markdown(lines: Iterable[str]) -> list[Exchange]:
     return builder.exchanges()
 
 
+AIDER_SCREEN = ScreenChrome(
+    lines=(
+        r"Tokens: .*",  # "Tokens: 596 sent, 10 received. Cost: $0.00062 message, $0.00062 session."
+        r"─{20,}",  # the rule it draws before each prompt
+    ),
+)
+"""What aider 0.86.2 prints besides an answer (seen in tests/agents/test_screen_exchanges.py), line
+by line below the prompt typed after ``> ``: the answer, its token and cost report and a rule."""
+
+
 class AiderAdapter(CommandAdapter):
     """Adapter for aider (``aider``, ``python -m aider``, ``uvx aider-chat``)."""
 
@@ -207,6 +217,7 @@ class AiderAdapter(CommandAdapter):
     packages = ("aider-chat", "aider-install")
     modules = ("aider", "aider.main")
     grammar = _GRAMMAR
+    screen_chrome = AIDER_SCREEN
     inject_paste_mode = True  # its prompt (prompt_toolkit) switches bracketed paste on when it waits
 
     def prepare(self, argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> Launch:

@@ -245,11 +245,14 @@ class ScreenChrome:
     lines: lines that are never answer text: status lines, spinners, timings, banners.
     mark: a decoration starting an answer's lines (a bullet), removed with the indent that
         aligns the lines after it.
+    echo_trim: what the agent draws on the lines of a prompt's echo besides the prompt (a
+        box's edge before it, a time after it), removed before the echo is looked for.
     """
 
     input_box: str | None = None
     lines: tuple[str, ...] = ()
     mark: str | None = None
+    echo_trim: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

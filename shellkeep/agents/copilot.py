@@ -30,7 +30,7 @@ from urllib.parse import quote
 from shellkeep.agents import jsonl
 from shellkeep.agents.adapter import HELP, VERSION, CommandAdapter, TranscriptLayout
 from shellkeep.agents.argv import Arity, Grammar, Option
-from shellkeep.agents.base import AgentSession, Exchange, Usage
+from shellkeep.agents.base import AgentSession, Exchange, ScreenChrome, Usage
 from shellkeep.agents.locations import UUID_PATTERN, home_dir
 from shellkeep.agents.plan import Plan, PlanBuilder, items_from
 from shellkeep.agents.records import ExchangeBuilder, JsonObject, as_dict, as_int, as_list, as_str, dig, parse_time
@@ -271,6 +271,20 @@ def _head(path: Path) -> tuple[datetime | None, str | None]:
     return None, None
 
 
+COPILOT_SCREEN = ScreenChrome(
+    input_box=r"─{20,}",  # the rule above its input line
+    lines=(
+        r"[/~]\S*(?: \S+)?",  # the folder (and branch) drawn above the input box
+    ),
+    mark="● ",
+    echo_trim=r"\s+\d{1,2}:\d{2}(?:\s*[AP]M)?\s*$",  # the time drawn right of the echo
+)
+"""What Copilot CLI 1.0.102 draws besides answers (seen in tests/agents/test_screen_exchanges.py),
+inline: the prompt echoed as ``❯ <prompt>`` with the time at the right edge, the answer as ``●
+<text>``; at the bottom the folder, the input line between two rules and a status line
+(``● Working · 29 B esc esc interrupt``, the model)."""
+
+
 class CopilotAdapter(CommandAdapter):
     """Adapter for GitHub Copilot CLI (``copilot``, ``npx @github/copilot``)."""
 
@@ -283,6 +297,7 @@ class CopilotAdapter(CommandAdapter):
     tested_versions = ("1.0.88", "1.0.102")
     """The Copilot CLI versions this adapter was tested with, end to end (tests/agents/test_resume_copilot.py)."""
     packages = ("@github/copilot",)
+    screen_chrome = COPILOT_SCREEN
     grammar = _GRAMMAR
     session_option = _SESSION_ID
     conversation_options = (_RESUME, _CONTINUE, _SESSION_ID)

@@ -188,15 +188,18 @@ def _is_echo(line: str, prompt: str) -> bool:
     return before == "" or before[-1] in _PROMPT_SIGNS
 
 
-def _echo_end(lines: Sequence[str], prompt: str) -> int | None:
+def _echo_end(lines: Sequence[str], prompt: str, trim: re.Pattern[str] | None = None) -> int | None:
     """Return the index after the last echo of ``prompt`` in ``lines``, or None when none shows it.
 
     An echo is the prompt's text (spaces and line breaks aside) at the start of a line or
-    after a prompt sign (``❯ fix it``), possibly wrapped over the lines that follow.
+    after a prompt sign (``❯ fix it``), possibly wrapped over the lines that follow; what
+    ``trim`` matches is removed from each line first.
     """
     want = " ".join(prompt.split())
     if not want:
         return None
+    if trim is not None:
+        lines = [trim.sub("", line) for line in lines]
     for i in range(len(lines) - 1, -1, -1):
         text = " ".join(lines[i].split())
         if text and text[0] in _PROMPT_SIGNS:
@@ -224,6 +227,7 @@ class _Chrome:
         self._box = re.compile(chrome.input_box or r"(?!)")
         self._furniture = [re.compile(pattern) for pattern in chrome.lines]
         self._mark = re.compile(rf"(\s*)(?:{chrome.mark})") if chrome.mark else None
+        self._echo_trim = re.compile(chrome.echo_trim) if chrome.echo_trim else None
 
     def strip(self, lines: Iterable[str]) -> list[str]:
         """Return ``lines`` without the chrome lines, marks turned to spaces, trailing spaces removed."""
@@ -240,7 +244,7 @@ class _Chrome:
     def answer_after_echo(self, lines: Sequence[str], prompt: str) -> list[str] | None:
         """Return the lines between the last echo of ``prompt`` and the input box, chrome stripped;
         None when no line echoes the prompt above the input box."""
-        begin = _echo_end(lines, prompt)
+        begin = _echo_end(lines, prompt, self._echo_trim)
         if begin is None:
             return None
         end = next((i for i in range(begin, len(lines)) if self._box.fullmatch(lines[i].strip())), None)
@@ -324,7 +328,8 @@ def exchanges_from_recording(
       last screen.
     - an agent with an input box (``chrome.input_box`` set): the lines after the last
       echo of the prompt in the conversation, up to the input box, as they were shown
-      while the answer came: views taken as it comes (every ``LOOK_EVERY_S`` of recording
+      while the answer came, until the next prompt's Enter (the keys typed before it
+      change only the box): views taken as it comes (every ``LOOK_EVERY_S`` of recording
       time), before each erase of the screen and at the end are pieced together (see
       ``_ShownAnswer``), so an answer the agent moved up out of view, or erased on exit,
       is kept whole.
@@ -395,7 +400,7 @@ def exchanges_from_recording(
         when = iso_utc((started_at + timedelta(seconds=typed.submitted_s)).isoformat()) if started_at else None
         builder.prompt(typed.text, when)
         text = "\n".join(answer)
-        builder.answer((textwrap.dedent(text) if chrome.mark else text).strip("\n"))
+        builder.answer((textwrap.dedent(text) if chrome.mark or compiled.boxed else text).strip("\n"))
         pending = None
         shown = _ShownAnswer()
         scrollback.forget_before(scrollback.total)  # nothing before the next prompt is needed
@@ -419,7 +424,11 @@ def exchanges_from_recording(
             row = absolute_row()
             was_empty = not editor.buffer
             submitted = editor.feed(event.data, event.time)
-            if was_empty and (submitted or editor.buffer):
+            # An input-box agent's answer is read above its box, which the keys do not touch:
+            # it ends only at Enter, so what it drew while the next prompt was typed counts
+            # (the recording can hold output after keys typed once it showed: redaction holds
+            # back a last word until more output or quiet, Copilot CLI's, say).
+            if was_empty and (submitted or (editor.buffer and not compiled.boxed)):
                 close(row)
             if INJECTED_CONTEXT_PREFIX in event.data:
                 continue  # the context shellkeep typed in on resume: not the user's prompts

@@ -21,7 +21,7 @@ from urllib.parse import quote
 
 from shellkeep.agents.adapter import HELP, VERSION, CommandAdapter
 from shellkeep.agents.argv import Arity, Grammar, Option
-from shellkeep.agents.base import AgentSession, Exchange, Launch, Usage
+from shellkeep.agents.base import AgentSession, Exchange, Launch, ScreenChrome, Usage
 from shellkeep.agents.locations import CLOCK_SLACK, find_in_screen, shown_on_screen, xdg_data_home
 from shellkeep.agents.plan import Plan, PlanBuilder, items_from
 from shellkeep.agents.records import ExchangeBuilder, JsonObject, as_dict, as_int, as_str, dig, last
@@ -132,6 +132,20 @@ def _ms(moment: datetime) -> int:
     return int(moment.timestamp() * 1000)
 
 
+OPENCODE_SCREEN = ScreenChrome(
+    input_box=r"┃\s+\S+ · .*",  # the input box's agent and model line: "┃  Build · Mock Model Mock"
+    lines=(
+        r"┃.*",  # the edge of the boxes around the prompt's echo and around the input box
+        r"▣ .*",  # below an answer: "▣  Build · Mock Model · 23.5s"
+    ),
+    echo_trim=r"^\s*┃",
+)
+"""What OpenCode 1.18.33 draws besides answers (seen in tests/agents/test_screen_exchanges.py), on
+the alternate screen: the prompt echoed in a box edged with ``┃`` (``┃  <prompt>`` between two
+``┃`` lines), the answer indented below it, then ``▣  Build · <model> · 23.5s``; at the bottom
+the input box (``┃`` lines, ``┃  Build · <model> <provider>``, a row of ``▀``) and its footer."""
+
+
 class OpenCodeAdapter(CommandAdapter):
     """Adapter for OpenCode (``opencode``, ``npx opencode-ai``)."""
 
@@ -145,6 +159,10 @@ class OpenCodeAdapter(CommandAdapter):
     tested_versions = ("1.17.19", "1.18.33")
     """The OpenCode versions this adapter was tested with, end to end (tests/agents/test_resume_opencode.py)."""
     packages = ("opencode-ai",)
+    screen_chrome = OPENCODE_SCREEN
+    # Its empty input box's placeholder in a new session (1.18.33), drawn only once it started
+    # (20 s with both cores busy, its database made anew): re-injected context waits for it.
+    ready_prompt = r"Ask anything"
     grammar = _GRAMMAR
     conversation_options = (_CONTINUE, _SESSION)
     id_options = (_SESSION,)

@@ -23,9 +23,11 @@ PROMPT_MAX_WAIT_S = 60.0
 """``MAX_WAIT_S`` for a child whose ready prompt is awaited (Gemini CLI took 12 s to it with both cores busy)."""
 PROMPT_WINDOW_BYTES = 16 << 10
 """How much of the latest output the ready prompt is looked for in (a TUI redraws its whole box)."""
-UNSEEN_PROMPT_QUIET_S = 10.0
+UNSEEN_PROMPT_QUIET_S = 30.0
 """Seconds of quiet after which a child whose ready prompt never showed is taken as ready
-(the fallback when an agent's version draws another prompt than its adapter knows)."""
+(the fallback when an agent's version draws another prompt than its adapter knows). OpenCode
+1.18.33, started without its database on a busy machine, was quiet 14.5 s between switching to
+its alternate screen and drawing its input box."""
 _ESCAPES = rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]|[\x00-\x1f\x7f]+"
 """ECMA-48 CSI, OSC and two-byte ESC sequences, and C0 controls: each becomes one space."""
 

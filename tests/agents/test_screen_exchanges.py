@@ -1,4 +1,4 @@
-"""Exchanges rebuilt from the real Claude Code, Codex and Gemini CLI screens hold the answers, not the chrome.
+"""Exchanges rebuilt from the real Claude Code, Codex, Gemini CLI, OpenCode and Copilot CLI screens hold the answers, not the chrome.
 
 A real session with two exchanges is recorded under ``shellkeep claude`` / ``shellkeep codex``
 against the loopback stand-ins; then the agent's transcript is deleted (as if the agent lost
@@ -21,6 +21,22 @@ on screen: its replies here are short.)
   ``▀``), marks the reply ``✦ <text>``, then draws ``? for shortcuts``, a rule, ``Shift+Tab to
   accept edits``, its boxed input box and a footer; on exit a goodbye box with its statistics
   and ``gemini --resume <id>``. (The transcript lost here stands for a chat file it never wrote.)
+- OpenCode 1.18.33 draws on the alternate screen: the prompt's echo in a box edged with ``┃``
+  (``┃  <prompt>`` between two ``┃`` lines), the reply indented below it, ``▣  Build · <model> ·
+  23.5s``, then its input box (``┃`` lines, ``┃  Build · <model> <provider>``, a row of ``▀``)
+  and a footer (``ctrl+p commands``); on exit ``Continue  opencode -s <id>``. Its database is
+  deleted with its -wal and -shm (every session of the HOME is in it). ``shellkeep resume``
+  then starts it anew and types the block in once ``Ask anything`` shows (its ready_prompt):
+  the stand-in's next request carries the answers (checked for Copilot CLI too).
+- Copilot CLI 1.0.102 draws inline: the echo ``❯ <prompt>`` with the time at the right edge,
+  the reply ``● <text>``, then the folder, its input line ``❯`` between two rules and a status
+  line (``● Working · 29 B esc esc interrupt``, the model); on exit a summary box with
+  ``copilot --resume=<id>``. It ends a reply with its last word and an escape sequence cut by
+  the read, which shellkeep's redaction holds back: the next prompt's keys must not be
+  recorded before it (capture/recorder.py).
+- aider 0.86.2 is line-based: below the prompt typed after ``> ``, the reply, ``Tokens: 596
+  sent, 10 received. Cost: ...``, a rule and the next ``>``. Its ``.aider.chat.history.md``
+  is deleted: the exchanges come from the screen, read line by line.
 - Codex 0.171.0 draws on the alternate screen: the echo ``› <prompt>``, the reply
   ``• <text>``, ``Worked for <1s • 17:13``, the composer ``› Ask Codex to do anything``, a
   status line (model · folder · title) and a footer (``? for shortcuts``, ``⚠ 2 warnings``).
@@ -43,6 +59,7 @@ import pytest
 
 from shellkeep.app.context import open_context
 from shellkeep.app.conversation import Conversation, gather
+from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX
 from shellkeep.app.resume import inject_text
 from shellkeep.asciicast.encoder import encode_event, encode_header
 from shellkeep.store.paths import Paths
@@ -54,6 +71,10 @@ from . import test_claude_standin_direct as claude
 from . import test_codex_standin_direct as codex
 from .screen_driver import ScreenDriver
 from .standin_anthropic import AnthropicStandin
+from .standin_chat import ChatStandin
+from .test_resume_copilot import copilot_cache, copilot_env, copilot_home  # noqa: F401 - fixtures
+from .test_resume_opencode import opencode_env, opencode_home  # noqa: F401 - fixtures
+from .test_resume_aider import aider_env, aider_home, aider_standin  # noqa: F401 - fixtures
 
 pytestmark = [pytest.mark.agent, pytest.mark.timeout(180)]
 
@@ -217,3 +238,146 @@ def test_gemini_exchanges_rebuilt_from_its_screen(
     _assert_answers(conversation, tuple(zip(gemini.PROMPTS, gemini.ANSWERS)), GEMINI_CHROME)
     block = inject_text(read_meta(folder), conversation.exchanges) or ""  # what a resume types in
     assert all(f"User: {p}\nAssistant: {a}" in block for p, a in zip(gemini.PROMPTS, gemini.ANSWERS)), block
+
+
+
+def _assert_injected(folder: Path, conversation: Conversation, expected: tuple[tuple[str, str], ...]) -> None:
+    """The block a resume types in carries each prompt with its answer."""
+    block = inject_text(read_meta(folder), conversation.exchanges) or ""
+    assert all(f"User: {p}\nAssistant: {a}" in block for p, a in expected), block
+
+
+
+def _resume_sends_the_answers(
+    drive: Drive, env: dict[str, str], project_dir: Path, folder: Path, standin: ChatStandin, expected: tuple[tuple[str, str], ...]
+) -> ScreenDriver:
+    """Run ``shellkeep resume ID``: the block it types into the agent reaches the stand-in with the answers."""
+    driver = drive([*SK, "resume", read_meta(folder).id], env={**env, "SHELLKEEP_CONFIG": os.environ["SHELLKEEP_CONFIG"]}, cwd=project_dir)
+    try:
+        request = standin.wait_for_request(lambda r: INJECTED_CONTEXT_PREFIX in r.last_user_text(), 120.0)
+    except TimeoutError as exc:
+        raise AssertionError(f"the re-injected block never reached the model; the screen:\n{driver.text()}") from exc
+    text = request.last_user_text()
+    assert all(f"User: {p}\nAssistant: {a}" in text for p, a in expected), text
+    return driver
+
+
+OPENCODE_CHROME = (
+    re.compile(r"[┃╹▀]"),  # the boxes' edges: around the prompt's echo and the input box
+    re.compile(r"▣|Build · |Mock Model"),  # below an answer, and the input box's agent · model line
+    re.compile(r"ctrl\+p commands|esc interrupt|Ask anything"),  # footer, placeholder
+    re.compile(r"opencode -s|Continue|Session"),  # exit banner
+)
+
+
+@pytest.mark.newest_only
+def test_opencode_exchanges_rebuilt_from_its_screen(
+    home: Paths,
+    drive: Drive,
+    opencode_env: dict[str, str],
+    opencode_home: Path,
+    chat_standin: ChatStandin,
+    project_dir: Path,
+    tmp_path: Path,
+) -> None:
+    from . import test_resume_opencode as opencode
+
+    driver = drive([*SK, "opencode"], env=opencode_env, cwd=project_dir)
+    driver.wait_for_screen(opencode.READY, opencode.WAIT_S)
+    for prompt, answer in zip(opencode.PROMPTS, opencode.ANSWERS):
+        opencode.ask(driver, prompt, answer, chat_standin)
+    shown = driver.text()  # the alternate screen, before OpenCode leaves it on exit
+    assert "┃  the second word is pear" in shown and "▣  Build · " in shown and "ctrl+p commands" in shown, shown
+    session_id = opencode.latest_session(opencode.database(opencode_home), project_dir)
+    assert f"opencode -s {session_id}" in opencode.quit_opencode(driver)
+    [folder] = [meta.parent for meta in session_folders(home)]
+    db = opencode.database(opencode_home)
+    for path in db.parent.glob(db.name + "*"):  # the database with its -wal and -shm
+        path.unlink()
+    shutil.rmtree(folder / "agent", ignore_errors=True)
+    conversation = _rebuilt(home, folder, opencode_env)
+    _save(folder, "opencode-1.18.33", tmp_path)
+    expected = tuple(zip(opencode.PROMPTS, opencode.ANSWERS))
+    _assert_answers(conversation, expected, OPENCODE_CHROME)
+    _assert_injected(folder, conversation, expected)
+    # A resume starts OpenCode anew (its database is made again: 20 s with both cores busy) and
+    # types the block in once its input box is drawn (its ready_prompt).
+    resumed = _resume_sends_the_answers(drive, opencode_env, project_dir, folder, chat_standin, expected)
+    opencode.quit_opencode(resumed)
+
+
+COPILOT_CHROME = (
+    re.compile(r"❯|─{5}"),  # the prompt's echo, the input line between its rules
+    re.compile(r"●"),  # the answer's mark (and the status line's)
+    re.compile(r"\d{1,2}:\d{2}"),  # the time right of the echo
+    re.compile(r"/project|/ commands|\? help|Interactive · |Working|esc interrupt|mock-model"),  # folder, footer, status
+    re.compile(r"Changes|Duration|Tokens|Resume|copilot --resume|again to exit"),  # exit
+)
+
+
+@pytest.mark.newest_only
+def test_copilot_exchanges_rebuilt_from_its_screen(
+    home: Paths,
+    drive: Drive,
+    copilot_env: dict[str, str],
+    copilot_home: Path,
+    chat_standin: ChatStandin,
+    project_dir: Path,
+    tmp_path: Path,
+) -> None:
+    from . import test_resume_copilot as copilot
+    from . import test_resume_opencode as opencode
+
+    driver = drive([*SK, "copilot"], env=copilot_env, cwd=project_dir)
+    driver.wait_for_screen(copilot.READY, copilot.WAIT_S)
+    for prompt, answer in zip(copilot.PROMPTS, copilot.ANSWERS):
+        opencode.ask(driver, prompt, answer, chat_standin)
+    shown = driver.text()
+    assert re.search(r"❯ the second word is pear +\d{1,2}:\d{2}", shown) and "● Echo: the second word is pear" in shown, shown
+    [folder] = [meta.parent for meta in session_folders(home)]
+    session_id = read_meta(folder).agent_session_id
+    assert session_id and f"copilot --resume={session_id}" in copilot.quit_copilot(driver)
+    shutil.rmtree(copilot_home / ".copilot" / "session-state" / session_id)
+    shutil.rmtree(folder / "agent", ignore_errors=True)
+    conversation = _rebuilt(home, folder, copilot_env)
+    _save(folder, "copilot-1.0.102", tmp_path)
+    expected = tuple(zip(copilot.PROMPTS, copilot.ANSWERS))
+    _assert_answers(conversation, expected, COPILOT_CHROME)
+    _assert_injected(folder, conversation, expected)
+    resumed = _resume_sends_the_answers(drive, copilot_env, project_dir, folder, chat_standin, expected)
+    copilot.quit_copilot(resumed)
+
+
+AIDER_CHROME = (
+    re.compile(r"Tokens: |Cost: "),  # its report after each answer
+    re.compile(r"─{5}"),  # the rule before each prompt
+    re.compile(r"^>", re.MULTILINE),  # the prompt
+)
+
+
+@pytest.mark.newest_only
+def test_aider_exchanges_rebuilt_from_its_screen(
+    home: Paths,
+    drive: Drive,
+    aider_env: dict[str, str],
+    aider_standin: ChatStandin,
+    project_dir: Path,
+    tmp_path: Path,
+) -> None:
+    from . import test_resume_aider as aider
+
+    driver = drive([*SK, "aider"], env=aider_env, cwd=project_dir)
+    for prompt, answer in zip(aider.PROMPTS, aider.ANSWERS):
+        aider.ask(driver, prompt, answer)
+    shown = driver.text()
+    assert re.search(r"STANDIN-ANSWER-2: pear\n+Tokens: \d+ sent, \d+ received\. Cost: .*\n─{20,}\n>", shown), shown
+    driver.press("ctrl-d")
+    assert driver.wait_exit(aider.WAIT_S) == 0, driver.dump()
+    [folder] = [meta.parent for meta in session_folders(home)]
+    (project_dir / aider.HISTORY).unlink()
+    shutil.rmtree(folder / "agent", ignore_errors=True)
+    conversation = _rebuilt(home, folder, aider_env)
+    _save(folder, "aider-0.86.2", tmp_path)
+    expected = tuple(zip(aider.PROMPTS, aider.ANSWERS))
+    _assert_answers(conversation, expected, AIDER_CHROME)
+    _assert_injected(folder, conversation, expected)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from shellkeep.pty.inject import LINE_JOINER, PASTE_END, PASTE_OFF, PASTE_ON, PASTE_START, UNSEEN_PROMPT_QUIET_S, SettledInjection
+from shellkeep.pty.inject import (
+    LINE_JOINER, PASTE_END, PASTE_OFF, PASTE_ON, PASTE_START, PROMPT_MAX_WAIT_S, UNSEEN_PROMPT_QUIET_S, SettledInjection,
+)
 
 BLOCK = b"[shellkeep] header\nUser: hi\nAssistant: hello"
 
@@ -103,7 +105,7 @@ def test_with_a_ready_prompt_it_waits_for_the_prompt_not_for_quiet() -> None:
 
 
 def test_a_ready_prompt_that_never_shows_falls_back_to_long_quiet() -> None:
-    injection = SettledInjection(b"hello", settle_s=0.8, ready_prompt=r"no such prompt")
+    injection = SettledInjection(b"hello", settle_s=0.8, ready_prompt=r"no such prompt", max_wait_s=PROMPT_MAX_WAIT_S)
     injection.on_output(b"some other box", 1.0)
     assert injection.poll(1.0 + UNSEEN_PROMPT_QUIET_S - 0.1) is None
     assert injection.poll(1.0 + UNSEEN_PROMPT_QUIET_S) == b"hello"

@@ -1,7 +1,7 @@
 """Exchanges rebuilt from full-screen agents' recordings (agents/generic.py with an adapter's ScreenChrome).
 
 The recordings in tests/data/agents/screens/ are real sessions of Claude Code 2.1.197 and
-2.1.332, Codex 0.171.0 and Gemini CLI 0.61.0 against the loopback stand-ins, two exchanges each (Claude's second
+2.1.332, Codex 0.171.0, Gemini CLI 0.61.0, OpenCode 1.18.33, Copilot CLI 1.0.102 and aider 0.86.2 against the loopback stand-ins, two exchanges each (Claude's second
 reply taller than the screen), recorded by tests/agents/test_screen_exchanges.py (paths
 anonymised).
 """
@@ -24,11 +24,16 @@ LONG_REPLY = "STANDIN-ANSWER-2: lime\n\n" + "\n\n".join(f"paragraph {n:02d} of a
 CLAUDE = [("the first word is kiwi", "STANDIN-ANSWER-1: kiwi"), ("the second word is lime", LONG_REPLY)]
 CODEX = [("the first word is plum", "STANDIN-ANSWER-1: plum"), ("the second word is pear", "STANDIN-ANSWER-2: pear")]
 GEMINI = [("the first word is olive", "STANDIN-ANSWER-1: olive"), ("the second word is mango", "STANDIN-ANSWER-2: mango")]
+AIDER = [("the first word is plum", "STANDIN-ANSWER-1: plum"), ("the second word is pear", "STANDIN-ANSWER-2: pear")]
+ECHO = [("the first word is plum", "Echo: the first word is plum"), ("the second word is pear", "Echo: the second word is pear")]
 RECORDINGS = [
     pytest.param("claude-2.1.197.cast", "claude", CLAUDE, id="claude-2.1.197"),
     pytest.param("claude-2.1.332.cast", "claude", CLAUDE, id="claude-2.1.332"),
     pytest.param("codex-0.171.0.cast", "codex", CODEX, id="codex-0.171.0"),
     pytest.param("gemini-0.61.0.cast", "gemini", GEMINI, id="gemini-0.61.0"),
+    pytest.param("opencode-1.18.33.cast", "opencode", ECHO, id="opencode-1.18.33"),
+    pytest.param("copilot-1.0.102.cast", "copilot", ECHO, id="copilot-1.0.102"),
+    pytest.param("aider-0.86.2.cast", "aider", AIDER, id="aider-0.86.2"),
 ]
 
 
@@ -149,3 +154,11 @@ def test_without_its_chrome_geminis_answers_are_its_tips_boxes_and_footer() -> N
     assert len(answers) == len(GEMINI)
     assert "▄▄▄▄▄" in answers[0] and "gemini --resume" in answers[1], answers  # its boxes, its goodbye box
     assert answers != [answer for _, answer in GEMINI]
+
+
+@pytest.mark.parametrize("name", ["opencode-1.18.33.cast", "copilot-1.0.102.cast"])
+def test_without_their_chrome_opencodes_and_copilots_answers_miss_the_replies(name: str) -> None:
+    # Their echo is boxed (OpenCode: "┃  <prompt>") or followed by the time (Copilot: "❯ <prompt>  11:20"):
+    # read as a line-based program, no answer holds its reply whole.
+    answers = [answer for _, answer in rebuilt(name, ScreenChrome())]
+    assert answers != [answer for _, answer in ECHO], answers
