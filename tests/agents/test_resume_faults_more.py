@@ -197,9 +197,12 @@ def test_resume_brings_the_conversation_back(home: Paths, drive: Drive, agent: A
         )
         _in_order(json.dumps(request.body), [*_turns(m), third])
     else:
-        request = agent.standin.wait_for_request(
-            lambda r: r.is_conversation and INJECTED_CONTEXT_PREFIX in r.last_user_text(), timeout_s=WAIT_S
-        )
+        try:
+            request = agent.standin.wait_for_request(
+                lambda r: r.is_conversation and INJECTED_CONTEXT_PREFIX in r.last_user_text(), timeout_s=WAIT_S
+            )
+        except TimeoutError:
+            raise AssertionError(f"no re-injected block reached the model:\n{_said(second)[-3000:]}\n{second.dump()}") from None
         block = request.last_user_text()
         _in_order(block, [f"{role}: {text}" for role, text in zip(("User", "Assistant") * 2, _turns(m))])
     [run] = [meta_of(f.parent) for f in session_folders(home) if f.parent != folder]
@@ -215,8 +218,12 @@ def _in_order(text: str, parts: list[str]) -> None:
     at = 0
     for part in parts:
         found = text.find(json.dumps(part)[1:-1] if text.startswith("{") else part, at)
-        assert found >= 0, f"{part!r} missing after offset {at}: {text}"
+        assert found >= 0, f"{part!r} missing after offset {at}: {text[at - 2000 if at > 2000 else 0:][:4000]}"
         at = found + len(part)
+
+
+def _said(driver: ScreenDriver) -> str:
+    return bytes(driver.raw).decode("utf-8", "replace")
 
 
 def _header(driver: ScreenDriver) -> str | None:
