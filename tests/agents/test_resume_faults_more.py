@@ -49,9 +49,13 @@ from .test_resume_aider import aider_env, aider_home, aider_standin  # noqa: F40
 from .test_resume_copilot import copilot_cache, copilot_env, copilot_home  # noqa: F401 - fixtures
 from .test_resume_opencode import opencode_env, opencode_home  # noqa: F401 - fixtures
 
-pytestmark = [pytest.mark.agent, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.agent, pytest.mark.timeout(420)]
 
 WAIT_S = 90.0
+BLOCK_WAIT_S = 200.0
+"""How long the re-injected block may take to reach the stand-in once typed: Qwen Code 0.24.4,
+with both cores busy (OpenCode starting beside it), took the submitted block and then drew
+nothing for 78 s before sending it (measured 2026-12-06; about 1 s on a quiet machine)."""
 AGENTS = ("gemini", "qwen", "opencode", "copilot", "aider")
 DAMAGES = ("nul-block", "transcript-gone")
 MODULES: dict[str, ModuleType] = {"gemini": gemini, "qwen": qwen, "opencode": opencode, "copilot": copilot, "aider": aider}
@@ -199,7 +203,7 @@ def test_resume_brings_the_conversation_back(home: Paths, drive: Drive, agent: A
     else:
         try:
             request = agent.standin.wait_for_request(
-                lambda r: r.is_conversation and INJECTED_CONTEXT_PREFIX in r.last_user_text(), timeout_s=WAIT_S
+                lambda r: r.is_conversation and INJECTED_CONTEXT_PREFIX in r.last_user_text(), timeout_s=BLOCK_WAIT_S
             )
         except TimeoutError:
             raise AssertionError(f"no re-injected block reached the model:\n{_said(second)[-3000:]}\n{second.dump()}") from None
