@@ -151,6 +151,7 @@ class OpenCodeAdapter(CommandAdapter):
     fork_options = (_FORK,)
     dropped_on_resume = (_CONTINUE, _SESSION, _FORK, _PROMPT)
     ready_prompt = r"Ask anything"  # the placeholder of a new session's input box: keys typed before it are lost
+    ready_prompt_required = True  # it queries the terminal, then drew nothing for over 10 s with both cores busy
 
     def looks_like_id(self, value: str) -> bool:
         """Return whether ``value`` is an OpenCode session id (``ses_…``)."""
