@@ -49,13 +49,14 @@ from .test_resume_aider import aider_env, aider_home, aider_standin  # noqa: F40
 from .test_resume_copilot import copilot_cache, copilot_env, copilot_home  # noqa: F401 - fixtures
 from .test_resume_opencode import opencode_env, opencode_home  # noqa: F401 - fixtures
 
-pytestmark = [pytest.mark.agent, pytest.mark.timeout(420)]
+pytestmark = [pytest.mark.agent, pytest.mark.timeout(540)]
 
 WAIT_S = 90.0
-BLOCK_WAIT_S = 200.0
+BLOCK_WAIT_S = 300.0
 """How long the re-injected block may take to reach the stand-in once typed: Qwen Code 0.24.4,
-with both cores busy (OpenCode starting beside it), took the submitted block and then drew
-nothing for 78 s before sending it (measured 2026-12-06; about 1 s on a quiet machine)."""
+with both cores busy (OpenCode starting beside it), drew its input box while still
+"Initializing...", queued the submitted block ("1 queued") and sent it only once initialized:
+78 s and 188 s later in two runs (measured 2026-12-06; about 1 s on a quiet machine)."""
 AGENTS = ("gemini", "qwen", "opencode", "copilot", "aider")
 DAMAGES = ("nul-block", "transcript-gone")
 MODULES: dict[str, ModuleType] = {"gemini": gemini, "qwen": qwen, "opencode": opencode, "copilot": copilot, "aider": aider}
