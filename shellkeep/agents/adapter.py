@@ -103,6 +103,10 @@ class CommandAdapter:
     (``pty.inject.SettledInjection``; after long quiet without it, all the same). None: once
     output settles. For agents that draw their prompt late (Gemini CLI waits for answers to
     its terminal queries first)."""
+    ready_prompt_required: ClassVar[bool] = False
+    """Type re-injected context only once ``ready_prompt`` showed (or the long maximum wait
+    passed), not after long quiet without it: for an agent that says nothing for more than
+    ``pty.inject.UNSEEN_PROMPT_QUIET_S`` on a busy machine before drawing its input box."""
     inject_use_paste: ClassVar[bool] = True
     """Send re-injected context as a bracketed paste where the agent switched it on; False: typed
     as one line (Gemini CLI takes an Enter after a paste it does not trust for a new line)."""

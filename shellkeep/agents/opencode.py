@@ -168,6 +168,8 @@ class OpenCodeAdapter(CommandAdapter):
     id_options = (_SESSION,)
     fork_options = (_FORK,)
     dropped_on_resume = (_CONTINUE, _SESSION, _FORK, _PROMPT)
+    ready_prompt = r"Ask anything"  # the placeholder of a new session's input box: keys typed before it are lost
+    ready_prompt_required = True  # it queries the terminal, then drew nothing for over 10 s with both cores busy
 
     def looks_like_id(self, value: str) -> bool:
         """Return whether ``value`` is an OpenCode session id (``ses_…``)."""
@@ -268,6 +270,26 @@ class OpenCodeAdapter(CommandAdapter):
         if session.transcript is None:
             return {}
         return {"OPENCODE_DB": str(session.transcript)}
+
+    def native_resume_problem(self, session: AgentSession, env: Mapping[str, str]) -> str | None:
+        """Return why ``opencode -s <id>`` would resume ``session`` without part of its conversation:
+        the database holds no such session, or a message of it lost its content (a part row
+        gone, as a lost page of the database leaves it: OpenCode then silently sends the prompt
+        without its answer); None when it is whole or cannot be read (the resume is tried).
+        """
+        import sqlite3
+
+        if session.transcript is None or session.session_id is None or not session.transcript.is_file():
+            return None
+        try:
+            connection = _connect(session.transcript)
+            try:
+                return _hole(connection, session.session_id, session.transcript)
+            finally:
+                connection.close()
+        except (sqlite3.Error, OSError) as exc:
+            log.warning("cannot check opencode database %s: %s", session.transcript, exc)
+            return None
 
     def read_exchanges(self, session: AgentSession, limit: int | None = None) -> list[Exchange]:
         """Return the session's exchanges from the database; only the last ``limit`` prompts' parts are read.
@@ -393,3 +415,24 @@ class OpenCodeAdapter(CommandAdapter):
     def transcript_files(self, session: AgentSession) -> list[Path]:
         """Return nothing: the database is shared by every OpenCode session of the user."""
         return []
+
+
+_CONTENT_PARTS = frozenset({"text", "tool", "reasoning", "file", "patch", "subtask", "agent"})
+"""The part types that carry what was said or done (``step-start``/``step-finish`` carry none)."""
+
+
+def _hole(connection: sqlite3.Connection, session_id: str, db: Path) -> str | None:
+    """Return what is missing of session ``session_id`` in the opened database, or None."""
+    if connection.execute("SELECT 1 FROM session WHERE id = ?", (session_id,)).fetchone() is None:
+        return f"OpenCode's database {db} holds no session {session_id}"
+    kinds: dict[str, set[str]] = {}
+    for row in connection.execute("SELECT message_id, data FROM part WHERE session_id = ?", (session_id,)):
+        kinds.setdefault(str(row["message_id"]), set()).add(str(_json(row["data"]).get("type")))
+    rows = connection.execute("SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created, id", (session_id,))
+    for n, row in enumerate(rows, 1):
+        data = _json(row["data"])
+        role, found = data.get("role"), kinds.get(str(row["id"]), set())
+        finished = role == "user" or dig(data, "time", "completed") is not None
+        if finished and "error" not in data and not found & _CONTENT_PARTS:
+            return f"OpenCode's database {db} has lost the content of message {n} ({role}) of session {session_id}"
+    return None

@@ -151,12 +151,13 @@ def _injection(request: RunRequest) -> SettledInjection | None:
     """Return what types ``request.inject`` into the child once its screen has settled, or None."""
     if not request.inject:
         return None
-    from shellkeep.pty.inject import MAX_WAIT_S, PROMPT_MAX_WAIT_S, SettledInjection
+    from shellkeep.pty.inject import MAX_WAIT_S, PROMPT_MAX_WAIT_S, UNSEEN_PROMPT_QUIET_S, SettledInjection
 
     return SettledInjection(
         request.inject, settle_s=request.inject_settle_s, wait_for_paste_mode=request.inject_paste_mode,
         ready_prompt=request.inject_ready_prompt, use_paste=request.inject_use_paste,
         max_wait_s=PROMPT_MAX_WAIT_S if request.inject_ready_prompt else MAX_WAIT_S,
+        unseen_prompt_quiet_s=None if request.inject_prompt_required else UNSEEN_PROMPT_QUIET_S,
     )
 
 

@@ -452,6 +452,7 @@ def _run_plan(
         inject_settle_s=plan.settle_s,
         inject_paste_mode=bool(getattr(adapter_for(plan.argv), "inject_paste_mode", False)),
         inject_ready_prompt=getattr(adapter_for(plan.argv), "ready_prompt", None),
+        inject_prompt_required=bool(getattr(adapter_for(plan.argv), "ready_prompt_required", False)),
         inject_use_paste=bool(getattr(adapter_for(plan.argv), "inject_use_paste", True)),
         extra=_resumed_from(plan.session),
     )

@@ -139,6 +139,7 @@ class RunRequest:
     inject_settle_s: float = 0.8
     inject_paste_mode: bool = False  # type the block only once the child switched bracketed paste on
     inject_ready_prompt: str | None = None  # type it only once the child drew this (a regex), or long quiet
+    inject_prompt_required: bool = False  # wait for inject_ready_prompt itself, not a long quiet (up to its max wait)
     inject_use_paste: bool = True  # False: typed as one line even where the child takes bracketed paste
     use_adapter: bool = True
     banner: bool = False  # say the session id on stderr before the child starts (unless record.banner = false)

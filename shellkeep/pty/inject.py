@@ -65,6 +65,10 @@ class SettledInjection:
             after the start, counts as ready all the same. An
             agent that waits for answers to its terminal queries before it draws its prompt
             (Gemini CLI: about 1.2 s where the terminal answers none) is quiet meanwhile.
+        unseen_prompt_quiet_s: the quiet after which a child that never drew ``ready_prompt``
+            counts as ready (``UNSEEN_PROMPT_QUIET_S``); None: only ``max_wait_s`` (an agent that
+            queries the terminal, then draws nothing for more than that on a busy machine:
+            OpenCode, whose keys typed before its input box are lost).
         use_paste: send the block as a bracketed paste when the child switched it on; False:
             always typed as one line (an agent that takes an Enter soon after a paste it does
             not trust for a new line: Gemini CLI where the terminal did not answer its queries).
@@ -88,6 +92,7 @@ class SettledInjection:
         wait_for_paste_mode: bool = False,
         ready_prompt: str | None = None,
         use_paste: bool = True,
+        unseen_prompt_quiet_s: float | None = UNSEEN_PROMPT_QUIET_S,
     ) -> None:
         self.payload = _printable(payload)
         self.settle_s = settle_s
@@ -98,6 +103,7 @@ class SettledInjection:
         self.enter_max_wait_s = enter_max_wait_s
         self.wait_for_paste_mode = wait_for_paste_mode
         self.use_paste = use_paste
+        self.unseen_prompt_quiet_s = unseen_prompt_quiet_s
         self.bracketed = False
         self.done = False
         self._typed_at: float | None = None  # when the block went out; Enter is still due
@@ -139,7 +145,8 @@ class SettledInjection:
         if self.wait_for_paste_mode and not self.bracketed:
             return False
         if self._prompt is not None and not self._prompt_seen:  # a slow start prints nothing for a while
-            return self._seen_output and at - self._last_output_at >= max(self.settle_s, UNSEEN_PROMPT_QUIET_S)
+            quiet = self.unseen_prompt_quiet_s
+            return quiet is not None and self._seen_output and at - self._last_output_at >= max(self.settle_s, quiet)
         if self._seen_output:
             return at - self._last_output_at >= self.settle_s
         return at >= self.silent_s

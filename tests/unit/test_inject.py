@@ -109,3 +109,17 @@ def test_a_ready_prompt_that_never_shows_falls_back_to_long_quiet() -> None:
     injection.on_output(b"some other box", 1.0)
     assert injection.poll(1.0 + UNSEEN_PROMPT_QUIET_S - 0.1) is None
     assert injection.poll(1.0 + UNSEEN_PROMPT_QUIET_S) == b"hello"
+
+
+def test_a_required_ready_prompt_is_waited_for_through_long_quiet() -> None:
+    """OpenCode queries the terminal, then, with both cores busy, drew nothing for over 10 s:
+    keys typed then are lost. Its block waits for its input box (or the long maximum wait)."""
+    injection = SettledInjection(b"hello", settle_s=0.8, ready_prompt=r"Ask anything", unseen_prompt_quiet_s=None, max_wait_s=60.0)
+    injection.on_output(b"\x1b_Gi=31337,s=1,v=1,a=q,t=d,f=24;AAAA\x1b\\\x1b[?2026$p", 3.0)
+    assert injection.poll(3.0 + UNSEEN_PROMPT_QUIET_S + 5) is None
+    injection.on_output(b"\x1b[21;27H\x1b[38;5;8mAsk anything\xe2\x80\xa6 \"What is the tech stack?\"", 18.0)
+    assert injection.poll(18.5) is None
+    assert injection.poll(18.9) is not None
+    late = SettledInjection(b"hello", ready_prompt=r"Ask anything", unseen_prompt_quiet_s=None, max_wait_s=60.0)
+    late.on_output(b"\x1b[c", 1.0)
+    assert late.poll(59.9) is None and late.poll(60.0) is not None

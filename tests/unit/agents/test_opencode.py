@@ -260,3 +260,24 @@ def test_reads_what_real_opencode_wrote(user_home: Path, workdir: Path, version:
     assert {e.model for e in exchanges} == {"mock-model"}
     assert all(e.time is not None and e.time.startswith("2026-12-03T") for e in exchanges)
     assert [e.prompt for e in ADAPTER.read_exchanges(found, limit=1)] == [f"the {words[-1]}"]
+
+
+@pytest.mark.parametrize("version", OpenCodeAdapter.tested_versions)
+def test_a_session_that_lost_part_of_its_conversation_is_no_native_resume(user_home: Path, workdir: Path, version: str) -> None:
+    """``opencode -s`` sends a prompt without its answer when the answer's ``part`` row is gone
+    (as a lost page of the database leaves it): shellkeep calls that a problem and re-injects."""
+    database = load_real_database(user_home / ".local" / "share" / "opencode" / "opencode.db", version, workdir)
+    connection = sqlite3.connect(database)
+    [(session_id,)] = connection.execute("SELECT id FROM session")
+    connection.close()
+    env = {"HOME": str(user_home)}
+    assert ADAPTER.native_resume_problem(AgentSession("opencode", session_id, database), env) is None
+    unknown = ADAPTER.native_resume_problem(AgentSession("opencode", "ses_gone", database), env)
+    assert unknown == f"OpenCode's database {database} holds no session ses_gone"
+    with sqlite3.connect(database) as connection:
+        connection.execute(
+            "DELETE FROM part WHERE session_id = ? AND json_extract(data, '$.text') = 'Echo: the first word is plum'", (session_id,)
+        )
+    connection.close()
+    problem = ADAPTER.native_resume_problem(AgentSession("opencode", session_id, database), env)
+    assert problem == f"OpenCode's database {database} has lost the content of message 2 (assistant) of session {session_id}"
