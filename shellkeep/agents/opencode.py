@@ -161,14 +161,14 @@ class OpenCodeAdapter(CommandAdapter):
     packages = ("opencode-ai",)
     screen_chrome = OPENCODE_SCREEN
     # Its empty input box's placeholder in a new session (1.18.33), drawn only once it started
-    # (20 s with both cores busy, its database made anew): re-injected context waits for it.
+    # (20 s with both cores busy, its database made anew): re-injected context waits for it;
+    # keys typed before it are lost.
     ready_prompt = r"Ask anything"
     grammar = _GRAMMAR
     conversation_options = (_CONTINUE, _SESSION)
     id_options = (_SESSION,)
     fork_options = (_FORK,)
     dropped_on_resume = (_CONTINUE, _SESSION, _FORK, _PROMPT)
-    ready_prompt = r"Ask anything"  # the placeholder of a new session's input box: keys typed before it are lost
     ready_prompt_required = True  # it queries the terminal, then drew nothing for over 10 s with both cores busy
 
     def looks_like_id(self, value: str) -> bool:
