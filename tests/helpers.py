@@ -181,6 +181,15 @@ def output_text(events: Sequence[Event]) -> str:
     return "".join(e.data for e in events if e.code == "o")
 
 
+def default_signals() -> None:
+    """In a child about to exec: SIGHUP, SIGINT and SIGQUIT back to their default action, as a
+    terminal emulator starts its shell. A suite started under ``nohup``, or as a background job of
+    a script (which ignores SIGINT and SIGQUIT), would pass the ignoring on through exec, and a
+    closed pty or a typed Ctrl-C would then end nothing (9 such failures in one run so started)."""
+    for number in (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT):
+        signal.signal(number, signal.SIG_DFL)
+
+
 @dataclass
 class PtyHarness:
     """H from pty-cases.md: runs a command in its own pty, reads until EOF, can resize."""
@@ -196,6 +205,7 @@ class PtyHarness:
         if pid == 0:  # pragma: no cover - the child
             try:
                 fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+                default_signals()
                 os.execvpe(argv[0], list(argv), env if env is not None else dict(os.environ))
             finally:
                 os._exit(127)

@@ -30,6 +30,7 @@ import pexpect
 from shellkeep.asciicast.model import Event, TermSize
 from shellkeep.terminal.emulator import Terminal
 from shellkeep.terminal.snapshot import ScreenSnapshot
+from tests.helpers import default_signals
 
 DEFAULT_SIZE = TermSize(cols=120, rows=40)
 
@@ -89,6 +90,7 @@ class ScreenDriver:
             dimensions=(size.rows, size.cols),
             encoding=None,
             echo=echo,
+            preexec_fn=default_signals,
         )
         self.eof = False
 

@@ -18,7 +18,7 @@ import pexpect
 import pytest
 
 from shellkeep.store.paths import Paths
-from tests.helpers import invoke_sk, session_folders, wait_for_background, wait_until
+from tests.helpers import default_signals, invoke_sk, session_folders, wait_for_background, wait_until
 from tests.transcripts import FAKE_CLAUDE, claude_lines
 
 SONNET = "claude-sonnet-4-5-20250929"
@@ -43,7 +43,7 @@ def record_claude(home: Paths, tmp_path: Path, exchanges: int, model: str, tag: 
         **os.environ, "CLAUDE_CONFIG_DIR": str(tmp_path / "claude"), "PATH": f"{bin_dir}:{os.environ['PATH']}",
         "BENCH_TRANSCRIPT": str(source), "BENCH_EXIT_FILE": str(tmp_path / f"exit-{tag}"), "BENCH_SCREEN": "STANDIN-READY",
     }  # fmt: skip
-    child = pexpect.spawn(sys.executable, ["-m", "shellkeep", "claude"], env=env, cwd=os.getcwd(), dimensions=(24, 80))
+    child = pexpect.spawn(sys.executable, ["-m", "shellkeep", "claude"], env=env, cwd=os.getcwd(), dimensions=(24, 80), preexec_fn=default_signals)
     child.expect("STANDIN-READY", timeout=30)
     child.send("\r")
     child.expect(pexpect.EOF, timeout=60)

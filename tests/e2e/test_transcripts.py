@@ -19,7 +19,7 @@ import pytest
 
 from shellkeep.store.chunks import read_ref, ref_path
 from shellkeep.store.paths import Paths
-from tests.helpers import session_folders, stored_copy, wait_until
+from tests.helpers import default_signals, session_folders, stored_copy, wait_until
 from tests.transcripts import FAKE_CLAUDE, claude_lines
 
 
@@ -40,7 +40,7 @@ def test_ctrl_c_while_the_session_is_stored_never_loses_its_exchanges(
         **os.environ, "CLAUDE_CONFIG_DIR": str(claude_root), "PATH": f"{bin_dir}:{os.environ['PATH']}",
         "BENCH_TRANSCRIPT": str(source), "BENCH_EXIT_FILE": str(tmp_path / "exit"), "BENCH_SCREEN": "STANDIN-READY",
     }  # fmt: skip
-    child = pexpect.spawn(sys.executable, ["-m", "shellkeep", "claude"], env=env, cwd=os.getcwd(), dimensions=(24, 80))
+    child = pexpect.spawn(sys.executable, ["-m", "shellkeep", "claude"], env=env, cwd=os.getcwd(), dimensions=(24, 80), preexec_fn=default_signals)
     child.expect("STANDIN-READY", timeout=30)
     child.send("\r")
     wait_until(lambda: (tmp_path / "exit").exists(), 30)  # the agent has ended
