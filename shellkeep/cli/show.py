@@ -94,8 +94,7 @@ def _print_meta(meta: SessionMeta, missing_key_id: str | None) -> None:
     rows = [
         ("id", meta.id),
         ("name", meta.name or "-"),
-        ("title", meta.title or "-"),
-        ("about", meta.about or "-"),
+        ("title", meta.title or meta.about or "-"),
         ("command", " ".join(meta.command)),
         ("agent", meta.agent),
         ("status", meta.status + ("" if meta.exit_code is None else f" (exit {meta.exit_code})")),

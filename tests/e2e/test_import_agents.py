@@ -166,7 +166,7 @@ def test_import_all_gives_a_searchable_archive_of_every_agent(home: Paths, agent
         "qwen": "calc functions", "opencode": "Guard divide", "copilot": "What does divide do with 0?",
     }  # fmt: skip
     shown = invoke_sk("show", str(imported["claude"]["session_id"])).stdout.decode()
-    assert "\nabout      Add divide to calc\n" in shown
+    assert "\ntitle      Add divide to calc\n" in shown and "\nabout " not in shown
     assert len(table) == 7
     hits = json.loads(invoke_sk("search", "divide", "--json").stdout)
     assert {h["agent"] for h in hits} == set(imported)
