@@ -1,8 +1,9 @@
 """Say what a session was about: ``meta.about``, the line lists lead with (``ls``, ``ps``, the web list).
 
-Set where the exchanges are collected (``app.conversation``): the agent's own title for the
-conversation where it keeps one (``CommandAdapter.read_title``, ``agents.titles``), else the
-first prompt, on one line cut to ``ABOUT_CHARS``, redacted as the exchanges are. With
+Set where the exchanges are collected (``app.conversation``), and for a session whose
+recorder was killed, when it is first listed as interrupted (``recovered_about``, called by
+``app.context.Context.recover``, once a session): the agent's own title for the conversation
+where it keeps one (``CommandAdapter.read_title``, ``agents.titles``), else the first prompt, on one line cut to ``ABOUT_CHARS``, redacted as the exchanges are. With
 ``encryption.encrypt`` on it is not kept (``meta.json`` is never sealed, and the text is
 content): lists show the command instead. ``store.session.title_of`` picks what a list shows.
 """
@@ -14,20 +15,24 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from pathlib import Path
+
 from shellkeep.agents.adapter import CommandAdapter
 from shellkeep.agents.base import AgentAdapter, AgentSession, Exchange
 from shellkeep.agents.records import one_line, shorten
-from shellkeep.agents.registry import adapter_named
+from shellkeep.agents.generic import exchanges_from_recording
+from shellkeep.agents.registry import adapter_for, adapter_named
 from shellkeep.app.plan import agent_session_now
 from shellkeep.capture.redaction import redactor_for
 from shellkeep.logs import get_logger
-from shellkeep.store.session import ABOUT_CHARS, SessionMeta, Status, title_of
+from shellkeep.errors import UserInputError
+from shellkeep.store.session import ABOUT_CHARS, SessionMeta, Status, parse_iso, title_of, write_meta
 
 if TYPE_CHECKING:
     from shellkeep.config import RedactConfig
     from shellkeep.vault.access import Vault
 
-__all__ = ["about_text", "live_title", "with_about"]
+__all__ = ["about_text", "current_about", "live_title", "recovered_about", "with_about"]
 
 log = get_logger(__name__)
 
@@ -73,26 +78,82 @@ def with_about(
 
 
 LIVE_READ_MAX_BYTES = 4 * 1024 * 1024
-"""Largest transcript a running session's first prompt is read from for ``ps`` (its own title
-is read from any size: only the lines naming one are parsed)."""
+"""Largest transcript a session's first prompt is read from before its exchanges are collected
+(its own title is read from any size: only the lines naming one are parsed)."""
+
+RECORDING_READ_MAX_BYTES = 512 * 1024
+"""Largest recording the first prompt of a program without a transcript of its own (a shell,
+a REPL: the generic adapter) is read from before its exchanges are collected: a terminal
+emulator runs over all of it (about 0.4 MB/s)."""
 
 
-def live_title(meta: SessionMeta, redact_config: RedactConfig | None = None, env: Mapping[str, str] | None = None) -> str:
+def current_about(
+    meta: SessionMeta, vault: Vault | None, redact_config: RedactConfig | None = None, env: Mapping[str, str] | None = None
+) -> str | None:
+    """Return what ``meta`` is about as its stored exchanges would tell, read now, before they
+    are collected: the agent's own title, else the first prompt of its transcript (up to
+    ``LIVE_READ_MAX_BYTES``); for a program without a transcript, the first prompt built from
+    the recording (up to ``RECORDING_READ_MAX_BYTES``; vault: its keys). Redacted as it would
+    be stored. None when none is found; never raises."""
+    try:
+        try:
+            adapter: AgentAdapter = adapter_named(meta.agent)
+        except UserInputError:
+            adapter = adapter_for(meta.command)
+        redact = redactor_for(redact_config).redact if meta.redacted else None
+        env = dict(os.environ if env is None else env)
+        session = agent_session_now(meta, adapter, env) if isinstance(adapter, CommandAdapter) else None
+        if session is not None and session.transcript is not None and session.transcript.is_file():
+            small = session.transcript.stat().st_size <= LIVE_READ_MAX_BYTES
+            return about_text(adapter, session, adapter.read_exchanges(session) if small else [], redact)
+        cast = Path(meta.cast)
+        if vault is None or adapter.has_native_transcript or cast.stat().st_size > RECORDING_READ_MAX_BYTES:
+            return None
+        recording = vault.open_recording(cast)
+        exchanges = exchanges_from_recording(
+            recording.events(),
+            cols=recording.header.size.cols,
+            rows=recording.header.size.rows,
+            started_at=parse_iso(meta.started_at),
+            chrome=adapter.screen_chrome,
+        )
+        return about_text(adapter, None, exchanges, redact)
+    except Exception as exc:  # noqa: BLE001 - the title is extra: the command stands in
+        log.debug("no title read now for %s: %s", meta.id, exc)
+        return None
+
+
+def recovered_about(
+    meta: SessionMeta, vault: Vault, redact_config: RedactConfig | None = None, env: Mapping[str, str] | None = None
+) -> SessionMeta:
+    """Return an interrupted session (just repaired, ``vault.recovery``) with ``about`` read now
+    (``current_about``) and stored, when it has none yet: its recorder was killed before its
+    exchanges were collected, and lists show it from now on. Kept out when encryption is on
+    (see the module doc). Never raises (a failed write is logged)."""
+    if meta.title or meta.about or vault.encrypt:
+        return meta
+    text = current_about(meta, vault, redact_config, env)
+    if text is None:
+        return meta
+    updated = dataclasses.replace(meta, about=text)
+    try:
+        write_meta(updated)
+    except OSError as exc:
+        log.warning("could not store the title of %s: %s", meta.id, exc)
+    return updated
+
+
+def live_title(
+    meta: SessionMeta,
+    redact_config: RedactConfig | None = None,
+    env: Mapping[str, str] | None = None,
+    vault: Vault | None = None,
+) -> str:
     """Return what a session is about for ``ps``: ``title_of`` once known, else, while it runs,
-    read live from the agent's transcript (its own title, else the first prompt), redacted as it
-    would be stored; else its command. env: where the agent's files are looked for
-    (``app.env_restore.agent_files_env``). Never raises."""
+    ``current_about`` (the rule ``ls`` shows once its exchanges are collected), else its
+    command. env: where the agent's files are looked for (``app.env_restore.agent_files_env``);
+    vault: the keys to read its recording with (None: not read). Never raises."""
     if meta.title or meta.about or meta.status != Status.RUNNING.value:
         return title_of(meta)
-    try:
-        adapter = adapter_named(meta.agent)
-        session = agent_session_now(meta, adapter, dict(os.environ if env is None else env)) if isinstance(adapter, CommandAdapter) else None
-        if session is None or session.transcript is None:
-            return title_of(meta)
-        small = session.transcript.is_file() and session.transcript.stat().st_size <= LIVE_READ_MAX_BYTES
-        redact = redactor_for(redact_config).redact if meta.redacted else None
-        text = about_text(adapter, session, adapter.read_exchanges(session) if small else [], redact)
-    except Exception as exc:  # noqa: BLE001 - the title is extra: the command stands in
-        log.debug("no live title for %s: %s", meta.id, exc)
-        return title_of(meta)
+    text = current_about(meta, vault, redact_config, env)
     return title_of(meta) if text is None else text

@@ -45,13 +45,18 @@ class Context:
     def recover(self, meta: SessionMeta) -> SessionMeta:
         """Repair an interrupted session (``vault.recovery.recover``) with this context's keys.
 
-        The shell's notice file (``store.notices``) then lists it as cut short. Both load
-        here, on first use: most commands find no interrupted session (ls, search start-up).
+        The shell's notice file (``store.notices``) then lists it as cut short, and it gets
+        its title (``app.about.recovered_about``): its exchanges were never collected. These
+        load here, on first use: most commands find no interrupted session (ls, search start-up).
         """
+        from shellkeep.app.about import recovered_about
+        from shellkeep.app.environment import stored_env
         from shellkeep.store.notices import note_ended
         from shellkeep.vault.recovery import recover
 
         repaired = recover(meta, self.vault)
+        # The agent's files are where its recorded variables (CLAUDE_CONFIG_DIR...) put them.
+        repaired = recovered_about(repaired, self.vault, self.config.redact, {**self.env, **stored_env(repaired)[0]})
         try:
             note_ended(self.paths, repaired)
         except OSError as exc:

@@ -34,6 +34,7 @@ from shellkeep.store.session import SessionMeta, Status, host_name, iso, parse_i
 
 if TYPE_CHECKING:
     from shellkeep.config import RedactConfig
+    from shellkeep.vault.access import Vault
 
 __all__ = ["WORKING_WINDOW_S", "LiveSession", "LiveState", "judge_state", "live_sessions"]
 
@@ -108,12 +109,16 @@ def live_sessions(ctx: Context, *, now: float | None = None) -> list[LiveSession
     for meta in ctx.sessions(all_projects=True):
         if meta.status != Status.RUNNING.value or meta.host != host:
             continue
-        found.append(_live_session(meta, now, ctx.config.redact, agent_files_env(ctx, meta)))
+        found.append(_live_session(meta, now, ctx.config.redact, agent_files_env(ctx, meta), ctx.vault))
     return found
 
 
 def _live_session(
-    meta: SessionMeta, now: float, redact_config: RedactConfig | None = None, env: Mapping[str, str] | None = None
+    meta: SessionMeta,
+    now: float,
+    redact_config: RedactConfig | None = None,
+    env: Mapping[str, str] | None = None,
+    vault: Vault | None = None,
 ) -> LiveSession:
     status = read_live_status(meta.folder)
     try:
@@ -145,7 +150,7 @@ def _live_session(
         echo=status.echo if status is not None else None,
         prompt=status.prompt if status is not None else False,
         hint=status.hint if status is not None else None,
-        title=live_title(meta, redact_config, env),
+        title=live_title(meta, redact_config, env, vault),
         plan=_plan_summary(meta, redact_config, env),
     )
 

@@ -200,3 +200,30 @@ def test_a_path_that_is_not_utf8_shows_its_byte_as_backslash_x_in_messages(home:
     result = invoke_sk("ls", env={**os.environ, "SHELLKEEP_HOME": str(data)})
     assert result.returncode == 3
     assert result.stderr == b"shellkeep: the data folder " + bytes(tmp_path) + b"/da\\xffta is not a folder; point SHELLKEEP_HOME at a folder\n"
+
+
+@pytest.mark.parametrize(
+    ("agent", "transcript", "session_id", "title"),
+    [
+        ("claude", "claude/projects/-home-bob-work-calc/0b6f3c2a-91d4-4c7e-a8b5-2f1e0d9c8b7a.jsonl", "0b6f3c2a-91d4-4c7e-a8b5-2f1e0d9c8b7a", "Add divide to calc"),
+        ("gemini", "gemini/.gemini/tmp/calc/chats/session-2026-03-14T07-30-9d8c7b6a.jsonl", "9d8c7b6a", "Guard divide against zero"),
+    ],
+    ids=["claude", "gemini"],
+)
+def test_a_session_whose_recorder_died_is_listed_with_the_agents_own_title(
+    home: Paths, tmp_path: Path, agent: str, transcript: str, session_id: str, title: str
+) -> None:
+    from shellkeep.store.session import host_name
+    from tests.unit.agents.conftest import DATA
+
+    copy = tmp_path / Path(transcript).name
+    copy.write_bytes((DATA / transcript).read_bytes())
+    ev = [(5.0, "o", "hello world\r\n")]
+    proc = subprocess.Popen(["true"])
+    proc.wait()  # its pid, free now, stands for the dead recorder's
+    gone = proc.pid
+    dead = make_session(home, Path.cwd(), 1, agent=agent, status="running", host=host_name(), events=ev, pid=gone)
+    write_meta(dataclasses.replace(dead, command=[agent, "--session-id", session_id], agent_session_id=session_id, agent_transcript=str(copy)))
+    listed = json.loads(sk("ls", "--json").stdout)
+    assert [(s["status"], s["about"]) for s in listed] == [("interrupted", title)]  # before any resume
+    assert sk("ls").stdout.splitlines()[1].split("  ")[-1] == title

@@ -1,0 +1,37 @@
+"""A session's title (``meta.about``) is the same in ``ps`` while it runs, in ``ls`` and ``show``
+once its recorder was killed (kill -9), before any resume: the first prompt typed into a
+program without a transcript of its own (the generic adapter)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+
+from shellkeep.store.paths import Paths
+from tests.helpers import SK, PtyHarness, invoke_sk, meta_of, process_gone, session_folders, wait_until
+
+ASK = "import sys\nwhile True:\n line = input('ask> ')\n print('answer: ' + str(len(line)) + ' letters', flush=True)"
+
+
+def test_a_killed_recording_keeps_the_title_ps_showed(home: Paths) -> None:
+    h = PtyHarness.start([*SK, "run", "--", sys.executable, "-c", ASK])
+    h.expect(b"ask> ")
+    h.write(b"count the apples\r")
+    h.expect(b"answer: 16 letters")
+    h.expect(b"ask> ", times=2)
+    folder = wait_until(lambda: next(iter(session_folders(home)), None)).parent  # type: ignore[union-attr]
+    live = json.loads(invoke_sk("ps", "--json").stdout)
+    assert [s["title"] for s in live] == ["count the apples"]  # not the command
+    child = meta_of(folder)["child_pid"]
+    os.kill(h.pid, signal.SIGKILL)
+    h.finish()
+    wait_until(lambda: process_gone(child))
+    listed = json.loads(invoke_sk("ls", "--json").stdout)
+    assert [(s["status"], s["about"]) for s in listed] == [("interrupted", "count the apples")]
+    assert meta_of(folder)["about"] == "count the apples"  # stored: the next list reads it from meta
+    table = invoke_sk("ls").stdout.decode().splitlines()
+    assert table[1].split("  ")[-1] == "count the apples"
+    shown = invoke_sk("show", folder.name).stdout.decode()
+    assert "\ntitle      count the apples\n" in shown and "\nabout " not in shown
