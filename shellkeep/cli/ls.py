@@ -65,7 +65,8 @@ def ls(
 
     ctx = context()
     if remote or machine:
-        _print_remote(remote_sessions(ctx.paths, machine)[:limit], as_json)
+        pulled = remote_sessions(ctx.paths, machine)
+        _print_remote(pulled[:limit], remote_sessions(ctx.paths) if machine else pulled, as_json)
         return
     query = SessionQuery(
         project=None if all_projects else project_key(ctx.project_root),
@@ -100,23 +101,39 @@ def ls(
         click.echo(f"{hidden} session{plural} shorter than a second with no input hidden; 'shellkeep ls --all-sessions' shows them", err=True)
 
 
-def _print_remote(sessions: list[SessionMeta], as_json: bool) -> None:
-    """Print pulled sessions with the machine each one was recorded on."""
-    from shellkeep.app.remote import remote_of
+def _print_remote(sessions: list[SessionMeta], every: list[SessionMeta], as_json: bool) -> None:
+    """Print pulled sessions with the machine each one was recorded on and what each was about.
 
+    every: all the pulled sessions: a resume pushed from its machine names its parent
+    (``meta.parent``), so an original already resumed shows as "resumed as <id>" here too.
+    """
+    from shellkeep.app.remote import remote_of
+    from shellkeep.archive.listing import resumed_as_of
+    from shellkeep.store.session import title_of
+
+    resumed = resumed_as_of(every)
     if as_json:
-        print_json([{**m.to_json(), "machine": (remote_of(m) or {}).get("host", "")} for m in sessions])
+        print_json([{**m.to_json(), "machine": (remote_of(m) or {}).get("host", ""), "resumed_as": resumed.get(m.id)} for m in sessions])
         return
     if not sessions:
         click.echo("no sessions pulled; run 'shellkeep sync pull'", err=True)
         return
-    header = ("ID", "MACHINE", "NAME", "AGENT", "STATUS", "STARTED", "PROJECT")
+    header = ("ID", "MACHINE", "NAME", "AGENT", "STATUS", "STARTED", "PROJECT", "TITLE")
     rows = [
-        (m.id, (remote_of(m) or {}).get("host", "?"), m.name or "-", m.agent, m.status, m.started_at[:16].replace("T", " "), m.project)
+        (
+            m.id,
+            (remote_of(m) or {}).get("host", "?"),
+            m.name or "-",
+            m.agent,
+            f"resumed as {resumed[m.id]}" if m.id in resumed else m.status,
+            m.started_at[:16].replace("T", " "),
+            m.project,
+            title_of(m),
+        )
         for m in sessions
     ]
     widths = [max(map(len, column)) for column in zip(header, *rows)]
-    template = "  ".join(f"{{:<{w}}}" for w in widths)
+    template = "  ".join(f"{{:<{w}}}" for w in widths[:-1]) + "  {}"
     click.echo("\n".join(template.format(*row).rstrip() for row in (header, *rows)))
 
 

@@ -332,6 +332,29 @@ def test_file_urls_work_as_a_mounted_share(home: Paths, tmp_path: Path) -> None:
     assert WORD in sk("replay", "--speed", "1000", session_id, env=laptop).stdout.decode()
 
 
+def test_ls_remote_shows_each_title_and_a_resumed_original_as_resumed(home: Paths, tmp_path: Path) -> None:
+    import dataclasses
+
+    from shellkeep.store.session import host_name, write_meta
+    from tests.factory import make_session
+
+    events = [(5.0, "o", "hello\r\n")]
+    first = make_session(home, Path.cwd(), 1, agent="claude", status="interrupted", host=host_name(), events=events)
+    write_meta(dataclasses.replace(first, about="Fix the flaky login test"))
+    again = make_session(home, Path.cwd(), 2, agent="claude", host=host_name(), events=events)
+    write_meta(dataclasses.replace(again, parent=first.id, about="Fix the flaky login test, again"))
+    url = f"file://{tmp_path / 'share'}"
+    sk("sync", "push", "--remote", url)
+    laptop = machine(tmp_path, "laptop")
+    sk("sync", "pull", "--remote", url, env=laptop)
+    lines = sk("ls", "--remote", env=laptop).stdout.decode().splitlines()
+    assert lines[0].split()[-1] == "TITLE"
+    assert [line.split("  ")[-1] for line in lines[1:]] == ["Fix the flaky login test, again", "Fix the flaky login test"]
+    assert f"resumed as {again.id}" in lines[2] and "interrupted" not in lines[2]
+    listed = json.loads(sk("ls", "--remote", "--json", env=laptop).stdout)
+    assert [m["resumed_as"] for m in listed] == [None, again.id]
+
+
 def test_bad_remotes_are_one_line_each(home: Paths, tmp_path: Path) -> None:
     none = sk("sync", "push", ok=False)
     assert none.returncode == 2 and "sync.url" in none.stderr.decode() and none.stderr.decode().count("\n") == 1
