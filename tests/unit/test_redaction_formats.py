@@ -33,6 +33,9 @@ FORMATS = {
     "firecrawl-key": "fc-" + "0123456789abcdef" * 2,
     "e2b-key": "e2b_" + ("0123456789abcdef" * 3)[:40],
     "voyage-key": "pa-" + "FAKE0123456789_-" * 2 + "FAKE0123456",
+    "daytona-key": "dtn_" + "0123456789abcdef" * 4,
+    "jina-key": "jina_" + "0123456789abcdef" * 2 + "FAKEq0123456789abcdefghij_k",
+    "browserbase-key": "bb_live_FAKE0123456789abcdefghijklm",
 }
 
 
@@ -50,12 +53,13 @@ def test_the_formats_have_their_published_lengths() -> None:
     bodies = {
         "litellm-key": 22, "together-key": 43, "huggingface-token": 34, "replicate-token": 37, "tavily-key": 32,
         "vercel-ai-gateway-key": 56, "cerebras-key": 48, "requesty-key": 108, "firecrawl-key": 32, "e2b-key": 40,
-        "voyage-key": 43,
+        "voyage-key": 43, "daytona-key": 64, "browserbase-key": 27,
     }
     prefixes = {
         "litellm-key": "sk-", "together-key": "tgp_v1_", "huggingface-token": "hf_", "replicate-token": "r8_",
         "tavily-key": "tvly-", "vercel-ai-gateway-key": "vck_", "cerebras-key": "csk-", "requesty-key": "rqsty-sk-",
         "firecrawl-key": "fc-", "e2b-key": "e2b_", "voyage-key": "pa-",
+        "daytona-key": "dtn_", "browserbase-key": "bb_live_",
     }
     for name, length in bodies.items():
         assert len(FORMATS[name]) - len(prefixes[name]) == length, name
@@ -78,12 +82,9 @@ NAMED_BY_VENDOR = {
     "novita": ("NOVITA_API_KEY", "sk_FAKEn0v1ta8f3kQ9zX1vB7nM2pL5"),
     "ai21": ("AI21_API_KEY", "FAKEa121k3yQ9zX1vB7nM2pL5wR"),
     "wandb": ("WANDB_API_KEY", "FAKE0123456789abcdef0123456789abcdef0123"),
-    "jina": ("JINA_API_KEY", "jina_FAKE0123456789abcdef0123456789abQ9zX"),
     "serper": ("SERPER_API_KEY", "FAKE0123456789abcdef0123456789abcdef0123"),
     "exa": ("EXA_API_KEY", "FAKE0a1b-2c3d-4e5f-6a7b-8c9d0e1f2a3b"),
     "brave": ("BRAVE_API_KEY", "BSAFAKEbr4ve8f3kQ9zX1vB7nM2pL5"),
-    "browserbase": ("BROWSERBASE_API_KEY", "bb_live_FAKEbr0wser8f3kQ9zX1vB7"),
-    "daytona": ("DAYTONA_API_KEY", "dtn_FAKE0123456789abcdef0123456789ab"),
     "kilocode": ("KILOCODE_TOKEN", "FAKEk1l0c0de8f3kQ9zX1vB7nM2pL5"),
     "martian": ("MARTIAN_API_KEY", "sk-FAKEm4rt1an8f3kQ9zX1vB7nM2"),
     "requesty": ("REQUESTY_API_KEY", "FAKEr3qu3sty8f3kQ9zX1vB7nM2pL5"),

@@ -97,8 +97,8 @@ VENDORS = (
     # Model routers, gateways and providers whose keys have no prefix of their own.
     "portkey", "helicone", "litellm", "openrouter", "mistral", "deepseek", "together", "fireworks",
     "groq", "perplexity", "anyscale", "deepinfra", "voyage", "cerebras", "replicate", "huggingface",
-    "requesty", "sambanova", "baseten", "novita", "ai21", "wandb", "jina", "serper", "exa_", "brave",
-    "browserbase", "daytona", "kilocode", "martian",
+    "requesty", "sambanova", "baseten", "novita", "ai21", "wandb", "serper", "exa_", "brave", "kilocode",
+    "martian",
 )
 """Vendor names that make an assignment's random value a secret (the rule ``vendor-secret``)."""
 
@@ -220,6 +220,17 @@ RULES: tuple[RedactionRule, ...] = (
     ),
     RedactionRule("firecrawl-key", rf"{_NW}fc-[a-f0-9]{{32}}{_END}", "fc-" + FAKE_HEX * 2, keywords=('fc-',)),
     RedactionRule("e2b-key", rf"{_NW}e2b_[a-f0-9]{{40}}{_END}", "e2b_" + (FAKE_HEX * 3)[:40], keywords=('e2b_',)),
+    RedactionRule("daytona-key", rf"{_NW}dtn_[a-f0-9]{{64}}{_END}", "dtn_" + FAKE_HEX * 4, keywords=('dtn_',)),
+    RedactionRule(
+        # Jina: "jina_" + 32 hex digits + 27 or 28 more characters as printed; no published
+        # length: 20 to 40 after the hex.
+        "jina-key", rf"{_NW}jina_[a-f0-9]{{32}}[A-Za-z0-9_-]{{20,40}}(?![\w-])", "jina_" + FAKE_HEX * 2 + _F * 3 + "FAKE",
+        keywords=('jina_',),
+    ),
+    RedactionRule(
+        # Browserbase: "bb_live_" + 27 letters and digits as printed; no published length: 20 to 64.
+        "browserbase-key", r"bb_live_[A-Za-z0-9_-]{20,64}(?![\w-])", "bb_live_" + _F * 3 + "FAK", keywords=('bb_live_',),
+    ),
     RedactionRule("voyage-key", r"(?<![A-Za-ln-z0-9_-])pa-[A-Za-z0-9_-]{43}(?![\w-])", "pa-" + _F * 5 + "FAK", keywords=('pa-',)),
     RedactionRule(
         "openai-key",
