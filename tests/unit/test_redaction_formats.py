@@ -29,7 +29,7 @@ FORMATS = {
     "tavily-key": "tvly-FAKE0123456789abcdefghijklmnopqr",
     "vercel-ai-gateway-key": "vck_" + "FAKE0123456789ab" * 3 + "FAKE0123",
     "cerebras-key": "csk-" + "fake0123456789ab" * 3,
-    "requesty-key": "rqsty-sk-" + "FAKE0123+/abcdef" * 6 + "FAKE0123456=",
+    "requesty-key": "rqsty-sk-" + "FAKE0123abcdefgh" * 6 + "FAKE012+/45=",
     "firecrawl-key": "fc-" + "0123456789abcdef" * 2,
     "e2b-key": "e2b_" + ("0123456789abcdef" * 3)[:40],
     "voyage-key": "pa-" + "FAKE0123456789_-" * 2 + "FAKE0123456",
