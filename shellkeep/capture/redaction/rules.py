@@ -97,6 +97,8 @@ VENDORS = (
     # Model routers, gateways and providers whose keys have no prefix of their own.
     "portkey", "helicone", "litellm", "openrouter", "mistral", "deepseek", "together", "fireworks",
     "groq", "perplexity", "anyscale", "deepinfra", "voyage", "cerebras", "replicate", "huggingface",
+    "requesty", "sambanova", "baseten", "novita", "ai21", "wandb", "serper", "exa_", "brave", "kilocode",
+    "martian",
 )
 """Vendor names that make an assignment's random value a secret (the rule ``vendor-secret``)."""
 
@@ -198,6 +200,38 @@ RULES: tuple[RedactionRule, ...] = (
     RedactionRule("langfuse-key", r"sk-lf-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "sk-lf-01234567-89ab-cdef-0123-456789abcdef", keywords=('sk-lf-',)),
     RedactionRule("pinecone-key", r"pcsk_[A-Za-z0-9]{5,6}_[A-Za-z0-9]{63}", "pcsk_FAKE0_" + _F * 7 + "FAKEEXA", keywords=('pcsk_',)),
     RedactionRule("elevenlabs-key", rf"{_NW}sk_[a-f0-9]{{48}}{_END}", "sk_" + FAKE_HEX * 3, keywords=('sk_',)),
+    # Where no source gives a length, a bounded range (said beside the rule). Before openai-key:
+    # csk-... and rqsty-sk-... hold "sk-" + a body that rule would take, leaving their prefix.
+    RedactionRule(
+        # Tavily: "tvly-" + 32 letters and digits (dashboards, SDK examples, 2025-26); newer keys
+        # "tvly-dev-" + a body with dashes whose length no source gives: 32 to 64 characters.
+        "tavily-key", r"tvly-(?:(?:dev|prod)-)?[A-Za-z0-9][A-Za-z0-9_-]{31,63}(?![\w-])",
+        "tvly-" + _F * 4, keywords=('tvly-',),
+    ),
+    RedactionRule("vercel-ai-gateway-key", rf"{_NW}vck_[A-Za-z0-9]{{56}}{_END}", "vck_" + _F * 7, keywords=('vck_',)),
+    RedactionRule(
+        # Cerebras: "csk-" + 48 lower-case letters and digits as printed; detectors take 32 to 48.
+        "cerebras-key", rf"{_NW}csk-[A-Za-z0-9]{{32,48}}{_END}", "csk-" + "fake0000" * 6, keywords=('csk-',),
+    ),
+    RedactionRule(
+        # Requesty: "rqsty-sk-" + base64 of 80 bytes (108 characters as printed); no published
+        # length: 100 to 120 characters.
+        "requesty-key", r"rqsty-sk-[A-Za-z0-9+/]{100,120}={0,2}", "rqsty-sk-" + _F * 13 + "FAK=", keywords=('rqsty-sk-',),
+    ),
+    RedactionRule("firecrawl-key", rf"{_NW}fc-[a-f0-9]{{32}}{_END}", "fc-" + FAKE_HEX * 2, keywords=('fc-',)),
+    RedactionRule("e2b-key", rf"{_NW}e2b_[a-f0-9]{{40}}{_END}", "e2b_" + (FAKE_HEX * 3)[:40], keywords=('e2b_',)),
+    RedactionRule("daytona-key", rf"{_NW}dtn_[a-f0-9]{{64}}{_END}", "dtn_" + FAKE_HEX * 4, keywords=('dtn_',)),
+    RedactionRule(
+        # Jina: "jina_" + 32 hex digits + 27 or 28 more characters as printed; no published
+        # length: 20 to 40 after the hex.
+        "jina-key", rf"{_NW}jina_[a-f0-9]{{32}}[A-Za-z0-9_-]{{20,40}}(?![\w-])", "jina_" + FAKE_HEX * 2 + _F * 3 + "FAKE",
+        keywords=('jina_',),
+    ),
+    RedactionRule(
+        # Browserbase: "bb_live_" + 27 letters and digits as printed; no published length: 20 to 64.
+        "browserbase-key", r"bb_live_[A-Za-z0-9_-]{20,64}(?![\w-])", "bb_live_" + _F * 3 + "FAK", keywords=('bb_live_',),
+    ),
+    RedactionRule("voyage-key", r"(?<![A-Za-ln-z0-9_-])pa-[A-Za-z0-9_-]{43}(?![\w-])", "pa-" + _F * 5 + "FAK", keywords=('pa-',)),
     RedactionRule(
         "openai-key",
         r"sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,250}|[A-Za-z0-9]{32,250})",
