@@ -349,8 +349,8 @@ class StreamRedactor:
         part has its new part become the marker, and the new text is held while one may grow."""
         line = self._line
         n = len(buf)
-        if not line:
-            return [], n
+        if not line or not engine._found(line):
+            return [], n  # no rule's keyword on the line: nothing begun there
         full = line + buf[base : base + 2 * _LINE_MAX]  # a secret begun on the line ends near it
         off = len(line) - base  # buf index = full index - off
         view = _ScreenView(full)

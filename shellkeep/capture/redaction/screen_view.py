@@ -168,11 +168,18 @@ def _edit_rx() -> re.Pattern[str]:
     return re.compile(r"\x1b\[(\d{0,4})([@PKCD])")
 
 
+@functools.cache
+def _editing_rx() -> re.Pattern[str]:
+    """Return the regex of what makes a text a line editor's edit: a character deleted or
+    inserted (DCH, ICH), a backspace, a DEL, a typed Ctrl-K or Ctrl-U."""
+    return re.compile(r"\x1b\[\d{0,4}[P@]|[\x08\x7f\x0b\x15]")
+
+
 def _line_edits(raw: str) -> list[tuple[int, str, int]]:
     """Return the line edits in ``raw`` (``_edit_rx``) as (index in the text with escape
     sequences removed, final character, count), in order."""
-    if not _edit_rx().search(raw):
-        return []
+    if _editing_rx().search(raw) is None:
+        return []  # no character deleted, inserted or erased: a TUI's erase and moves are its layout
     edits: list[tuple[int, str, int]] = []
     removed = 0
     for m in _escape_rx().finditer(raw):
@@ -210,23 +217,25 @@ def _overstrike(text: str, edits: list[tuple[int, str, int]] | None = None) -> t
     index in ``text``, and the cursor's position after the last of them."""
     out: list[str] = []
     index: list[int] = []
-    cursor = line = back = 0
+    cursor = line = pos = 0
+    back = -1  # no backspace yet: nothing is to be redrawn
     todo = edits or []
     k = 0
-    for i, ch in enumerate(text):
-        while k < len(todo) and todo[k][0] <= i:
-            _, final, count = todo[k]
+    for m in _stroke_rx().finditer(text):
+        i = m.start()
+        while k < len(todo) and todo[k][0] <= i:  # the edits before this control character
+            at, final, count = todo[k]
             k += 1
+            cursor = _draw_run(out, index, cursor, text, pos, at)
+            pos = at
             if final == "D":
                 cursor = back = max(line, cursor - count)
             else:
-                cursor = _edit(out, index, cursor, final, count, i)
-        if ch == "\x0b":
-            del out[cursor:], index[cursor:]
-        elif ch == "\x15":
-            del out[line:cursor], index[line:cursor]
-            cursor = back = line
-        elif ch == "\x08":
+                cursor = _edit(out, index, cursor, final, count, at)
+        cursor = _draw_run(out, index, cursor, text, pos, i)
+        pos = i + 1
+        ch = text[i]
+        if ch == "\x08":
             if cursor > line:
                 cursor -= 1
             back = cursor
@@ -239,19 +248,36 @@ def _overstrike(text: str, edits: list[tuple[int, str, int]] | None = None) -> t
             out.append(ch)  # redraw after backspaces): what follows is never drawn over the line
             index.append(i)
             cursor = line = len(out)
-        elif cursor < len(out):
-            out[cursor], index[cursor] = ch, i
-            cursor += 1
-        else:
-            out.append(ch)
-            index.append(i)
-            cursor += 1
-    for _, final, count in todo[k:]:
+        elif ch == "\x0b":
+            del out[cursor:], index[cursor:]
+        else:  # Ctrl-U
+            del out[line:cursor], index[line:cursor]
+            cursor = back = line
+    for at, final, count in todo[k:]:
+        cursor = _draw_run(out, index, cursor, text, pos, at)
+        pos = at
         if final == "D":
             cursor = back = max(line, cursor - count)
         else:
-            cursor = _edit(out, index, cursor, final, count, len(text) - 1)
-    return "".join(out), index, back
+            cursor = _edit(out, index, cursor, final, count, max(0, at - 1))
+    _draw_run(out, index, cursor, text, pos, len(text))
+    return "".join(out), index, back if back >= 0 else len(out)
+
+
+@functools.cache
+def _stroke_rx() -> re.Pattern[str]:
+    """Return the regex of the characters ``_overstrike`` acts on (the others are drawn)."""
+    return re.compile("[\x08\x7f\r\n\x0b\x15]")
+
+
+def _draw_run(out: list[str], index: list[int], cursor: int, text: str, start: int, end: int) -> int:
+    """Draw ``text[start:end]`` at ``cursor`` (over what is there, then after it); return the cursor after it."""
+    if end <= start:
+        return cursor
+    n = end - start
+    out[cursor : cursor + n] = text[start:end]
+    index[cursor : cursor + n] = range(start, end)
+    return cursor + n
 
 
 def _secret_width(secret: str) -> int:
