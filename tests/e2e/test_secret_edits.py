@@ -105,6 +105,14 @@ def test_readline_edits_inside_a_token_in_bash_and_python_store_no_piece_of_it(h
         [b"echo ", *_keys(TOKEN[:20]), b"X", ERASE, *_keys(TOKEN[20:]), b"\r"],
         [b"echo ", *_keys(TOKEN[:20]), b"X", b"\x08", *_keys(TOKEN[20:]), b"\r"],
         [b"echo ", *_keys(TOKEN[:15]), b"\x17", *_keys(TOKEN), b"\r"],
+        # Edits in the middle with text after the token: bash deletes with CSI P and redraws the
+        # tail, which holds no ``ghp_``. Two stray characters erased with Backspace, one deleted
+        # under the cursor with the Delete key, junk killed to the line end with Ctrl-K, and
+        # junk before the token killed with Ctrl-U (the line redrawn after it).
+        [b"echo '", *_keys(TOKEN[:20] + "QQ" + TOKEN[20:]), b"' done", *[LEFT] * 26, ERASE, ERASE, b"\r"],
+        [b"echo '", *_keys(TOKEN[:20] + "Q" + TOKEN[20:]), b"' done", *[LEFT] * 27, b"\x1b[3~", b"\r"],
+        [b"echo ", *_keys(TOKEN[:20]), b" junk", *[LEFT] * 5, b"\x0b", *_keys(TOKEN[20:]), b" done\r"],
+        [b"junk echo ", *_keys(TOKEN), b" done", *[LEFT] * 50, b"\x15", b"\r"],
     ]
     for keys in edits:
         _type(harness, keys)
@@ -112,13 +120,18 @@ def test_readline_edits_inside_a_token_in_bash_and_python_store_no_piece_of_it(h
         harness.expect(b"$ ", 30)
         harness.output.clear()
     # python3's input() with readline: the same insertion inside the token.
-    harness.write(f"{sys.executable} -c \"import readline; print(len(input('key> ')))\"\r".encode())
+    harness.write(f"{sys.executable} -c \"import readline; print(len(input('ke' 'y> ')))\"\r".encode())
     harness.expect(b"key> ", 30)
     _type(harness, [*_keys(missing), *[LEFT] * 19, TOKEN[20].encode(), b"\r"])
     harness.expect(b"40", 30)
+    harness.output.clear()
+    harness.write(f"{sys.executable} -c \"import readline; print(len(input('ke' 'y> ')))\"\r".encode())
+    harness.expect(b"key> ", 30)
+    _type(harness, [*_keys(TOKEN[:20] + "QQ" + TOKEN[20:] + " x"), *[LEFT] * 22, ERASE, ERASE, b"\r"])
+    harness.expect(b"42", 30)
     harness.write(b"exit\r")
     cast = _finish(harness, home)
-    assert _leaks(home) == [], cast
+    assert not (found := _leaks(home)), "\n".join(found) + "\n" + cast
 
 
 def test_a_token_typed_into_a_tui_input_box_stores_no_prefix_of_it(home: Paths) -> None:
@@ -147,3 +160,16 @@ def test_a_token_format_literal_inside_base64_or_a_word_is_not_a_start_cut_short
     stream = StreamRedactor(Redactor(), keep_columns=True)
     redrawn = stream.feed("$ ghp_A1b2C3d4E5f6 \r\n") + stream.flush()  # a start a redraw left: cut short
     assert redrawn.startswith("$ [REDACTED:github-token]") and "A1b2" not in redrawn
+
+
+def test_a_tail_redrawn_after_a_delete_inside_a_token_is_redacted() -> None:
+    # In process: the fresh-user trial's stream, where readline deleted a typo with CSI P and
+    # redrew the token's tail (no ``ghp_`` in it) after the token's start had been written.
+    from shellkeep.capture.redaction.redactor import default_stream_redactor
+
+    typed = "s='" + TOKEN[:20] + "QQ" + TOKEN[20:] + "'"
+    chunks = ["$ ", *typed, *["\b"] * 21, "\b\x1b[1P", "\b\x1b[1P" + TOKEN[20:] + "'" + "\b" * 21, "\r\n$ "]
+    stream = default_stream_redactor(screen=True)
+    out = "".join(stream.feed(chunk) for chunk in chunks) + stream.flush()
+    assert [TOKEN[i : i + LEAK] for i in range(len(TOKEN) - LEAK + 1) if TOKEN[i : i + LEAK] in out] == []
+    assert out.endswith("[REDACTED:github-token]'" + "\b" * 21 + "\r\n$ ")

@@ -29,7 +29,7 @@ from shellkeep.capture.redaction.compiled import CompiledRule, Hit
 from shellkeep.capture.redaction.known import KnownSecrets
 from shellkeep.capture.redaction.engine import _HOLD_MAX, _Engine, _settle
 from shellkeep.capture.redaction.rules import MARKER, MARKER_PREFIX, RULES, RedactionRule, user_rule
-from shellkeep.capture.redaction.screen_view import _has_screen_controls, _settle_owed
+from shellkeep.capture.redaction.screen_view import _cut_escape_start, _escape_rx, _has_screen_controls, _ScreenView, _settle_owed
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
 if TYPE_CHECKING:
@@ -152,6 +152,7 @@ class StreamRedactor:
         self._open: tuple[CompiledRule, str] | None = None  # (rule, first chars) of a secret cut at the bound
         self._wrapped = False  # the written text ended with a marker drawn up to a soft wrap
         self._last_written = ""  # the end of what was written (screen streams), for a marker cut from its wrap
+        self._line = ""  # the raw text written on the current line (``_line_view``)
 
     @property
     def held(self) -> int:
@@ -239,6 +240,10 @@ class StreamRedactor:
         if _has_screen_controls(buf):  # a secret may be drawn with escape sequences or backspaces inside
             hits += [h for h in engine.screen_hits(buf, lo) if h[3] > base]
             cut = min(cut, engine.screen_hold_start(buf, lo))
+        if self._line and (_has_screen_controls(buf) or _has_screen_controls(self._line)):
+            line_hits, line_cut = self._line_view(engine, buf, base)
+            hits += line_hits
+            cut = min(cut, line_cut)
         if self._known:
             hits = self._with_known(buf, lo, base, hits, engine)
             cut = min(cut, self._known.hold_start(buf, base))
@@ -294,6 +299,8 @@ class StreamRedactor:
                 cut = min(cut, specific.screen_hold_start(buf, lo, escapes=False, partials=False))
             if cut < n:
                 return ""
+        if _has_screen_controls(self._line + buf) and self._line_view(engine, buf, base)[1] < n:
+            return ""  # a token edited on the line may still grow
         if self._known and n - self._known.hold_start(buf, base) >= _KNOWN_HELD:
             return ""  # the start of a secret the session knows, as a literal of a token format
         hits = self._hits_at_end(engine, buf, base)
@@ -304,6 +311,7 @@ class StreamRedactor:
         if _has_screen_controls(buf):
             start = min(start, engine.screen_hold_start(buf, max(lo, n - _HOLD_MAX)))
         written = self._draw(engine, buf, hits, base, n)
+        self._wrote(buf[base:n])
         self._held = ""
         self._released = n - start
         self._context = buf[max(0, start - engine.context_chars) :]
@@ -329,10 +337,47 @@ class StreamRedactor:
         hits = [h for h in engine.hits(buf) if h[2] >= lo and h[3] > base]
         if _has_screen_controls(buf):
             hits += [h for h in engine.screen_hits(buf, lo) if h[3] > base]
+        if self._line and (_has_screen_controls(buf) or _has_screen_controls(self._line)):
+            hits += self._line_view(engine, buf, base)[0]
         return self._with_known(buf, lo, base, hits, engine)
+
+    def _line_view(self, engine: _Engine, buf: str, base: int) -> tuple[list[Hit], int]:
+        """Return the secrets and the hold (``screen_hold_start``) that only the screen view of
+        the current line shows, its start already written: a token edited in its middle (a
+        character deleted with ``CSI P`` and the tail redrawn, the rest killed with Ctrl-K and
+        typed again) has its tail drawn after its start was. A secret begun in the written
+        part has its new part become the marker, and the new text is held while one may grow."""
+        line = self._line
+        n = len(buf)
+        if not line or not engine._found(line):
+            return [], n  # no rule's keyword on the line: nothing begun there
+        full = line + buf[base : base + 2 * _LINE_MAX]  # a secret begun on the line ends near it
+        off = len(line) - base  # buf index = full index - off
+        view = _ScreenView(full)
+        esc = _cut_escape_start(line, 0)  # an escape sequence cut by what was written: its rest is not a marker's
+        if esc != -1:
+            m = _escape_rx().match(full, esc)
+            base = max(base, base + (m.end() if m else esc) - len(line))
+        hits: list[Hit] = []
+        for vs, ve, vms, vme, priority, name in engine.hits(view.text) if view.changed else ():
+            ms, me = view.span(vms, vme)
+            if ms < len(line) < me:
+                ss, se = view.span(vs, ve)
+                hits.append((max(ss - off, base), se - off, max(ms - off, base), me - off, priority, name))
+        if len(full) - off < n:
+            return hits, n
+        held = engine.screen_hold_start(full, 0)
+        return hits, (n if held >= len(full) else max(held - off, base))
+
+    def _wrote(self, raw: str) -> None:
+        """Keep the raw text written on the current line, up to ``_LINE_MAX`` characters."""
+        line = self._line + raw
+        end = max(line.rfind("\n"), line.rfind("\r"))
+        self._line = line[end + 1 :][-_LINE_MAX:] if end != -1 or len(line) > _LINE_MAX else line
 
     def _advance(self, engine: _Engine, buf: str, base: int, hits: list[Hit], cut: int) -> str:
         """Write ``buf[base:cut]``, hold the rest and keep the context; return what is written."""
+        self._wrote(buf[base:cut])
         self._held = buf[cut:]
         self._released = 0
         self._context = buf[max(0, cut - engine.context_chars) : cut]
@@ -342,6 +387,7 @@ class StreamRedactor:
         """Write ``buf[base:start]``, then ``rule``'s marker for all of ``buf[start:]``."""
         start = max(start, base)
         written = self._draw(engine, buf, hits, base, start)
+        self._line = ""
         self._owed = 0  # the marker of the cut-off secret is bare
         self._held = ""
         self._released = 0
@@ -379,6 +425,8 @@ _OPEN_ANCHOR = 1024
 """Characters of a secret cut off at the bound kept to check that later text continues it."""
 
 _LAST_WRITTEN = 512
+_LINE_MAX = 512
+"""Raw characters of the current line kept for its screen view (``StreamRedactor._line_view``)."""
 """Characters of written text kept to see a marker and its padding before a later `` \r``."""
 
 _WRAPPED_TAIL = r"[A-Za-z0-9_+/=.~-]*"

@@ -122,13 +122,14 @@ class _ScreenView:
         self.raw = raw
         stripped = _escape_rx().sub("", raw) if "\x1b" in raw else raw
         self._stripped = stripped
+        edits = _line_edits(raw) if len(stripped) != len(raw) else []
         self._stops: list[int] | None = None  # view positions where removed text was
         self._cum: list[int] = [0]  # raw characters removed before each stop, cumulated
         self._index: list[int] | None = None  # view position -> stripped position, after backspaces
         text = stripped
         self.rewritable = len(text)  # where the cursor was after the last backspace: text from there may be redrawn
-        if "\x08" in stripped or "\x7f" in stripped:
-            text, self._index, self.rewritable = _overstrike(stripped)
+        if edits or "\x08" in stripped or "\x7f" in stripped:
+            text, self._index, self.rewritable = _overstrike(stripped, edits)
         self.text = text
         self.changed = text != raw
 
@@ -159,16 +160,81 @@ class _ScreenView:
         return self.span(start, len(self.text))[0]
 
 
-def _overstrike(text: str) -> tuple[str, list[int], int]:
+@functools.cache
+def _edit_rx() -> re.Pattern[str]:
+    """Return the regex of the CSI sequences a line editor edits a line with (ECMA-48): ICH
+    ``@`` insert blanks, DCH ``P`` delete characters, EL ``K`` erase to the line end, CUF ``C``
+    and CUB ``D`` cursor right and left (typed arrows too)."""
+    return re.compile(r"\x1b\[(\d{0,4})([@PKCD])")
+
+
+@functools.cache
+def _editing_rx() -> re.Pattern[str]:
+    """Return the regex of what makes a text a line editor's edit: a character deleted or
+    inserted (DCH, ICH), a backspace, a DEL, a typed Ctrl-K or Ctrl-U."""
+    return re.compile(r"\x1b\[\d{0,4}[P@]|[\x08\x7f\x0b\x15]")
+
+
+def _line_edits(raw: str) -> list[tuple[int, str, int]]:
+    """Return the line edits in ``raw`` (``_edit_rx``) as (index in the text with escape
+    sequences removed, final character, count), in order."""
+    if _editing_rx().search(raw) is None:
+        return []  # no character deleted, inserted or erased: a TUI's erase and moves are its layout
+    edits: list[tuple[int, str, int]] = []
+    removed = 0
+    for m in _escape_rx().finditer(raw):
+        a, b = m.span()
+        e = _edit_rx().fullmatch(raw, a, b)
+        if e is not None:
+            edits.append((a - removed, e.group(2), int(e.group(1) or (0 if e.group(2) == "K" else 1))))
+        removed += b - a
+    return edits
+
+
+def _edit(out: list[str], index: list[int], cursor: int, final: str, count: int, at: int) -> int:
+    """Apply one line edit (``_edit_rx``) at ``cursor`` on the last line of ``out``, from which
+    no other line starts; return the cursor after it (``at``: the index given to blanks)."""
+    if final == "P":
+        del out[cursor : cursor + count], index[cursor : cursor + count]
+    elif final == "@":
+        out[cursor:cursor] = [" "] * count
+        index[cursor:cursor] = [at] * count
+    elif final == "K" and count == 0:
+        del out[cursor:], index[cursor:]
+    elif final == "C":
+        cursor = min(len(out), cursor + count)
+    return cursor
+
+
+def _overstrike(text: str, edits: list[tuple[int, str, int]] | None = None) -> tuple[str, list[int], int]:
     """Apply backspaces (cursor one column left, never past a line start; the next character
     overstrikes) and DELs (erase the character before); a carriage return, like a line feed,
     starts a new line after all the text (not at the cursor, which a backspace may have moved
-    back: readline's ``\b\b\r\n`` after an insertion). Return the text shown, for each of its
-    characters its index in ``text``, and the cursor's position after the last of them."""
+    back: readline's ``\b\b\r\n`` after an insertion). ``edits`` (``_line_edits``): cursor
+    moves and the characters deleted, inserted and erased on the line (readline's ``CSI P``
+    and ``CSI K``; a typed arrow key), and the typed kills Ctrl-K (``\x0b``) and Ctrl-U
+    (``\x15``) applied the same way. Return the text shown, for each of its characters its
+    index in ``text``, and the cursor's position after the last of them."""
     out: list[str] = []
     index: list[int] = []
-    cursor = line = back = 0
-    for i, ch in enumerate(text):
+    cursor = line = pos = 0
+    back = -1  # no backspace yet: nothing is to be redrawn
+    todo = edits or []
+    k = 0
+    for m in _stroke_rx().finditer(text):
+        i = m.start()
+        while k < len(todo) and todo[k][0] <= i:  # the edits before this control character
+            at, final, count = todo[k]
+            k += 1
+            cursor = _draw_run(out, index, cursor, text, pos, at)
+            pos = at
+            if final == "D":
+                cursor = back = max(line, cursor - count)
+            else:
+                cursor = _edit(out, index, cursor, final, count, at)
+        cursor = _draw_run(out, index, cursor, text, pos, i)
+        pos = i + 1
+        ch = text[i]
         if ch == "\x08":
             if cursor > line:
                 cursor -= 1
@@ -182,14 +248,36 @@ def _overstrike(text: str) -> tuple[str, list[int], int]:
             out.append(ch)  # redraw after backspaces): what follows is never drawn over the line
             index.append(i)
             cursor = line = len(out)
-        elif cursor < len(out):
-            out[cursor], index[cursor] = ch, i
-            cursor += 1
+        elif ch == "\x0b":
+            del out[cursor:], index[cursor:]
+        else:  # Ctrl-U
+            del out[line:cursor], index[line:cursor]
+            cursor = back = line
+    for at, final, count in todo[k:]:
+        cursor = _draw_run(out, index, cursor, text, pos, at)
+        pos = at
+        if final == "D":
+            cursor = back = max(line, cursor - count)
         else:
-            out.append(ch)
-            index.append(i)
-            cursor += 1
-    return "".join(out), index, back
+            cursor = _edit(out, index, cursor, final, count, max(0, at - 1))
+    _draw_run(out, index, cursor, text, pos, len(text))
+    return "".join(out), index, back if back >= 0 else len(out)
+
+
+@functools.cache
+def _stroke_rx() -> re.Pattern[str]:
+    """Return the regex of the characters ``_overstrike`` acts on (the others are drawn)."""
+    return re.compile("[\x08\x7f\r\n\x0b\x15]")
+
+
+def _draw_run(out: list[str], index: list[int], cursor: int, text: str, start: int, end: int) -> int:
+    """Draw ``text[start:end]`` at ``cursor`` (over what is there, then after it); return the cursor after it."""
+    if end <= start:
+        return cursor
+    n = end - start
+    out[cursor : cursor + n] = text[start:end]
+    index[cursor : cursor + n] = range(start, end)
+    return cursor + n
 
 
 def _secret_width(secret: str) -> int:
