@@ -235,10 +235,11 @@ class PtyHarness:
         self.output += data
         return data
 
-    def expect(self, needle: bytes, timeout_s: float = 20.0, times: int = 1) -> None:
-        """Read until ``needle`` has appeared ``times`` times in the output; raise TimeoutError otherwise."""
+    def expect(self, needle: bytes, timeout_s: float = 20.0, times: int = 1, since: int = 0) -> None:
+        """Read until ``needle`` has appeared ``times`` times in the output from offset ``since``
+        on (``len(self.output)`` taken before a write: only what answers it); raise TimeoutError otherwise."""
         deadline = time.monotonic() + timeout_s
-        found, start = 0, 0  # searched from ``start`` on only: a flood of output stays linear
+        found, start = 0, since  # searched from ``start`` on only: a flood of output stays linear
         while True:
             at = self.output.find(needle, start)
             while at != -1:

@@ -23,12 +23,16 @@ PASSWORD = "FAKEhunter2x"  # 12 columns, its marker 19
 
 
 def _type_line(harness: PtyHarness, line: str, prompt: bytes) -> None:
-    """Type ``line`` a key at a time (each echoed before the next), then Enter; wait for ``prompt``."""
+    """Type ``line`` a key at a time (each echoed before the next), then Enter; wait for ``prompt``
+    (each looked for in the output that came after the write only: an earlier prompt or the same
+    character typed before is no answer, and under load the keys would run ahead)."""
     for ch in line:
+        since = len(harness.output)
         harness.write(ch.encode())
-        harness.expect(ch.encode(), 20)
+        harness.expect(ch.encode(), 20, since=since)
+    since = len(harness.output)
     harness.write(b"\r")
-    harness.expect(prompt, 20)
+    harness.expect(prompt, 20, since=since)
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
@@ -42,8 +46,9 @@ def test_markers_in_a_typed_session_are_whole_on_the_screen_and_named_as_typed(h
     _type_line(harness, "echo $DB_PASSWORD shown-bare", b"$ ")  # the value alone, no keyword before it
     _type_line(harness, "python3 -q", b">>> ")
     _type_line(harness, 'password = "hunter2hunter2"; print(len(password))', b">>> ")
+    since = len(harness.output)
     harness.write(b"\x04")
-    harness.expect(b"$ ", 20)
+    harness.expect(b"$ ", 20, since=since)
     harness.write(b"exit\r")
     assert harness.finish(60) == 0
 

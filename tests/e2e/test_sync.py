@@ -191,7 +191,8 @@ def test_a_push_killed_halfway_resumes_without_sending_again_the_parts_that_arri
         fh.write(json.dumps({"version": 2, "width": 80, "height": 24}) + "\n")
         for i in range(96):
             fh.write(json.dumps([i * 0.01, "o", base64.b64encode(os.urandom(3 << 16)).decode() + "\r\n"]) + "\n")
-    assert run_sk("import", str(big)).returncode == 0
+    # The import indexes the screen text of 24 MB through the terminal emulator: over 60 s with both cores busy.
+    assert run_sk("import", str(big), timeout_s=600).returncode == 0
     sk("config", "set", "sync.part_mib", "1")
     s3_server.put_delay_s = 0.2
     proc = subprocess.Popen([*SK, "sync", "push", "--remote", bucket_url], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
