@@ -108,6 +108,9 @@ def test_mark_diff_and_restore_files_leave_the_users_git_state_alone(home: Paths
     # Without --yes a "no" changes nothing.
     refused = invoke_sk("restore-files", sid, "--checkpoint", "1", input_bytes=b"n\n")
     assert refused.returncode != 0 and (repo / "u.txt").exists()
+    listed_changes = [line.strip() for line in refused.stderr.decode().splitlines() if line.startswith("  ")]
+    assert "restore b.txt" in listed_changes and "delete u.txt" in listed_changes, listed_changes  # b.txt was deleted
+    assert "change b.txt" not in listed_changes and b"restore 1 deleted since" in refused.stderr
 
     index_before_restore = (repo / ".git" / "index").read_bytes()
     restored = invoke_sk("restore-files", sid, "--checkpoint", "1", "--yes")
