@@ -109,6 +109,16 @@ def _is_echo(line: str, prompt: str) -> bool:
     return before == "" or before[-1] in _PROMPT_SIGNS
 
 
+def _answer_above(answer: list[str], echoed_in_place: bool, above: list[str], prompt: str) -> list[str]:
+    """Return ``answer``, or when it is empty and the row the keys came on does not show them,
+    the lines after the echo of ``prompt`` in ``above``: the keys came after what they made the
+    program show (redaction held a typed secret back until Enter)."""
+    if answer or echoed_in_place:
+        return answer
+    end = _echo_end(above, prompt)
+    return above[end:] if end is not None else []
+
+
 def _echo_end(lines: Sequence[str], prompt: str, trim: re.Pattern[str] | None = None) -> int | None:
     """Return the index after the last echo of ``prompt`` in ``lines``, or None when none shows it.
 
@@ -299,12 +309,7 @@ def exchanges_from_recording(
         while answer and not answer[0].strip():
             answer.pop(0)
         echoed_in_place = typed.text.strip() in entered
-        if not answer and not echoed_in_place:
-            # The keys came after what they made the program show (redaction held a typed
-            # secret back until Enter): the echo is above the row they came on.
-            above = lines_between(max(row - rows, 0), row)
-            end = _echo_end(above, typed.text)
-            answer = above[end:] if end is not None else []
+        answer = _answer_above(answer, echoed_in_place, lines_between(max(row - rows, 0), row), typed.text)
         if answer and not echoed_in_place and _is_echo(answer[0], typed.text):
             answer.pop(0)  # the program drew the prompt again below where it was typed
         if end_row is None and answer and echoed_in_place:
