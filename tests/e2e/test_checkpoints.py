@@ -367,7 +367,7 @@ def test_declining_a_restore_changes_nothing_and_says_so(home: Paths) -> None:
     declined = invoke_sk("restore-files", str(meta["id"]), "--checkpoint", "1", input_bytes=b"n\n")
     assert declined.returncode == 1 and declined.stderr.endswith(b"not restored; the files are as they were\n"), declined.stderr
     assert (repo / "b.txt").read_text() == "bee\ntwo\n"
-    # The question names each file it would change and each it would delete.
+    # The question names each file it would change, re-create (deleted since) and delete.
     asked = declined.stderr.decode().splitlines()
-    assert asked[:3] == ["  change a.txt", "  change b.txt", "  delete new/c.txt"], asked
-    assert asked[3].startswith(f"change 2 files and delete 1 in {repo}, back to checkpoint 1?")
+    assert asked[:3] == ["  change b.txt", "  restore a.txt", "  delete new/c.txt"], asked
+    assert asked[3].startswith(f"change 1 file, restore 1 deleted since and delete 1 in {repo}, back to checkpoint 1?")
