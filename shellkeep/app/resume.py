@@ -48,6 +48,7 @@ __all__ = [
     "CUT_SHORT",
     "ResumeMode",
     "ResumePlan",
+    "check_agent_on_path",
     "choose_default",
     "choose_session",
     "conversation_tail",
@@ -205,16 +206,13 @@ def plan_resume(
     Raises:
         UserInputError: the session still runs, its directory is gone (and the current
             project is not its repository), ``cwd`` is not a directory, ``agent`` is empty,
-            or a pulled session's repository has no checkout here (and no ``cwd``), or
-            ``agent``'s program is not on the PATH it would run with.
+            or a pulled session's repository has no checkout here (and no ``cwd``).
     """
     env = dict(os.environ if env is None else env)
     if meta.status == Status.RUNNING.value:
         raise UserInputError(
             f"session {meta.id} is still running (pid {meta.pid}); end it first, or resume another"
         )
-    if agent is not None:
-        _agent_on_path(agent, env)
     exact = exact_meta(meta)  # argv and directory with the bytes that are not UTF-8, as first run
     pulled = is_from_another_machine(meta)  # its paths are the other machine's
     cwd, moved_note = checkout_for(ctx, exact, cwd) if pulled else resume_dir(ctx, exact, cwd)
@@ -581,8 +579,9 @@ def _agent_argv(agent: str) -> tuple[tuple[str, ...], str]:
     return words, adapter.agent_name(words)
 
 
-def _agent_on_path(agent: str, env: Mapping[str, str]) -> None:
-    """Refuse ``--agent`` whose program is not found on the PATH it would run with (a dry run too)."""
+def check_agent_on_path(agent: str, env: Mapping[str, str]) -> None:
+    """Refuse ``--agent`` whose program is not found on the PATH of ``env`` (it runs with it):
+    raises UserInputError, for a dry run too (``resume`` calls it before planning)."""
     import shutil
 
     program = _agent_argv(agent)[0][0]
