@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Protocol
 
 from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX, AgentSession, Exchange, Launch, ScreenChrome
+from shellkeep.agents.line_editor import LineEditor, TypedLine
 from shellkeep.agents.records import ExchangeBuilder, iso_utc, last
 from shellkeep.terminal.emulator import Terminal
 from shellkeep.termsize import TermSize
@@ -31,9 +32,6 @@ DEFAULT_ROWS = 24
 MAX_SCROLLBACK_LINES = 20_000
 """Most lines of one answer kept from what scrolled off the screen (its last ones)."""
 
-_KEY_ESCAPE = r"(?s)\x1b(?:\[[0-?]*[ -/]*[@-~]|O.|\][^\x07\x1b]*(?:\x07|\x1b\\)|.)?"
-_PASTE_START = "\x1b[200~"
-_PASTE_END = "\x1b[201~"
 _PROMPT_SIGNS = "$#>%:)]\u276f\u203a\u00bb"  # also the heavy, single and double right angle quotes
 
 
@@ -60,86 +58,9 @@ class RecordedEvent(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class TypedLine:
-    """One line the user submitted with Enter.
-
-    text: the line after editing (backspace, Ctrl-U, Ctrl-W) without escape sequences.
-    started_s / submitted_s: times of its first key and of Enter, seconds since session start.
-    """
-
-    text: str
-    started_s: float
-    submitted_s: float
-
-
-class _LineEditor:
-    """Replay keystrokes the way a line editor would, to recover what was submitted."""
-
-    def __init__(self) -> None:
-        """Start with an empty line and no paste."""
-        self.buffer: list[str] = []
-        self.started_s: float | None = None
-        self.in_paste = False
-        self.after_cr = False
-
-    def feed(self, data: str, time_s: float) -> list[TypedLine]:
-        """Apply one input event; return the lines it submitted."""
-        submitted: list[TypedLine] = []
-        position = 0
-        while position < len(data):
-            char = data[position]
-            if char == "\x1b":
-                match = re.compile(_KEY_ESCAPE).match(data, position)
-                sequence = match.group(0) if match else char
-                if sequence == _PASTE_START:
-                    self.in_paste = True
-                elif sequence == _PASTE_END:
-                    self.in_paste = False
-                position += len(sequence)
-                self.after_cr = False
-                continue
-            position += 1
-            if char in "\r\n":
-                if char == "\n" and self.after_cr:
-                    self.after_cr = False
-                    continue
-                self.after_cr = char == "\r"
-                if self.in_paste:
-                    self._insert("\n", time_s)
-                    continue
-                text = "".join(self.buffer)
-                started = self.started_s if self.started_s is not None else time_s
-                self.buffer = []
-                self.started_s = None
-                if text.strip():
-                    submitted.append(TypedLine(text=text, started_s=started, submitted_s=time_s))
-                continue
-            self.after_cr = False
-            if char in "\x7f\x08":
-                if self.buffer:
-                    self.buffer.pop()
-            elif char in "\x15\x03":  # Ctrl-U kills the line; Ctrl-C abandons it
-                self.buffer = []
-            elif char == "\x17":  # Ctrl-W: the word before the cursor
-                while self.buffer and self.buffer[-1].isspace():
-                    self.buffer.pop()
-                while self.buffer and not self.buffer[-1].isspace():
-                    self.buffer.pop()
-            elif char == "\t" or char >= " ":
-                self._insert(char, time_s)
-        return submitted
-
-    def _insert(self, char: str, time_s: float) -> None:
-        """Add a character, noting when the line's first key came."""
-        if self.started_s is None:
-            self.started_s = time_s
-        self.buffer.append(char)
-
-
 def typed_lines(events: Iterable[RecordedEvent]) -> list[TypedLine]:
     """Return the lines the user submitted in a recording's input (``i``) events."""
-    editor = _LineEditor()
+    editor = LineEditor()
     lines: list[TypedLine] = []
     for event in events:
         if event.code == "i":
@@ -186,6 +107,16 @@ def _is_echo(line: str, prompt: str) -> bool:
         return False
     before = text[: -len(typed)].rstrip()
     return before == "" or before[-1] in _PROMPT_SIGNS
+
+
+def _answer_above(answer: list[str], echoed_in_place: bool, above: list[str], prompt: str) -> list[str]:
+    """Return ``answer``, or when it is empty and the row the keys came on does not show them,
+    the lines after the echo of ``prompt`` in ``above``: the keys came after what they made the
+    program show (redaction held a typed secret back until Enter)."""
+    if answer or echoed_in_place:
+        return answer
+    end = _echo_end(above, prompt)
+    return above[end:] if end is not None else []
 
 
 def _echo_end(lines: Sequence[str], prompt: str, trim: re.Pattern[str] | None = None) -> int | None:
@@ -364,7 +295,7 @@ def exchanges_from_recording(
                 shown.add(view)
 
     terminal = Terminal(TermSize(cols, rows), on_scroll_off=scrollback.append, on_screen_lost=lambda: look(whole=True))
-    editor = _LineEditor()
+    editor = LineEditor()
     builder = ExchangeBuilder()
 
     def absolute_row() -> int:
@@ -378,6 +309,7 @@ def exchanges_from_recording(
         while answer and not answer[0].strip():
             answer.pop(0)
         echoed_in_place = typed.text.strip() in entered
+        answer = _answer_above(answer, echoed_in_place, lines_between(max(row - rows, 0), row), typed.text)
         if answer and not echoed_in_place and _is_echo(answer[0], typed.text):
             answer.pop(0)  # the program drew the prompt again below where it was typed
         if end_row is None and answer and echoed_in_place:
@@ -422,13 +354,13 @@ def exchanges_from_recording(
             # Input is recorded before the program echoes it: the cursor is still on the
             # line where these keys are typed, which ends the previous answer.
             row = absolute_row()
-            was_empty = not editor.buffer
+            was_empty = not editor.units
             submitted = editor.feed(event.data, event.time)
             # An input-box agent's answer is read above its box, which the keys do not touch:
             # it ends only at Enter, so what it drew while the next prompt was typed counts
             # (the recording can hold output after keys typed once it showed: redaction holds
             # back a last word until more output or quiet, Copilot CLI's, say).
-            if was_empty and (submitted or (editor.buffer and not compiled.boxed)):
+            if was_empty and (submitted or (editor.units and not compiled.boxed)):
                 close(row)
             if INJECTED_CONTEXT_PREFIX in event.data:
                 continue  # the context shellkeep typed in on resume: not the user's prompts

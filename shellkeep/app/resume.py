@@ -48,6 +48,7 @@ __all__ = [
     "CUT_SHORT",
     "ResumeMode",
     "ResumePlan",
+    "check_agent_on_path",
     "choose_default",
     "choose_session",
     "conversation_tail",
@@ -576,6 +577,18 @@ def _agent_argv(agent: str) -> tuple[tuple[str, ...], str]:
             return (adapter.executables[0],), adapter.name
     adapter = adapter_for(words)
     return words, adapter.agent_name(words)
+
+
+def check_agent_on_path(agent: str, env: Mapping[str, str]) -> None:
+    """Refuse ``--agent`` whose program is not found on the PATH of ``env`` (it runs with it):
+    raises UserInputError, for a dry run too (``resume`` calls it before planning)."""
+    import shutil
+
+    program = _agent_argv(agent)[0][0]
+    if shutil.which(program, path=env.get("PATH", os.defpath)) is None:
+        raise UserInputError(
+            f"--agent '{agent}': {program} is not found on PATH; install it, or give another agent or program"
+        )
 
 
 HANDOFF_MAX_EXCHANGES = 200

@@ -130,7 +130,9 @@ def parse_query(text: str) -> Query:
     if current:
         alternatives.append(tuple(current))
     if not alternatives:
-        raise UserInputError(f"nothing to search for in '{text}'; give at least one word")
+        if not text.strip():
+            raise UserInputError("nothing to search for: the query is empty; give at least one word")
+        raise UserInputError(f"nothing to search for in '{text}': it has no word; give at least one word")
     return Query(tuple(alternatives))
 
 

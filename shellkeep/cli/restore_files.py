@@ -39,9 +39,11 @@ def restore_files(ref: str | None, last: bool, n: int | None, k: int | None, yes
     if meta.status == Status.RUNNING.value:  # resolve marks a session whose recorder is gone interrupted
         warn(f"session {meta.id} is still running: its agent may write these files again after the restore")
     removed = sum(1 for status, _ in plan.changes if status == "A")
+    gone = sum(1 for status, _ in plan.changes if status == "D")
     if not yes:
         click.echo("\n".join(_change_lines(plan.changes)), err=True)
-        question = f"change {_files(len(plan.changes) - removed)} and delete {removed} in {plan.root}, back to checkpoint {n}?"
+        back = f"change {_files(len(plan.changes) - removed - gone)}" + (f", restore {gone} deleted since" if gone else "")
+        question = f"{back} and delete {removed} in {plan.root}, back to checkpoint {n}?"
         try:
             confirmed = click.confirm(question, err=True)
         except click.Abort:  # no answer (end of input)
@@ -61,10 +63,12 @@ _SHOWN = 20
 
 
 def _change_lines(changes: tuple[tuple[str, str], ...]) -> list[str]:
-    """Return the lines naming the files a restore changes (written back) and deletes (added since)."""
+    """Return the lines naming the files a restore changes (written back), restores (deleted
+    since: written again) and deletes (added since)."""
     lines: list[str] = []
     for verb, paths in (
-        ("change", [path for status, path in changes if status != "A"]),
+        ("change", [path for status, path in changes if status not in ("A", "D")]),
+        ("restore", [path for status, path in changes if status == "D"]),
         ("delete", [path for status, path in changes if status == "A"]),
     ):
         lines += [f"  {verb} {path}" for path in paths[:_SHOWN]]

@@ -103,7 +103,7 @@ def resume(
     Example: shellkeep resume --last --exchanges 3
     """
     from shellkeep.app.env_restore import agent_files_env, environment_for, is_pulled
-    from shellkeep.app.resume import ResumeMode, choose_default, plan_resume, run_resume, with_environment
+    from shellkeep.app.resume import ResumeMode, check_agent_on_path, choose_default, plan_resume, run_resume, with_environment
     from shellkeep.tui.picker import pick_session
 
     if native_only and force_inject:
@@ -130,6 +130,7 @@ def resume(
     env = {**os.environ, **dict(restore.updates)}  # the transcript is looked for where the agent will look
     if agent is not None:  # a hand-off leaves the session's agent's variables out: its files are still found with them
         env = {**agent_files_env(ctx, meta), **env}
+        check_agent_on_path(agent, env)
     plan = plan_resume(
         ctx, meta, exchanges=exchanges_n, agent=agent, env=env, dry_run=dry_run, warn=warn, force_inject=force_inject, cwd=cwd
     )

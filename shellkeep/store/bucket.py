@@ -87,17 +87,31 @@ class Bucket:
         try:
             yield
         except FileNotFoundError as exc:
+            if _no_such_bucket(exc):
+                raise ShellkeepError(self._missing_bucket()) from exc
             # obstore's NotFoundError is a FileNotFoundError whose text is a long debug dump:
             # one line instead, naming the object (callers say what it was and what to do).
             raise FileNotFoundError(f"no object {path or '(listing)'} in {self.url}") from exc
         except ShellkeepError:
             raise
         except Exception as exc:  # noqa: BLE001 - obstore raises its own error classes
+            if _no_such_bucket(exc):
+                raise ShellkeepError(self._missing_bucket()) from exc
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             advice = "check the URL and the storage credentials"
             if "builder error" in first and os.environ.get("AWS_ALLOW_HTTP", "").lower() not in ("", "true", "1"):
                 advice = f"a plain http endpoint needs AWS_ALLOW_HTTP=true (it is '{os.environ['AWS_ALLOW_HTTP']}')"
             raise ShellkeepError(f"could not {what} {self.url}: {first[:300]}; {advice}") from exc
+
+    def _missing_bucket(self) -> str:
+        name = self.url.split("://", 1)[1].split("/", 1)[0]
+        return f"the bucket '{name}' does not exist (remote {self.url}); create it, or check the URL and the endpoint"
+
+
+def _no_such_bucket(exc: BaseException) -> bool:
+    """Return whether obstore's error is S3's (or GCS's, Azure's) answer that the bucket is not there."""
+    text = str(exc)
+    return any(code in text for code in ("NoSuchBucket", "ContainerNotFound", "The specified bucket does not exist"))
 
 
 def url_problem(url: str) -> str | None:
@@ -146,7 +160,7 @@ def _allow_plain_http(url: str, scheme: str) -> bool:
     if endpoint.lower().startswith("http://"):
         os.environ["AWS_ALLOW_HTTP"] = "true"
         log.warning(
-            "the S3 endpoint %s is plain http: set AWS_ALLOW_HTTP=true for this command "
+            "plain http endpoint %s: allowing it (AWS_ALLOW_HTTP) for this command "
             "(nothing is encrypted on the way; use https off this machine)",
             endpoint,
         )

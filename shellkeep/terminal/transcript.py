@@ -5,9 +5,13 @@ enters the transcript when it leaves the screen: scrolled off the top (or out of
 region), erased by a clear, pushed out by inserted or deleted lines, dropped by a reset,
 a resize, or by leaving the alternate screen; whatever is still on screen at the end
 comes last. Entering the alternate screen takes a snapshot of the main screen first, so
-the order stays the order of first appearance. Each distinct line is kept once (exact
-text after trailing spaces are stripped), so a TUI redrawing the same screen hundreds of
-times adds its text once; blank lines are dropped.
+the order stays the order of first appearance. A redraw adds nothing: a line whose exact
+text (trailing spaces stripped) is kept already is not kept again, so a TUI redrawing the
+same screen hundreds of times adds its text once. Output going down the screen is not a
+redraw: a row drawn below every row drawn before (or at the bottom as the screen scrolls),
+with no clear, inserted or deleted lines or other screen since, keeps its repeats when it
+scrolls off or the recording ends (``echo x`` run three times is there three times).
+Blank lines are dropped.
 
 Each line carries the time (float seconds since session start) of the event that first
 drew on its row, the moment from which a replay shows it.
@@ -21,7 +25,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from operator import attrgetter
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from shellkeep.asciicast.model import Event
 from shellkeep.asciicast.reader import Cast
@@ -34,6 +38,8 @@ else:
     _ScreenBase = object  # the hooked pyte screen, joined in by ``_losing_screen_class``
 
 __all__ = ["MAX_DISTINCT_LINES", "REORDER_LINES", "TranscriptLine", "iter_transcript", "read_transcript", "transcript_text"]
+
+_T = TypeVar("_T")
 
 MAX_DISTINCT_LINES = 200_000
 """Most line hashes remembered for de-duplication; past it the memory starts afresh
@@ -118,16 +124,20 @@ class _LosingScreen(_ScreenBase):
     def index(self) -> None:
         top, bottom = self.margins or (0, self.lines - 1)
         if self.cursor.y == bottom:
-            self.owner.lose(range(top, top + 1), shift=(top, bottom, -1))
+            # A line scrolled off the whole screen (into a terminal's scrollback) is output,
+            # kept even when it repeats one; scrolled inside a region, a TUI's view.
+            self.owner.lose(range(top, top + 1), shift=(top, bottom, -1), scrolled=not self.margins)
         super().index()
 
     def reverse_index(self) -> None:
+        self.owner.redrawn()
         top, bottom = self.margins or (0, self.lines - 1)
         if self.cursor.y == top:
             self.owner.lose(range(bottom, bottom + 1), shift=(top, bottom, 1))
         super().reverse_index()
 
     def insert_lines(self, count: int | None = None) -> None:
+        self.owner.redrawn()
         count = count or 1
         top, bottom = self.margins or (0, self.lines - 1)
         y = self.cursor.y
@@ -137,6 +147,7 @@ class _LosingScreen(_ScreenBase):
         super().insert_lines(count)
 
     def delete_lines(self, count: int | None = None) -> None:
+        self.owner.redrawn()
         count = count or 1
         top, bottom = self.margins or (0, self.lines - 1)
         y = self.cursor.y
@@ -156,11 +167,13 @@ class _LosingScreen(_ScreenBase):
             self.owner.lose(range(0, y))
         else:
             self.owner.lose(range(self.lines))
+        self.owner.redrawn()
         super().erase_in_display(how, *args, **kwargs)
 
     def reset(self) -> None:
         if getattr(self, "owner", None) is not None:
             self.owner.lose(range(self.lines))
+            self.owner.redrawn()
         super().reset()
 
 
@@ -183,33 +196,43 @@ class _Collector(Terminal):
         self.lines_out: list[TranscriptLine] = []
         self._since: list[float | None] = [None] * size.rows
         self._seen: set[int] = set()
+        self._fresh: list[bool] = [False] * size.rows
+        """Per row: drawn as output going down the screen (not a redraw): a repeat is kept."""
+        self._linear = True
+        """No redraw since the cursor last went below ``_low`` (see ``redrawn``)."""
+        self._low = 0
+        """The lowest row drawn on so far."""
 
     # -- what the screen reports ------------------------------------------------------
 
-    def lose(self, rows: range, shift: tuple[int, int, int] | None = None) -> None:
+    def lose(self, rows: range, shift: tuple[int, int, int] | None = None, *, scrolled: bool = False) -> None:
         """Emit ``rows`` (about to leave the screen), then move the row times along.
 
         shift: (top, bottom, delta): rows top..bottom move by delta (negative: up).
+        scrolled: the rows scroll off the screen, or the recording ends: a row drawn as
+        output going down (``_fresh``) is kept even when its text came before (``echo x``
+        run twice); otherwise (a clear, a TUI's redraw) a text already kept is not again.
         """
         for y in rows:
-            self._emit_row(y)
-        since = self._since
+            self._emit_row(y, repeat=scrolled and 0 <= y < len(self._fresh) and self._fresh[y])
+        since, fresh = self._since, self._fresh
         for y in rows:
             if 0 <= y < len(since):
                 since[y] = None
+                fresh[y] = False
         if shift is not None:
             top, bottom, delta = shift
-            block = since[top : bottom + 1]
-            blank: list[float | None] = [None] * abs(delta)
-            if delta < 0:
-                block = block[-delta:] + blank
-            else:
-                block = blank + block[: len(block) - delta]
-            since[top : bottom + 1] = block
+            since[top : bottom + 1] = _shifted(since[top : bottom + 1], delta, None)
+            fresh[top : bottom + 1] = _shifted(fresh[top : bottom + 1], delta, False)
+
+    def redrawn(self) -> None:
+        """Note a redraw (a clear, lines inserted or deleted, another screen): rows drawn
+        from now on, down to the lowest row drawn before, are a redraw, not new output."""
+        self._linear = False
 
     def emit_all(self) -> None:
         """Emit every row on screen (the end of the recording), top to bottom."""
-        self.lose(range(self._screen.lines))
+        self.lose(range(self._screen.lines), scrolled=True)
 
     def watermark(self) -> float:
         """Return the earliest time a row still on screen was drawn (inf: none)."""
@@ -220,7 +243,7 @@ class _Collector(Terminal):
         out, self.lines_out = self.lines_out, []
         return out
 
-    def _emit_row(self, y: int) -> None:
+    def _emit_row(self, y: int, *, repeat: bool = False) -> None:
         screen = self._screen
         row = screen.buffer.get(y)
         if not row:
@@ -231,7 +254,7 @@ class _Collector(Terminal):
         if not text:
             return
         key = hash(text)
-        if key in self._seen:
+        if key in self._seen and not repeat:
             return
         if len(self._seen) >= MAX_DISTINCT_LINES:
             self._seen.clear()
@@ -244,24 +267,39 @@ class _Collector(Terminal):
     def _draw(self, text: str) -> None:
         since = self._since
         y = self._screen.cursor.y
+        self._note_row(y)
         if y < len(since) and since[y] is None:
             since[y] = self.now_s
+            self._fresh[y] = self._linear
         super()._draw(text)
         y = self._screen.cursor.y
+        self._note_row(y)
         if y < len(since) and since[y] is None:
             since[y] = self.now_s
+            self._fresh[y] = self._linear
+
+    def _note_row(self, y: int) -> None:
+        """Drawing above the lowest row drawn so far is a redraw (the cursor went back up);
+        below it, new output again."""
+        if y < self._low:
+            self._linear = False
+        elif y > self._low:
+            self._low, self._linear = y, True
 
     def _enter_alternate(self, *, save_cursor: bool) -> None:
         if self._saved_main is None and hasattr(self, "_since"):
             self.lose(range(self._screen.lines))
+            self.redrawn()
         super()._enter_alternate(save_cursor=save_cursor)
 
     def _leave_alternate(self) -> None:
         if self._saved_main is not None:
             self.lose(range(self._screen.lines))
+            self.redrawn()
         super()._leave_alternate()
 
     def _scroll(self, count: int, *, up: bool) -> None:
+        self.redrawn()
         screen = self._screen
         top, bottom = screen.margins or (0, screen.lines - 1)
         count = min(max(count, 1), bottom - top + 1)
@@ -275,4 +313,12 @@ class _Collector(Terminal):
         if (size.rows, size.cols) != (self._screen.lines, self._screen.columns):
             self.lose(range(self._screen.lines))
             self._since = [None] * size.rows
+            self._fresh = [False] * size.rows
+            self.redrawn()
         super().resize(size)
+
+
+def _shifted(block: list[_T], delta: int, blank: _T) -> list[_T]:
+    """Return ``block`` moved by ``delta`` rows (negative: up), ``blank`` filling in."""
+    fill = [blank] * abs(delta)
+    return block[-delta:] + fill if delta < 0 else fill + block[: len(block) - delta]

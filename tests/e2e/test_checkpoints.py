@@ -108,6 +108,9 @@ def test_mark_diff_and_restore_files_leave_the_users_git_state_alone(home: Paths
     # Without --yes a "no" changes nothing.
     refused = invoke_sk("restore-files", sid, "--checkpoint", "1", input_bytes=b"n\n")
     assert refused.returncode != 0 and (repo / "u.txt").exists()
+    listed_changes = [line.strip() for line in refused.stderr.decode().splitlines() if line.startswith("  ")]
+    assert "restore b.txt" in listed_changes and "delete u.txt" in listed_changes, listed_changes  # b.txt was deleted
+    assert "change b.txt" not in listed_changes and b"restore 1 deleted since" in refused.stderr
 
     index_before_restore = (repo / ".git" / "index").read_bytes()
     restored = invoke_sk("restore-files", sid, "--checkpoint", "1", "--yes")
@@ -364,7 +367,7 @@ def test_declining_a_restore_changes_nothing_and_says_so(home: Paths) -> None:
     declined = invoke_sk("restore-files", str(meta["id"]), "--checkpoint", "1", input_bytes=b"n\n")
     assert declined.returncode == 1 and declined.stderr.endswith(b"not restored; the files are as they were\n"), declined.stderr
     assert (repo / "b.txt").read_text() == "bee\ntwo\n"
-    # The question names each file it would change and each it would delete.
+    # The question names each file it would change, re-create (deleted since) and delete.
     asked = declined.stderr.decode().splitlines()
-    assert asked[:3] == ["  change a.txt", "  change b.txt", "  delete new/c.txt"], asked
-    assert asked[3].startswith(f"change 2 files and delete 1 in {repo}, back to checkpoint 1?")
+    assert asked[:3] == ["  change b.txt", "  restore a.txt", "  delete new/c.txt"], asked
+    assert asked[3].startswith(f"change 1 file, restore 1 deleted since and delete 1 in {repo}, back to checkpoint 1?")

@@ -23,7 +23,7 @@ from shellkeep.app.conversation import gather
 from shellkeep.store.paths import Paths
 from shellkeep.termsize import TermSize
 from shellkeep.store.session import read_meta
-from tests.helpers import SK, PtyHarness, load_session, output_text, process_gone, program_runs, session_folders, wait_for_background, wait_until
+from tests.helpers import SK, PtyHarness, invoke_sk, load_session, output_text, process_gone, program_runs, session_folders, wait_for_background, wait_until
 
 PY = sys.executable
 
@@ -213,6 +213,14 @@ def test_in_a_narrow_terminal_the_banner_puts_the_whole_command_on_its_own_line(
 def test_agent_hands_the_conversation_to_another_program(home: Paths, notes: Path, tmp_path: Path) -> None:
     first_log, second_log = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
     old = _recorded(notes, first_log, home)
+
+    for dry in (("--dry-run",), ()):  # an agent not on PATH: refused in one line, planned or run
+        refused = invoke_sk("resume", "--yes", "--agent", "nosuch-agent", *dry)
+        err = refused.stderr.decode()
+        assert refused.returncode == 2 and err == (
+            "shellkeep: --agent 'nosuch-agent': nosuch-agent is not found on PATH; install it, or give another agent or program\n"
+        ), err
+    assert [p.parent.name for p in session_folders(home)] == [old["id"]]  # nothing was started
 
     other = f"{PY} {notes} {second_log} plain"
     harness = _resume("--agent", other, "--exchanges", "1")

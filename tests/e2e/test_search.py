@@ -71,6 +71,8 @@ def test_search_a_query_of_odd_characters_is_no_error(home: Paths) -> None:
     assert sk("search", '"quoted', "(weird", "--json").exit_code == 0
     result = invoke_sk("search", "--", "-")
     assert result.returncode == 2 and b"nothing to search for" in result.stderr
+    empty = invoke_sk("search", "")  # one clear line, not a pair of empty quotes
+    assert empty.returncode == 2 and empty.stderr.decode() == "shellkeep: nothing to search for: the query is empty; give at least one word\n"
 
 
 def test_eight_sessions_recorded_at_once_are_all_listed_and_found(home: Paths) -> None:

@@ -60,6 +60,7 @@ def test_a_plain_http_endpoint_is_allowed_and_said_in_one_line(
     assert json.loads(pushed.stdout)["sessions_pushed"] == 1
     [line] = said(pushed)
     assert line.startswith("shellkeep: ") and s3_server.endpoint in line and "plain http" in line, line
+    assert "allowing it (AWS_ALLOW_HTTP)" in line and "set AWS_ALLOW_HTTP" not in line, line  # what it did, not an order
     laptop = {k: v for k, v in machine(tmp_path, "laptop").items() if k != "AWS_ALLOW_HTTP"}  # a process of its own
     assert len(said(sk("sync", "pull", "--remote", bucket_url, env=laptop))) == 1
     replayed = sk("replay", "--speed", "1000", session_id, env=laptop)  # fetched on use, through the same endpoint
@@ -132,6 +133,12 @@ def test_pull_of_this_machine_ls_of_no_machine_and_a_bare_s3_url_are_one_line_ea
         assert bare.returncode == 2 and bare.stderr.decode() == "shellkeep: 's3://' names no bucket; use s3://bucket/prefix\n"
     blank = sk("sync", "status", "--remote", "s3://  ", ok=False)  # a bucket of blanks (a pasted URL) is none
     assert blank.returncode == 2 and blank.stderr.decode() == "shellkeep: 's3://  ' names no bucket; use s3://bucket/prefix\n"
+    missing = bucket_url.split("/")[2] + "-nosuch"  # a bucket nobody made: one line naming it, no XML
+    for command in (("sync", "push"), ("sync", "pull"), ("sync", "status")):
+        gone = sk(*command, "--remote", f"s3://{missing}/team", ok=False)
+        err = gone.stderr.decode()
+        assert gone.returncode != 0 and err.count("\n") == 1 and f"bucket '{missing}' does not exist" in err, err
+        assert "<?xml" not in err and "404" not in err, err
     unset = sk("config", "set", "sync.url", "s3://", ok=False)
     assert unset.returncode == 2 and unset.stderr.decode().count("\n") == 1 and "'s3://'" in unset.stderr.decode()
 

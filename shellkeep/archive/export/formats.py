@@ -2,7 +2,7 @@
 
 cast: asciicast v2 (docs.asciinema.org/manual/asciicast/v2), the recording's plain bytes
 when it is v2 (decrypted and decompressed when stored so), else converted (v1, v3).
-txt: the transcript, what the screen showed, each line once. md: the conversation as a
+txt: the transcript, each line the screen showed (a redraw adds nothing). md: the conversation as a
 document (terminal output in fenced code blocks). json: an object ``{"session", "exchanges", "markers", "checkpoints", "usage"}``. agent: the
 stored copy of the agent's own transcript, followed through its reference (``vault.copies``).
 """
@@ -52,7 +52,7 @@ def write_cast(meta: SessionMeta, out: IO[bytes], vault: Vault) -> None:
 
 
 def write_txt(meta: SessionMeta, out: IO[bytes], vault: Vault) -> None:
-    """Write the transcript: one line per distinct screen line, in order of appearance."""
+    """Write the transcript: each line the screen showed, once per showing (not per redraw), in order."""
     write_transcript(vault.open_recording(Path(meta.cast)), out)
 
 

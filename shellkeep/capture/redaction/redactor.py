@@ -72,6 +72,8 @@ class Redactor:
         hits = engine.hits(text)
         if _has_screen_controls(text):
             hits += engine.screen_hits(text)
+        if MARKER_PREFIX in text:  # a marker is the value redacted already: it keeps its rule's name
+            hits = [hit for hit in hits if not _WHOLE_MARKER.fullmatch(text, hit[0], hit[1])]
         return engine.apply(text, hits, 0, len(text)) if hits else text
 
     def _compiled(self) -> _Engine:
@@ -417,6 +419,9 @@ class StreamRedactor:
         self._context = joined[max(0, lo - engine.context_chars) : lo]
         return joined[lo:]
 
+
+_WHOLE_MARKER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
+"""A redaction marker, as a secret's whole span: a text redacted again keeps its names."""
 
 _KNOWN_HELD = 3
 """Characters of a known secret's start at the end of the output that ``release`` keeps holding."""

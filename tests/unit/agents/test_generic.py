@@ -116,6 +116,11 @@ def test_text_typed_but_never_sent_is_no_prompt() -> None:
         (["\x1b[200~line one\nline two\x1b[201~\r"], ["line one\nline two"]),
         (["\r", "   \r"], []),
         (["a\tb\x00\x07\r"], ["a\tb"]),
+        (["echo [REDACTED:github-token]" + "\x1b[D" * 21 + "\x7f\x7f\r"], ["echo [REDACTED:github-token]"]),
+        (["echo [REDACTED:token]x\x1b[D\x7f\r"], ["echo x"]),
+        (['password = "[REDACTED:password]"', "\x1b[", "1~\x0b", "echo cleared\r"], ["echo cleared"]),
+        (["wrld\x1b[H\x1b[Chello \x1b[F!\x01\x1b[3~W\r"], ["Whello rld!"]),
+        (["abc\x02\x02\x0b\x06d\x01\x04\r"], ["d"]),
     ],
     ids=[
         "enter-cr",
@@ -130,6 +135,11 @@ def test_text_typed_but_never_sent_is_no_prompt() -> None:
         "bracketed-paste",
         "blank",
         "controls",
+        "marker-whole-left-inside",
+        "marker-deleted-whole",
+        "home-split-across-events-ctrl-k",
+        "home-end-delete",
+        "ctrl-b-k-f-a-d",
     ],
 )
 def test_typed_lines_apply_line_editing(inputs: list[str], lines: list[str]) -> None:

@@ -109,3 +109,13 @@ def test_a_repl_transcript_is_in_order_of_appearance(path: Path, banner: str, in
     assert [lines.index(text) for text in inputs] == sorted(lines.index(text) for text in inputs)
     times = [line.time_s for line in read_transcript(path)]
     assert times == sorted(times)
+
+
+def test_a_line_output_again_is_kept_each_time_a_redraw_is_not() -> None:
+    # A shell: the same command run three times shows its command and output three times,
+    # on screen at the end or scrolled off; a TUI's frame redrawn over itself stays once.
+    typed = "".join(f"$ echo same-line\r\nsame-line\r\n" for _ in range(3)) + "$ "
+    assert texts([Event(0.1, "o", typed)], TermSize(40, 24)) == ["$ echo same-line", "same-line"] * 3 + ["$"]
+    assert texts([Event(0.1, "o", typed)], TermSize(40, 3)) == ["$ echo same-line", "same-line"] * 3 + ["$"]
+    frame = "\x1b[H\x1b[2J" + "\r\n".join(["header", "row", "footer"])
+    assert texts([Event(i * 0.1, "o", frame) for i in range(50)], TermSize(40, 10)) == ["header", "row", "footer"]
