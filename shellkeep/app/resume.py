@@ -313,7 +313,7 @@ def _checked_transcript(
         remove_resume_leftovers(
             adapter, AgentSession(agent=adapter.name, session_id=meta.agent_session_id, transcript=Path(meta.agent_transcript))
         )
-    if check.usable and not meta.agent_transcript and not check.restores:
+    if check.usable and not meta.agent_transcript and not check.restores and meta.agent_session_id:
         check = no_transcript_found(adapter, meta.agent_session_id, cwd, env) or check
     note = _joined(note, check.note if check.usable else f"{check.note}; re-injecting instead")
     return meta, note, not check.usable, restored

@@ -356,7 +356,8 @@ def test_gemini_chat_file_gone_after_shellkeep_was_killed(
     """kill -9 of shellkeep itself, then Gemini's chat file moved away before any command
     collected the session: Gemini CLI holds no chat of the id and shellkeep no copy. The dry run
     and the resume both re-inject straight away, rather than running ``gemini -r`` into "No
-    previous sessions found" (exit 42) first."""
+    previous sessions found" (exit 42) first. The new session's ``/quit`` is no prompt: not
+    listed, not its title, never offered to send again."""
     env = {**gemini_env, "SHELLKEEP_CONFIG": os.environ["SHELLKEEP_CONFIG"]}
     first, folder, meta, chat = start_two_exchanges(home, drive, env, gemini_standin, project_dir)
     group = meta["child_pid"]
@@ -389,3 +390,10 @@ def test_gemini_chat_file_gone_after_shellkeep_was_killed(
     [new_folder] = [f.parent for f in session_folders(home) if f.parent != folder]
     new = meta_of(new_folder)
     assert new["parent"] == meta["id"] and new["command"][:2] == ["gemini", "--session-id"]
+    # Gemini CLI writes "/quit" to its chat as a user message: it ends the agent, it is no prompt.
+    assert new["exchange_count"] == 0 and new.get("unanswered_prompt") is None, new
+    assert (new.get("title") or "") != "/quit"
+    shown = invoke_sk("show", new["id"], env=env).stdout.decode()
+    assert "never answered" not in shown and "/quit" not in shown, shown
+    again = invoke_sk("resume", "--dry-run", new["id"], env=env, cwd=project_dir)
+    assert again.returncode == 0 and "/quit" not in again.stdout.decode() + again.stderr.decode()
