@@ -110,11 +110,13 @@ def native_resume_problem(adapter: object, session: AgentSession, env: Mapping[s
 
 
 def no_transcript_found(adapter: object, session_id: str, cwd: Path, env: Mapping[str, str]) -> TranscriptCheck | None:
-    """Return an unusable check when ``adapter``'s agent, started in ``cwd``, keeps its
-    transcripts in files and holds none of ``session_id`` (Gemini CLI's chat file moved away
+    """Return an unusable check when ``adapter``'s agent (``missing_transcript_reinjects``),
+    started in ``cwd``, keeps its transcripts in files and holds none of ``session_id`` (Gemini CLI's chat file moved away
     before the session was collected: ``gemini -r`` would only say "No previous sessions
     found"), else None. Never raises: a failure is logged and taken as nothing known."""
     layout_of = getattr(adapter, "transcript_layout", None)
+    if not getattr(adapter, "missing_transcript_reinjects", False):
+        return None
     try:
         layout = layout_of(cwd, env) if callable(layout_of) else None
         if layout is None or layout.path_of(session_id) is not None:
