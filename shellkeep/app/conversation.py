@@ -359,7 +359,7 @@ def live_exchanges(
     return with_unanswered(updated, exchanges), exchanges
 
 
-QUIT_COMMANDS = frozenset({"/quit", "/exit", "/q"})
+QUIT_COMMANDS = frozenset({"/quit", "/exit"})
 """The slash commands that end an agent's TUI (Claude Code, Codex, Gemini CLI, Qwen Code...)."""
 
 
