@@ -116,6 +116,11 @@ class CommandAdapter:
     start under ``record.env = "agent"`` and given back on resume (``app.environment``)."""
     env_prefixes: ClassVar[tuple[str, ...]] = ()
     """Prefixes of more such variables (``CLAUDE_CODE_``)."""
+    missing_transcript_reinjects: ClassVar[bool] = False
+    """Re-inject straight away, before launching, when the agent holds no transcript of the
+    session id where it will look and shellkeep none to restore (``app.native.no_transcript_found``):
+    Gemini CLI's ``-r`` fails only after seconds ("No previous sessions found", exit 42). Others
+    fail at once and the resume falls back after them."""
     cwd_fields: ClassVar[tuple[tuple[str, ...], ...]] = ()
     """Where a transcript record names the directory the agent ran in, as key paths into the
     record (Claude Code: ``("cwd",)``). A transcript taken to another machine has these

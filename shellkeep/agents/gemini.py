@@ -370,6 +370,7 @@ class GeminiAdapter(CommandAdapter):
     executables = ("gemini",)
     tested_versions = ("0.57.0", "0.61.0")
     input_includes_cache_read = True
+    missing_transcript_reinjects = True
     # Its empty input box (0.57.0, 0.61.0); drawn only after ~1.2 s where the terminal answers no queries.
     ready_prompt = r"Type your message or @path/to/file"
     screen_chrome = GEMINI_SCREEN

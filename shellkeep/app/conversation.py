@@ -359,11 +359,17 @@ def live_exchanges(
     return with_unanswered(updated, exchanges), exchanges
 
 
+QUIT_COMMANDS = frozenset({"/quit", "/exit"})
+"""The slash commands that end an agent's TUI (Claude Code, Codex, Gemini CLI, Qwen Code...)."""
+
+
 def own_exchanges(exchanges: list[Exchange], meta: SessionMeta) -> list[Exchange]:
     """Keep the exchanges sent during ``meta``'s session, renumbered from 0.
 
     Dropped: exchanges dated before the session started (a natively resumed conversation's
-    earlier ones) and the context block shellkeep typed in on resume. Undated exchanges stay.
+    earlier ones), the context block shellkeep typed in on resume and a slash command that ends
+    the agent (``QUIT_COMMANDS``: Gemini CLI writes ``/quit`` to its chat as a user message).
+    Undated exchanges stay.
     """
     try:
         since = parse_iso(meta.started_at) - timedelta(seconds=CLOCK_SLACK_S)
@@ -373,6 +379,8 @@ def own_exchanges(exchanges: list[Exchange], meta: SessionMeta) -> list[Exchange
     for exchange in exchanges:
         if exchange.prompt.lstrip().startswith(INJECTED_CONTEXT_PREFIX):
             continue
+        if exchange.prompt.strip().lower() in QUIT_COMMANDS and not exchange.answer.strip():
+            continue  # ends the agent: never a prompt to list, title or send again
         if since is not None and exchange.time is not None:
             try:
                 if parse_iso(exchange.time) < since:

@@ -109,6 +109,24 @@ def native_resume_problem(adapter: object, session: AgentSession, env: Mapping[s
     return problem if isinstance(problem, str) else None
 
 
+def no_transcript_found(adapter: object, session_id: str, cwd: Path, env: Mapping[str, str]) -> TranscriptCheck | None:
+    """Return an unusable check when ``adapter``'s agent (``missing_transcript_reinjects``),
+    started in ``cwd``, keeps its transcripts in files and holds none of ``session_id`` (Gemini CLI's chat file moved away
+    before the session was collected: ``gemini -r`` would only say "No previous sessions
+    found"), else None. Never raises: a failure is logged and taken as nothing known."""
+    layout_of = getattr(adapter, "transcript_layout", None)
+    if not getattr(adapter, "missing_transcript_reinjects", False):
+        return None
+    try:
+        layout = layout_of(cwd, env) if callable(layout_of) else None
+        if layout is None or layout.path_of(session_id) is not None:
+            return None
+    except Exception as exc:  # noqa: BLE001 - a check must never stop a resume
+        log.warning("could not look for the transcript of %s: %s", session_id, exc)
+        return None
+    return TranscriptCheck(False, f"the agent holds no transcript of session {session_id} and shellkeep no copy of it")
+
+
 def _planned_restore(target: Path, state: str, saved: int) -> TranscriptCheck:
     """Return what ``check_transcript`` would do to the damaged or missing ``target``, writing nothing."""
     if state == "missing":

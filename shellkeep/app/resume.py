@@ -27,7 +27,7 @@ from shellkeep.app.env_restore import EnvRestore
 from shellkeep.app.conversation import adapter_of, collect_for_resume, gather, redacted_exchanges
 from shellkeep.app.moves import project_sessions, relocate_transcript, resume_dir
 from shellkeep.app.handoff import HandoffOutcome, hand_off
-from shellkeep.app.native import check_transcript, native_resume_problem, remove_resume_leftovers
+from shellkeep.app.native import check_transcript, native_resume_problem, no_transcript_found, remove_resume_leftovers
 from shellkeep.app.plan import plan_block
 from shellkeep.app.after_run import start_housekeeping
 from shellkeep.app.record import RunOutcome, run_session
@@ -314,6 +314,8 @@ def _checked_transcript(
         remove_resume_leftovers(
             adapter, AgentSession(agent=adapter.name, session_id=meta.agent_session_id, transcript=Path(meta.agent_transcript))
         )
+    if check.usable and not meta.agent_transcript and not check.restores and meta.agent_session_id:
+        check = no_transcript_found(adapter, meta.agent_session_id, cwd, env) or check
     note = _joined(note, check.note if check.usable else f"{check.note}; re-injecting instead")
     return meta, note, not check.usable, restored
 

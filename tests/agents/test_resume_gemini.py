@@ -37,7 +37,7 @@ import pytest
 
 from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX
 from shellkeep.store.paths import Paths
-from tests.helpers import exchanges_of, meta_of, process_gone, session_folders, SK, stored_copy
+from tests.helpers import exchanges_of, invoke_sk, meta_of, process_gone, session_folders, SK, stored_copy
 from tests.recordings import last_screen
 
 from .agent_processes import group_members, processes_using
@@ -342,3 +342,58 @@ def test_reinjection_waits_for_geminis_prompt_in_a_terminal_that_answers_no_quer
     assert second.wait_exit(WAIT_S) == 0, second.dump()
     [new_folder] = [f.parent for f in session_folders(home) if f.parent != folder]
     assert meta_of(new_folder)["parent"] == meta["id"]
+
+
+@pytest.mark.newest_only
+def test_gemini_chat_file_gone_after_shellkeep_was_killed(
+    home: Paths,
+    drive: Drive,
+    gemini_env: dict[str, str],
+    gemini_standin: GeminiStandin,
+    project_dir: Path,
+    tmp_path: Path,
+) -> None:
+    """kill -9 of shellkeep itself, then Gemini's chat file moved away before any command
+    collected the session: Gemini CLI holds no chat of the id and shellkeep no copy. The dry run
+    and the resume both re-inject straight away, rather than running ``gemini -r`` into "No
+    previous sessions found" (exit 42) first. The new session's ``/quit`` is no prompt: not
+    listed, not its title, never offered to send again."""
+    env = {**gemini_env, "SHELLKEEP_CONFIG": os.environ["SHELLKEEP_CONFIG"]}
+    first, folder, meta, chat = start_two_exchanges(home, drive, env, gemini_standin, project_dir)
+    group = meta["child_pid"]
+    os.kill(meta["pid"], signal.SIGKILL)
+    first.wait_exit(WAIT_S)
+    # Gemini CLI outlives the pty's hangup (its launcher is the session leader and survives it);
+    # it is ended here as a user would, so that the session no longer counts as running.
+    os.killpg(group, signal.SIGKILL)
+    first.wait_until(lambda: not group_members(group), WAIT_S, "the agent's process group ended")
+    chat.rename(tmp_path / chat.name)
+
+    dry = invoke_sk("resume", "--dry-run", env=env, cwd=project_dir)
+    out = re.sub(r"\s+", " ", dry.stdout.decode() + dry.stderr.decode())
+    assert dry.returncode == 0 and "mode: inject" in out, out
+    assert "holds no transcript of session" in out, out
+
+    second = drive([*SK, "resume"], env=env, cwd=project_dir)
+    def injected() -> GeminiRequest | None:
+        return next((r for r in gemini_standin.requests() if r.is_conversation and INJECTED_CONTEXT_PREFIX in r.last_user_text()), None)
+
+    assert second.wait_until(injected, WAIT_S, "the re-injected block sent to the model") is not None
+    assert b"No previous sessions found" not in bytes(second.raw)  # no failed gemini -r first
+    second.wait_for_screen("STANDIN-ANSWER-3", WAIT_S)
+    second.wait_for_quiet(0.5, WAIT_S)
+    second.type("/quit")
+    second.wait_for_screen("/quit", WAIT_S)
+    second.wait_for_quiet(0.5, WAIT_S)
+    second.press("enter")
+    assert second.wait_exit(WAIT_S) == 0, second.dump()
+    [new_folder] = [f.parent for f in session_folders(home) if f.parent != folder]
+    new = meta_of(new_folder)
+    assert new["parent"] == meta["id"] and new["command"][:2] == ["gemini", "--session-id"]
+    # Gemini CLI writes "/quit" to its chat as a user message: it ends the agent, it is no prompt.
+    assert new["exchange_count"] == 0 and new.get("unanswered_prompt") is None, new
+    assert (new.get("title") or "") != "/quit"
+    shown = invoke_sk("show", new["id"], env=env).stdout.decode()
+    assert "never answered" not in shown and "/quit" not in shown, shown
+    again = invoke_sk("resume", "--dry-run", new["id"], env=env, cwd=project_dir)
+    assert again.returncode == 0 and "/quit" not in again.stdout.decode() + again.stderr.decode()
