@@ -242,6 +242,17 @@ class ScreenDriver:
 
         return self.wait_until(shown, timeout_s, f"screen shows {text!r}")
 
+    def wait_for_output(self, text: str, timeout_s: float = 30.0) -> None:
+        """Wait until *text* is in what the child printed, whatever the screen shows now: for a
+        line printed before a TUI clears the screen (shellkeep's notices before the agent starts;
+        under load the line and the clear can come in one read, and no poll of the screen sees it).
+
+        Raises:
+            TimeoutError: it was not printed within *timeout_s*; the message shows the screen.
+        """
+        wanted = text.encode()
+        self.wait_until(lambda: wanted in self.raw, timeout_s, f"output holds {text!r}")
+
     def wait_for_quiet(self, quiet_s: float = 0.5, timeout_s: float = 30.0) -> str:
         """Wait until the screen has not changed for *quiet_s*; return its text.
 

@@ -122,7 +122,7 @@ def test_resume_sends_the_unanswered_prompt_again(
     flags = {"resend": ["--resend"], "no-resend": ["--no-resend"], "ask-yes": [], "resend-claude-killed": ["--resend"]}[how]
 
     second = drive([*SK, "resume", *flags], env=env, cwd=project_dir)
-    second.wait_for_screen(f'prompt never answered: "{HELD_PROMPT}"', WAIT_S)
+    second.wait_for_output(f'prompt never answered: "{HELD_PROMPT}"', WAIT_S)
     if how == "ask-yes":
         second.wait_for_screen(QUESTION, WAIT_S)
         second.type("y")
@@ -208,7 +208,7 @@ def test_a_prompt_sent_again_and_cut_short_again_is_offered_again(
     anthropic_standin.release()
 
     third = drive([*SK, "resume", "--resend"], env=env, cwd=project_dir)  # the newest session cut short
-    third.wait_for_screen(f'prompt never answered: "{HELD_PROMPT}" (sending it again once the agent is ready)', WAIT_S)
+    third.wait_for_output(f'prompt never answered: "{HELD_PROMPT}" (sending it again once the agent is ready)', WAIT_S)
     anthropic_standin.wait_for_request(lambda r: _asks_held(r) and r.seq > again.seq, WAIT_S)
     third.wait_for_screen(RESENT_ANSWER, WAIT_S)
     quit_claude(third)

@@ -87,7 +87,7 @@ def test_resume_sends_the_prompt_codex_never_answered_again(
     openai_standin.release()
 
     second = drive([*SK, "resume", "--resend"], env=env, cwd=project_dir)
-    second.wait_for_screen(f'prompt never answered: "{HELD_PROMPT}"', WAIT_S)
+    second.wait_for_output(f'prompt never answered: "{HELD_PROMPT}"', WAIT_S)
     resent = openai_standin.wait_for_request(lambda r: _asks_held(r) and r.seq > held.seq, WAIT_S)
     assert resent.headers["session-id"] == held.headers["session-id"] == thread_id  # the same thread, resumed
     second.wait_for_screen(RESENT_ANSWER, WAIT_S)
