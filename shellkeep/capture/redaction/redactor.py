@@ -301,8 +301,8 @@ class StreamRedactor:
                 cut = min(cut, specific.screen_hold_start(buf, lo, escapes=False, partials=False))
             if cut < n:
                 return ""
-        if _has_screen_controls(self._line + buf) and self._line_view(engine, buf, base)[1] < n:
-            return ""  # a token edited on the line may still grow
+        if specific.rules and _has_screen_controls(self._line + buf) and self._line_view(specific, buf, base)[1] < n:
+            return ""  # a token format edited on the line may still grow (a keyword-only rule's match is released, as above)
         if self._known and n - self._known.hold_start(buf, base) >= _KNOWN_HELD:
             return ""  # the start of a secret the session knows, as a literal of a token format
         hits = self._hits_at_end(engine, buf, base)
