@@ -730,3 +730,17 @@ def test_the_partial_match_regex_is_the_pattern_made_greedy(pattern: str, greedy
     from shellkeep.capture.redaction.compiled import _greedy
 
     assert _greedy(pattern) == greedy
+
+
+@pytest.mark.parametrize("literal", ["ghp_", "sk-", "glpat-", "AKIA"])
+def test_a_token_literal_on_an_earlier_row_does_not_hold_a_later_row(literal: str) -> None:
+    """A full-screen TUI (OpenCode) draws with cursor addressing and no CR or LF: a token
+    format's literal drawn on one row must not keep the last word of another row held, as it
+    did when every addressed row counted as one line (the answer never reached the disk)."""
+    stream = StreamRedactor(Redactor(), keep_columns=True)
+    written = stream.feed(f"\x1b[3;1Hnote {literal}")
+    written += stream.feed("\x1b[4;1Hcolumns \x1b[K")
+    written += stream.feed("\x1b[30;2H   Echo: the second word is")
+    written += stream.feed(" pear\x1b[31;1H")
+    written += stream.release()
+    assert written.endswith("the second word is pear\x1b[31;1H") and stream.held == 0

@@ -375,6 +375,9 @@ class StreamRedactor:
         """Keep the raw text written on the current line, up to ``_LINE_MAX`` characters."""
         line = self._line + raw
         end = max(line.rfind("\n"), line.rfind("\r"))
+        if "\x1b[" in line:  # a full-screen TUI moves the cursor to a row and column: a new line
+            for m in _ADDRESSED.finditer(line, end + 1):
+                end = m.end() - 1
         self._line = line[end + 1 :][-_LINE_MAX:] if end != -1 or len(line) > _LINE_MAX else line
 
     def _advance(self, engine: _Engine, buf: str, base: int, hits: list[Hit], cut: int) -> str:
@@ -430,9 +433,15 @@ _OPEN_ANCHOR = 1024
 """Characters of a secret cut off at the bound kept to check that later text continues it."""
 
 _LAST_WRITTEN = 512
+"""Characters of written text kept to see a marker and its padding before a later `` \r``."""
+
 _LINE_MAX = 512
 """Raw characters of the current line kept for its screen view (``StreamRedactor._line_view``)."""
-"""Characters of written text kept to see a marker and its padding before a later `` \r``."""
+
+_ADDRESSED = re.compile(r"\x1b\[[0-9;]*[Hfd]")
+"""Cursor addressing to an absolute row (CUP, HVP, VPA): what follows is drawn on another line,
+as full-screen TUIs (OpenCode, vim) draw without CR or LF. Relative moves (CUU, CUB) stay on the
+line: a line editor or an Ink input box redraws the same line with them."""
 
 _WRAPPED_TAIL = r"[A-Za-z0-9_+/=.~-]*"
 """The characters a secret's part past a soft wrap may hold (those of token formats)."""
