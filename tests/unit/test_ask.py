@@ -14,14 +14,10 @@ from pathlib import Path
 
 import pytest
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
 from shellkeep.agents.ask_commands import McpServer, build_ask_command, shared_folder
 from shellkeep.app.ask import SERVER_TOOLS, AskRequest, choose_agent, server_for
 from shellkeep.app.context import open_context
+from shellkeep.config.toml import toml_loads
 from shellkeep.store.paths import Paths
 from tests.factory import make_session
 from tests.helpers import invoke_sk
@@ -109,7 +105,7 @@ def test_codex_gets_the_server_as_overrides_with_its_tools_approved(tmp_path: Pa
     assert argv[:3] == ["/bin/codex", "exec", "--ephemeral"]
     assert argv[-2:] == ["--", "-what broke?"]
     overrides = "\n".join(argv[i + 1] for i, arg in enumerate(argv) if arg == "-c")
-    assert tomllib.loads(overrides) == {"mcp_servers": {"shellkeep": {
+    assert toml_loads(overrides) == {"mcp_servers": {"shellkeep": {
         "command": "/opt/sk/bin/shellkeep", "args": ["mcp", "--all-projects"], "cwd": "/work/p",
         "default_tools_approval_mode": "approve", "required": True, "enabled_tools": list(SERVER_TOOLS),
         "env": {"SHELLKEEP_HOME": "/data/sk"},

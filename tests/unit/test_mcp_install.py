@@ -17,12 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from shellkeep.config.toml import toml_loads
 from tests.helpers import invoke_sk
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
 
 AGENTS = ("claude", "codex", "gemini", "qwen", "opencode", "copilot")
 OVERRIDES = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "QWEN_HOME", "COPILOT_HOME", "XDG_CONFIG_HOME")
@@ -72,7 +68,7 @@ def expected_entry(agent: str, argv: list[str], env: dict[str, str] | None = Non
 def parse(agent: str, path: Path) -> dict[str, object]:
     """Return ``path`` parsed as the agent reads it (TOML for Codex, JSON for the rest)."""
     text = path.read_text()
-    return tomllib.loads(text) if agent == "codex" else json.loads(text)
+    return toml_loads(text) if agent == "codex" else json.loads(text)
 
 
 def user_settings(agent: str) -> str:
