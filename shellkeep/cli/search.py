@@ -60,6 +60,7 @@ def search(
     Example: shellkeep search "connection refused" --all
     """
     from shellkeep.app.listing import moved_projects
+    from shellkeep.app.remote import pulled_machines
     from shellkeep.app.remote_search import search_remote
     from shellkeep.archive.search import SearchRequest, search as run_search
     from shellkeep.archive.since import parse_time
@@ -87,6 +88,9 @@ def search(
         print_json(hits)
         return
     more = "" if remote or machine else _remote_line(ctx, request, query)
+    if not hits and remote and not pulled_machines(ctx.paths):
+        click.echo("no sessions pulled; run 'shellkeep sync pull'", err=True)  # as 'ls --remote'
+        return
     if not hits:
         here = bool(all_projects or remote or machine)
         hint = more or ("" if here else "; try --all")

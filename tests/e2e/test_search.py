@@ -59,6 +59,13 @@ def test_search_scope_is_the_project_unless_all(home: Paths) -> None:
     assert len(json.loads(sk("search", "elsewhere", "--all", "--json").stdout)) == 1
 
 
+def test_search_remote_with_nothing_pulled_says_to_pull(home: Paths) -> None:
+    make_session(home, Path.cwd(), 1, events=[(0.1, "o", "only here\r\n")])  # a local hit is not a pulled one
+    result = sk("search", "--remote", "here")
+    assert (result.exit_code, result.stdout) == (0, "")
+    assert result.stderr == "no sessions pulled; run 'shellkeep sync pull'\n"  # as 'ls --remote' says
+
+
 def test_search_agent_and_since_filters(home: Paths) -> None:
     make_session(home, Path.cwd(), 1, agent="claude", events=[(0.1, "o", "needle\r\n")])
     make_session(home, Path.cwd(), 2, agent="codex", events=[(0.1, "o", "needle\r\n")])
