@@ -25,7 +25,7 @@ from shellkeep.config import Config, config_files, load_config
 from shellkeep.errors import ShellkeepError
 from shellkeep.store.paths import DIR_MODE, FILE_MODE, Paths, project_root_of
 from shellkeep.store.session import META_FILE, iter_session_folders, read_meta
-from shellkeep.store.space import READ_ONLY, free_bytes, is_read_only
+from shellkeep.store.space import DISK_FULL, READ_ONLY, free_bytes, is_read_only
 from shellkeep.vault.keys import FileKeyStore, is_beside_data, lost_key_ids, plain_key_warning, primary_store
 
 __all__ = ["INIT_MARKER", "VERSION_TIMEOUT_S", "Check", "CheckStatus", "DoctorReport", "run_checks"]
@@ -175,6 +175,8 @@ def _index(paths: Paths) -> Check:
         return _ok(name, f"{paths.index.name} not built yet (the next listing builds it)")
     if health.state == "newer":
         return _fail(name, f"{paths.index} was written by a newer shellkeep ({health.detail})", "upgrade shellkeep, or run 'shellkeep reindex'")
+    if health.state == "full":  # the index is sound: a reindex could not write either
+        return _fail(name, f"cannot use {paths.index}: {DISK_FULL} ({health.detail})", "free some space ('shellkeep gc' removes old sessions)")
     if health.state == "corrupt" and is_read_only(paths.index):
         return _warn(name, f"{paths.index} cannot be checked: {READ_ONLY} ({health.detail})", "remount it read-write")
     if health.state == "corrupt":

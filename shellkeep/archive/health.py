@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shellkeep.archive.index import BUSY_TIMEOUT_S
+from shellkeep.archive.index import BUSY_TIMEOUT_S, is_full
 from shellkeep.archive.migrations import SCHEMA_VERSION
 from shellkeep.store.paths import Paths
 from shellkeep.store.space import is_read_only
@@ -40,7 +40,7 @@ def index_health(paths: Paths) -> IndexHealth:
         flags = "immutable=1" if is_read_only(path) else "mode=ro"
         conn = sqlite3.connect(f"{path.absolute().as_uri()}?{flags}", uri=True, timeout=BUSY_TIMEOUT_S)
     except sqlite3.Error as exc:
-        return IndexHealth("corrupt", detail=str(exc))
+        return IndexHealth("full" if is_full(exc, path) else "corrupt", detail=str(exc))
     try:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
@@ -51,6 +51,6 @@ def index_health(paths: Paths) -> IndexHealth:
         sessions = conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] if version else 0
         return IndexHealth("ok" if version == SCHEMA_VERSION else "old", sessions)
     except sqlite3.Error as exc:
-        return IndexHealth("corrupt", detail=str(exc))
+        return IndexHealth("full" if is_full(exc, path) else "corrupt", detail=str(exc))
     finally:
         conn.close()

@@ -44,7 +44,7 @@ from shellkeep.git.identity import GitIdentity, remote_key
 from shellkeep.logs import get_logger
 from shellkeep.store.paths import FILE_MODE, Paths, ensure_dir
 from shellkeep.store.session import META_FILE, Recover, SessionMeta, Status, parse_iso, read_meta
-from shellkeep.store.space import DISK_FULL, READ_ONLY, is_read_only
+from shellkeep.store.space import DISK_FULL, READ_ONLY, has_no_room, is_read_only
 from shellkeep.vault.access import Vault
 from shellkeep.vault.crypto import MAGIC
 
@@ -59,6 +59,7 @@ __all__ = [
     "index_ended_session",
     "index_ended_sessions",
     "index_session",
+    "is_full",
 ]
 
 log = get_logger(__name__)
@@ -201,7 +202,7 @@ def opened(paths: Paths) -> Iterator[tuple[sqlite3.Connection, bool]]:
         except sqlite3.DatabaseError as again:
             raise _open_error(path, again) from again
     except OSError as exc:
-        if is_read_only(path) or _is_full(exc):
+        if is_read_only(path) or is_full(exc, path):
             raise _open_error(path, exc) from exc
         raise ShellkeepError(f"cannot open {path} ({exc.strerror or exc}); check the data directory's permissions") from exc
     if not built_before:
@@ -223,25 +224,33 @@ def _mark_built(paths: Paths) -> None:
 def _open_error(path: Path, exc: BaseException) -> ShellkeepError:
     if is_read_only(path):  # a reindex cannot write there either
         return ShellkeepError(f"cannot use {path}: {READ_ONLY}; remount it read-write to update the index")
-    if _is_full(exc):  # nor on a full disk: the index is sound, the space is missing
+    if is_full(exc, path):  # nor on a full disk: the index is sound, the space is missing
         return ShellkeepError(f"cannot use {path}: {DISK_FULL}; free some space ('shellkeep gc' removes old sessions)")
     return ShellkeepError(f"cannot use {path} ({exc}); run 'shellkeep reindex'")
 
 
-def _is_full(exc: BaseException) -> bool:
-    """Return whether ``exc`` says the disk is full: ``ENOSPC``, or SQLite's ``SQLITE_FULL`` (13)."""
+def is_full(exc: BaseException, path: Path | None = None) -> bool:
+    """Return whether ``exc`` says the disk is full: ``ENOSPC``, SQLite's ``SQLITE_FULL`` (13),
+    or, with the ``path`` it was about, an I/O error (``SQLITE_IOERR``, 10, or ``EIO``) while
+    that file system has no room (``store.space.has_no_room``): SQLite says "disk I/O error"
+    when its shared memory or write-ahead log cannot grow."""
     if isinstance(exc, OSError):
-        return exc.errno == errno.ENOSPC
-    return getattr(exc, "sqlite_errorcode", None) == _SQLITE_FULL or "database or disk is full" in str(exc)
+        return exc.errno == errno.ENOSPC or (path is not None and exc.errno == errno.EIO and has_no_room(path))
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code == _SQLITE_FULL or "database or disk is full" in str(exc):
+        return True
+    is_io = code & 0xFF == _SQLITE_IOERR if code is not None else "disk i/o error" in str(exc).lower()
+    return path is not None and is_io and has_no_room(path)
 
 
 _SQLITE_FULL = 13
+_SQLITE_IOERR = 10
 
 
-def _redo_hint(exc: BaseException) -> str:
+def _redo_hint(exc: BaseException, path: Path) -> str:
     """Return who indexes a session that could not be: the next command once the disk has
     space again (a reindex would not help on a full disk), else ``shellkeep reindex``."""
-    if _is_full(exc) or DISK_FULL in str(exc):
+    if is_full(exc, path) or DISK_FULL in str(exc):
         return "the next command indexes it once the disk has space"
     return "'shellkeep reindex' will"
 
@@ -497,7 +506,7 @@ def index_ended_sessions(paths: Paths, metas: Sequence[SessionMeta], *, vault: V
         if prepared:
             with_index(paths, work)
     except Exception as exc:  # noqa: BLE001 - the sessions are safe on disk; reindex can redo this
-        log.warning("could not index %d sessions (%s); %s", len(metas), exc, _redo_hint(exc))
+        log.warning("could not index %d sessions (%s); %s", len(metas), exc, _redo_hint(exc, paths.index))
 
 
 def index_ended_session(paths: Paths, meta: SessionMeta, *, vault: Vault | None = None) -> None:
@@ -508,7 +517,7 @@ def index_ended_session(paths: Paths, meta: SessionMeta, *, vault: Vault | None 
     try:
         index_session(paths, meta, vault=vault)
     except Exception as exc:  # noqa: BLE001 - the session is safe on disk; reindex can redo this
-        log.warning("could not index session %s (%s); %s", meta.id, exc, _redo_hint(exc))
+        log.warning("could not index session %s (%s); %s", meta.id, exc, _redo_hint(exc, paths.index))
 
 
 def meta_from_json(text: str, folder: Path) -> SessionMeta:

@@ -16,6 +16,7 @@ __all__ = [
     "RESERVE_BYTES",
     "RESERVE_FILE",
     "free_bytes",
+    "has_no_room",
     "is_read_only",
     "low_disk_warning",
     "release_space",
@@ -36,6 +37,22 @@ def free_bytes(path: Path) -> int | None:
     except OSError:
         return None
     return st.f_bavail * st.f_frsize
+
+
+NO_ROOM_BYTES = 1024 * 1024
+"""Below this much free space a write may fail for want of room: SQLite grows its shared
+memory (32 KiB) and write-ahead log beside the page it writes, and reports a failure there as
+a "disk I/O error", not as a full disk."""
+
+
+def has_no_room(path: Path) -> bool:
+    """Return whether the file system holding ``path`` (or, when it does not exist, its nearest
+    parent) has less than ``NO_ROOM_BYTES`` free to this user; False when that cannot be told."""
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            free = free_bytes(candidate)
+            return free is not None and free < NO_ROOM_BYTES
+    return False
 
 
 def is_read_only(path: Path) -> bool:

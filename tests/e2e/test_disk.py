@@ -20,7 +20,7 @@ import pytest
 from tests.recordings import read_events
 from shellkeep.store.paths import Paths
 from tests.e2e.test_secrets import wait_for_housekeeping
-from tests.helpers import SK, PtyHarness, invoke_sk
+from tests.helpers import SK, PtyHarness, invoke_sk, run_sk, wait_for_background
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -102,6 +102,19 @@ def test_a_full_disk_is_named_and_never_sent_to_reindex(small_disk: Path, home: 
     assert recorded.returncode == 0
     data = Paths(small_disk / "home", home.config_file)
     wait_for_housekeeping(data)
+    # An index built while there was room: once none is left, SQLite says "disk I/O error"
+    # (its shared memory cannot grow); every command names the full disk all the same.
+    assert run_sk("ls").returncode == 0 and data.index.is_file()
+    wait_for_background(data)
+    Path(f"{data.index}-shm").unlink(missing_ok=True)  # as after a reboot: remade on the next open, safe once all are closed
+    _fill(small_disk)
+    for args in (["doctor", "--json"], ["ls"], ["search", "seen-before"], ["reindex"]):
+        # ls warns through logging (on stderr in its own process); doctor opens the index afresh
+        result = (run_sk if args[0] in ("ls", "doctor") else invoke_sk)(*args)
+        out = result.stdout.decode() + result.stderr.decode()
+        assert "the disk is full" in out and "free some space ('shellkeep gc' removes old sessions)" in out, (args, out)
+        assert "reindex" not in out.replace("'shellkeep gc'", "") and "damaged" not in out and "Traceback" not in out, (args, out)
+    (small_disk / "filler").unlink()
     for index in data.index.parent.glob(data.index.name + "*"):
         index.unlink()  # the index is made again by the next command: on a full disk it cannot be
     _fill(small_disk)
