@@ -97,6 +97,8 @@ class Bucket:
         except Exception as exc:  # noqa: BLE001 - obstore raises its own error classes
             if _no_such_bucket(exc):
                 raise ShellkeepError(self._missing_bucket()) from exc
+            if _asked_instance_metadata(exc):
+                raise ShellkeepError(f"could not {what} {self.url}: {NO_CREDENTIALS}") from exc
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             advice = "check the URL and the storage credentials"
             if "builder error" in first and os.environ.get("AWS_ALLOW_HTTP", "").lower() not in ("", "true", "1"):
@@ -106,6 +108,17 @@ class Bucket:
     def _missing_bucket(self) -> str:
         name = self.url.split("://", 1)[1].split("/", 1)[0]
         return f"the bucket '{name}' does not exist (remote {self.url}); create it, or check the URL and the endpoint"
+
+
+NO_CREDENTIALS = "no storage credentials found; set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE"
+
+
+def _asked_instance_metadata(exc: BaseException) -> bool:
+    """Return whether obstore's error comes from asking the instance-metadata service for a key:
+    what it does when the environment holds no credentials (an IMDSv2 token request to
+    169.254.169.254, or to ``AWS_METADATA_ENDPOINT``), which off a cloud machine fails."""
+    text = str(exc)
+    return "169.254.169.254" in text or "/latest/api/token" in text or "/latest/meta-data/iam/" in text
 
 
 def _no_such_bucket(exc: BaseException) -> bool:

@@ -158,3 +158,37 @@ def test_a_push_before_the_upkeep_drops_a_recording_not_kept_never_sends_it(home
     [manifest] = share.glob(f"machines/*/sessions/{meta.id}/manifest.json")
     assert sorted(json.loads(manifest.read_text())["files"]) == ["exchanges.jsonl", "meta.json"]
     assert not any(b"screen-only-word" in p.read_bytes() for p in share.rglob("*") if p.is_file())
+
+
+def test_no_storage_credentials_at_all_is_one_line_naming_them(
+    home: Paths, bucket_url: str, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+) -> None:
+    """With no key in the environment, obstore asks the instance-metadata service (IMDSv2) for one;
+    off a cloud machine that is refused. The stand-in on loopback refuses as a proxy does (403)."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from threading import Thread
+
+    class Refuse(BaseHTTPRequestHandler):
+        def do_PUT(self) -> None:
+            self.send_error(403, "resolve_deny")
+
+        do_GET = do_PUT
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    metadata = ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
+    Thread(target=metadata.serve_forever, daemon=True).start()
+    try:
+        for var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+            monkeypatch.delenv(var, raising=False)
+        monkeypatch.setenv("AWS_METADATA_ENDPOINT", f"http://127.0.0.1:{metadata.server_port}")
+        record(home)
+        for command in ("push", "pull"):
+            result = sk("sync", command, "--remote", bucket_url, ok=False)
+            err = result.stderr.decode()
+            assert result.returncode == 1 and err.count("\n") == 1, err
+            assert "no storage credentials found; set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE" in err, err
+            assert "latest/api/token" not in err and "Generic S3 error" not in err, err
+    finally:
+        metadata.shutdown()
