@@ -35,6 +35,7 @@ from shellkeep.app.run_request import RecordSettings, RunRequest, settings_from_
 from shellkeep.app.remote import remote_of
 from shellkeep.app.transplant import checkout_for, is_from_another_machine, transcript_target, transplant_transcript
 from shellkeep.app.unanswered import UnansweredPrompt, find_unanswered, resend_block
+from shellkeep.archive.listing import resumed_as_of
 from shellkeep.errors import DataError, SessionNotFound, ShellkeepError, UserInputError
 from shellkeep.logs import get_logger
 from shellkeep.store.paths import Paths, project_key
@@ -53,7 +54,9 @@ __all__ = [
     "choose_session",
     "conversation_tail",
     "inject_text",
+    "inject_wait",
     "plan_resume",
+    "resumed_as",
     "run_resume",
     "session_chain",
     "with_environment",
@@ -665,6 +668,31 @@ def _renumbered(exchange: Exchange, index: int) -> Exchange:
     import dataclasses
 
     return exchange if exchange.index == index else dataclasses.replace(exchange, index=index)
+
+
+def inject_wait(plan: ResumePlan) -> str:
+    """Return when ``plan``'s block is typed into what it runs, as its adapter makes the run wait
+    (``run_resume``'s ``RunRequest``, ``pty.inject.SettledInjection``): a phrase "once ..."."""
+    adapter = adapter_for(plan.argv)
+    settles = f"its output settles for {plan.settle_s:g}s"
+    prompt = getattr(adapter, "ready_prompt", None)
+    if prompt:
+        return f"once it draws its prompt ('{prompt}') and then {settles}"
+    if getattr(adapter, "inject_paste_mode", False):
+        return f"once it switches bracketed paste on and {settles}"
+    return f"once {settles}"
+
+
+def resumed_as(meta: SessionMeta) -> str | None:
+    """Return the id of the newest run in ``meta``'s project folder that resumed it (its failed
+    native resumes aside), as ``ls`` shows "resumed as <id>"; None when none did."""
+    runs: list[SessionMeta] = []
+    for folder in _sibling_folders(meta.folder.parent):
+        try:
+            runs.append(read_meta(folder))
+        except (OSError, DataError):
+            continue
+    return resumed_as_of(runs).get(meta.id)
 
 
 def _later_sessions(paths: Paths, meta: SessionMeta) -> list[SessionMeta]:

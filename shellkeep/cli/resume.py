@@ -103,7 +103,7 @@ def resume(
     Example: shellkeep resume --last --exchanges 3
     """
     from shellkeep.app.env_restore import agent_files_env, environment_for, is_pulled
-    from shellkeep.app.resume import ResumeMode, check_agent_on_path, choose_default, plan_resume, run_resume, with_environment
+    from shellkeep.app.resume import ResumeMode, check_agent_on_path, choose_default, plan_resume, resumed_as, run_resume, with_environment
     from shellkeep.tui.picker import pick_session
 
     if native_only and force_inject:
@@ -137,6 +137,9 @@ def resume(
     plan = with_environment(plan, restore)
     if plan.note:
         warn(plan.note)
+    again = resumed_as(plan.session)
+    if again and not dry_run:  # a dry run says it in its plan
+        warn(f"already resumed as {again}; this starts another branch (resume {again} to go on with it)")
     env_line = restore.line()
     if env_line:
         warn(env_line)
@@ -165,7 +168,7 @@ def resume(
     elif resend:
         warn(f"nothing to send again: session {plan.session.id} has no unanswered prompt")
     if dry_run:
-        _print_plan(plan, would_ask=would_ask)
+        _print_plan(plan, would_ask=would_ask, resumed=again)
         return 0
     if not no_screen:
         _print_last_screen(ctx, plan.session, _rows(banner))
@@ -286,9 +289,11 @@ def _rows(text: str) -> int:
     return sum(max(1, -(-len(line) // width)) for line in text.split("\n"))
 
 
-def _print_plan(plan: ResumePlan, *, would_ask: bool = False) -> None:
-    """Print what a dry run would do; would_ask: the unanswered prompt would be asked about first."""
+def _print_plan(plan: ResumePlan, *, would_ask: bool = False, resumed: str | None = None) -> None:
+    """Print what a dry run would do; would_ask: the unanswered prompt would be asked about first;
+    resumed: the run that already resumed the session."""
     from shellkeep.app.environment import shown_value
+    from shellkeep.app.resume import inject_wait
 
     click.echo(f"mode: {plan.mode.value}")
     click.echo(f"would run: {_visible(_shell_words(plan.argv))}")
@@ -296,11 +301,13 @@ def _print_plan(plan: ResumePlan, *, would_ask: bool = False) -> None:
     for key, value in plan.env_updates:
         click.echo(f"with: {key}={shown_value(plan.session, key, value)}")
     click.echo(f"parent: {plan.session.id}")
+    if resumed:
+        click.echo(f"already resumed as {resumed}; this starts another branch (resume {resumed} to go on with it)")
     if plan.inject_text:
-        click.echo(f"would type, once its output settles for {plan.settle_s:g}s:")
+        click.echo(f"would type, {inject_wait(plan)}:")
         click.echo(plan.inject_text)
     elif plan.resend_text:
-        click.echo(f"would send again, once its output settles for {plan.settle_s:g}s: {plan.resend_text}")
+        click.echo(f"would send again, {inject_wait(plan)}: {plan.resend_text}")
     if would_ask and plan.unanswered is not None:
         click.echo(f"would ask first whether to send again: {plan.unanswered.prompt.strip()}")
 

@@ -23,6 +23,7 @@ from shellkeep.app.conversation import gather
 from shellkeep.store.paths import Paths
 from shellkeep.termsize import TermSize
 from shellkeep.store.session import read_meta
+from tests.factory import make_session
 from tests.helpers import SK, PtyHarness, invoke_sk, load_session, output_text, process_gone, program_runs, session_folders, wait_for_background, wait_until
 
 PY = sys.executable
@@ -195,6 +196,22 @@ def test_dry_run_prints_the_plan_and_changes_nothing(home: Paths, notes: Path, t
     assert [p.parent.name for p in session_folders(home)] == [old["id"]]
     assert {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in folder.iterdir()} == before
     assert len(program_runs(log)) == 1  # the program was not started again
+
+
+@pytest.mark.parametrize(
+    ("agent", "wait"),
+    [
+        pytest.param("gemini", "once it draws its prompt ('Type your message or @path/to/file') and then its output settles for 0.8s", id="ready-prompt"),
+        pytest.param("claude", "once it switches bracketed paste on and its output settles for 0.8s", id="paste-mode"),
+        pytest.param("aider", "once it switches bracketed paste on and its output settles for 0.8s", id="paste-mode-aider"),
+        pytest.param("codex", "once its output settles for 0.8s", id="quiet-only"),
+    ],
+)
+def test_a_dry_run_says_what_the_resume_waits_for_before_typing(home: Paths, agent: str, wait: str) -> None:
+    meta = make_session(home, Path.cwd(), 1, agent=agent, exchanges=[{"prompt": "remember plums", "answer": "noted"}])
+    result = invoke_sk("resume", meta.id, "--dry-run", "--inject")
+    assert result.returncode == 0, result.stderr
+    assert f"would type, {wait}:\n" in result.stdout.decode()  # as run_resume makes the run wait (pty.inject)
 
 
 def test_in_a_narrow_terminal_the_banner_puts_the_whole_command_on_its_own_line(

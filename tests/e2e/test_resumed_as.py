@@ -65,6 +65,16 @@ def test_ls_the_picker_and_the_web_list_name_the_run_that_resumed_a_session(home
     assert f'resumed as <a href="/s/{resumed.id}">{resumed.id}</a>' in page
 
 
+def test_a_dry_run_of_a_session_already_resumed_names_the_run_and_still_plans(home: Paths) -> None:
+    original, resumed, failed = _sessions(home)
+    shown = invoke_sk("resume", original.id, "--dry-run")
+    assert shown.returncode == 0, shown.stderr
+    line = f"already resumed as {resumed.id}; this starts another branch (resume {resumed.id} to go on with it)"
+    assert line in shown.stdout.decode().splitlines() and "would run: claude" in shown.stdout.decode()
+    latest = invoke_sk("resume", resumed.id, "--dry-run")  # the newest run: resumed by none
+    assert latest.returncode == 0 and "already resumed" not in latest.stdout.decode() + latest.stderr.decode()
+
+
 def test_an_index_of_the_schema_before_is_upgraded_with_the_runs_that_resumed(home: Paths) -> None:
     original, resumed, _ = _sessions(home)
     assert invoke_sk("ls").returncode == 0  # the index, made now
