@@ -367,6 +367,14 @@ def test_resume_without_terminal_says_what_it_would_rerun_and_needs_yes(home: Pa
     done = run_sk("resume", "--yes", "--no-screen", cwd=project)
     assert done.returncode == 0, done.stderr
     assert marker.read_text() == "rerun\n"
+    assert "already resumed" not in done.stderr.decode()
+
+    wait_for_background(home)
+    [run] = [m.id for m in map(read_meta, (p.parent for p in session_folders(home))) if m.parent == session_id]
+    again = run_sk("resume", session_id, "--yes", "--no-screen", cwd=project)  # not refused: another branch
+    assert again.returncode == 0, again.stderr
+    line = f"shellkeep: already resumed as {run}; this starts another branch (resume {run} to go on with it)\n"
+    assert again.stderr.decode().count(line) == 1, again.stderr
 
 
 @pytest.mark.parametrize(("answer", "reran"), [(b"\r", False), (b"y\r", True)], ids=["default-no", "yes"])
