@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from shellkeep.agents.registry import typed_command
 from shellkeep.errors import AmbiguousSession, DataError, SessionNotFound
 from shellkeep.store.atomic import write_json_atomic
 from shellkeep.store.paths import Paths, ensure_dir, project_key
@@ -451,8 +452,9 @@ CUT_SHORT_STATUSES = (Status.INTERRUPTED.value, Status.HANGUP.value)
 
 def title_of(meta: SessionMeta) -> str:
     """Return what a session was about, on one line: the title given to it (``--title``), else
-    ``about`` (the agent's own title, else the first prompt), else its command."""
-    text = meta.title or meta.about or " ".join(meta.command)
+    ``about`` (the agent's own title, else the first prompt), else its command as the user
+    typed it (``typed_command``: without the session id option shellkeep added)."""
+    text = meta.title or meta.about or " ".join(typed_command(meta.command, meta.agent, meta.agent_session_id))
     return " ".join(text.split())
 
 
