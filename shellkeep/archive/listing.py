@@ -21,6 +21,7 @@ from shellkeep.errors import DataError, ShellkeepError
 from shellkeep.git.identity import GitIdentity, remote_key
 from shellkeep.logs import get_logger
 from shellkeep.store.paths import Paths
+from shellkeep.vault.about import with_sealed_about
 from shellkeep.store.session import (
     CUT_SHORT_STATUSES,
     SHORT_SESSION_S,
@@ -183,10 +184,11 @@ def list_indexed(
         # typed loosely because the row's length is the SELECT's, which mypy cannot count.
         make: Callable[..., ListedSession] = ListedSession
         listed = [make(*row[:-5], bool(row[-5]), row[-4], _title(row[-3], row[2], row[-2]), row[-1]) for row in conn.execute(sql, args)]
+        # The index keeps no copy of the meta.json of a session not known to be plain (sealed,
+        # or no recording): its title is read from the folder, and from its sealed about.txt.
+        listed = [item if item.plain else replace(item, title=_title_in(item, vault)) for item in listed]
         if not full:
-            # The index keeps no copy of the meta.json of a session not known to be plain (sealed,
-            # or no recording): its title is read from the folder.
-            return [item if item.plain else replace(item, title=_title_in(item)) for item in listed]
+            return listed
         found = []
         for item in listed:
             meta_json = meta_json_of(item.folder, item.meta_json)
@@ -214,10 +216,11 @@ def _title(title: str | None, agent: str, command_json: str | None) -> str:
     return " ".join(title.split())
 
 
-def _title_in(item: ListedSession) -> str:
-    """Return the title of a listed session from its folder's ``meta.json`` ('' when unreadable)."""
+def _title_in(item: ListedSession, vault: Vault | None) -> str:
+    """Return the title of a listed session from its folder's ``meta.json``, else its sealed
+    ``about.txt`` (``vault.about``; vault: the keys), else its command ('' when unreadable)."""
     try:
-        return title_of(read_meta(Path(item.folder)))
+        return title_of(with_sealed_about(read_meta(Path(item.folder)), vault))
     except (OSError, ShellkeepError):
         return ""
 
