@@ -380,6 +380,13 @@ def test_an_encrypted_sessions_title_is_its_first_command_read_through_the_vault
     exported = json.loads(invoke_sk("export", "--last", "--format", "json").stdout)
     assert exported["session"]["title"] == title
     assert f"| title | {title} |" in invoke_sk("export", "--last", "--format", "md").stdout.decode()
+    from tests.unit.test_web_pages import web_client
+
+    with web_client() as client:  # the web list and the session page
+        assert [row["title"] for row in client.get("/api/sessions").json()] == [title]
+        assert f'class="title">{title}</a>' in client.get("/").text
+        meta, _, _ = only_session(home)
+        assert f'id="session-title">{title}<' in client.get(f"/s/{meta['id']}").text
     # The title is kept sealed beside the session, never in meta.json nor the index.
     assert invoke_sk("reindex").returncode == 0
     assert invoke_sk("ls").stdout.decode().splitlines()[1].endswith(f"  {title}")

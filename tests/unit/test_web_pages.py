@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import socket
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -25,12 +26,19 @@ TOKEN = "t" * 43
 PORT = 8765
 
 
-@pytest.fixture
-def client(home: Paths) -> Iterator[TestClient]:
+@contextmanager
+def web_client() -> Iterator[TestClient]:
+    """Yield a test client of ``shellkeep serve``'s application over this HOME, signed in."""
     with socket.socket() as sock:
         setup = ServeSetup(open_context(), sock, "127.0.0.1", PORT, TOKEN, False)
         with TestClient(build_app(setup), base_url=f"http://127.0.0.1:{PORT}", cookies={f"shellkeep_token_{PORT}": TOKEN}) as made:
             yield made
+
+
+@pytest.fixture
+def client(home: Paths) -> Iterator[TestClient]:
+    with web_client() as made:
+        yield made
 
 
 def test_the_session_page_shows_the_title_and_the_run_that_resumed_it(home: Paths, client: TestClient) -> None:
