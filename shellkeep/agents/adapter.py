@@ -203,6 +203,16 @@ class CommandAdapter:
         new_argv = (*cmd.prefix, self.session_option.names[0], session_id, *cmd.args)
         return Launch(argv=new_argv, agent_session_id=session_id)
 
+    def typed_argv(self, argv: Sequence[str], agent_session_id: str | None) -> list[str]:
+        """Return ``argv`` without the options naming ``agent_session_id`` (``id_options``): the
+        command as the user typed it, for a title (``prepare`` and a resume add such an option)."""
+        if not agent_session_id:
+            return list(argv)
+        cmd = self.command(argv)
+        tokens = tokenize(cmd.args, self.grammar)
+        kept = [t for t in tokens if not (t.option in self.id_options and t.value == agent_session_id)]
+        return [*cmd.prefix, *(word for token in kept for word in token.words)]
+
     def is_preassigned(self, launch: Launch) -> bool:
         """Return whether ``launch.agent_session_id`` was given through ``session_option`` (a new conversation)."""
         if launch.agent_session_id is None or self.session_option is None:

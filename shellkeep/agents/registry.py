@@ -32,6 +32,7 @@ __all__ = [
     "builtin_names",
     "clear_cache",
     "plugin_adapters",
+    "typed_command",
 ]
 
 log = get_logger(__name__)
@@ -171,3 +172,15 @@ def clear_cache() -> None:
     global _plugins
     _loaded.clear()
     _plugins = None
+
+
+def typed_command(command: Sequence[str], agent: str, agent_session_id: str | None) -> list[str]:
+    """Return a session's ``command`` as the user typed it: without the option naming the
+    agent's session id that shellkeep added (``CommandAdapter.typed_argv``). Only built-in
+    adapters are asked (no plug-in is loaded to title a list); ``command`` itself otherwise."""
+    target = dict(_BUILTINS).get(agent)
+    if not agent_session_id or target is None:
+        return list(command)
+    adapter = _builtin(agent, target)
+    typed_argv = getattr(adapter, "typed_argv", None)
+    return list(command) if typed_argv is None else list(typed_argv(command, agent_session_id))

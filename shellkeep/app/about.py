@@ -4,8 +4,8 @@ Set where the exchanges are collected (``app.conversation``), and for a session 
 recorder was killed, when it is first listed as interrupted (``recovered_about``, called by
 ``app.context.Context.recover``, once a session): the agent's own title for the conversation
 where it keeps one (``CommandAdapter.read_title``, ``agents.titles``), else the first prompt, on one line cut to ``ABOUT_CHARS``, redacted as the exchanges are. With
-``encryption.encrypt`` on it is not kept (``meta.json`` is never sealed, and the text is
-content): lists show the command instead. ``store.session.title_of`` picks what a list shows.
+``encryption.encrypt`` on it is not kept in ``meta.json`` (never sealed, and the text is
+content) but sealed beside it (``vault.about``), and read through the vault where a title is shown. ``store.session.title_of`` picks what a list shows.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from shellkeep.app.plan import agent_session_now
 from shellkeep.capture.redaction import redactor_for
 from shellkeep.logs import get_logger
 from shellkeep.errors import UserInputError
-from shellkeep.store.session import ABOUT_CHARS, SessionMeta, Status, parse_iso, title_of, write_meta
+from shellkeep.vault.about import store_sealed_about, with_sealed_about
+from shellkeep.store.session import ABOUT_CHARS, ABOUT_FILE, SessionMeta, Status, parse_iso, title_of, write_meta
 
 if TYPE_CHECKING:
     from shellkeep.config import RedactConfig
@@ -69,11 +70,14 @@ def with_about(
     """Return ``meta`` with ``about`` from ``about_text`` (the stored one kept when none is found).
 
     redact: the user's redaction rules, as for the exchanges (None: kept as read). vault: where
-    the session is stored; with ``encrypt`` on ``about`` stays None (see the module doc).
+    the session is stored; with ``encrypt`` on ``about`` stays None and the text is stored
+    sealed instead (``vault.about``, see the module doc).
     """
-    if vault is not None and vault.encrypt:
-        return meta if meta.about is None else dataclasses.replace(meta, about=None)
     text = about_text(adapter, session, exchanges, redact)
+    if vault is not None and vault.encrypt:
+        if text is not None:
+            store_sealed_about(meta, text, vault)
+        return meta if meta.about is None else dataclasses.replace(meta, about=None)
     return meta if text is None else dataclasses.replace(meta, about=text)
 
 
@@ -128,12 +132,15 @@ def recovered_about(
 ) -> SessionMeta:
     """Return an interrupted session (just repaired, ``vault.recovery``) with ``about`` read now
     (``current_about``) and stored, when it has none yet: its recorder was killed before its
-    exchanges were collected, and lists show it from now on. Kept out when encryption is on
-    (see the module doc). Never raises (a failed write is logged)."""
-    if meta.title or meta.about or vault.encrypt:
+    exchanges were collected, and lists show it from now on. With encryption on it is stored
+    sealed instead (``vault.about``, see the module doc). Never raises (a failed write is logged)."""
+    if meta.title or meta.about or (vault.encrypt and (meta.folder / ABOUT_FILE).is_file()):
         return meta
     text = current_about(meta, vault, redact_config, env)
     if text is None:
+        return meta
+    if vault.encrypt:
+        store_sealed_about(meta, text, vault)
         return meta
     updated = dataclasses.replace(meta, about=text)
     try:
@@ -153,6 +160,7 @@ def live_title(
     ``current_about`` (the rule ``ls`` shows once its exchanges are collected), else its
     command. env: where the agent's files are looked for (``app.env_restore.agent_files_env``);
     vault: the keys to read its recording with (None: not read). Never raises."""
+    meta = with_sealed_about(meta, vault)  # an encrypted session's title is sealed
     if meta.title or meta.about or meta.status != Status.RUNNING.value:
         return title_of(meta)
     text = current_about(meta, vault, redact_config, env)

@@ -15,11 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from shellkeep.archive.index import is_plain, meta_from_json, meta_json_of, sources_for, started_s, with_index
+from shellkeep.agents.registry import typed_command
 from shellkeep.archive.scan import sync
 from shellkeep.errors import DataError, ShellkeepError
 from shellkeep.git.identity import GitIdentity, remote_key
 from shellkeep.logs import get_logger
 from shellkeep.store.paths import Paths
+from shellkeep.vault.about import with_sealed_about
 from shellkeep.store.session import (
     CUT_SHORT_STATUSES,
     SHORT_SESSION_S,
@@ -170,7 +172,8 @@ def list_indexed(
             + "EXISTS (SELECT 1 FROM session_json j WHERE j.id = sessions.id), coalesce(detail, 'full'), "
             + "(SELECT coalesce(nullif(json_extract(j.meta_json, '$.title'), ''), json_extract(j.meta_json, '$.about')) "
             + "FROM session_json j WHERE j.id = sessions.id), "
-            + "(SELECT json_extract(j.meta_json, '$.command') FROM session_json j WHERE j.id = sessions.id), "
+            + "(SELECT json_array(json(json_extract(j.meta_json, '$.command')), json_extract(j.meta_json, '$.agent_session_id')) "
+            + "FROM session_json j WHERE j.id = sessions.id), "
             + "(SELECT r.id FROM sessions r WHERE r.resumes = sessions.id ORDER BY r.started_s DESC, r.id DESC LIMIT 1) "
             + f"FROM sessions{where} ORDER BY started_s DESC, id DESC"
         )
@@ -180,11 +183,12 @@ def list_indexed(
         # Positional: a fifth less time than keywords over 10,000 rows (the fields' order is the SELECT's);
         # typed loosely because the row's length is the SELECT's, which mypy cannot count.
         make: Callable[..., ListedSession] = ListedSession
-        listed = [make(*row[:-5], bool(row[-5]), row[-4], _title(row[-3], row[-2]), row[-1]) for row in conn.execute(sql, args)]
+        listed = [make(*row[:-5], bool(row[-5]), row[-4], _title(row[-3], row[2], row[-2]), row[-1]) for row in conn.execute(sql, args)]
+        # The index keeps no copy of the meta.json of a session not known to be plain (sealed,
+        # or no recording): its title is read from the folder, and from its sealed about.txt.
+        listed = [item if item.plain else replace(item, title=_title_in(item, vault)) for item in listed]
         if not full:
-            # The index keeps no copy of the meta.json of a session not known to be plain (sealed,
-            # or no recording): its title is read from the folder.
-            return [item if item.plain else replace(item, title=_title_in(item)) for item in listed]
+            return listed
         found = []
         for item in listed:
             meta_json = meta_json_of(item.folder, item.meta_json)
@@ -195,22 +199,28 @@ def list_indexed(
     return with_index(paths, work)
 
 
-def _title(title: str | None, command_json: str | None) -> str:
+def _title(title: str | None, agent: str, command_json: str | None) -> str:
     """Return a listed session's title: ``title`` (its own, else ``about``), else its command
-    (``meta.json``'s ``command``, a JSON array), on one line, as ``title_of`` gives it."""
+    as typed (``command_json``: ``[command, agent_session_id]`` from ``meta.json``, see
+    ``typed_command``), on one line, as ``title_of`` gives it."""
     if not title:
         try:
-            command = json.loads(command_json or "[]")
+            command, agent_session_id = json.loads(command_json or "[[], null]")
         except ValueError:
-            command = []
-        title = " ".join(str(arg) for arg in command) if isinstance(command, list) else ""
+            command, agent_session_id = [], None
+        if isinstance(command, list):
+            typed = typed_command([str(arg) for arg in command], agent, agent_session_id if isinstance(agent_session_id, str) else None)
+            title = " ".join(typed)
+        else:
+            title = ""
     return " ".join(title.split())
 
 
-def _title_in(item: ListedSession) -> str:
-    """Return the title of a listed session from its folder's ``meta.json`` ('' when unreadable)."""
+def _title_in(item: ListedSession, vault: Vault | None) -> str:
+    """Return the title of a listed session from its folder's ``meta.json``, else its sealed
+    ``about.txt`` (``vault.about``; vault: the keys), else its command ('' when unreadable)."""
     try:
-        return title_of(read_meta(Path(item.folder)))
+        return title_of(with_sealed_about(read_meta(Path(item.folder)), vault))
     except (OSError, ShellkeepError):
         return ""
 

@@ -38,6 +38,7 @@ def show(ref: str | None, last: bool, full: bool, as_json: bool) -> None:
     from shellkeep.app.plan import live_plan
     from shellkeep.store.audit import record_read
     from shellkeep.store.checkpoints import read_checkpoints
+    from shellkeep.vault.about import with_sealed_about
     from shellkeep.vault.exchanges import is_collected
 
     require_ref(ref, last)
@@ -53,6 +54,7 @@ def show(ref: str | None, last: bool, full: bool, as_json: bool) -> None:
     if key_id is None and not (as_json and is_collected(meta)):  # missing: sealed with the same key
         meta, exchanges = live_exchanges(meta, ctx.vault, ctx.config.redact, env)  # cut short: read live
     meta = live_plan(meta, ctx.config.redact, ctx.vault, env)
+    meta = with_sealed_about(meta, ctx.vault)  # an encrypted session's title is sealed; shown, never stored so
     from shellkeep.app.in_flight import files_in_flight
 
     flying = files_in_flight(ctx, meta)

@@ -38,6 +38,9 @@ EXCHANGES_FILE = "exchanges.jsonl"
 PLAN_FILE = "plan.json"
 """The agent's task list, sealed, when encryption is on (``app.plan``); else it is in ``meta.json``."""
 AGENT_FOLDER = "agent"
+ABOUT_FILE = "about.txt"
+"""What an encrypted session was about (``SessionMeta.about``), sealed (``vault.about``):
+``meta.json`` is never sealed, so ``about`` stays out of it when encryption is on."""
 ABOUT_CHARS = 120
 """Longest ``SessionMeta.about`` kept, in characters (cut with an ellipsis)."""
 SCREEN_FILE = "screen.jsonl.zst"
@@ -451,8 +454,11 @@ CUT_SHORT_STATUSES = (Status.INTERRUPTED.value, Status.HANGUP.value)
 
 def title_of(meta: SessionMeta) -> str:
     """Return what a session was about, on one line: the title given to it (``--title``), else
-    ``about`` (the agent's own title, else the first prompt), else its command."""
-    text = meta.title or meta.about or " ".join(meta.command)
+    ``about`` (the agent's own title, else the first prompt), else its command as the user
+    typed it (``typed_command``: without the session id option shellkeep added)."""
+    from shellkeep.agents.registry import typed_command  # here: a command's --help imports this module, no agent code
+
+    text = meta.title or meta.about or " ".join(typed_command(meta.command, meta.agent, meta.agent_session_id))
     return " ".join(text.split())
 
 

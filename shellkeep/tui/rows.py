@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from shellkeep.agents.registry import typed_command
 from shellkeep.app.context import Context
 from shellkeep.app.moves import project_sessions
 from shellkeep.app.conversation import gather
@@ -110,7 +111,7 @@ def columns(with_project: bool, list_cols: int, with_machine: bool = False) -> l
 def what_of(meta: SessionMeta, first_prompt: str) -> str:
     """Return what a session is about, on one line: its name, title, the agent's own title
     (``about``), its first prompt, else its command."""
-    text = meta.name or meta.title or meta.about or first_prompt or " ".join(meta.command)
+    text = meta.name or meta.title or meta.about or first_prompt or " ".join(typed_command(meta.command, meta.agent, meta.agent_session_id))
     return " ".join(text.split())
 
 

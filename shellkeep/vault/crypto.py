@@ -43,7 +43,7 @@ from shellkeep.errors import DataError, KeyUnavailable, ShellkeepError
 from shellkeep.store.atomic import FileIdentity, file_identity, write_bytes_atomic
 from shellkeep.logs import get_logger
 from shellkeep.store.chunks import REF_SUFFIX
-from shellkeep.store.session import AGENT_FOLDER, CAST_FILES, EXCHANGES_FILE, PLAN_FILE
+from shellkeep.store.session import ABOUT_FILE, AGENT_FOLDER, CAST_FILES, EXCHANGES_FILE, PLAN_FILE
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -504,7 +504,7 @@ def private_files(folder: Path) -> list[Path]:
     everything under ``agent/`` but the references to stored copies (``*.ref``: their
     content is in the chunk store, see ``vault.copies``). Existing files only; ``meta.json``
     is never one of them."""
-    found = [folder / name for name in (*CAST_FILES, EXCHANGES_FILE, PLAN_FILE, SEARCH_FILE) if (folder / name).is_file()]
+    found = [folder / name for name in (*CAST_FILES, EXCHANGES_FILE, PLAN_FILE, SEARCH_FILE, ABOUT_FILE) if (folder / name).is_file()]
     agent = folder / AGENT_FOLDER
     if agent.is_dir():
         found += sorted(

@@ -55,7 +55,8 @@ from shellkeep.archive.timeline import exchange_offset_s, read_session_markers
 from shellkeep.errors import KeyUnavailable, SessionNotFound, ShellkeepError, UserInputError
 from shellkeep.logs import get_logger
 from shellkeep.store.audit import record, record_read
-from shellkeep.store.session import META_FILE, SessionMeta, Status, is_interrupted, read_meta
+from shellkeep.store.session import META_FILE, SessionMeta, Status, is_interrupted, read_meta, title_of
+from shellkeep.vault.about import with_sealed_about
 from shellkeep.vault.exchanges import read_exchanges
 from shellkeep.web.live import LiveRefusedError, forward_live, has_live_socket, send_input
 
@@ -261,6 +262,8 @@ class Pages:
             "exchanges": [],
             "markers": [],
             "plan": None,
+            "session_title": live.title if live is not None and live.title else title_of(with_sealed_about(meta, self.ctx.vault)),
+            "resumed_as": self._resumed_as(meta),
         }
         key_id = missing_key(self.ctx, meta)
         if key_id is not None:
@@ -295,6 +298,11 @@ class Pages:
         ]
         values["markers"] = [{"n": m.n, "time_s": m.time_s, "label": m.label} for m in markers]
         return values
+
+    def _resumed_as(self, meta: SessionMeta) -> str | None:
+        """Return the id of the newest run that resumed ``meta``'s session (as the list says), None if none."""
+        found = find_sessions(self.ctx.paths, SessionQuery(project=meta.project), full=False, vault=self.ctx.vault, recover=self.ctx.recover)
+        return next((s.resumed_as for s in found if s.id == meta.id), None)
 
     def session_cast(self, request: Request) -> Response:
         """``/api/sessions/{id}/cast``: the recording as asciicast v2 (audited)."""

@@ -179,3 +179,9 @@ def test_claude_plan_is_sealed_with_encryption_on(
     assert is_encrypted(sealed) and ITEMS[1].encode() not in sealed.read_bytes()
     shown = sk("show", "--last", env=env, cwd=project_dir)
     assert f"plan: {SUMMARY}\n  [x] {ITEMS[0]}\n  [>] {ITEMS[1]}\n  [ ] {ITEMS[2]}" in shown.stdout, shown.stderr
+    # Its title (Claude Code's own, else the first prompt) is sealed too, and lists read it.
+    stored = meta_of(meta_path.parent)
+    titles = [json.loads(line) for line in Path(stored["agent_transcript"]).read_text().splitlines() if '"ai-title"' in line]
+    title = titles[-1]["aiTitle"] if titles else "plan it"
+    assert stored.get("about") is None and is_encrypted(meta_path.parent / "about.txt")
+    assert sk("ls", env=env, cwd=project_dir).stdout.splitlines()[1].endswith(f"  {title}")

@@ -37,6 +37,7 @@ import pytest
 
 from shellkeep.agents.base import INJECTED_CONTEXT_PREFIX
 from shellkeep.store.paths import Paths
+from shellkeep.store.session import read_meta, title_of
 from tests.helpers import exchanges_of, invoke_sk, meta_of, process_gone, session_folders, SK, stored_copy
 from tests.recordings import last_screen
 
@@ -393,6 +394,8 @@ def test_gemini_chat_file_gone_after_shellkeep_was_killed(
     # Gemini CLI writes "/quit" to its chat as a user message: it ends the agent, it is no prompt.
     assert new["exchange_count"] == 0 and new.get("unanswered_prompt") is None, new
     assert (new.get("title") or "") != "/quit"
+    # No prompt of its own: its title is the command as typed, not the id shellkeep added.
+    assert title_of(read_meta(new_folder)) == "gemini"
     shown = invoke_sk("show", new["id"], env=env).stdout.decode()
     assert "never answered" not in shown and "/quit" not in shown, shown
     again = invoke_sk("resume", "--dry-run", new["id"], env=env, cwd=project_dir)

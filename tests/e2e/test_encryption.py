@@ -359,3 +359,39 @@ def test_a_session_recorded_while_the_key_was_missing_says_it_recorded_nothing(h
         result = run_sk(*args)
         err = result.stderr.decode()
         assert result.returncode == 1 and err.count("\n") == 1 and "recorded nothing (no encryption key" in err, (args, err)
+
+
+def test_an_encrypted_sessions_title_is_its_first_command_read_through_the_vault(home: Paths) -> None:
+    from tests.helpers import PtyHarness
+
+    env = dict(os.environ, PS1="$ ", TERM="xterm-256color")
+    harness = PtyHarness.start([*SK, "run", "--", "bash", "--norc", "--noprofile"], env=env)
+    harness.expect(b"$ ", 30)
+    harness.write(b"echo firstcommandhere\r")
+    harness.expect(b"\rfirstcommandhere\r\n", 30)
+    harness.write(b"exit\r")
+    assert harness.finish(60) == 0
+    wait_for_housekeeping(home)  # a shell's exchanges are built from its recording in the background
+    title = "echo firstcommandhere"
+    listed = invoke_sk("ls")
+    assert listed.stdout.decode().splitlines()[1].endswith(f"  {title}"), listed.stdout
+    shown = invoke_sk("show", "--last").stdout.decode()
+    assert f"title      {title}" in shown or re.search(rf"^title\s+{title}$", shown, re.M), shown
+    exported = json.loads(invoke_sk("export", "--last", "--format", "json").stdout)
+    assert exported["session"]["title"] == title
+    assert f"| title | {title} |" in invoke_sk("export", "--last", "--format", "md").stdout.decode()
+    from tests.unit.test_web_pages import web_client
+
+    with web_client() as client:  # the web list and the session page
+        assert [row["title"] for row in client.get("/api/sessions").json()] == [title]
+        assert f'class="title">{title}</a>' in client.get("/").text
+        meta, _, _ = only_session(home)
+        assert f'id="session-title">{title}<' in client.get(f"/s/{meta['id']}").text
+    # The title is kept sealed beside the session, never in meta.json nor the index.
+    assert invoke_sk("reindex").returncode == 0
+    assert invoke_sk("ls").stdout.decode().splitlines()[1].endswith(f"  {title}")
+    meta, _, _ = only_session(home)
+    folder = Path(str(meta["cast"])).parent
+    assert meta.get("about") is None and is_encrypted(folder / "about.txt")
+    for path in [*files_under(folder), *home.home.glob("index.sqlite3*")]:
+        assert b"firstcommandhere" not in path.read_bytes(), path

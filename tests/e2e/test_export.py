@@ -204,3 +204,17 @@ def test_export_md_puts_terminal_output_in_code_blocks_and_html_in_monospace(hom
     assert md.split("**Answer**\n\n", 1)[1].startswith("# not a heading\n*.txt  **bold**\n")
     assert sk("export", "shell", "-o", str(page)).exit_code == 0
     assert '<div class="answer"># not a heading' in page.read_text()
+
+
+def test_every_export_names_the_title_show_gives(meta: SessionMeta, tmp_path: Path) -> None:
+    import dataclasses
+
+    from shellkeep.store.session import write_meta
+
+    write_meta(dataclasses.replace(meta, about="Colour the listed files"))
+    assert "Colour the listed files" in sk("show", "demo").stdout
+    assert json.loads(sk("export", "demo", "--format", "json").stdout)["session"]["title"] == "Colour the listed files"
+    assert "| title | Colour the listed files |" in sk("export", "demo", "--format", "md").stdout
+    out = tmp_path / "page.html"
+    assert sk("export", "demo", "-o", str(out)).exit_code == 0
+    assert "<tr><td>title</td><td>Colour the listed files</td></tr>" in out.read_text()

@@ -15,7 +15,7 @@ from click.testing import CliRunner, Result
 
 from shellkeep.cli.main import main
 from shellkeep.store.paths import Paths
-from shellkeep.store.session import write_meta
+from shellkeep.store.session import title_of, write_meta
 from tests.helpers import invoke_sk, run_sk
 from tests.factory import BASE, make_session
 
@@ -228,3 +228,24 @@ def test_a_session_whose_recorder_died_is_listed_with_the_agents_own_title(
     assert [(s["status"], s["about"]) for s in listed] == [("interrupted", title)]  # before any resume
     shown = sk("ls").stdout.splitlines()[1].split("  ")[-1]  # the last column, cut to the table's width
     assert shown == title or (shown.endswith("…") and title.startswith(shown[:-1])), shown
+
+
+@pytest.mark.parametrize(
+    ("agent", "command", "typed"),
+    [
+        ("claude", ["claude", "--session-id", "15cc2469-0b6f-4c7e-a8b5-2f1e0d9c8b7a", "--model", "sonnet"], "claude --model sonnet"),
+        ("gemini", ["gemini", "--session-id=9d8c7b6a-91d4-4c7e-a8b5-2f1e0d9c8b7a"], "gemini"),
+        ("claude", ["claude", "--resume", "15cc2469-0b6f-4c7e-a8b5-2f1e0d9c8b7a"], "claude"),
+    ],
+    ids=["claude", "gemini-equals", "claude-resume"],
+)
+def test_a_title_without_prompt_is_the_command_as_typed_without_the_id_shellkeep_added(
+    home: Paths, agent: str, command: list[str], typed: str
+) -> None:
+    session_id = next(word.rpartition("=")[2] for word in command if len(word.rpartition("=")[2]) == 36)
+    made = make_session(home, Path.cwd(), 1, agent=agent, events=[(5.0, "o", "hello world\r\n")])
+    meta = dataclasses.replace(made, command=command, agent_session_id=session_id)
+    write_meta(meta)
+    shown = sk("ls").stdout.splitlines()[1]
+    assert shown.endswith(f"  {typed}") and session_id not in shown, shown
+    assert title_of(meta) == typed  # ps, the picker and the web list title with the same rule

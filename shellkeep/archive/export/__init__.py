@@ -14,6 +14,7 @@ from shellkeep.errors import UserInputError
 from shellkeep.archive.export import formats, html
 from shellkeep.store.atomic import open_output
 from shellkeep.store.session import SessionMeta
+from shellkeep.vault.about import with_sealed_about
 from shellkeep.vault.access import Vault
 
 __all__ = ["FORMATS", "export_session", "export_to_file"]
@@ -40,7 +41,7 @@ def export_session(meta: SessionMeta, fmt: str, out: IO[bytes], vault: Vault) ->
     writer = writers.get(fmt)
     if writer is None:
         raise UserInputError(f"unknown export format '{fmt}'; use one of {', '.join(FORMATS)}")
-    writer(meta, out, vault)
+    writer(with_sealed_about(meta, vault), out, vault)  # an encrypted session's title is sealed
 
 
 def export_to_file(meta: SessionMeta, fmt: str, target: Path | str, vault: Vault) -> None:

@@ -19,7 +19,7 @@ from shellkeep.archive.timeline import exchange_offset_s, read_session_markers
 from shellkeep.asciicast.encoder import encode_event, encode_header
 from shellkeep.asciicast.reader import Cast
 from shellkeep.store.checkpoints import Checkpoint, read_checkpoints
-from shellkeep.store.session import SessionMeta
+from shellkeep.store.session import SessionMeta, title_of
 from shellkeep.terminal.transcript import read_transcript, transcript_text
 from shellkeep.errors import UserInputError
 from shellkeep.vault.access import Vault
@@ -63,7 +63,8 @@ def write_transcript(cast: Cast, out: IO[bytes]) -> None:
 
 
 def session_document(meta: SessionMeta, vault: Vault) -> dict[str, object]:
-    """Return the JSON export: ``session`` (meta.json), ``exchanges`` (each with ``number``,
+    """Return the JSON export: ``session`` (meta.json, its ``title`` the one ``show`` gives:
+    its own, else ``about``), ``exchanges`` (each with ``number``,
     1-based, and ``time_s``, seconds since start), ``markers`` (recording and checkpoints),
     ``checkpoints`` (``checkpoints.jsonl``'s objects) and ``usage`` (token totals)."""
     exchanges = []
@@ -74,7 +75,8 @@ def session_document(meta: SessionMeta, vault: Vault) -> dict[str, object]:
         exchanges.append(item)
     markers = [{"n": m.n, "time_s": m.time_s, "label": m.label} for m in read_session_markers(meta, vault)]
     checkpoints = [c.to_json() for c in read_checkpoints(meta.folder)]
-    return {"session": meta.to_json(), "exchanges": exchanges, "markers": markers, "checkpoints": checkpoints, "usage": meta.usage}
+    session = {**meta.to_json(), "title": meta.title or meta.about}  # the title ``show`` gives (a sealed one read already)
+    return {"session": session, "exchanges": exchanges, "markers": markers, "checkpoints": checkpoints, "usage": meta.usage}
 
 
 def write_json(meta: SessionMeta, out: IO[bytes], vault: Vault) -> None:
@@ -157,6 +159,7 @@ def summary_rows(meta: SessionMeta) -> list[tuple[str, str]]:
     rows = [
         ("id", meta.id),
         ("name", meta.name or "-"),
+        ("title", title_of(meta) or "-"),
         ("command", " ".join(meta.command) or "-"),
         ("agent", meta.agent),
         ("project", f"{meta.project} ({meta.project_root})"),
