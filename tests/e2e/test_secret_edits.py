@@ -22,8 +22,9 @@ from tests.e2e.test_secrets import stored_views
 from tests.helpers import SK, PtyHarness, invoke_sk, wait_until
 
 TOKEN = "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+ROUTER = "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"  # OpenRouter's format
 LEAK = 12
-LEFT, ERASE = b"\x1b[D", b"\x7f"
+LEFT, RIGHT, HOME, ERASE = b"\x1b[D", b"\x1b[C", b"\x1b[H", b"\x7f"
 
 _BOX = r"""
 import sys, termios, tty
@@ -69,9 +70,9 @@ def _type(harness: PtyHarness, keys: list[bytes]) -> None:
         wait_until(lambda: harness.read_some(0.05) or len(harness.output) > seen)
 
 
-def _leaks(home: Paths) -> list[str]:
-    """Return the stored files (and views of them) holding 12 characters of the token in clear."""
-    pieces = {TOKEN[i : i + LEAK] for i in range(len(TOKEN) - LEAK + 1)}
+def _leaks(home: Paths, token: str = TOKEN) -> list[str]:
+    """Return the stored files (and views of them) holding 12 characters of ``token`` in clear."""
+    pieces = {token[i : i + LEAK] for i in range(len(token) - LEAK + 1)}
     found = []
     for path, text in stored_views(home.home):
         shown = re.sub(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b.", "", text)
@@ -113,6 +114,11 @@ def test_readline_edits_inside_a_token_in_bash_and_python_store_no_piece_of_it(h
         [b"echo '", *_keys(TOKEN[:20] + "Q" + TOKEN[20:]), b"' done", *[LEFT] * 27, b"\x1b[3~", b"\r"],
         [b"echo ", *_keys(TOKEN[:20]), b" junk", *[LEFT] * 5, b"\x0b", *_keys(TOKEN[20:]), b" done\r"],
         [b"junk echo ", *_keys(TOKEN), b" done", *[LEFT] * 50, b"\x15", b"\r"],
+        # A stray character typed inside the token, then erased: drawn (and typed) whole with it,
+        # the key matches no rule. The key's end typed first, then its start before it: the
+        # start is typed (input) without its end, and drawn (output) before the end each time.
+        [b"echo ", *_keys(ROUTER[:40] + "Z" + ROUTER[40:]), *[LEFT] * 33, ERASE, b"\r"],
+        [b"echo ", *_keys(ROUTER[-7:]), HOME, *[RIGHT] * 5, *_keys(ROUTER[:-7]), b"\r"],
     ]
     for keys in edits:
         _type(harness, keys)
@@ -131,7 +137,8 @@ def test_readline_edits_inside_a_token_in_bash_and_python_store_no_piece_of_it(h
     harness.expect(b"42", 30)
     harness.write(b"exit\r")
     cast = _finish(harness, home)
-    assert not (found := _leaks(home)), "\n".join(found) + "\n" + cast
+    assert not (found := _leaks(home) + _leaks(home, ROUTER)), "\n".join(found) + "\n" + cast
+    assert "[REDACTED:openrouter-key]" in cast
 
 
 def test_a_token_typed_into_a_tui_input_box_stores_no_prefix_of_it(home: Paths) -> None:
