@@ -91,7 +91,8 @@ def _finish(harness: PtyHarness, home: Paths) -> str:
 
 def test_readline_edits_inside_a_token_in_bash_and_python_store_no_piece_of_it(home: Paths) -> None:
     env = dict(os.environ, PS1="$ ", INPUTRC="/dev/null", TERM="xterm-256color")
-    harness = PtyHarness.start([*SK, "run", "--", "bash", "--norc", "-i"], env=env)
+    # Wide enough for a 73-character key on one line (wrapped, bash redraws differently).
+    harness = PtyHarness.start([*SK, "run", "--", "bash", "--norc", "-i"], cols=160, env=env)
     harness.expect(b"$ ", 30)
     harness.output.clear()
     missing = TOKEN[:20] + TOKEN[21:]
