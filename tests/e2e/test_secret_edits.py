@@ -161,6 +161,7 @@ def test_a_token_format_literal_inside_base64_or_a_word_is_not_a_start_cut_short
         "JiCchdDp25EIm/YC5kyGWGm40a58fskSUFIL56FaIY+rOjc4ybXNuTo036w45kNUhnWlQJK+ZHco\r\n",  # Yandex's YC
         "The task-management dashboard uses 1.2k tokens\r\n",  # OpenAI's sk-
         "see ghp_XXXXXXXXXXXX, ghp_abcdefghijkl and AKIAEXAMPLEKEYS.\r\n",  # punctuation after: not a redraw
+        "npm_installation_notes-v2 and ghp_abcdefghijkl-notes\r\n",  # a word before a character ghp_ lacks: no typo
     )
     for line in lines:
         stream = StreamRedactor(Redactor(), keep_columns=True)
@@ -168,6 +169,9 @@ def test_a_token_format_literal_inside_base64_or_a_word_is_not_a_start_cut_short
     stream = StreamRedactor(Redactor(), keep_columns=True)
     redrawn = stream.feed("$ ghp_A1b2C3d4E5f6 \r\n") + stream.flush()  # a start a redraw left: cut short
     assert redrawn.startswith("$ [REDACTED:github-token]") and "A1b2" not in redrawn
+    stream = StreamRedactor(Redactor(), keep_columns=True)
+    typo = stream.feed("$ ghp_A1b2C3d4E5f6-G7h8 \r\n") + stream.flush()  # a character ghp_ lacks, typed inside
+    assert typo.startswith("$ [REDACTED:github-token]") and "G7h8" not in typo
 
 
 def test_a_tail_redrawn_after_a_delete_inside_a_token_is_redacted() -> None:
