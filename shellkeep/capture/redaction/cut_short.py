@@ -60,12 +60,12 @@ def _a_word(chars: str) -> bool:
 
 @functools.cache
 def _escape_end_rx() -> re.Pattern[str]:
-    return re.compile(r"\x1b[\[O][0-?]*[ -/]*[@-~]\Z")
+    return re.compile(r"(?:\x1b|\^\[)[\[O][0-?]*[ -/]*[@-~]\Z")  # as sent, or as a tty echoes it
 
 
 def in_word(text: str, at: int) -> bool:
     """Return whether ``text[at]`` is inside a word or base64 (not after an escape sequence's
-    final letter: a key's start typed after a cursor move, ``ESC [ C``)."""
+    final letter: a key's start typed after a cursor move, ``ESC [ C``, echoed ``^[[C``)."""
     if not at or not (text[at - 1].isalnum() or text[at - 1] in "_+/="):
         return False
     return _escape_end_rx().search(text, max(0, at - ESCAPE_SEEN - 1), at) is None
