@@ -59,7 +59,7 @@ class CompiledRule:
 
 
 CUT_SHORT = 1 << 20
-"""Added to a rule's priority in the hit of a token's start cut short (``engine._cut_short``):
+"""Added to a rule's priority in the hit of a token's start cut short (``cut_short.cut_short``):
 the name of a whole match over it wins, and the session does not learn it as a secret."""
 
 

@@ -26,7 +26,8 @@ import re
 import threading
 from collections.abc import Iterable
 
-from shellkeep.capture.redaction.compiled import CUT_SHORT, CompiledRule, Hit, LazyPattern, Span, add_hit, compile_rule, earliest_partial
+from shellkeep.capture.redaction.compiled import CompiledRule, Hit, LazyPattern, Span, add_hit, compile_rule, earliest_partial
+from shellkeep.capture.redaction.cut_short import ESCAPE_SEEN, cut_short, typo_growing
 from shellkeep.capture.redaction.rules import MARKER, RedactionRule
 from shellkeep.capture.redaction.screen_view import (
     _AFTER,
@@ -86,7 +87,9 @@ class _Engine:
     def __init__(self, rules: tuple[RedactionRule, ...], allowlist: tuple[str, ...]) -> None:
         self.rules = tuple(compile_rule(rule, i) for i, rule in enumerate(rules))
         self._allow = tuple(re.compile(entry) for entry in allowlist)
-        self.context_chars = max((r.lookbehind for r in self.rules), default=0) + 1
+        # Also a cursor move's escape sequence before a token's start (``ESC [ 1 2 C``): its final
+        # letter does not put the start inside a word (``cut_short.in_word``).
+        self.context_chars = max(ESCAPE_SEEN, max((r.lookbehind for r in self.rules), default=0)) + 1
         partial_cs: set[str] = set()
         partial_ci: set[str] = set()
         for r in self.rules:
@@ -229,7 +232,7 @@ class _Engine:
                     add_hit(hits, r, m)
                     resume[key] = max(m.end(), at + 1)
                 elif not r.has_secret:
-                    _cut_short(hits, r, text, at, _end)
+                    cut_short(hits, r, text, at, _end)
 
     def _scan_ci(self, text: str, hits: list[Hit]) -> None:
         """Find the matches of the case-insensitive rules with starting keywords at their
@@ -255,7 +258,7 @@ class _Engine:
                     add_hit(hits, r, m)
                     resume[key] = max(m.end(), at + 1)
                 elif not r.has_secret:
-                    _cut_short(hits, r, text, at, _end)
+                    cut_short(hits, r, text, at, _end)
 
     def _ci_found(self, text: str) -> list[tuple[int, int, int]] | None:
         """Return the overlapping matches of the case-insensitive keywords in ``text`` lower-cased,
@@ -576,7 +579,7 @@ class _Engine:
             self._scan_automaton()
             entries = self._hold_entries
             for index, at, _end in self._found(text):
-                if lo <= at < best and any(r.may_start(text, at) for r in entries[index]):
+                if lo <= at < best and any(r.may_start(text, at) or typo_growing(r, text, at, _end) for r in entries[index]):
                     best = at
         if not self._ci_literal_rules:
             return best
@@ -674,44 +677,6 @@ class _Engine:
     def _allowed(self, secret: str) -> bool:
         return any(rx.fullmatch(secret) is not None for rx in self._allow)
 
-
-
-_CUT_SHORT = 8
-"""Token characters after a token format's literal from which a start cut short is a secret."""
-
-
-@functools.cache
-def _token_run_rx() -> re.Pattern[str]:
-    return re.compile(r"[A-Za-z0-9_-]+")
-
-
-def _cut_short(hits: list[Hit], r: CompiledRule, text: str, at: int, after: int) -> None:
-    """Add the start of a token of ``r``'s format cut short at ``at`` to ``hits``: its literal
-    at a word's start and ``_CUT_SHORT`` token characters or more (not a word in one case),
-    then a character that ends every match and that an editor's redraw leaves there: a space
-    or a control character (a line end, a backspace, an escape sequence, Ctrl-W), or the
-    ``^`` of an echoed control character.
-
-    A line editor or a TUI's input box draws a token typed there in growing prefixes, each
-    erased or drawn over (``ghp_A1b2C3d4E5f6`` then ``\r``, a backspace, a cursor move), and a
-    token edited in its middle is drawn once without its last key: too short for the rule,
-    but a secret all the same.
-    """
-    if at and (text[at - 1].isalnum() or text[at - 1] in "_+/="):
-        return  # inside a word (``task-manager``'s ``sk-``, ``sb_secret_``'s ``secret_``) or base64
-    run = _token_run_rx().match(text, after)
-    if run is None or run.end() - after < _CUT_SHORT or run.end() == len(text):
-        return
-    stop = text[run.end()]
-    if not (stop <= " " or stop in "\x7f^"):
-        return  # cut by a character a line editor does not draw (base64's ``+/``, punctuation)
-    chars = run.group()
-    if chars.isalpha() and (chars.islower() or chars.isupper()):
-        return  # a word, not random characters (``sk-management``)
-    end = run.end()
-    partial = r.partial.get()
-    if partial.fullmatch(text, at, end, partial=True) is not None and partial.fullmatch(text, at, end + 1, partial=True) is None:
-        hits.append((at, end, at, end, CUT_SHORT + r.priority, r.name))
 
 
 _Trie = dict[str, "_Trie"]
