@@ -32,6 +32,10 @@ BASH = ["bash", "--norc", "--noprofile"]
 SECRET = "ghp_FAKE0123456789abcdefghijklmnopqrstuv"
 
 
+WAIT_S = 120.0
+"""Bound for what the viewer shows: a start-up on a machine with both cores busy took over 20 s."""
+
+
 def _env() -> dict[str, str]:
     return {**os.environ, "PS1": "$ ", "TERM": "xterm-256color"}
 
@@ -44,7 +48,7 @@ def _record(name: str, cols: int = 80, rows: int = 24) -> PtyHarness:
 
 
 def _socket(paths: Paths) -> Path:
-    return wait_until(lambda: next(iter(paths.projects.glob(f"*/*/{LIVE_SOCKET}")), None))  # type: ignore[return-value]
+    return wait_until(lambda: next(iter(paths.projects.glob(f"*/*/{LIVE_SOCKET}")), None), timeout_s=WAIT_S)  # type: ignore[return-value]
 
 
 class _Screen:
@@ -64,7 +68,8 @@ class _Screen:
 
     def wait_for(self, needle: str) -> str:
         try:
-            return wait_until(lambda: (lambda t: t if needle in t else None)(self.text()))  # type: ignore[return-value]
+            # A bound for a hung viewer, not a speed check: under load a new process may take long to draw.
+            return wait_until(lambda: (lambda t: t if needle in t else None)(self.text()), timeout_s=WAIT_S)  # type: ignore[return-value]
         except TimeoutError:
             raise AssertionError(f"{needle!r} never shown; screen:\n{self.text()}") from None
 
