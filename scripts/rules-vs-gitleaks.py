@@ -66,7 +66,7 @@ the regex allows (``x.-vendor- \t||\x0b`value``)."""
 
 
 def _sampling_regex(pattern: str) -> str:
-    """Return ``pattern`` (Python syntax) for drawing realistic samples: ``\w`` and ``\s`` as
+    r"""Return ``pattern`` (Python syntax) for drawing realistic samples: ``\w`` and ``\s`` as
     RE2 reads them (ASCII; a space for ``\s``), an unescaped ``.`` as a dot (``hooks.slack.com``),
     and the pieces of the keyword rules' template in their usual forms (``_TEMPLATE``)."""
     for piece, usual in _TEMPLATE:
