@@ -23,7 +23,10 @@ import math
 import random
 import re
 import sys
-import tomllib
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the same parser, published as tomli
+    import tomli as tomllib  # type: ignore[no-redef]
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path

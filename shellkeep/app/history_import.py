@@ -230,7 +230,7 @@ def _import_all(ctx: Context, request: HistoryRequest, env: Mapping[str, str]) -
         key = (known.agent, known.agent_session_id)
         after = known.extra.get(AFTER_BYTES)
         if imported_from_agent(known) is not None and isinstance(after, int):
-            continued[(*key, after)] = known
+            continued[key + (after,)] = known
         elif imported_from_agent(known) is not None:
             imported[key] = known
         elif key not in recorded or (known.agent_transcript_bytes or 0) > (recorded[key].agent_transcript_bytes or 0):
