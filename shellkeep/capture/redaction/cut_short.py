@@ -11,8 +11,11 @@ import re
 from shellkeep.capture.redaction.compiled import CUT_SHORT, CompiledRule, Hit
 
 _CUT_SHORT = 8
-ESCAPE_SEEN = 7
 """Token characters after a token format's literal from which a start cut short is a secret."""
+
+ESCAPE_SEEN = 7
+"""Characters before a token's start searched for the end of an escape sequence (``ESC [ 1 ; 5 C``
+is 6, its echoed form ``^[[1;5C`` 7): a key's start typed after a cursor move is a word start."""
 
 
 @functools.cache
