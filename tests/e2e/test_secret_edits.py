@@ -129,12 +129,16 @@ def test_readline_edits_inside_a_token_in_bash_and_python_store_no_piece_of_it(h
     harness.expect(b"key> ", 30)
     _type(harness, [*_keys(missing), *[LEFT] * 19, TOKEN[20].encode(), b"\r"])
     harness.expect(b"40", 30)
+    # Each command typed once bash's prompt after the answer is drawn, not an earlier one: keys
+    # typed before bash reads them are echoed by the tty, then redrawn by readline, so the key's
+    # echo would be cut in two by the prompt.
+    harness.expect(b"$ ", 30, since=harness.output.rfind(b"40"))
     harness.output.clear()
     harness.write(f"{sys.executable} -c \"import readline; print(len(input('ke' 'y> ')))\"\r".encode())
     harness.expect(b"key> ", 30)
     _type(harness, [*_keys(TOKEN[:20] + "QQ" + TOKEN[20:] + " x"), *[LEFT] * 22, ERASE, ERASE, b"\r"])
     harness.expect(b"42", 30)
-    harness.expect(b"$ ", 30)
+    harness.expect(b"$ ", 30, since=harness.output.rfind(b"42"))
     # The key's end typed first, then its start before it (Home, Right x5): the start is typed
     # after a cursor move's ``ESC [ C`` and without its end. Typed into ``read`` (no line editor:
     # the tty echoes ``^[[C``), as readline's redraw of such an insertion is a leak of its own
@@ -142,7 +146,7 @@ def test_readline_edits_inside_a_token_in_bash_and_python_store_no_piece_of_it(h
     harness.write(b"read -r x; echo ${#x}\r")
     harness.expect(b"read -r x; echo ${#x}\r\n", 30)
     _type(harness, [b"echo ", *_keys(ROUTER[-7:]), HOME, *[RIGHT] * 5, *_keys(ROUTER[:-7]), b"\r"])
-    harness.expect(b"96", 30)  # what read took: the keys, escape sequences and all  # what read took: the keys, escape sequences and all
+    harness.expect(b"96", 30)  # what read took: the keys, escape sequences and all
     harness.write(b"exit\r")
     cast = _finish(harness, home)
     assert not (found := _leaks(home) + _leaks(home, ROUTER)), "\n".join(found) + "\n" + cast
