@@ -127,6 +127,9 @@ class _Stream:
                 remaining -= 1
                 self.terminal.apply(item)
         sock.setblocking(False)
+        # Live events read with the backlog (one recv may take both) are applied now: the
+        # socket may stay quiet for good, and ``pump`` only runs once it is readable.
+        self._apply_buffered()
 
     def _first_line(self) -> object:
         try:
@@ -172,19 +175,25 @@ class _Stream:
                 self.closed = True
                 break
             self._buf += data
-            while self.end is None:
-                try:
-                    item = self._next_line(blocking=False)
-                except ValueError:
-                    self.closed = True  # not the protocol any more: start again
-                    return changed
-                if item is None:
-                    break
-                if isinstance(item, Event) and item.code in "or":
-                    self.terminal.apply(item)
-                    changed = True
-            if self.end is not None:
+            changed = self._apply_buffered() or changed
+            if self.closed or self.end is not None:
                 break
+        return changed
+
+    def _apply_buffered(self) -> bool:
+        """Apply the whole lines read so far (up to the end line); return whether any drew."""
+        changed = False
+        while self.end is None:
+            try:
+                item = self._next_line(blocking=False)
+            except ValueError:
+                self.closed = True  # not the protocol any more: start again
+                return changed
+            if item is None:
+                break
+            if isinstance(item, Event) and item.code in "or":
+                self.terminal.apply(item)
+                changed = True
         return changed
 
 
