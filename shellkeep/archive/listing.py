@@ -186,7 +186,7 @@ def list_indexed(
         listed = [make(*row[:-5], bool(row[-5]), row[-4], _title(row[-3], row[2], row[-2]), row[-1]) for row in conn.execute(sql, args)]
         # The index keeps no copy of the meta.json of a session not known to be plain (sealed,
         # or no recording): its title is read from the folder, and from its sealed about.txt.
-        listed = [item if item.plain else replace(item, title=_title_in(item, vault)) for item in listed]
+        listed = [item if item.plain else _read_in(item, vault, full) for item in listed]
         if not full:
             return listed
         found = []
@@ -216,13 +216,17 @@ def _title(title: str | None, agent: str, command_json: str | None) -> str:
     return " ".join(title.split())
 
 
-def _title_in(item: ListedSession, vault: Vault | None) -> str:
-    """Return the title of a listed session from its folder's ``meta.json``, else its sealed
-    ``about.txt`` (``vault.about``; vault: the keys), else its command ('' when unreadable)."""
+def _read_in(item: ListedSession, vault: Vault | None, full: bool) -> ListedSession:
+    """Return ``item`` with what its folder's ``meta.json`` holds, read once: its title (else
+    its sealed ``about.txt``, ``vault.about``; vault: the keys; else its command; '' when
+    unreadable) and, when ``full``, the ``meta.json`` text itself."""
     try:
-        return title_of(with_sealed_about(read_meta(Path(item.folder)), vault))
+        meta = read_meta(Path(item.folder))
+        title = title_of(with_sealed_about(meta, vault))
     except (OSError, ShellkeepError):
-        return ""
+        return replace(item, title="")
+    meta_json = json.dumps(meta.to_json(), ensure_ascii=False) if full else item.meta_json
+    return replace(item, title=title, meta_json=meta_json)
 
 
 @dataclass(frozen=True, slots=True)
