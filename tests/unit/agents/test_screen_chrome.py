@@ -2,7 +2,7 @@
 
 The recordings in tests/data/agents/screens/ are real sessions of Claude Code 2.1.197 and
 2.1.332, Codex 0.171.0, Gemini CLI 0.61.0, OpenCode 1.18.33, Copilot CLI 1.0.102 and aider 0.86.2 against the loopback stand-ins, two exchanges each (Claude's second
-reply taller than the screen), recorded by tests/agents/test_screen_exchanges.py (paths
+reply taller than the screen; aider's once more on a loaded machine), recorded by tests/agents/test_screen_exchanges.py (paths
 anonymised).
 """
 
@@ -34,6 +34,9 @@ RECORDINGS = [
     pytest.param("opencode-1.18.33.cast", "opencode", ECHO, id="opencode-1.18.33"),
     pytest.param("copilot-1.0.102.cast", "copilot", ECHO, id="copilot-1.0.102"),
     pytest.param("aider-0.86.2.cast", "aider", AIDER, id="aider-0.86.2"),
+    # Recorded with both cores busy: aider left its first reply's start ('STANDIN-ANSWER-1:'),
+    # drawn while the stream came, on the row above the whole reply.
+    pytest.param("aider-0.86.2-loaded.cast", "aider", AIDER, id="aider-0.86.2-loaded"),
 ]
 
 
