@@ -195,4 +195,12 @@ def test_a_tail_redrawn_after_a_delete_inside_a_token_is_redacted() -> None:
     stream = default_stream_redactor(screen=True)
     out = "".join(stream.feed(chunk) for chunk in chunks) + stream.flush()
     assert [TOKEN[i : i + LEAK] for i in range(len(TOKEN) - LEAK + 1) if TOKEN[i : i + LEAK] in out] == []
-    assert out.endswith("[REDACTED:github-token]'" + "\b" * 21 + "\r\n$ ")
+    assert "[REDACTED:github-token]'" + "\b" * 21 in out and out.endswith("\r\n$ ")
+    # The tail's marker was drawn where readline's backspaces put it, inside the first marker
+    # (23 columns for 42): the line is redrawn, so the screen shows one whole marker.
+    from shellkeep.terminal.emulator import Terminal
+    from shellkeep.termsize import TermSize
+
+    screen = Terminal(TermSize(80, 5))
+    screen.feed(out)
+    assert screen.text_lines()[0] == "$ s='[REDACTED:github-token]'"

@@ -7,6 +7,7 @@ screen rebuilt from the recording (terminal/) and the txt export are read.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -79,3 +80,69 @@ def test_markers_in_a_typed_session_are_whole_on_the_screen_and_named_as_typed(h
         # Every marker is whole: no text drawn inside one.
         for marker in re.findall(r"\[REDACTED:[^\]\n]*\]?", text):
             assert marker in ("[REDACTED:password]", "[REDACTED:aws-access-key-id]"), (marker, text)
+
+
+LEFT, HOME, DELETE, BACKSPACE = b"\x1b[D", b"\x1b[H", b"\x1b[3~", b"\x7f"
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_an_edit_after_a_marker_on_its_line_never_lands_inside_it(home: Paths) -> None:
+    # The marker is wider than the secret (19 columns for 14): readline's edits after it (a
+    # backspace, CSI P and the tail redrawn, CSI @, cursor moves) count the secret's columns.
+    from tests.e2e.test_secret_edits import _keys, _leaks, _type
+
+    env = {**os.environ, "PS1": "$ ", "TERM": "xterm-256color", "INPUTRC": "/dev/null", "HISTFILE": "/dev/null"}
+    harness = PtyHarness.start([*SK, "run", "--", "bash", "--norc", "-i"], cols=100, rows=40, env=env)
+    harness.expect(b"$ ", 30)
+    lines = {  # keys typed -> the row the screen must show for them
+        "left-backspace-char": (
+            [*_keys('password = "hunter2hunter2"'), *[LEFT] * 3, BACKSPACE, b"w"],
+            '$ password = "[REDACTED:password]"',
+        ),
+        "token": ([*_keys('token = "tok3nValue99x"'), *[LEFT] * 3, BACKSPACE, b"w"], '$ token = "[REDACTED:token]"'),
+        "deep-inside": (
+            [*_keys('password = "hunter2hunter2"'), *[LEFT] * 6, BACKSPACE, b"Q"],
+            '$ password = "[REDACTED:password]"',
+        ),
+        "delete-key": (
+            [*_keys('password = "hunter2hunter2"'), *[LEFT] * 5, DELETE, b"y"],
+            '$ password = "[REDACTED:password]"',
+        ),
+        "ctrl-a-before": ([*_keys('password = "hunter2hunter2"'), b"\x01", *_keys("echo ")], '$ echo password = "[REDACTED:password]"'),
+        "home-before": ([*_keys('password = "hunter2hunter2"'), HOME, b"x"], '$ xpassword = "[REDACTED:password]"'),
+        "between-two": (  # the edit lands between the markers: their columns differ from bash's
+            [*_keys('password = "hunter2hunter2" token = "tok3nValue99x"'), *[LEFT] * 20, BACKSPACE, BACKSPACE, b"q"],
+            '$ password = "[REDACTED:password]" tqen = "[REDACTED:token]"',
+        ),
+        "far-after": (
+            [*_keys('password = "hunter2hunter2" and more text here'), *[LEFT] * 4, BACKSPACE, b"X"],
+            '$ password = "[REDACTED:password]" and more textXhere',
+        ),
+    }
+    for keys, _row in lines.values():
+        _type(harness, keys)
+        since = len(harness.output)
+        harness.write(b"\r")
+        harness.expect(b"$ ", 30, since=since)  # the next prompt, after the command's output
+    harness.write(b"exit 0\r")
+    assert harness.finish(60) == 0
+
+    cast = invoke_sk("export", "--last", "--format", "cast")
+    assert cast.returncode == 0, cast.stderr.decode()
+    header, *events = (json.loads(row) for row in cast.stdout.decode().splitlines())
+    from shellkeep.terminal.emulator import Terminal
+    from shellkeep.termsize import TermSize
+
+    terminal = Terminal(TermSize(header["width"], header["height"]))
+    for _at, code, data in events:
+        if code == "o":
+            terminal.feed(data)
+    rows = [row.rstrip() for row in terminal.text_lines()]
+    text = "\n".join(rows)
+    for name, (_keys_typed, row) in lines.items():
+        assert row in rows, (name, text)
+    assert "password = [REDACTED:password]" in rows, text  # echo's output
+    for marker in re.findall(r"\[REDACTED:[^\]\n]*\]?", text):  # every marker whole
+        assert marker in ("[REDACTED:password]", "[REDACTED:token]"), (marker, text)
+    for secret in ("hunter2hunter2", "hunter2huntwr2", "hunter2hQnter2", "hunter2hunyer2", "tok3nValue99x", "tok3nValuew9x"):
+        assert not (found := _leaks(home, secret)), "\n".join(found)

@@ -577,6 +577,27 @@ def test_a_narrower_marker_at_the_end_of_a_read_owes_its_cursor_back_to_the_next
     assert s.feed("\x1b[0m\r\nok\r\n") + s.flush() == "\x1b[0m\x1b[4D\r\nok\r\n"  # the cursor moves first: back over 4
 
 
+
+def test_an_edit_that_lands_inside_a_marker_is_followed_by_a_redraw_of_the_line() -> None:
+    # bash's output for Left x3, BackSpace, "w" after a typed password (one read per key), and
+    # the same edit with the next lines in the same read: the screen shows the marker whole.
+    from shellkeep.terminal.emulator import Terminal
+    from shellkeep.termsize import TermSize
+
+    typed = ["$ ", *'password = "FAKEhunter2x"', "\b", "\b", "\b", '\b\x1b[1Pr2"\b\b\b', 'wr2"\b\b\b', "\r\nnext\r\n"]
+    for reads in (typed, ["".join(typed)]):
+        s = StreamRedactor(REDACTOR, keep_columns=True)
+        out = "".join(s.feed(read) for read in reads) + s.flush()
+        screen = Terminal(TermSize(60, 4))
+        screen.feed(out)
+        assert screen.text_lines()[:2] == ['$ password = "[REDACTED:password]"', "next"], repr(out)
+        assert "hunter" not in out
+    # An edit after the marker lands where bash meant it: nothing is redrawn.
+    text = '$ password = "FAKEhunter2x" more\b\b\b\b\x1b[1Pmore\b\b\b\bX\r\n'
+    s = StreamRedactor(REDACTOR, keep_columns=True)
+    assert s.feed(text) + s.flush() == '$ password = "[REDACTED:password]" more\b\b\b\b\x1b[1Pmore\b\b\b\bX\r\n'
+
+
 @pytest.mark.parametrize("pieces", ["whole", "by-character"], ids=str)
 def test_a_secret_a_line_editor_wraps_at_the_margin_leaves_no_piece_in_clear(pieces: str) -> None:
     # readline on an 80-column xterm (xenl): the 80th character, then " \r", then the rest.

@@ -15,7 +15,8 @@ the keyword rules skip SGR colour codes between a keyword and its value. A secre
 sequences, backspaces or DELs inside it is matched on what the screen shows (``screen_view``),
 mapped back so its whole raw span becomes the marker. ``keep_columns`` (output streams) makes
 a one-line secret's marker keep its screen columns where no text lands inside the marker
-(``screen_view._fit_marker``); ``known`` shares the redacted secrets between a session's streams.
+(``screen_view._fit_marker``), and a line whose marker a later edit lands inside is redrawn
+(``line_repair``); ``known`` shares the redacted secrets between a session's streams.
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ import re
 import threading
 from collections.abc import Iterable
 
-from shellkeep.capture.redaction.compiled import CompiledRule, Hit
+from shellkeep.capture.redaction.compiled import CompiledRule, Hit, Span
 from shellkeep.capture.redaction.known import KnownSecrets
+from shellkeep.capture.redaction.line_repair import LineRepair
 from shellkeep.capture.redaction.engine import _HOLD_MAX, _Engine, _settle
 from shellkeep.capture.redaction.rules import MARKER, MARKER_PREFIX, RULES, RedactionRule, user_rule
 from shellkeep.capture.redaction.screen_view import _cut_escape_start, _escape_rx, _has_screen_controls, _ScreenView, _settle_owed
@@ -140,7 +142,9 @@ class StreamRedactor:
         keep_columns: for a stream drawn on a screen (output): a one-line secret's marker
         keeps the secret's columns where no text would land inside it (``_fit_marker``:
         padded with spaces, or followed by a cursor-back when the cursor moves on next), so
-        the screen rebuilt from the recording keeps its columns. Not for typed input.
+        the screen rebuilt from the recording keeps its columns; a line editor's later edit
+        that lands inside a marker is followed by a redraw of the line (``LineRepair``).
+        Not for typed input.
         known: the secrets the session's streams have redacted, shared between them
         (``KnownSecrets``): the same secret gets the same name in each, also shown bare.
         """
@@ -155,6 +159,7 @@ class StreamRedactor:
         self._wrapped = False  # the written text ended with a marker drawn up to a soft wrap
         self._last_written = ""  # the end of what was written (screen streams), for a marker cut from its wrap
         self._line = ""  # the raw text written on the current line (``_line_view``)
+        self._repair = LineRepair() if keep_columns else None  # a marker an edit landed inside
 
     @property
     def held(self) -> int:
@@ -178,7 +183,19 @@ class StreamRedactor:
         if still and written:
             written, still = _settle_owed(written, still)
         self._owed = owed if spans else still
+        repair = self._repair
+        assert repair is not None
+        if spans or repair.following:  # else no marker of ours is on the line: nothing to repair
+            taint = [(s - base, e - base, name) for s, e, _priority, name in spans]
+            written, redrew = repair.repair(self._line, buf[base:cut], written, taint, functools.partial(self._secrets, engine))
+            if redrew:
+                self._owed = 0  # the line redrawn, the cursor where the program's is
         return written
+
+    def _secrets(self, engine: _Engine, text: str) -> list[Span]:
+        """Return the secrets in ``text``, a line as shown (``LineRepair``), named as known."""
+        hits = self._with_known(text, 0, 0, engine.hits(text), engine)
+        return engine.spans(text, hits, 0, len(text)) if hits else []
 
     def _with_known(self, buf: str, lo: int, base: int, hits: list[Hit], engine: _Engine) -> list[Hit]:
         """Return ``hits`` named and completed by the session's known secrets (``KnownSecrets``)."""
@@ -382,17 +399,20 @@ class StreamRedactor:
 
     def _advance(self, engine: _Engine, buf: str, base: int, hits: list[Hit], cut: int) -> str:
         """Write ``buf[base:cut]``, hold the rest and keep the context; return what is written."""
+        written = self._draw(engine, buf, hits, base, cut)  # the line before it is the repair's start
         self._wrote(buf[base:cut])
         self._held = buf[cut:]
         self._released = 0
         self._context = buf[max(0, cut - engine.context_chars) : cut]
-        return self._draw(engine, buf, hits, base, cut)
+        return written
 
     def _cut_off(self, engine: _Engine, buf: str, base: int, hits: list[Hit], start: int, rule: CompiledRule) -> str:
         """Write ``buf[base:start]``, then ``rule``'s marker for all of ``buf[start:]``."""
         start = max(start, base)
         written = self._draw(engine, buf, hits, base, start)
         self._line = ""
+        if self._repair is not None:
+            self._repair.reset()  # a bare marker for text over several lines
         self._owed = 0  # the marker of the cut-off secret is bare
         self._held = ""
         self._released = 0
