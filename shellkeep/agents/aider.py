@@ -197,6 +197,7 @@ AIDER_SCREEN = ScreenChrome(
         r"Tokens: .*",  # "Tokens: 596 sent, 10 received. Cost: $0.00062 message, $0.00062 session."
         r"─{20,}",  # the rule it draws before each prompt
     ),
+    partial_lines=True,  # its markdown stream (rich's Live) left 'STANDIN-ANSWER-1:' above the reply, loaded
 )
 """What aider 0.86.2 prints besides an answer (seen in tests/agents/test_screen_exchanges.py), line
 by line below the prompt typed after ``> ``: the answer, its token and cost report and a rule."""

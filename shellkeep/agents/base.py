@@ -247,12 +247,16 @@ class ScreenChrome:
         aligns the lines after it.
     echo_trim: what the agent draws on the lines of a prompt's echo besides the prompt (a
         box's edge before it, a time after it), removed before the echo is looked for.
+    partial_lines: the agent streams an answer in a live region that can leave a line drawn
+        while it was still arriving above its whole form (aider): a line the next one repeats
+        and completes is dropped. Never for a shell: a sorted listing has such lines.
     """
 
     input_box: str | None = None
     lines: tuple[str, ...] = ()
     mark: str | None = None
     echo_trim: str | None = None
+    partial_lines: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -113,7 +113,8 @@ def _without_stream_repeats(lines: list[str]) -> list[str]:
     """Return ``lines`` without a line the next one repeats and completes (``Answer:`` above
     ``Answer: plum``): a program that streams its answer in a live region (aider's markdown
     stream, through rich) may leave a line drawn while it was still arriving above its whole
-    form, when the stream comes slowly (seen on a loaded machine)."""
+    form, when the stream comes slowly (seen on a loaded machine). Only for such a program
+    (``ScreenChrome.partial_lines``): ``find . | sort`` prints ``./src`` above ``./src/main.py``."""
     return [
         line
         for line, after in zip(lines, [*lines[1:], ""])
@@ -277,8 +278,8 @@ def exchanges_from_recording(
       ``_ShownAnswer``), so an answer the agent moved up out of view, or erased on exit,
       is kept whole.
 
-    Lines of ``chrome.lines`` are dropped, and so is a line-based program's line that the next
-    one repeats and completes (a streamed answer's start left above it); ``chrome.mark`` is removed and the answer
+    Lines of ``chrome.lines`` are dropped, and with ``chrome.partial_lines`` so is a line that
+    the next one repeats and completes (a streamed answer's start left above it); ``chrome.mark`` is removed and the answer
     dedented by the indent that aligned its lines with the mark; blank lines at either end
     are trimmed. Lines of an input event holding the context block
     ``shellkeep resume`` typed in (``INJECTED_CONTEXT_PREFIX``) are not prompts.
@@ -330,7 +331,7 @@ def exchanges_from_recording(
             sign = entered.rstrip()[: -len(typed.text.strip())].strip()
             if sign and answer[-1].strip() == sign:
                 answer.pop()
-        return compiled.strip(_without_stream_repeats(answer))
+        return compiled.strip(_without_stream_repeats(answer) if chrome.partial_lines else answer)
 
     def close(end_row: int | None) -> None:
         nonlocal pending, shown

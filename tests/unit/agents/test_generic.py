@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from shellkeep.agents.base import AgentSession, Launch
+from shellkeep.agents.base import AgentSession, Launch, ScreenChrome
 from shellkeep.agents.generic import GenericAdapter, exchanges_from_recording, typed_lines
 
 from .conftest import utc
@@ -59,6 +59,16 @@ def test_prompts_and_answers_from_a_shell_recording() -> None:
         (2, "exit", ""),
     ]
     assert all(e.time is None and e.tool_calls == () and e.usage is None for e in exchanges)
+
+
+def test_a_sorted_listing_keeps_each_name_that_the_next_one_extends() -> None:
+    # ``./src`` above ``./src/main.py`` is a listing, not a streamed line left half drawn: only
+    # an agent whose chrome says it leaves such lines (aider) has them dropped.
+    listing = session(("o", "$ "), ("i", "find . | sort\r"), ("o", "find . | sort\r\n.\r\n./src\r\n./src/main.py\r\n$ "))
+    [exchange] = exchanges_from_recording(listing)
+    assert exchange.answer == ".\n./src\n./src/main.py"
+    [streamed] = exchanges_from_recording(listing, chrome=ScreenChrome(partial_lines=True))
+    assert streamed.answer == "./src/main.py"
 
 
 def test_times_and_limit() -> None:
