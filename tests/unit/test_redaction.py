@@ -598,6 +598,21 @@ def test_an_edit_that_lands_inside_a_marker_is_followed_by_a_redraw_of_the_line(
     assert s.feed(text) + s.flush() == '$ password = "[REDACTED:password]" more\b\b\b\b\x1b[1Pmore\b\b\b\bX\r\n'
 
 
+def test_a_redraw_is_never_put_inside_an_escape_sequence_cut_between_two_written_pieces() -> None:
+    # bash's Ctrl-A after a secret wider than its marker: "\r" and a CSI C per prompt column,
+    # the last one cut by the stream (the redraw went between "\x1b[" and "C": a stray '"').
+    from shellkeep.terminal.emulator import Terminal
+    from shellkeep.termsize import TermSize
+
+    reads = ["$ ", *'password = "Xy7Kq9hunter2hunter2zz"', "\r\x1b[C\x1b[C", "\r\n"]
+    s = StreamRedactor(REDACTOR, keep_columns=True)
+    pieces = [s.feed(read) for read in reads] + [s.flush()]
+    screen = Terminal(TermSize(60, 4))
+    screen.feed("".join(pieces))
+    assert screen.text_lines()[0].rstrip() == '$ password = "[REDACTED:password]"', repr(pieces)
+    assert "Xy7Kq9hunter" not in "".join(pieces)
+
+
 @pytest.mark.parametrize("pieces", ["whole", "by-character"], ids=str)
 def test_a_secret_a_line_editor_wraps_at_the_margin_leaves_no_piece_in_clear(pieces: str) -> None:
     # readline on an 80-column xterm (xenl): the 80th character, then " \r", then the rest.

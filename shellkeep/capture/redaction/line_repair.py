@@ -377,12 +377,16 @@ def _narrow(run: str) -> bool:
 @functools.cache
 def _token_rx() -> re.Pattern[str]:
     """Return the regex of one token of a line: a run of characters drawn, one control
-    character, a CSI sequence, a string (OSC, DCS, SOS, PM, APC) or a two-character escape."""
+    character, a CSI sequence, a string (OSC, DCS, SOS, PM, APC) or a two-character escape.
+
+    An escape sequence cut at the end (``\\x1b[``, ``\\x1b[1``, an OSC not ended) is no token:
+    its introducer (``[ ] P X ^ _``) is never taken as a two-character escape's final, so the
+    line is not modelled until the sequence is complete, and no redraw is put inside it."""
     return re.compile(
         r"(?P<text>[^\x00-\x1f\x7f\x1b]+)"
         r"|(?P<csi>\x1b\[(?P<params>[0-?]*)[ -/]*(?P<final>[@-~]))"
         r"|(?P<string>\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[PX^_][^\x1b]*\x1b\\)"
-        r"|(?P<esc>\x1b[ -/]*(?P<esc_final>[0-~]))"
+        r"|(?P<esc>\x1b[ -/]*(?P<esc_final>[0-OQ-WYZ\\`-~]))"
         r"|(?P<ctl>[\x00-\x1a\x1c-\x1f\x7f])"
     )
 
