@@ -225,3 +225,28 @@ def test_a_move_to_the_line_start_over_a_wider_secret_leaves_no_stray_character_
     rows = _edit_lines(home, ["python3", "-q"], b">>> ", lines, b"\x04")
     _check_rows(home, rows, lines, ("Xy7Kq9hunter2hunter2zz", "Xy7Kq9hunter2hunter2"))
 
+
+FISH_PROMPT = 'function fish_prompt; echo -n "\\$ "; end'
+
+
+@pytest.mark.skipif(shutil.which("fish") is None, reason="needs fish")
+def test_an_edit_inside_a_marker_in_fish_never_blanks_the_prompt(home: Paths) -> None:
+    # fish starts every piece it draws with "\r" and a CSI C to its column: the columns before
+    # it, not drawn since, are never drawn over by a redraw (it wrote spaces over "$ password =").
+    from tests.e2e.test_secret_edits import _keys
+
+    lines = {
+        "left-backspace-char": (
+            [*_keys('password = "hunter2hunter2"'), *[LEFT] * 3, BACKSPACE, b"w"],
+            '$ password = "[REDACTED:password]"',
+        ),
+    }
+    rows = _edit_lines(home, ["fish", "--no-config", "-C", FISH_PROMPT], b"$ ", lines, b"exit 0\r")
+    text = "\n".join(rows)
+    assert any(row.startswith('$ password = "[REDACTED:') for row in rows), text  # the prompt and text kept
+    for marker in re.findall(r"\[REDACTED:[^\]\n]*\]?", text):
+        assert marker == "[REDACTED:password]" or marker.startswith("[REDACTED:p"), (marker, text)
+    from tests.e2e.test_secret_edits import _leaks
+
+    for secret in ("hunter2hunter2", "hunter2huntwr2"):
+        assert not (found := _leaks(home, secret)), "\n".join(found)

@@ -613,6 +613,27 @@ def test_a_redraw_is_never_put_inside_an_escape_sequence_cut_between_two_written
     assert "Xy7Kq9hunter" not in "".join(pieces)
 
 
+def test_a_redraw_never_draws_over_a_column_not_drawn_since_the_line_start() -> None:
+    # fish draws each piece from "\r" and a CSI C to its column: the columns it jumps over are
+    # not known (the row is pre-filled with dots here). Redrawing the edited line would draw
+    # over them (the marker is wider than the secret): the line is left as written instead.
+    from shellkeep.terminal.emulator import Terminal
+    from shellkeep.termsize import TermSize
+
+    known: dict[str, str] = {}
+    typed = StreamRedactor(REDACTOR, known=known)
+    typed.feed('password = "FAKEhunter2x"\r')
+    typed.flush()
+    reads = ["$ ", 'password = "FAKEhunter2x"', "\r\x1b[36C", "more", "\r\x1b[24C", "\x08\x1b[1P", "w\r\x1b[24C", "\r\n"]
+    s = StreamRedactor(REDACTOR, keep_columns=True, known=known)
+    out = "".join(s.feed(read) for read in reads) + s.flush()
+    screen = Terminal(TermSize(60, 3))
+    screen.feed("." * 60 + "\r" + out)
+    row = screen.text_lines()[0]
+    assert row.startswith('$ password = "[REDACTED') and '"..more' in row, (row, out)  # the dots kept
+    assert "FAKEhunter" not in out
+
+
 @pytest.mark.parametrize("pieces", ["whole", "by-character"], ids=str)
 def test_a_secret_a_line_editor_wraps_at_the_margin_leaves_no_piece_in_clear(pieces: str) -> None:
     # readline on an 80-column xterm (xenl): the 80th character, then " \r", then the rest.

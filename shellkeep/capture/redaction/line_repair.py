@@ -11,7 +11,9 @@ line is no longer whole on the recording's screen, or the text around the marker
 the program's (whitespace aside: padding), it appends a redraw of the line as the program
 now shows it with its secrets redacted again: from the first column that differs, an erase to
 the end of the line (``CSI K``), and the cursor put where the program's cursor is, in the
-recording's columns (``CSI n D``/``C``).
+recording's columns (``CSI n D``/``C``). A column not drawn since the line's start (its
+last CR or LF: fish starts each piece with ``\\r`` and a ``CSI n C``) is not known: it is taken
+as unchanged, and a redraw that would draw over it or erase it is not made.
 
 No secret is written in clear by a redraw: a character drawn inside a redacted secret stays
 inside a marker even where no rule matches the edited line any more, and every other
@@ -40,6 +42,10 @@ _TAIL_MAX = 2048
 
 _Cells = tuple[list[str], list[object], int]
 """A modelled row: its characters, a label per character (None: none), the cursor column (0-based)."""
+
+_UNKNOWN = "\x00"
+"""A column of a modelled row not drawn since the line's start (its last CR or LF): what the
+screen shows there is not known (fish starts each piece with ``\\r`` and a ``CSI n C``)."""
 
 
 class LineRepair:
@@ -192,9 +198,12 @@ def _redraw(raw: str, rec: str, taint: list[Taint], secrets: Callable[[str], lis
         return ""  # the markers whole, the text around them as the program has it (padding aside)
     if now == redacted and shown[2] == column:
         return ""
-    differ = next((i for i, (a, b) in enumerate(zip(now, redacted)) if a != b), min(len(now), len(redacted)))
+    # A column not known on either row is taken as unchanged: it is never drawn over.
+    differ = next((i for i, (a, b) in enumerate(zip(now, redacted)) if a != b and _UNKNOWN not in (a, b)), min(len(now), len(redacted)))
     # From the start of the marker it falls in: every cell of a broken marker is drawn over.
     differ = next((a for a, b in drawn if a <= differ < b), differ)
+    if _UNKNOWN in redacted[differ:] or _UNKNOWN in now[differ:]:
+        return ""  # the redraw would draw over (or erase) a column not known: left as it is written
     parts = [_move(shown[2], differ), redacted[differ:]]
     if len(now) > len(redacted):
         parts.append("\x1b[K")
@@ -298,7 +307,7 @@ def _model(text: str, labels: list[object]) -> _Cells | None:
                 return None
             if cursor > len(cells):
                 pad = cursor - len(cells)
-                cells += [" "] * pad
+                cells += [_UNKNOWN] * pad
                 tags += [None] * pad
             cells[cursor : cursor + len(run)] = run
             tags[cursor : cursor + len(run)] = labels[pos:end]
