@@ -250,3 +250,19 @@ def test_an_edit_inside_a_marker_in_fish_never_blanks_the_prompt(home: Paths) ->
 
     for secret in ("hunter2hunter2", "hunter2huntwr2"):
         assert not (found := _leaks(home, secret)), "\n".join(found)
+
+
+@pytest.mark.skipif(shutil.which("zsh") is None, reason="needs zsh")
+def test_an_edit_inside_a_marker_in_zsh_is_redrawn(home: Paths) -> None:
+    # zle writes CSI J after each prompt: on the one row modelled, an erase to the line's end.
+    from tests.e2e.test_secret_edits import _keys
+
+    lines = {
+        "left-backspace-char": (
+            [*_keys('password = "hunter2hunter2"'), *[LEFT] * 3, BACKSPACE, b"w"],
+            '$ password = "[REDACTED:password]"',
+        ),
+        "ctrl-a": ([*_keys(WIDE), CTRL_A], '$ password = "[REDACTED:password]"'),
+    }
+    rows = _edit_lines(home, ["zsh", "-f", "-i"], b"$ ", lines, b"exit 0\r")
+    _check_rows(home, rows, lines, ("hunter2hunter2", "hunter2huntwr2", "Xy7Kq9hunter2hunter2zz"))

@@ -634,6 +634,22 @@ def test_a_redraw_never_draws_over_a_column_not_drawn_since_the_line_start() -> 
     assert "FAKEhunter" not in out
 
 
+def test_an_edit_inside_a_marker_after_zsh_s_prompt_is_redrawn() -> None:
+    # zle writes CSI J (erase below) before each prompt: on the one row modelled, an erase to
+    # the line's end. zsh's output for Left x3, BackSpace, "w" after a typed password.
+    from shellkeep.terminal.emulator import Terminal
+    from shellkeep.termsize import TermSize
+
+    prompt = "\x1b[1m\x1b[7m#\x1b[27m\x1b[1m\x1b[0m" + " " * 59 + "\r \r\r\x1b[0m\x1b[27m\x1b[24m\x1b[J$ \x1b[K\x1b[?2004h"
+    typed = [prompt, *'password = "FAKEhunter2x"', "\b", "\b", "\b", '\br2" \b\b\b\b', 'wr2"\b\b\b', "\x1b[?2004l\r\r\nnext\r\n"]
+    s = StreamRedactor(REDACTOR, keep_columns=True)
+    out = "".join(s.feed(read) for read in typed) + s.flush()
+    screen = Terminal(TermSize(60, 4))
+    screen.feed(out)
+    assert [row.rstrip() for row in screen.text_lines()[:2]] == ['$ password = "[REDACTED:password]"', "next"], repr(out)
+    assert "hunter" not in out
+
+
 @pytest.mark.parametrize("pieces", ["whole", "by-character"], ids=str)
 def test_a_secret_a_line_editor_wraps_at_the_margin_leaves_no_piece_in_clear(pieces: str) -> None:
     # readline on an 80-column xterm (xenl): the 80th character, then " \r", then the rest.

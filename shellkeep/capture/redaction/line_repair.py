@@ -20,9 +20,10 @@ inside a marker even where no rule matches the edited line any more, and every o
 character of the line was written in clear already.
 
 Only a line on one row is modelled: characters one column wide, BS, CR, TAB, bells, SGR,
-modes, OSC strings, and the CSI edits ``@ P K X C D G``. Anything else on the line (a move
-to another row, a soft wrap's `` \\r``, a wide character, cursor save and restore) leaves the
-line as it is written until its next line feed. Escape sequences: ECMA-48.
+modes, OSC strings, and the CSI edits ``@ P K X C D G`` and ``J`` (``0J``: on the one row
+modelled, an erase to the end of the line, as zsh writes after each prompt). Anything else on
+the line (a move to another row, a soft wrap's `` \\r``, a wide character, cursor save and
+restore) leaves the line as it is written until its next line feed. Escape sequences: ECMA-48.
 """
 
 from __future__ import annotations
@@ -342,6 +343,10 @@ def _csi(params: str, final: str, cells: list[str], tags: list[object], cursor: 
     if not params.isdigit() and params:
         return -1
     count = int(params) if params else 0
+    if final == "J":
+        if count:
+            return -1  # an erase of the rows above, or of the whole screen
+        final = "K"  # to the end of the screen: on the one row modelled, to the end of the line
     if final == "K":
         if count == 0:
             del cells[cursor:], tags[cursor:]
