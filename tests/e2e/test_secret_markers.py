@@ -152,7 +152,7 @@ CTRL_A, ALT_D = b"\x01", b"\x1bd"
 WIDE = 'password = "Xy7Kq9hunter2hunter2zz"'  # the secret (22 columns) wider than its marker (19)
 
 
-def _replayed_rows(home: Paths) -> list[str]:
+def _replayed_rows() -> list[str]:
     """Return the rows of the screen rebuilt from the last session's exported cast."""
     from shellkeep.terminal.emulator import Terminal
     from shellkeep.termsize import TermSize
@@ -167,7 +167,7 @@ def _replayed_rows(home: Paths) -> list[str]:
     return [row.rstrip() for row in terminal.text_lines()]
 
 
-def _edit_lines(home: Paths, argv: list[str], prompt: bytes, lines: dict[str, tuple[list[bytes], str]], end: bytes) -> list[str]:
+def _edit_lines(argv: list[str], prompt: bytes, lines: dict[str, tuple[list[bytes], str]], end: bytes) -> list[str]:
     """Run ``argv`` in a real pty under shellkeep, type each entry of ``lines`` (keys, then
     Enter, then wait for ``prompt``), end with ``end``; return the replayed rows."""
     from tests.e2e.test_secret_edits import _type
@@ -182,7 +182,7 @@ def _edit_lines(home: Paths, argv: list[str], prompt: bytes, lines: dict[str, tu
         harness.expect(prompt, 30, since=since)
     harness.write(end)
     assert harness.finish(60) == 0
-    return _replayed_rows(home)
+    return _replayed_rows()
 
 
 def _check_rows(home: Paths, rows: list[str], lines: dict[str, tuple[list[bytes], str]], secrets: tuple[str, ...]) -> None:
@@ -209,7 +209,7 @@ def test_a_move_to_the_line_start_over_a_wider_secret_leaves_no_stray_character_
         "home": ([*_keys(WIDE), HOME], '$ password = "[REDACTED:password]"'),
         "ctrl-a-delete-y": ([*_keys(WIDE), CTRL_A, *[DELETE] * 8, b"y"], '$ y = "[REDACTED:password]"'),
     }
-    rows = _edit_lines(home, ["bash", "--norc", "-i"], b"$ ", lines, b"exit 0\r")
+    rows = _edit_lines(["bash", "--norc", "-i"], b"$ ", lines, b"exit 0\r")
     _check_rows(home, rows, lines, ("Xy7Kq9hunter2hunter2zz", "Xy7Kq9hunter2hunter2"))
 
 
@@ -222,7 +222,7 @@ def test_a_move_to_the_line_start_over_a_wider_secret_leaves_no_stray_character_
         "home": ([*_keys(WIDE), HOME], '>>> password = "[REDACTED:password]"'),
         "ctrl-a-alt-d-x": ([*_keys(WIDE), CTRL_A, ALT_D, b"x"], '>>> x = "[REDACTED:password]"'),
     }
-    rows = _edit_lines(home, ["python3", "-q"], b">>> ", lines, b"\x04")
+    rows = _edit_lines(["python3", "-q"], b">>> ", lines, b"\x04")
     _check_rows(home, rows, lines, ("Xy7Kq9hunter2hunter2zz", "Xy7Kq9hunter2hunter2"))
 
 
@@ -241,7 +241,7 @@ def test_an_edit_inside_a_marker_in_fish_never_blanks_the_prompt(home: Paths) ->
             '$ password = "[REDACTED:password]"',
         ),
     }
-    rows = _edit_lines(home, ["fish", "--no-config", "-C", FISH_PROMPT], b"$ ", lines, b"exit 0\r")
+    rows = _edit_lines(["fish", "--no-config", "-C", FISH_PROMPT], b"$ ", lines, b"exit 0\r")
     text = "\n".join(rows)
     assert any(row.startswith('$ password = "[REDACTED:') for row in rows), text  # the prompt and text kept
     for marker in re.findall(r"\[REDACTED:[^\]\n]*\]?", text):
@@ -264,5 +264,5 @@ def test_an_edit_inside_a_marker_in_zsh_is_redrawn(home: Paths) -> None:
         ),
         "ctrl-a": ([*_keys(WIDE), CTRL_A], '$ password = "[REDACTED:password]"'),
     }
-    rows = _edit_lines(home, ["zsh", "-f", "-i"], b"$ ", lines, b"exit 0\r")
+    rows = _edit_lines(["zsh", "-f", "-i"], b"$ ", lines, b"exit 0\r")
     _check_rows(home, rows, lines, ("hunter2hunter2", "hunter2huntwr2", "Xy7Kq9hunter2hunter2zz"))
