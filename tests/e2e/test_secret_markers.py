@@ -146,3 +146,123 @@ def test_an_edit_after_a_marker_on_its_line_never_lands_inside_it(home: Paths) -
         assert marker in ("[REDACTED:password]", "[REDACTED:token]"), (marker, text)
     for secret in ("hunter2hunter2", "hunter2huntwr2", "hunter2hQnter2", "hunter2hunyer2", "tok3nValue99x", "tok3nValuew9x"):
         assert not (found := _leaks(home, secret)), "\n".join(found)
+
+
+CTRL_A, ALT_D = b"\x01", b"\x1bd"
+WIDE = 'password = "Xy7Kq9hunter2hunter2zz"'  # the secret (22 columns) wider than its marker (19)
+
+
+def _replayed_rows() -> list[str]:
+    """Return the rows of the screen rebuilt from the last session's exported cast."""
+    from shellkeep.terminal.emulator import Terminal
+    from shellkeep.termsize import TermSize
+
+    cast = invoke_sk("export", "--last", "--format", "cast")
+    assert cast.returncode == 0, cast.stderr.decode()
+    header, *events = (json.loads(row) for row in cast.stdout.decode().splitlines())
+    terminal = Terminal(TermSize(header["width"], header["height"]))
+    for _at, code, data in events:
+        if code == "o":
+            terminal.feed(data)
+    return [row.rstrip() for row in terminal.text_lines()]
+
+
+def _edit_lines(argv: list[str], prompt: bytes, lines: dict[str, tuple[list[bytes], str]], end: bytes) -> list[str]:
+    """Run ``argv`` in a real pty under shellkeep, type each entry of ``lines`` (keys, then
+    Enter, then wait for ``prompt``), end with ``end``; return the replayed rows."""
+    from tests.e2e.test_secret_edits import _type
+
+    env = {**os.environ, "PS1": "$ ", "TERM": "xterm-256color", "INPUTRC": "/dev/null", "HISTFILE": "/dev/null"}
+    harness = PtyHarness.start([*SK, "run", "--", *argv], cols=100, rows=40, env=env)
+    harness.expect(prompt, 30)
+    for keys, _row in lines.values():
+        _type(harness, keys)
+        since = len(harness.output)
+        harness.write(b"\r")
+        harness.expect(prompt, 30, since=since)
+    harness.write(end)
+    assert harness.finish(60) == 0
+    return _replayed_rows()
+
+
+def _check_rows(home: Paths, rows: list[str], lines: dict[str, tuple[list[bytes], str]], secrets: tuple[str, ...]) -> None:
+    """Assert each expected row is shown, every marker whole, and no secret stored in clear."""
+    from tests.e2e.test_secret_edits import _leaks
+
+    text = "\n".join(rows)
+    for name, (_keys_typed, row) in lines.items():
+        assert row in rows, (name, text)
+    for marker in re.findall(r"\[REDACTED:[^\]\n]*\]?", text):
+        assert marker == "[REDACTED:password]", (marker, text)
+    for secret in secrets:
+        assert not (found := _leaks(home, secret)), "\n".join(found)
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_a_move_to_the_line_start_over_a_wider_secret_leaves_no_stray_character_in_bash(home: Paths) -> None:
+    # readline's Ctrl-A and Home write "\r" and a CSI C per prompt column; the redraw after them
+    # is never put inside a CSI C cut between two written pieces (it printed "C" or a '"').
+    from tests.e2e.test_secret_edits import _keys
+
+    lines = {
+        "ctrl-a": ([*_keys(WIDE), CTRL_A], '$ password = "[REDACTED:password]"'),
+        "home": ([*_keys(WIDE), HOME], '$ password = "[REDACTED:password]"'),
+        "ctrl-a-delete-y": ([*_keys(WIDE), CTRL_A, *[DELETE] * 8, b"y"], '$ y = "[REDACTED:password]"'),
+    }
+    rows = _edit_lines(["bash", "--norc", "-i"], b"$ ", lines, b"exit 0\r")
+    _check_rows(home, rows, lines, ("Xy7Kq9hunter2hunter2zz", "Xy7Kq9hunter2hunter2"))
+
+
+@pytest.mark.skipif(shutil.which("python3") is None, reason="needs python3")
+def test_a_move_to_the_line_start_over_a_wider_secret_leaves_no_stray_character_in_python(home: Paths) -> None:
+    from tests.e2e.test_secret_edits import _keys
+
+    lines = {
+        "ctrl-a": ([*_keys(WIDE), CTRL_A], '>>> password = "[REDACTED:password]"'),
+        "home": ([*_keys(WIDE), HOME], '>>> password = "[REDACTED:password]"'),
+        "ctrl-a-alt-d-x": ([*_keys(WIDE), CTRL_A, ALT_D, b"x"], '>>> x = "[REDACTED:password]"'),
+    }
+    rows = _edit_lines(["python3", "-q"], b">>> ", lines, b"\x04")
+    _check_rows(home, rows, lines, ("Xy7Kq9hunter2hunter2zz", "Xy7Kq9hunter2hunter2"))
+
+
+FISH_PROMPT = 'function fish_prompt; echo -n "\\$ "; end'
+
+
+@pytest.mark.skipif(shutil.which("fish") is None, reason="needs fish")
+def test_an_edit_inside_a_marker_in_fish_never_blanks_the_prompt(home: Paths) -> None:
+    # fish starts every piece it draws with "\r" and a CSI C to its column: the columns before
+    # it, not drawn since, are never drawn over by a redraw (it wrote spaces over "$ password =").
+    from tests.e2e.test_secret_edits import _keys
+
+    lines = {
+        "left-backspace-char": (
+            [*_keys('password = "hunter2hunter2"'), *[LEFT] * 3, BACKSPACE, b"w"],
+            '$ password = "[REDACTED:password]"',
+        ),
+    }
+    rows = _edit_lines(["fish", "--no-config", "-C", FISH_PROMPT], b"$ ", lines, b"exit 0\r")
+    text = "\n".join(rows)
+    assert any(row.startswith('$ password = "[REDACTED:') for row in rows), text  # the prompt and text kept
+    for marker in re.findall(r"\[REDACTED:[^\]\n]*\]?", text):
+        assert marker == "[REDACTED:password]" or marker.startswith("[REDACTED:p"), (marker, text)
+    from tests.e2e.test_secret_edits import _leaks
+
+    for secret in ("hunter2hunter2", "hunter2huntwr2"):
+        assert not (found := _leaks(home, secret)), "\n".join(found)
+
+
+@pytest.mark.skipif(shutil.which("zsh") is None, reason="needs zsh")
+def test_an_edit_inside_a_marker_in_zsh_is_redrawn(home: Paths) -> None:
+    # zle writes CSI J after each prompt: on the one row modelled, an erase to the line's end.
+    from tests.e2e.test_secret_edits import _keys
+
+    lines = {
+        "left-backspace-char": (
+            [*_keys('password = "hunter2hunter2"'), *[LEFT] * 3, BACKSPACE, b"w"],
+            '$ password = "[REDACTED:password]"',
+        ),
+        "ctrl-a": ([*_keys(WIDE), CTRL_A], '$ password = "[REDACTED:password]"'),
+    }
+    rows = _edit_lines(["zsh", "-f", "-i"], b"$ ", lines, b"exit 0\r")
+    _check_rows(home, rows, lines, ("hunter2hunter2", "hunter2huntwr2", "Xy7Kq9hunter2hunter2zz"))

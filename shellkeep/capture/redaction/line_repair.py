@@ -11,16 +11,19 @@ line is no longer whole on the recording's screen, or the text around the marker
 the program's (whitespace aside: padding), it appends a redraw of the line as the program
 now shows it with its secrets redacted again: from the first column that differs, an erase to
 the end of the line (``CSI K``), and the cursor put where the program's cursor is, in the
-recording's columns (``CSI n D``/``C``).
+recording's columns (``CSI n D``/``C``). A column not drawn since the line's start (its
+last CR or LF: fish starts each piece with ``\\r`` and a ``CSI n C``) is not known: it is taken
+as unchanged, and a redraw that would draw over it or erase it is not made.
 
 No secret is written in clear by a redraw: a character drawn inside a redacted secret stays
 inside a marker even where no rule matches the edited line any more, and every other
 character of the line was written in clear already.
 
 Only a line on one row is modelled: characters one column wide, BS, CR, TAB, bells, SGR,
-modes, OSC strings, and the CSI edits ``@ P K X C D G``. Anything else on the line (a move
-to another row, a soft wrap's `` \\r``, a wide character, cursor save and restore) leaves the
-line as it is written until its next line feed. Escape sequences: ECMA-48.
+modes, OSC strings, and the CSI edits ``@ P K X C D G`` and ``J`` (``0J``: on the one row
+modelled, an erase to the end of the line, as zsh writes after each prompt). Anything else on
+the line (a move to another row, a soft wrap's `` \\r``, a wide character, cursor save and
+restore) leaves the line as it is written until its next line feed. Escape sequences: ECMA-48.
 """
 
 from __future__ import annotations
@@ -40,6 +43,10 @@ _TAIL_MAX = 2048
 
 _Cells = tuple[list[str], list[object], int]
 """A modelled row: its characters, a label per character (None: none), the cursor column (0-based)."""
+
+_UNKNOWN = "\x00"
+"""A column of a modelled row not drawn since the line's start (its last CR or LF): what the
+screen shows there is not known (fish starts each piece with ``\\r`` and a ``CSI n C``)."""
 
 
 class LineRepair:
@@ -192,9 +199,12 @@ def _redraw(raw: str, rec: str, taint: list[Taint], secrets: Callable[[str], lis
         return ""  # the markers whole, the text around them as the program has it (padding aside)
     if now == redacted and shown[2] == column:
         return ""
-    differ = next((i for i, (a, b) in enumerate(zip(now, redacted)) if a != b), min(len(now), len(redacted)))
+    # A column not known on either row is taken as unchanged: it is never drawn over.
+    differ = next((i for i, (a, b) in enumerate(zip(now, redacted)) if a != b and _UNKNOWN not in (a, b)), min(len(now), len(redacted)))
     # From the start of the marker it falls in: every cell of a broken marker is drawn over.
     differ = next((a for a, b in drawn if a <= differ < b), differ)
+    if _UNKNOWN in redacted[differ:] or _UNKNOWN in now[differ:]:
+        return ""  # the redraw would draw over (or erase) a column not known: left as it is written
     parts = [_move(shown[2], differ), redacted[differ:]]
     if len(now) > len(redacted):
         parts.append("\x1b[K")
@@ -298,7 +308,7 @@ def _model(text: str, labels: list[object]) -> _Cells | None:
                 return None
             if cursor > len(cells):
                 pad = cursor - len(cells)
-                cells += [" "] * pad
+                cells += [_UNKNOWN] * pad
                 tags += [None] * pad
             cells[cursor : cursor + len(run)] = run
             tags[cursor : cursor + len(run)] = labels[pos:end]
@@ -333,6 +343,10 @@ def _csi(params: str, final: str, cells: list[str], tags: list[object], cursor: 
     if not params.isdigit() and params:
         return -1
     count = int(params) if params else 0
+    if final == "J":
+        if count:
+            return -1  # an erase of the rows above, or of the whole screen
+        final = "K"  # to the end of the screen: on the one row modelled, to the end of the line
     if final == "K":
         if count == 0:
             del cells[cursor:], tags[cursor:]
@@ -377,12 +391,16 @@ def _narrow(run: str) -> bool:
 @functools.cache
 def _token_rx() -> re.Pattern[str]:
     """Return the regex of one token of a line: a run of characters drawn, one control
-    character, a CSI sequence, a string (OSC, DCS, SOS, PM, APC) or a two-character escape."""
+    character, a CSI sequence, a string (OSC, DCS, SOS, PM, APC) or a two-character escape.
+
+    An escape sequence cut at the end (``\\x1b[``, ``\\x1b[1``, an OSC not ended) is no token:
+    its introducer (``[ ] P X ^ _``) is never taken as a two-character escape's final, so the
+    line is not modelled until the sequence is complete, and no redraw is put inside it."""
     return re.compile(
         r"(?P<text>[^\x00-\x1f\x7f\x1b]+)"
         r"|(?P<csi>\x1b\[(?P<params>[0-?]*)[ -/]*(?P<final>[@-~]))"
         r"|(?P<string>\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[PX^_][^\x1b]*\x1b\\)"
-        r"|(?P<esc>\x1b[ -/]*(?P<esc_final>[0-~]))"
+        r"|(?P<esc>\x1b[ -/]*(?P<esc_final>[0-OQ-WYZ\\`-~]))"
         r"|(?P<ctl>[\x00-\x1a\x1c-\x1f\x7f])"
     )
 
