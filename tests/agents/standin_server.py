@@ -277,16 +277,24 @@ class StandinServer(Generic[RequestT]):
             return list(self._requests)
 
     def wait_for_request(
-        self, predicate: Callable[[RequestT], bool], timeout_s: float = 30.0
+        self,
+        predicate: Callable[[RequestT], bool],
+        timeout_s: float = 30.0,
+        pump: Callable[[float], object] | None = None,
     ) -> RequestT:
         """Block until a request matching *predicate* has arrived; return the first match.
+
+        pump: reads the agent's terminal for up to the seconds given (``ScreenDriver.pump``),
+        called between looks. Pass it while the agent draws: a terminal nobody reads fills,
+        the relay stops reading the agent, and the agent, blocked writing its spinner, never
+        sends the request (Qwen Code did, on a loaded machine).
 
         Raises:
             TimeoutError: none arrived within *timeout_s*; the message lists what did.
         """
         deadline = time.monotonic() + timeout_s
-        with self._cond:
-            while True:
+        while True:
+            with self._cond:
                 for request in self._requests:
                     if predicate(request):
                         return request
@@ -294,7 +302,10 @@ class StandinServer(Generic[RequestT]):
                 if remaining <= 0:
                     seen = [f"{r.method} {r.path}" for r in self._requests]
                     raise TimeoutError(f"no matching request within {timeout_s}s; got {seen}")
-                self._cond.wait(remaining)
+                if pump is None:
+                    self._cond.wait(remaining)
+                    continue
+            pump(min(0.1, remaining))
 
     def _record(self, **fields: Any) -> RequestT:
         with self._cond:

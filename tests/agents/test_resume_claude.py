@@ -68,9 +68,11 @@ def _restored_screen(driver: ScreenDriver, folder: Path) -> str:
             _, _, events = load_session(folder)
         except DataError:  # the folder is made before the writer thread writes the header
             return ""
-        return next((e.data for e in events if e.code == "o"), "")
+        data = next((e.data for e in events if e.code == "o"), "")
+        # On disk before this terminal read it, on a loaded machine: wait for both.
+        return data if data.encode("utf-8")[:24] in driver.raw else ""
 
-    first = driver.wait_until(first_output, WAIT_S, "the resumed session's first output on disk")
+    first = driver.wait_until(first_output, WAIT_S, "the resumed session's first output on disk and on screen")
     raw = bytes(driver.raw)
     cut = raw.find(first.encode("utf-8")[:24])
     assert cut > 0, "Claude's first output is not in what the terminal got"

@@ -175,7 +175,7 @@ def _check(agent: Agent, home: Paths, drive: Drive, project: Path, damage: str) 
     if damage in ("copy-restored", "transcript-cut", "nul-block"):
         agent.ask(second, THIRD_PROMPT, THIRD_ANSWER)
         request = agent.standin.wait_for_request(
-            lambda r: r.is_conversation and r.last_user_text() == THIRD_PROMPT, timeout_s=WAIT_S
+            lambda r: r.is_conversation and r.last_user_text() == THIRD_PROMPT, timeout_s=WAIT_S, pump=second.pump
         )
         assert _conversation(request.texts())[:4] == [PROMPTS[0], ANSWERS[0], PROMPTS[1], ANSWERS[1]]
         if damage == "copy-restored":
@@ -193,7 +193,7 @@ def _check(agent: Agent, home: Paths, drive: Drive, project: Path, damage: str) 
         assert run["parent"] == meta["id"] and not run.get("resume_failed")
         return
 
-    block = _injected_block(agent.standin)
+    block = _injected_block(agent.standin, second)
     for prompt, answer in zip(PROMPTS, ANSWERS):
         assert prompt in block and answer in block, block
     runs = [meta_of(f.parent) for f in session_folders(home) if f.parent != folder]
@@ -281,9 +281,10 @@ def _conversation(texts: Sequence[tuple[str, str]]) -> list[str]:
     return [text for role, text in texts if role in ("user", "assistant") and not text.startswith(("<", "#"))]
 
 
-def _injected_block(standin: StandinServer[Any]) -> str:
-    """Wait for the conversation request whose last user text is the re-injected block; return it."""
+def _injected_block(standin: StandinServer[Any], driver: ScreenDriver) -> str:
+    """Wait for the conversation request whose last user text is the re-injected block, reading
+    ``driver``'s screen meanwhile; return it."""
     request = standin.wait_for_request(
-        lambda r: r.is_conversation and "[shellkeep]" in (r.last_user_text() or ""), timeout_s=WAIT_S
+        lambda r: r.is_conversation and "[shellkeep]" in (r.last_user_text() or ""), timeout_s=WAIT_S, pump=driver.pump
     )
     return str(request.last_user_text())

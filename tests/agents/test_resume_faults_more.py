@@ -198,13 +198,15 @@ def test_resume_brings_the_conversation_back(home: Paths, drive: Drive, agent: A
         third = m.THIRD_PROMPT
         agent.ask(second, third, m.THIRD_ANSWER)
         request = agent.standin.wait_for_request(
-            lambda r: r.is_conversation and r.last_user_text().startswith(third), timeout_s=WAIT_S
+            lambda r: r.is_conversation and r.last_user_text().startswith(third), timeout_s=WAIT_S, pump=second.pump
         )
         _in_order(json.dumps(request.body), [*_turns(m), third])
     else:
         try:
             request = agent.standin.wait_for_request(
-                lambda r: r.is_conversation and INJECTED_CONTEXT_PREFIX in r.last_user_text(), timeout_s=BLOCK_WAIT_S
+                lambda r: r.is_conversation and INJECTED_CONTEXT_PREFIX in r.last_user_text(),
+                timeout_s=BLOCK_WAIT_S,
+                pump=second.pump,  # the agent's screen read meanwhile: unread, it stops the agent
             )
         except TimeoutError:
             raise AssertionError(f"no re-injected block reached the model:\n{_said(second)[-3000:]}\n{second.dump()}") from None
