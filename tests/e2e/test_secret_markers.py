@@ -127,17 +127,7 @@ def test_an_edit_after_a_marker_on_its_line_never_lands_inside_it(home: Paths) -
     harness.write(b"exit 0\r")
     assert harness.finish(60) == 0
 
-    cast = invoke_sk("export", "--last", "--format", "cast")
-    assert cast.returncode == 0, cast.stderr.decode()
-    header, *events = (json.loads(row) for row in cast.stdout.decode().splitlines())
-    from shellkeep.terminal.emulator import Terminal
-    from shellkeep.termsize import TermSize
-
-    terminal = Terminal(TermSize(header["width"], header["height"]))
-    for _at, code, data in events:
-        if code == "o":
-            terminal.feed(data)
-    rows = [row.rstrip() for row in terminal.text_lines()]
+    rows = _replayed_rows()
     text = "\n".join(rows)
     for name, (_keys_typed, row) in lines.items():
         assert row in rows, (name, text)
