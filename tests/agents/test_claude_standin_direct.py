@@ -77,18 +77,47 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 def transcript_texts(path: Path) -> list[tuple[str, str]]:
     """Return ``(type, text)`` for the user and assistant lines of a Claude transcript."""
-    out: list[tuple[str, str]] = []
-    for record in read_jsonl(path):
-        if record.get("type") not in ("user", "assistant"):
-            continue
-        content = record.get("message", {}).get("content")
-        if isinstance(content, str):
-            out.append((record["type"], content))
-            continue
-        for block in content or []:
-            if isinstance(block, dict) and block.get("type") == "text":
-                out.append((record["type"], block["text"]))
-    return out
+    return [text for record in read_jsonl(path) if record.get("type") in ("user", "assistant") for text in _texts(record)]
+
+
+def turn_stored(path: Path, answer: str) -> bool:
+    """Return whether Claude's transcript holds the turn answered ``answer`` whole, as ``--resume`` reads it.
+
+    Claude Code 2.1.197 appends a turn's entries out of order (the answer and its
+    ``turn_duration`` can precede the prompt and its attachments), and a crash in between
+    resumes without the answer ("Continue from where you left off."). The turn is whole once
+    the answer's chain of ``parentUuid``s reaches its prompt's root with no entry missing, a
+    ``turn_duration`` entry follows the answer, and a ``last-prompt`` entry written after the
+    last message (the leaf ``--resume`` would start from) leads through the answer.
+    """
+    records = read_jsonl(path)
+    by_uuid = {record["uuid"]: record for record in records if isinstance(record.get("uuid"), str)}
+
+    def chain(key: str | None) -> list[str] | None:
+        seen: list[str] = []
+        while key is not None:
+            record = by_uuid.get(key)
+            if record is None or key in seen:
+                return None  # a parent not written yet
+            seen.append(key)
+            key = record.get("parentUuid")
+        return seen
+
+    answered = [key for key, record in by_uuid.items() if record.get("type") == "assistant" and ("assistant", answer) in _texts(record)]
+    whole = chain(answered[-1]) if answered else None
+    if whole is None or not any(by_uuid[key].get("type") == "user" for key in whole):
+        return False
+    ends = [key for key, record in by_uuid.items() if record.get("subtype") == "turn_duration" and answered[-1] in (chain(key) or [])]
+    last_message = max((n for n, record in enumerate(records) if "uuid" in record), default=-1)
+    leaves = [record.get("leafUuid") for record in records[last_message + 1 :] if record.get("type") == "last-prompt"]
+    return bool(ends) and all(answered[-1] in (chain(leaf) or []) for leaf in leaves)
+
+
+def _texts(record: dict[str, Any]) -> list[tuple[str, str]]:
+    content = record.get("message", {}).get("content")
+    if isinstance(content, str):
+        return [(record["type"], content)]
+    return [(record["type"], block["text"]) for block in content or [] if isinstance(block, dict) and block.get("type") == "text"]
 
 
 def ask(driver: ScreenDriver, prompt: str, answer: str) -> None:

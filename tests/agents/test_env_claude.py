@@ -24,7 +24,7 @@ from .conftest import claude_config_dir
 from .crash import kill_shellkeep_and_agent, running_meta
 from .screen_driver import ScreenDriver
 from .standin_anthropic import AnthropicStandin
-from .test_claude_standin_direct import READY, WAIT_S, ask, quit_claude, request_with_prompt, transcript_texts, turns
+from .test_claude_standin_direct import READY, WAIT_S, ask, quit_claude, request_with_prompt, transcript_texts, turn_stored, turns
 
 pytestmark = [pytest.mark.agent, pytest.mark.timeout(120)]
 
@@ -58,7 +58,7 @@ def test_claude_resumes_with_its_config_dir_and_base_url_from_a_terminal_without
     claude_id = meta["agent_session_id"]
     transcript = next((config_dir / "projects").glob(f"*/{claude_id}.jsonl"))
     assert not (Path(agent_env["HOME"]) / ".claude" / "projects").exists()  # only in CLAUDE_CONFIG_DIR
-    first.wait_until(lambda: ("assistant", ANSWERS[1]) in transcript_texts(transcript), WAIT_S, "answer 2 stored")
+    first.wait_until(lambda: turn_stored(transcript, ANSWERS[1]), WAIT_S, "answer 2 stored")
     recorded = meta["env"]
     assert recorded["values"]["CLAUDE_CONFIG_DIR"] == str(config_dir)
     assert recorded["values"]["ANTHROPIC_BASE_URL"] == anthropic_standin.base_url

@@ -35,7 +35,7 @@ from tests.helpers import SK, load_session, meta_of, process_gone, session_folde
 
 from .screen_driver import ScreenDriver
 from .standin_anthropic import AnthropicRequest, AnthropicStandin
-from .test_claude_standin_direct import READY, WAIT_S, ask, quit_claude, transcript_texts
+from .test_claude_standin_direct import READY, WAIT_S, ask, quit_claude, turn_stored
 
 pytestmark = [pytest.mark.agent, pytest.mark.timeout(180)]
 
@@ -78,7 +78,7 @@ def _killed_mid_turn(
     claude_id = meta_of(folder)["command"][2]  # claude --session-id <id>
     transcripts = Path(env["HOME"]) / ".claude" / "projects"
     first.wait_until(  # Claude writes its transcript after the screen: the answered exchange is in it
-        lambda: any(("assistant", FIRST_ANSWER) in transcript_texts(p) for p in transcripts.glob(f"*/{claude_id}.jsonl")),
+        lambda: any(turn_stored(p, FIRST_ANSWER) for p in transcripts.glob(f"*/{claude_id}.jsonl")),
         WAIT_S,
         "answer 1 stored",
     )

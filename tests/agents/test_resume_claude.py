@@ -36,7 +36,7 @@ from tests.helpers import load_session, meta_of, process_gone, session_folders, 
 
 from .screen_driver import ScreenDriver
 from .standin_anthropic import AnthropicRequest, AnthropicStandin
-from .test_claude_standin_direct import READY, WAIT_S, ask, quit_claude, request_with_prompt, transcript_texts, turns
+from .test_claude_standin_direct import READY, WAIT_S, ask, quit_claude, request_with_prompt, turn_stored, turns
 
 pytestmark = [pytest.mark.agent, pytest.mark.timeout(120)]
 
@@ -103,7 +103,7 @@ def test_resume_claude_after_its_session_was_cut_short(
     claude_id = meta["command"][2]
     assert meta["agent_session_id"] == claude_id and meta["agent"] == "claude"
     transcript = next((Path(agent_env["HOME"]) / ".claude" / "projects").glob(f"*/{claude_id}.jsonl"))
-    first.wait_until(lambda: ("assistant", ANSWERS[1]) in transcript_texts(transcript), WAIT_S, "answer 2 stored")
+    first.wait_until(lambda: turn_stored(transcript, ANSWERS[1]), WAIT_S, "answer 2 stored")
     # What reached the screen reaches the disk within about a second.
     first.wait_until(lambda: ANSWERS[1] in last_screen(folder / "session.cast").to_text(), WAIT_S, "answer on disk")
 

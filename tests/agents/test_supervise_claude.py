@@ -20,7 +20,7 @@ from tests.helpers import meta_of, session_folders, SK
 
 from .screen_driver import ScreenDriver
 from .standin_anthropic import AnthropicStandin
-from .test_claude_standin_direct import READY, WAIT_S, ask, quit_claude, request_with_prompt, transcript_texts, turns
+from .test_claude_standin_direct import READY, WAIT_S, ask, quit_claude, request_with_prompt, turn_stored, turns
 
 pytestmark = [pytest.mark.agent, pytest.mark.timeout(120)]
 
@@ -40,7 +40,7 @@ def test_a_crashed_claude_is_resumed_in_place(
     first = meta_of(folder)
     claude_id = first["agent_session_id"]
     transcript = next((Path(agent_env["HOME"]) / ".claude" / "projects").glob(f"*/{claude_id}.jsonl"))
-    driver.wait_until(lambda: ("assistant", "STANDIN-ANSWER-1: kiwi") in transcript_texts(transcript), WAIT_S, "answer stored")
+    driver.wait_until(lambda: turn_stored(transcript, "STANDIN-ANSWER-1: kiwi"), WAIT_S, "answer stored")
     os.kill(first["child_pid"], signal.SIGSEGV)
     driver.wait_for_screen("crashed (signal 11 (SIGSEGV)); resuming session", WAIT_S)
     new_folder = driver.wait_until(
