@@ -97,7 +97,7 @@ def test_export_cast_of_an_encrypted_session_is_plain_asciicast(home: Paths) -> 
     # The output joined: the redaction holds a word's end that may start a token until more
     # comes, so a read cut before the newline stores WORD in two events.
     output = "".join(data for _, code, data in map(json.loads, lines[1:]) if code == "o")
-    assert json.loads(lines[0])["version"] == 2 and WORD in output, (lines, exported.stderr, files_under(home.home))
+    assert json.loads(lines[0])["version"] == 2 and WORD in output, "\n".join([*lines[1:], exported.stderr.decode(), *map(str, files_under(home.home))])
 
 
 def test_the_last_screen_of_an_encrypted_session(home: Paths) -> None:
