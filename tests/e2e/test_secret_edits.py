@@ -17,6 +17,8 @@ import os
 import re
 import sys
 
+import pytest
+
 from shellkeep.store.paths import Paths
 from tests.e2e.test_secrets import stored_views
 from tests.helpers import SK, PtyHarness, invoke_sk, wait_until
@@ -204,3 +206,31 @@ def test_a_tail_redrawn_after_a_delete_inside_a_token_is_redacted() -> None:
     screen = Terminal(TermSize(80, 5))
     screen.feed(out)
     assert screen.text_lines()[0] == "$ s='[REDACTED:github-token]'"
+
+
+@pytest.mark.parametrize("config", [["--no-config"], []], ids=["plain", "coloured"])
+def test_a_token_typed_at_fishs_prompt_is_stored_redacted(home: Paths, config: list[str]) -> None:
+    # fish draws each key at its column: "\r", a CSI C to the column, the character (coloured,
+    # each between its own colour sequences, with its own config); typed again, it suggests the
+    # rest of the line from its history after each key, then moves back. The command lines,
+    # typed and edited, are stored with the token's marker, no piece of it in clear.
+    import shutil
+
+    if shutil.which("fish") is None:
+        pytest.skip("needs fish")
+    env = dict(os.environ, TERM="xterm-256color")
+    prompt = 'function fish_prompt; echo -n "\\$ "; end'
+    harness = PtyHarness.start([*SK, "run", "--", "fish", *config, "-C", prompt], cols=120, env=env)
+    harness.expect(b"$ ", 30)
+    for keys in (
+        [b"echo ", *_keys(TOKEN)],
+        [b"echo ", *_keys(TOKEN[:20]), b"X", ERASE, *_keys(TOKEN[20:])],  # a typo erased inside it
+        [b"echo ", *_keys(TOKEN[:30]), *[LEFT] * 10, *_keys("x"), ERASE, RIGHT * 10, *_keys(TOKEN[30:])],
+    ):
+        _type(harness, keys)
+        since = len(harness.output)
+        harness.write(b"\r")
+        harness.expect(b"$ ", 30, since=since)
+    harness.write(b"exit\r")
+    cast = _finish(harness, home)
+    assert not (found := _leaks(home)), "\n".join(found) + "\n" + cast

@@ -62,6 +62,22 @@ CUT_SHORT = 1 << 20
 """Added to a rule's priority in the hit of a token's start cut short (``cut_short.cut_short``):
 the name of a whole match over it wins, and the session does not learn it as a secret."""
 
+PIECE = 1 << 21
+"""The priority of a hit on a piece of a secret the session knows (``known.KnownSecrets``), plus
+its offset in the secret times 512 and the secret's length (at most 256): any other hit's name
+wins over it, the session does not learn it, and on a screen it is drawn as the columns of the
+whole secret's marker it stands for (``piece_of_marker``)."""
+
+
+def piece_of_marker(marker: str, priority: int, width: int) -> str:
+    """Return what a piece of a known secret (``PIECE``) ``width`` columns wide shows of
+    ``marker``: the marker's columns at the piece's offset, the marker padded to the secret's
+    width with spaces first. A line editor's redraw of the piece where the secret's start is
+    on the screen so shows the same whole marker."""
+    offset, size = divmod(priority - PIECE, 512)
+    whole = marker.ljust(size)
+    return whole[offset : offset + width].ljust(width)
+
 
 def add_hit(hits: list[Hit], r: CompiledRule, m: re.Match[str]) -> None:
     start, end = m.span("secret") if r.has_secret and m.start("secret") != -1 else m.span()

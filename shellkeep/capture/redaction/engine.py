@@ -26,12 +26,13 @@ import re
 import threading
 from collections.abc import Iterable
 
-from shellkeep.capture.redaction.compiled import CompiledRule, Hit, LazyPattern, Span, add_hit, compile_rule, earliest_partial
+from shellkeep.capture.redaction.compiled import PIECE, CompiledRule, Hit, LazyPattern, Span, add_hit, compile_rule, earliest_partial, piece_of_marker
 from shellkeep.capture.redaction.cut_short import ESCAPE_SEEN, cut_short, typo_growing
 from shellkeep.capture.redaction.rules import MARKER, RedactionRule
 from shellkeep.capture.redaction.screen_view import (
     _AFTER,
     _ALONE,
+    _PAIR,
     _COMMON_FINALS,
     _FINALS,
     _JUNCTION,
@@ -50,6 +51,9 @@ from shellkeep.capture.redaction.screen_view import (
     _escapes_ending_at,
     _ScreenView,
 )
+
+_SGR = re.compile(r"\x1b\[[0-9;:]*m|\x1b[()][0-9A-Za-z]")
+"""A colour or attribute (ECMA-48 SGR), inside a known secret's piece drawn again (``PIECE``)."""
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
 if TYPE_CHECKING:
@@ -470,6 +474,11 @@ class _Engine:
                 if run < k or (extra and low[run - k : run] != extra):
                     continue
                 at = run - k
+            elif kind == _PAIR:  # a word's first two characters, then an escape sequence
+                after = _after_controls(text, end - 1)
+                if after < n and low[end - 3 : end - 1] + low[after] not in starts:
+                    continue
+                at = end - 3
             else:  # _ALONE: a word's first character, then an escape sequence
                 if text[at] in _FINALS and _escapes_ending_at(text, at + 1) == -1 and "\x1b" in text[max(0, at - 64) : at]:
                     continue  # a letter of the text before it, not an escape's end (unless that is not here)
@@ -544,6 +553,8 @@ class _Engine:
                 if low[0].isalnum():
                     for before in (*_COMMON_FINALS, *_WORD_STARTS):
                         add(before + low[0] + "\x1b", _ALONE, reach + 64)
+                        if len(low) >= 3:
+                            add(before + low[:2] + "\x1b", _PAIR, reach + 64)
         patterns = {k: v if v[0] != _AFTER or v[2] is not None else (v[0], v[1], "") for k, v in patterns.items()}
         self._screen_starts = frozenset(starts)
         keys = list(patterns)
@@ -661,10 +672,14 @@ class _Engine:
         out: list[str] = []
         pos = base
         owed = 0
-        for k, (start, end, _priority, name) in enumerate(spans):
+        for k, (start, end, priority, name) in enumerate(spans):
             out.append(text[pos:start])
             marker = MARKER.format(name=name)
-            if keep_columns:
+            shown = _SGR.sub("", text[start:end]) if keep_columns and priority >= PIECE else ""
+            if shown and shown.isascii() and shown.isprintable():
+                out.append(piece_of_marker(marker, priority, len(shown)))
+                pos, owed = end, 0
+            elif keep_columns:
                 stop = spans[k + 1][0] if k + 1 < len(spans) else cut
                 drawn, owed, pos = _fit_marker(marker, text, start, end, stop)
                 out.append(drawn)

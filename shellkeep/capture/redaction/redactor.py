@@ -30,6 +30,7 @@ from shellkeep.capture.redaction.compiled import CompiledRule, Hit, Span
 from shellkeep.capture.redaction.known import KnownSecrets
 from shellkeep.capture.redaction.line_repair import LineRepair
 from shellkeep.capture.redaction.engine import _HOLD_MAX, _Engine, _settle
+from shellkeep.capture.redaction.noop_moves import NoOpMoves
 from shellkeep.capture.redaction.rules import MARKER, MARKER_PREFIX, RULES, RedactionRule, user_rule
 from shellkeep.capture.redaction.screen_view import _cut_escape_start, _escape_rx, _has_screen_controls, _ScreenView, _settle_owed
 
@@ -160,6 +161,7 @@ class StreamRedactor:
         self._last_written = ""  # the end of what was written (screen streams), for a marker cut from its wrap
         self._line = ""  # the raw text written on the current line (``_line_view``)
         self._repair = LineRepair() if keep_columns else None  # a marker an edit landed inside
+        self._moves = NoOpMoves() if keep_columns else None  # fish's idle \r ESC[nC between keys
 
     @property
     def held(self) -> int:
@@ -168,6 +170,8 @@ class StreamRedactor:
 
     def feed(self, text: str) -> str:
         """Add ``text`` to the stream; return the redacted text that is safe to write now."""
+        if self._moves is not None:
+            text = self._moves.feed(text)
         return self._blank_wrapped(self._feed(text))
 
     def _draw(self, engine: _Engine, buf: str, hits: list[Hit], base: int, cut: int) -> str:
@@ -191,6 +195,12 @@ class StreamRedactor:
             if redrew:
                 self._owed = 0  # the line redrawn, the cursor where the program's is
         return written
+
+    def _context_chars(self, engine: _Engine) -> int:
+        """Return how much written text to keep as context: the rules' lookbehind, or once the
+        session knows a secret, enough to see the cursor move before a piece of it drawn again
+        (``KnownSecrets``: fish moves back, then sets its colours, then draws the piece)."""
+        return max(engine.context_chars, _MOVE_CONTEXT) if self._known else engine.context_chars
 
     def _secrets(self, engine: _Engine, text: str) -> list[Span]:
         """Return the secrets in ``text``, a line as shown (``LineRepair``), named as known."""
@@ -333,7 +343,7 @@ class StreamRedactor:
         self._wrote(buf[base:n])
         self._held = ""
         self._released = n - start
-        self._context = buf[max(0, start - engine.context_chars) :]
+        self._context = buf[max(0, start - self._context_chars(engine)) :]
         return written
 
     @staticmethod
@@ -403,7 +413,7 @@ class StreamRedactor:
         self._wrote(buf[base:cut])
         self._held = buf[cut:]
         self._released = 0
-        self._context = buf[max(0, cut - engine.context_chars) : cut]
+        self._context = buf[max(0, cut - self._context_chars(engine)) : cut]
         return written
 
     def _cut_off(self, engine: _Engine, buf: str, base: int, hits: list[Hit], start: int, rule: CompiledRule) -> str:
@@ -454,6 +464,9 @@ _OPEN_ANCHOR = 1024
 
 _LAST_WRITTEN = 512
 """Characters of written text kept to see a marker and its padding before a later `` \r``."""
+
+_MOVE_CONTEXT = 48
+"""Characters of written text kept as context once the session knows a secret (``_context_chars``)."""
 
 _LINE_MAX = 512
 """Raw characters of the current line kept for its screen view (``StreamRedactor._line_view``)."""

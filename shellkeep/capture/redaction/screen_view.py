@@ -27,9 +27,11 @@ _SCREEN_BACK = 1024
 _REWRITE = 4
 """Characters after the last backspace at the end of a stream that may still be erased
 (``\b \b`` cut after its space): the hold is also looked for before them."""
-_LITERAL, _JUNCTION, _AFTER, _ALONE = 0, 1, 2, 3
+_LITERAL, _JUNCTION, _AFTER, _ALONE, _PAIR = 0, 1, 2, 3, 4
 """Kinds of junction pattern: a literal; a literal's start, then ESC/BS/DEL; an escape's final
-and a literal without its first character; a literal's first character alone before an escape."""
+and a literal without its first character; a literal's first character alone before an escape;
+its first two characters alone before an escape (fish colours each key: ``ESC[36m gh ESC[30m
+ESC(B ESC[m ESC[36m p``...)."""
 
 @functools.cache
 def _escape_rx() -> re.Pattern[str]:
