@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -77,7 +78,7 @@ def _leaks(home: Paths, token: str = TOKEN) -> list[str]:
     pieces = {token[i : i + LEAK] for i in range(len(token) - LEAK + 1)}
     found = []
     for path, text in stored_views(home.home):
-        shown = re.sub(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b.", "", text)
+        shown = re.sub(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[()][0-~]|\x1b.", "", text)  # ESC ( B: a character set
         found += [f"{path.name}: {p!r}" for p in sorted(pieces) if p in text or p in shown]
     return found
 
@@ -209,28 +210,34 @@ def test_a_tail_redrawn_after_a_delete_inside_a_token_is_redacted() -> None:
 
 
 @pytest.mark.parametrize("config", [["--no-config"], []], ids=["plain", "coloured"])
-def test_a_token_typed_at_fishs_prompt_is_stored_redacted(home: Paths, config: list[str]) -> None:
+def test_a_token_typed_at_fishs_prompt_is_stored_redacted(home: Paths, tmp_path: Path, config: list[str]) -> None:
     # fish draws each key at its column: "\r", a CSI C to the column, the character (coloured,
     # each between its own colour sequences, with its own config); typed again, it suggests the
     # rest of the line from its history after each key, then moves back. The command lines,
-    # typed and edited, are stored with the token's marker, no piece of it in clear.
+    # typed and edited, are stored with the token's marker, no piece of it in clear; so is a
+    # later session's, where the first key brings the token back from the history.
     import shutil
 
     if shutil.which("fish") is None:
         pytest.skip("needs fish")
-    env = dict(os.environ, TERM="xterm-256color")
+    env = dict(os.environ, TERM="xterm-256color", XDG_DATA_HOME=str(tmp_path / "fish-data"))  # its own history
     prompt = 'function fish_prompt; echo -n "\\$ "; end'
-    harness = PtyHarness.start([*SK, "run", "--", "fish", *config, "-C", prompt], cols=120, env=env)
-    harness.expect(b"$ ", 30)
-    for keys in (
-        [b"echo ", *_keys(TOKEN)],
-        [b"echo ", *_keys(TOKEN[:20]), b"X", ERASE, *_keys(TOKEN[20:])],  # a typo erased inside it
-        [b"echo ", *_keys(TOKEN[:30]), *[LEFT] * 10, *_keys("x"), ERASE, RIGHT * 10, *_keys(TOKEN[30:])],
-    ):
-        _type(harness, keys)
-        since = len(harness.output)
-        harness.write(b"\r")
-        harness.expect(b"$ ", 30, since=since)
-    harness.write(b"exit\r")
-    cast = _finish(harness, home)
-    assert not (found := _leaks(home)), "\n".join(found) + "\n" + cast
+    sessions = (
+        [
+            [b"echo ", *_keys(TOKEN)],
+            [b"echo ", *_keys(TOKEN[:20]), b"X", ERASE, *_keys(TOKEN[20:])],  # a typo erased inside it
+            [b"echo ", *_keys(TOKEN[:30]), *[LEFT] * 10, *_keys("x"), ERASE, RIGHT * 10, *_keys(TOKEN[30:])],
+        ],
+        [[b"echo ", *_keys(TOKEN)]],  # the next day: suggested from the first key on
+    )
+    for lines in sessions:
+        harness = PtyHarness.start([*SK, "run", "--", "fish", *config, "-C", prompt], cols=120, env=env)
+        harness.expect(b"$ ", 30)
+        for keys in lines:
+            _type(harness, keys)
+            since = len(harness.output)
+            harness.write(b"\r")
+            harness.expect(b"$ ", 30, since=since)
+        harness.write(b"exit\r")
+        cast = _finish(harness, home)
+        assert not (found := _leaks(home)), "\n".join(found) + "\n" + cast

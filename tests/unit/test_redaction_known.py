@@ -110,3 +110,15 @@ def test_fishs_moves_to_the_column_the_cursor_is_at_are_dropped() -> None:
     # A move it cannot follow forgets the column: the next one is kept.
     assert moves.feed("\x1b[2A") == "\x1b[2A" and moves.feed("\r\x1b[12Cx") == "\r\x1b[12Cx"
     assert moves.feed("\n") == "\n" and moves.feed("\r\x1b[13Cy") == "\r\x1b[13Cy"
+
+
+def test_a_move_cut_by_a_read_is_held_until_its_rest_comes() -> None:
+    from shellkeep.capture.redaction.noop_moves import NoOpMoves
+
+    moves = NoOpMoves()
+    assert moves.feed("\r\x1b[7Cg\r\x1b[") == "\r\x1b[7Cg" and moves.pending == 3
+    assert moves.feed("8Ch") == "h" and moves.pending == 0  # idle once whole: dropped
+    assert moves.feed("\r") == "" and moves.take() == "\r" and moves.feed("\r\x1b[9Cp") == "\r\x1b[9Cp"
+    stream = StreamRedactor(REDACTOR, keep_columns=True)
+    typed = "".join(stream.feed(piece) for piece in ["$ echo \r\x1b[7Cg\r\x1b[", "8Ch\r", "\x1b[9Cp"])
+    assert stream.held and typed + stream.release() + stream.flush() == "$ echo \r\x1b[7Cghp"

@@ -11,7 +11,9 @@ the redaction rules (and a line editor's edits, ``LineRepair``) then see whole.
 
 Anything else (another cursor move, a line feed, a tab, a character beyond ASCII, whose width
 is not known here, an escape sequence cut between two reads) forgets the column until the
-next ``\r ESC[nC``, which is then kept: only a move proven idle is dropped. A move to the
+next ``\r ESC[nC``, which is then kept: only a move proven idle is dropped. While the column is
+known, the start of a move cut by the end of a read (``\r ESC[1``) is held until the read that
+completes it (``take`` returns it at a quiet spell or the stream's end). A move to the
 column after the last one (a character drawn in a terminal's last column leaves the cursor
 there, not past it) is never idle, as fish never moves past the last column.
 """
@@ -31,6 +33,8 @@ _PIECE = re.compile(
     r"|(\x1b\[[0-9;:]*m|\x1b\[[0-2]?K|\x1b\[\?[0-9;]*[hl]|\x1b[()][0-9A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\))"
     r"|[\s\S]"  # anything else: the column is not known any more
 )
+_CUT_MOVE = re.compile(r"\r(?:\x1b(?:\[\d{0,4})?)?\Z")
+"""The start of a ``\r ESC[nC`` at the end of a piece: the rest comes with the next read."""
 _MAX_TEXT = 1024
 """Characters of one piece of output above which it is passed on as it is (and the column
 forgotten): a line editor draws a key in a few dozen, a program's output comes in 4 KiB reads."""
@@ -43,18 +47,45 @@ class NoOpMoves:
     a terminal draws from the result is the one it draws from the input. Not thread-safe.
     """
 
-    __slots__ = ("_column",)
+    __slots__ = ("_column", "_pending")
 
     def __init__(self) -> None:
         self._column: int | None = None  # the cursor's column, when known since a \r ESC[nC
+        self._pending = ""  # the start of a \r ESC[nC cut by the end of the last piece
+
+    @property
+    def pending(self) -> int:
+        """Return the number of characters held back (the start of a move cut by a read)."""
+        return len(self._pending)
+
+    def take(self) -> str:
+        """Return the characters held back, and hold nothing (the stream's end, a quiet spell)."""
+        pending, self._pending = self._pending, ""
+        if pending:
+            self._column = None
+        return pending
 
     def feed(self, text: str) -> str:
-        """Return ``text`` without its idle ``\r ESC[nC`` moves."""
+        """Return ``text`` without its idle ``\r ESC[nC`` moves; the start of one cut by the end
+        of ``text`` is held back while the column is known (``take`` returns it)."""
+        if self._pending:
+            text, self._pending = self._pending + text, ""
         if self._column is None and "\r\x1b[" not in text:
             return text
         if len(text) > _MAX_TEXT:
             self._column = None
             return text
+        cut = _CUT_MOVE.search(text, max(0, len(text) - 8))
+        if cut is None:
+            return self._elide(text)
+        body = self._elide(text[: cut.start()])
+        if self._column is None:
+            return body + text[cut.start() :]
+        self._pending = text[cut.start() :]
+        return body
+
+    def _elide(self, text: str) -> str:
+        """Return ``text`` without its idle moves, following the column through it."""
         out: list[str] = []
         pos = 0
         column = self._column

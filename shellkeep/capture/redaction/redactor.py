@@ -166,7 +166,7 @@ class StreamRedactor:
     @property
     def held(self) -> int:
         """Return the number of characters held back."""
-        return len(self._held)
+        return len(self._held) + (self._moves.pending if self._moves is not None else 0)
 
     def feed(self, text: str) -> str:
         """Add ``text`` to the stream; return the redacted text that is safe to write now."""
@@ -295,7 +295,8 @@ class StreamRedactor:
 
     def flush(self) -> str:
         """Return the held tail, redacted as it stands, and hold nothing."""
-        return self._blank_wrapped(self._flush())
+        head = self._blank_wrapped(self._feed(self._moves.take())) if self._moves is not None and self._moves.pending else ""
+        return head + self._blank_wrapped(self._flush())
 
     def _flush(self) -> str:
         engine = self._redactor._compiled()
@@ -311,7 +312,8 @@ class StreamRedactor:
         """After a quiet spell on an output stream: return the held tail, redacted as it
         stands, unless a token format's literal has been seen whole and its match could still
         be growing (then return "" and go on holding). See the class docstring."""
-        return self._blank_wrapped(self._release())
+        head = self._blank_wrapped(self._feed(self._moves.take())) if self._moves is not None and self._moves.pending else ""
+        return head + self._blank_wrapped(self._release())
 
     def _release(self) -> str:
         engine = self._redactor._compiled()
