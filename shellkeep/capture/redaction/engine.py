@@ -28,6 +28,7 @@ from collections.abc import Iterable
 
 from shellkeep.capture.redaction.compiled import PIECE, CompiledRule, Hit, LazyPattern, Span, add_hit, compile_rule, earliest_partial, piece_of_marker
 from shellkeep.capture.redaction.cut_short import ESCAPE_SEEN, cut_short, typo_growing
+from shellkeep.capture.redaction.known import _colour_rx
 from shellkeep.capture.redaction.rules import MARKER, RedactionRule
 from shellkeep.capture.redaction.screen_view import (
     _AFTER,
@@ -51,9 +52,6 @@ from shellkeep.capture.redaction.screen_view import (
     _escapes_ending_at,
     _ScreenView,
 )
-
-_SGR = re.compile(r"\x1b\[[0-9;:]*m|\x1b[()][0-9A-Za-z]")
-"""A colour or attribute (ECMA-48 SGR), inside a known secret's piece drawn again (``PIECE``)."""
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
 if TYPE_CHECKING:
@@ -675,7 +673,7 @@ class _Engine:
         for k, (start, end, priority, name) in enumerate(spans):
             out.append(text[pos:start])
             marker = MARKER.format(name=name)
-            shown = _SGR.sub("", text[start:end]) if keep_columns and priority >= PIECE else ""
+            shown = _colour_rx().sub("", text[start:end]) if keep_columns and priority >= PIECE else ""  # its colours drawn with it
             if shown and shown.isascii() and shown.isprintable():
                 out.append(piece_of_marker(marker, priority, len(shown)))
                 pos, owed = end, 0
