@@ -220,7 +220,9 @@ def test_a_token_typed_at_fishs_prompt_is_stored_redacted(home: Paths, tmp_path:
 
     if shutil.which("fish") is None:
         pytest.skip("needs fish")
-    env = dict(os.environ, TERM="xterm-256color", XDG_DATA_HOME=str(tmp_path / "fish-data"))  # its own history
+    # Its own history and universal variables: a fish running at the same time in another test
+    # would otherwise share them, and fish repaints its command line when they change.
+    env = dict(os.environ, TERM="xterm-256color", XDG_DATA_HOME=str(tmp_path / "fish-data"), XDG_CONFIG_HOME=str(tmp_path / "fish-config"))
     prompt = 'function fish_prompt; echo -n "\\$ "; end'
     sessions = (
         [

@@ -198,14 +198,15 @@ def _extend(text: str, at: int, secret: str, i: int) -> tuple[int, int]:
 def _move_rx() -> re.Pattern[str]:
     """Return the regex of a cursor move that a redraw starts with (a carriage return not
     before a line feed, a backspace, CUU-CUP, VPA, HVP, an erase to the line end), and the
-    colours after it."""
-    return re.compile(r"(?:\r(?!\n)|\x08|\x1b\[[0-9;]*[A-HKdf])(?:\x1b\[[0-9;:]*m|\x1b[()][0-9A-Za-z])*")
+    colours after it. A carriage return after a space is readline's soft wrap (`` \r`` after
+    the last column, ``StreamRedactor._blank_wrapped``): what follows continues the line."""
+    return re.compile(r"(?:(?<! )\r(?!\n)|\x08|\x1b\[[0-9;]*[A-HKdf])(?:\x1b\[[0-9;:]*m|\x1b[()][0-9A-Za-z])*")
 
 
 @functools.cache
 def _move_end_rx() -> re.Pattern[str]:
     """Return ``_move_rx`` anchored at the end of the text searched."""
-    return re.compile(r"(?:\r|\x08|\x1b\[[0-9;]*[A-HKdf])(?:\x1b\[[0-9;:]*m|\x1b[()][0-9A-Za-z])*\Z")
+    return re.compile(r"(?:(?<! )\r|\x08|\x1b\[[0-9;]*[A-HKdf])(?:\x1b\[[0-9;:]*m|\x1b[()][0-9A-Za-z])*\Z")
 
 
 @functools.cache
