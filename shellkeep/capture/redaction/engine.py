@@ -28,7 +28,6 @@ from collections.abc import Iterable
 
 from shellkeep.capture.redaction.compiled import PIECE, CompiledRule, Hit, LazyPattern, Span, add_hit, compile_rule, earliest_partial, piece_of_marker
 from shellkeep.capture.redaction.cut_short import ESCAPE_SEEN, cut_short, typo_growing
-from shellkeep.capture.redaction.known import _colour_rx
 from shellkeep.capture.redaction.rules import MARKER, RedactionRule
 from shellkeep.capture.redaction.screen_view import (
     _AFTER,
@@ -45,6 +44,7 @@ from shellkeep.capture.redaction.screen_view import (
     _SCREEN_TAIL,
     _WORD_STARTS,
     _after_controls,
+    _colour_rx,
     _fit_marker,
     _control_rx,
     _cut_escape_start,

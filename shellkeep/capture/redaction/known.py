@@ -18,7 +18,7 @@ import functools
 import re
 
 from shellkeep.capture.redaction.compiled import CUT_SHORT, PIECE, Hit, Span
-from shellkeep.capture.redaction.screen_view import _escape_rx
+from shellkeep.capture.redaction.screen_view import COLOUR, _colour_rx, _escape_rx
 
 _KNOWN_MAX = 256
 """The most secrets a session keeps: each costs a ``str.find`` per read."""
@@ -194,23 +194,21 @@ def _extend(text: str, at: int, secret: str, i: int) -> tuple[int, int]:
     return b, k
 
 
+_MOVE = r"(?:(?<! )\r{}|\x08|\x1b\[[0-9;]*[A-HKdf])(?:{})*"
+"""A cursor move a redraw starts with (a carriage return, a backspace, CUU-CUP, VPA, HVP, an
+erase to the line end) and the colours after it; ``{}`` holds what may follow the carriage
+return, then the colours' pattern. A carriage return after a space is readline's soft wrap
+(`` \r`` after the last column, ``StreamRedactor._blank_wrapped``): what follows continues the line."""
+
+
 @functools.cache
 def _move_rx() -> re.Pattern[str]:
-    """Return the regex of a cursor move that a redraw starts with (a carriage return not
-    before a line feed, a backspace, CUU-CUP, VPA, HVP, an erase to the line end), and the
-    colours after it. A carriage return after a space is readline's soft wrap (`` \r`` after
-    the last column, ``StreamRedactor._blank_wrapped``): what follows continues the line."""
-    return re.compile(r"(?:(?<! )\r(?!\n)|\x08|\x1b\[[0-9;]*[A-HKdf])(?:\x1b\[[0-9;:]*m|\x1b[()][0-9A-Za-z])*")
+    """Return the regex of a cursor move that a redraw starts with (``_MOVE``; a carriage
+    return not before a line feed)."""
+    return re.compile(_MOVE.format(r"(?!\n)", COLOUR))
 
 
 @functools.cache
 def _move_end_rx() -> re.Pattern[str]:
     """Return ``_move_rx`` anchored at the end of the text searched."""
-    return re.compile(r"(?:(?<! )\r|\x08|\x1b\[[0-9;]*[A-HKdf])(?:\x1b\[[0-9;:]*m|\x1b[()][0-9A-Za-z])*\Z")
-
-
-@functools.cache
-def _colour_rx() -> re.Pattern[str]:
-    """Return the regex of an SGR sequence (a colour or attribute: ECMA-48 ``CSI ... m``) or a
-    character set's designation (``ESC ( B``, with which terminfo's sgr0 ends)."""
-    return re.compile(r"\x1b\[[0-9;:]*m|\x1b[()][0-9A-Za-z]")
+    return re.compile(_MOVE.format("", COLOUR) + r"\Z")

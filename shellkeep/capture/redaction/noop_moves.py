@@ -20,21 +20,34 @@ there, not past it) is never idle, as fish never moves past the last column.
 
 from __future__ import annotations
 
+import functools
 import re
+
+from shellkeep.capture.redaction.screen_view import COLOUR
 
 __all__ = ["NoOpMoves"]
 
-_PIECE = re.compile(
-    r"(\r\x1b\[(\d{0,4})C)"  # 1, 2: a carriage return and a cursor forward: to column n
-    r"|([ -~]+)"  # 3: printable ASCII, one column each
-    r"|(\x08)"  # 4: a backspace
-    # 5: what moves no cursor: a colour, an erase to the line end, a private mode (the cursor
-    # shown or hidden), a character set, an OSC string (the window title)
-    r"|(\x1b\[[0-9;:]*m|\x1b\[[0-2]?K|\x1b\[\?[0-9;]*[hl]|\x1b[()][0-9A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\))"
-    r"|[\s\S]"  # anything else: the column is not known any more
-)
-_CUT_MOVE = re.compile(r"\r(?:\x1b(?:\[\d{0,4})?)?\Z")
-"""The start of a ``\r ESC[nC`` at the end of a piece: the rest comes with the next read."""
+@functools.cache
+def _piece_rx() -> re.Pattern[str]:
+    """Return the regex of one piece of output as ``_elide`` follows the column through it."""
+    return re.compile(
+        r"(\r\x1b\[(\d{0,4})C)"  # 1, 2: a carriage return and a cursor forward: to column n
+        r"|([ -~]+)"  # 3: printable ASCII, one column each
+        r"|(\x08)"  # 4: a backspace
+        # 5: what moves no cursor: a colour or character set, an erase to the line end, a private
+        # mode (the cursor shown or hidden), an OSC string (the window title)
+        rf"|({COLOUR}|\x1b\[[0-2]?K|\x1b\[\?[0-9;]*[hl]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\))"
+        r"|[\s\S]"  # anything else: the column is not known any more
+    )
+
+
+@functools.cache
+def _cut_move_rx() -> re.Pattern[str]:
+    """Return the regex of the start of a ``\r ESC[nC`` at the end of a piece (its rest comes
+    with the next read)."""
+    return re.compile(r"\r(?:\x1b(?:\[\d{0,4})?)?\Z")
+
+
 _MAX_TEXT = 1024
 """Characters of one piece of output above which it is passed on as it is (and the column
 forgotten): a line editor draws a key in a few dozen, a program's output comes in 4 KiB reads."""
@@ -75,7 +88,7 @@ class NoOpMoves:
         if len(text) > _MAX_TEXT:
             self._column = None
             return text
-        cut = _CUT_MOVE.search(text, max(0, len(text) - 8))
+        cut = _cut_move_rx().search(text, max(0, len(text) - 8))
         if cut is None:
             return self._elide(text)
         body = self._elide(text[: cut.start()])
@@ -89,7 +102,7 @@ class NoOpMoves:
         out: list[str] = []
         pos = 0
         column = self._column
-        for m in _PIECE.finditer(text):
+        for m in _piece_rx().finditer(text):
             if m.group(1) is not None:
                 target = int(m.group(2) or 1) or 1
                 if target == column:

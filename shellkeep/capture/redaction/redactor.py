@@ -295,8 +295,13 @@ class StreamRedactor:
 
     def flush(self) -> str:
         """Return the held tail, redacted as it stands, and hold nothing."""
-        head = self._blank_wrapped(self._feed(self._moves.take())) if self._moves is not None and self._moves.pending else ""
-        return head + self._blank_wrapped(self._flush())
+        return self._cut_move() + self._blank_wrapped(self._flush())
+
+    def _cut_move(self) -> str:
+        """Return the start of a move the idle-move filter holds (``NoOpMoves.take``), fed on."""
+        if self._moves is None or not self._moves.pending:
+            return ""
+        return self._blank_wrapped(self._feed(self._moves.take()))
 
     def _flush(self) -> str:
         engine = self._redactor._compiled()
@@ -312,8 +317,7 @@ class StreamRedactor:
         """After a quiet spell on an output stream: return the held tail, redacted as it
         stands, unless a token format's literal has been seen whole and its match could still
         be growing (then return "" and go on holding). See the class docstring."""
-        head = self._blank_wrapped(self._feed(self._moves.take())) if self._moves is not None and self._moves.pending else ""
-        return head + self._blank_wrapped(self._release())
+        return self._cut_move() + self._blank_wrapped(self._release())
 
     def _release(self) -> str:
         engine = self._redactor._compiled()

@@ -44,6 +44,17 @@ def _escape_rx() -> re.Pattern[str]:
     )
 
 
+COLOUR = r"\x1b\[[0-9;:]*m|\x1b[()][0-9A-Za-z]"
+"""An SGR sequence (a colour or attribute: ECMA-48 ``CSI ... m``) or a character set's
+designation (``ESC ( B``, with which terminfo's sgr0 ends): neither draws nor moves."""
+
+
+@functools.cache
+def _colour_rx() -> re.Pattern[str]:
+    """Return the regex of one ``COLOUR``."""
+    return re.compile(COLOUR)
+
+
 @functools.cache
 def _controls_rx() -> re.Pattern[str]:
     """Return the regex of a run of escape sequences, backspaces and DELs."""
